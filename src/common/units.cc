@@ -1,0 +1,188 @@
+#include "common/units.h"
+
+#include <fmt/format.h>
+
+#include <array>
+#include <cctype>
+#include <cmath>
+#include <limits>
+#include <utility>
+
+namespace cohort {
+namespace {
+
+struct Suffix {
+  std::string_view name;
+  int64_t factor;
+};
+
+constexpr int64_t kKi = 1024;
+constexpr std::array<Suffix, 10> kByteSuffixes = {{
+    {"Ki", kKi},
+    {"Mi", kKi * kKi},
+    {"Gi", kKi * kKi * kKi},
+    {"Ti", kKi * kKi * kKi * kKi},
+    {"Pi", kKi * kKi * kKi * kKi * kKi},
+    {"k", 1000},
+    {"M", 1000 * 1000},
+    {"G", 1000LL * 1000 * 1000},
+    {"T", 1000LL * 1000 * 1000 * 1000},
+    {"P", 1000LL * 1000 * 1000 * 1000 * 1000},
+}};
+
+// Splits "1.5Gi" into the number 1.5 and the rest "Gi". Returns false if there is no number.
+bool SplitNumber(std::string_view text, double* number, std::string_view* rest) {
+  size_t i = 0;
+  bool digits = false;
+  while (i < text.size() && text[i] >= '0' && text[i] <= '9') {
+    ++i;
+    digits = true;
+  }
+  if (i < text.size() && text[i] == '.') {
+    ++i;
+    while (i < text.size() && text[i] >= '0' && text[i] <= '9') {
+      ++i;
+      digits = true;
+    }
+  }
+  if (!digits) return false;
+  *number = std::stod(std::string(text.substr(0, i)));
+  *rest = text.substr(i);
+  return true;
+}
+
+}  // namespace
+
+StatusOr<int64_t> ParseByteSize(std::string_view text) {
+  auto bad = [&] {
+    return Status::InvalidArgument(fmt::format("\"{}\" is not a size; use e.g. 32Gi", text));
+  };
+  double number = 0;
+  std::string_view rest;
+  if (!SplitNumber(text, &number, &rest)) return bad();
+  int64_t factor = 1;
+  if (!rest.empty()) {
+    bool found = false;
+    for (const auto& s : kByteSuffixes) {
+      if (rest == s.name) {
+        factor = s.factor;
+        found = true;
+        break;
+      }
+    }
+    if (!found) return bad();
+  }
+  double bytes = number * static_cast<double>(factor);
+  if (bytes > static_cast<double>(std::numeric_limits<int64_t>::max() / 2)) {
+    return Status::InvalidArgument(fmt::format("\"{}\" is too large", text));
+  }
+  if (bytes != std::floor(bytes)) {
+    return Status::InvalidArgument(fmt::format("\"{}\" is not a whole number of bytes", text));
+  }
+  return static_cast<int64_t>(bytes);
+}
+
+std::string FormatByteSize(int64_t bytes) {
+  static constexpr std::array<std::pair<std::string_view, int64_t>, 5> kUnits = {{
+      {"Pi", kKi * kKi * kKi * kKi * kKi},
+      {"Ti", kKi * kKi * kKi * kKi},
+      {"Gi", kKi * kKi * kKi},
+      {"Mi", kKi * kKi},
+      {"Ki", kKi},
+  }};
+  if (bytes == 0) return "0";
+  for (const auto& [name, factor] : kUnits) {
+    if (bytes % factor == 0) return fmt::format("{}{}", bytes / factor, name);
+  }
+  return std::to_string(bytes);
+}
+
+StatusOr<int64_t> ParseMilliCpus(std::string_view text) {
+  auto bad = [&] {
+    return Status::InvalidArgument(
+        fmt::format("\"{}\" is not a CPU amount; use e.g. 4, 0.5 or 500m", text));
+  };
+  double number = 0;
+  std::string_view rest;
+  if (!SplitNumber(text, &number, &rest)) return bad();
+  double milli = 0;
+  if (rest.empty()) {
+    milli = number * 1000;
+  } else if (rest == "m") {
+    milli = number;
+  } else {
+    return bad();
+  }
+  if (milli != std::floor(milli)) {
+    return Status::InvalidArgument(
+        fmt::format("\"{}\" is finer than a thousandth of a CPU", text));
+  }
+  if (milli > 1e12) return Status::InvalidArgument(fmt::format("\"{}\" is too large", text));
+  return static_cast<int64_t>(milli);
+}
+
+std::string FormatMilliCpus(int64_t milli) {
+  if (milli % 1000 == 0) return std::to_string(milli / 1000);
+  if (milli % 100 == 0) return fmt::format("{}.{}", milli / 1000, (milli % 1000) / 100);
+  return fmt::format("{}m", milli);
+}
+
+StatusOr<Duration> ParseDuration(std::string_view text) {
+  auto bad = [&] {
+    return Status::InvalidArgument(
+        fmt::format("\"{}\" is not a duration; use e.g. 90m, 2h or 1h30m", text));
+  };
+  if (text.empty()) return bad();
+  int64_t total_us = 0;
+  std::string_view rest = text;
+  while (!rest.empty()) {
+    double number = 0;
+    std::string_view after;
+    if (!SplitNumber(rest, &number, &after)) return bad();
+    size_t unit_len = 0;
+    while (unit_len < after.size() && std::isalpha(static_cast<unsigned char>(after[unit_len]))) {
+      ++unit_len;
+    }
+    std::string_view unit = after.substr(0, unit_len);
+    double factor_us = 0;
+    if (unit == "ms") {
+      factor_us = 1e3;
+    } else if (unit == "s") {
+      factor_us = 1e6;
+    } else if (unit == "m") {
+      factor_us = 60e6;
+    } else if (unit == "h") {
+      factor_us = 3600e6;
+    } else if (unit == "d") {
+      factor_us = 86400e6;
+    } else {
+      return bad();
+    }
+    double us = number * factor_us;
+    if (us > 1e17) return Status::InvalidArgument(fmt::format("\"{}\" is too long", text));
+    total_us += static_cast<int64_t>(us);
+    rest = after.substr(unit_len);
+  }
+  return Duration(total_us);
+}
+
+std::string FormatDuration(Duration d) {
+  int64_t us = d.count();
+  std::string sign;
+  if (us < 0) {
+    sign = "-";
+    us = -us;
+  }
+  if (us < 1'000'000) {
+    return fmt::format("{}{}ms", sign, us / 1000);
+  }
+  int64_t s = us / 1'000'000;
+  int64_t h = s / 3600, m = (s % 3600) / 60, sec = s % 60;
+  std::string out = sign;
+  if (h) out += fmt::format("{}h", h);
+  if (m) out += fmt::format("{}m", m);
+  if (sec || out == sign) out += fmt::format("{}s", sec);
+  return out;
+}
+
+}  // namespace cohort

@@ -1,0 +1,31 @@
+// Quantities written by people: memory sizes ("512Mi", "32Gi"), CPU amounts ("4", "0.5", "500m")
+// and durations ("90m", "2h", "1h30m"). Parse errors state the reason and a valid example; the
+// caller prefixes the field name.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "common/status.h"
+#include "common/time.h"
+
+namespace cohort {
+
+// Kubernetes quantity syntax for bytes: a plain integer, decimal suffixes k M G T P (powers of
+// 1000) or binary suffixes Ki Mi Gi Ti Pi (powers of 1024). Fractions are allowed with a suffix
+// ("1.5Gi") when they come out as whole bytes.
+StatusOr<int64_t> ParseByteSize(std::string_view text);
+// The shortest exact binary form: 34359738368 -> "32Gi", 1000 -> "1000".
+std::string FormatByteSize(int64_t bytes);
+
+// CPUs in thousandths: "2" -> 2000, "0.5" -> 500, "250m" -> 250.
+StatusOr<int64_t> ParseMilliCpus(std::string_view text);
+std::string FormatMilliCpus(int64_t milli);
+
+// A sequence of <number><unit> with units d h m s ms: "90m", "1h30m", "45s", "500ms", "2d".
+StatusOr<Duration> ParseDuration(std::string_view text);
+// "1h30m", "45s", "250ms", "0s".
+std::string FormatDuration(Duration d);
+
+}  // namespace cohort

@@ -1,0 +1,71 @@
+#include "common/units.h"
+
+#include <gtest/gtest.h>
+
+namespace cohort {
+namespace {
+
+TEST(ByteSize, ParsesBinaryDecimalAndPlain) {
+  EXPECT_EQ(*ParseByteSize("512Mi"), 512LL * 1024 * 1024);
+  EXPECT_EQ(*ParseByteSize("32Gi"), 32LL * 1024 * 1024 * 1024);
+  EXPECT_EQ(*ParseByteSize("1G"), 1000LL * 1000 * 1000);
+  EXPECT_EQ(*ParseByteSize("1.5Gi"), 1536LL * 1024 * 1024);
+  EXPECT_EQ(*ParseByteSize("4096"), 4096);
+}
+
+TEST(ByteSize, RejectsWithExample) {
+  auto r = ParseByteSize("32GB");
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().message(), "\"32GB\" is not a size; use e.g. 32Gi");
+  EXPECT_FALSE(ParseByteSize("").ok());
+  EXPECT_FALSE(ParseByteSize("-1Gi").ok());
+  EXPECT_FALSE(ParseByteSize("Gi").ok());
+  EXPECT_FALSE(ParseByteSize("0.5").ok());  // half a byte
+}
+
+TEST(ByteSize, FormatsShortestExactForm) {
+  EXPECT_EQ(FormatByteSize(32LL * 1024 * 1024 * 1024), "32Gi");
+  EXPECT_EQ(FormatByteSize(1536LL * 1024 * 1024), "1536Mi");
+  EXPECT_EQ(FormatByteSize(1000), "1000");
+  EXPECT_EQ(FormatByteSize(0), "0");
+}
+
+TEST(MilliCpus, ParsesWholeFractionAndMilli) {
+  EXPECT_EQ(*ParseMilliCpus("4"), 4000);
+  EXPECT_EQ(*ParseMilliCpus("0.5"), 500);
+  EXPECT_EQ(*ParseMilliCpus("250m"), 250);
+  EXPECT_FALSE(ParseMilliCpus("two").ok());
+  EXPECT_FALSE(ParseMilliCpus("0.0005").ok());
+  EXPECT_EQ(FormatMilliCpus(4000), "4");
+  EXPECT_EQ(FormatMilliCpus(500), "0.5");
+  EXPECT_EQ(FormatMilliCpus(250), "250m");
+}
+
+TEST(Duration, ParsesCompoundUnits) {
+  EXPECT_EQ(*ParseDuration("90m"), std::chrono::minutes(90));
+  EXPECT_EQ(*ParseDuration("2h"), std::chrono::hours(2));
+  EXPECT_EQ(*ParseDuration("1h30m"), std::chrono::minutes(90));
+  EXPECT_EQ(*ParseDuration("500ms"), std::chrono::milliseconds(500));
+  EXPECT_EQ(*ParseDuration("1d"), std::chrono::hours(24));
+  EXPECT_EQ(*ParseDuration("1.5s"), std::chrono::milliseconds(1500));
+}
+
+TEST(Duration, RejectsUnknownUnitsAndBareNumbers) {
+  for (const char* bad : {"", "90", "5 minutes", "2w", "h", "1h-5m"}) {
+    auto r = ParseDuration(bad);
+    EXPECT_FALSE(r.ok()) << bad;
+    if (!r.ok()) {
+      EXPECT_NE(r.status().message().find("not a duration"), std::string::npos);
+    }
+  }
+}
+
+TEST(Duration, FormatsForPeople) {
+  EXPECT_EQ(FormatDuration(std::chrono::minutes(90)), "1h30m");
+  EXPECT_EQ(FormatDuration(std::chrono::seconds(45)), "45s");
+  EXPECT_EQ(FormatDuration(std::chrono::milliseconds(250)), "250ms");
+  EXPECT_EQ(FormatDuration(std::chrono::hours(2)), "2h");
+}
+
+}  // namespace
+}  // namespace cohort

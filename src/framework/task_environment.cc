@@ -1,0 +1,91 @@
+#include "framework/task_environment.h"
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+#include "common/status.h"
+#include "common/strings.h"
+
+namespace cohort::framework {
+namespace {
+
+std::string Endpoint(const Task& t) { return fmt::format("{}:{}", t.host, t.port); }
+
+void AddPyTorch(const Job& job, const Task& self, std::map<std::string, std::string>& env) {
+  const Task* rank0 = nullptr;
+  int local_rank = 0;
+  int local_world = 0;
+  for (const auto& t : job.tasks) {
+    if (t.rank == 0) rank0 = &t;
+    if (t.node_id == self.node_id) {
+      if (t.rank < self.rank) ++local_rank;
+      ++local_world;
+    }
+  }
+  COHORT_CHECK(rank0 != nullptr);
+  env["MASTER_ADDR"] = rank0->host;
+  env["MASTER_PORT"] = std::to_string(rank0->port);
+  env["WORLD_SIZE"] = std::to_string(job.tasks.size());
+  env["RANK"] = std::to_string(self.rank);
+  env["LOCAL_RANK"] = std::to_string(local_rank);
+  env["LOCAL_WORLD_SIZE"] = std::to_string(local_world);
+}
+
+void AddTensorFlow(const Job& job, const Task& self, std::map<std::string, std::string>& env) {
+  nlohmann::json cluster = nlohmann::json::object();
+  for (const auto& t : job.tasks) {  // rank order, so each role's list is in index order
+    cluster[t.role].push_back(Endpoint(t));
+  }
+  nlohmann::json config = {{"cluster", cluster},
+                           {"task", {{"type", self.role}, {"index", self.index}}}};
+  env["TF_CONFIG"] = config.dump();
+}
+
+}  // namespace
+
+std::map<std::string, std::string> TaskEnvironment(const Job& job, size_t task,
+                                                   const JobDirectories& dirs) {
+  COHORT_CHECK(task < job.tasks.size());
+  const Task& self = job.tasks[task];
+  std::map<std::string, std::string> env;
+  for (const auto& group : job.spec.tasks) {
+    if (group.role == self.role) env = group.env;
+  }
+
+  std::vector<std::string> hosts;
+  for (const auto& t : job.tasks) hosts.push_back(t.host);
+  std::vector<std::string> gpus;
+  for (int g : self.gpus) gpus.push_back(std::to_string(g));
+
+  env["COHORT_JOB_ID"] = std::to_string(job.id);
+  env["COHORT_JOB_NAME"] = job.spec.name;
+  env["COHORT_ATTEMPT"] = std::to_string(job.attempt);
+  env["COHORT_TASK_ROLE"] = self.role;
+  env["COHORT_TASK_INDEX"] = std::to_string(self.index);
+  env["COHORT_TASK_RANK"] = std::to_string(self.rank);
+  env["COHORT_NUM_TASKS"] = std::to_string(job.tasks.size());
+  env["COHORT_TASK_PORT"] = std::to_string(self.port);
+  env["COHORT_NODE"] = self.node_id;
+  env["COHORT_HOSTS"] = Join(hosts, ",");
+  env["COHORT_CHECKPOINT_DIR"] = dirs.checkpoint_dir;
+  env["COHORT_OUTPUT_DIR"] = dirs.output_dir;
+  env["COHORT_LOG_DIR"] = dirs.log_dir;
+  // NVML numbers GPUs in PCI bus order; CUDA must count the same way for indices to agree.
+  env["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID";
+  env["CUDA_VISIBLE_DEVICES"] = Join(gpus, ",");
+
+  switch (job.spec.framework) {
+    case Framework::kNone:
+      break;
+    case Framework::kPyTorch:
+      AddPyTorch(job, self, env);
+      break;
+    case Framework::kTensorFlow:
+      AddTensorFlow(job, self, env);
+      break;
+  }
+  return env;
+}
+
+}  // namespace cohort::framework

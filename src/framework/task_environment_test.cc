@@ -1,0 +1,94 @@
+#include "framework/task_environment.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+namespace cohort::framework {
+namespace {
+
+// A job of `groups` (role, replicas), placed two tasks per node on hosts 10.0.0.<node>.
+Job PlacedJob(Framework framework, std::vector<std::pair<std::string, int>> groups) {
+  Job job;
+  job.id = 42;
+  job.attempt = 2;
+  job.spec.name = "demo";
+  job.spec.framework = framework;
+  int rank = 0;
+  for (const auto& [role, replicas] : groups) {
+    TaskGroupSpec g;
+    g.role = role;
+    g.replicas = replicas;
+    g.resources.gpus = 1;
+    g.env = {{"MY_VAR", role}};
+    job.spec.tasks.push_back(g);
+    for (int i = 0; i < replicas; ++i, ++rank) {
+      Task t;
+      t.role = role;
+      t.index = i;
+      t.rank = rank;
+      t.node_id = "node-" + std::to_string(rank / 2);
+      t.host = "10.0.0." + std::to_string(rank / 2);
+      t.port = 30000 + rank;
+      t.gpus = {rank % 2};
+      job.tasks.push_back(t);
+    }
+  }
+  return job;
+}
+
+const JobDirectories kDirs{"/s/42/checkpoints", "/s/42/outputs", "/s/42/logs"};
+
+TEST(TaskEnvironment, CohortVariablesForEveryTask) {
+  Job job = PlacedJob(Framework::kNone, {{"worker", 3}});
+  auto env = TaskEnvironment(job, 1, kDirs);
+  EXPECT_EQ(env["COHORT_JOB_ID"], "42");
+  EXPECT_EQ(env["COHORT_ATTEMPT"], "2");
+  EXPECT_EQ(env["COHORT_TASK_ROLE"], "worker");
+  EXPECT_EQ(env["COHORT_TASK_INDEX"], "1");
+  EXPECT_EQ(env["COHORT_HOSTS"], "10.0.0.0,10.0.0.0,10.0.0.1");
+  EXPECT_EQ(env["COHORT_CHECKPOINT_DIR"], "/s/42/checkpoints");
+  EXPECT_EQ(env["COHORT_OUTPUT_DIR"], "/s/42/outputs");
+  EXPECT_EQ(env["COHORT_LOG_DIR"], "/s/42/logs");
+  EXPECT_EQ(env["CUDA_VISIBLE_DEVICES"], "1");
+  EXPECT_EQ(env["CUDA_DEVICE_ORDER"], "PCI_BUS_ID");
+  EXPECT_EQ(env["MY_VAR"], "worker");
+  EXPECT_EQ(env.count("MASTER_ADDR"), 0u);
+  EXPECT_EQ(env.count("TF_CONFIG"), 0u);
+}
+
+TEST(TaskEnvironment, NoGpusHidesAllGpus) {
+  Job job = PlacedJob(Framework::kNone, {{"worker", 1}});
+  job.tasks[0].gpus.clear();
+  EXPECT_EQ(TaskEnvironment(job, 0, kDirs).at("CUDA_VISIBLE_DEVICES"), "");
+}
+
+TEST(TaskEnvironment, PyTorchRendezvous) {
+  Job job = PlacedJob(Framework::kPyTorch, {{"worker", 3}});
+  auto env = TaskEnvironment(job, 2, kDirs);
+  EXPECT_EQ(env["MASTER_ADDR"], "10.0.0.0");
+  EXPECT_EQ(env["MASTER_PORT"], "30000");
+  EXPECT_EQ(env["WORLD_SIZE"], "3");
+  EXPECT_EQ(env["RANK"], "2");
+  EXPECT_EQ(env["LOCAL_RANK"], "0");  // first task on node-1
+  EXPECT_EQ(env["LOCAL_WORLD_SIZE"], "1");
+  auto env1 = TaskEnvironment(job, 1, kDirs);
+  EXPECT_EQ(env1["RANK"], "1");
+  EXPECT_EQ(env1["LOCAL_RANK"], "1");
+  EXPECT_EQ(env1["LOCAL_WORLD_SIZE"], "2");
+}
+
+TEST(TaskEnvironment, TensorFlowConfigListsEveryRole) {
+  Job job = PlacedJob(Framework::kTensorFlow, {{"chief", 1}, {"worker", 2}, {"ps", 1}});
+  auto env = TaskEnvironment(job, 2, kDirs);  // worker 1
+  auto config = nlohmann::json::parse(env["TF_CONFIG"]);
+  EXPECT_EQ(config["cluster"]["chief"], nlohmann::json({"10.0.0.0:30000"}));
+  EXPECT_EQ(config["cluster"]["worker"], nlohmann::json({"10.0.0.0:30001", "10.0.0.1:30002"}));
+  EXPECT_EQ(config["cluster"]["ps"], nlohmann::json({"10.0.0.1:30003"}));
+  EXPECT_EQ(config["task"]["type"], "worker");
+  EXPECT_EQ(config["task"]["index"], 1);
+  EXPECT_EQ(env.count("MASTER_ADDR"), 0u);
+}
+
+}  // namespace
+}  // namespace cohort::framework

@@ -1,0 +1,711 @@
+#include "master/master.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+
+#include "common/strings.h"
+#include "common/units.h"
+
+namespace cohort::master {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct ParsedTaskKey {
+  JobId job = 0;
+  int attempt = 0;
+  std::string role;
+  int index = 0;
+};
+
+// "<job>.<attempt>.<role>.<index>"; roles never contain dots (the spec forbids them).
+std::optional<ParsedTaskKey> ParseTaskKey(const std::string& key) {
+  auto parts = Split(key, '.');
+  if (parts.size() != 4) return std::nullopt;
+  try {
+    size_t used = 0;
+    ParsedTaskKey k;
+    k.job = std::stoll(parts[0], &used);
+    if (used != parts[0].size()) return std::nullopt;
+    k.attempt = std::stoi(parts[1], &used);
+    if (used != parts[1].size()) return std::nullopt;
+    k.role = parts[2];
+    k.index = std::stoi(parts[3], &used);
+    if (used != parts[3].size()) return std::nullopt;
+    return k;
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
+}
+
+std::string DescribeExit(const Task& t) {
+  if (t.state == TaskState::kLost) return fmt::format("{} was lost by its agent", t.Name());
+  if (t.signal) return fmt::format("{} was killed by signal {}", t.Name(), *t.signal);
+  if (t.exit_code) return fmt::format("{} exited with code {}", t.Name(), *t.exit_code);
+  return fmt::format("{} ended", t.Name());
+}
+
+}  // namespace
+
+Master::Master(MasterConfig config, std::unique_ptr<state::StateStore> store,
+               std::unique_ptr<scheduler::Scheduler> scheduler, const Clock& clock, Post post)
+    : config_(std::move(config)),
+      store_(std::move(store)),
+      scheduler_(std::move(scheduler)),
+      clock_(clock),
+      post_(std::move(post)) {
+  if (config_.storage_root.empty()) config_.storage_root = config_.data_dir + "/storage";
+}
+
+StatusOr<std::unique_ptr<Master>> Master::Create(MasterConfig config,
+                                                 std::unique_ptr<state::StateStore> store,
+                                                 std::unique_ptr<scheduler::Scheduler> scheduler,
+                                                 const Clock& clock, Post post) {
+  std::unique_ptr<Master> m(
+      new Master(std::move(config), std::move(store), std::move(scheduler), clock, post));
+  COHORT_RETURN_IF_ERROR(m->Load());
+  return m;
+}
+
+Status Master::Load() {
+  std::error_code ec;
+  fs::create_directories(config_.data_dir + "/logs", ec);
+  if (ec) return Status::Internal(fmt::format("creating {}/logs: {}", config_.data_dir, ec.message()));
+  fs::create_directories(config_.storage_root, ec);
+  if (ec) return Status::Internal(fmt::format("creating {}: {}", config_.storage_root, ec.message()));
+
+  COHORT_ASSIGN_OR_RETURN(auto jobs, store_->LoadJobs());
+  // Versions must keep rising across restarts, so that an agent's applied version from before
+  // the restart never looks newer than what this master hands out.
+  uint64_t max_version = static_cast<uint64_t>(ToMicros(clock_.Now()));
+  for (auto& job : jobs) {
+    for (const auto& t : job.tasks) max_version = std::max(max_version, t.assigned_version);
+    if (job.state == JobState::kPending) pending_.insert(job.id);
+    if (job.state == JobState::kStarting || job.state == JobState::kRunning ||
+        job.state == JobState::kStopping) {
+      active_.insert(job.id);
+    }
+    JobId id = job.id;
+    jobs_.emplace(id, std::move(job));
+  }
+  next_version_ = max_version + 1;
+  COHORT_ASSIGN_OR_RETURN(auto nodes, store_->LoadNodes());
+  for (auto& node : nodes) {
+    std::string id = node.info.id;
+    nodes_[id] = NodeEntry{std::move(node), next_version_++, 0};
+  }
+  spdlog::info("state loaded: {} jobs ({} pending, {} active), {} nodes", jobs_.size(),
+               pending_.size(), active_.size(), nodes_.size());
+  if (!pending_.empty()) RequestSchedule();
+  return Status::Ok();
+}
+
+void Master::RequestSchedule() {
+  if (schedule_posted_) return;
+  schedule_posted_ = true;
+  post_([this] { Schedule(); });
+}
+
+uint64_t Master::BumpNode(const std::string& node_id) {
+  auto it = nodes_.find(node_id);
+  if (it == nodes_.end()) return 0;
+  it->second.version = next_version_++;
+  if (listener_) listener_->OnNodeChanged(node_id);
+  return it->second.version;
+}
+
+JobEvent Master::Event(const Job& job, std::string type, std::string message) const {
+  return JobEvent{job.id, clock_.Now(), std::move(type), std::move(message)};
+}
+
+Status Master::Persist(Job& job, std::vector<JobEvent> events) {
+  ++job.version;
+  Status s = store_->SaveJob(job, events);
+  if (!s.ok()) spdlog::error("saving job {}: {}", job.id, s.ToString());
+  if (listener_) listener_->OnJobChanged(job.id);
+  return s;
+}
+
+// --- Jobs ---
+
+StatusOr<Job> Master::Submit(JobSpec spec, std::string user) {
+  Job job;
+  job.spec = std::move(spec);
+  job.user = std::move(user);
+  job.state = JobState::kPending;
+  job.submitted_at = clock_.Now();
+  job.message = "waiting for the scheduler";
+  job.version = 1;
+  Resources total = job.spec.TotalResources();
+  JobEvent submitted{0, job.submitted_at, "submitted",
+                     fmt::format("by {}: {} task{}, {}", job.user, job.spec.TotalReplicas(),
+                                 job.spec.TotalReplicas() == 1 ? "" : "s", total.ToString())};
+  COHORT_ASSIGN_OR_RETURN(Job stored, store_->CreateJob(std::move(job), {submitted}));
+  JobId id = stored.id;
+  pending_.insert(id);
+  auto [it, inserted] = jobs_.emplace(id, std::move(stored));
+  COHORT_CHECK(inserted);
+  spdlog::info("job {} ({}) submitted by {}", id, it->second.spec.name, it->second.user);
+  RequestSchedule();
+  if (listener_) listener_->OnJobChanged(id);
+  return it->second;
+}
+
+std::vector<const Job*> Master::ListJobs(const JobFilter& filter) const {
+  std::vector<const Job*> out;
+  for (const auto& [id, job] : jobs_) {
+    if (filter.state && job.state != *filter.state) continue;
+    out.push_back(&job);
+  }
+  if (filter.limit && out.size() > filter.limit) {
+    out.erase(out.begin(), out.end() - static_cast<ptrdiff_t>(filter.limit));
+  }
+  return out;
+}
+
+StatusOr<const Job*> Master::GetJob(JobId id) const {
+  auto it = jobs_.find(id);
+  if (it == jobs_.end()) return Status::NotFound(fmt::format("job {} does not exist", id));
+  return &it->second;
+}
+
+StatusOr<const Job*> Master::Kill(JobId id) {
+  auto it = jobs_.find(id);
+  if (it == jobs_.end()) return Status::NotFound(fmt::format("job {} does not exist", id));
+  Job& job = it->second;
+  if (IsTerminal(job.state)) {
+    return Status::FailedPrecondition(
+        fmt::format("job {} has already ended ({})", id, JobStateName(job.state)));
+  }
+  std::vector<JobEvent> events;
+  if (job.state == JobState::kPending) {
+    pending_.erase(id);
+    job.state = JobState::kKilled;
+    job.finished_at = clock_.Now();
+    job.message = "killed while pending";
+    events.push_back(Event(job, "killed", "killed while pending"));
+  } else {
+    StopJob(job, JobState::kKilled, "killed by request", events);
+    FinishIfStopped(job, events);
+  }
+  COHORT_RETURN_IF_ERROR(Persist(job, std::move(events)));
+  return &job;
+}
+
+StatusOr<std::vector<JobEvent>> Master::Events(JobId id) {
+  if (!jobs_.count(id)) return Status::NotFound(fmt::format("job {} does not exist", id));
+  return store_->LoadEvents(id);
+}
+
+void Master::StopJob(Job& job, JobState target, std::string reason,
+                     std::vector<JobEvent>& events) {
+  // A kill overrides a pending requeue; a requeue never overrides a kill.
+  if (job.state == JobState::kStopping && job.stop_target == JobState::kKilled) return;
+  job.state = JobState::kStopping;
+  job.stop_target = target;
+  job.message = reason;
+  std::set<std::string> nodes;
+  for (auto& t : job.tasks) {
+    if (IsTerminal(t.state) || t.stop_requested) continue;
+    t.stop_requested = true;
+    nodes.insert(t.node_id);
+  }
+  for (const auto& n : nodes) BumpNode(n);
+  events.push_back(Event(job, "stopping", fmt::format("{}; then {}", reason,
+                                                      target == JobState::kPending
+                                                          ? "requeue"
+                                                          : JobStateName(target))));
+}
+
+void Master::FinishIfStopped(Job& job, std::vector<JobEvent>& events) {
+  if (job.state != JobState::kStopping) return;
+  for (const auto& t : job.tasks) {
+    if (!IsTerminal(t.state)) return;
+  }
+  JobState target = job.stop_target.value_or(JobState::kFailed);
+  Timestamp now = clock_.Now();
+  std::string result = target == JobState::kPending ? "failed: " + job.message : job.message;
+  job.history.push_back(AttemptSummary{job.attempt, job.placed_at, now, result});
+  job.stop_target.reset();
+  active_.erase(job.id);
+  if (target == JobState::kPending) {
+    job.state = JobState::kPending;
+    job.tasks.clear();
+    job.placed_at.reset();
+    job.running_at.reset();
+    job.message = fmt::format("requeued after attempt {} ({})", job.attempt, result);
+    pending_.insert(job.id);
+    events.push_back(Event(job, "requeued", job.message));
+  } else {
+    job.state = target;
+    job.finished_at = now;
+    events.push_back(Event(job, "finished", fmt::format("{}: {}", JobStateName(target),
+                                                        job.message)));
+  }
+  RequestSchedule();
+}
+
+// --- Scheduling ---
+
+ClusterSnapshot Master::Snapshot() const {
+  ClusterSnapshot snapshot;
+  std::map<std::string, size_t> index;
+  for (const auto& [id, entry] : nodes_) {
+    if (entry.node.state != NodeState::kReady) continue;
+    NodeCapacity n;
+    n.node_id = id;
+    n.total = entry.node.info.Capacity();
+    n.free = n.total;
+    for (const auto& g : entry.node.info.gpus) n.free_gpus.push_back(g.index);
+    index[id] = snapshot.nodes.size();
+    snapshot.nodes.push_back(std::move(n));
+  }
+  for (JobId id : active_) {
+    for (const auto& t : jobs_.at(id).tasks) {
+      if (IsTerminal(t.state)) continue;
+      auto it = index.find(t.node_id);
+      if (it == index.end()) continue;
+      NodeCapacity& n = snapshot.nodes[it->second];
+      n.free -= t.resources;
+      for (int g : t.gpus) std::erase(n.free_gpus, g);
+    }
+  }
+  return snapshot;
+}
+
+bool Master::PlacementStillValid(const JobPlacement& p, const std::vector<TaskRequest>& tasks,
+                                 const ClusterSnapshot& snapshot) const {
+  if (p.tasks.size() != tasks.size()) return false;
+  std::map<std::string, NodeCapacity> free;
+  for (const auto& n : snapshot.nodes) free[n.node_id] = n;
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    auto it = free.find(p.tasks[i].node_id);
+    if (it == free.end()) return false;
+    NodeCapacity& n = it->second;
+    if (static_cast<int64_t>(p.tasks[i].gpus.size()) != tasks[i].resources.gpus) return false;
+    if (!tasks[i].resources.FitsIn(n.free)) return false;
+    for (int g : p.tasks[i].gpus) {
+      auto gpu = std::find(n.free_gpus.begin(), n.free_gpus.end(), g);
+      if (gpu == n.free_gpus.end()) return false;
+      n.free_gpus.erase(gpu);
+    }
+    n.free -= tasks[i].resources;
+  }
+  return true;
+}
+
+std::vector<TaskRequest> TaskRequestsOf(const Job& job) {
+  std::vector<TaskRequest> tasks;
+  for (const auto& g : job.spec.tasks) {
+    for (int i = 0; i < g.replicas; ++i) tasks.push_back(TaskRequest{g.role, i, g.resources});
+  }
+  return tasks;
+}
+
+void Master::Schedule() {
+  schedule_posted_ = false;
+  if (pending_.empty()) return;
+  ClusterSnapshot snapshot = Snapshot();
+  std::vector<PendingJob> pending;
+  pending.reserve(pending_.size());
+  for (JobId id : pending_) {
+    const Job& job = jobs_.at(id);
+    pending.push_back(PendingJob{id, job.spec.priority, job.submitted_at, TaskRequestsOf(job)});
+  }
+  Plan plan = scheduler_->Schedule(scheduler::SchedulingInput{snapshot, pending, clock_.Now()});
+
+  for (const auto& placement : plan.placements) {
+    Job& job = jobs_.at(placement.job_id);
+    // Propose, then commit: the plan is checked against the state as it is now, GPU by GPU.
+    ClusterSnapshot current = Snapshot();
+    if (!PlacementStillValid(placement, TaskRequestsOf(job), current)) {
+      spdlog::warn("plan for job {} no longer fits; rescheduling", job.id);
+      RequestSchedule();
+      continue;
+    }
+    Status s = ApplyPlacement(job, placement);
+    if (!s.ok()) spdlog::error("placing job {}: {}", job.id, s.ToString());
+  }
+  for (const auto& waiting : plan.waiting) {
+    Job& job = jobs_.at(waiting.job_id);
+    if (job.message == waiting.reason) continue;
+    // Reasons are recomputed on every pass; keep them in memory only and tell watchers.
+    job.message = waiting.reason;
+    ++job.version;
+    if (listener_) listener_->OnJobChanged(job.id);
+  }
+}
+
+int Master::AssignPort(NodeEntry& entry) {
+  const PortRange& range = entry.node.info.ports;
+  int size = range.last - range.first + 1;
+  std::set<int> used;
+  for (JobId id : active_) {
+    for (const auto& t : jobs_.at(id).tasks) {
+      if (t.node_id == entry.node.info.id && !IsTerminal(t.state)) used.insert(t.port);
+    }
+  }
+  for (int i = 0; i < size; ++i) {
+    int port = range.first + (entry.next_port_offset + i) % size;
+    if (!used.count(port)) {
+      entry.next_port_offset = (port - range.first + 1) % size;
+      return port;
+    }
+  }
+  return 0;
+}
+
+framework::JobDirectories Master::DirectoriesOf(const Job& job) const {
+  std::string base = fmt::format("{}/jobs/{}", config_.storage_root, job.id);
+  return framework::JobDirectories{base + "/checkpoints", base + "/outputs", base + "/logs"};
+}
+
+Status Master::ApplyPlacement(Job& job, const JobPlacement& placement) {
+  std::vector<TaskRequest> requests = TaskRequestsOf(job);
+  std::vector<Task> tasks;
+  std::set<std::string> nodes;
+  for (size_t i = 0; i < requests.size(); ++i) {
+    NodeEntry& entry = nodes_.at(placement.tasks[i].node_id);
+    Task t;
+    t.role = requests[i].role;
+    t.index = requests[i].index;
+    t.rank = static_cast<int>(i);
+    t.resources = requests[i].resources;
+    t.node_id = placement.tasks[i].node_id;
+    t.host = entry.node.info.address;
+    t.gpus = placement.tasks[i].gpus;
+    t.port = AssignPort(entry);
+    if (t.port == 0) {
+      return Status::Unavailable(fmt::format("node {} has no free port in {}-{}", t.node_id,
+                                             entry.node.info.ports.first,
+                                             entry.node.info.ports.last));
+    }
+    tasks.push_back(std::move(t));
+    nodes.insert(placement.tasks[i].node_id);
+  }
+  // Directories first: a task must find them when it starts.
+  framework::JobDirectories dirs = DirectoriesOf(job);
+  for (const auto& d : {dirs.checkpoint_dir, dirs.output_dir, dirs.log_dir}) {
+    std::error_code ec;
+    fs::create_directories(d, ec);
+    if (ec) return Status::Internal(fmt::format("creating {}: {}", d, ec.message()));
+  }
+  pending_.erase(job.id);
+  active_.insert(job.id);
+  job.attempt += 1;
+  job.tasks = std::move(tasks);
+  job.state = JobState::kStarting;
+  job.placed_at = clock_.Now();
+  job.running_at.reset();
+  std::vector<std::string> where;
+  for (const auto& n : nodes) {
+    uint64_t version = BumpNode(n);
+    for (auto& t : job.tasks) {
+      if (t.node_id == n) t.assigned_version = version;
+    }
+  }
+  for (const auto& t : job.tasks) {
+    std::vector<std::string> gpus;
+    for (int g : t.gpus) gpus.push_back(std::to_string(g));
+    where.push_back(fmt::format("{} on {} (GPUs {}, port {})", t.Name(), t.node_id,
+                                gpus.empty() ? "none" : Join(gpus, ","), t.port));
+  }
+  job.message = fmt::format("attempt {} starting on {}", job.attempt,
+                            Join(std::vector<std::string>(nodes.begin(), nodes.end()), ", "));
+  spdlog::info("job {} attempt {} placed: {}", job.id, job.attempt, Join(where, "; "));
+  return Persist(job, {Event(job, "placed", fmt::format("attempt {}: {}", job.attempt,
+                                                          Join(where, "; ")))});
+}
+
+// --- Agents ---
+
+StatusOr<DesiredState> Master::Register(NodeInfo info) {
+  Timestamp now = clock_.Now();
+  std::string id = info.id;
+  auto it = nodes_.find(id);
+  if (it == nodes_.end()) {
+    Node node;
+    node.info = std::move(info);
+    node.registered_at = now;
+    it = nodes_.emplace(id, NodeEntry{std::move(node), next_version_++, 0}).first;
+    spdlog::info("node {} registered: {} GPUs ({}), {} CPUs, {}", id,
+                 it->second.node.info.gpus.size(), it->second.node.info.gpu_source,
+                 FormatMilliCpus(it->second.node.info.milli_cpus),
+                 FormatByteSize(it->second.node.info.memory_bytes));
+  } else {
+    it->second.node.info = std::move(info);
+    spdlog::info("node {} registered again", id);
+  }
+  it->second.node.state = NodeState::kReady;
+  it->second.node.last_seen = now;
+  COHORT_RETURN_IF_ERROR(store_->SaveNode(it->second.node));
+  RequestSchedule();
+  return DesiredFor(id);
+}
+
+void Master::ApplyTaskReport(Job& job, Task& task, const TaskReport& report,
+                             std::vector<JobEvent>& events) {
+  if (IsTerminal(task.state)) return;  // already recorded
+  if (report.state == TaskState::kRunning) {
+    if (task.state == TaskState::kAssigned) {
+      task.state = TaskState::kRunning;
+      task.pid = report.pid;
+      task.started_at = report.started_at.value_or(clock_.Now());
+    }
+    return;
+  }
+  if (!IsTerminal(report.state)) return;
+  task.state = report.state;
+  task.exit_code = report.exit_code;
+  task.signal = report.signal;
+  if (report.pid) task.pid = report.pid;
+  task.finished_at = report.finished_at.value_or(clock_.Now());
+  events.push_back(Event(job, "task_ended", fmt::format("{}: {}", TaskStateName(task.state),
+                                                        DescribeExit(task))));
+  if (job.state == JobState::kStopping) return;
+  if (task.state == TaskState::kSucceeded) {
+    bool all_done = true;
+    bool workers_done = true;  // TensorFlow: parameter servers never exit on their own
+    for (const auto& t : job.tasks) {
+      if (t.state != TaskState::kSucceeded) {
+        all_done = false;
+        if (t.role != "ps") workers_done = false;
+      }
+    }
+    if (all_done) {
+      job.state = JobState::kStopping;
+      job.stop_target = JobState::kSucceeded;
+      job.message = "every task succeeded";
+    } else if (workers_done && job.spec.framework == Framework::kTensorFlow) {
+      StopJob(job, JobState::kSucceeded, "every worker succeeded; stopping parameter servers",
+              events);
+    }
+    return;
+  }
+  // One task of a gang failed: the whole gang stops, and is retried within its budget.
+  bool retry = job.attempt < job.spec.max_attempts;
+  std::string reason = DescribeExit(task);
+  if (retry) {
+    reason += fmt::format(" (attempt {} of {})", job.attempt, job.spec.max_attempts);
+  }
+  StopJob(job, retry ? JobState::kPending : JobState::kFailed, reason, events);
+}
+
+StatusOr<DesiredState> Master::Sync(const std::string& node_id, const AgentReport& report) {
+  auto node_it = nodes_.find(node_id);
+  if (node_it == nodes_.end()) {
+    return Status::NotFound(fmt::format("node {} is not registered", node_id));
+  }
+  NodeEntry& entry = node_it->second;
+  Timestamp now = clock_.Now();
+  entry.node.last_seen = now;
+  if (entry.node.state != NodeState::kReady) {
+    entry.node.state = NodeState::kReady;
+    spdlog::info("node {} is ready", node_id);
+    RequestSchedule();
+  }
+
+  std::map<JobId, std::vector<JobEvent>> events;
+  std::set<JobId> changed;
+  std::set<std::string> reported;
+  auto apply = [&](Job& job, Task& t, const TaskReport& r) {
+    TaskState before = t.state;
+    auto& job_events = events[job.id];
+    size_t count = job_events.size();
+    ApplyTaskReport(job, t, r, job_events);
+    if (t.state != before || job_events.size() != count) changed.insert(job.id);
+  };
+  for (const auto& r : report.tasks) {
+    reported.insert(r.key);
+    auto key = ParseTaskKey(r.key);
+    if (!key) continue;
+    auto job_it = jobs_.find(key->job);
+    if (job_it == jobs_.end()) continue;
+    Job& job = job_it->second;
+    if (job.attempt != key->attempt) continue;  // an earlier attempt's task: nothing to record
+    for (auto& t : job.tasks) {
+      if (t.role == key->role && t.index == key->index && t.node_id == node_id) apply(job, t, r);
+    }
+  }
+  // Tasks this agent has applied but no longer reports: it lost them.
+  for (JobId id : active_) {
+    Job& job = jobs_.at(id);
+    for (auto& t : job.tasks) {
+      if (t.node_id != node_id || IsTerminal(t.state)) continue;
+      if (t.assigned_version > report.applied_version) continue;  // not applied yet
+      if (reported.count(job.TaskKey(t))) continue;
+      TaskReport lost{job.TaskKey(t), TaskState::kLost, std::nullopt, std::nullopt, 0,
+                      std::nullopt, now};
+      apply(job, t, lost);
+    }
+  }
+  bool freed = false;
+  for (JobId id : changed) {
+    Job& job = jobs_.at(id);
+    auto& job_events = events[id];
+    if (job.state == JobState::kStarting) {
+      bool all_running = std::all_of(job.tasks.begin(), job.tasks.end(), [](const Task& t) {
+        return t.state == TaskState::kRunning;
+      });
+      if (all_running) {
+        job.state = JobState::kRunning;
+        job.running_at = now;
+        job.message = fmt::format("attempt {} running", job.attempt);
+        job_events.push_back(Event(job, "running",
+                                   fmt::format("all {} tasks running", job.tasks.size())));
+      }
+    }
+    FinishIfStopped(job, job_events);
+    if (!active_.count(id)) freed = true;
+    COHORT_RETURN_IF_ERROR(Persist(job, std::move(job_events)));
+  }
+  if (freed) RequestSchedule();
+
+  COHORT_ASSIGN_OR_RETURN(DesiredState desired, DesiredFor(node_id));
+  // Ended tasks are now recorded (or were never ours): the agent may forget them.
+  std::set<std::string> wanted;
+  for (const auto& t : desired.tasks) wanted.insert(t.key);
+  for (const auto& r : report.tasks) {
+    if (IsTerminal(r.state) && !wanted.count(r.key)) desired.forget.push_back(r.key);
+  }
+  return desired;
+}
+
+StatusOr<DesiredState> Master::DesiredFor(const std::string& node_id) const {
+  auto it = nodes_.find(node_id);
+  if (it == nodes_.end()) {
+    return Status::NotFound(fmt::format("node {} is not registered", node_id));
+  }
+  DesiredState desired;
+  desired.version = it->second.version;
+  for (JobId id : active_) {
+    const Job& job = jobs_.at(id);
+    framework::JobDirectories dirs = DirectoriesOf(job);
+    for (size_t i = 0; i < job.tasks.size(); ++i) {
+      const Task& t = job.tasks[i];
+      if (t.node_id != node_id || IsTerminal(t.state) || t.stop_requested) continue;
+      TaskLaunch launch;
+      launch.key = job.TaskKey(t);
+      launch.job_id = job.id;
+      launch.attempt = job.attempt;
+      launch.role = t.role;
+      launch.index = t.index;
+      for (const auto& g : job.spec.tasks) {
+        if (g.role != t.role) continue;
+        launch.command = g.command;
+        launch.workdir = g.workdir;
+      }
+      launch.env = framework::TaskEnvironment(job, i, dirs);
+      launch.gpus = t.gpus;
+      launch.grace_period = job.spec.grace_period;
+      desired.tasks.push_back(std::move(launch));
+    }
+  }
+  return desired;
+}
+
+std::vector<NodeStatus> Master::ListNodes() const {
+  std::vector<NodeStatus> out;
+  std::map<std::string, size_t> index;
+  for (const auto& [id, entry] : nodes_) {
+    index[id] = out.size();
+    out.push_back(NodeStatus{&entry.node, entry.version, {}, {}});
+  }
+  for (JobId id : active_) {
+    const Job& job = jobs_.at(id);
+    for (const auto& t : job.tasks) {
+      if (IsTerminal(t.state)) continue;
+      auto it = index.find(t.node_id);
+      if (it == index.end()) continue;
+      NodeStatus& n = out[it->second];
+      n.allocated += t.resources;
+      for (int g : t.gpus) n.gpu_holders[g] = GpuHolder{job.id, t.Name()};
+    }
+  }
+  return out;
+}
+
+// --- Logs ---
+
+std::string Master::LogPath(JobId id, int attempt, const std::string& role, int index) const {
+  return fmt::format("{}/logs/{}/{}/{}.{}.log", config_.data_dir, id, attempt, role, index);
+}
+
+StatusOr<int64_t> Master::AppendLog(const std::string& node_id, const std::string& task_key,
+                                    int64_t offset, std::string_view data) {
+  auto key = ParseTaskKey(task_key);
+  if (!key) return Status::InvalidArgument(fmt::format("\"{}\" is not a task key", task_key));
+  auto job_it = jobs_.find(key->job);
+  if (job_it == jobs_.end()) return Status::NotFound(fmt::format("job {} does not exist", key->job));
+  if (key->attempt < 1 || key->attempt > job_it->second.attempt) {
+    return Status::NotFound(fmt::format("job {} has no attempt {}", key->job, key->attempt));
+  }
+  std::string path = LogPath(key->job, key->attempt, key->role, key->index);
+  std::error_code ec;
+  fs::create_directories(fs::path(path).parent_path(), ec);
+  if (ec) return Status::Internal(fmt::format("creating log directory: {}", ec.message()));
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd < 0) return Status::Internal(fmt::format("opening {}: {}", path, strerror(errno)));
+  struct stat st {};
+  ::fstat(fd, &st);
+  int64_t size = st.st_size;
+  if (offset > size) {
+    ::close(fd);
+    return Status::FailedPrecondition(
+        fmt::format("log of {} has {} bytes; send from offset {}", task_key, size, size));
+  }
+  int64_t skip = size - offset;
+  if (skip < static_cast<int64_t>(data.size())) {
+    std::string_view rest = data.substr(static_cast<size_t>(skip));
+    while (!rest.empty()) {
+      ssize_t n = ::write(fd, rest.data(), rest.size());
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        std::string err = strerror(errno);
+        ::close(fd);
+        return Status::Internal(fmt::format("writing {}: {}", path, err));
+      }
+      rest.remove_prefix(static_cast<size_t>(n));
+    }
+    // Acknowledged log lines must survive a crash of the master.
+    ::fdatasync(fd);
+    size = offset + static_cast<int64_t>(data.size());
+  }
+  ::close(fd);
+  (void)node_id;
+  return size;
+}
+
+// --- Time ---
+
+void Master::Tick() {
+  Timestamp now = clock_.Now();
+  for (auto& [id, entry] : nodes_) {
+    if (entry.node.state == NodeState::kReady && now - entry.node.last_seen > config_.node_timeout) {
+      entry.node.state = NodeState::kUnreachable;
+      spdlog::warn("node {} missed its heartbeats for {}; no new work goes there", id,
+                   FormatDuration(now - entry.node.last_seen));
+    }
+  }
+  std::vector<JobId> active(active_.begin(), active_.end());
+  for (JobId id : active) {
+    Job& job = jobs_.at(id);
+    if (!job.spec.max_runtime || !job.placed_at) continue;
+    if (job.state != JobState::kStarting && job.state != JobState::kRunning) continue;
+    if (now - *job.placed_at <= *job.spec.max_runtime) continue;
+    std::vector<JobEvent> events;
+    StopJob(job, JobState::kFailed,
+            fmt::format("exceeded its max_runtime of {}", FormatDuration(*job.spec.max_runtime)),
+            events);
+    FinishIfStopped(job, events);
+    (void)Persist(job, std::move(events));
+  }
+}
+
+}  // namespace cohort::master

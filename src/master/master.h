@@ -1,0 +1,159 @@
+// The master's state machine: jobs, nodes, scheduling passes, and the reconciliation with agents.
+//
+// Threading: not thread-safe. Every method runs on the master's one event-loop thread (the HTTP
+// server's io_context), which is why none of them blocks except on the local state store.
+// Durability: a change is written to the StateStore before the method returns, so whatever a
+// caller is told has happened survives a restart.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "common/time.h"
+#include "framework/task_environment.h"
+#include "model/agent_protocol.h"
+#include "model/job.h"
+#include "model/node.h"
+#include "scheduler/scheduler.h"
+#include "state/state_store.h"
+
+namespace cohort::master {
+
+struct MasterConfig {
+  std::string data_dir;      // the state database and the task logs live here
+  std::string storage_root;  // job checkpoints and outputs; empty: <data_dir>/storage
+  Duration node_timeout = std::chrono::seconds(15);  // no sync for this long: unreachable
+};
+
+// Told about changes, so that waiting requests can be answered (src/api).
+class MasterListener {
+ public:
+  virtual ~MasterListener() = default;
+  virtual void OnJobChanged(JobId id) = 0;
+  virtual void OnNodeChanged(const std::string& node_id) = 0;
+};
+
+// Who holds one GPU.
+struct GpuHolder {
+  JobId job_id = 0;
+  std::string task;  // "worker/1"
+};
+
+struct NodeStatus {
+  const Node* node = nullptr;
+  uint64_t version = 0;
+  Resources allocated;
+  std::map<int, GpuHolder> gpu_holders;  // by GPU index; a free GPU is absent
+};
+
+struct JobFilter {
+  std::optional<JobState> state;
+  size_t limit = 0;  // the most recent `limit` jobs; 0: all
+};
+
+class Master {
+ public:
+  // `post` queues work to run later on the event loop; a scheduling pass is posted there after
+  // whatever changed the cluster, so that many changes cost one pass.
+  using Post = std::function<void(std::function<void()>)>;
+
+  static StatusOr<std::unique_ptr<Master>> Create(MasterConfig config,
+                                                  std::unique_ptr<state::StateStore> store,
+                                                  std::unique_ptr<scheduler::Scheduler> scheduler,
+                                                  const Clock& clock, Post post);
+
+  void SetListener(MasterListener* listener) { listener_ = listener; }
+
+  // --- Jobs ---
+  // The spec is already validated (model/job_spec_parser.h). Durable when it returns.
+  StatusOr<Job> Submit(JobSpec spec, std::string user);
+  std::vector<const Job*> ListJobs(const JobFilter& filter) const;
+  // kNotFound for an unknown id.
+  StatusOr<const Job*> GetJob(JobId id) const;
+  // Stops every task of the job (SIGTERM, grace period, SIGKILL on the agents); the job is
+  // KILLED once every agent confirms. kNotFound; kFailedPrecondition if it already ended.
+  StatusOr<const Job*> Kill(JobId id);
+  StatusOr<std::vector<JobEvent>> Events(JobId id);
+
+  // --- Agents ---
+  // Adds or refreshes a node; returns what it should run.
+  StatusOr<DesiredState> Register(NodeInfo info);
+  // Applies an agent's report and returns what it should run. kNotFound if the node never
+  // registered (the agent registers again).
+  StatusOr<DesiredState> Sync(const std::string& node_id, const AgentReport& report);
+  // kNotFound for an unknown node.
+  StatusOr<DesiredState> DesiredFor(const std::string& node_id) const;
+  std::vector<NodeStatus> ListNodes() const;
+
+  // --- Logs (shipped by agents, served to users) ---
+  // Stores `data` as the bytes of the task's log starting at `offset`; returns the stored size.
+  // Idempotent: bytes already stored are skipped. kFailedPrecondition (with the expected offset
+  // in the message) if `offset` is past the end; kNotFound for an unknown task key.
+  StatusOr<int64_t> AppendLog(const std::string& node_id, const std::string& task_key,
+                              int64_t offset, std::string_view data);
+  // The file holding a task's log; it may not exist yet.
+  std::string LogPath(JobId id, int attempt, const std::string& role, int index) const;
+
+  // --- Time ---
+  // Marks silent nodes unreachable and stops jobs past their max_runtime. Call every second
+  // or so.
+  void Tick();
+  // One scheduling pass now (normally posted by the master itself).
+  void Schedule();
+
+  const MasterConfig& config() const { return config_; }
+  Timestamp Now() const { return clock_.Now(); }
+
+ private:
+  struct NodeEntry {
+    Node node;
+    uint64_t version = 0;        // of its desired state
+    int next_port_offset = 0;    // ports are handed out round-robin within the range
+  };
+
+  Master(MasterConfig config, std::unique_ptr<state::StateStore> store,
+         std::unique_ptr<scheduler::Scheduler> scheduler, const Clock& clock, Post post);
+  Status Load();
+
+  void RequestSchedule();
+  uint64_t BumpNode(const std::string& node_id);
+  Status Persist(Job& job, std::vector<JobEvent> events);
+  JobEvent Event(const Job& job, std::string type, std::string message) const;
+
+  ClusterSnapshot Snapshot() const;
+  bool PlacementStillValid(const JobPlacement& p, const std::vector<TaskRequest>& tasks,
+                           const ClusterSnapshot& snapshot) const;
+  Status ApplyPlacement(Job& job, const JobPlacement& placement);
+  int AssignPort(NodeEntry& node);
+  framework::JobDirectories DirectoriesOf(const Job& job) const;
+
+  // Asks every live task of the job to stop; the job finishes as `target` once all are gone.
+  void StopJob(Job& job, JobState target, std::string reason, std::vector<JobEvent>& events);
+  // If a STOPPING job has no live task left, moves it to its target state.
+  void FinishIfStopped(Job& job, std::vector<JobEvent>& events);
+  void ApplyTaskReport(Job& job, Task& task, const TaskReport& report,
+                       std::vector<JobEvent>& events);
+
+  MasterConfig config_;
+  std::unique_ptr<state::StateStore> store_;
+  std::unique_ptr<scheduler::Scheduler> scheduler_;
+  const Clock& clock_;
+  Post post_;
+  MasterListener* listener_ = nullptr;
+
+  std::map<JobId, Job> jobs_;
+  std::set<JobId> pending_;  // PENDING
+  std::set<JobId> active_;   // STARTING, RUNNING, STOPPING: they hold resources
+  std::map<std::string, NodeEntry> nodes_;
+  uint64_t next_version_ = 1;
+  bool schedule_posted_ = false;
+};
+
+}  // namespace cohort::master

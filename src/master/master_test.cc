@@ -1,0 +1,291 @@
+// The master's job lifecycle against a real SQLite file, a manual clock and hand-written agent
+// reports: placement, the reconciliation protocol, gang failure and retry, kill, restart.
+#include "master/master.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <deque>
+#include <filesystem>
+#include <fstream>
+
+namespace cohort::master {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+class MasterTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() /
+           ("cohort-master-test-" + std::to_string(getpid()) + "-" +
+            ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    Start();
+  }
+  void TearDown() override {
+    master_.reset();
+    fs::remove_all(dir_);
+  }
+
+  void Start() {
+    master_.reset();
+    auto store = state::OpenSqliteStateStore((dir_ / "cohort.db").string());
+    ASSERT_TRUE(store.ok()) << store.status().ToString();
+    MasterConfig config;
+    config.data_dir = dir_.string();
+    auto m = Master::Create(config, std::move(store).value(), scheduler::NewGangScheduler(),
+                            clock_, [this](std::function<void()> f) { posted_.push_back(f); });
+    ASSERT_TRUE(m.ok()) << m.status().ToString();
+    master_ = std::move(m).value();
+  }
+
+  // Runs whatever the master posted (scheduling passes), like its event loop would.
+  void RunPosted() {
+    while (!posted_.empty()) {
+      auto f = posted_.front();
+      posted_.pop_front();
+      f();
+    }
+  }
+
+  void AddNode(const std::string& id, int gpus) {
+    NodeInfo info;
+    info.id = id;
+    info.address = "127.0.0.1";
+    info.milli_cpus = 32000;
+    info.memory_bytes = 128LL << 30;
+    for (int i = 0; i < gpus; ++i) info.gpus.push_back(Gpu{i, "GPU-" + id + std::to_string(i), "H100", 80LL << 30, "", 0});
+    info.ports = PortRange{31000, 31009};
+    ASSERT_TRUE(master_->Register(info).ok());
+  }
+
+  JobId Submit(int replicas, int gpus, int max_attempts = 1) {
+    JobSpec spec;
+    spec.name = "test";
+    spec.framework = Framework::kPyTorch;
+    spec.max_attempts = max_attempts;
+    TaskGroupSpec g;
+    g.role = "worker";
+    g.replicas = replicas;
+    g.resources = Resources{gpus, 1000, 1LL << 30};
+    g.command = {"true"};
+    spec.tasks.push_back(g);
+    auto job = master_->Submit(spec, "ada");
+    EXPECT_TRUE(job.ok());
+    return job->id;
+  }
+
+  const Job& GetJob(JobId id) { return **master_->GetJob(id); }
+
+  // The agent on `node` reports every desired task in `state` (and applies the desired version).
+  DesiredState Report(const std::string& node, TaskState state,
+                      std::optional<int> exit_code = std::nullopt) {
+    auto desired = master_->DesiredFor(node);
+    EXPECT_TRUE(desired.ok());
+    AgentReport report;
+    report.applied_version = desired->version;
+    for (const auto& t : desired->tasks) {
+      report.tasks.push_back(TaskReport{t.key, state, exit_code, std::nullopt, 100,
+                                        clock_.Now(), std::nullopt});
+    }
+    auto next = master_->Sync(node, report);
+    EXPECT_TRUE(next.ok()) << next.status().ToString();
+    return *next;
+  }
+
+  fs::path dir_;
+  ManualClock clock_;
+  std::deque<std::function<void()>> posted_;
+  std::unique_ptr<Master> master_;
+};
+
+TEST_F(MasterTest, SubmittedGangIsPlacedAndRuns) {
+  AddNode("a", 4);
+  JobId id = Submit(2, 2);
+  EXPECT_EQ(GetJob(id).state, JobState::kPending);
+  RunPosted();
+  const Job& job = GetJob(id);
+  ASSERT_EQ(job.state, JobState::kStarting);
+  EXPECT_EQ(job.attempt, 1);
+  ASSERT_EQ(job.tasks.size(), 2u);
+
+  auto desired = master_->DesiredFor("a");
+  ASSERT_TRUE(desired.ok());
+  ASSERT_EQ(desired->tasks.size(), 2u);
+  const TaskLaunch& t1 = desired->tasks[1];
+  EXPECT_EQ(t1.key, std::to_string(id) + ".1.worker.1");
+  EXPECT_EQ(t1.env.at("RANK"), "1");
+  EXPECT_EQ(t1.env.at("WORLD_SIZE"), "2");
+  EXPECT_EQ(t1.env.at("CUDA_VISIBLE_DEVICES"), "2,3");
+  EXPECT_EQ(t1.env.at("MASTER_PORT"), std::to_string(job.tasks[0].port));
+  EXPECT_NE(job.tasks[0].port, job.tasks[1].port);
+
+  Report("a", TaskState::kRunning);
+  EXPECT_EQ(GetJob(id).state, JobState::kRunning);
+  ASSERT_TRUE(GetJob(id).running_at.has_value());
+
+  auto next = Report("a", TaskState::kSucceeded, 0);
+  EXPECT_EQ(GetJob(id).state, JobState::kSucceeded);
+  EXPECT_TRUE(next.tasks.empty());
+  EXPECT_EQ(next.forget.size(), 2u);  // recorded: the agent may drop them
+  auto nodes = master_->ListNodes();
+  EXPECT_TRUE(nodes.at(0).gpu_holders.empty());
+}
+
+TEST_F(MasterTest, PendingGangHoldsNothingAndStartsWhenANodeJoins) {
+  AddNode("a", 2);
+  JobId big = Submit(2, 2);  // 4 GPUs: does not fit on a
+  RunPosted();
+  EXPECT_EQ(GetJob(big).state, JobState::kPending);
+  EXPECT_THAT(GetJob(big).message, HasSubstr("unschedulable"));
+  EXPECT_TRUE(master_->ListNodes().at(0).gpu_holders.empty());
+  JobId small = Submit(1, 1);
+  RunPosted();
+  EXPECT_EQ(GetJob(small).state, JobState::kStarting);
+  AddNode("b", 4);
+  RunPosted();
+  EXPECT_EQ(GetJob(big).state, JobState::kStarting);
+  for (const auto& t : GetJob(big).tasks) EXPECT_EQ(t.node_id, "b");
+}
+
+TEST_F(MasterTest, FailedTaskStopsTheGangAndRetriesWithinBudget) {
+  AddNode("a", 4);
+  JobId id = Submit(2, 1, /*max_attempts=*/2);
+  RunPosted();
+  Report("a", TaskState::kRunning);
+  // worker/1 fails: worker/0 must be stopped, then the job is requeued as attempt 2.
+  std::string key1 = std::to_string(id) + ".1.worker.1";
+  std::string key0 = std::to_string(id) + ".1.worker.0";
+  AgentReport report;
+  report.applied_version = master_->DesiredFor("a")->version;
+  report.tasks = {TaskReport{key0, TaskState::kRunning, {}, {}, 10, {}, {}},
+                  TaskReport{key1, TaskState::kFailed, 3, {}, 11, {}, {}}};
+  auto desired = master_->Sync("a", report);
+  ASSERT_TRUE(desired.ok());
+  EXPECT_EQ(GetJob(id).state, JobState::kStopping);
+  EXPECT_TRUE(desired->tasks.empty()) << "worker/0 must no longer be wanted";
+  EXPECT_THAT(GetJob(id).message, HasSubstr("worker/1 exited with code 3"));
+
+  report.applied_version = desired->version;
+  report.tasks = {TaskReport{key0, TaskState::kKilled, {}, 15, 10, {}, {}}};
+  ASSERT_TRUE(master_->Sync("a", report).ok());
+  EXPECT_EQ(GetJob(id).state, JobState::kPending);
+  RunPosted();
+  EXPECT_EQ(GetJob(id).state, JobState::kStarting);
+  EXPECT_EQ(GetJob(id).attempt, 2);
+  ASSERT_EQ(GetJob(id).history.size(), 1u);
+
+  // A second failure exhausts the budget.
+  Report("a", TaskState::kFailed, 1);
+  EXPECT_EQ(GetJob(id).state, JobState::kFailed);
+}
+
+TEST_F(MasterTest, KillStopsTasksAndFreesGpusOnlyWhenConfirmed) {
+  AddNode("a", 4);
+  JobId id = Submit(2, 2);
+  RunPosted();
+  Report("a", TaskState::kRunning);
+  ASSERT_TRUE(master_->Kill(id).ok());
+  EXPECT_EQ(GetJob(id).state, JobState::kStopping);
+  EXPECT_EQ(master_->ListNodes().at(0).gpu_holders.size(), 4u);  // not yet confirmed
+  EXPECT_TRUE(master_->DesiredFor("a")->tasks.empty());
+  // The agent confirms both tasks were killed.
+  AgentReport report;
+  report.applied_version = master_->DesiredFor("a")->version;
+  for (int i = 0; i < 2; ++i) {
+    report.tasks.push_back(TaskReport{std::to_string(id) + ".1.worker." + std::to_string(i),
+                                      TaskState::kKilled, {}, 15, 0, {}, {}});
+  }
+  ASSERT_TRUE(master_->Sync("a", report).ok());
+  EXPECT_EQ(GetJob(id).state, JobState::kKilled);
+  EXPECT_TRUE(master_->ListNodes().at(0).gpu_holders.empty());
+  auto again = master_->Kill(id);
+  EXPECT_EQ(again.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(master_->Kill(9999).status().code(), StatusCode::kNotFound);
+}
+
+TEST_F(MasterTest, TaskMissingFromAnAppliedReportIsLost) {
+  AddNode("a", 1);
+  JobId id = Submit(1, 1);
+  RunPosted();
+  Report("a", TaskState::kRunning);
+  AgentReport empty;
+  empty.applied_version = master_->DesiredFor("a")->version;
+  ASSERT_TRUE(master_->Sync("a", empty).ok());
+  EXPECT_EQ(GetJob(id).state, JobState::kFailed);
+  EXPECT_EQ(GetJob(id).tasks[0].state, TaskState::kLost);
+}
+
+TEST_F(MasterTest, ReportBeforeApplyingDoesNotLoseNewTasks) {
+  AddNode("a", 1);
+  JobId id = Submit(1, 1);
+  RunPosted();
+  AgentReport stale;  // applied_version 0: the agent has not seen the placement yet
+  ASSERT_TRUE(master_->Sync("a", stale).ok());
+  EXPECT_EQ(GetJob(id).state, JobState::kStarting);
+}
+
+TEST_F(MasterTest, JobsSurviveRestart) {
+  AddNode("a", 4);
+  JobId running = Submit(1, 1);
+  RunPosted();
+  Report("a", TaskState::kRunning);
+  JobId pending = Submit(1, 8);
+  RunPosted();
+  Start();  // a new master on the same data directory
+  EXPECT_EQ(GetJob(running).state, JobState::kRunning);
+  EXPECT_EQ(GetJob(running).tasks.at(0).node_id, "a");
+  EXPECT_EQ(GetJob(pending).state, JobState::kPending);
+  auto events = master_->Events(running);
+  ASSERT_TRUE(events.ok());
+  EXPECT_GE(events->size(), 3u);  // submitted, placed, running
+  // The node comes back with a sync; its task keeps running, and versions keep rising.
+  auto nodes = master_->ListNodes();
+  ASSERT_EQ(nodes.size(), 1u);
+  EXPECT_EQ(nodes[0].node->state, NodeState::kUnreachable);
+  Report("a", TaskState::kRunning);
+  EXPECT_EQ(GetJob(running).state, JobState::kRunning);
+}
+
+TEST_F(MasterTest, MaxRuntimeStopsTheJob) {
+  AddNode("a", 1);
+  JobSpec spec;
+  spec.name = "slow";
+  spec.max_runtime = std::chrono::minutes(5);
+  TaskGroupSpec g;
+  g.role = "main";
+  g.command = {"sleep", "infinity"};
+  spec.tasks.push_back(g);
+  JobId id = master_->Submit(spec, "ada")->id;
+  RunPosted();
+  Report("a", TaskState::kRunning);
+  clock_.Advance(std::chrono::minutes(6));
+  Report("a", TaskState::kRunning);  // keep the node alive
+  master_->Tick();
+  EXPECT_EQ(GetJob(id).state, JobState::kStopping);
+  EXPECT_THAT(GetJob(id).message, HasSubstr("max_runtime of 5m"));
+  Report("a", TaskState::kRunning);  // desired is now empty, so nothing is reported...
+}
+
+TEST_F(MasterTest, LogsAreAppendedIdempotently) {
+  AddNode("a", 1);
+  JobId id = Submit(1, 1);
+  RunPosted();
+  std::string key = std::to_string(id) + ".1.worker.0";
+  EXPECT_EQ(*master_->AppendLog("a", key, 0, "hello\n"), 6);
+  EXPECT_EQ(*master_->AppendLog("a", key, 0, "hello\nworld\n"), 12);  // resend overlaps
+  auto gap = master_->AppendLog("a", key, 40, "x");
+  EXPECT_EQ(gap.status().code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(master_->AppendLog("a", "999.1.worker.0", 0, "x").status().code(),
+            StatusCode::kNotFound);
+  std::ifstream in(master_->LogPath(id, 1, "worker", 0));
+  std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(all, "hello\nworld\n");
+}
+
+}  // namespace
+}  // namespace cohort::master

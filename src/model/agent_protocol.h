@@ -1,0 +1,54 @@
+// The agent-master protocol is a reconciliation (docs/architecture.md): the agent reports what
+// it runs, the master answers with what should run. Either side may restart; the next exchange
+// puts them back in agreement.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/time.h"
+#include "model/job.h"
+
+namespace cohort {
+
+// One task the master wants running on an agent. Everything the agent needs to start it.
+struct TaskLaunch {
+  std::string key;  // Job::TaskKey
+  JobId job_id = 0;
+  int attempt = 0;
+  std::string role;
+  int index = 0;
+  std::vector<std::string> command;
+  std::map<std::string, std::string> env;  // the whole injected environment
+  std::string workdir;                     // empty: the task's scratch directory
+  std::vector<int> gpus;
+  Duration grace_period = std::chrono::seconds(30);
+};
+
+// What an agent knows of one task it started.
+struct TaskReport {
+  std::string key;
+  TaskState state = TaskState::kRunning;  // running, succeeded, failed or killed
+  std::optional<int> exit_code;
+  std::optional<int> signal;
+  int64_t pid = 0;
+  std::optional<Timestamp> started_at;
+  std::optional<Timestamp> finished_at;
+};
+
+struct AgentReport {
+  // The DesiredState::version this agent has applied; 0 before its first.
+  uint64_t applied_version = 0;
+  std::vector<TaskReport> tasks;
+};
+
+struct DesiredState {
+  uint64_t version = 0;
+  std::vector<TaskLaunch> tasks;  // should be running; anything else running must be stopped
+  std::vector<std::string> forget;  // ended tasks the master has recorded: stop reporting them
+};
+
+}  // namespace cohort

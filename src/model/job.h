@@ -1,0 +1,93 @@
+// A job as the master tracks it: the spec, its state, and the tasks of its current attempt.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/time.h"
+#include "model/job_spec.h"
+
+namespace cohort {
+
+using JobId = int64_t;
+
+// PENDING -> STARTING -> RUNNING -> SUCCEEDED
+//                \          \-> STOPPING -> FAILED | KILLED | PENDING (next attempt)
+// A pending job holds no resources. STARTING: placed, tasks sent to agents, not all running
+// yet. STOPPING: the gang is being stopped (kill, a failed task, a timeout); its resources are
+// held until every agent confirms that its tasks are gone.
+enum class JobState { kPending, kStarting, kRunning, kStopping, kSucceeded, kFailed, kKilled };
+const char* JobStateName(JobState s);
+std::optional<JobState> ParseJobState(std::string_view name);
+bool IsTerminal(JobState s);
+
+// ASSIGNED: sent to its agent, not reported running yet.
+enum class TaskState { kAssigned, kRunning, kSucceeded, kFailed, kKilled, kLost };
+const char* TaskStateName(TaskState s);
+std::optional<TaskState> ParseTaskState(std::string_view name);
+bool IsTerminal(TaskState s);
+
+struct Task {
+  std::string role;
+  int index = 0;  // within its role
+  int rank = 0;   // within the job, in the order of the spec's task groups
+  Resources resources;
+  std::string node_id;
+  std::string host;  // the node's address, as other tasks reach it
+  std::vector<int> gpus;
+  int port = 0;  // assigned by the master from the node's port range
+  TaskState state = TaskState::kAssigned;
+  bool stop_requested = false;
+  std::optional<int> exit_code;
+  std::optional<int> signal;
+  int64_t pid = 0;
+  std::optional<Timestamp> started_at;
+  std::optional<Timestamp> finished_at;
+  // The node's desired-state version that first included this task: an agent report that
+  // has applied this version and does not mention the task means the task is gone.
+  uint64_t assigned_version = 0;
+
+  std::string Name() const { return role + "/" + std::to_string(index); }
+};
+
+// The outcome of one finished attempt, kept for `cohort status`.
+struct AttemptSummary {
+  int number = 0;
+  std::optional<Timestamp> started_at;
+  std::optional<Timestamp> finished_at;
+  std::string result;  // "succeeded", "failed: worker/1 exited with code 3", ...
+};
+
+struct Job {
+  JobId id = 0;
+  JobSpec spec;
+  std::string user;
+  JobState state = JobState::kPending;
+  int attempt = 0;  // the current (or last) attempt; 0 until first placed
+  std::vector<Task> tasks;  // the current attempt's tasks; empty while pending
+  Timestamp submitted_at;
+  std::optional<Timestamp> placed_at;   // of the current attempt
+  std::optional<Timestamp> running_at;  // every task of the current attempt running
+  std::optional<Timestamp> finished_at;
+  // Why it is pending, or why it ended the way it did.
+  std::string message;
+  // While STOPPING: the state to enter once every task is gone.
+  std::optional<JobState> stop_target;
+  std::vector<AttemptSummary> history;
+  // Bumped on every change; watchers wait for it to move.
+  uint64_t version = 0;
+
+  // Identifies one task of one attempt on its agent: "<job>.<attempt>.<role>.<index>".
+  std::string TaskKey(const Task& t) const;
+};
+
+struct JobEvent {
+  JobId job_id = 0;
+  Timestamp time;
+  std::string type;  // submitted, placed, running, task_exited, stopping, requeued, finished...
+  std::string message;
+};
+
+}  // namespace cohort

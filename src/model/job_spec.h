@@ -1,0 +1,55 @@
+// A job as its submitter describes it (docs/job-spec.md). Parsed and validated by src/spec;
+// this file only holds the values.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/time.h"
+#include "model/resources.h"
+
+namespace cohort {
+
+// The rendezvous environment injected into every task (src/framework).
+enum class Framework { kNone, kPyTorch, kTensorFlow };
+const char* FrameworkName(Framework f);
+std::optional<Framework> ParseFramework(std::string_view name);
+
+// Named priorities; any integer in [kMinPriority, kMaxPriority] is allowed too.
+inline constexpr int kPriorityLow = -100;
+inline constexpr int kPriorityNormal = 0;
+inline constexpr int kPriorityHigh = 100;
+inline constexpr int kMinPriority = -1000;
+inline constexpr int kMaxPriority = 1000;
+// "low", "normal", "high" for the named values, the number otherwise.
+std::string PriorityName(int priority);
+
+inline constexpr Duration kDefaultGracePeriod = std::chrono::seconds(30);
+
+// One role of a job (`worker`, `chief`, `ps`, ...): `replicas` identical tasks.
+struct TaskGroupSpec {
+  std::string role;
+  int replicas = 1;
+  Resources resources;  // per replica
+  std::vector<std::string> command;
+  std::map<std::string, std::string> env;
+  std::string workdir;  // empty: the task's own scratch directory on the agent
+};
+
+struct JobSpec {
+  std::string name;
+  std::string team = "default";
+  int priority = kPriorityNormal;
+  Framework framework = Framework::kNone;
+  std::vector<TaskGroupSpec> tasks;
+  int max_attempts = 1;                 // restart.max_attempts: 1 means never retried
+  std::optional<Duration> max_runtime;  // wall time of one attempt
+  Duration grace_period = kDefaultGracePeriod;  // SIGTERM to SIGKILL
+
+  int TotalReplicas() const;
+  Resources TotalResources() const;
+};
+
+}  // namespace cohort

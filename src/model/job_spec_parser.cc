@@ -1,0 +1,963 @@
+#include "model/job_spec_parser.h"
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <charconv>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <exception>
+#include <limits>
+#include <map>
+#include <set>
+#include <span>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "common/units.h"
+
+namespace cohort {
+namespace {
+
+constexpr std::string_view kDefaultSource = "job spec";
+
+constexpr size_t kMaxNameLength = 128;
+constexpr size_t kMaxTeamLength = 64;
+constexpr size_t kMaxRoleLength = 32;
+constexpr int64_t kMaxReplicas = 4096;
+constexpr int64_t kMaxTasks = 4096;
+constexpr int64_t kMaxGpus = 1024;
+constexpr int64_t kMaxAttempts = 100;
+constexpr int64_t kMaxMilliCpus = 1'000'000'000'000;  // the bound of ParseMilliCpus
+constexpr int64_t kMaxBytes = std::numeric_limits<int64_t>::max() / 2;  // that of ParseByteSize
+constexpr Duration kMaxGracePeriod = std::chrono::hours(1);
+
+// Guards against documents that expand without bound through YAML aliases.
+constexpr int kMaxDepth = 64;
+constexpr size_t kMaxNodes = 100'000;
+
+using Fields = std::span<const std::string_view>;
+constexpr std::array<std::string_view, 8> kJobFields = {
+    "name", "team", "priority", "framework", "tasks", "restart", "max_runtime", "grace_period"};
+constexpr std::array<std::string_view, 6> kTaskFields = {"role",    "replicas", "resources",
+                                                         "command", "env",      "workdir"};
+constexpr std::array<std::string_view, 3> kResourceFields = {"gpus", "cpus", "memory"};
+constexpr std::array<std::string_view, 1> kRestartFields = {"max_attempts"};
+
+constexpr std::array<std::string_view, 9> kReservedEnv = {
+    "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "MASTER_ADDR",      "MASTER_PORT", "WORLD_SIZE",
+    "RANK",                 "LOCAL_RANK",        "LOCAL_WORLD_SIZE", "TF_CONFIG"};
+constexpr std::string_view kReservedEnvPrefix = "COHORT_";
+
+constexpr std::array<std::string_view, 4> kTensorFlowRoles = {"chief", "worker", "ps",
+                                                              "evaluator"};
+constexpr std::string_view kCommandHint = "must be a list of strings, e.g. [python3, train.py]";
+
+// The mappings of the schema, each with its own fields.
+enum class Level { kJob, kTask, kResources, kRestart };
+
+Fields KnownFields(Level level) {
+  switch (level) {
+    case Level::kJob:
+      return kJobFields;
+    case Level::kTask:
+      return kTaskFields;
+    case Level::kResources:
+      return kResourceFields;
+    case Level::kRestart:
+      return kRestartFields;
+  }
+  return kJobFields;
+}
+
+bool Contains(Fields fields, std::string_view s) {
+  return std::find(fields.begin(), fields.end(), s) != fields.end();
+}
+
+std::string Child(const std::string& path, std::string_view key) {
+  return path.empty() ? std::string(key) : fmt::format("{}.{}", path, key);
+}
+
+std::string Index(const std::string& path, size_t i) { return fmt::format("{}[{}]", path, i); }
+
+std::string Lower(std::string_view s) {
+  std::string out(s);
+  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+// Optimal string alignment distance: insertions, deletions, substitutions and swaps of
+// neighbours each cost 1.
+size_t EditDistance(std::string_view a, std::string_view b) {
+  std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
+  for (size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
+  for (size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
+      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) {
+        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+      }
+    }
+  }
+  return d[a.size()][b.size()];
+}
+
+// The value as a person would recognise it in their file: "two", 2.5, true, null, a list.
+std::string Describe(const Json& v) {
+  switch (v.type()) {
+    case Json::value_t::null:
+      return "null";
+    case Json::value_t::boolean:
+    case Json::value_t::number_integer:
+    case Json::value_t::number_unsigned:
+    case Json::value_t::number_float:
+      return v.dump();
+    case Json::value_t::string: {
+      std::string s = v.get<std::string>();
+      if (s.size() > 60) s = s.substr(0, 57) + "...";
+      return Json(s).dump(-1, ' ', false, Json::error_handler_t::replace);
+    }
+    case Json::value_t::array:
+      return v.empty() ? "an empty list" : "a list";
+    case Json::value_t::object:
+      return v.empty() ? "an empty mapping" : "a mapping";
+    default:
+      return "a binary value";
+  }
+}
+
+bool IsValidUtf8(std::string_view s) {
+  size_t i = 0;
+  while (i < s.size()) {
+    auto c = static_cast<unsigned char>(s[i]);
+    size_t n = 0;
+    uint32_t cp = 0;
+    if (c < 0x80) {
+      ++i;
+      continue;
+    } else if ((c & 0xE0) == 0xC0) {
+      n = 1;
+      cp = c & 0x1F;
+    } else if ((c & 0xF0) == 0xE0) {
+      n = 2;
+      cp = c & 0x0F;
+    } else if ((c & 0xF8) == 0xF0) {
+      n = 3;
+      cp = c & 0x07;
+    } else {
+      return false;
+    }
+    if (i + n >= s.size()) return false;
+    for (size_t k = 1; k <= n; ++k) {
+      auto cc = static_cast<unsigned char>(s[i + k]);
+      if ((cc & 0xC0) != 0x80) return false;
+      cp = (cp << 6) | (cc & 0x3F);
+    }
+    static constexpr std::array<uint32_t, 4> kMin = {0, 0x80, 0x800, 0x10000};
+    if (cp < kMin[n] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
+    i += n + 1;
+  }
+  return true;
+}
+
+// ---------------------------------------------------------------------------------------------
+// YAML to JSON.
+
+struct DocumentTooComplex {};
+
+bool AllDigits(std::string_view s, bool (*ok)(char)) {
+  if (s.empty()) return false;
+  return std::all_of(s.begin(), s.end(), ok);
+}
+
+// The YAML 1.2 core schema for an untagged plain scalar.
+Json ResolvePlainScalar(const std::string& s) {
+  if (s == "true" || s == "True" || s == "TRUE") return true;
+  if (s == "false" || s == "False" || s == "FALSE") return false;
+  if (s.empty() || s == "~" || s == "null" || s == "Null" || s == "NULL") return nullptr;
+
+  auto is_dec = [](char c) { return c >= '0' && c <= '9'; };
+  auto is_hex = [](char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; };
+  auto is_oct = [](char c) { return c >= '0' && c <= '7'; };
+  std::string_view body = s;
+  bool negative = false;
+  if (body[0] == '+' || body[0] == '-') {
+    negative = body[0] == '-';
+    body.remove_prefix(1);
+  }
+  int base = 0;
+  if (AllDigits(body, is_dec)) {
+    base = 10;
+  } else if (s.size() > 2 && s[0] == '0' && s[1] == 'x' && AllDigits(s.substr(2), is_hex)) {
+    base = 16;
+    body = std::string_view(s).substr(2);
+  } else if (s.size() > 2 && s[0] == '0' && s[1] == 'o' && AllDigits(s.substr(2), is_oct)) {
+    base = 8;
+    body = std::string_view(s).substr(2);
+  }
+  if (base != 0) {
+    uint64_t magnitude = 0;
+    auto [end, ec] = std::from_chars(body.data(), body.data() + body.size(), magnitude, base);
+    if (ec == std::errc() && end == body.data() + body.size()) {
+      if (!negative) {
+        if (magnitude <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+          return static_cast<int64_t>(magnitude);
+        }
+        return magnitude;
+      }
+      if (magnitude <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+        return -static_cast<int64_t>(magnitude);
+      }
+    }
+    return s;  // too large to be a number: keep the text
+  }
+
+  // [-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?
+  size_t i = (s[0] == '+' || s[0] == '-') ? 1 : 0;
+  size_t int_digits = 0, frac_digits = 0;
+  while (i < s.size() && is_dec(s[i])) ++i, ++int_digits;
+  if (i < s.size() && s[i] == '.') {
+    ++i;
+    while (i < s.size() && is_dec(s[i])) ++i, ++frac_digits;
+  }
+  if (int_digits == 0 && frac_digits == 0) return s;
+  if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
+    ++i;
+    if (i < s.size() && (s[i] == '+' || s[i] == '-')) ++i;
+    size_t exp_digits = 0;
+    while (i < s.size() && is_dec(s[i])) ++i, ++exp_digits;
+    if (exp_digits == 0) return s;
+  }
+  if (i != s.size()) return s;
+  std::string_view text = s;
+  if (text[0] == '+') text.remove_prefix(1);
+  double value = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size() || !std::isfinite(value)) return s;
+  return value;
+}
+
+// Converts a YAML tree to JSON, reporting what JSON cannot say or what a job spec must not
+// contain (duplicate keys, keys that are not scalars) into `errors`.
+class YamlConverter {
+ public:
+  explicit YamlConverter(std::vector<std::string>* errors) : errors_(errors) {}
+
+  Json Convert(const YAML::Node& node, const std::string& path, int depth) {
+    if (depth > kMaxDepth || ++nodes_ > kMaxNodes) throw DocumentTooComplex{};
+    switch (node.Type()) {
+      case YAML::NodeType::Null:
+      case YAML::NodeType::Undefined:
+        return nullptr;
+      case YAML::NodeType::Scalar:
+        return Scalar(node, path);
+      case YAML::NodeType::Sequence: {
+        Json out = Json::array();
+        size_t i = 0;
+        for (const auto& item : node) out.push_back(Convert(item, Index(path, i++), depth + 1));
+        return out;
+      }
+      case YAML::NodeType::Map: {
+        Json out = Json::object();
+        std::map<std::string, int> first_line;
+        for (const auto& kv : node) {
+          const YAML::Node& key = kv.first;
+          if (!key.IsScalar()) {
+            Error(path, key.IsNull() ? "a key is empty"
+                                     : fmt::format("keys must be names, got {}",
+                                                   key.IsMap() ? "a mapping" : "a list"));
+            continue;
+          }
+          const std::string& name = key.Scalar();
+          if (!IsValidUtf8(name)) {
+            Error(path, "a key is not valid UTF-8");
+            continue;
+          }
+          std::string child = Child(path, name);
+          int line = key.Mark().line + 1;
+          auto [it, inserted] = first_line.emplace(name, line);
+          if (!inserted) {
+            Error(child, fmt::format("duplicate key (lines {} and {})", it->second, line));
+            continue;
+          }
+          out[name] = Convert(kv.second, child, depth + 1);
+        }
+        return out;
+      }
+    }
+    return nullptr;
+  }
+
+ private:
+  Json Scalar(const YAML::Node& node, const std::string& path) {
+    const std::string& text = node.Scalar();
+    if (!IsValidUtf8(text)) {
+      Error(path, "is not valid UTF-8");
+      return "";
+    }
+    const std::string& tag = node.Tag();
+    static constexpr std::string_view kCore = "tag:yaml.org,2002:";
+    bool resolve = tag == "?" || tag == std::string(kCore) + "int" ||
+                   tag == std::string(kCore) + "float" || tag == std::string(kCore) + "bool" ||
+                   tag == std::string(kCore) + "null";
+    // A quoted or block scalar ("!") or one tagged !!str stays a string.
+    return resolve ? ResolvePlainScalar(text) : Json(text);
+  }
+
+  void Error(const std::string& path, std::string_view reason) {
+    errors_->push_back(fmt::format("{}: {}", path.empty() ? kDefaultSource : path, reason));
+  }
+
+  std::vector<std::string>* errors_;
+  size_t nodes_ = 0;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Validation.
+
+class Validator {
+ public:
+  explicit Validator(std::vector<std::string> errors) : errors_(std::move(errors)) {}
+
+  std::vector<std::string>& errors() { return errors_; }
+
+  JobSpec Job(const Json& doc) {
+    JobSpec spec;
+    if (doc.is_null()) {
+      errors_.push_back("job spec is empty; it needs at least name and tasks");
+      return spec;
+    }
+    if (!doc.is_object()) {
+      errors_.push_back(fmt::format(
+          "job spec must be a mapping with fields such as name and tasks, got {}", Describe(doc)));
+      return spec;
+    }
+    Unknown(doc, "", Level::kJob);
+    Identifier(doc, "", "name", kMaxNameLength, true, &spec.name);
+    Identifier(doc, "", "team", kMaxTeamLength, false, &spec.team);
+    if (const Json* v = Find(doc, "priority")) Priority(*v, &spec.priority);
+    if (const Json* v = Find(doc, "framework")) FrameworkField(*v, &spec.framework);
+
+    if (const Json* v = Find(doc, "tasks")) {
+      if (!v->is_array()) {
+        Error("tasks", fmt::format("must be a list of task groups, got {}", Describe(*v)));
+      } else if (v->empty()) {
+        Error("tasks", "must list at least one task group");
+      } else {
+        for (size_t i = 0; i < v->size(); ++i) {
+          spec.tasks.push_back(Group((*v)[i], Index("tasks", i)));
+        }
+      }
+    } else {
+      Error("tasks", "required field is missing");
+    }
+
+    if (const Json* v = Find(doc, "restart")) Restart(*v, &spec.max_attempts);
+    if (const Json* v = Find(doc, "max_runtime")) {
+      Duration d{};
+      if (DurationField(*v, "max_runtime", &d)) {
+        if (d <= Duration::zero()) {
+          Error("max_runtime", fmt::format("must be longer than 0s, got {}", Describe(*v)));
+        } else {
+          spec.max_runtime = d;
+        }
+      }
+    }
+    if (const Json* v = Find(doc, "grace_period")) {
+      Duration d{};
+      if (DurationField(*v, "grace_period", &d)) {
+        if (d > kMaxGracePeriod) {
+          Error("grace_period", fmt::format("must be at most 1h, got {}", Describe(*v)));
+        } else {
+          spec.grace_period = d;
+        }
+      }
+    }
+
+    CrossChecks(doc, spec);
+    return spec;
+  }
+
+ private:
+  void Error(const std::string& path, std::string_view reason) {
+    errors_.push_back(fmt::format("{}: {}", path, reason));
+  }
+
+  static const Json* Find(const Json& obj, std::string_view key) {
+    auto it = obj.find(std::string(key));
+    return it == obj.end() ? nullptr : &*it;
+  }
+
+  // Fields of `obj` that the schema does not know, with the closest known name when there is
+  // one, or where the field belongs when it is in the wrong place.
+  void Unknown(const Json& obj, const std::string& path, Level level) {
+    Fields known = KnownFields(level);
+    for (const auto& [key, value] : obj.items()) {
+      if (Contains(known, key)) continue;
+      std::string reason = "unknown field; ";
+      if (std::string hint = Misplaced(level, key); !hint.empty()) {
+        reason += hint;
+      } else {
+        std::string_view best;
+        size_t best_distance = 3;
+        for (std::string_view k : known) {
+          size_t d = EditDistance(Lower(key), k);
+          if (d < best_distance) {
+            best = k;
+            best_distance = d;
+          }
+        }
+        if (!best.empty()) {
+          reason += fmt::format("did you mean \"{}\"?", best);
+        } else {
+          std::vector<std::string_view> names(known.begin(), known.end());
+          reason += fmt::format("expected one of: {}", fmt::join(names, ", "));
+        }
+      }
+      Error(Child(path, key), reason);
+    }
+  }
+
+  // A known field of another level of the schema: say where it goes.
+  static std::string Misplaced(Level level, const std::string& key) {
+    const bool job_level = level == Level::kJob;
+    const bool task_level = level == Level::kTask;
+    if (job_level && key == "max_attempts") return "did you mean restart.max_attempts?";
+    if (job_level && Contains(kTaskFields, key)) {
+      return "it belongs in a task group, an entry of tasks";
+    }
+    if ((job_level || task_level) && Contains(kResourceFields, key)) {
+      return job_level ? "it belongs in tasks[].resources" : "it belongs under resources";
+    }
+    if (task_level && (Contains(kJobFields, key) || key == "max_attempts")) {
+      return "it belongs at the top level of the job spec";
+    }
+    return "";
+  }
+
+  // name, team: [A-Za-z0-9._-], starting with a letter or digit.
+  void Identifier(const Json& obj, const std::string& path, std::string_view field,
+                  size_t max_length, bool required, std::string* out) {
+    std::string p = Child(path, field);
+    const Json* v = Find(obj, field);
+    if (v == nullptr) {
+      if (required) Error(p, "required field is missing");
+      return;
+    }
+    if (!v->is_string()) {
+      Error(p, fmt::format("must be a string, got {}", Describe(*v)));
+      return;
+    }
+    const std::string& s = v->get_ref<const std::string&>();
+    if (s.size() > max_length) {
+      Error(p, fmt::format("must be at most {} characters, got {}", max_length, s.size()));
+      return;
+    }
+    auto allowed = [](char c) {
+      return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-';
+    };
+    if (s.empty() || !std::isalnum(static_cast<unsigned char>(s[0])) ||
+        !std::all_of(s.begin(), s.end(), allowed)) {
+      Error(p, fmt::format("{} is not a valid {}: use 1 to {} letters, digits, '.', '_' or '-', "
+                           "starting with a letter or digit",
+                           Describe(*v), field, max_length));
+      return;
+    }
+    *out = s;
+  }
+
+  // An integer in [lo, hi]; otherwise reports "must be an integer from lo to hi, got ...".
+  bool Integer(const Json& v, const std::string& path, int64_t lo, int64_t hi, int64_t* out) {
+    bool ok = false;
+    if (v.is_number_unsigned()) {
+      uint64_t u = v.get<uint64_t>();
+      ok = hi >= 0 && u <= static_cast<uint64_t>(hi) && static_cast<int64_t>(u) >= lo;
+      if (ok) *out = static_cast<int64_t>(u);
+    } else if (v.is_number_integer()) {
+      int64_t i = v.get<int64_t>();
+      ok = i >= lo && i <= hi;
+      if (ok) *out = i;
+    }
+    if (!ok) Error(path, fmt::format("must be an integer from {} to {}, got {}", lo, hi, Describe(v)));
+    return ok;
+  }
+
+  void Priority(const Json& v, int* out) {
+    if (v.is_string()) {
+      const std::string& s = v.get_ref<const std::string&>();
+      if (s == "low") {
+        *out = kPriorityLow;
+        return;
+      }
+      if (s == "normal") {
+        *out = kPriorityNormal;
+        return;
+      }
+      if (s == "high") {
+        *out = kPriorityHigh;
+        return;
+      }
+    } else if (v.is_number_integer()) {
+      bool in_range = v.is_number_unsigned()
+                          ? v.get<uint64_t>() <= static_cast<uint64_t>(kMaxPriority)
+                          : v.get<int64_t>() >= kMinPriority && v.get<int64_t>() <= kMaxPriority;
+      if (in_range) {
+        *out = static_cast<int>(v.get<int64_t>());
+        return;
+      }
+    }
+    Error("priority",
+          fmt::format("{} is not a priority; use low, normal, high or an integer from {} to {}",
+                      Describe(v), kMinPriority, kMaxPriority));
+  }
+
+  void FrameworkField(const Json& v, Framework* out) {
+    if (v.is_string()) {
+      if (auto f = ParseFramework(v.get_ref<const std::string&>())) {
+        *out = *f;
+        return;
+      }
+    }
+    Error("framework",
+          fmt::format("{} is not a framework; use none, pytorch or tensorflow", Describe(v)));
+  }
+
+  TaskGroupSpec Group(const Json& v, const std::string& path) {
+    TaskGroupSpec group;
+    group.resources = Resources{.gpus = 0, .milli_cpus = 1000, .memory_bytes = int64_t{1} << 30};
+    if (!v.is_object()) {
+      Error(path, fmt::format("must be a mapping with role, command and the other task fields, "
+                              "got {}",
+                              Describe(v)));
+      return group;
+    }
+    Unknown(v, path, Level::kTask);
+    Role(v, path, &group.role);
+    if (const Json* r = Find(v, "replicas")) {
+      int64_t n = 0;
+      if (Integer(*r, Child(path, "replicas"), 1, kMaxReplicas, &n)) {
+        group.replicas = static_cast<int>(n);
+      }
+    }
+    if (const Json* r = Find(v, "resources")) ResourcesField(*r, Child(path, "resources"), &group);
+    Command(v, path, &group.command);
+    if (const Json* e = Find(v, "env")) Env(*e, Child(path, "env"), &group.env);
+    if (const Json* w = Find(v, "workdir")) Workdir(*w, Child(path, "workdir"), &group.workdir);
+    return group;
+  }
+
+  void Role(const Json& obj, const std::string& path, std::string* out) {
+    std::string p = Child(path, "role");
+    const Json* v = Find(obj, "role");
+    if (v == nullptr) {
+      Error(p, "required field is missing");
+      return;
+    }
+    if (!v->is_string()) {
+      Error(p, fmt::format("must be a string, got {}", Describe(*v)));
+      return;
+    }
+    const std::string& s = v->get_ref<const std::string&>();
+    auto allowed = [](char c) {
+      return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+    };
+    if (s.empty() || s.size() > kMaxRoleLength || !(s[0] >= 'a' && s[0] <= 'z') ||
+        !std::all_of(s.begin(), s.end(), allowed)) {
+      Error(p, fmt::format("{} is not a valid role: use 1 to {} lowercase letters, digits, '_' or "
+                           "'-', starting with a letter",
+                           Describe(*v), kMaxRoleLength));
+      return;
+    }
+    *out = s;
+  }
+
+  void ResourcesField(const Json& v, const std::string& path, TaskGroupSpec* group) {
+    if (!v.is_object()) {
+      Error(path, fmt::format("must be a mapping with gpus, cpus and memory, got {}", Describe(v)));
+      return;
+    }
+    Unknown(v, path, Level::kResources);
+    if (const Json* g = Find(v, "gpus")) {
+      int64_t n = 0;
+      if (Integer(*g, Child(path, "gpus"), 0, kMaxGpus, &n)) group->resources.gpus = n;
+    }
+    if (const Json* c = Find(v, "cpus")) Cpus(*c, Child(path, "cpus"), &group->resources);
+    if (const Json* m = Find(v, "memory")) Memory(*m, Child(path, "memory"), &group->resources);
+  }
+
+  void Cpus(const Json& v, const std::string& path, Resources* out) {
+    int64_t milli = 0;
+    if (v.is_string()) {
+      auto parsed = Guarded([&] { return ParseMilliCpus(v.get_ref<const std::string&>()); },
+                            Describe(v) + " is not a CPU amount; use e.g. 4, 0.5 or 500m");
+      if (!parsed.ok()) {
+        Error(path, parsed.status().message());
+        return;
+      }
+      milli = *parsed;
+    } else if (v.is_number()) {
+      double cpus = v.get<double>();
+      if (!(cpus > 0)) {
+        Error(path, fmt::format("must be greater than 0, got {}", Describe(v)));
+        return;
+      }
+      if (cpus * 1000 > static_cast<double>(kMaxMilliCpus)) {
+        Error(path, fmt::format("{} is too large", Describe(v)));
+        return;
+      }
+      double exact = cpus * 1000;
+      double rounded = std::round(exact);
+      if (std::abs(exact - rounded) > 1e-6 + exact * 1e-15) {
+        Error(path, fmt::format("{} is finer than a thousandth of a CPU", Describe(v)));
+        return;
+      }
+      milli = static_cast<int64_t>(rounded);
+    } else {
+      Error(path,
+            fmt::format("must be a number of CPUs (4, 0.5) or a string (\"500m\"), got {}",
+                        Describe(v)));
+      return;
+    }
+    if (milli <= 0) {
+      Error(path, fmt::format("must be greater than 0, got {}", Describe(v)));
+      return;
+    }
+    out->milli_cpus = milli;
+  }
+
+  void Memory(const Json& v, const std::string& path, Resources* out) {
+    int64_t bytes = 0;
+    if (v.is_string()) {
+      auto parsed = Guarded([&] { return ParseByteSize(v.get_ref<const std::string&>()); },
+                            Describe(v) + " is not a size; use e.g. 32Gi");
+      if (!parsed.ok()) {
+        Error(path, parsed.status().message());
+        return;
+      }
+      bytes = *parsed;
+    } else if (v.is_number_unsigned()) {
+      if (v.get<uint64_t>() > static_cast<uint64_t>(kMaxBytes)) {
+        Error(path, fmt::format("{} is too large", Describe(v)));
+        return;
+      }
+      bytes = static_cast<int64_t>(v.get<uint64_t>());
+    } else if (v.is_number_integer()) {
+      bytes = v.get<int64_t>();
+      if (bytes > kMaxBytes) {
+        Error(path, fmt::format("{} is too large", Describe(v)));
+        return;
+      }
+    } else {
+      Error(path, fmt::format("must be a size such as \"32Gi\" or a number of bytes, got {}",
+                              Describe(v)));
+      return;
+    }
+    if (bytes <= 0) {
+      Error(path, fmt::format("must be greater than 0, got {}", Describe(v)));
+      return;
+    }
+    out->memory_bytes = bytes;
+  }
+
+  void Command(const Json& obj, const std::string& path, std::vector<std::string>* out) {
+    std::string p = Child(path, "command");
+    const Json* v = Find(obj, "command");
+    if (v == nullptr) {
+      Error(p, "required field is missing");
+      return;
+    }
+    if (!v->is_array()) {
+      Error(p, fmt::format("{}, got {}", kCommandHint, Describe(*v)));
+      return;
+    }
+    if (v->empty()) {
+      Error(p, fmt::format("{}, got an empty list", kCommandHint));
+      return;
+    }
+    std::vector<std::string> command;
+    bool ok = true;
+    for (size_t i = 0; i < v->size(); ++i) {
+      const Json& arg = (*v)[i];
+      std::string ap = Index(p, i);
+      if (!arg.is_string()) {
+        Error(ap, fmt::format("must be a string, got {}; command {}", Describe(arg), kCommandHint));
+        ok = false;
+        continue;
+      }
+      const std::string& s = arg.get_ref<const std::string&>();
+      if (s.find('\0') != std::string::npos) {
+        Error(ap, "must not contain a NUL character");
+        ok = false;
+      } else if (i == 0 && s.empty()) {
+        Error(ap, "the program to run must not be empty");
+        ok = false;
+      }
+      command.push_back(s);
+    }
+    if (ok) *out = std::move(command);
+  }
+
+  void Env(const Json& v, const std::string& path, std::map<std::string, std::string>* out) {
+    if (!v.is_object()) {
+      Error(path, fmt::format("must be a mapping of NAME: value, got {}", Describe(v)));
+      return;
+    }
+    for (const auto& [name, value] : v.items()) {
+      std::string p = Child(path, name);
+      auto name_char = [](char c) {
+        return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+      };
+      if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0])) ||
+          !std::all_of(name.begin(), name.end(), name_char)) {
+        Error(p,
+              "not a valid variable name: use letters, digits and '_', not starting with a digit");
+        continue;
+      }
+      if (name.starts_with(kReservedEnvPrefix) ||
+          std::find(kReservedEnv.begin(), kReservedEnv.end(), name) != kReservedEnv.end()) {
+        Error(p, "is set by Cohort and cannot be set in the spec");
+        continue;
+      }
+      std::string text;
+      if (value.is_string()) {
+        text = value.get<std::string>();
+      } else if (value.is_boolean() || value.is_number()) {
+        text = value.dump();
+      } else {
+        Error(p, fmt::format("must be a string, number or bool, got {}{}", Describe(value),
+                             value.is_null() ? "; write \"\" for an empty value" : ""));
+        continue;
+      }
+      if (text.find('\0') != std::string::npos) {
+        Error(p, "must not contain a NUL character");
+        continue;
+      }
+      (*out)[name] = std::move(text);
+    }
+  }
+
+  void Workdir(const Json& v, const std::string& path, std::string* out) {
+    if (!v.is_string()) {
+      Error(path, fmt::format("must be a string, got {}", Describe(v)));
+      return;
+    }
+    const std::string& s = v.get_ref<const std::string&>();
+    if (s.empty() || s[0] != '/') {
+      Error(path, fmt::format("{} must be an absolute path, starting with /", Describe(v)));
+      return;
+    }
+    if (s.find('\0') != std::string::npos) {
+      Error(path, "must not contain a NUL character");
+      return;
+    }
+    *out = s;
+  }
+
+  void Restart(const Json& v, int* max_attempts) {
+    if (!v.is_object()) {
+      Error("restart",
+            fmt::format("must be a mapping such as {{max_attempts: 3}}, got {}", Describe(v)));
+      return;
+    }
+    Unknown(v, "restart", Level::kRestart);
+    if (const Json* m = Find(v, "max_attempts")) {
+      int64_t n = 0;
+      if (Integer(*m, "restart.max_attempts", 1, kMaxAttempts, &n)) {
+        *max_attempts = static_cast<int>(n);
+      }
+    }
+  }
+
+  bool DurationField(const Json& v, const std::string& path, Duration* out) {
+    if (!v.is_string()) {
+      Error(path, fmt::format("must be a duration such as \"90m\", \"2h\" or \"1h30m\", got {}",
+                              Describe(v)));
+      return false;
+    }
+    auto parsed = Guarded([&] { return ParseDuration(v.get_ref<const std::string&>()); },
+                          Describe(v) + " is not a duration; use e.g. 90m, 2h or 1h30m");
+    if (!parsed.ok()) {
+      Error(path, parsed.status().message());
+      return false;
+    }
+    // Whole milliseconds, so that the canonical form (ToJson) says exactly the same.
+    if (parsed->count() % 1000 != 0) {
+      Error(path, fmt::format("{} is finer than a millisecond", Describe(v)));
+      return false;
+    }
+    *out = *parsed;
+    return true;
+  }
+
+  void CrossChecks(const Json& doc, const JobSpec& spec) {
+    const Json* tasks = Find(doc, "tasks");
+    if (tasks == nullptr || !tasks->is_array()) return;
+    std::map<std::string, size_t> first_index;
+    int64_t total = 0;
+    for (size_t i = 0; i < spec.tasks.size(); ++i) {
+      const TaskGroupSpec& g = spec.tasks[i];
+      total += g.replicas;
+      if (g.role.empty()) continue;  // missing or invalid: reported already
+      std::string path = Index("tasks", i);
+      auto [it, inserted] = first_index.emplace(g.role, i);
+      if (!inserted) {
+        Error(Child(path, "role"),
+              fmt::format("\"{}\" is already the role of tasks[{}]", g.role, it->second));
+      }
+      if (spec.framework == Framework::kTensorFlow) {
+        if (!Contains(kTensorFlowRoles, g.role)) {
+          Error(Child(path, "role"),
+                fmt::format("\"{}\" is not a TensorFlow role; use chief, worker, ps or evaluator",
+                            g.role));
+        } else if ((g.role == "chief" || g.role == "evaluator") && g.replicas > 1) {
+          Error(Child(path, "replicas"),
+                fmt::format("a TensorFlow {} has 1 replica, got {}", g.role, g.replicas));
+        }
+      }
+    }
+    if (total > kMaxTasks) {
+      Error("tasks", fmt::format("the job has {} tasks in all; at most {} are allowed", total,
+                                 kMaxTasks));
+    }
+  }
+
+  // Runs a units parser; a throw from inside it (std::stod on absurd input) becomes `fallback`.
+  template <typename F>
+  static auto Guarded(F&& f, const std::string& fallback) -> decltype(f()) {
+    try {
+      return f();
+    } catch (const std::exception&) {
+      return Status::InvalidArgument(fallback);
+    }
+  }
+
+  std::vector<std::string> errors_;
+};
+
+StatusOr<JobSpec> Validate(const Json& doc, std::vector<std::string> errors,
+                           std::string_view prefix) {
+  Validator validator(std::move(errors));
+  JobSpec spec = validator.Job(doc);
+  std::vector<std::string>& found = validator.errors();
+  if (found.empty()) return spec;
+  size_t n = found.size();
+  return Status::InvalidArgument(
+      fmt::format("{}job spec has {} error{}", prefix, n, n == 1 ? "" : "s"), std::move(found));
+}
+
+// "<source>:<line>:<column>: <reason>" from nlohmann's "... at line 1, column 8: <reason>".
+std::string JsonSyntaxError(std::string_view source, const Json::parse_error& e) {
+  std::string what = e.what();
+  int line = 0, column = 0;
+  size_t at = what.find(" at line ");
+  if (at != std::string::npos &&
+      std::sscanf(what.c_str() + at, " at line %d, column %d", &line, &column) == 2) {
+    size_t colon = what.find(": ", at);
+    if (colon != std::string::npos) {
+      return fmt::format("{}:{}:{}: {}", source, line, column, what.substr(colon + 2));
+    }
+  }
+  return fmt::format("{}: {}", source, what);
+}
+
+// Canonical text of a duration that ParseDuration reads back exactly (whole milliseconds).
+std::string DurationText(Duration d) {
+  if (d == Duration::zero()) return "0s";
+  Duration rest = d % std::chrono::seconds(1);
+  if (rest == Duration::zero() || d < std::chrono::seconds(1)) return FormatDuration(d);
+  return FormatDuration(d - rest) + FormatDuration(rest);
+}
+
+}  // namespace
+
+StatusOr<JobSpec> ParseJobSpec(std::string_view text, std::string_view source) {
+  std::string prefix = source == kDefaultSource ? "" : fmt::format("{}: ", source);
+  try {
+    std::vector<YAML::Node> documents;
+    try {
+      documents = YAML::LoadAll(std::string(text));
+    } catch (const YAML::Exception& e) {
+      // JSON is YAML, but yaml-cpp's messages for broken JSON are poor, and JSON that it
+      // refuses may still be valid JSON.
+      size_t first = text.find_first_not_of(" \t\r\n");
+      if (first != std::string_view::npos && (text[first] == '{' || text[first] == '[')) {
+        try {
+          return Validate(Json::parse(text), {}, prefix);
+        } catch (const Json::parse_error& je) {
+          return Status::InvalidArgument(JsonSyntaxError(source, je));
+        }
+      }
+      if (e.mark.is_null()) return Status::InvalidArgument(fmt::format("{}: {}", source, e.msg));
+      return Status::InvalidArgument(
+          fmt::format("{}:{}:{}: {}", source, e.mark.line + 1, e.mark.column + 1, e.msg));
+    }
+    if (documents.size() > 1) {
+      return Status::InvalidArgument(
+          fmt::format("{}: holds {} YAML documents; a job spec is a single document", source,
+                      documents.size()));
+    }
+    std::vector<std::string> errors;
+    Json doc = nullptr;
+    if (!documents.empty()) {
+      YamlConverter converter(&errors);
+      try {
+        doc = converter.Convert(documents[0], "", 0);
+      } catch (const DocumentTooComplex&) {
+        return Status::InvalidArgument(fmt::format(
+            "{}: the document is nested too deeply or expands (through aliases) too far",
+            source));
+      }
+    }
+    return Validate(doc, std::move(errors), prefix);
+  } catch (const std::exception& e) {
+    return Status::InvalidArgument(fmt::format("{}: cannot read the job spec: {}", source,
+                                               e.what()));
+  }
+}
+
+StatusOr<JobSpec> ParseJobSpecJson(const Json& doc) {
+  try {
+    return Validate(doc, {}, "");
+  } catch (const std::exception& e) {
+    return Status::InvalidArgument(fmt::format("cannot read the job spec: {}", e.what()));
+  }
+}
+
+Json ToJson(const JobSpec& spec) {
+  Json tasks = Json::array();
+  for (const auto& g : spec.tasks) {
+    const int64_t milli = g.resources.milli_cpus;
+    Json cpus = milli % 1000 == 0 ? Json(milli / 1000) : Json(static_cast<double>(milli) / 1000.0);
+    Json group = {{"role", g.role},
+                  {"replicas", g.replicas},
+                  {"resources",
+                   {{"gpus", g.resources.gpus},
+                    {"cpus", cpus},
+                    {"memory", FormatByteSize(g.resources.memory_bytes)}}},
+                  {"command", g.command}};
+    if (!g.env.empty()) group["env"] = g.env;
+    if (!g.workdir.empty()) group["workdir"] = g.workdir;
+    tasks.push_back(std::move(group));
+  }
+  const bool named = spec.priority == kPriorityLow || spec.priority == kPriorityNormal ||
+                     spec.priority == kPriorityHigh;
+  Json priority = named ? Json(PriorityName(spec.priority)) : Json(spec.priority);
+  Json doc = {{"name", spec.name},
+              {"team", spec.team},
+              {"priority", priority},
+              {"framework", FrameworkName(spec.framework)},
+              {"tasks", std::move(tasks)},
+              {"restart", {{"max_attempts", spec.max_attempts}}},
+              {"grace_period", DurationText(spec.grace_period)}};
+  if (spec.max_runtime) doc["max_runtime"] = DurationText(*spec.max_runtime);
+  return doc;
+}
+
+}  // namespace cohort

@@ -1,0 +1,24 @@
+// Reading a job spec written by a person (YAML or JSON, one schema: docs/job-spec.md).
+//
+// Validation reports every problem at once, each naming the field path and the reason:
+//   tasks[0].resources.memory: "32GB" is not a size; use e.g. 32Gi
+// Unknown fields are errors. The returned Status is InvalidArgument with one detail per
+// problem; its message summarises ("job spec has 3 errors").
+#pragma once
+
+#include <string_view>
+
+#include "common/status.h"
+#include "model/job_spec.h"
+#include "model/json.h"
+
+namespace cohort {
+
+// `text` may be YAML or JSON (JSON is YAML). `source` names the file in messages.
+StatusOr<JobSpec> ParseJobSpec(std::string_view text, std::string_view source = "job spec");
+StatusOr<JobSpec> ParseJobSpecJson(const Json& doc);
+
+// The canonical JSON document of a valid spec; ParseJobSpecJson(ToJson(s)) gives s back.
+Json ToJson(const JobSpec& spec);
+
+}  // namespace cohort

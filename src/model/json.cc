@@ -1,0 +1,388 @@
+#include "model/json.h"
+
+#include <fmt/format.h>
+
+#include "common/units.h"
+#include "model/job_spec_parser.h"
+
+namespace cohort {
+namespace {
+
+Json TimeOrNull(const std::optional<Timestamp>& t) {
+  return t ? Json(FormatTimestamp(*t)) : Json(nullptr);
+}
+
+std::optional<Timestamp> OptionalTime(const Json& j, const char* key) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return std::nullopt;
+  auto t = ParseTimestamp(it->get<std::string>());
+  if (!t.ok()) throw std::runtime_error(fmt::format("{}: {}", key, t.status().message()));
+  return *t;
+}
+
+Timestamp RequiredTime(const Json& j, const char* key) {
+  auto t = OptionalTime(j, key);
+  if (!t) throw std::runtime_error(fmt::format("{}: missing", key));
+  return *t;
+}
+
+template <typename T>
+std::optional<T> OptionalValue(const Json& j, const char* key) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return std::nullopt;
+  return it->get<T>();
+}
+
+template <typename T>
+T ValueOr(const Json& j, const char* key, T fallback) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return fallback;
+  return it->get<T>();
+}
+
+Json ResourcesJson(const Resources& r) {
+  return Json{{"gpus", r.gpus},
+              {"cpus", static_cast<double>(r.milli_cpus) / 1000.0},
+              {"memory", FormatByteSize(r.memory_bytes)}};
+}
+
+Resources ResourcesFrom(const Json& j) {
+  Resources r;
+  r.gpus = j.at("gpus").get<int64_t>();
+  r.milli_cpus = static_cast<int64_t>(j.at("cpus").get<double>() * 1000.0 + 0.5);
+  auto mem = ParseByteSize(j.at("memory").get<std::string>());
+  if (!mem.ok()) throw std::runtime_error("memory: " + mem.status().message());
+  r.memory_bytes = *mem;
+  return r;
+}
+
+// Runs a decoder that uses nlohmann's throwing accessors and turns any throw into a Status.
+template <typename T, typename F>
+StatusOr<T> Decode(const char* what, F&& f) {
+  try {
+    return f();
+  } catch (const std::exception& e) {
+    return Status::InvalidArgument(fmt::format("malformed {}: {}", what, e.what()));
+  }
+}
+
+Task TaskFrom(const Json& j) {
+  Task t;
+  t.role = j.at("role").get<std::string>();
+  t.index = j.at("index").get<int>();
+  t.rank = j.at("rank").get<int>();
+  t.resources = ResourcesFrom(j.at("resources"));
+  t.node_id = j.at("node").get<std::string>();
+  t.host = ValueOr<std::string>(j, "host", "");
+  t.gpus = j.at("gpus").get<std::vector<int>>();
+  t.port = ValueOr<int>(j, "port", 0);
+  auto state = ParseTaskState(j.at("state").get<std::string>());
+  if (!state) throw std::runtime_error("unknown task state");
+  t.state = *state;
+  t.stop_requested = ValueOr<bool>(j, "stop_requested", false);
+  t.exit_code = OptionalValue<int>(j, "exit_code");
+  t.signal = OptionalValue<int>(j, "signal");
+  t.pid = ValueOr<int64_t>(j, "pid", 0);
+  t.started_at = OptionalTime(j, "started_at");
+  t.finished_at = OptionalTime(j, "finished_at");
+  t.assigned_version = ValueOr<uint64_t>(j, "assigned_version", 0);
+  return t;
+}
+
+}  // namespace
+
+StatusOr<Json> ParseJson(std::string_view text) {
+  try {
+    return Json::parse(text);
+  } catch (const Json::parse_error& e) {
+    return Status::InvalidArgument(fmt::format("not valid JSON: {}", e.what()));
+  }
+}
+
+Json ToJson(const Task& t) {
+  return Json{{"role", t.role},
+              {"index", t.index},
+              {"rank", t.rank},
+              {"resources", ResourcesJson(t.resources)},
+              {"node", t.node_id},
+              {"host", t.host},
+              {"gpus", t.gpus},
+              {"port", t.port},
+              {"state", TaskStateName(t.state)},
+              {"stop_requested", t.stop_requested},
+              {"exit_code", t.exit_code ? Json(*t.exit_code) : Json(nullptr)},
+              {"signal", t.signal ? Json(*t.signal) : Json(nullptr)},
+              {"pid", t.pid},
+              {"started_at", TimeOrNull(t.started_at)},
+              {"finished_at", TimeOrNull(t.finished_at)},
+              {"assigned_version", t.assigned_version}};
+}
+
+Json ToJson(const Job& job) {
+  Json tasks = Json::array();
+  for (const auto& t : job.tasks) tasks.push_back(ToJson(t));
+  Json history = Json::array();
+  for (const auto& a : job.history) {
+    history.push_back(Json{{"attempt", a.number},
+                           {"started_at", TimeOrNull(a.started_at)},
+                           {"finished_at", TimeOrNull(a.finished_at)},
+                           {"result", a.result}});
+  }
+  return Json{{"id", job.id},
+              {"name", job.spec.name},
+              {"team", job.spec.team},
+              {"priority", job.spec.priority},
+              {"user", job.user},
+              {"state", JobStateName(job.state)},
+              {"attempt", job.attempt},
+              {"message", job.message},
+              {"submitted_at", FormatTimestamp(job.submitted_at)},
+              {"placed_at", TimeOrNull(job.placed_at)},
+              {"running_at", TimeOrNull(job.running_at)},
+              {"finished_at", TimeOrNull(job.finished_at)},
+              {"stop_target", job.stop_target ? Json(JobStateName(*job.stop_target)) : Json(nullptr)},
+              {"version", job.version},
+              {"spec", ToJson(job.spec)},
+              {"tasks", tasks},
+              {"history", history}};
+}
+
+StatusOr<Job> JobFromJson(const Json& j) {
+  return Decode<Job>("job", [&]() -> Job {
+    Job job;
+    job.id = j.at("id").get<JobId>();
+    auto spec = ParseJobSpecJson(j.at("spec"));
+    if (!spec.ok()) throw std::runtime_error("spec: " + spec.status().ToString());
+    job.spec = std::move(spec).value();
+    job.user = ValueOr<std::string>(j, "user", "");
+    auto state = ParseJobState(j.at("state").get<std::string>());
+    if (!state) throw std::runtime_error("unknown job state");
+    job.state = *state;
+    job.attempt = ValueOr<int>(j, "attempt", 0);
+    job.message = ValueOr<std::string>(j, "message", "");
+    job.submitted_at = RequiredTime(j, "submitted_at");
+    job.placed_at = OptionalTime(j, "placed_at");
+    job.running_at = OptionalTime(j, "running_at");
+    job.finished_at = OptionalTime(j, "finished_at");
+    if (auto target = OptionalValue<std::string>(j, "stop_target")) {
+      job.stop_target = ParseJobState(*target);
+    }
+    job.version = ValueOr<uint64_t>(j, "version", 0);
+    for (const auto& t : j.at("tasks")) job.tasks.push_back(TaskFrom(t));
+    if (auto it = j.find("history"); it != j.end()) {
+      for (const auto& a : *it) {
+        AttemptSummary s;
+        s.number = a.at("attempt").get<int>();
+        s.started_at = OptionalTime(a, "started_at");
+        s.finished_at = OptionalTime(a, "finished_at");
+        s.result = ValueOr<std::string>(a, "result", "");
+        job.history.push_back(std::move(s));
+      }
+    }
+    return job;
+  });
+}
+
+Json ToJson(const JobEvent& e) {
+  return Json{{"job_id", e.job_id},
+              {"time", FormatTimestamp(e.time)},
+              {"type", e.type},
+              {"message", e.message}};
+}
+
+StatusOr<JobEvent> JobEventFromJson(const Json& j) {
+  return Decode<JobEvent>("event", [&] {
+    JobEvent e;
+    e.job_id = j.at("job_id").get<JobId>();
+    e.time = RequiredTime(j, "time");
+    e.type = j.at("type").get<std::string>();
+    e.message = ValueOr<std::string>(j, "message", "");
+    return e;
+  });
+}
+
+Json ToJson(const NodeInfo& n) {
+  Json gpus = Json::array();
+  for (const auto& g : n.gpus) {
+    gpus.push_back(Json{{"index", g.index},
+                        {"uuid", g.uuid},
+                        {"model", g.model},
+                        {"memory", FormatByteSize(g.memory_bytes)},
+                        {"memory_bytes", g.memory_bytes},
+                        {"pci_bus_id", g.pci_bus_id},
+                        {"numa_node", g.numa_node}});
+  }
+  Json links = Json::array();
+  for (const auto& l : n.gpu_links) {
+    links.push_back(
+        Json{{"a", l.a}, {"b", l.b}, {"type", GpuLinkTypeName(l.type)}, {"nvlinks", l.nvlinks}});
+  }
+  return Json{{"id", n.id},
+              {"address", n.address},
+              {"cpus", static_cast<double>(n.milli_cpus) / 1000.0},
+              {"memory", FormatByteSize(n.memory_bytes)},
+              {"memory_bytes", n.memory_bytes},
+              {"gpus", gpus},
+              {"gpu_links", links},
+              {"gpu_source", n.gpu_source},
+              {"ports", Json{{"first", n.ports.first}, {"last", n.ports.last}}},
+              {"labels", n.labels},
+              {"agent_version", n.agent_version}};
+}
+
+StatusOr<NodeInfo> NodeInfoFromJson(const Json& j) {
+  auto info = Decode<NodeInfo>("node", [&] {
+    NodeInfo n;
+    n.id = j.at("id").get<std::string>();
+    n.address = j.at("address").get<std::string>();
+    n.milli_cpus = static_cast<int64_t>(j.at("cpus").get<double>() * 1000.0 + 0.5);
+    n.memory_bytes = j.at("memory_bytes").get<int64_t>();
+    for (const auto& g : j.at("gpus")) {
+      Gpu gpu;
+      gpu.index = g.at("index").get<int>();
+      gpu.uuid = ValueOr<std::string>(g, "uuid", "");
+      gpu.model = ValueOr<std::string>(g, "model", "");
+      gpu.memory_bytes = ValueOr<int64_t>(g, "memory_bytes", 0);
+      gpu.pci_bus_id = ValueOr<std::string>(g, "pci_bus_id", "");
+      gpu.numa_node = ValueOr<int>(g, "numa_node", -1);
+      n.gpus.push_back(std::move(gpu));
+    }
+    if (auto it = j.find("gpu_links"); it != j.end()) {
+      for (const auto& l : *it) {
+        GpuLink link;
+        link.a = l.at("a").get<int>();
+        link.b = l.at("b").get<int>();
+        auto type = ParseGpuLinkType(l.at("type").get<std::string>());
+        if (!type) throw std::runtime_error("gpu_links: unknown link type");
+        link.type = *type;
+        link.nvlinks = ValueOr<int>(l, "nvlinks", 0);
+        n.gpu_links.push_back(link);
+      }
+    }
+    n.gpu_source = ValueOr<std::string>(j, "gpu_source", "");
+    if (auto it = j.find("ports"); it != j.end()) {
+      n.ports.first = it->at("first").get<int>();
+      n.ports.last = it->at("last").get<int>();
+    }
+    n.labels = ValueOr<std::map<std::string, std::string>>(j, "labels", {});
+    n.agent_version = ValueOr<std::string>(j, "agent_version", "");
+    return n;
+  });
+  if (!info.ok()) return info;
+  // Semantic checks: a registering agent is outside input.
+  std::vector<std::string> problems;
+  if (info->id.empty()) problems.push_back("id: must not be empty");
+  if (info->address.empty()) problems.push_back("address: must not be empty");
+  if (info->ports.first < 1 || info->ports.last > 65535 || info->ports.first > info->ports.last) {
+    problems.push_back(fmt::format("ports: {}-{} is not a port range within 1-65535",
+                                   info->ports.first, info->ports.last));
+  }
+  for (size_t i = 0; i < info->gpus.size(); ++i) {
+    if (info->gpus[i].index != static_cast<int>(i)) {
+      problems.push_back(fmt::format("gpus[{}].index: expected {}", i, i));
+    }
+  }
+  if (!problems.empty()) {
+    return Status::InvalidArgument("invalid node registration", std::move(problems));
+  }
+  return info;
+}
+
+Json ToJson(const TaskLaunch& l) {
+  return Json{{"key", l.key},
+              {"job_id", l.job_id},
+              {"attempt", l.attempt},
+              {"role", l.role},
+              {"index", l.index},
+              {"command", l.command},
+              {"env", l.env},
+              {"workdir", l.workdir},
+              {"gpus", l.gpus},
+              {"grace_period_ms", ToMillis(l.grace_period)}};
+}
+
+StatusOr<TaskLaunch> TaskLaunchFromJson(const Json& j) {
+  return Decode<TaskLaunch>("task launch", [&] {
+    TaskLaunch l;
+    l.key = j.at("key").get<std::string>();
+    l.job_id = j.at("job_id").get<JobId>();
+    l.attempt = j.at("attempt").get<int>();
+    l.role = j.at("role").get<std::string>();
+    l.index = j.at("index").get<int>();
+    l.command = j.at("command").get<std::vector<std::string>>();
+    l.env = j.at("env").get<std::map<std::string, std::string>>();
+    l.workdir = ValueOr<std::string>(j, "workdir", "");
+    l.gpus = j.at("gpus").get<std::vector<int>>();
+    l.grace_period = std::chrono::milliseconds(ValueOr<int64_t>(j, "grace_period_ms", 30000));
+    return l;
+  });
+}
+
+Json ToJson(const TaskReport& r) {
+  return Json{{"key", r.key},
+              {"state", TaskStateName(r.state)},
+              {"exit_code", r.exit_code ? Json(*r.exit_code) : Json(nullptr)},
+              {"signal", r.signal ? Json(*r.signal) : Json(nullptr)},
+              {"pid", r.pid},
+              {"started_at", TimeOrNull(r.started_at)},
+              {"finished_at", TimeOrNull(r.finished_at)}};
+}
+
+StatusOr<TaskReport> TaskReportFromJson(const Json& j) {
+  return Decode<TaskReport>("task report", [&] {
+    TaskReport r;
+    r.key = j.at("key").get<std::string>();
+    auto state = ParseTaskState(j.at("state").get<std::string>());
+    if (!state) throw std::runtime_error("state: unknown task state");
+    r.state = *state;
+    r.exit_code = OptionalValue<int>(j, "exit_code");
+    r.signal = OptionalValue<int>(j, "signal");
+    r.pid = ValueOr<int64_t>(j, "pid", 0);
+    r.started_at = OptionalTime(j, "started_at");
+    r.finished_at = OptionalTime(j, "finished_at");
+    return r;
+  });
+}
+
+Json ToJson(const AgentReport& r) {
+  Json tasks = Json::array();
+  for (const auto& t : r.tasks) tasks.push_back(ToJson(t));
+  return Json{{"applied_version", r.applied_version}, {"tasks", tasks}};
+}
+
+StatusOr<AgentReport> AgentReportFromJson(const Json& j) {
+  AgentReport r;
+  try {
+    r.applied_version = ValueOr<uint64_t>(j, "applied_version", 0);
+    for (const auto& t : j.at("tasks")) {
+      COHORT_ASSIGN_OR_RETURN(auto task, TaskReportFromJson(t));
+      r.tasks.push_back(std::move(task));
+    }
+  } catch (const std::exception& e) {
+    return Status::InvalidArgument(fmt::format("malformed agent report: {}", e.what()));
+  }
+  return r;
+}
+
+Json ToJson(const DesiredState& d) {
+  Json tasks = Json::array();
+  for (const auto& t : d.tasks) tasks.push_back(ToJson(t));
+  return Json{{"version", d.version}, {"tasks", tasks}, {"forget", d.forget}};
+}
+
+StatusOr<DesiredState> DesiredStateFromJson(const Json& j) {
+  DesiredState d;
+  try {
+    d.version = j.at("version").get<uint64_t>();
+    for (const auto& t : j.at("tasks")) {
+      COHORT_ASSIGN_OR_RETURN(auto launch, TaskLaunchFromJson(t));
+      d.tasks.push_back(std::move(launch));
+    }
+    d.forget = ValueOr<std::vector<std::string>>(j, "forget", {});
+  } catch (const std::exception& e) {
+    return Status::InvalidArgument(fmt::format("malformed desired state: {}", e.what()));
+  }
+  return d;
+}
+
+}  // namespace cohort

@@ -1,0 +1,40 @@
+// JSON forms of the model, shared by the API, the agent protocol, the state store and the CLI.
+// Decoders never throw: a malformed document is an InvalidArgument naming the field.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include "common/status.h"
+#include "model/agent_protocol.h"
+#include "model/job.h"
+#include "model/job_spec.h"
+#include "model/node.h"
+
+namespace cohort {
+
+using Json = nlohmann::json;
+
+
+Json ToJson(const Task& task);
+Json ToJson(const Job& job);
+StatusOr<Job> JobFromJson(const Json& j);  // JobSpec inside is trusted: it was validated once
+
+Json ToJson(const JobEvent& event);
+StatusOr<JobEvent> JobEventFromJson(const Json& j);
+
+Json ToJson(const NodeInfo& info);
+StatusOr<NodeInfo> NodeInfoFromJson(const Json& j);
+
+Json ToJson(const TaskLaunch& launch);
+StatusOr<TaskLaunch> TaskLaunchFromJson(const Json& j);
+Json ToJson(const TaskReport& report);
+StatusOr<TaskReport> TaskReportFromJson(const Json& j);
+Json ToJson(const AgentReport& report);
+StatusOr<AgentReport> AgentReportFromJson(const Json& j);
+Json ToJson(const DesiredState& desired);
+StatusOr<DesiredState> DesiredStateFromJson(const Json& j);
+
+// Parses text as JSON; the error says where the syntax broke.
+StatusOr<Json> ParseJson(std::string_view text);
+
+}  // namespace cohort

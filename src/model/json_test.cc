@@ -1,0 +1,73 @@
+#include "model/json.h"
+
+#include <gtest/gtest.h>
+
+namespace cohort {
+namespace {
+
+TEST(AgentProtocolJson, DesiredStateRoundTrips) {
+  DesiredState d;
+  d.version = 17;
+  TaskLaunch l;
+  l.key = "3.1.worker.0";
+  l.job_id = 3;
+  l.attempt = 1;
+  l.role = "worker";
+  l.command = {"python3", "-c", "print('hi')"};
+  l.env = {{"RANK", "0"}};
+  l.gpus = {0, 1};
+  l.grace_period = std::chrono::seconds(5);
+  d.tasks.push_back(l);
+  d.forget = {"2.1.worker.0"};
+  auto back = DesiredStateFromJson(ToJson(d));
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(ToJson(*back), ToJson(d));
+  EXPECT_EQ(back->tasks.at(0).grace_period, std::chrono::seconds(5));
+}
+
+TEST(AgentProtocolJson, ReportRoundTripsAndRejectsGarbage) {
+  AgentReport r;
+  r.applied_version = 9;
+  r.tasks.push_back(TaskReport{"3.1.worker.0", TaskState::kFailed, 3, std::nullopt, 77,
+                               FromMicros(1), FromMicros(2)});
+  auto back = AgentReportFromJson(ToJson(r));
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(ToJson(*back), ToJson(r));
+
+  auto bad = AgentReportFromJson(Json{{"tasks", {{{"key", "x"}, {"state", "DANCING"}}}}});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("state"), std::string::npos);
+  EXPECT_FALSE(AgentReportFromJson(Json::array()).ok());
+}
+
+TEST(NodeInfoJson, RoundTripsAndValidates) {
+  NodeInfo n;
+  n.id = "node-a";
+  n.address = "10.1.2.3";
+  n.milli_cpus = 64000;
+  n.memory_bytes = 512LL << 30;
+  n.gpus.push_back(Gpu{0, "GPU-a", "H100", 80LL << 30, "00000000:01:00.0", 0});
+  n.gpus.push_back(Gpu{1, "GPU-b", "H100", 80LL << 30, "00000000:02:00.0", 1});
+  n.gpu_links.push_back(GpuLink{0, 1, GpuLinkType::kNvLink, 4});
+  n.gpu_source = "nvml";
+  n.labels = {{"rack", "r1"}};
+  auto back = NodeInfoFromJson(ToJson(n));
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(ToJson(*back), ToJson(n));
+
+  Json bad = ToJson(n);
+  bad["id"] = "";
+  bad["ports"] = Json{{"first", 5000}, {"last", 10}};
+  auto refused = NodeInfoFromJson(bad);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().details().size(), 2u);
+}
+
+TEST(ParseJson, SaysWhereSyntaxBreaks) {
+  auto r = ParseJson("{\"a\": }");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("not valid JSON"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace cohort

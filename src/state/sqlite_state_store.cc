@@ -1,0 +1,280 @@
+#include <fmt/format.h>
+#include <sqlite3.h>
+
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "model/json.h"
+#include "state/state_store.h"
+
+namespace cohort::state {
+namespace {
+
+// Each entry brings the schema from version i to i+1. Never edit a released entry: add one.
+const std::vector<std::string>& Migrations() {
+  static const std::vector<std::string> kMigrations = {
+      R"sql(
+      CREATE TABLE jobs (
+        id INTEGER PRIMARY KEY,
+        name TEXT NOT NULL,
+        team TEXT NOT NULL,
+        user TEXT NOT NULL,
+        state TEXT NOT NULL,
+        submitted_at INTEGER NOT NULL,
+        record TEXT NOT NULL            -- the job's JSON form (model/json.h)
+      );
+      CREATE INDEX jobs_by_state ON jobs(state);
+      CREATE TABLE job_events (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        job_id INTEGER NOT NULL REFERENCES jobs(id),
+        time INTEGER NOT NULL,
+        type TEXT NOT NULL,
+        message TEXT NOT NULL
+      );
+      CREATE INDEX job_events_by_job ON job_events(job_id, seq);
+      CREATE TABLE nodes (
+        id TEXT PRIMARY KEY,
+        registered_at INTEGER NOT NULL,
+        last_seen INTEGER NOT NULL,
+        record TEXT NOT NULL            -- the node's JSON form
+      );
+      )sql",
+  };
+  return kMigrations;
+}
+
+class Statement {
+ public:
+  Statement(sqlite3* db, const char* sql) {
+    rc_ = sqlite3_prepare_v2(db, sql, -1, &stmt_, nullptr);
+  }
+  ~Statement() { sqlite3_finalize(stmt_); }
+  Statement(const Statement&) = delete;
+  Statement& operator=(const Statement&) = delete;
+
+  bool prepared() const { return rc_ == SQLITE_OK; }
+  void Bind(int i, int64_t v) { sqlite3_bind_int64(stmt_, i, v); }
+  void Bind(int i, const std::string& v) {
+    sqlite3_bind_text(stmt_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
+  }
+  int Step() { return sqlite3_step(stmt_); }
+  int64_t Int(int col) { return sqlite3_column_int64(stmt_, col); }
+  std::string Text(int col) {
+    const unsigned char* p = sqlite3_column_text(stmt_, col);
+    return p ? std::string(reinterpret_cast<const char*>(p),
+                           static_cast<size_t>(sqlite3_column_bytes(stmt_, col)))
+             : std::string();
+  }
+
+ private:
+  sqlite3_stmt* stmt_ = nullptr;
+  int rc_;
+};
+
+class SqliteStateStore final : public StateStore {
+ public:
+  explicit SqliteStateStore(sqlite3* db) : db_(db) {}
+  ~SqliteStateStore() override { sqlite3_close(db_); }
+
+  Status Init(const std::string& path) {
+    COHORT_RETURN_IF_ERROR(Exec("PRAGMA journal_mode=WAL"));
+    // FULL: a commit is on disk before the master acknowledges it, even across a power cut.
+    COHORT_RETURN_IF_ERROR(Exec("PRAGMA synchronous=FULL"));
+    COHORT_RETURN_IF_ERROR(Exec("PRAGMA foreign_keys=ON"));
+    sqlite3_busy_timeout(db_, 5000);
+    Statement v(db_, "PRAGMA user_version");
+    if (!v.prepared() || v.Step() != SQLITE_ROW) return Error("reading the schema version");
+    int version = static_cast<int>(v.Int(0));
+    const auto& migrations = Migrations();
+    if (version > static_cast<int>(migrations.size())) {
+      return Status::FailedPrecondition(fmt::format(
+          "{}: schema version {} is newer than this cohortd knows ({}); upgrade cohortd", path,
+          version, migrations.size()));
+    }
+    for (size_t i = static_cast<size_t>(version); i < migrations.size(); ++i) {
+      COHORT_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE"));
+      Status s = Exec(migrations[i].c_str());
+      if (s.ok()) s = Exec(fmt::format("PRAGMA user_version={}", i + 1).c_str());
+      if (!s.ok()) {
+        (void)Exec("ROLLBACK");
+        return Status::Internal(fmt::format("migrating {} to schema {}: {}", path, i + 1,
+                                            s.message()));
+      }
+      COHORT_RETURN_IF_ERROR(Exec("COMMIT"));
+    }
+    schema_version_ = static_cast<int>(migrations.size());
+    return Status::Ok();
+  }
+
+  StatusOr<Job> CreateJob(Job job, std::vector<JobEvent> events) override {
+    COHORT_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE"));
+    Status s = [&]() -> Status {
+      Statement next(db_, "SELECT COALESCE(MAX(id), 0) + 1 FROM jobs");
+      if (!next.prepared() || next.Step() != SQLITE_ROW) return Error("allocating a job id");
+      job.id = next.Int(0);
+      for (auto& e : events) e.job_id = job.id;
+      Statement insert(db_,
+                       "INSERT INTO jobs (id, name, team, user, state, submitted_at, record) "
+                       "VALUES (?, ?, ?, ?, ?, ?, ?)");
+      if (!insert.prepared()) return Error("preparing a job insert");
+      insert.Bind(1, job.id);
+      insert.Bind(2, job.spec.name);
+      insert.Bind(3, job.spec.team);
+      insert.Bind(4, job.user);
+      insert.Bind(5, std::string(JobStateName(job.state)));
+      insert.Bind(6, ToMicros(job.submitted_at));
+      insert.Bind(7, ToJson(job).dump());
+      if (insert.Step() != SQLITE_DONE) return Error("inserting a job");
+      return InsertEvents(events);
+    }();
+    return Finish(std::move(s), std::move(job));
+  }
+
+  Status SaveJob(const Job& job, const std::vector<JobEvent>& events) override {
+    COHORT_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE"));
+    Status s = [&]() -> Status {
+      Statement update(db_, "UPDATE jobs SET state = ?, record = ? WHERE id = ?");
+      if (!update.prepared()) return Error("preparing a job update");
+      update.Bind(1, std::string(JobStateName(job.state)));
+      update.Bind(2, ToJson(job).dump());
+      update.Bind(3, job.id);
+      if (update.Step() != SQLITE_DONE) return Error("updating a job");
+      if (sqlite3_changes(db_) == 0) return Status::NotFound(fmt::format("job {}", job.id));
+      return InsertEvents(events);
+    }();
+    return Finish(std::move(s), true).status();
+  }
+
+  StatusOr<std::vector<Job>> LoadJobs() override {
+    Statement q(db_, "SELECT record FROM jobs ORDER BY id");
+    if (!q.prepared()) return Error("preparing the job query");
+    std::vector<Job> jobs;
+    int rc;
+    while ((rc = q.Step()) == SQLITE_ROW) {
+      auto doc = ParseJson(q.Text(0));
+      if (!doc.ok()) return Status::Internal("stored job is not JSON: " + doc.status().message());
+      auto job = JobFromJson(*doc);
+      if (!job.ok()) return Status::Internal("stored job: " + job.status().ToString());
+      jobs.push_back(std::move(job).value());
+    }
+    if (rc != SQLITE_DONE) return Error("reading jobs");
+    return jobs;
+  }
+
+  StatusOr<std::vector<JobEvent>> LoadEvents(JobId job) override {
+    Statement q(db_, "SELECT time, type, message FROM job_events WHERE job_id = ? ORDER BY seq");
+    if (!q.prepared()) return Error("preparing the event query");
+    q.Bind(1, job);
+    std::vector<JobEvent> events;
+    int rc;
+    while ((rc = q.Step()) == SQLITE_ROW) {
+      events.push_back(JobEvent{job, FromMicros(q.Int(0)), q.Text(1), q.Text(2)});
+    }
+    if (rc != SQLITE_DONE) return Error("reading events");
+    return events;
+  }
+
+  Status SaveNode(const Node& node) override {
+    Statement upsert(db_,
+                     "INSERT INTO nodes (id, registered_at, last_seen, record) VALUES (?, ?, ?, ?) "
+                     "ON CONFLICT(id) DO UPDATE SET registered_at = excluded.registered_at, "
+                     "last_seen = excluded.last_seen, record = excluded.record");
+    if (!upsert.prepared()) return Error("preparing a node upsert");
+    upsert.Bind(1, node.info.id);
+    upsert.Bind(2, ToMicros(node.registered_at));
+    upsert.Bind(3, ToMicros(node.last_seen));
+    upsert.Bind(4, ToJson(node.info).dump());
+    if (upsert.Step() != SQLITE_DONE) return Error("saving a node");
+    return Status::Ok();
+  }
+
+  StatusOr<std::vector<Node>> LoadNodes() override {
+    Statement q(db_, "SELECT registered_at, last_seen, record FROM nodes ORDER BY id");
+    if (!q.prepared()) return Error("preparing the node query");
+    std::vector<Node> nodes;
+    int rc;
+    while ((rc = q.Step()) == SQLITE_ROW) {
+      auto doc = ParseJson(q.Text(2));
+      if (!doc.ok()) return Status::Internal("stored node is not JSON");
+      auto info = NodeInfoFromJson(*doc);
+      if (!info.ok()) return Status::Internal("stored node: " + info.status().ToString());
+      Node node;
+      node.info = std::move(info).value();
+      node.registered_at = FromMicros(q.Int(0));
+      node.last_seen = FromMicros(q.Int(1));
+      node.state = NodeState::kUnreachable;  // until it syncs again
+      nodes.push_back(std::move(node));
+    }
+    if (rc != SQLITE_DONE) return Error("reading nodes");
+    return nodes;
+  }
+
+  int SchemaVersion() const override { return schema_version_; }
+
+ private:
+  Status Exec(const char* sql) {
+    char* err = nullptr;
+    if (sqlite3_exec(db_, sql, nullptr, nullptr, &err) != SQLITE_OK) {
+      std::string message = err ? err : sqlite3_errmsg(db_);
+      sqlite3_free(err);
+      return Status::Internal(fmt::format("sqlite: {}", message));
+    }
+    return Status::Ok();
+  }
+
+  Status Error(const char* what) {
+    return Status::Internal(fmt::format("sqlite: {}: {}", what, sqlite3_errmsg(db_)));
+  }
+
+  Status InsertEvents(const std::vector<JobEvent>& events) {
+    for (const auto& e : events) {
+      Statement insert(db_,
+                       "INSERT INTO job_events (job_id, time, type, message) VALUES (?, ?, ?, ?)");
+      if (!insert.prepared()) return Error("preparing an event insert");
+      insert.Bind(1, e.job_id);
+      insert.Bind(2, ToMicros(e.time));
+      insert.Bind(3, e.type);
+      insert.Bind(4, e.message);
+      if (insert.Step() != SQLITE_DONE) return Error("inserting an event");
+    }
+    return Status::Ok();
+  }
+
+  // Commits if `s` is OK, rolls back otherwise.
+  template <typename T>
+  StatusOr<T> Finish(Status s, T value) {
+    if (!s.ok()) {
+      (void)Exec("ROLLBACK");
+      return s;
+    }
+    Status commit = Exec("COMMIT");
+    if (!commit.ok()) {
+      (void)Exec("ROLLBACK");
+      return commit;
+    }
+    return value;
+  }
+
+  sqlite3* db_;
+  int schema_version_ = 0;
+};
+
+}  // namespace
+
+StatusOr<std::unique_ptr<StateStore>> OpenSqliteStateStore(const std::string& path) {
+  sqlite3* db = nullptr;
+  int rc = sqlite3_open_v2(path.c_str(), &db,
+                           SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+                           nullptr);
+  if (rc != SQLITE_OK) {
+    std::string message = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
+    sqlite3_close(db);
+    return Status::Internal(fmt::format("opening {}: {}", path, message));
+  }
+  auto store = std::make_unique<SqliteStateStore>(db);
+  COHORT_RETURN_IF_ERROR(store->Init(path));
+  return std::unique_ptr<StateStore>(std::move(store));
+}
+
+}  // namespace cohort::state

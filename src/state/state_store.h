@@ -1,0 +1,42 @@
+// Where the master keeps what must survive it: jobs, their events, nodes.
+//
+// Every write is durable when the call returns OK (the master acknowledges a submission only
+// after CreateJob returns). Not thread-safe: the master calls it from its one event-loop thread.
+// Errors: kInternal for storage failures, kNotFound where noted.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "model/job.h"
+#include "model/node.h"
+
+namespace cohort::state {
+
+class StateStore {
+ public:
+  virtual ~StateStore() = default;
+
+  // Stores a new job with the next job id (ignoring job.id) and its events, atomically.
+  // Returns the job with its id.
+  virtual StatusOr<Job> CreateJob(Job job, std::vector<JobEvent> events) = 0;
+  // Overwrites an existing job and appends events, atomically. kNotFound if the id is unknown.
+  virtual Status SaveJob(const Job& job, const std::vector<JobEvent>& events) = 0;
+  virtual StatusOr<std::vector<Job>> LoadJobs() = 0;
+  virtual StatusOr<std::vector<JobEvent>> LoadEvents(JobId job) = 0;
+
+  virtual Status SaveNode(const Node& node) = 0;
+  virtual StatusOr<std::vector<Node>> LoadNodes() = 0;
+
+  // The schema version the store is at (after migrations).
+  virtual int SchemaVersion() const = 0;
+};
+
+// Opens (creating if needed) the SQLite database at `path`, in WAL mode, and brings its schema
+// up to date. Refuses a database written by a newer Cohort.
+StatusOr<std::unique_ptr<StateStore>> OpenSqliteStateStore(const std::string& path);
+
+}  // namespace cohort::state
