@@ -97,6 +97,19 @@ std::string FormatByteSize(int64_t bytes) {
   return std::to_string(bytes);
 }
 
+std::string FormatByteSizeApprox(int64_t bytes) {
+  static constexpr std::array<std::string_view, 6> kUnits = {"", "Ki", "Mi", "Gi", "Ti", "Pi"};
+  double value = static_cast<double>(bytes);
+  size_t unit = 0;
+  while (value >= 1024 && unit + 1 < kUnits.size()) {
+    value /= 1024;
+    ++unit;
+  }
+  std::string text = fmt::format("{:.1f}", value);
+  if (text.size() > 2 && text.substr(text.size() - 2) == ".0") text.resize(text.size() - 2);
+  return text + std::string(kUnits[unit]);
+}
+
 StatusOr<int64_t> ParseMilliCpus(std::string_view text) {
   auto bad = [&] {
     return Status::InvalidArgument(

@@ -18,6 +18,8 @@ namespace cohort {
 StatusOr<int64_t> ParseByteSize(std::string_view text);
 // The shortest exact binary form: 34359738368 -> "32Gi", 1000 -> "1000".
 std::string FormatByteSize(int64_t bytes);
+// For people: at most one decimal, binary units: 25273950208 -> "23.5Gi".
+std::string FormatByteSizeApprox(int64_t bytes);
 
 // CPUs in thousandths: "2" -> 2000, "0.5" -> 500, "250m" -> 250.
 StatusOr<int64_t> ParseMilliCpus(std::string_view text);

@@ -30,6 +30,12 @@ TEST(ByteSize, FormatsShortestExactForm) {
   EXPECT_EQ(FormatByteSize(0), "0");
 }
 
+TEST(ByteSize, FormatsApproximatelyForPeople) {
+  EXPECT_EQ(FormatByteSizeApprox(25273950208), "23.5Gi");
+  EXPECT_EQ(FormatByteSizeApprox(32LL << 30), "32Gi");
+  EXPECT_EQ(FormatByteSizeApprox(512), "512");
+}
+
 TEST(MilliCpus, ParsesWholeFractionAndMilli) {
   EXPECT_EQ(*ParseMilliCpus("4"), 4000);
   EXPECT_EQ(*ParseMilliCpus("0.5"), 500);

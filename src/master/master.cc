@@ -434,10 +434,7 @@ StatusOr<DesiredState> Master::Register(NodeInfo info) {
     node.info = std::move(info);
     node.registered_at = now;
     it = nodes_.emplace(id, NodeEntry{std::move(node), next_version_++, 0}).first;
-    spdlog::info("node {} registered: {} GPUs ({}), {} CPUs, {}", id,
-                 it->second.node.info.gpus.size(), it->second.node.info.gpu_source,
-                 FormatMilliCpus(it->second.node.info.milli_cpus),
-                 FormatByteSize(it->second.node.info.memory_bytes));
+    spdlog::info("node {} registered: {}", id, it->second.node.info.Capacity().ToString());
   } else {
     it->second.node.info = std::move(info);
     spdlog::info("node {} registered again", id);

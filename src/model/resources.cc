@@ -9,7 +9,7 @@ namespace cohort {
 std::string Resources::ToString() const {
   return fmt::format("{} GPU{}, {} CPU{}, {}", gpus, gpus == 1 ? "" : "s",
                      FormatMilliCpus(milli_cpus), milli_cpus == 1000 ? "" : "s",
-                     FormatByteSize(memory_bytes));
+                     FormatByteSizeApprox(memory_bytes));
 }
 
 }  // namespace cohort

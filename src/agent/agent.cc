@@ -1,0 +1,371 @@
+#include "agent/agent.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <signal.h>
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <set>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "model/json.h"
+
+namespace cohort::agent {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr int64_t kShipChunk = 1 << 20;
+// After the grace period, the supervisor kills the task itself; this much longer, and the agent
+// kills the supervisor too.
+constexpr Duration kSupervisorSlack = std::chrono::seconds(10);
+
+int64_t FileSize(const std::string& path) {
+  struct stat st {};
+  return ::stat(path.c_str(), &st) == 0 ? static_cast<int64_t>(st.st_size) : 0;
+}
+
+std::string ReadSmallFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+bool WriteFile(const std::string& path, const std::string& content) {
+  std::ofstream out(path, std::ios::trunc);
+  out << content;
+  return static_cast<bool>(out);
+}
+
+TaskState EndState(const TaskExit& exit) {
+  if (exit.stopped) return TaskState::kKilled;
+  if (exit.exit_code && *exit.exit_code == 0) return TaskState::kSucceeded;
+  return TaskState::kFailed;
+}
+
+}  // namespace
+
+Agent::Agent(AgentConfig config, GpuInventory gpus) : config_(std::move(config)) {
+  config_.node.gpus = std::move(gpus.gpus);
+  config_.node.gpu_links = std::move(gpus.links);
+  config_.node.gpu_source = gpus.source;
+}
+
+Agent::~Agent() = default;
+
+Status Agent::Prepare() {
+  std::error_code ec;
+  fs::create_directories(config_.data_dir + "/tasks", ec);
+  if (ec) {
+    return Status::Internal(
+        fmt::format("cannot create {}/tasks: {}", config_.data_dir, ec.message()));
+  }
+  if (::access(config_.cohortd.c_str(), X_OK) != 0) {
+    return Status::Internal(fmt::format("cannot execute {} (needed to supervise tasks)",
+                                        config_.cohortd));
+  }
+  return Status::Ok();
+}
+
+void Agent::AdoptExistingTasks() {
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(config_.data_dir + "/tasks", ec)) {
+    if (!entry.is_directory()) continue;
+    std::string dir = entry.path().string();
+    if (!fs::exists(dir + "/spec.json")) continue;
+    LocalTask t;
+    t.key = entry.path().filename().string();
+    t.dir = dir;
+    t.adopted = true;
+    t.supervisor = std::atoi(ReadSmallFile(dir + "/supervisor.pid").c_str());
+    t.pid = std::atoi(ReadSmallFile(dir + "/task.pid").c_str());
+    t.started_at = FromMicros(0);
+    auto exit = ReadTaskExit(dir);
+    if (exit.ok()) {
+      t.exit = *exit;
+    } else {
+      std::string cmdline = ReadSmallFile(fmt::format("/proc/{}/cmdline", t.supervisor));
+      bool alive = t.supervisor > 0 && cmdline.find("run-task") != std::string::npos &&
+                   cmdline.find(dir) != std::string::npos;
+      if (!alive) t.exit = TaskExit{std::nullopt, std::nullopt, false, {}, {}};
+    }
+    spdlog::info("adopted task {} ({})", t.key, t.exit ? "ended" : "running");
+    tasks_[t.key] = std::move(t);
+  }
+}
+
+void Agent::Launch(const TaskLaunch& launch) {
+  LocalTask t;
+  t.key = launch.key;
+  t.dir = fmt::format("{}/tasks/{}", config_.data_dir, launch.key);
+  t.grace_period = launch.grace_period;
+  t.started_at = FromMicros(ToMicros(RealClock().Now()));
+  std::error_code ec;
+  fs::remove_all(t.dir, ec);
+  fs::create_directories(t.dir, ec);
+  Json spec{{"command", launch.command},
+            {"env", launch.env},
+            {"workdir", launch.workdir},
+            {"grace_period_ms", ToMillis(launch.grace_period)}};
+  if (ec || !WriteFile(t.dir + "/spec.json", spec.dump())) {
+    spdlog::error("task {}: cannot write its directory {}", t.key, t.dir);
+    WriteFile(t.dir + "/output.log", "cohort: the agent could not prepare the task directory\n");
+    t.exit = TaskExit{126, std::nullopt, false, t.started_at, t.started_at};
+    tasks_[t.key] = std::move(t);
+    return;
+  }
+  // Everything the child needs is prepared before fork: after it, only async-signal-safe calls.
+  std::string log = t.dir + "/supervisor.log";
+  std::string arg_dir = t.dir;
+  const char* exe = config_.cohortd.c_str();
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    ::setsid();
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    if (fd >= 0) {
+      ::dup2(fd, STDOUT_FILENO);
+      ::dup2(fd, STDERR_FILENO);
+    }
+    int devnull = ::open("/dev/null", O_RDONLY);
+    if (devnull >= 0) ::dup2(devnull, STDIN_FILENO);
+    ::execl(exe, "cohortd", "run-task", "--task-dir", arg_dir.c_str(), nullptr);
+    _exit(127);
+  }
+  if (pid < 0) {
+    spdlog::error("task {}: fork failed: {}", t.key, strerror(errno));
+    t.exit = TaskExit{126, std::nullopt, false, t.started_at, t.started_at};
+  } else {
+    t.supervisor = pid;
+    WriteFile(t.dir + "/supervisor.pid", std::to_string(pid));
+    spdlog::info("task {} started (supervisor pid {})", t.key, pid);
+  }
+  tasks_[t.key] = std::move(t);
+}
+
+void Agent::Apply(const DesiredState& desired) {
+  std::lock_guard lock(mu_);
+  for (const auto& key : desired.forget) {
+    auto it = tasks_.find(key);
+    if (it == tasks_.end() || !it->second.exit) continue;
+    std::error_code ec;
+    fs::remove_all(it->second.dir, ec);
+    tasks_.erase(it);
+  }
+  // Answers may cross on the two connections; an older desired state must not undo a newer one.
+  if (desired.version < applied_version_) return;
+  applied_version_ = desired.version;
+  std::set<std::string> wanted;
+  for (const auto& launch : desired.tasks) {
+    wanted.insert(launch.key);
+    if (!tasks_.count(launch.key)) Launch(launch);
+  }
+  for (auto& [key, t] : tasks_) {
+    if (wanted.count(key) || t.exit || t.stop_sent_at) continue;
+    spdlog::info("stopping task {}", key);
+    t.stop_sent_at = RealClock().Now();
+    if (t.supervisor > 0) ::kill(t.supervisor, SIGTERM);
+  }
+}
+
+AgentReport Agent::BuildReport() {
+  std::lock_guard lock(mu_);
+  AgentReport report;
+  report.applied_version = applied_version_;
+  for (auto& [key, t] : tasks_) {
+    TaskReport r;
+    r.key = key;
+    r.pid = t.pid;
+    r.started_at = t.started_at;
+    r.state = TaskState::kRunning;
+    // An ended task is reported only once its whole output is with the master, so that a
+    // finished job never lacks the end of its log.
+    if (t.exit && t.shipped >= FileSize(t.dir + "/output.log")) {
+      r.state = EndState(*t.exit);
+      r.exit_code = t.exit->exit_code;
+      r.signal = t.exit->signal;
+      r.finished_at = t.exit->finished_at;
+    }
+    report.tasks.push_back(std::move(r));
+  }
+  return report;
+}
+
+bool Agent::CheckTasks() {
+  std::lock_guard lock(mu_);
+  bool ended = false;
+  Timestamp now = RealClock().Now();
+  for (auto& [key, t] : tasks_) {
+    if (t.exit) continue;
+    if (t.pid == 0) t.pid = std::atoi(ReadSmallFile(t.dir + "/task.pid").c_str());
+    bool gone = false;
+    if (!t.adopted) {
+      int status = 0;
+      pid_t r = ::waitpid(t.supervisor, &status, WNOHANG);
+      gone = r == t.supervisor || (r < 0 && errno == ECHILD);
+    } else {
+      gone = ::kill(t.supervisor, 0) != 0 && errno == ESRCH;
+    }
+    if (!gone) {
+      if (t.stop_sent_at && now - *t.stop_sent_at > t.grace_period + kSupervisorSlack) {
+        spdlog::warn("task {}: supervisor did not stop it in time; killing everything", key);
+        ::kill(-t.supervisor, SIGKILL);
+        if (t.pid > 0) ::kill(-t.pid, SIGKILL);
+      }
+      continue;
+    }
+    auto exit = ReadTaskExit(t.dir);
+    if (exit.ok()) {
+      t.exit = *exit;
+    } else {
+      spdlog::error("task {}: its supervisor ended without recording an exit", key);
+      t.exit = TaskExit{std::nullopt, std::nullopt, t.stop_sent_at.has_value(), t.started_at, now};
+    }
+    spdlog::info("task {} ended: {}", key,
+                 t.exit->signal ? fmt::format("signal {}", *t.exit->signal)
+                                : fmt::format("exit code {}", t.exit->exit_code.value_or(-1)));
+    ended = true;
+  }
+  return ended;
+}
+
+bool Agent::ShipLogs(client::CohortClient& client) {
+  struct Work {
+    std::string key;
+    std::string path;
+    int64_t shipped;
+  };
+  std::vector<Work> work;
+  {
+    std::lock_guard lock(mu_);
+    for (const auto& [key, t] : tasks_) {
+      std::string path = t.dir + "/output.log";
+      if (FileSize(path) > t.shipped) work.push_back(Work{key, path, t.shipped});
+    }
+  }
+  for (auto& w : work) {
+    int64_t size = FileSize(w.path);
+    std::ifstream in(w.path, std::ios::binary);
+    while (w.shipped < size && in) {
+      std::string buf(static_cast<size_t>(std::min(kShipChunk, size - w.shipped)), '\0');
+      in.seekg(w.shipped);
+      in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
+      buf.resize(static_cast<size_t>(in.gcount()));
+      if (buf.empty()) break;
+      int64_t resume_at = -1;
+      auto stored = client.ShipLog(config_.node.id, w.key, w.shipped, buf, &resume_at);
+      if (stored.ok()) {
+        w.shipped = *stored;
+      } else if (resume_at >= 0) {
+        w.shipped = resume_at;
+      } else {
+        if (stored.status().code() == StatusCode::kNotFound) w.shipped = size;  // job is gone
+        spdlog::debug("shipping output of {}: {}", w.key, stored.status().ToString());
+        break;
+      }
+    }
+  }
+  bool completed = false;
+  std::lock_guard lock(mu_);
+  for (const auto& w : work) {
+    auto it = tasks_.find(w.key);
+    if (it == tasks_.end()) continue;
+    it->second.shipped = std::max(it->second.shipped, w.shipped);
+  }
+  for (auto& [key, t] : tasks_) {
+    if (t.exit && !t.reported_end && t.shipped >= FileSize(t.dir + "/output.log")) {
+      t.reported_end = true;
+      completed = true;
+    }
+  }
+  return completed;
+}
+
+Status Agent::RegisterUntilDone(client::CohortClient& client, const std::atomic<bool>& stop) {
+  bool told = false;
+  auto delay = std::chrono::milliseconds(100);
+  while (!stop) {
+    auto desired = client.Register(config_.node);
+    if (desired.ok()) {
+      spdlog::info("registered with {} as {} ({} GPUs, {})", client.master_url(), config_.node.id,
+                   config_.node.gpus.size(), config_.node.gpu_source);
+      registered_ = true;
+      Apply(*desired);
+      return Status::Ok();
+    }
+    if (desired.status().code() == StatusCode::kInvalidArgument) return desired.status();
+    if (!told) {
+      spdlog::warn("waiting for the master: {}", desired.status().message());
+      told = true;
+    }
+    std::this_thread::sleep_for(delay);
+    delay = std::min(delay * 2, std::chrono::milliseconds(2000));
+  }
+  return Status::Ok();
+}
+
+void Agent::SyncLoop(const std::atomic<bool>& stop) {
+  auto client = client::CohortClient::Create(config_.master_url);
+  if (!client.ok()) return;
+  bool warned = false;
+  while (!stop) {
+    if (!registered_) {
+      Status s = RegisterUntilDone(**client, stop);
+      if (!s.ok()) {
+        spdlog::error("the master refused this node: {}", s.ToString());
+        std::this_thread::sleep_for(std::chrono::seconds(5));
+      }
+      continue;
+    }
+    AgentReport report = BuildReport();
+    auto desired = (*client)->Sync(config_.node.id, report, report.applied_version,
+                                   config_.sync_wait);
+    if (desired.ok()) {
+      if (warned) spdlog::info("the master is back");
+      warned = false;
+      Apply(*desired);
+      continue;
+    }
+    if (desired.status().code() == StatusCode::kNotFound) {
+      registered_ = false;  // the master does not know this node (a new master): register again
+      continue;
+    }
+    if (!warned) {
+      spdlog::warn("cannot sync with the master (tasks keep running): {}",
+                   desired.status().message());
+      warned = true;
+    }
+    std::this_thread::sleep_for(std::chrono::seconds(1));
+  }
+}
+
+Status Agent::Run(const std::atomic<bool>& stop) {
+  COHORT_RETURN_IF_ERROR(Prepare());
+  COHORT_ASSIGN_OR_RETURN(auto client, client::CohortClient::Create(config_.master_url));
+  AdoptExistingTasks();
+  // The long poll lives on its own thread; this one notices exits and ships output, and
+  // reports an ended task at once instead of waiting for the poll to come back.
+  std::thread sync([this, &stop] { SyncLoop(stop); });
+  sync.detach();  // may sit in a long poll; it only touches this object under mu_
+  while (!stop) {
+    bool ended = CheckTasks();
+    bool completed = ShipLogs(*client);
+    if ((ended || completed) && registered_) {
+      auto desired = client->Sync(config_.node.id, BuildReport(), 0, Duration(0));
+      if (desired.ok()) Apply(*desired);
+    }
+    std::this_thread::sleep_for(config_.poll_interval);
+  }
+  return Status::Ok();
+}
+
+}  // namespace cohort::agent

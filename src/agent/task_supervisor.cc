@@ -1,0 +1,257 @@
+#include "agent/task_supervisor.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <vector>
+
+#include "model/json.h"
+
+extern char** environ;
+
+namespace cohort::agent {
+namespace {
+
+struct TaskSpec {
+  std::vector<std::string> command;
+  std::map<std::string, std::string> env;
+  std::string workdir;
+  Duration grace_period = std::chrono::seconds(30);
+};
+
+StatusOr<TaskSpec> ReadSpec(const std::string& dir) {
+  std::ifstream in(dir + "/spec.json");
+  if (!in) return Status::NotFound(fmt::format("{}/spec.json: {}", dir, strerror(errno)));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  COHORT_ASSIGN_OR_RETURN(Json doc, ParseJson(ss.str()));
+  try {
+    TaskSpec spec;
+    spec.command = doc.at("command").get<std::vector<std::string>>();
+    spec.env = doc.at("env").get<std::map<std::string, std::string>>();
+    spec.workdir = doc.value("workdir", "");
+    spec.grace_period = std::chrono::milliseconds(doc.value("grace_period_ms", 30000));
+    if (spec.command.empty()) return Status::InvalidArgument("spec.json: empty command");
+    return spec;
+  } catch (const std::exception& e) {
+    return Status::InvalidArgument(fmt::format("spec.json: {}", e.what()));
+  }
+}
+
+bool WriteFileAtomically(const std::string& path, const std::string& content) {
+  std::string tmp = path + ".tmp";
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return false;
+  bool ok = ::write(fd, content.data(), content.size()) == static_cast<ssize_t>(content.size());
+  ok = ok && ::fsync(fd) == 0;
+  ::close(fd);
+  return ok && ::rename(tmp.c_str(), path.c_str()) == 0;
+}
+
+int ParentOf(int pid) {
+  std::ifstream in(fmt::format("/proc/{}/stat", pid));
+  std::string line;
+  if (!std::getline(in, line)) return -1;
+  // "pid (comm) state ppid ...": comm may contain spaces and parentheses; skip to the last ')'.
+  size_t close = line.rfind(')');
+  if (close == std::string::npos) return -1;
+  std::istringstream rest(line.substr(close + 1));
+  char state;
+  int ppid;
+  if (!(rest >> state >> ppid)) return -1;
+  return ppid;
+}
+
+void SignalAll(int self, int main_pgid, int sig) {
+  if (main_pgid > 0) ::kill(-main_pgid, sig);
+  for (int pid : Descendants(self)) ::kill(pid, sig);
+}
+
+// Exec of the task's command, in the child. Only async-signal-safe calls until exec, except
+// for the error path, which writes to the log and exits.
+[[noreturn]] void ExecTask(const TaskSpec& spec, const std::string& dir, int log_fd,
+                           const sigset_t& old_mask) {
+  ::setpgid(0, 0);
+  ::dup2(log_fd, STDOUT_FILENO);
+  ::dup2(log_fd, STDERR_FILENO);
+  int devnull = ::open("/dev/null", O_RDONLY);
+  if (devnull >= 0) ::dup2(devnull, STDIN_FILENO);
+  for (int s = 1; s < NSIG; ++s) ::signal(s, SIG_DFL);
+  ::sigprocmask(SIG_SETMASK, &old_mask, nullptr);
+  std::string workdir = spec.workdir.empty() ? dir + "/work" : spec.workdir;
+  if (::chdir(workdir.c_str()) != 0) {
+    dprintf(STDERR_FILENO, "cohort: cannot enter the working directory %s: %s\n",
+            workdir.c_str(), strerror(errno));
+    _exit(126);
+  }
+  // The agent's environment (PATH, HOME, LANG, ...) with the task's on top.
+  std::map<std::string, std::string> env;
+  for (char** e = environ; *e; ++e) {
+    std::string kv(*e);
+    size_t eq = kv.find('=');
+    if (eq != std::string::npos) env[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  for (const auto& [k, v] : spec.env) env[k] = v;
+  std::vector<std::string> env_strings;
+  for (const auto& [k, v] : env) env_strings.push_back(k + "=" + v);
+  std::vector<char*> envp;
+  for (auto& s : env_strings) envp.push_back(s.data());
+  envp.push_back(nullptr);
+  std::vector<std::string> args = spec.command;
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  // execvpe searches the task's PATH, which is what the user expects from a shell.
+  ::setenv("PATH", env.count("PATH") ? env["PATH"].c_str() : "/usr/local/bin:/usr/bin:/bin", 1);
+  ::execvpe(argv[0], argv.data(), envp.data());
+  dprintf(STDERR_FILENO, "cohort: cannot run \"%s\": %s\n", argv[0], strerror(errno));
+  _exit(errno == ENOENT ? 127 : 126);
+}
+
+}  // namespace
+
+std::vector<int> Descendants(int root) {
+  std::map<int, std::vector<int>> children;
+  DIR* proc = ::opendir("/proc");
+  if (!proc) return {};
+  while (dirent* e = ::readdir(proc)) {
+    char* end = nullptr;
+    long pid = std::strtol(e->d_name, &end, 10);
+    if (*end != '\0' || pid <= 0) continue;
+    int ppid = ParentOf(static_cast<int>(pid));
+    if (ppid > 0) children[ppid].push_back(static_cast<int>(pid));
+  }
+  ::closedir(proc);
+  std::vector<int> out;
+  std::vector<int> stack = {root};
+  while (!stack.empty()) {
+    int p = stack.back();
+    stack.pop_back();
+    for (int c : children[p]) {
+      out.push_back(c);
+      stack.push_back(c);
+    }
+  }
+  return out;
+}
+
+StatusOr<TaskExit> ReadTaskExit(const std::string& task_dir) {
+  std::ifstream in(task_dir + "/exit.json");
+  if (!in) return Status::NotFound(fmt::format("{} has not ended", task_dir));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  COHORT_ASSIGN_OR_RETURN(Json doc, ParseJson(ss.str()));
+  try {
+    TaskExit exit;
+    if (!doc["exit_code"].is_null()) exit.exit_code = doc["exit_code"].get<int>();
+    if (!doc["signal"].is_null()) exit.signal = doc["signal"].get<int>();
+    exit.stopped = doc.value("stopped", false);
+    exit.started_at = FromMicros(doc.value("started_at_us", int64_t{0}));
+    exit.finished_at = FromMicros(doc.value("finished_at_us", int64_t{0}));
+    return exit;
+  } catch (const std::exception& e) {
+    return Status::Internal(fmt::format("{}/exit.json: {}", task_dir, e.what()));
+  }
+}
+
+int RunTaskSupervisor(const std::string& dir) {
+  RealClock clock;
+  Timestamp started = clock.Now();
+  auto finish = [&](TaskExit exit) {
+    exit.started_at = started;
+    exit.finished_at = clock.Now();
+    Json doc{{"exit_code", exit.exit_code ? Json(*exit.exit_code) : Json(nullptr)},
+             {"signal", exit.signal ? Json(*exit.signal) : Json(nullptr)},
+             {"stopped", exit.stopped},
+             {"started_at_us", ToMicros(exit.started_at)},
+             {"finished_at_us", ToMicros(exit.finished_at)}};
+    if (!WriteFileAtomically(dir + "/exit.json", doc.dump() + "\n")) {
+      fmt::print(stderr, "run-task: cannot write {}/exit.json: {}\n", dir, strerror(errno));
+      return 1;
+    }
+    return 0;
+  };
+
+  auto spec = ReadSpec(dir);
+  if (!spec.ok()) {
+    fmt::print(stderr, "run-task: {}\n", spec.status().ToString());
+    return finish(TaskExit{126, std::nullopt, false, {}, {}});
+  }
+  // Orphans of the task become our children, so they can be found and killed.
+  ::prctl(PR_SET_CHILD_SUBREAPER, 1);
+  ::mkdir((dir + "/work").c_str(), 0755);
+  int log_fd = ::open((dir + "/output.log").c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
+                      0644);
+  if (log_fd < 0) {
+    fmt::print(stderr, "run-task: cannot open {}/output.log: {}\n", dir, strerror(errno));
+    return finish(TaskExit{126, std::nullopt, false, {}, {}});
+  }
+
+  sigset_t handled, old_mask;
+  sigemptyset(&handled);
+  for (int s : {SIGCHLD, SIGTERM, SIGINT, SIGHUP}) sigaddset(&handled, s);
+  ::sigprocmask(SIG_BLOCK, &handled, &old_mask);
+
+  pid_t child = ::fork();
+  if (child < 0) {
+    dprintf(log_fd, "cohort: cannot start the task: %s\n", strerror(errno));
+    return finish(TaskExit{126, std::nullopt, false, {}, {}});
+  }
+  if (child == 0) ExecTask(*spec, dir, log_fd, old_mask);
+  ::setpgid(child, child);  // also in the parent, so that kill(-child) works at once
+  ::close(log_fd);
+  WriteFileAtomically(dir + "/task.pid", std::to_string(child) + "\n");
+
+  const int self = ::getpid();
+  bool stopping = false;
+  std::optional<Timestamp> kill_at;
+  TaskExit exit;
+  bool main_done = false;
+  while (!main_done) {
+    timespec wait{0, 200'000'000};
+    siginfo_t info;
+    int sig = ::sigtimedwait(&handled, &info, &wait);
+    if ((sig == SIGTERM || sig == SIGINT) && !stopping) {
+      stopping = true;
+      kill_at = clock.Now() + spec->grace_period;
+      SignalAll(self, child, SIGTERM);
+    }
+    if (kill_at && clock.Now() >= *kill_at) {
+      SignalAll(self, child, SIGKILL);
+      kill_at.reset();
+    }
+    // Reap whatever ended (the main process, or orphans of the task).
+    int status;
+    pid_t pid;
+    while ((pid = ::waitpid(-1, &status, WNOHANG)) > 0) {
+      if (pid != child) continue;
+      main_done = true;
+      if (WIFEXITED(status)) exit.exit_code = WEXITSTATUS(status);
+      if (WIFSIGNALED(status)) exit.signal = WTERMSIG(status);
+    }
+  }
+  // The task is over when its main process is: nothing it started may outlive it.
+  for (int round = 0; round < 50; ++round) {
+    SignalAll(self, child, SIGKILL);
+    int status;
+    while (::waitpid(-1, &status, WNOHANG) > 0) {
+    }
+    if (Descendants(self).empty()) break;
+    ::usleep(10'000);
+  }
+  exit.stopped = stopping;
+  return finish(exit);
+}
+
+}  // namespace cohort::agent

@@ -1,0 +1,45 @@
+// The supervisor of one task: `cohortd run-task --task-dir DIR`, started by the agent in its own
+// session. It runs the task's command in its own process group with the task's environment and
+// its output in DIR/output.log, and makes sure that when the task ends, nothing of it survives.
+//
+// Why a separate process: the task must outlive a restart of the agent, and someone must still
+// collect its exit status and clean up after it. The supervisor is a child subreaper, so every
+// process the task starts stays its descendant, even one that double-forks or calls setsid().
+//
+// Files in DIR:
+//   spec.json        written by the agent: command, env, workdir, grace_period_ms
+//   output.log       stdout and stderr of the task, appended
+//   task.pid         the command's pid (also its process group id), once started
+//   exit.json        written last: exit_code or signal, stopped (true if asked to stop), times
+//
+// Stopping: SIGTERM (or SIGINT) to the supervisor sends SIGTERM to every process of the task,
+// waits the grace period, then sends SIGKILL to whatever is left. When the command's main process
+// exits on its own, any process it left behind is killed.
+#pragma once
+
+#include <string>
+
+#include "common/status.h"
+#include "common/time.h"
+
+namespace cohort::agent {
+
+struct TaskExit {
+  std::optional<int> exit_code;
+  std::optional<int> signal;
+  bool stopped = false;  // the supervisor was asked to stop the task
+  Timestamp started_at;
+  Timestamp finished_at;
+};
+
+// The main of `cohortd run-task`. Returns the process exit status of the supervisor (0 once
+// exit.json is written, whatever the task's own status).
+int RunTaskSupervisor(const std::string& task_dir);
+
+// Reads DIR/exit.json; kNotFound if the task has not ended (or its supervisor died first).
+StatusOr<TaskExit> ReadTaskExit(const std::string& task_dir);
+
+// Every live descendant of `root` (children, their children, ...), from /proc.
+std::vector<int> Descendants(int root);
+
+}  // namespace cohort::agent

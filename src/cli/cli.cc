@@ -1,0 +1,75 @@
+#include "cli/cli.h"
+
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+
+namespace cohort::cli {
+
+std::string MasterUrl(const GlobalOptions& g) {
+  if (!g.master.empty()) return g.master;
+  const char* env = std::getenv("COHORT_MASTER");
+  if (env && *env) return env;
+  return client::kDefaultMasterUrl;
+}
+
+StatusOr<std::unique_ptr<client::CohortClient>> Connect(const GlobalOptions& g) {
+  return client::CohortClient::Create(MasterUrl(g));
+}
+
+int Fail(const std::string& command, const Status& status) {
+  fmt::print(stderr, "cohort {}: {}\n", command, status.message());
+  for (const auto& d : status.details()) fmt::print(stderr, "  {}\n", d);
+  return 1;
+}
+
+void AddOutputOption(CLI::App* cmd, std::string& output) {
+  cmd->add_option("-o,--output", output, "Output format: table or json")
+      ->check(CLI::IsMember({"table", "json"}))
+      ->capture_default_str();
+}
+
+void Table::Print(std::FILE* out) const {
+  std::vector<size_t> widths;
+  for (const auto& row : rows_) {
+    if (widths.size() < row.size()) widths.resize(row.size(), 0);
+    for (size_t i = 0; i < row.size(); ++i) widths[i] = std::max(widths[i], row[i].size());
+  }
+  for (const auto& row : rows_) {
+    std::string line;
+    for (size_t i = 0; i < row.size(); ++i) {
+      line += row[i];
+      if (i + 1 < row.size()) line += std::string(widths[i] - row[i].size() + 2, ' ');
+    }
+    fmt::print(out, "{}\n", line);
+  }
+}
+
+Progress::Progress() : tty_(::isatty(STDERR_FILENO) == 1) {}
+Progress::~Progress() { Done(); }
+
+void Progress::Update(const std::string& line) {
+  if (!tty_) return;
+  fmt::print(stderr, "\r\033[K{}", line);
+  std::fflush(stderr);
+  shown_ = true;
+}
+
+void Progress::Done() {
+  if (!tty_ || !shown_) return;
+  fmt::print(stderr, "\n");
+  shown_ = false;
+}
+
+std::string ShortDuration(Duration d) {
+  int64_t s = std::chrono::duration_cast<std::chrono::seconds>(d).count();
+  if (s < 0) s = 0;
+  if (s < 120) return fmt::format("{}s", s);
+  if (s < 2 * 3600) return fmt::format("{}m", s / 60);
+  if (s < 2 * 86400) return fmt::format("{}h", s / 3600);
+  return fmt::format("{}d", s / 86400);
+}
+
+}  // namespace cohort::cli

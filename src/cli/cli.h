@@ -1,0 +1,60 @@
+// Shared pieces of the `cohort` command-line tool: global options, the API client, output.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "client/cohort_client.h"
+#include "common/status.h"
+
+namespace cohort::cli {
+
+struct GlobalOptions {
+  std::string master;  // --master, else $COHORT_MASTER, else the default
+};
+
+// The master URL the user asked for.
+std::string MasterUrl(const GlobalOptions& g);
+StatusOr<std::unique_ptr<client::CohortClient>> Connect(const GlobalOptions& g);
+
+// Prints "cohort <command>: <message>" and the status details to stderr; returns 1.
+int Fail(const std::string& command, const Status& status);
+
+// Adds `-o/--output` (table or json) to a command.
+void AddOutputOption(CLI::App* cmd, std::string& output);
+
+// Aligned columns, as kubectl prints them.
+class Table {
+ public:
+  explicit Table(std::vector<std::string> header) : rows_{std::move(header)} {}
+  void Add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
+  void Print(std::FILE* out) const;
+
+ private:
+  std::vector<std::vector<std::string>> rows_;
+};
+
+// A one-line status that rewrites itself while a command waits; silent unless stderr is a
+// terminal, so that piped output stays clean.
+class Progress {
+ public:
+  Progress();
+  ~Progress();
+  void Update(const std::string& line);
+  void Done();  // ends the line
+
+ private:
+  bool tty_;
+  bool shown_ = false;
+};
+
+// "3s", "5m", "2h", "4d": how long ago, or how long something took.
+std::string ShortDuration(Duration d);
+
+void AddClusterCommands(CLI::App& app, GlobalOptions& g);
+void AddJobCommands(CLI::App& app, GlobalOptions& g);
+void AddNodeCommands(CLI::App& app, GlobalOptions& g);
+
+}  // namespace cohort::cli

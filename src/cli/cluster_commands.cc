@@ -1,0 +1,314 @@
+// up and down: a local cluster (one master, N agents with declared GPUs) on this machine.
+//
+// `up` starts the daemons in their own sessions, writes one pid file each into the data
+// directory, and waits until every agent has registered. `down` stops exactly the processes
+// named by those pid files (checking that each pid is still that cohortd), and the tasks that
+// those agents started.
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <limits.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "cli/cli.h"
+
+namespace cohort::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct UpOptions {
+  int agents = 2;
+  int gpus_per_agent = 4;
+  std::string cpus_per_agent = "8";
+  std::string memory_per_agent = "32Gi";
+  std::string gpu_model = "Fake GPU";
+  int port = 7420;
+  std::string data_dir;
+  double timeout = 30;
+};
+
+struct DownOptions {
+  std::string data_dir;
+};
+
+std::string DefaultClusterDir() {
+  const char* xdg = std::getenv("XDG_DATA_HOME");
+  if (xdg && *xdg) return std::string(xdg) + "/cohort/cluster";
+  const char* home = std::getenv("HOME");
+  return std::string(home && *home ? home : "/tmp") + "/.local/share/cohort/cluster";
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// The process's command line with NULs turned into spaces; empty if it is gone.
+std::string CommandLine(pid_t pid) {
+  std::string cmdline = ReadFile(fmt::format("/proc/{}/cmdline", pid));
+  for (char& c : cmdline) {
+    if (c == '\0') c = ' ';
+  }
+  return cmdline;
+}
+
+bool IsOurs(pid_t pid, const std::string& needle, const std::string& dir) {
+  if (pid <= 0) return false;
+  std::string cmdline = CommandLine(pid);
+  return cmdline.find(needle) != std::string::npos && cmdline.find(dir) != std::string::npos;
+}
+
+bool Alive(pid_t pid) { return ::kill(pid, 0) == 0; }
+
+StatusOr<std::string> FindCohortd() {
+  char buf[PATH_MAX] = {};
+  ssize_t n = ::readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+  if (n > 0) {
+    fs::path self(std::string(buf, static_cast<size_t>(n)));
+    for (const auto& candidate : {self.parent_path() / "cohortd"}) {
+      if (::access(candidate.c_str(), X_OK) == 0) return candidate.string();
+    }
+  }
+  const char* path = std::getenv("PATH");
+  std::stringstream dirs(path ? path : "");
+  std::string dir;
+  while (std::getline(dirs, dir, ':')) {
+    std::string candidate = dir + "/cohortd";
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+  }
+  return Status::NotFound("cannot find the cohortd binary next to cohort or on PATH");
+}
+
+// Starts `args` in its own session with output to `log`; returns its pid.
+StatusOr<pid_t> Spawn(const std::vector<std::string>& args, const std::string& log) {
+  std::vector<std::string> copy = args;
+  std::vector<char*> argv;
+  for (auto& a : copy) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = ::fork();
+  if (pid < 0) return Status::Internal(fmt::format("fork: {}", strerror(errno)));
+  if (pid == 0) {
+    ::setsid();
+    int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    if (fd >= 0) {
+      ::dup2(fd, STDOUT_FILENO);
+      ::dup2(fd, STDERR_FILENO);
+    }
+    int devnull = ::open("/dev/null", O_RDONLY);
+    if (devnull >= 0) ::dup2(devnull, STDIN_FILENO);
+    ::execv(argv[0], argv.data());
+    _exit(127);
+  }
+  return pid;
+}
+
+std::string Tail(const std::string& path, size_t lines) {
+  std::string text = ReadFile(path);
+  size_t pos = text.size();
+  for (size_t n = 0; n <= lines && pos != std::string::npos && pos > 0; ++n) {
+    pos = text.rfind('\n', pos - 1);
+  }
+  return pos == std::string::npos ? text : text.substr(pos + 1);
+}
+
+// SIGTERM to each, then SIGKILL to whatever is still there after `grace`.
+void Terminate(const std::vector<pid_t>& pids, std::chrono::milliseconds grace) {
+  for (pid_t p : pids) ::kill(p, SIGTERM);
+  auto deadline = std::chrono::steady_clock::now() + grace;
+  while (std::chrono::steady_clock::now() < deadline) {
+    bool any = false;
+    for (pid_t p : pids) {
+      ::waitpid(p, nullptr, WNOHANG);
+      any |= Alive(p);
+    }
+    if (!any) return;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  for (pid_t p : pids) ::kill(p, SIGKILL);
+}
+
+int StopCluster(const std::string& dir, bool quiet) {
+  std::vector<pid_t> daemons;
+  std::vector<std::string> names;
+  std::error_code ec;
+  for (const auto& entry : fs::directory_iterator(dir, ec)) {
+    if (entry.path().extension() != ".pid") continue;
+    pid_t pid = std::atoi(ReadFile(entry.path().string()).c_str());
+    if (IsOurs(pid, "cohortd", dir)) {
+      daemons.push_back(pid);
+      names.push_back(entry.path().stem().string());
+    }
+    fs::remove(entry.path(), ec);
+  }
+  Terminate(daemons, std::chrono::seconds(10));
+  // The agents leave their tasks running on purpose (an agent restart must not kill jobs);
+  // taking the whole cluster down does stop them.
+  std::vector<pid_t> supervisors;
+  std::vector<pid_t> task_groups;
+  for (const auto& agent : fs::directory_iterator(dir, ec)) {
+    if (!agent.is_directory()) continue;
+    std::error_code inner;
+    for (const auto& task : fs::directory_iterator(agent.path() / "tasks", inner)) {
+      pid_t sup = std::atoi(ReadFile((task.path() / "supervisor.pid").string()).c_str());
+      if (!IsOurs(sup, "run-task", task.path().string())) continue;
+      supervisors.push_back(sup);
+      task_groups.push_back(std::atoi(ReadFile((task.path() / "task.pid").string()).c_str()));
+    }
+  }
+  Terminate(supervisors, std::chrono::seconds(5));
+  for (pid_t g : task_groups) {
+    if (g > 0) ::kill(-g, SIGKILL);
+  }
+  if (!quiet) {
+    if (names.empty()) {
+      fmt::print(stderr, "no cluster was running from {}\n", dir);
+    } else {
+      std::sort(names.begin(), names.end());
+      std::string list;
+      for (const auto& n : names) list += (list.empty() ? "" : ", ") + n;
+      fmt::print(stderr, "stopped {}{}\n", list,
+                 supervisors.empty() ? "" : fmt::format(" and {} tasks", supervisors.size()));
+    }
+  }
+  return 0;
+}
+
+int RunUp(const UpOptions& o) {
+  std::string dir = fs::absolute(o.data_dir.empty() ? DefaultClusterDir() : o.data_dir).string();
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return Fail("up", Status::Internal(fmt::format("cannot create {}: {}", dir, ec.message())));
+  pid_t running = std::atoi(ReadFile(dir + "/master.pid").c_str());
+  if (IsOurs(running, "cohortd", dir)) {
+    return Fail("up", Status::FailedPrecondition(fmt::format(
+                          "a cluster is already running from {} (master pid {}); run `cohort down "
+                          "--data-dir {}` first",
+                          dir, running, dir)));
+  }
+  auto cohortd = FindCohortd();
+  if (!cohortd.ok()) return Fail("up", cohortd.status());
+  std::string url = fmt::format("http://127.0.0.1:{}", o.port);
+  Progress progress;
+  progress.Update("starting the master");
+  struct Daemon {
+    std::string name;
+    pid_t pid;
+  };
+  std::vector<Daemon> daemons;
+  auto abort = [&](const Status& s, const std::string& log) {
+    progress.Done();
+    Fail("up", s);
+    if (!log.empty()) fmt::print(stderr, "last lines of {}:\n{}", log, Tail(log, 15));
+    StopCluster(dir, true);
+    return 1;
+  };
+  auto start = [&](const std::string& name, std::vector<std::string> args) -> Status {
+    auto pid = Spawn(args, dir + "/" + name + ".log");
+    if (!pid.ok()) return pid.status();
+    std::ofstream(dir + "/" + name + ".pid") << *pid << "\n";
+    daemons.push_back(Daemon{name, *pid});
+    return Status::Ok();
+  };
+  Status s = start("master", {*cohortd, "master", "--data-dir", dir + "/master", "--listen",
+                              fmt::format("127.0.0.1:{}", o.port)});
+  if (!s.ok()) return abort(s, "");
+  for (int i = 0; i < o.agents; ++i) {
+    std::string name = fmt::format("agent-{}", i);
+    // Agents of one machine share its ports: each gets its own range.
+    int first = 30000 + i * 1000;
+    s = start(name, {*cohortd, "agent", "--master", url, "--name", name, "--data-dir",
+                     dir + "/" + name, "--gpus", std::to_string(o.gpus_per_agent), "--gpu-model",
+                     o.gpu_model, "--cpus", o.cpus_per_agent, "--memory", o.memory_per_agent,
+                     "--ports", fmt::format("{}-{}", first, first + 999)});
+    if (!s.ok()) return abort(s, "");
+  }
+  auto client = client::CohortClient::Create(url);
+  if (!client.ok()) return abort(client.status(), "");
+  auto deadline = std::chrono::steady_clock::now() +
+                  std::chrono::milliseconds(static_cast<int64_t>(o.timeout * 1000));
+  while (true) {
+    for (const auto& d : daemons) {
+      int status = 0;
+      if (::waitpid(d.pid, &status, WNOHANG) == d.pid) {
+        return abort(Status::Internal(fmt::format("{} exited at start", d.name)),
+                     dir + "/" + d.name + ".log");
+      }
+    }
+    auto nodes = (*client)->Nodes();
+    int ready = 0;
+    if (nodes.ok()) {
+      for (const auto& n : (*nodes)["nodes"]) ready += n["state"] == "READY";
+    }
+    progress.Update(nodes.ok() ? fmt::format("waiting for agents: {}/{} registered", ready, o.agents)
+                               : "waiting for the master");
+    if (ready >= o.agents) break;
+    if (std::chrono::steady_clock::now() > deadline) {
+      return abort(Status::DeadlineExceeded(fmt::format(
+                       "only {} of {} agents registered within {}s", ready, o.agents, o.timeout)),
+                   dir + "/master.log");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  progress.Done();
+  fmt::print(stderr, "cluster up: {} agents x {} GPUs, data and logs in {}\n", o.agents,
+             o.gpus_per_agent, dir);
+  if (url != client::kDefaultMasterUrl) {
+    fmt::print(stderr, "use it with: export COHORT_MASTER={}\n", url);
+  }
+  fmt::print("{}\n", url);
+  return 0;
+}
+
+}  // namespace
+
+void AddClusterCommands(CLI::App& app, GlobalOptions& g) {
+  auto up = std::make_shared<UpOptions>();
+  auto* u = app.add_subcommand(
+      "up", "Start a local cluster: a master and N agents with declared (fake) GPUs");
+  u->add_option("--agents", up->agents, "Number of agents")->check(CLI::Range(0, 64))->capture_default_str();
+  u->add_option("--gpus-per-agent", up->gpus_per_agent, "GPUs each agent declares")
+      ->check(CLI::Range(0, 64))
+      ->capture_default_str();
+  u->add_option("--cpus-per-agent", up->cpus_per_agent, "CPUs each agent offers")
+      ->capture_default_str();
+  u->add_option("--memory-per-agent", up->memory_per_agent, "Memory each agent offers")
+      ->capture_default_str();
+  u->add_option("--gpu-model", up->gpu_model, "Model name of the declared GPUs")
+      ->capture_default_str();
+  u->add_option("--port", up->port, "The master's port on 127.0.0.1")
+      ->check(CLI::Range(1, 65535))
+      ->capture_default_str();
+  u->add_option("--data-dir", up->data_dir,
+                "Where the cluster keeps its state, logs and pid files (default " +
+                    DefaultClusterDir() + ")");
+  u->add_option("--timeout", up->timeout, "Seconds to wait for every agent to register")
+      ->capture_default_str();
+  u->callback([up] {
+    int rc = RunUp(*up);
+    if (rc) throw CLI::RuntimeError(rc);
+  });
+
+  auto down = std::make_shared<DownOptions>();
+  auto* d = app.add_subcommand(
+      "down", "Stop the local cluster that `cohort up` started, and the tasks it runs");
+  d->add_option("--data-dir", down->data_dir,
+                "The cluster's data directory (default " + DefaultClusterDir() + ")");
+  d->callback([down] {
+    std::string dir =
+        fs::absolute(down->data_dir.empty() ? DefaultClusterDir() : down->data_dir).string();
+    int rc = StopCluster(dir, false);
+    if (rc) throw CLI::RuntimeError(rc);
+  });
+  (void)g;
+}
+
+}  // namespace cohort::cli

@@ -1,0 +1,471 @@
+// submit, run, jobs, status, logs, kill, wait.
+#include <fmt/format.h>
+#include <pwd.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "cli/cli.h"
+#include "common/strings.h"
+#include "common/units.h"
+#include "model/job_spec_parser.h"
+#include "model/json.h"
+
+namespace cohort::cli {
+namespace {
+
+struct SubmitOptions {
+  std::string file;
+  std::string output = "table";
+};
+
+struct RunOptions {
+  std::string name;
+  std::string team;
+  std::string role = "worker";
+  int replicas = 1;
+  int gpus = 0;
+  std::string cpus;
+  std::string memory;
+  std::string framework = "none";
+  std::string priority;
+  std::string max_runtime;
+  int max_attempts = 1;
+  std::string workdir;
+  std::vector<std::string> env;
+  bool wait = false;
+  std::vector<std::string> command;
+};
+
+struct JobsOptions {
+  std::string state;
+  size_t limit = 0;
+  std::string output = "table";
+};
+
+struct JobRef {
+  std::string id;
+  std::string output = "table";
+};
+
+struct LogsOptions {
+  std::string id;
+  std::string task;
+  int attempt = 0;
+  bool follow = false;
+};
+
+struct KillOptions {
+  std::vector<std::string> ids;
+  std::string output = "table";
+};
+
+struct WaitOptions {
+  std::string id;
+  double timeout = 0;
+  std::string output = "table";
+};
+
+void Finish(int rc) {
+  if (rc != 0) throw CLI::RuntimeError(rc);
+}
+
+std::string CurrentUser() {
+  const char* user = std::getenv("USER");
+  if (user && *user) return user;
+  if (const passwd* pw = ::getpwuid(::getuid()); pw && pw->pw_name) return pw->pw_name;
+  return "unknown";
+}
+
+StatusOr<JobId> ParseId(const std::string& text) {
+  try {
+    size_t used = 0;
+    JobId id = std::stoll(text, &used);
+    if (used == text.size() && id > 0) return id;
+  } catch (const std::exception&) {
+  }
+  return Status::InvalidArgument(fmt::format("\"{}\" is not a job id (e.g. 17)", text));
+}
+
+std::string TaskCount(const Job& job) {
+  int total = job.spec.TotalReplicas();
+  int running = 0;
+  for (const auto& t : job.tasks) running += t.state == TaskState::kRunning;
+  if (job.state == JobState::kRunning || job.state == JobState::kStarting) {
+    return fmt::format("{}/{}", running, total);
+  }
+  return std::to_string(total);
+}
+
+// How long the job has been in its current phase, or how long it ran.
+std::string JobDuration(const Job& job, Timestamp now) {
+  if (job.finished_at && job.placed_at) return ShortDuration(*job.finished_at - *job.placed_at);
+  if (job.finished_at) return "-";
+  if (job.running_at) return ShortDuration(now - *job.running_at);
+  return ShortDuration(now - job.submitted_at);
+}
+
+std::string Truncate(const std::string& s, size_t n) {
+  return s.size() <= n ? s : s.substr(0, n - 3) + "...";
+}
+
+void PrintJobsTable(const std::vector<Job>& jobs) {
+  Table table({"ID", "NAME", "USER", "TEAM", "STATE", "TASKS", "GPUS", "TIME", "REASON"});
+  Timestamp now = RealClock().Now();
+  for (const auto& job : jobs) {
+    std::string reason = job.state == JobState::kPending || IsTerminal(job.state) ||
+                                 job.state == JobState::kStopping
+                             ? Truncate(job.message, 60)
+                             : "";
+    table.Add({std::to_string(job.id), job.spec.name, job.user, job.spec.team,
+               JobStateName(job.state), TaskCount(job),
+               std::to_string(job.spec.TotalResources().gpus), JobDuration(job, now), reason});
+  }
+  table.Print(stdout);
+}
+
+std::string JoinInts(const std::vector<int>& v) {
+  std::vector<std::string> s;
+  for (int x : v) s.push_back(std::to_string(x));
+  return s.empty() ? "-" : Join(s, ",");
+}
+
+std::string TimeOr(const std::optional<Timestamp>& t) { return t ? FormatTimestamp(*t) : "-"; }
+
+void PrintJobDetails(const Job& job, const std::vector<JobEvent>& events) {
+  fmt::print("Job:        {} ({})\n", job.id, job.spec.name);
+  fmt::print("User/team:  {} / {}\n", job.user, job.spec.team);
+  fmt::print("Priority:   {}\n", PriorityName(job.spec.priority));
+  fmt::print("Framework:  {}\n", FrameworkName(job.spec.framework));
+  fmt::print("State:      {}\n", JobStateName(job.state));
+  if (!job.message.empty()) fmt::print("Message:    {}\n", job.message);
+  fmt::print("Attempt:    {} of at most {}\n", job.attempt, job.spec.max_attempts);
+  fmt::print("Resources:  {}\n", job.spec.TotalResources().ToString());
+  fmt::print("Submitted:  {}\n", FormatTimestamp(job.submitted_at));
+  fmt::print("Placed:     {}\n", TimeOr(job.placed_at));
+  fmt::print("Running:    {}\n", TimeOr(job.running_at));
+  fmt::print("Finished:   {}\n", TimeOr(job.finished_at));
+  if (job.running_at && job.placed_at) {
+    fmt::print("Start time: {} from submission to every task running\n",
+               FormatDuration(*job.running_at - job.submitted_at));
+  }
+  if (!job.tasks.empty()) {
+    fmt::print("\nTasks (attempt {}):\n", job.attempt);
+    Table tasks({"TASK", "RANK", "NODE", "GPUS", "PORT", "STATE", "EXIT", "PID"});
+    for (const auto& t : job.tasks) {
+      std::string exit = t.signal      ? fmt::format("signal {}", *t.signal)
+                         : t.exit_code ? std::to_string(*t.exit_code)
+                                       : "-";
+      tasks.Add({t.Name(), std::to_string(t.rank), t.node_id, JoinInts(t.gpus),
+                 std::to_string(t.port), TaskStateName(t.state), exit,
+                 t.pid ? std::to_string(t.pid) : "-"});
+    }
+    tasks.Print(stdout);
+  }
+  if (!job.history.empty()) {
+    fmt::print("\nAttempts:\n");
+    for (const auto& a : job.history) fmt::print("  {}: {}\n", a.number, a.result);
+  }
+  if (!events.empty()) {
+    fmt::print("\nEvents:\n");
+    Table table({"TIME", "EVENT", "DETAILS"});
+    for (const auto& e : events) table.Add({FormatTimestamp(e.time), e.type, e.message});
+    table.Print(stdout);
+  }
+}
+
+// Builds the spec document of `cohort run` from its flags.
+Json RunSpec(const RunOptions& o) {
+  std::string name = o.name;
+  if (name.empty()) {
+    std::string base = o.command.front();
+    base = base.substr(base.find_last_of('/') + 1);
+    for (char& c : base) {
+      if (!std::isalnum(static_cast<unsigned char>(c)) && c != '-' && c != '_' && c != '.') c = '-';
+    }
+    name = base.empty() ? "job" : base;
+  }
+  Json group{{"role", o.role},
+             {"replicas", o.replicas},
+             {"resources", Json{{"gpus", o.gpus}}},
+             {"command", o.command}};
+  if (!o.cpus.empty()) group["resources"]["cpus"] = o.cpus;
+  if (!o.memory.empty()) group["resources"]["memory"] = o.memory;
+  if (!o.workdir.empty()) group["workdir"] = o.workdir;
+  if (!o.env.empty()) {
+    Json env = Json::object();
+    for (const auto& kv : o.env) {
+      size_t eq = kv.find('=');
+      env[kv.substr(0, eq)] = eq == std::string::npos ? "" : kv.substr(eq + 1);
+    }
+    group["env"] = env;
+  }
+  Json spec{{"name", name}, {"framework", o.framework}, {"tasks", Json::array({group})}};
+  if (!o.team.empty()) spec["team"] = o.team;
+  if (!o.priority.empty()) {
+    bool numeric = o.priority.find_first_not_of("-0123456789") == std::string::npos;
+    spec["priority"] = numeric ? Json(std::stoll(o.priority)) : Json(o.priority);
+  }
+  if (!o.max_runtime.empty()) spec["max_runtime"] = o.max_runtime;
+  if (o.max_attempts != 1) spec["restart"] = Json{{"max_attempts", o.max_attempts}};
+  return spec;
+}
+
+// Waits until the job ends (or `timeout` passes, if positive), showing its state on a terminal.
+StatusOr<Job> WaitForEnd(client::CohortClient& c, JobId id, double timeout_s) {
+  Progress progress;
+  auto deadline = std::chrono::steady_clock::now() +
+                  std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000));
+  COHORT_ASSIGN_OR_RETURN(Job job, c.GetJob(id));
+  while (!IsTerminal(job.state)) {
+    progress.Update(fmt::format("job {} {}: {}", id, JobStateName(job.state), job.message));
+    Duration wait = std::chrono::seconds(30);
+    if (timeout_s > 0) {
+      auto left = std::chrono::duration_cast<Duration>(deadline - std::chrono::steady_clock::now());
+      if (left <= Duration(0)) {
+        progress.Done();
+        return Status::DeadlineExceeded(fmt::format(
+            "job {} is still {} after {}s", id, JobStateName(job.state), timeout_s));
+      }
+      wait = std::min(wait, left);
+    }
+    COHORT_ASSIGN_OR_RETURN(job, c.WaitJob(id, job.version, wait));
+  }
+  progress.Done();
+  return job;
+}
+
+int ExitCodeFor(const Job& job) { return job.state == JobState::kSucceeded ? 0 : 1; }
+
+void PrintSummary(const Job& job) {
+  std::string took = job.placed_at && job.finished_at
+                         ? " after " + FormatDuration(*job.finished_at - *job.placed_at)
+                         : "";
+  fmt::print(stderr, "job {} ({}) {}{}: {}\n", job.id, job.spec.name, JobStateName(job.state),
+             took, job.message);
+}
+
+int RunSubmit(const GlobalOptions& g, const SubmitOptions& o) {
+  std::ifstream in(o.file);
+  if (!in) return Fail("submit", Status::NotFound(fmt::format("cannot read {}", o.file)));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  // Checked here first for messages that name the file; the master checks again.
+  auto spec = ParseJobSpec(ss.str(), o.file);
+  if (!spec.ok()) return Fail("submit", spec.status());
+  auto c = Connect(g);
+  if (!c.ok()) return Fail("submit", c.status());
+  auto job = (*c)->Submit(ss.str(), CurrentUser());
+  if (!job.ok()) return Fail("submit", job.status());
+  if (o.output == "json") {
+    fmt::print("{}\n", ToJson(*job).dump(2));
+  } else {
+    fmt::print("{}\n", job->id);
+  }
+  return 0;
+}
+
+int RunRun(const GlobalOptions& g, const RunOptions& o) {
+  Json spec = RunSpec(o);
+  auto parsed = ParseJobSpecJson(spec);
+  if (!parsed.ok()) return Fail("run", parsed.status());
+  auto c = Connect(g);
+  if (!c.ok()) return Fail("run", c.status());
+  auto job = (*c)->Submit(spec.dump(), CurrentUser());
+  if (!job.ok()) return Fail("run", job.status());
+  if (!o.wait) {
+    fmt::print("{}\n", job->id);
+    return 0;
+  }
+  fmt::print(stderr, "job {} submitted\n", job->id);
+  Status logs = (*c)->Logs(job->id, "", 0, true, [](std::string_view data) {
+    std::fwrite(data.data(), 1, data.size(), stdout);
+    std::fflush(stdout);
+    return true;
+  });
+  if (!logs.ok()) return Fail("run", logs);
+  auto end = WaitForEnd(**c, job->id, 0);
+  if (!end.ok()) return Fail("run", end.status());
+  PrintSummary(*end);
+  return ExitCodeFor(*end);
+}
+
+int RunJobs(const GlobalOptions& g, const JobsOptions& o) {
+  std::optional<JobState> state;
+  if (!o.state.empty()) {
+    state = ParseJobState(o.state);
+    if (!state) {
+      return Fail("jobs", Status::InvalidArgument(fmt::format(
+                              "--state: \"{}\" is not a job state; use pending, starting, running, "
+                              "stopping, succeeded, failed or killed",
+                              o.state)));
+    }
+  }
+  auto c = Connect(g);
+  if (!c.ok()) return Fail("jobs", c.status());
+  auto jobs = (*c)->ListJobs(state, o.limit);
+  if (!jobs.ok()) return Fail("jobs", jobs.status());
+  if (o.output == "json") {
+    Json list = Json::array();
+    for (const auto& j : *jobs) list.push_back(ToJson(j));
+    fmt::print("{}\n", Json{{"jobs", list}}.dump(2));
+  } else {
+    PrintJobsTable(*jobs);
+  }
+  return 0;
+}
+
+int RunStatus(const GlobalOptions& g, const JobRef& o) {
+  auto id = ParseId(o.id);
+  if (!id.ok()) return Fail("status", id.status());
+  auto c = Connect(g);
+  if (!c.ok()) return Fail("status", c.status());
+  auto job = (*c)->GetJob(*id);
+  if (!job.ok()) return Fail("status", job.status());
+  auto events = (*c)->Events(*id);
+  if (!events.ok()) return Fail("status", events.status());
+  if (o.output == "json") {
+    Json doc = ToJson(*job);
+    doc["events"] = Json::array();
+    for (const auto& e : *events) doc["events"].push_back(ToJson(e));
+    fmt::print("{}\n", doc.dump(2));
+  } else {
+    PrintJobDetails(*job, *events);
+  }
+  return 0;
+}
+
+int RunLogs(const GlobalOptions& g, const LogsOptions& o) {
+  auto id = ParseId(o.id);
+  if (!id.ok()) return Fail("logs", id.status());
+  auto c = Connect(g);
+  if (!c.ok()) return Fail("logs", c.status());
+  Status s = (*c)->Logs(*id, o.task, o.attempt, o.follow, [](std::string_view data) {
+    std::fwrite(data.data(), 1, data.size(), stdout);
+    std::fflush(stdout);
+    return !std::ferror(stdout);
+  });
+  if (!s.ok()) return Fail("logs", s);
+  return 0;
+}
+
+int RunKill(const GlobalOptions& g, const KillOptions& o) {
+  auto c = Connect(g);
+  if (!c.ok()) return Fail("kill", c.status());
+  int rc = 0;
+  Json killed = Json::array();
+  for (const auto& text : o.ids) {
+    auto id = ParseId(text);
+    if (!id.ok()) {
+      rc = Fail("kill", id.status());
+      continue;
+    }
+    auto job = (*c)->Kill(*id);
+    if (!job.ok()) {
+      rc = Fail("kill", job.status());
+      continue;
+    }
+    if (o.output == "json") {
+      killed.push_back(ToJson(*job));
+    } else {
+      fmt::print("job {}: {}\n", job->id, JobStateName(job->state));
+    }
+  }
+  if (o.output == "json") fmt::print("{}\n", Json{{"jobs", killed}}.dump(2));
+  return rc;
+}
+
+int RunWait(const GlobalOptions& g, const WaitOptions& o) {
+  auto id = ParseId(o.id);
+  if (!id.ok()) return Fail("wait", id.status());
+  auto c = Connect(g);
+  if (!c.ok()) return Fail("wait", c.status());
+  auto job = WaitForEnd(**c, *id, o.timeout);
+  if (!job.ok()) {
+    Fail("wait", job.status());
+    return job.status().code() == StatusCode::kDeadlineExceeded ? 124 : 1;
+  }
+  if (o.output == "json") {
+    fmt::print("{}\n", ToJson(*job).dump(2));
+  } else {
+    fmt::print("{}\n", JobStateName(job->state));
+    PrintSummary(*job);
+  }
+  return ExitCodeFor(*job);
+}
+
+}  // namespace
+
+void AddJobCommands(CLI::App& app, GlobalOptions& g) {
+  auto submit = std::make_shared<SubmitOptions>();
+  auto* s = app.add_subcommand("submit", "Submit a job spec (YAML or JSON); prints the job id");
+  s->add_option("FILE", submit->file, "The job spec (docs/job-spec.md)")->required();
+  AddOutputOption(s, submit->output);
+  s->callback([&g, submit] { Finish(RunSubmit(g, *submit)); });
+
+  auto run = std::make_shared<RunOptions>();
+  auto* r = app.add_subcommand(
+      "run", "Run a command as a job: cohort run --gpus 4 -- python3 train.py");
+  r->add_option("--name", run->name, "Job name (default: the command's name)");
+  r->add_option("--team", run->team, "Team (default: default)");
+  r->add_option("--role", run->role, "Role of the tasks")->capture_default_str();
+  r->add_option("--replicas", run->replicas, "Number of tasks, started together")
+      ->check(CLI::Range(1, 4096))
+      ->capture_default_str();
+  r->add_option("--gpus", run->gpus, "GPUs per task")->check(CLI::Range(0, 1024))->capture_default_str();
+  r->add_option("--cpus", run->cpus, "CPUs per task, e.g. 4 or 0.5 (default 1)");
+  r->add_option("--memory", run->memory, "Memory per task, e.g. 16Gi (default 1Gi)");
+  r->add_option("--framework", run->framework, "none, pytorch or tensorflow")
+      ->capture_default_str();
+  r->add_option("--priority", run->priority, "low, normal, high or an integer");
+  r->add_option("--max-runtime", run->max_runtime, "Longest an attempt may run, e.g. 2h");
+  r->add_option("--max-attempts", run->max_attempts, "Attempts before the job fails")
+      ->capture_default_str();
+  r->add_option("--workdir", run->workdir, "Working directory of the tasks (absolute)");
+  r->add_option("--env", run->env, "Environment variable NAME=VALUE (repeatable)");
+  r->add_flag("--wait", run->wait,
+              "Follow the job's output until it ends; exit 0 only if it succeeded");
+  r->add_option("command", run->command, "The command and its arguments, after --")
+      ->required();
+  r->callback([&g, run] { Finish(RunRun(g, *run)); });
+
+  auto jobs = std::make_shared<JobsOptions>();
+  auto* j = app.add_subcommand("jobs", "List jobs");
+  j->add_option("--state", jobs->state, "Only jobs in this state, e.g. pending or running");
+  j->add_option("--limit", jobs->limit, "Only the most recent N jobs");
+  AddOutputOption(j, jobs->output);
+  j->callback([&g, jobs] { Finish(RunJobs(g, *jobs)); });
+
+  auto status = std::make_shared<JobRef>();
+  auto* st = app.add_subcommand("status", "Show a job: state, tasks, attempts and events");
+  st->add_option("JOB", status->id, "Job id")->required();
+  AddOutputOption(st, status->output);
+  st->callback([&g, status] { Finish(RunStatus(g, *status)); });
+
+  auto logs = std::make_shared<LogsOptions>();
+  auto* l = app.add_subcommand("logs", "Print a job's output (every task, or one)");
+  l->add_option("JOB", logs->id, "Job id")->required();
+  l->add_option("--task", logs->task, "Only this task, ROLE/INDEX (e.g. worker/0)");
+  l->add_option("--attempt", logs->attempt, "This attempt (default: the current one)");
+  l->add_flag("-f,--follow", logs->follow, "Keep printing new output until the job ends");
+  l->callback([&g, logs] { Finish(RunLogs(g, *logs)); });
+
+  auto kill = std::make_shared<KillOptions>();
+  auto* k = app.add_subcommand("kill", "Stop jobs: SIGTERM, a grace period, then SIGKILL");
+  k->add_option("JOB", kill->ids, "Job ids")->required();
+  AddOutputOption(k, kill->output);
+  k->callback([&g, kill] { Finish(RunKill(g, *kill)); });
+
+  auto wait = std::make_shared<WaitOptions>();
+  auto* w = app.add_subcommand(
+      "wait", "Wait until a job ends; exit 0 if it succeeded, 1 if not, 124 on timeout");
+  w->add_option("JOB", wait->id, "Job id")->required();
+  w->add_option("--timeout", wait->timeout, "Give up after this many seconds (default: never)")
+      ->check(CLI::NonNegativeNumber);
+  AddOutputOption(w, wait->output);
+  w->callback([&g, wait] { Finish(RunWait(g, *wait)); });
+}
+
+}  // namespace cohort::cli

@@ -1,0 +1,25 @@
+// cohort: the command-line tool for Cohort users and admins.
+#include <CLI/CLI.hpp>
+#include <csignal>
+
+#include "cli/cli.h"
+
+int main(int argc, char** argv) {
+  std::signal(SIGPIPE, SIG_IGN);
+  CLI::App app{
+      "cohort: submit, follow and manage jobs on a Cohort GPU cluster\n"
+      "The master is --master URL, else $COHORT_MASTER, else http://127.0.0.1:7420."};
+  app.set_version_flag("--version", COHORT_VERSION);
+  app.require_subcommand(1);
+  cohort::cli::GlobalOptions global;
+  app.add_option("--master", global.master, "URL of the Cohort master")->envname("COHORT_MASTER");
+  cohort::cli::AddClusterCommands(app, global);
+  cohort::cli::AddJobCommands(app, global);
+  cohort::cli::AddNodeCommands(app, global);
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+  return 0;
+}

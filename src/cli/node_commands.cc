@@ -1,0 +1,69 @@
+// nodes: every node's GPUs, free and held.
+#include <fmt/format.h>
+
+#include "cli/cli.h"
+#include "common/units.h"
+
+namespace cohort::cli {
+namespace {
+
+struct NodesOptions {
+  std::string output = "table";
+};
+
+int RunNodes(const GlobalOptions& g, const NodesOptions& o) {
+  auto c = Connect(g);
+  if (!c.ok()) return Fail("nodes", c.status());
+  auto doc = (*c)->Nodes();
+  if (!doc.ok()) return Fail("nodes", doc.status());
+  if (o.output == "json") {
+    fmt::print("{}\n", doc->dump(2));
+    return 0;
+  }
+  try {
+    Table nodes({"NODE", "STATE", "ADDRESS", "GPUS", "FREE", "MODEL", "CPUS", "MEMORY", "LAST SEEN"});
+    Table gpus({"NODE", "GPU", "MODEL", "MEMORY", "HELD BY"});
+    Timestamp now = RealClock().Now();
+    for (const auto& n : (*doc)["nodes"]) {
+      int total = static_cast<int>(n["gpus"].size());
+      int free = 0;
+      std::string model = "-";
+      for (const auto& gpu : n["gpus"]) {
+        bool held = !gpu["job_id"].is_null();
+        free += held ? 0 : 1;
+        model = gpu["model"].get<std::string>();
+        gpus.Add({n["id"].get<std::string>(), std::to_string(gpu["index"].get<int>()), model,
+                  gpu["memory"].get<std::string>(),
+                  held ? fmt::format("job {} {}", gpu["job_id"].get<int64_t>(),
+                                     gpu["task"].get<std::string>())
+                       : "-"});
+      }
+      auto seen = ParseTimestamp(n["last_seen"].get<std::string>());
+      nodes.Add({n["id"].get<std::string>(), n["state"].get<std::string>(),
+                 n["address"].get<std::string>(), std::to_string(total), std::to_string(free),
+                 model, fmt::format("{}", n["cpus"].get<double>()),
+                 FormatByteSizeApprox(n["memory_bytes"].get<int64_t>()),
+                 seen.ok() ? ShortDuration(now - *seen) + " ago" : "-"});
+    }
+    nodes.Print(stdout);
+    fmt::print("\n");
+    gpus.Print(stdout);
+  } catch (const std::exception& e) {
+    return Fail("nodes", Status::Internal(fmt::format("unexpected answer: {}", e.what())));
+  }
+  return 0;
+}
+
+}  // namespace
+
+void AddNodeCommands(CLI::App& app, GlobalOptions& g) {
+  auto nodes = std::make_shared<NodesOptions>();
+  auto* n = app.add_subcommand("nodes", "List nodes and who holds each GPU");
+  AddOutputOption(n, nodes->output);
+  n->callback([&g, nodes] {
+    int rc = RunNodes(g, *nodes);
+    if (rc) throw CLI::RuntimeError(rc);
+  });
+}
+
+}  // namespace cohort::cli

@@ -1,0 +1,159 @@
+#include "client/cohort_client.h"
+
+#include <fmt/format.h>
+
+namespace cohort::client {
+namespace {
+
+StatusCode CodeFromName(std::string_view name, int http_status) {
+  for (StatusCode c :
+       {StatusCode::kInvalidArgument, StatusCode::kNotFound, StatusCode::kAlreadyExists,
+        StatusCode::kFailedPrecondition, StatusCode::kUnavailable, StatusCode::kDeadlineExceeded,
+        StatusCode::kInternal}) {
+    if (name == StatusCodeName(c)) return c;
+  }
+  if (http_status == 404) return StatusCode::kNotFound;
+  if (http_status == 409) return StatusCode::kFailedPrecondition;
+  if (http_status / 100 == 4) return StatusCode::kInvalidArgument;
+  return StatusCode::kInternal;
+}
+
+}  // namespace
+
+Status StatusFromErrorBody(int http_status, std::string_view body) {
+  auto doc = ParseJson(body);
+  if (doc.ok() && doc->is_object() && doc->contains("error") && (*doc)["error"].is_object()) {
+    const Json& e = (*doc)["error"];
+    std::vector<std::string> details;
+    if (e.contains("details") && e["details"].is_array()) {
+      for (const auto& d : e["details"]) {
+        if (d.is_string()) details.push_back(d.get<std::string>());
+      }
+    }
+    std::string code = e.value("code", "");
+    return Status(CodeFromName(code, http_status), e.value("message", "unknown error"),
+                  std::move(details));
+  }
+  return Status(CodeFromName("", http_status),
+                fmt::format("HTTP {}: {}", http_status, body.substr(0, 200)));
+}
+
+StatusOr<std::unique_ptr<CohortClient>> CohortClient::Create(std::string_view master_url) {
+  COHORT_ASSIGN_OR_RETURN(auto http, HttpClient::Create(master_url));
+  return std::unique_ptr<CohortClient>(new CohortClient(std::move(http)));
+}
+
+StatusOr<Json> CohortClient::Call(std::string_view method, std::string_view target,
+                                  std::string_view body, std::string_view content_type,
+                                  Duration timeout,
+                                  std::vector<std::pair<std::string, std::string>> headers) {
+  COHORT_ASSIGN_OR_RETURN(HttpResult r,
+                          http_->Request(method, target, body, content_type, timeout, headers));
+  if (r.status / 100 != 2) return StatusFromErrorBody(r.status, r.body);
+  auto doc = ParseJson(r.body);
+  if (!doc.ok()) {
+    return Status::Internal(fmt::format("the master answered {} with something that is not JSON",
+                                        target));
+  }
+  return doc;
+}
+
+StatusOr<Job> CohortClient::Submit(std::string_view spec_text, std::string_view user) {
+  COHORT_ASSIGN_OR_RETURN(Json doc, Call("POST", "/api/v1/jobs", spec_text, "application/yaml",
+                                         std::chrono::seconds(30),
+                                         {{"X-Cohort-User", std::string(user)}}));
+  return JobFromJson(doc);
+}
+
+StatusOr<std::vector<Job>> CohortClient::ListJobs(std::optional<JobState> state, size_t limit) {
+  std::string target = "/api/v1/jobs?limit=" + std::to_string(limit);
+  if (state) target += std::string("&state=") + JobStateName(*state);
+  COHORT_ASSIGN_OR_RETURN(Json doc, Call("GET", target));
+  std::vector<Job> jobs;
+  for (const auto& j : doc.at("jobs")) {
+    COHORT_ASSIGN_OR_RETURN(Job job, JobFromJson(j));
+    jobs.push_back(std::move(job));
+  }
+  return jobs;
+}
+
+StatusOr<Job> CohortClient::GetJob(JobId id) {
+  COHORT_ASSIGN_OR_RETURN(Json doc, Call("GET", fmt::format("/api/v1/jobs/{}", id)));
+  return JobFromJson(doc);
+}
+
+StatusOr<Job> CohortClient::WaitJob(JobId id, uint64_t version, Duration timeout) {
+  int64_t ms = std::max<int64_t>(0, std::min<int64_t>(ToMillis(timeout), 60'000));
+  COHORT_ASSIGN_OR_RETURN(
+      Json doc, Call("GET", fmt::format("/api/v1/jobs/{}?wait_version={}&timeout_ms={}", id,
+                                        version, ms),
+                     {}, "application/json", std::chrono::milliseconds(ms + 10'000)));
+  return JobFromJson(doc);
+}
+
+StatusOr<Job> CohortClient::Kill(JobId id) {
+  COHORT_ASSIGN_OR_RETURN(Json doc, Call("POST", fmt::format("/api/v1/jobs/{}/kill", id)));
+  return JobFromJson(doc);
+}
+
+StatusOr<std::vector<JobEvent>> CohortClient::Events(JobId id) {
+  COHORT_ASSIGN_OR_RETURN(Json doc, Call("GET", fmt::format("/api/v1/jobs/{}/events", id)));
+  std::vector<JobEvent> events;
+  for (const auto& j : doc.at("events")) {
+    COHORT_ASSIGN_OR_RETURN(JobEvent e, JobEventFromJson(j));
+    events.push_back(std::move(e));
+  }
+  return events;
+}
+
+Status CohortClient::Logs(JobId id, std::string_view task, int attempt, bool follow,
+                          const std::function<bool(std::string_view)>& on_data) {
+  std::string target = fmt::format("/api/v1/jobs/{}/logs?follow={}", id, follow ? "true" : "false");
+  if (!task.empty()) target += fmt::format("&task={}", task);
+  if (attempt > 0) target += fmt::format("&attempt={}", attempt);
+  COHORT_ASSIGN_OR_RETURN(HttpResult r, http_->Stream(target, on_data));
+  if (r.status / 100 != 2) return StatusFromErrorBody(r.status, r.body);
+  return Status::Ok();
+}
+
+StatusOr<Json> CohortClient::Nodes() { return Call("GET", "/api/v1/nodes"); }
+
+StatusOr<DesiredState> CohortClient::Register(const NodeInfo& info) {
+  COHORT_ASSIGN_OR_RETURN(Json doc, Call("POST", "/api/v1/agents/register", ToJson(info).dump()));
+  return DesiredStateFromJson(doc.at("desired"));
+}
+
+StatusOr<DesiredState> CohortClient::Sync(const std::string& node_id, const AgentReport& report,
+                                          uint64_t wait_version, Duration wait) {
+  int64_t ms = ToMillis(wait);
+  COHORT_ASSIGN_OR_RETURN(
+      Json doc, Call("POST",
+                     fmt::format("/api/v1/agents/{}/sync?wait_version={}&timeout_ms={}", node_id,
+                                 wait_version, ms),
+                     ToJson(report).dump(), "application/json",
+                     std::chrono::milliseconds(ms + 10'000)));
+  return DesiredStateFromJson(doc);
+}
+
+StatusOr<int64_t> CohortClient::ShipLog(const std::string& node_id, const std::string& task_key,
+                                        int64_t offset, std::string_view data,
+                                        int64_t* resume_at) {
+  COHORT_ASSIGN_OR_RETURN(
+      HttpResult r,
+      http_->Request("POST",
+                     fmt::format("/api/v1/agents/{}/logs/{}?offset={}", node_id, task_key, offset),
+                     data, "application/octet-stream"));
+  if (r.status / 100 == 2) {
+    auto doc = ParseJson(r.body);
+    if (doc.ok() && doc->contains("size")) return (*doc)["size"].get<int64_t>();
+    return Status::Internal("log upload answer has no size");
+  }
+  Status s = StatusFromErrorBody(r.status, r.body);
+  if (r.status == 409 && resume_at) {
+    auto doc = ParseJson(r.body);
+    if (doc.ok() && doc->contains("size")) *resume_at = (*doc)["size"].get<int64_t>();
+  }
+  return s;
+}
+
+}  // namespace cohort::client

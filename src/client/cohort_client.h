@@ -1,0 +1,64 @@
+// The typed client of Cohort's API (docs/api.md), shared by the CLI and the agent. Turns API
+// errors back into a Status with the server's code, message and details.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "client/http_client.h"
+#include "model/agent_protocol.h"
+#include "model/job.h"
+#include "model/json.h"
+#include "model/node.h"
+
+namespace cohort::client {
+
+inline constexpr const char* kDefaultMasterUrl = "http://127.0.0.1:7420";
+
+class CohortClient {
+ public:
+  static StatusOr<std::unique_ptr<CohortClient>> Create(std::string_view master_url);
+
+  // Jobs. `spec_text` is YAML or JSON; the master validates it.
+  StatusOr<Job> Submit(std::string_view spec_text, std::string_view user);
+  StatusOr<std::vector<Job>> ListJobs(std::optional<JobState> state = std::nullopt,
+                                      size_t limit = 0);
+  StatusOr<Job> GetJob(JobId id);
+  // Returns once the job's version exceeds `version`, or after `timeout` with the job as it is.
+  StatusOr<Job> WaitJob(JobId id, uint64_t version, Duration timeout);
+  StatusOr<Job> Kill(JobId id);
+  StatusOr<std::vector<JobEvent>> Events(JobId id);
+  // `task`: "worker/0" or empty for every task; `attempt` 0: the current one.
+  Status Logs(JobId id, std::string_view task, int attempt, bool follow,
+              const std::function<bool(std::string_view)>& on_data);
+  // The raw node documents (GET /api/v1/nodes).
+  StatusOr<Json> Nodes();
+
+  // Agents.
+  StatusOr<DesiredState> Register(const NodeInfo& info);
+  StatusOr<DesiredState> Sync(const std::string& node_id, const AgentReport& report,
+                              uint64_t wait_version, Duration wait);
+  // Returns the size the master now holds; on an offset mismatch, kFailedPrecondition with the
+  // master's size in `*resume_at`.
+  StatusOr<int64_t> ShipLog(const std::string& node_id, const std::string& task_key,
+                            int64_t offset, std::string_view data, int64_t* resume_at);
+
+  const std::string& master_url() const { return http_->base_url(); }
+
+ private:
+  explicit CohortClient(std::unique_ptr<HttpClient> http) : http_(std::move(http)) {}
+  StatusOr<Json> Call(std::string_view method, std::string_view target,
+                      std::string_view body = {}, std::string_view content_type = "application/json",
+                      Duration timeout = std::chrono::seconds(30),
+                      std::vector<std::pair<std::string, std::string>> headers = {});
+
+  std::unique_ptr<HttpClient> http_;
+};
+
+// Turns an API error document into a Status (exposed for tests).
+Status StatusFromErrorBody(int http_status, std::string_view body);
+
+}  // namespace cohort::client

@@ -1,0 +1,234 @@
+#include "client/http_client.h"
+
+#include <fmt/format.h>
+
+#include <boost/asio.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <limits>
+#include <optional>
+
+namespace cohort::client {
+namespace {
+
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace net = boost::asio;
+using tcp = net::ip::tcp;
+
+}  // namespace
+
+struct HttpClient::Impl {
+  std::string base_url;
+  std::string host;
+  std::string port;
+  net::io_context ioc;
+  std::optional<beast::tcp_stream> stream;
+  beast::flat_buffer buffer;
+
+  // Runs one asynchronous operation to completion on the private io_context.
+  template <typename Start>
+  beast::error_code Run(Start&& start) {
+    beast::error_code result;
+    bool done = false;
+    start([&](beast::error_code ec, auto&&...) {
+      result = ec;
+      done = true;
+    });
+    ioc.restart();
+    while (!done && ioc.run_one() > 0) {
+    }
+    return result;
+  }
+
+  Status Connect(Duration timeout) {
+    if (stream && stream->socket().is_open()) return Status::Ok();
+    tcp::resolver resolver(ioc);
+    beast::error_code ec;
+    auto results = resolver.resolve(host, port, ec);
+    if (ec) {
+      return Status::Unavailable(fmt::format("cannot resolve {}: {}", host, ec.message()));
+    }
+    stream.emplace(ioc);
+    buffer.clear();
+    stream->expires_after(timeout);
+    ec = Run([&](auto handler) {
+      stream->async_connect(results, [handler](beast::error_code e, const tcp::endpoint&) mutable {
+        handler(e);
+      });
+    });
+    if (ec) {
+      stream.reset();
+      return Status::Unavailable(fmt::format(
+          "cannot reach the Cohort master at {}: {}; is it running (cohort up)?", base_url,
+          ec.message()));
+    }
+    beast::error_code ignored;
+    stream->socket().set_option(tcp::no_delay(true), ignored);
+    return Status::Ok();
+  }
+
+  void Drop() {
+    if (!stream) return;
+    beast::error_code ec;
+    stream->socket().shutdown(tcp::socket::shutdown_both, ec);
+    stream.reset();
+    buffer.clear();
+  }
+
+  Status Failure(beast::error_code ec, std::string_view target) {
+    Drop();
+    if (ec == beast::error::timeout) {
+      return Status::DeadlineExceeded(fmt::format("{}{}: timed out", base_url, target));
+    }
+    return Status::Unavailable(fmt::format("{}{}: {}", base_url, target, ec.message()));
+  }
+
+  http::request<http::string_body> MakeRequest(std::string_view method, std::string_view target,
+                                               std::string_view body,
+                                               std::string_view content_type) {
+    http::request<http::string_body> req;
+    req.method(http::string_to_verb(beast::string_view(method.data(), method.size())));
+    req.target(beast::string_view(target.data(), target.size()));
+    req.version(11);
+    req.set(http::field::host, host);
+    req.set(http::field::user_agent, "cohort");
+    req.keep_alive(true);
+    if (!body.empty() || method == "POST") {
+      req.set(http::field::content_type, beast::string_view(content_type.data(), content_type.size()));
+      req.body() = std::string(body);
+      req.prepare_payload();
+    }
+    return req;
+  }
+};
+
+HttpClient::HttpClient(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+HttpClient::~HttpClient() = default;
+
+StatusOr<std::unique_ptr<HttpClient>> HttpClient::Create(std::string_view base_url) {
+  std::string url(base_url);
+  while (!url.empty() && url.back() == '/') url.pop_back();
+  constexpr std::string_view kScheme = "http://";
+  if (url.rfind(kScheme, 0) != 0) {
+    return Status::InvalidArgument(fmt::format(
+        "master URL \"{}\" must start with http://, e.g. http://127.0.0.1:7420", base_url));
+  }
+  std::string hostport = url.substr(kScheme.size());
+  if (hostport.find('/') != std::string::npos) {
+    return Status::InvalidArgument(
+        fmt::format("master URL \"{}\" must not have a path, e.g. http://127.0.0.1:7420", base_url));
+  }
+  auto impl = std::make_unique<Impl>();
+  impl->base_url = url;
+  size_t colon = hostport.rfind(':');
+  if (colon == std::string::npos) {
+    impl->host = hostport;
+    impl->port = "80";
+  } else {
+    impl->host = hostport.substr(0, colon);
+    impl->port = hostport.substr(colon + 1);
+  }
+  if (impl->host.empty() || impl->port.empty() ||
+      impl->port.find_first_not_of("0123456789") != std::string::npos) {
+    return Status::InvalidArgument(
+        fmt::format("master URL \"{}\" is not http://HOST:PORT", base_url));
+  }
+  return std::unique_ptr<HttpClient>(new HttpClient(std::move(impl)));
+}
+
+const std::string& HttpClient::base_url() const { return impl_->base_url; }
+
+StatusOr<HttpResult> HttpClient::Request(std::string_view method, std::string_view target,
+                                         std::string_view body, std::string_view content_type,
+                                         Duration timeout,
+                                         const std::vector<std::pair<std::string, std::string>>& headers) {
+  Impl& d = *impl_;
+  // A kept-alive connection may have been closed by the server meanwhile; then (and only then,
+  // before anything of the answer arrived) the request is sent once more on a new connection.
+  for (int try_number = 0; try_number < 2; ++try_number) {
+    bool reused = d.stream.has_value();
+    COHORT_RETURN_IF_ERROR(d.Connect(timeout));
+    auto req = d.MakeRequest(method, target, body, content_type);
+    for (const auto& [name, value] : headers) req.set(name, value);
+    d.stream->expires_after(timeout);
+    beast::error_code ec = d.Run([&](auto handler) {
+      http::async_write(*d.stream, req,
+                        [handler](beast::error_code e, size_t) mutable { handler(e); });
+    });
+    http::response_parser<http::string_body> parser;
+    parser.body_limit(256 * 1024 * 1024);
+    if (!ec) {
+      ec = d.Run([&](auto handler) {
+        http::async_read(*d.stream, d.buffer, parser,
+                         [handler](beast::error_code e, size_t) mutable { handler(e); });
+      });
+    }
+    if (ec) {
+      bool stale = reused && try_number == 0 && !parser.got_some() &&
+                   (ec == http::error::end_of_stream || ec == net::error::connection_reset ||
+                    ec == net::error::broken_pipe || ec == net::error::eof);
+      d.Drop();
+      if (stale) continue;
+      return d.Failure(ec, target);
+    }
+    auto res = parser.release();
+    HttpResult result;
+    result.status = static_cast<int>(res.result_int());
+    result.content_type = std::string(res[http::field::content_type]);
+    result.body = std::move(res.body());
+    if (!res.keep_alive()) d.Drop();
+    return result;
+  }
+  return Status::Unavailable(fmt::format("{}{}: connection closed", d.base_url, target));
+}
+
+StatusOr<HttpResult> HttpClient::Stream(std::string_view target,
+                                        const std::function<bool(std::string_view)>& on_data) {
+  Impl& d = *impl_;
+  d.Drop();  // a stream owns its connection until the end
+  COHORT_RETURN_IF_ERROR(d.Connect(std::chrono::seconds(10)));
+  auto req = d.MakeRequest("GET", target, {}, {});
+  req.keep_alive(false);
+  d.stream->expires_after(std::chrono::seconds(30));
+  beast::error_code ec = d.Run([&](auto handler) {
+    http::async_write(*d.stream, req, [handler](beast::error_code e, size_t) mutable { handler(e); });
+  });
+  if (ec) return d.Failure(ec, target);
+  http::response_parser<http::buffer_body> parser;
+  // Not boost::none: Beast 1.74 compares a Content-Length against an empty limit as "too big".
+  parser.body_limit(std::numeric_limits<std::uint64_t>::max());
+  ec = d.Run([&](auto handler) {
+    http::async_read_header(*d.stream, d.buffer, parser,
+                            [handler](beast::error_code e, size_t) mutable { handler(e); });
+  });
+  if (ec) return d.Failure(ec, target);
+  HttpResult result;
+  result.status = static_cast<int>(parser.get().result_int());
+  result.content_type = std::string(parser.get()[http::field::content_type]);
+  bool ok = result.status / 100 == 2;
+  char buf[64 * 1024];
+  // A followed log may stay quiet for a long time: no deadline while streaming.
+  d.stream->expires_never();
+  while (!parser.is_done()) {
+    parser.get().body().data = buf;
+    parser.get().body().size = sizeof(buf);
+    ec = d.Run([&](auto handler) {
+      http::async_read_some(*d.stream, d.buffer, parser,
+                            [handler](beast::error_code e, size_t) mutable { handler(e); });
+    });
+    if (ec == http::error::need_buffer) ec = {};
+    if (ec) return d.Failure(ec, target);
+    size_t n = sizeof(buf) - parser.get().body().size;
+    if (n == 0) continue;
+    if (ok) {
+      if (!on_data(std::string_view(buf, n))) break;
+    } else {
+      result.body.append(buf, n);
+    }
+  }
+  d.Drop();
+  return result;
+}
+
+}  // namespace cohort::client

@@ -1,0 +1,49 @@
+// A blocking HTTP/1.1 client for the CLI and the agent, on Boost.Beast. One connection, kept
+// alive between requests. Not thread-safe: use one client per thread.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "common/status.h"
+#include "common/time.h"
+
+namespace cohort::client {
+
+struct HttpResult {
+  int status = 0;
+  std::string content_type;
+  std::string body;
+};
+
+class HttpClient {
+ public:
+  // `base_url`: "http://host:port". InvalidArgument for anything else.
+  static StatusOr<std::unique_ptr<HttpClient>> Create(std::string_view base_url);
+  ~HttpClient();
+
+  // kUnavailable if the server cannot be reached; kDeadlineExceeded after `timeout`.
+  StatusOr<HttpResult> Request(std::string_view method, std::string_view target,
+                               std::string_view body = {},
+                               std::string_view content_type = "application/json",
+                               Duration timeout = std::chrono::seconds(30),
+                               const std::vector<std::pair<std::string, std::string>>& headers = {});
+
+  // Streams the body of a GET to `on_data` as it arrives, until the server ends it or `on_data`
+  // returns false. A non-2xx answer is returned as its HttpResult with the whole body.
+  StatusOr<HttpResult> Stream(std::string_view target,
+                              const std::function<bool(std::string_view)>& on_data);
+
+  const std::string& base_url() const;
+
+ private:
+  struct Impl;
+  explicit HttpClient(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace cohort::client

@@ -1,0 +1,159 @@
+#include <fmt/format.h>
+#include <limits.h>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <csignal>
+#include <cstdlib>
+
+#include "agent/agent.h"
+#include "agent/nvml_gpu_probe.h"
+#include "cohortd/commands.h"
+#include "common/strings.h"
+#include "common/units.h"
+
+namespace cohort::cohortd {
+namespace {
+
+std::atomic<bool> g_stop{false};
+
+void OnSignal(int) { g_stop = true; }
+
+std::string Hostname() {
+  char buf[HOST_NAME_MAX + 1] = {};
+  if (::gethostname(buf, sizeof(buf)) != 0) return "localhost";
+  return buf;
+}
+
+std::string SelfExe() {
+  char buf[PATH_MAX] = {};
+  ssize_t n = ::readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+  return n > 0 ? std::string(buf, static_cast<size_t>(n)) : "cohortd";
+}
+
+bool IsLoopbackUrl(const std::string& url) {
+  return url.find("://127.") != std::string::npos || url.find("://localhost") != std::string::npos;
+}
+
+}  // namespace
+
+void AddAgentCommand(CLI::App& app, AgentOptions& o) {
+  auto* cmd = app.add_subcommand("agent", "Run a Cohort agent: offer this machine's GPUs and run tasks");
+  cmd->add_option("--master", o.master,
+                  "The master's URL (default $COHORT_MASTER, else http://127.0.0.1:7420)");
+  cmd->add_option("--name", o.name, "This node's unique name (default: the host name)");
+  cmd->add_option("--address", o.address,
+                  "How tasks on other nodes reach this one (default 127.0.0.1 when the master "
+                  "is on loopback, else the host name)");
+  cmd->add_option("--data-dir", o.data_dir,
+                  "Where task directories live (default " + DefaultDataDir("agent") + ")");
+  cmd->add_option("--gpus", o.gpus,
+                  "Declare this many fake GPUs instead of reading them from NVML (machines "
+                  "without GPUs, demos, tests)")
+      ->check(CLI::Range(0, 1024));
+  cmd->add_option("--gpu-model", o.gpu_model, "Model name of declared GPUs")->capture_default_str();
+  cmd->add_option("--gpu-memory", o.gpu_memory, "Memory of each declared GPU, e.g. 80Gi")
+      ->capture_default_str();
+  cmd->add_option("--nvml-library", o.nvml_library,
+                  "The NVML library to load at run time when --gpus is not given")
+      ->capture_default_str();
+  cmd->add_option("--cpus", o.cpus, "CPUs to offer (default: all online CPUs)");
+  cmd->add_option("--memory", o.memory, "Memory to offer, e.g. 64Gi (default: all of it)");
+  cmd->add_option("--ports", o.ports, "Port range FIRST-LAST that the master hands to tasks")
+      ->capture_default_str();
+  cmd->add_option("--label", o.labels, "A node label KEY=VALUE (repeatable)");
+  cmd->add_option("--log-level", o.log_level, "trace, debug, info, warn or error")
+      ->capture_default_str();
+}
+
+int RunAgent(const AgentOptions& o) {
+  if (!SetUpLogging(o.log_level)) {
+    fmt::print(stderr, "cohortd agent: --log-level: \"{}\" is not a level\n", o.log_level);
+    return 2;
+  }
+  auto fail = [](const std::string& message) {
+    fmt::print(stderr, "cohortd agent: {}\n", message);
+    return 2;
+  };
+  agent::AgentConfig config;
+  const char* env_master = std::getenv("COHORT_MASTER");
+  config.master_url = !o.master.empty() ? o.master
+                      : env_master      ? env_master
+                                        : client::kDefaultMasterUrl;
+  config.data_dir = o.data_dir.empty() ? DefaultDataDir("agent") : o.data_dir;
+  config.cohortd = SelfExe();
+  NodeInfo& node = config.node;
+  node.id = o.name.empty() ? Hostname() : o.name;
+  node.address = !o.address.empty()               ? o.address
+                 : IsLoopbackUrl(config.master_url) ? "127.0.0.1"
+                                                    : Hostname();
+  node.agent_version = COHORT_VERSION;
+  if (o.cpus.empty()) {
+    node.milli_cpus = ::sysconf(_SC_NPROCESSORS_ONLN) * 1000;
+  } else {
+    auto cpus = ParseMilliCpus(o.cpus);
+    if (!cpus.ok()) return fail("--cpus: " + cpus.status().message());
+    node.milli_cpus = *cpus;
+  }
+  if (o.memory.empty()) {
+    node.memory_bytes = static_cast<int64_t>(::sysconf(_SC_PHYS_PAGES)) * ::sysconf(_SC_PAGESIZE);
+  } else {
+    auto memory = ParseByteSize(o.memory);
+    if (!memory.ok()) return fail("--memory: " + memory.status().message());
+    node.memory_bytes = *memory;
+  }
+  auto range = Split(o.ports, '-');
+  try {
+    if (range.size() != 2) throw std::invalid_argument("range");
+    node.ports.first = std::stoi(range[0]);
+    node.ports.last = std::stoi(range[1]);
+  } catch (const std::exception&) {
+    return fail(fmt::format("--ports: \"{}\" is not a range FIRST-LAST, e.g. 30000-30999", o.ports));
+  }
+  if (node.ports.first < 1024 || node.ports.last > 65535 || node.ports.first > node.ports.last) {
+    return fail(fmt::format("--ports: {} must lie within 1024-65535", o.ports));
+  }
+  for (const auto& label : o.labels) {
+    size_t eq = label.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      return fail(fmt::format("--label: \"{}\" is not KEY=VALUE", label));
+    }
+    node.labels[label.substr(0, eq)] = label.substr(eq + 1);
+  }
+
+  std::unique_ptr<agent::GpuProbe> probe;
+  if (o.gpus >= 0) {
+    auto memory = ParseByteSize(o.gpu_memory);
+    if (!memory.ok()) return fail("--gpu-memory: " + memory.status().message());
+    probe = std::make_unique<agent::DeclaredGpuProbe>(node.id, o.gpus, o.gpu_model, *memory);
+  } else if (agent::NvmlGpuProbe::LibraryLoadable(o.nvml_library)) {
+    probe = std::make_unique<agent::NvmlGpuProbe>(o.nvml_library);
+  } else {
+    spdlog::info("no NVML library ({}) and no --gpus: this node offers no GPUs", o.nvml_library);
+    probe = std::make_unique<agent::DeclaredGpuProbe>(node.id, 0, o.gpu_model, 0);
+  }
+  auto gpus = probe->Probe();
+  if (!gpus.ok()) {
+    fmt::print(stderr, "cohortd agent: reading GPUs: {}\n", gpus.status().ToString());
+    return 1;
+  }
+
+  std::signal(SIGINT, OnSignal);
+  std::signal(SIGTERM, OnSignal);
+  std::signal(SIGPIPE, SIG_IGN);
+  spdlog::info("cohortd agent {} for node {} ({} GPUs from {}); master {}", COHORT_VERSION,
+               node.id, gpus->gpus.size(), gpus->source, config.master_url);
+  agent::Agent agent(config, std::move(gpus).value());
+  Status s = agent.Run(g_stop);
+  if (!s.ok()) {
+    fmt::print(stderr, "cohortd agent: {}\n", s.ToString());
+    return 1;
+  }
+  spdlog::info("agent stopping; its tasks keep running and a new agent adopts them");
+  spdlog::shutdown();
+  // The sync thread may sit in a long poll; nothing it holds needs cleaning up.
+  std::_Exit(0);
+}
+
+}  // namespace cohort::cohortd

@@ -1,0 +1,46 @@
+// The subcommands of cohortd, each in its own file.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+#include <vector>
+
+namespace cohort::cohortd {
+
+struct MasterOptions {
+  std::string data_dir;
+  std::string listen = "127.0.0.1:7420";
+  std::string storage_root;
+  std::string url_file;
+  std::string node_timeout = "15s";
+  std::string log_level = "info";
+};
+
+struct AgentOptions {
+  std::string master;
+  std::string name;
+  std::string address;
+  std::string data_dir;
+  int gpus = -1;  // -1: from NVML if present, else none
+  std::string gpu_model = "Fake GPU";
+  std::string gpu_memory = "80Gi";
+  std::string nvml_library = "libnvidia-ml.so.1";
+  std::string cpus;
+  std::string memory;
+  std::string ports = "30000-30999";
+  std::vector<std::string> labels;
+  std::string log_level = "info";
+};
+
+void AddMasterCommand(CLI::App& app, MasterOptions& options);
+void AddAgentCommand(CLI::App& app, AgentOptions& options);
+int RunMaster(const MasterOptions& options);
+int RunAgent(const AgentOptions& options);
+int RunTask(const std::string& task_dir);
+
+// ~/.local/share/cohort/<what> (or $XDG_DATA_HOME/cohort/<what>).
+std::string DefaultDataDir(const std::string& what);
+// Sets up logging to stderr at `level`; false if the level is unknown.
+bool SetUpLogging(const std::string& level);
+
+}  // namespace cohort::cohortd

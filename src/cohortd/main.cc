@@ -1,0 +1,27 @@
+// cohortd: the Cohort daemons. `cohortd master` runs the API server, the scheduler and the state
+// store; `cohortd agent` runs on every machine with GPUs; `cohortd run-task` is the per-task
+// supervisor that agents start (not meant to be run by hand).
+#include <CLI/CLI.hpp>
+#include <spdlog/spdlog.h>
+#include <unistd.h>
+
+#include "cohortd/commands.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{"cohortd: the Cohort master and agent daemons"};
+  app.set_version_flag("--version", COHORT_VERSION);
+  app.require_subcommand(1);
+  cohort::cohortd::MasterOptions master;
+  cohort::cohortd::AgentOptions agent;
+  std::string task_dir;
+  cohort::cohortd::AddMasterCommand(app, master);
+  cohort::cohortd::AddAgentCommand(app, agent);
+  auto* run_task = app.add_subcommand(
+      "run-task", "Supervise one task (started by the agent; not meant to be run by hand)");
+  run_task->add_option("--task-dir", task_dir, "The task's directory, holding spec.json")
+      ->required();
+  CLI11_PARSE(app, argc, argv);
+  if (app.got_subcommand("master")) return cohort::cohortd::RunMaster(master);
+  if (app.got_subcommand("agent")) return cohort::cohortd::RunAgent(agent);
+  return cohort::cohortd::RunTask(task_dir);
+}

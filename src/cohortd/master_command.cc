@@ -1,0 +1,114 @@
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <boost/asio.hpp>
+#include <filesystem>
+#include <fstream>
+
+#include "api/api_server.h"
+#include "cohortd/commands.h"
+#include "common/units.h"
+#include "master/master.h"
+#include "scheduler/scheduler.h"
+#include "state/state_store.h"
+
+namespace cohort::cohortd {
+
+void AddMasterCommand(CLI::App& app, MasterOptions& o) {
+  auto* cmd = app.add_subcommand("master", "Run the Cohort master: API, scheduler and state");
+  cmd->add_option("--data-dir", o.data_dir,
+                  "Where the state database and task logs live (default " +
+                      DefaultDataDir("master") + ")");
+  cmd->add_option("--listen", o.listen,
+                  "HOST:PORT to serve the API on; there is no authentication yet, so the "
+                  "default is loopback only")
+      ->capture_default_str();
+  cmd->add_option("--storage-root", o.storage_root,
+                  "Where jobs' checkpoints and outputs go; every node must see it at the same "
+                  "path (default <data-dir>/storage)");
+  cmd->add_option("--url-file", o.url_file,
+                  "Once listening, write the API's URL here (useful with --listen HOST:0)");
+  cmd->add_option("--node-timeout", o.node_timeout,
+                  "A node that has not synced for this long gets no new work")
+      ->capture_default_str();
+  cmd->add_option("--log-level", o.log_level, "trace, debug, info, warn or error")
+      ->capture_default_str();
+}
+
+int RunMaster(const MasterOptions& o) {
+  if (!SetUpLogging(o.log_level)) {
+    fmt::print(stderr, "cohortd master: --log-level: \"{}\" is not a level\n", o.log_level);
+    return 2;
+  }
+  size_t colon = o.listen.rfind(':');
+  int port = -1;
+  if (colon != std::string::npos) {
+    try {
+      port = std::stoi(o.listen.substr(colon + 1));
+    } catch (const std::exception&) {
+    }
+  }
+  if (colon == std::string::npos || port < 0 || port > 65535) {
+    fmt::print(stderr, "cohortd master: --listen: \"{}\" is not HOST:PORT, e.g. 127.0.0.1:7420\n",
+               o.listen);
+    return 2;
+  }
+  auto node_timeout = ParseDuration(o.node_timeout);
+  if (!node_timeout.ok()) {
+    fmt::print(stderr, "cohortd master: --node-timeout: {}\n", node_timeout.status().message());
+    return 2;
+  }
+  master::MasterConfig config;
+  config.data_dir = o.data_dir.empty() ? DefaultDataDir("master") : o.data_dir;
+  config.storage_root = o.storage_root;
+  config.node_timeout = *node_timeout;
+  std::error_code ec;
+  std::filesystem::create_directories(config.data_dir, ec);
+  if (ec) {
+    fmt::print(stderr, "cohortd master: cannot create {}: {}\n", config.data_dir, ec.message());
+    return 1;
+  }
+  auto store = state::OpenSqliteStateStore(config.data_dir + "/cohort.db");
+  if (!store.ok()) {
+    fmt::print(stderr, "cohortd master: {}\n", store.status().ToString());
+    return 1;
+  }
+  boost::asio::io_context ioc(1);
+  RealClock clock;
+  auto master = master::Master::Create(
+      config, std::move(store).value(), scheduler::NewGangScheduler(), clock,
+      [&ioc](std::function<void()> f) { boost::asio::post(ioc, std::move(f)); });
+  if (!master.ok()) {
+    fmt::print(stderr, "cohortd master: {}\n", master.status().ToString());
+    return 1;
+  }
+  api::ApiServer server(ioc, **master);
+  Status listening = server.Listen(o.listen.substr(0, colon), port);
+  if (!listening.ok()) {
+    fmt::print(stderr, "cohortd master: {}\n", listening.message());
+    return 1;
+  }
+  std::string url = fmt::format("http://{}:{}", o.listen.substr(0, colon), server.port());
+  spdlog::info("cohortd master {} listening on {} (data in {})", COHORT_VERSION, url,
+               config.data_dir);
+  if (!o.url_file.empty()) {
+    std::string tmp = o.url_file + ".tmp";
+    std::ofstream(tmp) << url << "\n";
+    std::filesystem::rename(tmp, o.url_file, ec);
+    if (ec) {
+      fmt::print(stderr, "cohortd master: cannot write {}: {}\n", o.url_file, ec.message());
+      return 1;
+    }
+  }
+  boost::asio::signal_set signals(ioc, SIGINT, SIGTERM);
+  signals.async_wait([&](const boost::system::error_code& ec, int sig) {
+    if (ec) return;
+    spdlog::info("signal {}: shutting down", sig);
+    server.Stop();
+    ioc.stop();
+  });
+  ioc.run();
+  return 0;
+}
+
+}  // namespace cohort::cohortd

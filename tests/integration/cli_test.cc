@@ -1,0 +1,152 @@
+// The `cohort` CLI against real daemons: up/down, run --wait, wait, logs -f, jobs, nodes, --help.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "model/json.h"
+#include "tests/integration/local_cluster.h"
+
+namespace cohort::testing {
+namespace {
+
+namespace fs = std::filesystem;
+using ::testing::HasSubstr;
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+CommandResult Cohort(const std::string& master, std::vector<std::string> args) {
+  args.insert(args.begin(), BinDir() + "/cohort");
+  return RunCommand(args, master.empty() ? std::map<std::string, std::string>{}
+                                         : std::map<std::string, std::string>{
+                                               {"COHORT_MASTER", master}});
+}
+
+TEST(Cli, UpRunsAClusterAndDownStopsExactlyIt) {
+  std::string dir = "/tmp/cohort-it-up-" + std::to_string(::getpid());
+  fs::remove_all(dir);
+  // A free port: bind, read, release.
+  auto up = Cohort("", {"up", "--agents", "2", "--gpus-per-agent", "2", "--port", "0",
+                        "--data-dir", dir});
+  // Port 0 is refused: the master's URL must be known in advance.
+  EXPECT_NE(up.exit_code, 0);
+  int port = 17000 + static_cast<int>(::getpid() % 2000);
+  up = Cohort("", {"up", "--agents", "2", "--gpus-per-agent", "2", "--port",
+                   std::to_string(port), "--data-dir", dir});
+  ASSERT_EQ(up.exit_code, 0) << up.err;
+  std::string url = "http://127.0.0.1:" + std::to_string(port);
+  EXPECT_EQ(up.out, url + "\n");
+  std::vector<pid_t> daemons;
+  for (const char* name : {"master", "agent-0", "agent-1"}) {
+    pid_t pid = std::atoi(ReadFile(dir + "/" + name + ".pid").c_str());
+    EXPECT_TRUE(ProcessAlive(pid)) << name;
+    daemons.push_back(pid);
+  }
+  auto again = Cohort("", {"up", "--port", std::to_string(port), "--data-dir", dir});
+  EXPECT_EQ(again.exit_code, 1);
+  EXPECT_THAT(again.err, HasSubstr("already running"));
+
+  auto nodes = Cohort(url, {"nodes", "-o", "json"});
+  ASSERT_EQ(nodes.exit_code, 0) << nodes.err;
+  auto doc = ParseJson(nodes.out);
+  ASSERT_TRUE(doc.ok());
+  EXPECT_EQ((*doc)["nodes"].size(), 2u);
+
+  // A long task, so that down has something to stop; and a bystander process it must leave.
+  auto run = Cohort(url, {"run", "--gpus", "1", "--", "sleep", "300"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  pid_t bystander = ::fork();
+  if (bystander == 0) {
+    ::execl("/bin/sleep", "sleep", "30", nullptr);
+    _exit(1);
+  }
+  ASSERT_TRUE(WaitFor([&] {
+    auto jobs = Cohort(url, {"jobs", "--state", "running", "-o", "json"});
+    auto d = ParseJson(jobs.out);
+    return d.ok() && (*d)["jobs"].size() == 1;
+  }));
+
+  auto down = Cohort("", {"down", "--data-dir", dir});
+  EXPECT_EQ(down.exit_code, 0) << down.err;
+  EXPECT_THAT(down.err, HasSubstr("stopped agent-0, agent-1, master and 1 tasks"));
+  for (pid_t pid : daemons) EXPECT_FALSE(ProcessAlive(pid));
+  EXPECT_TRUE(ProcessAlive(bystander));
+  ::kill(bystander, SIGKILL);
+  ::waitpid(bystander, nullptr, 0);
+  auto gone = Cohort(url, {"jobs"});
+  EXPECT_EQ(gone.exit_code, 1);
+  EXPECT_THAT(gone.err, HasSubstr("cannot reach the Cohort master"));
+  fs::remove_all(dir);
+}
+
+TEST(Cli, RunWaitFollowsOutputAndReturnsTheJobsOutcome) {
+  LocalCluster cluster("clirun");
+  cluster.StartMaster();
+  cluster.StartAgent("node-a", 2);
+  auto ok = cluster.Cohort({"run", "--wait", "--replicas", "2", "--gpus", "1", "--", "sh", "-c",
+                            "echo hello from $COHORT_TASK_INDEX"});
+  EXPECT_EQ(ok.exit_code, 0) << ok.err;
+  EXPECT_THAT(ok.out, HasSubstr("[worker/0] hello from 0"));
+  EXPECT_THAT(ok.out, HasSubstr("[worker/1] hello from 1"));
+  EXPECT_THAT(ok.err, HasSubstr("SUCCEEDED"));
+
+  auto bad = cluster.Cohort({"run", "--wait", "--", "sh", "-c", "echo oops; exit 7"});
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_EQ(bad.out, "oops\n");
+  EXPECT_THAT(bad.err, HasSubstr("worker/0 exited with code 7"));
+
+  auto missing = cluster.Cohort({"run", "--wait", "--", "/no/such/program"});
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_THAT(missing.out, HasSubstr("cannot run \"/no/such/program\""));
+}
+
+TEST(Cli, WaitTimesOutAndLogsFollowUntilTheEnd) {
+  LocalCluster cluster("cliwait");
+  cluster.StartMaster();
+  cluster.StartAgent("node-a", 1);
+  auto run = cluster.Cohort({"run", "--name", "slow", "--", "sh", "-c",
+                             "for i in 1 2 3; do echo line $i; sleep 0.3; done"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  std::string id = run.out.substr(0, run.out.find('\n'));
+  auto timeout = cluster.Cohort({"wait", id, "--timeout", "0.1"});
+  EXPECT_EQ(timeout.exit_code, 124);
+  auto follow = cluster.Cohort({"logs", "-f", id});
+  EXPECT_EQ(follow.exit_code, 0) << follow.err;
+  EXPECT_EQ(follow.out, "line 1\nline 2\nline 3\n");
+  auto wait = cluster.Cohort({"wait", id, "--timeout", "10"});
+  EXPECT_EQ(wait.exit_code, 0);
+  auto jobs = cluster.Cohort({"jobs"});
+  EXPECT_THAT(jobs.out, HasSubstr("slow"));
+  EXPECT_THAT(jobs.out, HasSubstr("SUCCEEDED"));
+  auto status = cluster.Cohort({"status", id});
+  EXPECT_THAT(status.out, HasSubstr("Tasks (attempt 1)"));
+  EXPECT_THAT(status.out, HasSubstr("finished"));
+  auto bad_task = cluster.Cohort({"logs", id, "--task", "main/5"});
+  EXPECT_EQ(bad_task.exit_code, 1);
+  EXPECT_THAT(bad_task.err, HasSubstr("has no task main/5; its tasks are worker/0"));
+}
+
+TEST(Cli, EveryCommandHasHelp) {
+  for (const char* cmd : {"up", "down", "submit", "run", "jobs", "status", "logs", "kill", "wait",
+                          "nodes"}) {
+    auto r = Cohort("", {cmd, "--help"});
+    EXPECT_EQ(r.exit_code, 0) << cmd;
+    EXPECT_THAT(r.out, HasSubstr("Usage")) << cmd;
+  }
+  for (const char* cmd : {"master", "agent", "run-task"}) {
+    auto r = RunCommand({BinDir() + "/cohortd", cmd, "--help"});
+    EXPECT_EQ(r.exit_code, 0) << cmd;
+    EXPECT_THAT(r.out, HasSubstr("Usage")) << cmd;
+  }
+}
+
+}  // namespace
+}  // namespace cohort::testing

@@ -1,0 +1,294 @@
+#include "tests/integration/local_cluster.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <thread>
+
+#include "agent/task_supervisor.h"
+
+namespace cohort::testing {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+std::string Tail(const std::string& text, size_t lines) {
+  size_t pos = text.size();
+  for (size_t n = 0; n <= lines && pos != std::string::npos && pos > 0; ++n) {
+    pos = text.rfind('\n', pos - 1);
+  }
+  return pos == std::string::npos ? text : text.substr(pos + 1);
+}
+
+// Waits for a child, up to `timeout`; returns false if it is still running.
+bool Reap(pid_t pid, std::chrono::milliseconds timeout) {
+  return WaitFor([&] { return ::waitpid(pid, nullptr, WNOHANG) == pid || !ProcessAlive(pid); },
+                 timeout);
+}
+
+}  // namespace
+
+std::string BinDir() { return COHORT_BIN_DIR; }
+std::string SourceDir() { return COHORT_SOURCE_DIR; }
+std::string FakeNvmlLibrary() { return COHORT_FAKE_NVML; }
+
+CommandResult RunCommand(const std::vector<std::string>& args,
+                         const std::map<std::string, std::string>& env) {
+  char out_path[] = "/tmp/cohort-cmd-out-XXXXXX";
+  char err_path[] = "/tmp/cohort-cmd-err-XXXXXX";
+  int out_fd = ::mkstemp(out_path);
+  int err_fd = ::mkstemp(err_path);
+  std::vector<std::string> copy = args;
+  std::vector<char*> argv;
+  for (auto& a : copy) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    ::dup2(out_fd, STDOUT_FILENO);
+    ::dup2(err_fd, STDERR_FILENO);
+    for (const auto& [k, v] : env) ::setenv(k.c_str(), v.c_str(), 1);
+    ::execv(argv[0], argv.data());
+    _exit(127);
+  }
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  ::close(out_fd);
+  ::close(err_fd);
+  CommandResult r;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.out = ReadFile(out_path);
+  r.err = ReadFile(err_path);
+  ::unlink(out_path);
+  ::unlink(err_path);
+  return r;
+}
+
+bool WaitFor(const std::function<bool()>& condition, std::chrono::milliseconds timeout) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (true) {
+    if (condition()) return true;
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+}
+
+bool ProcessAlive(pid_t pid) {
+  if (pid <= 0 || ::kill(pid, 0) != 0) return false;
+  // A zombie is dead for our purposes.
+  std::string stat = ReadFile(fmt::format("/proc/{}/stat", pid));
+  size_t close = stat.rfind(')');
+  return close == std::string::npos || close + 2 >= stat.size() || stat[close + 2] != 'Z';
+}
+
+std::string JoinGpus(const std::vector<int>& gpus) {
+  std::string out;
+  for (int g : gpus) out += (out.empty() ? "" : ",") + std::to_string(g);
+  return out;
+}
+
+std::vector<pid_t> ProcessTree(pid_t root) {
+  std::vector<pid_t> out = {root};
+  for (int pid : agent::Descendants(root)) out.push_back(pid);
+  return out;
+}
+
+LocalCluster::LocalCluster(const std::string& name) {
+  // Each test process gets its own task port ranges, so that tests running in parallel never
+  // hand out the same port.
+  first_port_ = 20000 + static_cast<int>(::getpid() % 400) * 100;
+  dir_ = fmt::format("/tmp/cohort-it-{}-{}", name, ::getpid());
+  fs::remove_all(dir_);
+  fs::create_directories(dir_);
+}
+
+LocalCluster::~LocalCluster() {
+  client_.reset();
+  std::vector<pid_t> daemons;
+  for (auto& [name, a] : agents_) daemons.push_back(a.pid);
+  if (master_.pid) daemons.push_back(master_.pid);
+  for (pid_t p : daemons) ::kill(p, SIGTERM);
+  for (pid_t p : daemons) {
+    if (!Reap(p, std::chrono::seconds(5))) {
+      ::kill(p, SIGKILL);
+      ::waitpid(p, nullptr, 0);
+    }
+  }
+  // Whatever tasks are left: kill their supervisors and process groups.
+  std::error_code ec;
+  for (const auto& entry : fs::recursive_directory_iterator(dir_, ec)) {
+    if (entry.path().filename() != "supervisor.pid") continue;
+    pid_t sup = std::atoi(ReadFile(entry.path().string()).c_str());
+    pid_t task = std::atoi(ReadFile((entry.path().parent_path() / "task.pid").string()).c_str());
+    std::string cmdline = ReadFile(fmt::format("/proc/{}/cmdline", sup));
+    if (sup > 0 && cmdline.find("run-task") != std::string::npos) ::kill(sup, SIGKILL);
+    if (task > 0) ::kill(-task, SIGKILL);
+  }
+  if (::testing::Test::HasFailure()) {
+    std::string logs;
+    for (const auto& entry : fs::directory_iterator(dir_, ec)) {
+      if (entry.path().extension() == ".log") {
+        logs += fmt::format("---- {} (last lines)\n{}", entry.path().string(),
+                            Tail(ReadFile(entry.path().string()), 25));
+      }
+    }
+    fmt::print(stderr, "cluster kept in {}\n{}", dir_, logs);
+  } else {
+    fs::remove_all(dir_, ec);
+  }
+}
+
+pid_t LocalCluster::Spawn(const std::vector<std::string>& args, const std::string& log,
+                          const std::map<std::string, std::string>& env) {
+  std::vector<std::string> copy = args;
+  std::vector<char*> argv;
+  for (auto& a : copy) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
+    ::dup2(fd, STDOUT_FILENO);
+    ::dup2(fd, STDERR_FILENO);
+    for (const auto& [k, v] : env) ::setenv(k.c_str(), v.c_str(), 1);
+    ::execv(argv[0], argv.data());
+    _exit(127);
+  }
+  return pid;
+}
+
+void LocalCluster::StartMaster(std::vector<std::string> extra_args) {
+  std::string url_file = dir_ + "/master.url";
+  fs::remove(url_file);
+  std::vector<std::string> args = {BinDir() + "/cohortd", "master",     "--data-dir",
+                                   dir_ + "/master",      "--listen",   fmt::format("127.0.0.1:{}", master_port_),
+                                   "--url-file",          url_file,     "--log-level",
+                                   "debug"};
+  args.insert(args.end(), extra_args.begin(), extra_args.end());
+  master_ = Child{Spawn(args, dir_ + "/master.log", {}), dir_ + "/master.log"};
+  ASSERT_TRUE(WaitFor([&] { return fs::exists(url_file); }, std::chrono::seconds(10)))
+      << "the master did not start:\n"
+      << ReadFile(dir_ + "/master.log");
+  std::string url = ReadFile(url_file);
+  url_ = url.substr(0, url.find('\n'));
+  master_port_ = std::atoi(url_.substr(url_.rfind(':') + 1).c_str());
+  auto c = client::CohortClient::Create(url_);
+  ASSERT_TRUE(c.ok());
+  client_ = std::move(c).value();
+}
+
+void LocalCluster::StopMaster() {
+  ASSERT_GT(master_.pid, 0);
+  ::kill(master_.pid, SIGTERM);
+  ASSERT_TRUE(Reap(master_.pid, std::chrono::seconds(10))) << "the master did not stop";
+  master_.pid = 0;
+  client_.reset();
+}
+
+void LocalCluster::StartAgent(const std::string& name, int gpus,
+                              std::vector<std::string> extra_args,
+                              std::map<std::string, std::string> env) {
+  int first = first_port_ + agent_count_++ * 20;
+  std::vector<std::string> args = {BinDir() + "/cohortd",
+                                   "agent",
+                                   "--master",
+                                   url_,
+                                   "--name",
+                                   name,
+                                   "--data-dir",
+                                   AgentDir(name),
+                                   "--cpus",
+                                   "16",
+                                   "--memory",
+                                   "64Gi",
+                                   "--ports",
+                                   fmt::format("{}-{}", first, first + 19),
+                                   "--log-level",
+                                   "debug"};
+  if (gpus >= 0) {
+    args.push_back("--gpus");
+    args.push_back(std::to_string(gpus));
+  }
+  args.insert(args.end(), extra_args.begin(), extra_args.end());
+  std::string log = dir_ + "/" + name + ".log";
+  agents_[name] = Child{Spawn(args, log, env), log};
+  bool registered = WaitFor([&] {
+    auto nodes = client().Nodes();
+    if (!nodes.ok()) return false;
+    for (const auto& n : (*nodes)["nodes"]) {
+      if (n["id"] == name && n["state"] == "READY") return true;
+    }
+    return false;
+  });
+  ASSERT_TRUE(registered) << "agent " << name << " did not register:\n" << ReadFile(log);
+}
+
+void LocalCluster::StopAgent(const std::string& name) {
+  auto it = agents_.find(name);
+  ASSERT_NE(it, agents_.end());
+  ::kill(it->second.pid, SIGTERM);
+  ASSERT_TRUE(Reap(it->second.pid, std::chrono::seconds(10)));
+  agents_.erase(it);
+}
+
+client::CohortClient& LocalCluster::client() {
+  COHORT_CHECK(client_ != nullptr);
+  return *client_;
+}
+
+JobId LocalCluster::Submit(const std::string& spec) {
+  auto job = client().Submit(spec, "tester");
+  EXPECT_TRUE(job.ok()) << job.status().ToString();
+  return job.ok() ? job->id : 0;
+}
+
+Job LocalCluster::WaitForJob(JobId id, const std::function<bool(const Job&)>& predicate,
+                             std::chrono::milliseconds timeout) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  auto job = client().GetJob(id);
+  while (job.ok() && !predicate(*job)) {
+    auto left = std::chrono::duration_cast<Duration>(deadline - std::chrono::steady_clock::now());
+    if (left <= Duration(0)) break;
+    job = client().WaitJob(id, job->version, std::min<Duration>(left, std::chrono::seconds(5)));
+  }
+  EXPECT_TRUE(job.ok()) << job.status().ToString();
+  return job.ok() ? *job : Job{};
+}
+
+Job LocalCluster::WaitForState(JobId id, JobState state, std::chrono::milliseconds timeout) {
+  Job job = WaitForJob(id, [&](const Job& j) { return j.state == state || IsTerminal(j.state); },
+                       timeout);
+  EXPECT_EQ(JobStateName(job.state), std::string(JobStateName(state)))
+      << "job " << id << ": " << job.message << "\n"
+      << Logs(id);
+  return job;
+}
+
+std::string LocalCluster::Logs(JobId id, const std::string& task) {
+  std::string out;
+  Status s = client().Logs(id, task, 0, false, [&](std::string_view data) {
+    out.append(data);
+    return true;
+  });
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  return out;
+}
+
+CommandResult LocalCluster::Cohort(std::vector<std::string> args) {
+  args.insert(args.begin(), BinDir() + "/cohort");
+  return RunCommand(args, {{"COHORT_MASTER", url_}});
+}
+
+}  // namespace cohort::testing

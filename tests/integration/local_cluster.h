@@ -1,0 +1,92 @@
+// A real Cohort cluster on loopback for integration tests: cohortd master and agents as child
+// processes of the test, each task a real process, a real SQLite file. Everything lives in a
+// scratch directory that is removed when the test passes and kept (with its logs printed) when
+// it fails.
+#pragma once
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "client/cohort_client.h"
+
+namespace cohort::testing {
+
+// Where the built binaries, the sources and the fake NVML library are (set by CMake).
+std::string BinDir();
+std::string SourceDir();
+std::string FakeNvmlLibrary();
+
+struct CommandResult {
+  int exit_code = -1;
+  std::string out;
+  std::string err;
+};
+
+// Runs a command to completion, capturing its output.
+CommandResult RunCommand(const std::vector<std::string>& args,
+                         const std::map<std::string, std::string>& env = {});
+
+// Polls `condition` every 20 ms until it holds or `timeout` passes.
+bool WaitFor(const std::function<bool()>& condition,
+             std::chrono::milliseconds timeout = std::chrono::seconds(20));
+
+bool ProcessAlive(pid_t pid);
+// "0,1" as CUDA_VISIBLE_DEVICES writes GPU indices.
+std::string JoinGpus(const std::vector<int>& gpus);
+// The pids of `root` and all its descendants.
+std::vector<pid_t> ProcessTree(pid_t root);
+
+class LocalCluster {
+ public:
+  explicit LocalCluster(const std::string& name);
+  ~LocalCluster();
+
+  void StartMaster(std::vector<std::string> extra_args = {});
+  // SIGTERM, and waits for it to exit.
+  void StopMaster();
+  void StartAgent(const std::string& name, int gpus, std::vector<std::string> extra_args = {},
+                  std::map<std::string, std::string> env = {});
+  void StopAgent(const std::string& name);
+
+  const std::string& url() const { return url_; }
+  const std::string& dir() const { return dir_; }
+  client::CohortClient& client();
+
+  // Submits a YAML or JSON spec; fails the test if refused.
+  JobId Submit(const std::string& spec);
+  // Waits until `predicate` holds for the job; returns its latest state either way.
+  Job WaitForJob(JobId id, const std::function<bool(const Job&)>& predicate,
+                 std::chrono::milliseconds timeout = std::chrono::seconds(30));
+  Job WaitForState(JobId id, JobState state,
+                   std::chrono::milliseconds timeout = std::chrono::seconds(30));
+  // The whole output of a job (every task of the current attempt).
+  std::string Logs(JobId id, const std::string& task = "");
+  // Runs the `cohort` CLI against this cluster.
+  CommandResult Cohort(std::vector<std::string> args);
+  // The agent's data directory.
+  std::string AgentDir(const std::string& name) const { return dir_ + "/" + name; }
+
+ private:
+  struct Child {
+    pid_t pid = 0;
+    std::string log;
+  };
+  pid_t Spawn(const std::vector<std::string>& args, const std::string& log,
+              const std::map<std::string, std::string>& env);
+  int first_port_;
+  std::string dir_;
+  std::string url_;
+  int master_port_ = 0;
+  Child master_;
+  std::map<std::string, Child> agents_;
+  int agent_count_ = 0;
+  std::unique_ptr<client::CohortClient> client_;
+};
+
+}  // namespace cohort::testing

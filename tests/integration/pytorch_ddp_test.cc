@@ -1,0 +1,46 @@
+// (a) The real PyTorch DDP example, two workers on two agents, through the whole system.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <regex>
+#include <set>
+#include <sstream>
+
+#include "tests/integration/local_cluster.h"
+
+namespace cohort::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+TEST(PyTorchDdp, TwoWorkersOnTwoAgentsTrainAndAgree) {
+  ASSERT_EQ(RunCommand({"/usr/bin/python3", "-c", "import torch"}).exit_code, 0)
+      << "Debian's python3-torch is needed (scripts/setup.sh installs it)";
+  LocalCluster cluster("ddp");
+  cluster.StartMaster();
+  cluster.StartAgent("node-a", 4);
+  cluster.StartAgent("node-b", 4);
+  // The example's own job spec, with its workdir pointing at this checkout.
+  std::ifstream in(SourceDir() + "/examples/pytorch-ddp/job.yaml");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  std::string spec = std::regex_replace(ss.str(), std::regex("workdir: .*"),
+                                        "workdir: " + SourceDir() + "/examples/pytorch-ddp");
+  JobId id = cluster.Submit(spec);
+  Job job = cluster.WaitForState(id, JobState::kSucceeded, std::chrono::seconds(180));
+  ASSERT_EQ(job.tasks.size(), 2u);
+  std::set<std::string> nodes = {job.tasks[0].node_id, job.tasks[1].node_id};
+  EXPECT_EQ(nodes, (std::set<std::string>{"node-a", "node-b"}));
+  std::string logs = cluster.Logs(id);
+  EXPECT_THAT(logs, HasSubstr("[worker/0] done: world_size=2 backend=gloo"));
+  EXPECT_THAT(logs, HasSubstr("grads_averaged=ok"));
+  EXPECT_THAT(logs, HasSubstr("[worker/1] step 30 rank 1 loss"));
+  // Rank 0 wrote its checkpoint where COHORT_CHECKPOINT_DIR pointed.
+  EXPECT_TRUE(std::ifstream(cluster.dir() + "/master/storage/jobs/" + std::to_string(id) +
+                            "/checkpoints/model.pt")
+                  .good());
+}
+
+}  // namespace
+}  // namespace cohort::testing
