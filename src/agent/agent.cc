@@ -9,8 +9,8 @@
 #include <unistd.h>
 
 #include <filesystem>
-#include <set>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -68,8 +68,8 @@ Status Agent::Prepare() {
         fmt::format("cannot create {}/tasks: {}", config_.data_dir, ec.message()));
   }
   if (::access(config_.cohortd.c_str(), X_OK) != 0) {
-    return Status::Internal(fmt::format("cannot execute {} (needed to supervise tasks)",
-                                        config_.cohortd));
+    return Status::Internal(
+        fmt::format("cannot execute {} (needed to supervise tasks)", config_.cohortd));
   }
   return Status::Ok();
 }
@@ -327,8 +327,8 @@ void Agent::SyncLoop(const std::atomic<bool>& stop) {
       continue;
     }
     AgentReport report = BuildReport();
-    auto desired = (*client)->Sync(config_.node.id, report, report.applied_version,
-                                   config_.sync_wait);
+    auto desired =
+        (*client)->Sync(config_.node.id, report, report.applied_version, config_.sync_wait);
     if (desired.ok()) {
       if (warned) spdlog::info("the master is back");
       warned = false;

@@ -22,10 +22,10 @@ namespace cohort::agent {
 
 struct AgentConfig {
   std::string master_url = client::kDefaultMasterUrl;
-  std::string data_dir;    // task directories live in <data_dir>/tasks
-  std::string cohortd;     // the cohortd binary, for `cohortd run-task`
-  NodeInfo node;           // id, address, CPUs, memory, ports, labels; GPUs come from the probe
-  Duration sync_wait = std::chrono::seconds(5);     // long poll; also the heartbeat period
+  std::string data_dir;  // task directories live in <data_dir>/tasks
+  std::string cohortd;   // the cohortd binary, for `cohortd run-task`
+  NodeInfo node;         // id, address, CPUs, memory, ports, labels; GPUs come from the probe
+  Duration sync_wait = std::chrono::seconds(5);  // long poll; also the heartbeat period
   Duration poll_interval = std::chrono::milliseconds(50);
 };
 

@@ -13,9 +13,9 @@
 namespace cohort::agent {
 
 struct GpuInventory {
-  std::vector<Gpu> gpus;          // ascending index
-  std::vector<GpuLink> links;     // one entry per unordered pair (a < b) that NVML describes
-  std::string source;             // "nvml" or "declared"
+  std::vector<Gpu> gpus;       // ascending index
+  std::vector<GpuLink> links;  // one entry per unordered pair (a < b) that NVML describes
+  std::string source;          // "nvml" or "declared"
 };
 
 class GpuProbe {

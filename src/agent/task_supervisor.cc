@@ -91,8 +91,8 @@ void SignalAll(int self, int main_pgid, int sig) {
   ::sigprocmask(SIG_SETMASK, &old_mask, nullptr);
   std::string workdir = spec.workdir.empty() ? dir + "/work" : spec.workdir;
   if (::chdir(workdir.c_str()) != 0) {
-    dprintf(STDERR_FILENO, "cohort: cannot enter the working directory %s: %s\n",
-            workdir.c_str(), strerror(errno));
+    dprintf(STDERR_FILENO, "cohort: cannot enter the working directory %s: %s\n", workdir.c_str(),
+            strerror(errno));
     _exit(126);
   }
   // The agent's environment (PATH, HOME, LANG, ...) with the task's on top.
@@ -191,8 +191,8 @@ int RunTaskSupervisor(const std::string& dir) {
   // Orphans of the task become our children, so they can be found and killed.
   ::prctl(PR_SET_CHILD_SUBREAPER, 1);
   ::mkdir((dir + "/work").c_str(), 0755);
-  int log_fd = ::open((dir + "/output.log").c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC,
-                      0644);
+  int log_fd =
+      ::open((dir + "/output.log").c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (log_fd < 0) {
     fmt::print(stderr, "run-task: cannot open {}/output.log: {}\n", dir, strerror(errno));
     return finish(TaskExit{126, std::nullopt, false, {}, {}});

@@ -207,8 +207,8 @@ class ApiServer::LogStream : public std::enable_shared_from_this<ApiServer::LogS
     bool prefix = tasks.size() > 1;
     for (const auto& [role, index] : tasks) {
       std::string path = master_.LogPath(job.id, attempt_, role, index);
-      bool known = std::any_of(files_.begin(), files_.end(),
-                               [&](const File& f) { return f.path == path; });
+      bool known =
+          std::any_of(files_.begin(), files_.end(), [&](const File& f) { return f.path == path; });
       if (!known) {
         files_.push_back(File{path, prefix ? fmt::format("[{}/{}] ", role, index) : "", 0, ""});
       }
@@ -340,13 +340,12 @@ void ApiServer::Handle(HttpRequest request, std::shared_ptr<Responder> responder
   if (!seg.empty() && seg.back().empty() && seg.size() > 1) seg.pop_back();
   const std::string& m = request.method;
   auto not_allowed = [&] {
-    responder->Send(ErrorResponse(Status::InvalidArgument(
-        fmt::format("{} is not allowed on {}", m, request.path))));
+    responder->Send(ErrorResponse(
+        Status::InvalidArgument(fmt::format("{} is not allowed on {}", m, request.path))));
   };
   if (seg.size() < 4 || seg[1] != "api" || seg[2] != "v1") {
-    return responder->Send(ErrorResponse(
-        Status::NotFound(fmt::format("no such endpoint: {}; the API lives under /api/v1",
-                                     request.path))));
+    return responder->Send(ErrorResponse(Status::NotFound(
+        fmt::format("no such endpoint: {}; the API lives under /api/v1", request.path))));
   }
   const std::string& resource = seg[3];
   size_t n = seg.size();
@@ -442,8 +441,7 @@ void ApiServer::ListJobs(const HttpRequest& request, Responder& responder) {
   responder.Send(JsonResponse(200, Json{{"jobs", jobs}}));
 }
 
-void ApiServer::GetJob(JobId id, const HttpRequest& request,
-                       std::shared_ptr<Responder> responder) {
+void ApiServer::GetJob(JobId id, const HttpRequest& request, std::shared_ptr<Responder> responder) {
   auto job = master_.GetJob(id);
   if (!job.ok()) return responder->Send(ErrorResponse(job.status()));
   if (!request.query.count("wait_version")) {
@@ -505,9 +503,8 @@ void ApiServer::StreamLogs(JobId id, const HttpRequest& request,
       }
     }
     if (!found) {
-      return responder->Send(ErrorResponse(Status::NotFound(
-          fmt::format("job {} has no task {}; its tasks are {}", id, it->second,
-                      Join(names, ", ")))));
+      return responder->Send(ErrorResponse(Status::NotFound(fmt::format(
+          "job {} has no task {}; its tasks are {}", id, it->second, Join(names, ", ")))));
     }
     task = std::make_pair(parts[0], std::atoi(parts[1].c_str()));
   }

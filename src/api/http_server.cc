@@ -3,10 +3,10 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
-#include <algorithm>
 #include <cctype>
 #include <deque>
 
@@ -51,8 +51,8 @@ class Session : public Responder, public std::enable_shared_from_this<Session> {
     if (responded_ || closed_) return;
     responded_ = true;
     streaming_ = true;
-    header_ = std::make_shared<http::response<http::empty_body>>(
-        static_cast<http::status>(status), version_);
+    header_ = std::make_shared<http::response<http::empty_body>>(static_cast<http::status>(status),
+                                                                 version_);
     header_->set(http::field::server, "cohort");
     header_->set(http::field::content_type, content_type);
     header_->set(http::field::cache_control, "no-cache");
@@ -74,8 +74,8 @@ class Session : public Responder, public std::enable_shared_from_this<Session> {
       if (done) done(false);
       return;
     }
-    chunks_.push_back(Chunk{std::make_shared<std::string>(std::move(data)), std::move(done),
-                            false});
+    chunks_.push_back(
+        Chunk{std::make_shared<std::string>(std::move(data)), std::move(done), false});
     if (!writing_) WriteNext();
   }
 
@@ -98,10 +98,9 @@ class Session : public Responder, public std::enable_shared_from_this<Session> {
     parser_.emplace();
     parser_->body_limit(kBodyLimit);
     stream_.expires_after(kIdleTimeout);
-    http::async_read(stream_, buffer_, *parser_,
-                     [self = shared_from_this()](beast::error_code ec, size_t) {
-                       self->OnRead(ec);
-                     });
+    http::async_read(
+        stream_, buffer_, *parser_,
+        [self = shared_from_this()](beast::error_code ec, size_t) { self->OnRead(ec); });
   }
 
   void OnRead(beast::error_code ec) {
@@ -113,8 +112,9 @@ class Session : public Responder, public std::enable_shared_from_this<Session> {
       if (ec == http::error::body_limit) {
         keep_alive_ = false;
         version_ = 11;
-        return Send(HttpResponse{413, "application/json",
-                                 R"({"error":{"code":"invalid_argument","message":"request body is larger than 16 MiB"}})"});
+        return Send(HttpResponse{
+            413, "application/json",
+            R"({"error":{"code":"invalid_argument","message":"request body is larger than 16 MiB"}})"});
       }
       spdlog::debug("http read: {}", ec.message());
       return Close();
@@ -233,15 +233,15 @@ HttpServer::~HttpServer() { Stop(); }
 Status HttpServer::Listen(const std::string& host, int port) {
   beast::error_code ec;
   auto address = net::ip::make_address(host, ec);
-  if (ec) return Status::InvalidArgument(fmt::format("--listen: \"{}\" is not an IP address", host));
+  if (ec)
+    return Status::InvalidArgument(fmt::format("--listen: \"{}\" is not an IP address", host));
   tcp::endpoint endpoint(address, static_cast<unsigned short>(port));
   impl_->acceptor.open(endpoint.protocol(), ec);
   if (!ec) impl_->acceptor.set_option(net::socket_base::reuse_address(true), ec);
   if (!ec) impl_->acceptor.bind(endpoint, ec);
   if (!ec) impl_->acceptor.listen(net::socket_base::max_listen_connections, ec);
   if (ec) {
-    return Status::Unavailable(
-        fmt::format("cannot listen on {}:{}: {}", host, port, ec.message()));
+    return Status::Unavailable(fmt::format("cannot listen on {}:{}: {}", host, port, ec.message()));
   }
   impl_->Accept();
   return Status::Ok();

@@ -186,7 +186,8 @@ int RunUp(const UpOptions& o) {
   std::string dir = fs::absolute(o.data_dir.empty() ? DefaultClusterDir() : o.data_dir).string();
   std::error_code ec;
   fs::create_directories(dir, ec);
-  if (ec) return Fail("up", Status::Internal(fmt::format("cannot create {}: {}", dir, ec.message())));
+  if (ec)
+    return Fail("up", Status::Internal(fmt::format("cannot create {}: {}", dir, ec.message())));
   pid_t running = std::atoi(ReadFile(dir + "/master.pid").c_str());
   if (IsOurs(running, "cohortd", dir)) {
     return Fail("up", Status::FailedPrecondition(fmt::format(
@@ -248,8 +249,9 @@ int RunUp(const UpOptions& o) {
     if (nodes.ok()) {
       for (const auto& n : (*nodes)["nodes"]) ready += n["state"] == "READY";
     }
-    progress.Update(nodes.ok() ? fmt::format("waiting for agents: {}/{} registered", ready, o.agents)
-                               : "waiting for the master");
+    progress.Update(nodes.ok()
+                        ? fmt::format("waiting for agents: {}/{} registered", ready, o.agents)
+                        : "waiting for the master");
     if (ready >= o.agents) break;
     if (std::chrono::steady_clock::now() > deadline) {
       return abort(Status::DeadlineExceeded(fmt::format(
@@ -274,7 +276,9 @@ void AddClusterCommands(CLI::App& app, GlobalOptions& g) {
   auto up = std::make_shared<UpOptions>();
   auto* u = app.add_subcommand(
       "up", "Start a local cluster: a master and N agents with declared (fake) GPUs");
-  u->add_option("--agents", up->agents, "Number of agents")->check(CLI::Range(0, 64))->capture_default_str();
+  u->add_option("--agents", up->agents, "Number of agents")
+      ->check(CLI::Range(0, 64))
+      ->capture_default_str();
   u->add_option("--gpus-per-agent", up->gpus_per_agent, "GPUs each agent declares")
       ->check(CLI::Range(0, 64))
       ->capture_default_str();

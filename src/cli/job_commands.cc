@@ -3,6 +3,7 @@
 #include <pwd.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 #include <thread>
@@ -115,10 +116,10 @@ void PrintJobsTable(const std::vector<Job>& jobs) {
   Table table({"ID", "NAME", "USER", "TEAM", "STATE", "TASKS", "GPUS", "TIME", "REASON"});
   Timestamp now = RealClock().Now();
   for (const auto& job : jobs) {
-    std::string reason = job.state == JobState::kPending || IsTerminal(job.state) ||
-                                 job.state == JobState::kStopping
-                             ? Truncate(job.message, 60)
-                             : "";
+    std::string reason =
+        job.state == JobState::kPending || IsTerminal(job.state) || job.state == JobState::kStopping
+            ? Truncate(job.message, 60)
+            : "";
     table.Add({std::to_string(job.id), job.spec.name, job.user, job.spec.team,
                JobStateName(job.state), TaskCount(job),
                std::to_string(job.spec.TotalResources().gpus), JobDuration(job, now), reason});
@@ -226,8 +227,8 @@ StatusOr<Job> WaitForEnd(client::CohortClient& c, JobId id, double timeout_s) {
       auto left = std::chrono::duration_cast<Duration>(deadline - std::chrono::steady_clock::now());
       if (left <= Duration(0)) {
         progress.Done();
-        return Status::DeadlineExceeded(fmt::format(
-            "job {} is still {} after {}s", id, JobStateName(job.state), timeout_s));
+        return Status::DeadlineExceeded(
+            fmt::format("job {} is still {} after {}s", id, JobStateName(job.state), timeout_s));
       }
       wait = std::min(wait, left);
     }
@@ -243,8 +244,8 @@ void PrintSummary(const Job& job) {
   std::string took = job.placed_at && job.finished_at
                          ? " after " + FormatDuration(*job.finished_at - *job.placed_at)
                          : "";
-  fmt::print(stderr, "job {} ({}) {}{}: {}\n", job.id, job.spec.name, JobStateName(job.state),
-             took, job.message);
+  fmt::print(stderr, "job {} ({}) {}{}: {}\n", job.id, job.spec.name, JobStateName(job.state), took,
+             job.message);
 }
 
 int RunSubmit(const GlobalOptions& g, const SubmitOptions& o) {
@@ -252,12 +253,14 @@ int RunSubmit(const GlobalOptions& g, const SubmitOptions& o) {
   if (!in) return Fail("submit", Status::NotFound(fmt::format("cannot read {}", o.file)));
   std::stringstream ss;
   ss << in.rdbuf();
-  // Checked here first for messages that name the file; the master checks again.
-  auto spec = ParseJobSpec(ss.str(), o.file);
+  // Checked here first, for messages that name the file, and so that a relative workdir
+  // means relative to the spec file; the master checks the result again.
+  std::string base = std::filesystem::absolute(o.file).parent_path().string();
+  auto spec = ParseJobSpecFile(ss.str(), o.file, base);
   if (!spec.ok()) return Fail("submit", spec.status());
   auto c = Connect(g);
   if (!c.ok()) return Fail("submit", c.status());
-  auto job = (*c)->Submit(ss.str(), CurrentUser());
+  auto job = (*c)->Submit(ToJson(*spec).dump(), CurrentUser());
   if (!job.ok()) return Fail("submit", job.status());
   if (o.output == "json") {
     fmt::print("{}\n", ToJson(*job).dump(2));
@@ -406,15 +409,17 @@ void AddJobCommands(CLI::App& app, GlobalOptions& g) {
   s->callback([&g, submit] { Finish(RunSubmit(g, *submit)); });
 
   auto run = std::make_shared<RunOptions>();
-  auto* r = app.add_subcommand(
-      "run", "Run a command as a job: cohort run --gpus 4 -- python3 train.py");
+  auto* r =
+      app.add_subcommand("run", "Run a command as a job: cohort run --gpus 4 -- python3 train.py");
   r->add_option("--name", run->name, "Job name (default: the command's name)");
   r->add_option("--team", run->team, "Team (default: default)");
   r->add_option("--role", run->role, "Role of the tasks")->capture_default_str();
   r->add_option("--replicas", run->replicas, "Number of tasks, started together")
       ->check(CLI::Range(1, 4096))
       ->capture_default_str();
-  r->add_option("--gpus", run->gpus, "GPUs per task")->check(CLI::Range(0, 1024))->capture_default_str();
+  r->add_option("--gpus", run->gpus, "GPUs per task")
+      ->check(CLI::Range(0, 1024))
+      ->capture_default_str();
   r->add_option("--cpus", run->cpus, "CPUs per task, e.g. 4 or 0.5 (default 1)");
   r->add_option("--memory", run->memory, "Memory per task, e.g. 16Gi (default 1Gi)");
   r->add_option("--framework", run->framework, "none, pytorch or tensorflow")
@@ -427,8 +432,7 @@ void AddJobCommands(CLI::App& app, GlobalOptions& g) {
   r->add_option("--env", run->env, "Environment variable NAME=VALUE (repeatable)");
   r->add_flag("--wait", run->wait,
               "Follow the job's output until it ends; exit 0 only if it succeeded");
-  r->add_option("command", run->command, "The command and its arguments, after --")
-      ->required();
+  r->add_option("command", run->command, "The command and its arguments, after --")->required();
   r->callback([&g, run] { Finish(RunRun(g, *run)); });
 
   auto jobs = std::make_shared<JobsOptions>();

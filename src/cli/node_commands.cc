@@ -21,7 +21,8 @@ int RunNodes(const GlobalOptions& g, const NodesOptions& o) {
     return 0;
   }
   try {
-    Table nodes({"NODE", "STATE", "ADDRESS", "GPUS", "FREE", "MODEL", "CPUS", "MEMORY", "LAST SEEN"});
+    Table nodes(
+        {"NODE", "STATE", "ADDRESS", "GPUS", "FREE", "MODEL", "CPUS", "MEMORY", "LAST SEEN"});
     Table gpus({"NODE", "GPU", "MODEL", "MEMORY", "HELD BY"});
     Timestamp now = RealClock().Now();
     for (const auto& n : (*doc)["nodes"]) {

@@ -52,16 +52,16 @@ StatusOr<Json> CohortClient::Call(std::string_view method, std::string_view targ
   if (r.status / 100 != 2) return StatusFromErrorBody(r.status, r.body);
   auto doc = ParseJson(r.body);
   if (!doc.ok()) {
-    return Status::Internal(fmt::format("the master answered {} with something that is not JSON",
-                                        target));
+    return Status::Internal(
+        fmt::format("the master answered {} with something that is not JSON", target));
   }
   return doc;
 }
 
 StatusOr<Job> CohortClient::Submit(std::string_view spec_text, std::string_view user) {
-  COHORT_ASSIGN_OR_RETURN(Json doc, Call("POST", "/api/v1/jobs", spec_text, "application/yaml",
-                                         std::chrono::seconds(30),
-                                         {{"X-Cohort-User", std::string(user)}}));
+  COHORT_ASSIGN_OR_RETURN(Json doc,
+                          Call("POST", "/api/v1/jobs", spec_text, "application/yaml",
+                               std::chrono::seconds(30), {{"X-Cohort-User", std::string(user)}}));
   return JobFromJson(doc);
 }
 
@@ -85,9 +85,9 @@ StatusOr<Job> CohortClient::GetJob(JobId id) {
 StatusOr<Job> CohortClient::WaitJob(JobId id, uint64_t version, Duration timeout) {
   int64_t ms = std::max<int64_t>(0, std::min<int64_t>(ToMillis(timeout), 60'000));
   COHORT_ASSIGN_OR_RETURN(
-      Json doc, Call("GET", fmt::format("/api/v1/jobs/{}?wait_version={}&timeout_ms={}", id,
-                                        version, ms),
-                     {}, "application/json", std::chrono::milliseconds(ms + 10'000)));
+      Json doc,
+      Call("GET", fmt::format("/api/v1/jobs/{}?wait_version={}&timeout_ms={}", id, version, ms), {},
+           "application/json", std::chrono::milliseconds(ms + 10'000)));
   return JobFromJson(doc);
 }
 
@@ -127,17 +127,16 @@ StatusOr<DesiredState> CohortClient::Sync(const std::string& node_id, const Agen
                                           uint64_t wait_version, Duration wait) {
   int64_t ms = ToMillis(wait);
   COHORT_ASSIGN_OR_RETURN(
-      Json doc, Call("POST",
-                     fmt::format("/api/v1/agents/{}/sync?wait_version={}&timeout_ms={}", node_id,
-                                 wait_version, ms),
-                     ToJson(report).dump(), "application/json",
-                     std::chrono::milliseconds(ms + 10'000)));
+      Json doc,
+      Call("POST",
+           fmt::format("/api/v1/agents/{}/sync?wait_version={}&timeout_ms={}", node_id,
+                       wait_version, ms),
+           ToJson(report).dump(), "application/json", std::chrono::milliseconds(ms + 10'000)));
   return DesiredStateFromJson(doc);
 }
 
 StatusOr<int64_t> CohortClient::ShipLog(const std::string& node_id, const std::string& task_key,
-                                        int64_t offset, std::string_view data,
-                                        int64_t* resume_at) {
+                                        int64_t offset, std::string_view data, int64_t* resume_at) {
   COHORT_ASSIGN_OR_RETURN(
       HttpResult r,
       http_->Request("POST",

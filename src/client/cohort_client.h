@@ -43,15 +43,15 @@ class CohortClient {
                               uint64_t wait_version, Duration wait);
   // Returns the size the master now holds; on an offset mismatch, kFailedPrecondition with the
   // master's size in `*resume_at`.
-  StatusOr<int64_t> ShipLog(const std::string& node_id, const std::string& task_key,
-                            int64_t offset, std::string_view data, int64_t* resume_at);
+  StatusOr<int64_t> ShipLog(const std::string& node_id, const std::string& task_key, int64_t offset,
+                            std::string_view data, int64_t* resume_at);
 
   const std::string& master_url() const { return http_->base_url(); }
 
  private:
   explicit CohortClient(std::unique_ptr<HttpClient> http) : http_(std::move(http)) {}
-  StatusOr<Json> Call(std::string_view method, std::string_view target,
-                      std::string_view body = {}, std::string_view content_type = "application/json",
+  StatusOr<Json> Call(std::string_view method, std::string_view target, std::string_view body = {},
+                      std::string_view content_type = "application/json",
                       Duration timeout = std::chrono::seconds(30),
                       std::vector<std::pair<std::string, std::string>> headers = {});
 

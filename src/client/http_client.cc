@@ -53,15 +53,14 @@ struct HttpClient::Impl {
     buffer.clear();
     stream->expires_after(timeout);
     ec = Run([&](auto handler) {
-      stream->async_connect(results, [handler](beast::error_code e, const tcp::endpoint&) mutable {
-        handler(e);
-      });
+      stream->async_connect(
+          results, [handler](beast::error_code e, const tcp::endpoint&) mutable { handler(e); });
     });
     if (ec) {
       stream.reset();
-      return Status::Unavailable(fmt::format(
-          "cannot reach the Cohort master at {}: {}; is it running (cohort up)?", base_url,
-          ec.message()));
+      return Status::Unavailable(
+          fmt::format("cannot reach the Cohort master at {}: {}; is it running (cohort up)?",
+                      base_url, ec.message()));
     }
     beast::error_code ignored;
     stream->socket().set_option(tcp::no_delay(true), ignored);
@@ -95,7 +94,8 @@ struct HttpClient::Impl {
     req.set(http::field::user_agent, "cohort");
     req.keep_alive(true);
     if (!body.empty() || method == "POST") {
-      req.set(http::field::content_type, beast::string_view(content_type.data(), content_type.size()));
+      req.set(http::field::content_type,
+              beast::string_view(content_type.data(), content_type.size()));
       req.body() = std::string(body);
       req.prepare_payload();
     }
@@ -116,8 +116,8 @@ StatusOr<std::unique_ptr<HttpClient>> HttpClient::Create(std::string_view base_u
   }
   std::string hostport = url.substr(kScheme.size());
   if (hostport.find('/') != std::string::npos) {
-    return Status::InvalidArgument(
-        fmt::format("master URL \"{}\" must not have a path, e.g. http://127.0.0.1:7420", base_url));
+    return Status::InvalidArgument(fmt::format(
+        "master URL \"{}\" must not have a path, e.g. http://127.0.0.1:7420", base_url));
   }
   auto impl = std::make_unique<Impl>();
   impl->base_url = url;
@@ -139,10 +139,10 @@ StatusOr<std::unique_ptr<HttpClient>> HttpClient::Create(std::string_view base_u
 
 const std::string& HttpClient::base_url() const { return impl_->base_url; }
 
-StatusOr<HttpResult> HttpClient::Request(std::string_view method, std::string_view target,
-                                         std::string_view body, std::string_view content_type,
-                                         Duration timeout,
-                                         const std::vector<std::pair<std::string, std::string>>& headers) {
+StatusOr<HttpResult> HttpClient::Request(
+    std::string_view method, std::string_view target, std::string_view body,
+    std::string_view content_type, Duration timeout,
+    const std::vector<std::pair<std::string, std::string>>& headers) {
   Impl& d = *impl_;
   // A kept-alive connection may have been closed by the server meanwhile; then (and only then,
   // before anything of the answer arrived) the request is sent once more on a new connection.
@@ -192,7 +192,8 @@ StatusOr<HttpResult> HttpClient::Stream(std::string_view target,
   req.keep_alive(false);
   d.stream->expires_after(std::chrono::seconds(30));
   beast::error_code ec = d.Run([&](auto handler) {
-    http::async_write(*d.stream, req, [handler](beast::error_code e, size_t) mutable { handler(e); });
+    http::async_write(*d.stream, req,
+                      [handler](beast::error_code e, size_t) mutable { handler(e); });
   });
   if (ec) return d.Failure(ec, target);
   http::response_parser<http::buffer_body> parser;

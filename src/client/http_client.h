@@ -27,11 +27,11 @@ class HttpClient {
   ~HttpClient();
 
   // kUnavailable if the server cannot be reached; kDeadlineExceeded after `timeout`.
-  StatusOr<HttpResult> Request(std::string_view method, std::string_view target,
-                               std::string_view body = {},
-                               std::string_view content_type = "application/json",
-                               Duration timeout = std::chrono::seconds(30),
-                               const std::vector<std::pair<std::string, std::string>>& headers = {});
+  StatusOr<HttpResult> Request(
+      std::string_view method, std::string_view target, std::string_view body = {},
+      std::string_view content_type = "application/json",
+      Duration timeout = std::chrono::seconds(30),
+      const std::vector<std::pair<std::string, std::string>>& headers = {});
 
   // Streams the body of a GET to `on_data` as it arrives, until the server ends it or `on_data`
   // returns false. A non-2xx answer is returned as its HttpResult with the whole body.

@@ -39,7 +39,8 @@ bool IsLoopbackUrl(const std::string& url) {
 }  // namespace
 
 void AddAgentCommand(CLI::App& app, AgentOptions& o) {
-  auto* cmd = app.add_subcommand("agent", "Run a Cohort agent: offer this machine's GPUs and run tasks");
+  auto* cmd =
+      app.add_subcommand("agent", "Run a Cohort agent: offer this machine's GPUs and run tasks");
   cmd->add_option("--master", o.master,
                   "The master's URL (default $COHORT_MASTER, else http://127.0.0.1:7420)");
   cmd->add_option("--name", o.name, "This node's unique name (default: the host name)");
@@ -85,7 +86,7 @@ int RunAgent(const AgentOptions& o) {
   config.cohortd = SelfExe();
   NodeInfo& node = config.node;
   node.id = o.name.empty() ? Hostname() : o.name;
-  node.address = !o.address.empty()               ? o.address
+  node.address = !o.address.empty()                 ? o.address
                  : IsLoopbackUrl(config.master_url) ? "127.0.0.1"
                                                     : Hostname();
   node.agent_version = COHORT_VERSION;
@@ -109,7 +110,8 @@ int RunAgent(const AgentOptions& o) {
     node.ports.first = std::stoi(range[0]);
     node.ports.last = std::stoi(range[1]);
   } catch (const std::exception&) {
-    return fail(fmt::format("--ports: \"{}\" is not a range FIRST-LAST, e.g. 30000-30999", o.ports));
+    return fail(
+        fmt::format("--ports: \"{}\" is not a range FIRST-LAST, e.g. 30000-30999", o.ports));
   }
   if (node.ports.first < 1024 || node.ports.last > 65535 || node.ports.first > node.ports.last) {
     return fail(fmt::format("--ports: {} must lie within 1024-65535", o.ports));
@@ -142,8 +144,8 @@ int RunAgent(const AgentOptions& o) {
   std::signal(SIGINT, OnSignal);
   std::signal(SIGTERM, OnSignal);
   std::signal(SIGPIPE, SIG_IGN);
-  spdlog::info("cohortd agent {} for node {} ({} GPUs from {}); master {}", COHORT_VERSION,
-               node.id, gpus->gpus.size(), gpus->source, config.master_url);
+  spdlog::info("cohortd agent {} for node {} ({} GPUs from {}); master {}", COHORT_VERSION, node.id,
+               gpus->gpus.size(), gpus->source, config.master_url);
   agent::Agent agent(config, std::move(gpus).value());
   Status s = agent.Run(g_stop);
   if (!s.ok()) {

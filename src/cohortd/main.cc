@@ -1,9 +1,9 @@
 // cohortd: the Cohort daemons. `cohortd master` runs the API server, the scheduler and the state
 // store; `cohortd agent` runs on every machine with GPUs; `cohortd run-task` is the per-task
 // supervisor that agents start (not meant to be run by hand).
-#include <CLI/CLI.hpp>
 #include <spdlog/spdlog.h>
 #include <unistd.h>
+#include <CLI/CLI.hpp>
 
 #include "cohortd/commands.h"
 

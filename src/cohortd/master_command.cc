@@ -16,9 +16,9 @@ namespace cohort::cohortd {
 
 void AddMasterCommand(CLI::App& app, MasterOptions& o) {
   auto* cmd = app.add_subcommand("master", "Run the Cohort master: API, scheduler and state");
-  cmd->add_option("--data-dir", o.data_dir,
-                  "Where the state database and task logs live (default " +
-                      DefaultDataDir("master") + ")");
+  cmd->add_option(
+      "--data-dir", o.data_dir,
+      "Where the state database and task logs live (default " + DefaultDataDir("master") + ")");
   cmd->add_option("--listen", o.listen,
                   "HOST:PORT to serve the API on; there is no authentication yet, so the "
                   "default is loopback only")

@@ -109,9 +109,9 @@ class [[nodiscard]] StatusOr {
 #define COHORT_CONCAT_INNER(a, b) a##b
 #define COHORT_CONCAT(a, b) COHORT_CONCAT_INNER(a, b)
 
-#define COHORT_RETURN_IF_ERROR(expr)              \
-  do {                                            \
-    ::cohort::Status cohort_status_ = (expr);     \
+#define COHORT_RETURN_IF_ERROR(expr)                 \
+  do {                                               \
+    ::cohort::Status cohort_status_ = (expr);        \
     if (!cohort_status_.ok()) return cohort_status_; \
   } while (0)
 
@@ -124,10 +124,10 @@ class [[nodiscard]] StatusOr {
   COHORT_ASSIGN_OR_RETURN_IMPL(COHORT_CONCAT(cohort_statusor_, __LINE__), lhs, expr)
 
 // Invariant checks: a failure is a bug in Cohort, so it aborts with the location.
-#define COHORT_CHECK(cond)                                                               \
-  do {                                                                                   \
-    if (!(cond)) {                                                                       \
-      std::fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond);      \
-      std::abort();                                                                      \
-    }                                                                                    \
+#define COHORT_CHECK(cond)                                                          \
+  do {                                                                              \
+    if (!(cond)) {                                                                  \
+      std::fprintf(stderr, "%s:%d: check failed: %s\n", __FILE__, __LINE__, #cond); \
+      std::abort();                                                                 \
+    }                                                                               \
   } while (0)

@@ -19,10 +19,10 @@ struct Suffix {
 constexpr int64_t kKi = 1024;
 constexpr std::array<Suffix, 10> kByteSuffixes = {{
     {"Ki", kKi},
-    {"Mi", kKi * kKi},
-    {"Gi", kKi * kKi * kKi},
-    {"Ti", kKi * kKi * kKi * kKi},
-    {"Pi", kKi * kKi * kKi * kKi * kKi},
+    {"Mi", kKi* kKi},
+    {"Gi", kKi* kKi* kKi},
+    {"Ti", kKi* kKi* kKi* kKi},
+    {"Pi", kKi* kKi* kKi* kKi* kKi},
     {"k", 1000},
     {"M", 1000 * 1000},
     {"G", 1000LL * 1000 * 1000},
@@ -127,8 +127,7 @@ StatusOr<int64_t> ParseMilliCpus(std::string_view text) {
     return bad();
   }
   if (milli != std::floor(milli)) {
-    return Status::InvalidArgument(
-        fmt::format("\"{}\" is finer than a thousandth of a CPU", text));
+    return Status::InvalidArgument(fmt::format("\"{}\" is finer than a thousandth of a CPU", text));
   }
   if (milli > 1e12) return Status::InvalidArgument(fmt::format("\"{}\" is too large", text));
   return static_cast<int64_t>(milli);

@@ -76,9 +76,11 @@ StatusOr<std::unique_ptr<Master>> Master::Create(MasterConfig config,
 Status Master::Load() {
   std::error_code ec;
   fs::create_directories(config_.data_dir + "/logs", ec);
-  if (ec) return Status::Internal(fmt::format("creating {}/logs: {}", config_.data_dir, ec.message()));
+  if (ec)
+    return Status::Internal(fmt::format("creating {}/logs: {}", config_.data_dir, ec.message()));
   fs::create_directories(config_.storage_root, ec);
-  if (ec) return Status::Internal(fmt::format("creating {}: {}", config_.storage_root, ec.message()));
+  if (ec)
+    return Status::Internal(fmt::format("creating {}: {}", config_.storage_root, ec.message()));
 
   COHORT_ASSIGN_OR_RETURN(auto jobs, store_->LoadJobs());
   // Versions must keep rising across restarts, so that an agent's applied version from before
@@ -203,8 +205,7 @@ StatusOr<std::vector<JobEvent>> Master::Events(JobId id) {
   return store_->LoadEvents(id);
 }
 
-void Master::StopJob(Job& job, JobState target, std::string reason,
-                     std::vector<JobEvent>& events) {
+void Master::StopJob(Job& job, JobState target, std::string reason, std::vector<JobEvent>& events) {
   // A kill overrides a pending requeue; a requeue never overrides a kill.
   if (job.state == JobState::kStopping && job.stop_target == JobState::kKilled) return;
   job.state = JobState::kStopping;
@@ -217,10 +218,10 @@ void Master::StopJob(Job& job, JobState target, std::string reason,
     nodes.insert(t.node_id);
   }
   for (const auto& n : nodes) BumpNode(n);
-  events.push_back(Event(job, "stopping", fmt::format("{}; then {}", reason,
-                                                      target == JobState::kPending
-                                                          ? "requeue"
-                                                          : JobStateName(target))));
+  events.push_back(
+      Event(job, "stopping",
+            fmt::format("{}; then {}", reason,
+                        target == JobState::kPending ? "requeue" : JobStateName(target))));
 }
 
 void Master::FinishIfStopped(Job& job, std::vector<JobEvent>& events) {
@@ -245,8 +246,8 @@ void Master::FinishIfStopped(Job& job, std::vector<JobEvent>& events) {
   } else {
     job.state = target;
     job.finished_at = now;
-    events.push_back(Event(job, "finished", fmt::format("{}: {}", JobStateName(target),
-                                                        job.message)));
+    events.push_back(
+        Event(job, "finished", fmt::format("{}: {}", JobStateName(target), job.message)));
   }
   RequestSchedule();
 }
@@ -419,8 +420,8 @@ Status Master::ApplyPlacement(Job& job, const JobPlacement& placement) {
   job.message = fmt::format("attempt {} starting on {}", job.attempt,
                             Join(std::vector<std::string>(nodes.begin(), nodes.end()), ", "));
   spdlog::info("job {} attempt {} placed: {}", job.id, job.attempt, Join(where, "; "));
-  return Persist(job, {Event(job, "placed", fmt::format("attempt {}: {}", job.attempt,
-                                                          Join(where, "; ")))});
+  return Persist(
+      job, {Event(job, "placed", fmt::format("attempt {}: {}", job.attempt, Join(where, "; ")))});
 }
 
 // --- Agents ---
@@ -463,8 +464,8 @@ void Master::ApplyTaskReport(Job& job, Task& task, const TaskReport& report,
   task.signal = report.signal;
   if (report.pid) task.pid = report.pid;
   task.finished_at = report.finished_at.value_or(clock_.Now());
-  events.push_back(Event(job, "task_ended", fmt::format("{}: {}", TaskStateName(task.state),
-                                                        DescribeExit(task))));
+  events.push_back(Event(job, "task_ended",
+                         fmt::format("{}: {}", TaskStateName(task.state), DescribeExit(task))));
   if (job.state == JobState::kStopping) return;
   if (task.state == TaskState::kSucceeded) {
     bool all_done = true;
@@ -537,8 +538,8 @@ StatusOr<DesiredState> Master::Sync(const std::string& node_id, const AgentRepor
       if (t.node_id != node_id || IsTerminal(t.state)) continue;
       if (t.assigned_version > report.applied_version) continue;  // not applied yet
       if (reported.count(job.TaskKey(t))) continue;
-      TaskReport lost{job.TaskKey(t), TaskState::kLost, std::nullopt, std::nullopt, 0,
-                      std::nullopt, now};
+      TaskReport lost{
+          job.TaskKey(t), TaskState::kLost, std::nullopt, std::nullopt, 0, std::nullopt, now};
       apply(job, t, lost);
     }
   }
@@ -547,15 +548,14 @@ StatusOr<DesiredState> Master::Sync(const std::string& node_id, const AgentRepor
     Job& job = jobs_.at(id);
     auto& job_events = events[id];
     if (job.state == JobState::kStarting) {
-      bool all_running = std::all_of(job.tasks.begin(), job.tasks.end(), [](const Task& t) {
-        return t.state == TaskState::kRunning;
-      });
+      bool all_running = std::all_of(job.tasks.begin(), job.tasks.end(),
+                                     [](const Task& t) { return t.state == TaskState::kRunning; });
       if (all_running) {
         job.state = JobState::kRunning;
         job.running_at = now;
         job.message = fmt::format("attempt {} running", job.attempt);
-        job_events.push_back(Event(job, "running",
-                                   fmt::format("all {} tasks running", job.tasks.size())));
+        job_events.push_back(
+            Event(job, "running", fmt::format("all {} tasks running", job.tasks.size())));
       }
     }
     FinishIfStopped(job, job_events);
@@ -639,7 +639,8 @@ StatusOr<int64_t> Master::AppendLog(const std::string& node_id, const std::strin
   auto key = ParseTaskKey(task_key);
   if (!key) return Status::InvalidArgument(fmt::format("\"{}\" is not a task key", task_key));
   auto job_it = jobs_.find(key->job);
-  if (job_it == jobs_.end()) return Status::NotFound(fmt::format("job {} does not exist", key->job));
+  if (job_it == jobs_.end())
+    return Status::NotFound(fmt::format("job {} does not exist", key->job));
   if (key->attempt < 1 || key->attempt > job_it->second.attempt) {
     return Status::NotFound(fmt::format("job {} has no attempt {}", key->job, key->attempt));
   }
@@ -684,7 +685,8 @@ StatusOr<int64_t> Master::AppendLog(const std::string& node_id, const std::strin
 void Master::Tick() {
   Timestamp now = clock_.Now();
   for (auto& [id, entry] : nodes_) {
-    if (entry.node.state == NodeState::kReady && now - entry.node.last_seen > config_.node_timeout) {
+    if (entry.node.state == NodeState::kReady &&
+        now - entry.node.last_seen > config_.node_timeout) {
       entry.node.state = NodeState::kUnreachable;
       spdlog::warn("node {} missed its heartbeats for {}; no new work goes there", id,
                    FormatDuration(now - entry.node.last_seen));

@@ -114,8 +114,8 @@ class Master {
  private:
   struct NodeEntry {
     Node node;
-    uint64_t version = 0;        // of its desired state
-    int next_port_offset = 0;    // ports are handed out round-robin within the range
+    uint64_t version = 0;      // of its desired state
+    int next_port_offset = 0;  // ports are handed out round-robin within the range
   };
 
   Master(MasterConfig config, std::unique_ptr<state::StateStore> store,

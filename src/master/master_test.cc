@@ -37,8 +37,8 @@ class MasterTest : public ::testing::Test {
     ASSERT_TRUE(store.ok()) << store.status().ToString();
     MasterConfig config;
     config.data_dir = dir_.string();
-    auto m = Master::Create(config, std::move(store).value(), scheduler::NewGangScheduler(),
-                            clock_, [this](std::function<void()> f) { posted_.push_back(f); });
+    auto m = Master::Create(config, std::move(store).value(), scheduler::NewGangScheduler(), clock_,
+                            [this](std::function<void()> f) { posted_.push_back(f); });
     ASSERT_TRUE(m.ok()) << m.status().ToString();
     master_ = std::move(m).value();
   }
@@ -58,7 +58,8 @@ class MasterTest : public ::testing::Test {
     info.address = "127.0.0.1";
     info.milli_cpus = 32000;
     info.memory_bytes = 128LL << 30;
-    for (int i = 0; i < gpus; ++i) info.gpus.push_back(Gpu{i, "GPU-" + id + std::to_string(i), "H100", 80LL << 30, "", 0});
+    for (int i = 0; i < gpus; ++i)
+      info.gpus.push_back(Gpu{i, "GPU-" + id + std::to_string(i), "H100", 80LL << 30, "", 0});
     info.ports = PortRange{31000, 31009};
     ASSERT_TRUE(master_->Register(info).ok());
   }
@@ -89,8 +90,8 @@ class MasterTest : public ::testing::Test {
     AgentReport report;
     report.applied_version = desired->version;
     for (const auto& t : desired->tasks) {
-      report.tasks.push_back(TaskReport{t.key, state, exit_code, std::nullopt, 100,
-                                        clock_.Now(), std::nullopt});
+      report.tasks.push_back(
+          TaskReport{t.key, state, exit_code, std::nullopt, 100, clock_.Now(), std::nullopt});
     }
     auto next = master_->Sync(node, report);
     EXPECT_TRUE(next.ok()) << next.status().ToString();
@@ -198,7 +199,12 @@ TEST_F(MasterTest, KillStopsTasksAndFreesGpusOnlyWhenConfirmed) {
   report.applied_version = master_->DesiredFor("a")->version;
   for (int i = 0; i < 2; ++i) {
     report.tasks.push_back(TaskReport{std::to_string(id) + ".1.worker." + std::to_string(i),
-                                      TaskState::kKilled, {}, 15, 0, {}, {}});
+                                      TaskState::kKilled,
+                                      {},
+                                      15,
+                                      0,
+                                      {},
+                                      {}});
   }
   ASSERT_TRUE(master_->Sync("a", report).ok());
   EXPECT_EQ(GetJob(id).state, JobState::kKilled);

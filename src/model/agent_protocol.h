@@ -47,7 +47,7 @@ struct AgentReport {
 
 struct DesiredState {
   uint64_t version = 0;
-  std::vector<TaskLaunch> tasks;  // should be running; anything else running must be stopped
+  std::vector<TaskLaunch> tasks;    // should be running; anything else running must be stopped
   std::vector<std::string> forget;  // ended tasks the master has recorded: stop reporting them
 };
 

@@ -39,9 +39,9 @@ const char* JobStateName(JobState s) {
 std::optional<JobState> ParseJobState(std::string_view name) {
   for (JobState s : kJobStates) {
     std::string_view n = JobStateName(s);
-    if (n.size() == name.size() &&
-        std::equal(n.begin(), n.end(), name.begin(),
-                   [](char a, char b) { return a == std::toupper(static_cast<unsigned char>(b)); })) {
+    if (n.size() == name.size() && std::equal(n.begin(), n.end(), name.begin(), [](char a, char b) {
+          return a == std::toupper(static_cast<unsigned char>(b));
+        })) {
       return s;
     }
   }

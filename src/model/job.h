@@ -65,7 +65,7 @@ struct Job {
   JobSpec spec;
   std::string user;
   JobState state = JobState::kPending;
-  int attempt = 0;  // the current (or last) attempt; 0 until first placed
+  int attempt = 0;          // the current (or last) attempt; 0 until first placed
   std::vector<Task> tasks;  // the current attempt's tasks; empty while pending
   Timestamp submitted_at;
   std::optional<Timestamp> placed_at;   // of the current attempt

@@ -44,8 +44,8 @@ struct JobSpec {
   int priority = kPriorityNormal;
   Framework framework = Framework::kNone;
   std::vector<TaskGroupSpec> tasks;
-  int max_attempts = 1;                 // restart.max_attempts: 1 means never retried
-  std::optional<Duration> max_runtime;  // wall time of one attempt
+  int max_attempts = 1;                         // restart.max_attempts: 1 means never retried
+  std::optional<Duration> max_runtime;          // wall time of one attempt
   Duration grace_period = kDefaultGracePeriod;  // SIGTERM to SIGKILL
 
   int TotalReplicas() const;

@@ -1,6 +1,7 @@
 #include "model/job_spec_parser.h"
 
 #include <fmt/format.h>
+#include <yaml-cpp/eventhandler.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -11,10 +12,11 @@
 #include <cmath>
 #include <cstdint>
 #include <exception>
+#include <filesystem>
 #include <limits>
 #include <map>
-#include <set>
 #include <span>
+#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -50,12 +52,11 @@ constexpr std::array<std::string_view, 3> kResourceFields = {"gpus", "cpus", "me
 constexpr std::array<std::string_view, 1> kRestartFields = {"max_attempts"};
 
 constexpr std::array<std::string_view, 9> kReservedEnv = {
-    "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "MASTER_ADDR",      "MASTER_PORT", "WORLD_SIZE",
-    "RANK",                 "LOCAL_RANK",        "LOCAL_WORLD_SIZE", "TF_CONFIG"};
+    "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "MASTER_ADDR", "MASTER_PORT", "WORLD_SIZE", "RANK",
+    "LOCAL_RANK",           "LOCAL_WORLD_SIZE",  "TF_CONFIG"};
 constexpr std::string_view kReservedEnvPrefix = "COHORT_";
 
-constexpr std::array<std::string_view, 4> kTensorFlowRoles = {"chief", "worker", "ps",
-                                                              "evaluator"};
+constexpr std::array<std::string_view, 4> kTensorFlowRoles = {"chief", "worker", "ps", "evaluator"};
 constexpr std::string_view kCommandHint = "must be a list of strings, e.g. [python3, train.py]";
 
 // The mappings of the schema, each with its own fields.
@@ -94,6 +95,8 @@ std::string Lower(std::string_view s) {
 // Optimal string alignment distance: insertions, deletions, substitutions and swaps of
 // neighbours each cost 1.
 size_t EditDistance(std::string_view a, std::string_view b) {
+  const size_t longer = std::max(a.size(), b.size());
+  if (longer - std::min(a.size(), b.size()) > 2) return longer;  // far apart anyway
   std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
   for (size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
   for (size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
@@ -319,12 +322,32 @@ class YamlConverter {
   size_t nodes_ = 0;
 };
 
+// Where each document of a YAML stream starts, without building any nodes.
+class DocumentCounter final : public YAML::EventHandler {
+ public:
+  std::vector<YAML::Mark> starts;
+
+  void OnDocumentStart(const YAML::Mark& mark) override { starts.push_back(mark); }
+  void OnDocumentEnd() override {}
+  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
+  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                const std::string&) override {}
+  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                       YAML::EmitterStyle::value) override {}
+  void OnSequenceEnd() override {}
+  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
+                  YAML::EmitterStyle::value) override {}
+  void OnMapEnd() override {}
+};
+
 // ---------------------------------------------------------------------------------------------
 // Validation.
 
 class Validator {
  public:
-  explicit Validator(std::vector<std::string> errors) : errors_(std::move(errors)) {}
+  Validator(std::vector<std::string> errors, std::string base_dir)
+      : errors_(std::move(errors)), base_dir_(std::move(base_dir)) {}
 
   std::vector<std::string>& errors() { return errors_; }
 
@@ -485,7 +508,8 @@ class Validator {
       ok = i >= lo && i <= hi;
       if (ok) *out = i;
     }
-    if (!ok) Error(path, fmt::format("must be an integer from {} to {}, got {}", lo, hi, Describe(v)));
+    if (!ok)
+      Error(path, fmt::format("must be an integer from {} to {}, got {}", lo, hi, Describe(v)));
     return ok;
   }
 
@@ -620,9 +644,8 @@ class Validator {
       }
       milli = static_cast<int64_t>(rounded);
     } else {
-      Error(path,
-            fmt::format("must be a number of CPUs (4, 0.5) or a string (\"500m\"), got {}",
-                        Describe(v)));
+      Error(path, fmt::format("must be a number of CPUs (4, 0.5) or a string (\"500m\"), got {}",
+                              Describe(v)));
       return;
     }
     if (milli <= 0) {
@@ -748,7 +771,11 @@ class Validator {
       Error(path, fmt::format("must be a string, got {}", Describe(v)));
       return;
     }
-    const std::string& s = v.get_ref<const std::string&>();
+    std::string s = v.get_ref<const std::string&>();
+    if (!s.empty() && s[0] != '/' && !base_dir_.empty()) {
+      s = std::filesystem::path(base_dir_ + "/" + s).lexically_normal().string();
+      if (s.size() > 1 && s.back() == '/') s.pop_back();
+    }
     if (s.empty() || s[0] != '/') {
       Error(path, fmt::format("{} must be an absolute path, starting with /", Describe(v)));
       return;
@@ -823,8 +850,8 @@ class Validator {
       }
     }
     if (total > kMaxTasks) {
-      Error("tasks", fmt::format("the job has {} tasks in all; at most {} are allowed", total,
-                                 kMaxTasks));
+      Error("tasks",
+            fmt::format("the job has {} tasks in all; at most {} are allowed", total, kMaxTasks));
     }
   }
 
@@ -839,11 +866,12 @@ class Validator {
   }
 
   std::vector<std::string> errors_;
+  std::string base_dir_;  // relative workdirs are taken relative to it; empty: refused
 };
 
 StatusOr<JobSpec> Validate(const Json& doc, std::vector<std::string> errors,
-                           std::string_view prefix) {
-  Validator validator(std::move(errors));
+                           std::string_view prefix, const std::string& base_dir = "") {
+  Validator validator(std::move(errors), base_dir);
   JobSpec spec = validator.Job(doc);
   std::vector<std::string>& found = validator.errors();
   if (found.empty()) return spec;
@@ -878,18 +906,40 @@ std::string DurationText(Duration d) {
 }  // namespace
 
 StatusOr<JobSpec> ParseJobSpec(std::string_view text, std::string_view source) {
+  return ParseJobSpecFile(text, source, "");
+}
+
+StatusOr<JobSpec> ParseJobSpecFile(std::string_view text, std::string_view source,
+                                   const std::string& base_dir) {
   std::string prefix = source == kDefaultSource ? "" : fmt::format("{}: ", source);
   try {
-    std::vector<YAML::Node> documents;
+    DocumentCounter counter;
+    YAML::Node root;
     try {
-      documents = YAML::LoadAll(std::string(text));
+      // Count the documents first (YAML::LoadAll never returns on some inputs), then load.
+      std::istringstream in{std::string(text)};
+      YAML::Parser parser(in);
+      while (counter.starts.size() < 4 && parser.HandleNextDocument(counter)) {
+        const auto& starts = counter.starts;
+        if (starts.size() >= 2 && starts.back().pos == starts[starts.size() - 2].pos) {
+          // The parser made no progress: it is stuck on a token that cannot start a document.
+          const YAML::Mark& at = starts.back();
+          char c = at.pos >= 0 && static_cast<size_t>(at.pos) < text.size() ? text[at.pos] : 0;
+          std::string what = std::isgraph(static_cast<unsigned char>(c))
+                                 ? fmt::format("unexpected \"{}\"", c)
+                                 : std::string("cannot parse from here");
+          return Status::InvalidArgument(
+              fmt::format("{}:{}:{}: {}", source, at.line + 1, at.column + 1, what));
+        }
+      }
+      if (counter.starts.size() == 1) root = YAML::Load(std::string(text));
     } catch (const YAML::Exception& e) {
       // JSON is YAML, but yaml-cpp's messages for broken JSON are poor, and JSON that it
       // refuses may still be valid JSON.
       size_t first = text.find_first_not_of(" \t\r\n");
       if (first != std::string_view::npos && (text[first] == '{' || text[first] == '[')) {
         try {
-          return Validate(Json::parse(text), {}, prefix);
+          return Validate(Json::parse(text), {}, prefix, base_dir);
         } catch (const Json::parse_error& je) {
           return Status::InvalidArgument(JsonSyntaxError(source, je));
         }
@@ -898,27 +948,25 @@ StatusOr<JobSpec> ParseJobSpec(std::string_view text, std::string_view source) {
       return Status::InvalidArgument(
           fmt::format("{}:{}:{}: {}", source, e.mark.line + 1, e.mark.column + 1, e.msg));
     }
-    if (documents.size() > 1) {
-      return Status::InvalidArgument(
-          fmt::format("{}: holds {} YAML documents; a job spec is a single document", source,
-                      documents.size()));
+    if (counter.starts.size() > 1) {
+      return Status::InvalidArgument(fmt::format(
+          "{}: holds more than one YAML document; a job spec is a single document", source));
     }
     std::vector<std::string> errors;
     Json doc = nullptr;
-    if (!documents.empty()) {
+    if (counter.starts.size() == 1) {
       YamlConverter converter(&errors);
       try {
-        doc = converter.Convert(documents[0], "", 0);
+        doc = converter.Convert(root, "", 0);
       } catch (const DocumentTooComplex&) {
         return Status::InvalidArgument(fmt::format(
-            "{}: the document is nested too deeply or expands (through aliases) too far",
-            source));
+            "{}: the document is nested too deeply or expands (through aliases) too far", source));
       }
     }
-    return Validate(doc, std::move(errors), prefix);
+    return Validate(doc, std::move(errors), prefix, base_dir);
   } catch (const std::exception& e) {
-    return Status::InvalidArgument(fmt::format("{}: cannot read the job spec: {}", source,
-                                               e.what()));
+    return Status::InvalidArgument(
+        fmt::format("{}: cannot read the job spec: {}", source, e.what()));
   }
 }
 

@@ -17,6 +17,10 @@ namespace cohort {
 // `text` may be YAML or JSON (JSON is YAML). `source` names the file in messages.
 StatusOr<JobSpec> ParseJobSpec(std::string_view text, std::string_view source = "job spec");
 StatusOr<JobSpec> ParseJobSpecJson(const Json& doc);
+// As ParseJobSpec, but a relative `workdir` is taken relative to `base_dir` (the directory of
+// the spec file, as the CLI does) instead of being an error.
+StatusOr<JobSpec> ParseJobSpecFile(std::string_view text, std::string_view source,
+                                   const std::string& base_dir);
 
 // The canonical JSON document of a valid spec; ParseJobSpecJson(ToJson(s)) gives s back.
 Json ToJson(const JobSpec& spec);

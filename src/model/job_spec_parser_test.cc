@@ -104,7 +104,9 @@ std::string Message(std::string_view text, std::string_view source = "job.yaml")
 }
 
 // The minimal spec with more top-level lines.
-std::string WithJob(std::string_view lines) { return std::string(kMinimalYaml) + std::string(lines); }
+std::string WithJob(std::string_view lines) {
+  return std::string(kMinimalYaml) + std::string(lines);
+}
 
 // The minimal spec with more lines in its task group (indented here).
 std::string WithTask(std::string_view lines) {
@@ -169,7 +171,8 @@ TEST(JobSpecParser, ParsesEveryFieldOfFullYamlSpec) {
   const TaskGroupSpec& worker = spec.tasks[0];
   EXPECT_EQ(worker.role, "worker");
   EXPECT_EQ(worker.replicas, 2);
-  EXPECT_EQ(worker.resources, (Resources{.gpus = 8, .milli_cpus = 32000, .memory_bytes = 256 * kGi}));
+  EXPECT_EQ(worker.resources,
+            (Resources{.gpus = 8, .milli_cpus = 32000, .memory_bytes = 256 * kGi}));
   EXPECT_THAT(worker.command,
               ElementsAre("torchrun", "--nproc-per-node=8", "train.py", "--epochs", "90"));
   EXPECT_EQ(worker.env, (std::map<std::string, std::string>{{"BATCH_SIZE", "256"},
@@ -591,9 +594,9 @@ TEST(JobSpecErrors, OutOfRangeValues) {
   std::string long_name(129, 'a');
   EXPECT_THAT(Errors("name: " + long_name + "\ntasks: [{role: w, command: [x]}]"),
               ElementsAre("name: must be at most 128 characters, got 129"));
-  EXPECT_EQ(Parse("name: " + std::string(128, 'a') + "\ntasks: [{role: w, command: [x]}]")
-                .name.size(),
-            128u);
+  EXPECT_EQ(
+      Parse("name: " + std::string(128, 'a') + "\ntasks: [{role: w, command: [x]}]").name.size(),
+      128u);
   EXPECT_THAT(Errors(WithJob("team: " + std::string(65, 't'))),
               ElementsAre("team: must be at most 64 characters, got 65"));
 }
@@ -615,12 +618,13 @@ TEST(JobSpecErrors, NamesAndRoles) {
                           "letters, digits, '_' or '-', starting with a letter"));
   EXPECT_THAT(Errors("name: x\ntasks: [{role: " + std::string(33, 'r') + ", command: [x]}]"),
               ElementsAre(HasSubstr("is not a valid role: use 1 to 32 lowercase letters")));
-  EXPECT_TRUE(ParseJobSpec("name: x\ntasks: [{role: " + std::string(32, 'r') + ", command: [x]}]")
-                  .ok());
+  EXPECT_TRUE(
+      ParseJobSpec("name: x\ntasks: [{role: " + std::string(32, 'r') + ", command: [x]}]").ok());
   EXPECT_THAT(Errors("name: x\ntasks: [{command: [x]}]"),
               ElementsAre("tasks[0].role: required field is missing"));
   EXPECT_THAT(Errors("name: x"), ElementsAre("tasks: required field is missing"));
-  EXPECT_THAT(Errors("name: x\ntasks: []"), ElementsAre("tasks: must list at least one task group"));
+  EXPECT_THAT(Errors("name: x\ntasks: []"),
+              ElementsAre("tasks: must list at least one task group"));
 }
 
 TEST(JobSpecErrors, DuplicateRolesNameTheFirst) {
@@ -634,15 +638,16 @@ tasks:
 }
 
 TEST(JobSpecErrors, ReservedEnvNames) {
-  EXPECT_THAT(Errors(WithTask("env:\n  RANK: 0\n  COHORT_JOB_ID: x\n  TF_CONFIG: \"{}\"\n"
-                              "  CUDA_VISIBLE_DEVICES: 0,1\n  MASTER_PORT: 29500\n  OK_VAR: 1")),
-              ElementsAre("tasks[0].env.COHORT_JOB_ID: is set by Cohort and cannot be set in the "
-                          "spec",
-                          "tasks[0].env.CUDA_VISIBLE_DEVICES: is set by Cohort and cannot be set "
-                          "in the spec",
-                          "tasks[0].env.MASTER_PORT: is set by Cohort and cannot be set in the spec",
-                          "tasks[0].env.RANK: is set by Cohort and cannot be set in the spec",
-                          "tasks[0].env.TF_CONFIG: is set by Cohort and cannot be set in the spec"));
+  EXPECT_THAT(
+      Errors(WithTask("env:\n  RANK: 0\n  COHORT_JOB_ID: x\n  TF_CONFIG: \"{}\"\n"
+                      "  CUDA_VISIBLE_DEVICES: 0,1\n  MASTER_PORT: 29500\n  OK_VAR: 1")),
+      ElementsAre("tasks[0].env.COHORT_JOB_ID: is set by Cohort and cannot be set in the "
+                  "spec",
+                  "tasks[0].env.CUDA_VISIBLE_DEVICES: is set by Cohort and cannot be set "
+                  "in the spec",
+                  "tasks[0].env.MASTER_PORT: is set by Cohort and cannot be set in the spec",
+                  "tasks[0].env.RANK: is set by Cohort and cannot be set in the spec",
+                  "tasks[0].env.TF_CONFIG: is set by Cohort and cannot be set in the spec"));
   for (const char* name : {"CUDA_DEVICE_ORDER", "MASTER_ADDR", "WORLD_SIZE", "LOCAL_RANK",
                            "LOCAL_WORLD_SIZE", "COHORT_ANYTHING"}) {
     EXPECT_THAT(Errors(WithTask(std::string("env: {") + name + ": x}")),
@@ -702,6 +707,10 @@ TEST(JobSpecErrors, YamlSyntaxErrorGivesLineAndColumn) {
   EXPECT_EQ(Message("name: x\ntasks:\n- role: w\n  command: [a, b\n  env: {}\n"),
             "job.yaml:5:6: end of sequence flow not found");
   EXPECT_EQ(Message("name: \"x\ntasks: []"), "job.yaml:2:10: illegal EOF in scalar");
+  // yaml-cpp's own LoadAll never returns on these.
+  EXPECT_EQ(Message(",name: x\n"), "job.yaml:1:1: unexpected \",\"");
+  EXPECT_EQ(Message("# comment\n  , name: x\n"), "job.yaml:2:3: unexpected \",\"");
+  EXPECT_EQ(Message("name: x\n---\n,b\n"), "job.yaml:3:1: unexpected \",\"");
   // Without a source the message still says where.
   auto spec = ParseJobSpec("a: b: c");
   ASSERT_FALSE(spec.ok());
@@ -733,7 +742,7 @@ TEST(JobSpecErrors, TopLevelMustBeAMapping) {
               ElementsAre("job spec must be a mapping with fields such as name and tasks, got "
                           "\"just some words\""));
   EXPECT_EQ(Message("name: x\n---\nname: y\n"),
-            "job.yaml: holds 2 YAML documents; a job spec is a single document");
+            "job.yaml: holds more than one YAML document; a job spec is a single document");
 }
 
 TEST(JobSpecErrors, DuplicateYamlKeys) {
@@ -771,8 +780,9 @@ TEST(JobSpecErrors, WorkdirMustBeAbsolute) {
 }
 
 TEST(JobSpecErrors, PriorityOutOfRangeOrUnknown) {
-  const std::string use = " is not a priority; use low, normal, high or an integer from -1000 to "
-                          "1000";
+  const std::string use =
+      " is not a priority; use low, normal, high or an integer from -1000 to "
+      "1000";
   EXPECT_THAT(Errors(WithJob("priority: urgent")), ElementsAre("priority: \"urgent\"" + use));
   EXPECT_THAT(Errors(WithJob("priority: 1001")), ElementsAre("priority: 1001" + use));
   EXPECT_THAT(Errors(WithJob("priority: -1001")), ElementsAre("priority: -1001" + use));
@@ -807,8 +817,8 @@ TEST(JobSpecErrors, HostileDocumentsAreRefusedNotCrashed) {
   std::string laughs = "a: &a [x, x, x, x, x, x, x, x, x, x]\n";
   for (char c = 'b'; c <= 'j'; ++c) {
     const char p = static_cast<char>(c - 1);
-    laughs += fmt::format("{0}: &{0} [*{1}, *{1}, *{1}, *{1}, *{1}, *{1}, *{1}, *{1}, *{1}, *{1}]\n",
-                          c, p);
+    laughs += fmt::format(
+        "{0}: &{0} [*{1}, *{1}, *{1}, *{1}, *{1}, *{1}, *{1}, *{1}, *{1}, *{1}]\n", c, p);
   }
   EXPECT_THAT(Message(laughs), HasSubstr("expands (through aliases) too far"));
   // Numbers too long for the unit parsers.
@@ -822,6 +832,30 @@ TEST(JobSpecErrors, HostileDocumentsAreRefusedNotCrashed) {
               ElementsAre("tasks[0].env: a key is not valid UTF-8"));
   EXPECT_THAT(Errors("name: x\ntasks: [{role: w, command: [\"a\\0b\"]}]"),
               ElementsAre("tasks[0].command[0]: must not contain a NUL character"));
+}
+
+}  // namespace
+}  // namespace cohort
+
+namespace cohort {
+namespace {
+
+TEST(JobSpecFile, RelativeWorkdirIsTakenFromTheSpecFilesDirectory) {
+  constexpr const char* kSpec = R"(name: rel
+tasks:
+  - role: worker
+    command: [python3, train.py]
+    workdir: ../examples/./ddp/
+)";
+  auto spec = ParseJobSpecFile(kSpec, "job.yaml", "/home/ds/project");
+  ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+  EXPECT_EQ(spec->tasks[0].workdir, "/home/ds/examples/ddp");
+  auto dot = ParseJobSpecFile("name: rel\ntasks: [{role: w, command: [x], workdir: .}]\n",
+                              "job.yaml", "/srv/job");
+  ASSERT_TRUE(dot.ok());
+  EXPECT_EQ(dot->tasks[0].workdir, "/srv/job");
+  // Without a file to be relative to (the API), a relative workdir stays an error.
+  EXPECT_FALSE(ParseJobSpec(kSpec, "job.yaml").ok());
 }
 
 }  // namespace

@@ -128,23 +128,24 @@ Json ToJson(const Job& job) {
                            {"finished_at", TimeOrNull(a.finished_at)},
                            {"result", a.result}});
   }
-  return Json{{"id", job.id},
-              {"name", job.spec.name},
-              {"team", job.spec.team},
-              {"priority", job.spec.priority},
-              {"user", job.user},
-              {"state", JobStateName(job.state)},
-              {"attempt", job.attempt},
-              {"message", job.message},
-              {"submitted_at", FormatTimestamp(job.submitted_at)},
-              {"placed_at", TimeOrNull(job.placed_at)},
-              {"running_at", TimeOrNull(job.running_at)},
-              {"finished_at", TimeOrNull(job.finished_at)},
-              {"stop_target", job.stop_target ? Json(JobStateName(*job.stop_target)) : Json(nullptr)},
-              {"version", job.version},
-              {"spec", ToJson(job.spec)},
-              {"tasks", tasks},
-              {"history", history}};
+  return Json{
+      {"id", job.id},
+      {"name", job.spec.name},
+      {"team", job.spec.team},
+      {"priority", job.spec.priority},
+      {"user", job.user},
+      {"state", JobStateName(job.state)},
+      {"attempt", job.attempt},
+      {"message", job.message},
+      {"submitted_at", FormatTimestamp(job.submitted_at)},
+      {"placed_at", TimeOrNull(job.placed_at)},
+      {"running_at", TimeOrNull(job.running_at)},
+      {"finished_at", TimeOrNull(job.finished_at)},
+      {"stop_target", job.stop_target ? Json(JobStateName(*job.stop_target)) : Json(nullptr)},
+      {"version", job.version},
+      {"spec", ToJson(job.spec)},
+      {"tasks", tasks},
+      {"history", history}};
 }
 
 StatusOr<Job> JobFromJson(const Json& j) {
@@ -289,16 +290,11 @@ StatusOr<NodeInfo> NodeInfoFromJson(const Json& j) {
 }
 
 Json ToJson(const TaskLaunch& l) {
-  return Json{{"key", l.key},
-              {"job_id", l.job_id},
-              {"attempt", l.attempt},
-              {"role", l.role},
-              {"index", l.index},
-              {"command", l.command},
-              {"env", l.env},
-              {"workdir", l.workdir},
-              {"gpus", l.gpus},
-              {"grace_period_ms", ToMillis(l.grace_period)}};
+  return Json{{"key", l.key},         {"job_id", l.job_id},
+              {"attempt", l.attempt}, {"role", l.role},
+              {"index", l.index},     {"command", l.command},
+              {"env", l.env},         {"workdir", l.workdir},
+              {"gpus", l.gpus},       {"grace_period_ms", ToMillis(l.grace_period)}};
 }
 
 StatusOr<TaskLaunch> TaskLaunchFromJson(const Json& j) {

@@ -14,7 +14,6 @@ namespace cohort {
 
 using Json = nlohmann::json;
 
-
 Json ToJson(const Task& task);
 Json ToJson(const Job& job);
 StatusOr<Job> JobFromJson(const Json& j);  // JobSpec inside is trusted: it was validated once

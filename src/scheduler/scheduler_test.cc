@@ -17,8 +17,8 @@ using ::testing::IsEmpty;
 constexpr int64_t kGi = 1024LL * 1024 * 1024;
 
 // An in-memory cluster of `count` identical idle nodes named prefix-0, prefix-1, ...
-void AddNodes(ClusterSnapshot& c, const std::string& prefix, int count, int gpus,
-              int64_t cpus = 64, int64_t memory_gi = 512) {
+void AddNodes(ClusterSnapshot& c, const std::string& prefix, int count, int gpus, int64_t cpus = 64,
+              int64_t memory_gi = 512) {
   for (int i = 0; i < count; ++i) {
     NodeCapacity n;
     n.node_id = prefix + "-" + std::to_string(i);

@@ -98,8 +98,8 @@ class SqliteStateStore final : public StateStore {
       if (s.ok()) s = Exec(fmt::format("PRAGMA user_version={}", i + 1).c_str());
       if (!s.ok()) {
         (void)Exec("ROLLBACK");
-        return Status::Internal(fmt::format("migrating {} to schema {}: {}", path, i + 1,
-                                            s.message()));
+        return Status::Internal(
+            fmt::format("migrating {} to schema {}: {}", path, i + 1, s.message()));
       }
       COHORT_RETURN_IF_ERROR(Exec("COMMIT"));
     }
@@ -264,9 +264,8 @@ class SqliteStateStore final : public StateStore {
 
 StatusOr<std::unique_ptr<StateStore>> OpenSqliteStateStore(const std::string& path) {
   sqlite3* db = nullptr;
-  int rc = sqlite3_open_v2(path.c_str(), &db,
-                           SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
-                           nullptr);
+  int rc = sqlite3_open_v2(
+      path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
   if (rc != SQLITE_OK) {
     std::string message = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
     sqlite3_close(db);

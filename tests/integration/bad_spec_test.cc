@@ -52,8 +52,7 @@ TEST(BadSpec, ApiAnswers400WithEveryDetail) {
   EXPECT_EQ((*http)->Request("GET", "/api/v2/jobs")->status, 404);
   EXPECT_EQ((*http)->Request("GET", "/api/v1/jobs?state=DANCING")->status, 400);
   EXPECT_EQ((*http)->Request("POST", "/api/v1/agents/register", "{\"id\": 3}")->status, 400);
-  EXPECT_EQ((*http)->Request("POST", "/api/v1/agents/ghost/sync", R"({"tasks": []})")->status,
-            404);
+  EXPECT_EQ((*http)->Request("POST", "/api/v1/agents/ghost/sync", R"({"tasks": []})")->status, 404);
   EXPECT_EQ((*http)->Request("POST", "/api/v1/jobs", "not: [valid")->status, 400);
   EXPECT_TRUE(cluster.client().ListJobs()->empty());
 }

@@ -25,22 +25,22 @@ std::string ReadFile(const std::string& path) {
 
 CommandResult Cohort(const std::string& master, std::vector<std::string> args) {
   args.insert(args.begin(), BinDir() + "/cohort");
-  return RunCommand(args, master.empty() ? std::map<std::string, std::string>{}
-                                         : std::map<std::string, std::string>{
-                                               {"COHORT_MASTER", master}});
+  return RunCommand(args, master.empty()
+                              ? std::map<std::string, std::string>{}
+                              : std::map<std::string, std::string>{{"COHORT_MASTER", master}});
 }
 
 TEST(Cli, UpRunsAClusterAndDownStopsExactlyIt) {
   std::string dir = "/tmp/cohort-it-up-" + std::to_string(::getpid());
   fs::remove_all(dir);
   // A free port: bind, read, release.
-  auto up = Cohort("", {"up", "--agents", "2", "--gpus-per-agent", "2", "--port", "0",
-                        "--data-dir", dir});
+  auto up = Cohort(
+      "", {"up", "--agents", "2", "--gpus-per-agent", "2", "--port", "0", "--data-dir", dir});
   // Port 0 is refused: the master's URL must be known in advance.
   EXPECT_NE(up.exit_code, 0);
   int port = 17000 + static_cast<int>(::getpid() % 2000);
-  up = Cohort("", {"up", "--agents", "2", "--gpus-per-agent", "2", "--port",
-                   std::to_string(port), "--data-dir", dir});
+  up = Cohort("", {"up", "--agents", "2", "--gpus-per-agent", "2", "--port", std::to_string(port),
+                   "--data-dir", dir});
   ASSERT_EQ(up.exit_code, 0) << up.err;
   std::string url = "http://127.0.0.1:" + std::to_string(port);
   EXPECT_EQ(up.out, url + "\n");
@@ -135,8 +135,8 @@ TEST(Cli, WaitTimesOutAndLogsFollowUntilTheEnd) {
 }
 
 TEST(Cli, EveryCommandHasHelp) {
-  for (const char* cmd : {"up", "down", "submit", "run", "jobs", "status", "logs", "kill", "wait",
-                          "nodes"}) {
+  for (const char* cmd :
+       {"up", "down", "submit", "run", "jobs", "status", "logs", "kill", "wait", "nodes"}) {
     auto r = Cohort("", {cmd, "--help"});
     EXPECT_EQ(r.exit_code, 0) << cmd;
     EXPECT_THAT(r.out, HasSubstr("Usage")) << cmd;

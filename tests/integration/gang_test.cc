@@ -33,9 +33,9 @@ tasks:
     resources: {gpus: 2}
     command: [sh, -c, 'echo started on $COHORT_HOSTS']
 )");
-  Job waiting = cluster.WaitForJob(gang, [](const Job& j) { return !j.message.empty() &&
-                                                                   j.message.find("scheduler") ==
-                                                                       std::string::npos; });
+  Job waiting = cluster.WaitForJob(gang, [](const Job& j) {
+    return !j.message.empty() && j.message.find("scheduler") == std::string::npos;
+  });
   EXPECT_EQ(waiting.state, JobState::kPending);
   EXPECT_THAT(waiting.message, HasSubstr("needs 4 GPUs"));
   EXPECT_TRUE(waiting.tasks.empty());

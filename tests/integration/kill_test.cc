@@ -24,8 +24,8 @@ std::string ReadFile(const std::string& path) {
 std::vector<pid_t> JobProcesses(LocalCluster& cluster, const std::string& agent, JobId id) {
   std::vector<pid_t> pids;
   for (int i = 0; i < 2; ++i) {
-    std::string dir = cluster.AgentDir(agent) + "/tasks/" + std::to_string(id) + ".1.worker." +
-                      std::to_string(i);
+    std::string dir =
+        cluster.AgentDir(agent) + "/tasks/" + std::to_string(id) + ".1.worker." + std::to_string(i);
     pid_t supervisor = std::atoi(ReadFile(dir + "/supervisor.pid").c_str());
     for (pid_t p : ProcessTree(supervisor)) pids.push_back(p);
   }
@@ -58,7 +58,8 @@ tasks:
   ASSERT_TRUE(WaitFor([&] {
     pids = JobProcesses(cluster, "node-a", id);
     return pids.size() >= 8;
-  })) << "found " << pids.size() << " processes";
+  })) << "found "
+      << pids.size() << " processes";
   for (pid_t p : pids) EXPECT_TRUE(ProcessAlive(p)) << p;
 
   auto killed = cluster.Cohort({"kill", std::to_string(id)});
@@ -66,12 +67,14 @@ tasks:
   EXPECT_THAT(killed.out, ::testing::HasSubstr("STOPPING"));
   Job job = cluster.WaitForState(id, JobState::kKilled, std::chrono::seconds(20));
   for (const auto& t : job.tasks) EXPECT_EQ(t.state, TaskState::kKilled);
-  ASSERT_TRUE(WaitFor([&] {
-    for (pid_t p : pids) {
-      if (ProcessAlive(p)) return false;
-    }
-    return true;
-  }, std::chrono::seconds(5)));
+  ASSERT_TRUE(WaitFor(
+      [&] {
+        for (pid_t p : pids) {
+          if (ProcessAlive(p)) return false;
+        }
+        return true;
+      },
+      std::chrono::seconds(5)));
   for (pid_t p : pids) EXPECT_FALSE(ProcessAlive(p)) << "pid " << p << " survived the kill";
 
   auto nodes = cluster.client().Nodes();

@@ -172,9 +172,15 @@ pid_t LocalCluster::Spawn(const std::vector<std::string>& args, const std::strin
 void LocalCluster::StartMaster(std::vector<std::string> extra_args) {
   std::string url_file = dir_ + "/master.url";
   fs::remove(url_file);
-  std::vector<std::string> args = {BinDir() + "/cohortd", "master",     "--data-dir",
-                                   dir_ + "/master",      "--listen",   fmt::format("127.0.0.1:{}", master_port_),
-                                   "--url-file",          url_file,     "--log-level",
+  std::vector<std::string> args = {BinDir() + "/cohortd",
+                                   "master",
+                                   "--data-dir",
+                                   dir_ + "/master",
+                                   "--listen",
+                                   fmt::format("127.0.0.1:{}", master_port_),
+                                   "--url-file",
+                                   url_file,
+                                   "--log-level",
                                    "debug"};
   args.insert(args.end(), extra_args.begin(), extra_args.end());
   master_ = Child{Spawn(args, dir_ + "/master.log", {}), dir_ + "/master.log"};
@@ -268,8 +274,8 @@ Job LocalCluster::WaitForJob(JobId id, const std::function<bool(const Job&)>& pr
 }
 
 Job LocalCluster::WaitForState(JobId id, JobState state, std::chrono::milliseconds timeout) {
-  Job job = WaitForJob(id, [&](const Job& j) { return j.state == state || IsTerminal(j.state); },
-                       timeout);
+  Job job = WaitForJob(
+      id, [&](const Job& j) { return j.state == state || IsTerminal(j.state); }, timeout);
   EXPECT_EQ(JobStateName(job.state), std::string(JobStateName(state)))
       << "job " << id << ": " << job.message << "\n"
       << Logs(id);

@@ -3,7 +3,6 @@
 #include <gtest/gtest.h>
 
 #include <fstream>
-#include <regex>
 #include <set>
 #include <sstream>
 
@@ -21,13 +20,10 @@ TEST(PyTorchDdp, TwoWorkersOnTwoAgentsTrainAndAgree) {
   cluster.StartMaster();
   cluster.StartAgent("node-a", 4);
   cluster.StartAgent("node-b", 4);
-  // The example's own job spec, with its workdir pointing at this checkout.
-  std::ifstream in(SourceDir() + "/examples/pytorch-ddp/job.yaml");
-  std::stringstream ss;
-  ss << in.rdbuf();
-  std::string spec = std::regex_replace(ss.str(), std::regex("workdir: .*"),
-                                        "workdir: " + SourceDir() + "/examples/pytorch-ddp");
-  JobId id = cluster.Submit(spec);
+  // The example's own job spec, submitted as a user would.
+  auto submitted = cluster.Cohort({"submit", SourceDir() + "/examples/pytorch-ddp/job.yaml"});
+  ASSERT_EQ(submitted.exit_code, 0) << submitted.err;
+  JobId id = std::stoll(submitted.out);
   Job job = cluster.WaitForState(id, JobState::kSucceeded, std::chrono::seconds(180));
   ASSERT_EQ(job.tasks.size(), 2u);
   std::set<std::string> nodes = {job.tasks[0].node_id, job.tasks[1].node_id};

@@ -41,7 +41,8 @@ tasks:
     replicas: 4
     resources: {gpus: 1, cpus: 1, memory: 256Mi}
     env: {MY_SETTING: "42"}
-    command: )") + kPrintEnv + "\n");
+    command: )") + kPrintEnv +
+                            "\n");
   Job job = cluster.WaitForState(id, JobState::kSucceeded);
   std::set<std::string> gpus;
   std::set<std::string> ports;
@@ -59,8 +60,8 @@ tasks:
     EXPECT_EQ(env["COHORT_TASK_ROLE"], "worker");
     EXPECT_EQ(env["COHORT_TASK_INDEX"], std::to_string(i));
     EXPECT_EQ(env["COHORT_HOSTS"], "127.0.0.1,127.0.0.1,127.0.0.1,127.0.0.1");
-    EXPECT_THAT(env["COHORT_CHECKPOINT_DIR"], ::testing::EndsWith(
-                                                  "/jobs/" + std::to_string(id) + "/checkpoints"));
+    EXPECT_THAT(env["COHORT_CHECKPOINT_DIR"],
+                ::testing::EndsWith("/jobs/" + std::to_string(id) + "/checkpoints"));
     EXPECT_FALSE(env["COHORT_OUTPUT_DIR"].empty());
     EXPECT_FALSE(env["COHORT_LOG_DIR"].empty());
     EXPECT_EQ(env["MY_SETTING"], "42");
@@ -83,11 +84,13 @@ framework: tensorflow
 tasks:
   - role: chief
     resources: {gpus: 2}
-    command: )") + kPrintEnv + R"(
+    command: )") + kPrintEnv +
+                            R"(
   - role: worker
     replicas: 2
     resources: {gpus: 1}
-    command: )" + kPrintEnv + "\n");
+    command: )" + kPrintEnv +
+                            "\n");
   Job job = cluster.WaitForState(id, JobState::kSucceeded);
   auto env = EnvOf(cluster.Logs(id, "worker/1"));
   auto config = nlohmann::json::parse(env["TF_CONFIG"]);
@@ -95,10 +98,8 @@ tasks:
   EXPECT_EQ(config["task"]["index"], 1);
   ASSERT_EQ(config["cluster"]["worker"].size(), 2u);
   ASSERT_EQ(config["cluster"]["chief"].size(), 1u);
-  EXPECT_EQ(config["cluster"]["chief"][0],
-            "127.0.0.1:" + std::to_string(job.tasks[0].port));
-  EXPECT_EQ(config["cluster"]["worker"][1],
-            "127.0.0.1:" + std::to_string(job.tasks[2].port));
+  EXPECT_EQ(config["cluster"]["chief"][0], "127.0.0.1:" + std::to_string(job.tasks[0].port));
+  EXPECT_EQ(config["cluster"]["worker"][1], "127.0.0.1:" + std::to_string(job.tasks[2].port));
   EXPECT_TRUE(env["RANK"].empty()) << "TensorFlow jobs get no PyTorch variables";
 }
 
