@@ -644,6 +644,16 @@ StatusOr<int64_t> Master::AppendLog(const std::string& node_id, const std::strin
   if (key->attempt < 1 || key->attempt > job_it->second.attempt) {
     return Status::NotFound(fmt::format("job {} has no attempt {}", key->job, key->attempt));
   }
+  // The key names a file: it must be one of the job's tasks, nothing else.
+  bool known =
+      std::any_of(job_it->second.spec.tasks.begin(), job_it->second.spec.tasks.end(),
+                  [&](const TaskGroupSpec& g) {
+                    return g.role == key->role && key->index >= 0 && key->index < g.replicas;
+                  });
+  if (!known) {
+    return Status::NotFound(
+        fmt::format("job {} has no task {}/{}", key->job, key->role, key->index));
+  }
   std::string path = LogPath(key->job, key->attempt, key->role, key->index);
   std::error_code ec;
   fs::create_directories(fs::path(path).parent_path(), ec);

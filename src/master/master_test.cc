@@ -288,6 +288,12 @@ TEST_F(MasterTest, LogsAreAppendedIdempotently) {
   EXPECT_EQ(gap.status().code(), StatusCode::kFailedPrecondition);
   EXPECT_EQ(master_->AppendLog("a", "999.1.worker.0", 0, "x").status().code(),
             StatusCode::kNotFound);
+  // Keys are file names: anything but one of the job's own tasks is refused.
+  for (const std::string& bad : std::vector<std::string>{
+           std::to_string(id) + ".1./etc/passwd.0", std::to_string(id) + ".1.worker.7",
+           std::to_string(id) + ".2.worker.0", "x.1.worker.0"}) {
+    EXPECT_FALSE(master_->AppendLog("a", bad, 0, "x").ok()) << bad;
+  }
   std::ifstream in(master_->LogPath(id, 1, "worker", 0));
   std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   EXPECT_EQ(all, "hello\nworld\n");
