@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "client/cohort_client.h"
+#include "common/process.h"
 
 namespace {
 
@@ -21,27 +22,13 @@ namespace fs = std::filesystem;
 using cohort::Duration;
 using cohort::Job;
 using cohort::JobState;
+using cohort::RunToCompletion;
 
 double Percentile(std::vector<double> v, double p) {
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
   size_t i = static_cast<size_t>(p * static_cast<double>(v.size() - 1) + 0.5);
   return v[std::min(i, v.size() - 1)];
-}
-
-int Run(const std::vector<std::string>& args) {
-  pid_t pid = ::fork();
-  if (pid == 0) {
-    std::vector<std::string> copy = args;
-    std::vector<char*> argv;
-    for (auto& a : copy) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    ::execv(argv[0], argv.data());
-    _exit(127);
-  }
-  int status = 0;
-  ::waitpid(pid, &status, 0);
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
 }
 
 std::string SelfDir() { return fs::read_symlink("/proc/self/exe").parent_path().string(); }
@@ -108,9 +95,9 @@ int main(int argc, char** argv) {
   std::string dir = fmt::format("/tmp/cohort-bench-{}", ::getpid());
   int port = 18000 + ::getpid() % 1000;
   std::string url = fmt::format("http://127.0.0.1:{}", port);
-  if (Run({bin + "/cohort", "up", "--agents", std::to_string(agents), "--gpus-per-agent",
-           std::to_string(gpus), "--cpus-per-agent", "64", "--port", std::to_string(port),
-           "--data-dir", dir}) != 0) {
+  if (RunToCompletion({bin + "/cohort", "up", "--agents", std::to_string(agents),
+                       "--gpus-per-agent", std::to_string(gpus), "--cpus-per-agent", "64", "--port",
+                       std::to_string(port), "--data-dir", dir}) != 0) {
     fmt::print(stderr, "cohort up failed; see {}\n", dir);
     return 1;
   }
@@ -173,7 +160,7 @@ int main(int argc, char** argv) {
     fmt::print("{:<44} {:>10.1f}\n", "jobs per second, submit to all succeeded", burst / total_s);
     rc = failed == 0 ? 0 : 1;
   }
-  Run({bin + "/cohort", "down", "--data-dir", dir});
+  RunToCompletion({bin + "/cohort", "down", "--data-dir", dir});
   fs::remove_all(dir);
   return rc;
 }

@@ -14,6 +14,7 @@
 #include <sstream>
 #include <thread>
 
+#include "common/process.h"
 #include "model/json.h"
 
 namespace cohort::agent {
@@ -29,19 +30,6 @@ constexpr Duration kSupervisorSlack = std::chrono::seconds(10);
 int64_t FileSize(const std::string& path) {
   struct stat st {};
   return ::stat(path.c_str(), &st) == 0 ? static_cast<int64_t>(st.st_size) : 0;
-}
-
-std::string ReadSmallFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-bool WriteFile(const std::string& path, const std::string& content) {
-  std::ofstream out(path, std::ios::trunc);
-  out << content;
-  return static_cast<bool>(out);
 }
 
 TaskState EndState(const TaskExit& exit) {
@@ -84,14 +72,14 @@ void Agent::AdoptExistingTasks() {
     t.key = entry.path().filename().string();
     t.dir = dir;
     t.adopted = true;
-    t.supervisor = std::atoi(ReadSmallFile(dir + "/supervisor.pid").c_str());
-    t.pid = std::atoi(ReadSmallFile(dir + "/task.pid").c_str());
+    t.supervisor = std::atoi(ReadFileOrEmpty(dir + "/supervisor.pid").c_str());
+    t.pid = std::atoi(ReadFileOrEmpty(dir + "/task.pid").c_str());
     t.started_at = FromMicros(0);
     auto exit = ReadTaskExit(dir);
     if (exit.ok()) {
       t.exit = *exit;
     } else {
-      std::string cmdline = ReadSmallFile(fmt::format("/proc/{}/cmdline", t.supervisor));
+      std::string cmdline = ReadFileOrEmpty(fmt::format("/proc/{}/cmdline", t.supervisor));
       bool alive = t.supervisor > 0 && cmdline.find("run-task") != std::string::npos &&
                    cmdline.find(dir) != std::string::npos;
       if (!alive) t.exit = TaskExit{std::nullopt, std::nullopt, false, {}, {}};
@@ -114,40 +102,23 @@ void Agent::Launch(const TaskLaunch& launch) {
             {"env", launch.env},
             {"workdir", launch.workdir},
             {"grace_period_ms", ToMillis(launch.grace_period)}};
-  if (ec || !WriteFile(t.dir + "/spec.json", spec.dump())) {
+  if (ec || !WriteFileAtomically(t.dir + "/spec.json", spec.dump())) {
     spdlog::error("task {}: cannot write its directory {}", t.key, t.dir);
-    WriteFile(t.dir + "/output.log", "cohort: the agent could not prepare the task directory\n");
+    WriteFileAtomically(t.dir + "/output.log",
+                        "cohort: the agent could not prepare the task directory\n");
     t.exit = TaskExit{126, std::nullopt, false, t.started_at, t.started_at};
     tasks_[t.key] = std::move(t);
     return;
   }
-  // Everything the child needs is prepared before fork: after it, only async-signal-safe calls.
-  std::string log = t.dir + "/supervisor.log";
-  std::string arg_dir = t.dir;
-  const char* exe = config_.cohortd.c_str();
-  pid_t pid = ::fork();
-  if (pid == 0) {
-    ::setsid();
-    sigset_t none;
-    sigemptyset(&none);
-    ::sigprocmask(SIG_SETMASK, &none, nullptr);
-    int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-    if (fd >= 0) {
-      ::dup2(fd, STDOUT_FILENO);
-      ::dup2(fd, STDERR_FILENO);
-    }
-    int devnull = ::open("/dev/null", O_RDONLY);
-    if (devnull >= 0) ::dup2(devnull, STDIN_FILENO);
-    ::execl(exe, "cohortd", "run-task", "--task-dir", arg_dir.c_str(), nullptr);
-    _exit(127);
-  }
-  if (pid < 0) {
-    spdlog::error("task {}: fork failed: {}", t.key, strerror(errno));
+  auto pid = Spawn({config_.cohortd, "run-task", "--task-dir", t.dir},
+                   SpawnOptions{t.dir + "/supervisor.log", /*new_session=*/true, {}});
+  if (!pid.ok()) {
+    spdlog::error("task {}: {}", t.key, pid.status().ToString());
     t.exit = TaskExit{126, std::nullopt, false, t.started_at, t.started_at};
   } else {
-    t.supervisor = pid;
-    WriteFile(t.dir + "/supervisor.pid", std::to_string(pid));
-    spdlog::info("task {} started (supervisor pid {})", t.key, pid);
+    t.supervisor = *pid;
+    WriteFileAtomically(t.dir + "/supervisor.pid", std::to_string(*pid));
+    spdlog::info("task {} started (supervisor pid {})", t.key, *pid);
   }
   tasks_[t.key] = std::move(t);
 }
@@ -206,7 +177,7 @@ bool Agent::CheckTasks() {
   Timestamp now = RealClock().Now();
   for (auto& [key, t] : tasks_) {
     if (t.exit) continue;
-    if (t.pid == 0) t.pid = std::atoi(ReadSmallFile(t.dir + "/task.pid").c_str());
+    if (t.pid == 0) t.pid = std::atoi(ReadFileOrEmpty(t.dir + "/task.pid").c_str());
     bool gone = false;
     if (!t.adopted) {
       int status = 0;

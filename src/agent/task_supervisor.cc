@@ -1,6 +1,5 @@
 #include "agent/task_supervisor.h"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <signal.h>
@@ -16,6 +15,7 @@
 #include <sstream>
 #include <vector>
 
+#include "common/process.h"
 #include "model/json.h"
 
 extern char** environ;
@@ -47,30 +47,6 @@ StatusOr<TaskSpec> ReadSpec(const std::string& dir) {
   } catch (const std::exception& e) {
     return Status::InvalidArgument(fmt::format("spec.json: {}", e.what()));
   }
-}
-
-bool WriteFileAtomically(const std::string& path, const std::string& content) {
-  std::string tmp = path + ".tmp";
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd < 0) return false;
-  bool ok = ::write(fd, content.data(), content.size()) == static_cast<ssize_t>(content.size());
-  ok = ok && ::fsync(fd) == 0;
-  ::close(fd);
-  return ok && ::rename(tmp.c_str(), path.c_str()) == 0;
-}
-
-int ParentOf(int pid) {
-  std::ifstream in(fmt::format("/proc/{}/stat", pid));
-  std::string line;
-  if (!std::getline(in, line)) return -1;
-  // "pid (comm) state ppid ...": comm may contain spaces and parentheses; skip to the last ')'.
-  size_t close = line.rfind(')');
-  if (close == std::string::npos) return -1;
-  std::istringstream rest(line.substr(close + 1));
-  char state;
-  int ppid;
-  if (!(rest >> state >> ppid)) return -1;
-  return ppid;
 }
 
 void SignalAll(int self, int main_pgid, int sig) {
@@ -120,31 +96,6 @@ void SignalAll(int self, int main_pgid, int sig) {
 }
 
 }  // namespace
-
-std::vector<int> Descendants(int root) {
-  std::map<int, std::vector<int>> children;
-  DIR* proc = ::opendir("/proc");
-  if (!proc) return {};
-  while (dirent* e = ::readdir(proc)) {
-    char* end = nullptr;
-    long pid = std::strtol(e->d_name, &end, 10);
-    if (*end != '\0' || pid <= 0) continue;
-    int ppid = ParentOf(static_cast<int>(pid));
-    if (ppid > 0) children[ppid].push_back(static_cast<int>(pid));
-  }
-  ::closedir(proc);
-  std::vector<int> out;
-  std::vector<int> stack = {root};
-  while (!stack.empty()) {
-    int p = stack.back();
-    stack.pop_back();
-    for (int c : children[p]) {
-      out.push_back(c);
-      stack.push_back(c);
-    }
-  }
-  return out;
-}
 
 StatusOr<TaskExit> ReadTaskExit(const std::string& task_dir) {
   std::ifstream in(task_dir + "/exit.json");

@@ -39,7 +39,4 @@ int RunTaskSupervisor(const std::string& task_dir);
 // Reads DIR/exit.json; kNotFound if the task has not ended (or its supervisor died first).
 StatusOr<TaskExit> ReadTaskExit(const std::string& task_dir);
 
-// Every live descendant of `root` (children, their children, ...), from /proc.
-std::vector<int> Descendants(int root);
-
 }  // namespace cohort::agent

@@ -17,6 +17,7 @@
 #include <thread>
 
 #include "cli/cli.h"
+#include "common/process.h"
 
 namespace cohort::cli {
 namespace {
@@ -43,22 +44,6 @@ std::string DefaultClusterDir() {
   if (xdg && *xdg) return std::string(xdg) + "/cohort/cluster";
   const char* home = std::getenv("HOME");
   return std::string(home && *home ? home : "/tmp") + "/.local/share/cohort/cluster";
-}
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
-
-// The process's command line with NULs turned into spaces; empty if it is gone.
-std::string CommandLine(pid_t pid) {
-  std::string cmdline = ReadFile(fmt::format("/proc/{}/cmdline", pid));
-  for (char& c : cmdline) {
-    if (c == '\0') c = ' ';
-  }
-  return cmdline;
 }
 
 bool IsOurs(pid_t pid, const std::string& needle, const std::string& dir) {
@@ -88,31 +73,8 @@ StatusOr<std::string> FindCohortd() {
   return Status::NotFound("cannot find the cohortd binary next to cohort or on PATH");
 }
 
-// Starts `args` in its own session with output to `log`; returns its pid.
-StatusOr<pid_t> Spawn(const std::vector<std::string>& args, const std::string& log) {
-  std::vector<std::string> copy = args;
-  std::vector<char*> argv;
-  for (auto& a : copy) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  pid_t pid = ::fork();
-  if (pid < 0) return Status::Internal(fmt::format("fork: {}", strerror(errno)));
-  if (pid == 0) {
-    ::setsid();
-    int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-    if (fd >= 0) {
-      ::dup2(fd, STDOUT_FILENO);
-      ::dup2(fd, STDERR_FILENO);
-    }
-    int devnull = ::open("/dev/null", O_RDONLY);
-    if (devnull >= 0) ::dup2(devnull, STDIN_FILENO);
-    ::execv(argv[0], argv.data());
-    _exit(127);
-  }
-  return pid;
-}
-
 std::string Tail(const std::string& path, size_t lines) {
-  std::string text = ReadFile(path);
+  std::string text = ReadFileOrEmpty(path);
   size_t pos = text.size();
   for (size_t n = 0; n <= lines && pos != std::string::npos && pos > 0; ++n) {
     pos = text.rfind('\n', pos - 1);
@@ -142,7 +104,7 @@ int StopCluster(const std::string& dir, bool quiet) {
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
     if (entry.path().extension() != ".pid") continue;
-    pid_t pid = std::atoi(ReadFile(entry.path().string()).c_str());
+    pid_t pid = std::atoi(ReadFileOrEmpty(entry.path().string()).c_str());
     if (IsOurs(pid, "cohortd", dir)) {
       daemons.push_back(pid);
       names.push_back(entry.path().stem().string());
@@ -158,10 +120,11 @@ int StopCluster(const std::string& dir, bool quiet) {
     if (!agent.is_directory()) continue;
     std::error_code inner;
     for (const auto& task : fs::directory_iterator(agent.path() / "tasks", inner)) {
-      pid_t sup = std::atoi(ReadFile((task.path() / "supervisor.pid").string()).c_str());
+      pid_t sup = std::atoi(ReadFileOrEmpty((task.path() / "supervisor.pid").string()).c_str());
       if (!IsOurs(sup, "run-task", task.path().string())) continue;
       supervisors.push_back(sup);
-      task_groups.push_back(std::atoi(ReadFile((task.path() / "task.pid").string()).c_str()));
+      task_groups.push_back(
+          std::atoi(ReadFileOrEmpty((task.path() / "task.pid").string()).c_str()));
     }
   }
   Terminate(supervisors, std::chrono::seconds(5));
@@ -188,7 +151,7 @@ int RunUp(const UpOptions& o) {
   fs::create_directories(dir, ec);
   if (ec)
     return Fail("up", Status::Internal(fmt::format("cannot create {}: {}", dir, ec.message())));
-  pid_t running = std::atoi(ReadFile(dir + "/master.pid").c_str());
+  pid_t running = std::atoi(ReadFileOrEmpty(dir + "/master.pid").c_str());
   if (IsOurs(running, "cohortd", dir)) {
     return Fail("up", Status::FailedPrecondition(fmt::format(
                           "a cluster is already running from {} (master pid {}); run `cohort down "
@@ -213,7 +176,7 @@ int RunUp(const UpOptions& o) {
     return 1;
   };
   auto start = [&](const std::string& name, std::vector<std::string> args) -> Status {
-    auto pid = Spawn(args, dir + "/" + name + ".log");
+    auto pid = Spawn(args, SpawnOptions{dir + "/" + name + ".log", true, {}});
     if (!pid.ok()) return pid.status();
     std::ofstream(dir + "/" + name + ".pid") << *pid << "\n";
     daemons.push_back(Daemon{name, *pid});

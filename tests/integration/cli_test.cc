@@ -7,6 +7,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/process.h"
 #include "model/json.h"
 #include "tests/integration/local_cluster.h"
 
@@ -15,13 +16,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 CommandResult Cohort(const std::string& master, std::vector<std::string> args) {
   args.insert(args.begin(), BinDir() + "/cohort");
@@ -46,7 +40,7 @@ TEST(Cli, UpRunsAClusterAndDownStopsExactlyIt) {
   EXPECT_EQ(up.out, url + "\n");
   std::vector<pid_t> daemons;
   for (const char* name : {"master", "agent-0", "agent-1"}) {
-    pid_t pid = std::atoi(ReadFile(dir + "/" + name + ".pid").c_str());
+    pid_t pid = std::atoi(ReadFileOrEmpty(dir + "/" + name + ".pid").c_str());
     EXPECT_TRUE(ProcessAlive(pid)) << name;
     daemons.push_back(pid);
   }

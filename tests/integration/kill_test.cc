@@ -7,18 +7,12 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/process.h"
 #include "common/strings.h"
 #include "tests/integration/local_cluster.h"
 
 namespace cohort::testing {
 namespace {
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 // Every process of every task of the job on `agent`, found from the supervisors' pid files.
 std::vector<pid_t> JobProcesses(LocalCluster& cluster, const std::string& agent, JobId id) {
@@ -26,7 +20,7 @@ std::vector<pid_t> JobProcesses(LocalCluster& cluster, const std::string& agent,
   for (int i = 0; i < 2; ++i) {
     std::string dir =
         cluster.AgentDir(agent) + "/tasks/" + std::to_string(id) + ".1.worker." + std::to_string(i);
-    pid_t supervisor = std::atoi(ReadFile(dir + "/supervisor.pid").c_str());
+    pid_t supervisor = std::atoi(ReadFileOrEmpty(dir + "/supervisor.pid").c_str());
     for (pid_t p : ProcessTree(supervisor)) pids.push_back(p);
   }
   return pids;

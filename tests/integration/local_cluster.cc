@@ -12,19 +12,12 @@
 #include <sstream>
 #include <thread>
 
-#include "agent/task_supervisor.h"
+#include "common/process.h"
 
 namespace cohort::testing {
 namespace {
 
 namespace fs = std::filesystem;
-
-std::string ReadFile(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 std::string Tail(const std::string& text, size_t lines) {
   size_t pos = text.size();
@@ -70,8 +63,8 @@ CommandResult RunCommand(const std::vector<std::string>& args,
   ::close(err_fd);
   CommandResult r;
   r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  r.out = ReadFile(out_path);
-  r.err = ReadFile(err_path);
+  r.out = ReadFileOrEmpty(out_path);
+  r.err = ReadFileOrEmpty(err_path);
   ::unlink(out_path);
   ::unlink(err_path);
   return r;
@@ -89,7 +82,7 @@ bool WaitFor(const std::function<bool()>& condition, std::chrono::milliseconds t
 bool ProcessAlive(pid_t pid) {
   if (pid <= 0 || ::kill(pid, 0) != 0) return false;
   // A zombie is dead for our purposes.
-  std::string stat = ReadFile(fmt::format("/proc/{}/stat", pid));
+  std::string stat = ReadFileOrEmpty(fmt::format("/proc/{}/stat", pid));
   size_t close = stat.rfind(')');
   return close == std::string::npos || close + 2 >= stat.size() || stat[close + 2] != 'Z';
 }
@@ -102,7 +95,7 @@ std::string JoinGpus(const std::vector<int>& gpus) {
 
 std::vector<pid_t> ProcessTree(pid_t root) {
   std::vector<pid_t> out = {root};
-  for (int pid : agent::Descendants(root)) out.push_back(pid);
+  for (pid_t pid : Descendants(root)) out.push_back(pid);
   return out;
 }
 
@@ -131,9 +124,10 @@ LocalCluster::~LocalCluster() {
   std::error_code ec;
   for (const auto& entry : fs::recursive_directory_iterator(dir_, ec)) {
     if (entry.path().filename() != "supervisor.pid") continue;
-    pid_t sup = std::atoi(ReadFile(entry.path().string()).c_str());
-    pid_t task = std::atoi(ReadFile((entry.path().parent_path() / "task.pid").string()).c_str());
-    std::string cmdline = ReadFile(fmt::format("/proc/{}/cmdline", sup));
+    pid_t sup = std::atoi(ReadFileOrEmpty(entry.path().string()).c_str());
+    pid_t task =
+        std::atoi(ReadFileOrEmpty((entry.path().parent_path() / "task.pid").string()).c_str());
+    std::string cmdline = ReadFileOrEmpty(fmt::format("/proc/{}/cmdline", sup));
     if (sup > 0 && cmdline.find("run-task") != std::string::npos) ::kill(sup, SIGKILL);
     if (task > 0) ::kill(-task, SIGKILL);
   }
@@ -142,7 +136,7 @@ LocalCluster::~LocalCluster() {
     for (const auto& entry : fs::directory_iterator(dir_, ec)) {
       if (entry.path().extension() == ".log") {
         logs += fmt::format("---- {} (last lines)\n{}", entry.path().string(),
-                            Tail(ReadFile(entry.path().string()), 25));
+                            Tail(ReadFileOrEmpty(entry.path().string()), 25));
       }
     }
     fmt::print(stderr, "cluster kept in {}\n{}", dir_, logs);
@@ -153,20 +147,10 @@ LocalCluster::~LocalCluster() {
 
 pid_t LocalCluster::Spawn(const std::vector<std::string>& args, const std::string& log,
                           const std::map<std::string, std::string>& env) {
-  std::vector<std::string> copy = args;
-  std::vector<char*> argv;
-  for (auto& a : copy) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  pid_t pid = ::fork();
-  if (pid == 0) {
-    int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0644);
-    ::dup2(fd, STDOUT_FILENO);
-    ::dup2(fd, STDERR_FILENO);
-    for (const auto& [k, v] : env) ::setenv(k.c_str(), v.c_str(), 1);
-    ::execv(argv[0], argv.data());
-    _exit(127);
-  }
-  return pid;
+  // Same session as the test: a test that dies takes its daemons' terminal signals with it.
+  auto pid = cohort::Spawn(args, SpawnOptions{log, /*new_session=*/false, env});
+  EXPECT_TRUE(pid.ok()) << pid.status().ToString();
+  return pid.ok() ? *pid : 0;
 }
 
 void LocalCluster::StartMaster(std::vector<std::string> extra_args) {
@@ -186,8 +170,8 @@ void LocalCluster::StartMaster(std::vector<std::string> extra_args) {
   master_ = Child{Spawn(args, dir_ + "/master.log", {}), dir_ + "/master.log"};
   ASSERT_TRUE(WaitFor([&] { return fs::exists(url_file); }, std::chrono::seconds(10)))
       << "the master did not start:\n"
-      << ReadFile(dir_ + "/master.log");
-  std::string url = ReadFile(url_file);
+      << ReadFileOrEmpty(dir_ + "/master.log");
+  std::string url = ReadFileOrEmpty(url_file);
   url_ = url.substr(0, url.find('\n'));
   master_port_ = std::atoi(url_.substr(url_.rfind(':') + 1).c_str());
   auto c = client::CohortClient::Create(url_);
@@ -238,7 +222,7 @@ void LocalCluster::StartAgent(const std::string& name, int gpus,
     }
     return false;
   });
-  ASSERT_TRUE(registered) << "agent " << name << " did not register:\n" << ReadFile(log);
+  ASSERT_TRUE(registered) << "agent " << name << " did not register:\n" << ReadFileOrEmpty(log);
 }
 
 void LocalCluster::StopAgent(const std::string& name) {

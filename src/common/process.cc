@@ -1,0 +1,137 @@
+#include "common/process.h"
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+extern char** environ;
+
+namespace cohort {
+
+StatusOr<pid_t> Spawn(const std::vector<std::string>& argv, const SpawnOptions& options) {
+  if (argv.empty()) return Status::InvalidArgument("nothing to run");
+  std::vector<std::string> args = argv;
+  std::vector<char*> arg_ptrs;
+  for (auto& a : args) arg_ptrs.push_back(a.data());
+  arg_ptrs.push_back(nullptr);
+  std::vector<std::string> env_strings;
+  if (!options.env.empty()) {
+    std::map<std::string, std::string> env;
+    for (char** e = environ; *e; ++e) {
+      std::string kv(*e);
+      size_t eq = kv.find('=');
+      if (eq != std::string::npos) env[kv.substr(0, eq)] = kv.substr(eq + 1);
+    }
+    for (const auto& [k, v] : options.env) env[k] = v;
+    for (const auto& [k, v] : env) env_strings.push_back(k + "=" + v);
+  }
+  std::vector<char*> env_ptrs;
+  for (auto& e : env_strings) env_ptrs.push_back(e.data());
+  env_ptrs.push_back(nullptr);
+  char** envp = options.env.empty() ? environ : env_ptrs.data();
+  const char* output = options.output.empty() ? nullptr : options.output.c_str();
+
+  pid_t pid = ::fork();
+  if (pid < 0) return Status::Internal(fmt::format("fork: {}", strerror(errno)));
+  if (pid == 0) {
+    if (options.new_session) ::setsid();
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    if (output) {
+      int fd = ::open(output, O_WRONLY | O_CREAT | O_APPEND, 0644);
+      if (fd >= 0) {
+        ::dup2(fd, STDOUT_FILENO);
+        ::dup2(fd, STDERR_FILENO);
+      }
+    }
+    int devnull = ::open("/dev/null", O_RDONLY);
+    if (devnull >= 0) ::dup2(devnull, STDIN_FILENO);
+    ::execve(arg_ptrs[0], arg_ptrs.data(), envp);
+    _exit(127);
+  }
+  return pid;
+}
+
+int RunToCompletion(const std::vector<std::string>& argv, const SpawnOptions& options) {
+  auto pid = Spawn(argv, options);
+  if (!pid.ok()) return 127;
+  int status = 0;
+  while (::waitpid(*pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+std::string ReadFileOrEmpty(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return "";
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+bool WriteFileAtomically(const std::string& path, const std::string& content) {
+  std::string tmp = path + ".tmp";
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) return false;
+  bool ok = ::write(fd, content.data(), content.size()) == static_cast<ssize_t>(content.size());
+  ok = ::fsync(fd) == 0 && ok;
+  ::close(fd);
+  return ok && ::rename(tmp.c_str(), path.c_str()) == 0;
+}
+
+std::string CommandLine(pid_t pid) {
+  if (pid <= 0) return "";
+  std::string cmdline = ReadFileOrEmpty(fmt::format("/proc/{}/cmdline", pid));
+  for (char& c : cmdline) {
+    if (c == '\0') c = ' ';
+  }
+  return cmdline;
+}
+
+pid_t ParentPid(pid_t pid) {
+  std::string stat = ReadFileOrEmpty(fmt::format("/proc/{}/stat", pid));
+  // "pid (comm) state ppid ...": comm may hold spaces and parentheses; skip to the last ')'.
+  size_t close = stat.rfind(')');
+  if (close == std::string::npos) return -1;
+  std::istringstream rest(stat.substr(close + 1));
+  char state;
+  pid_t ppid;
+  if (!(rest >> state >> ppid)) return -1;
+  return ppid;
+}
+
+std::vector<pid_t> Descendants(pid_t root) {
+  std::map<pid_t, std::vector<pid_t>> children;
+  DIR* proc = ::opendir("/proc");
+  if (!proc) return {};
+  while (dirent* e = ::readdir(proc)) {
+    char* end = nullptr;
+    long pid = std::strtol(e->d_name, &end, 10);
+    if (*end != '\0' || pid <= 0) continue;
+    pid_t ppid = ParentPid(static_cast<pid_t>(pid));
+    if (ppid > 0) children[ppid].push_back(static_cast<pid_t>(pid));
+  }
+  ::closedir(proc);
+  std::vector<pid_t> out;
+  std::vector<pid_t> stack = {root};
+  while (!stack.empty()) {
+    pid_t p = stack.back();
+    stack.pop_back();
+    for (pid_t c : children[p]) {
+      out.push_back(c);
+      stack.push_back(c);
+    }
+  }
+  return out;
+}
+
+}  // namespace cohort

@@ -1,0 +1,40 @@
+// Processes and small files, as the agent, the CLI and the tests handle them.
+#pragma once
+
+#include <sys/types.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+
+namespace cohort {
+
+struct SpawnOptions {
+  std::string output;       // stdout and stderr are appended here; empty: inherited
+  bool new_session = true;  // setsid(): no controlling terminal, its own process group
+  std::map<std::string, std::string> env;  // set on top of this process's environment
+};
+
+// Starts `argv` (argv[0] is a path, not searched) as a child, with stdin from /dev/null and the
+// signal mask cleared. Safe to call from a multi-threaded process: everything the child needs is
+// prepared before fork, and the child only makes async-signal-safe calls.
+StatusOr<pid_t> Spawn(const std::vector<std::string>& argv, const SpawnOptions& options = {});
+
+// Runs `argv` to completion; returns its exit status (128 + signal if it was killed).
+int RunToCompletion(const std::vector<std::string>& argv, const SpawnOptions& options = {});
+
+// The whole file, or "" if it cannot be read.
+std::string ReadFileOrEmpty(const std::string& path);
+// Writes through a temporary file, fsyncs and renames, so a reader sees all or nothing.
+bool WriteFileAtomically(const std::string& path, const std::string& content);
+
+// The command line of a live process, arguments separated by spaces; "" if it is gone.
+std::string CommandLine(pid_t pid);
+// The parent of `pid`, or -1 if it is gone.
+pid_t ParentPid(pid_t pid);
+// Every live descendant of `root` (children, their children, ...), from /proc.
+std::vector<pid_t> Descendants(pid_t root);
+
+}  // namespace cohort
