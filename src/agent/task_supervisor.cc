@@ -18,8 +18,6 @@
 #include "common/process.h"
 #include "model/json.h"
 
-extern char** environ;
-
 namespace cohort::agent {
 namespace {
 
@@ -71,16 +69,9 @@ void SignalAll(int self, int main_pgid, int sig) {
             strerror(errno));
     _exit(126);
   }
-  // The agent's environment (PATH, HOME, LANG, ...) with the task's on top.
-  std::map<std::string, std::string> env;
-  for (char** e = environ; *e; ++e) {
-    std::string kv(*e);
-    size_t eq = kv.find('=');
-    if (eq != std::string::npos) env[kv.substr(0, eq)] = kv.substr(eq + 1);
-  }
-  for (const auto& [k, v] : spec.env) env[k] = v;
-  std::vector<std::string> env_strings;
-  for (const auto& [k, v] : env) env_strings.push_back(k + "=" + v);
+  // The agent's environment (PATH, HOME, LANG, ...) with the task's on top. (The supervisor is
+  // single-threaded, so the child may still allocate.)
+  std::vector<std::string> env_strings = EnvironmentWith(spec.env);
   std::vector<char*> envp;
   for (auto& s : env_strings) envp.push_back(s.data());
   envp.push_back(nullptr);
@@ -89,7 +80,9 @@ void SignalAll(int self, int main_pgid, int sig) {
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
   // execvpe searches the task's PATH, which is what the user expects from a shell.
-  ::setenv("PATH", env.count("PATH") ? env["PATH"].c_str() : "/usr/local/bin:/usr/bin:/bin", 1);
+  auto path = spec.env.find("PATH");
+  if (path != spec.env.end()) ::setenv("PATH", path->second.c_str(), 1);
+  if (!::getenv("PATH")) ::setenv("PATH", "/usr/local/bin:/usr/bin:/bin", 1);
   ::execvpe(argv[0], argv.data(), envp.data());
   dprintf(STDERR_FILENO, "cohort: cannot run \"%s\": %s\n", argv[0], strerror(errno));
   _exit(errno == ENOENT ? 127 : 126);

@@ -16,6 +16,19 @@ extern char** environ;
 
 namespace cohort {
 
+std::vector<std::string> EnvironmentWith(const std::map<std::string, std::string>& overlay) {
+  std::map<std::string, std::string> env;
+  for (char** e = environ; *e; ++e) {
+    std::string kv(*e);
+    size_t eq = kv.find('=');
+    if (eq != std::string::npos) env[kv.substr(0, eq)] = kv.substr(eq + 1);
+  }
+  for (const auto& [k, v] : overlay) env[k] = v;
+  std::vector<std::string> out;
+  for (const auto& [k, v] : env) out.push_back(k + "=" + v);
+  return out;
+}
+
 StatusOr<pid_t> Spawn(const std::vector<std::string>& argv, const SpawnOptions& options) {
   if (argv.empty()) return Status::InvalidArgument("nothing to run");
   std::vector<std::string> args = argv;
@@ -23,16 +36,7 @@ StatusOr<pid_t> Spawn(const std::vector<std::string>& argv, const SpawnOptions& 
   for (auto& a : args) arg_ptrs.push_back(a.data());
   arg_ptrs.push_back(nullptr);
   std::vector<std::string> env_strings;
-  if (!options.env.empty()) {
-    std::map<std::string, std::string> env;
-    for (char** e = environ; *e; ++e) {
-      std::string kv(*e);
-      size_t eq = kv.find('=');
-      if (eq != std::string::npos) env[kv.substr(0, eq)] = kv.substr(eq + 1);
-    }
-    for (const auto& [k, v] : options.env) env[k] = v;
-    for (const auto& [k, v] : env) env_strings.push_back(k + "=" + v);
-  }
+  if (!options.env.empty()) env_strings = EnvironmentWith(options.env);
   std::vector<char*> env_ptrs;
   for (auto& e : env_strings) env_ptrs.push_back(e.data());
   env_ptrs.push_back(nullptr);

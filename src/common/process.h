@@ -17,6 +17,9 @@ struct SpawnOptions {
   std::map<std::string, std::string> env;  // set on top of this process's environment
 };
 
+// This process's environment with `overlay` on top, as "NAME=value" strings, sorted.
+std::vector<std::string> EnvironmentWith(const std::map<std::string, std::string>& overlay);
+
 // Starts `argv` (argv[0] is a path, not searched) as a child, with stdin from /dev/null and the
 // signal mask cleared. Safe to call from a multi-threaded process: everything the child needs is
 // prepared before fork, and the child only makes async-signal-safe calls.
