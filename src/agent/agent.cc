@@ -173,11 +173,14 @@ AgentReport Agent::BuildReport() {
 
 bool Agent::CheckTasks() {
   std::lock_guard lock(mu_);
-  bool ended = false;
+  bool changed = false;
   Timestamp now = RealClock().Now();
   for (auto& [key, t] : tasks_) {
     if (t.exit) continue;
-    if (t.pid == 0) t.pid = std::atoi(ReadFileOrEmpty(t.dir + "/task.pid").c_str());
+    if (t.pid == 0) {
+      t.pid = std::atoi(ReadFileOrEmpty(t.dir + "/task.pid").c_str());
+      changed |= t.pid != 0;  // worth telling the master at once
+    }
     bool gone = false;
     if (!t.adopted) {
       int status = 0;
@@ -204,9 +207,9 @@ bool Agent::CheckTasks() {
     spdlog::info("task {} ended: {}", key,
                  t.exit->signal ? fmt::format("signal {}", *t.exit->signal)
                                 : fmt::format("exit code {}", t.exit->exit_code.value_or(-1)));
-    ended = true;
+    changed = true;
   }
-  return ended;
+  return changed;
 }
 
 bool Agent::ShipLogs(client::CohortClient& client) {
@@ -328,9 +331,9 @@ Status Agent::Run(const std::atomic<bool>& stop) {
   std::thread sync([this, &stop] { SyncLoop(stop); });
   sync.detach();  // may sit in a long poll; it only touches this object under mu_
   while (!stop) {
-    bool ended = CheckTasks();
+    bool changed = CheckTasks();
     bool completed = ShipLogs(*client);
-    if ((ended || completed) && registered_) {
+    if ((changed || completed) && registered_) {
       auto desired = client->Sync(config_.node.id, BuildReport(), 0, Duration(0));
       if (desired.ok()) Apply(*desired);
     }

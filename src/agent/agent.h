@@ -58,7 +58,8 @@ class Agent {
   void Launch(const TaskLaunch& launch);
   void Apply(const DesiredState& desired);
   AgentReport BuildReport();
-  // Notices ended supervisors and overdue stops; returns true if a task ended.
+  // Notices new pids, ended supervisors and overdue stops; returns true if the master should
+  // hear about it now.
   bool CheckTasks();
   // Ships new output of every task; returns true if a task became fully shipped after ending.
   bool ShipLogs(client::CohortClient& client);

@@ -453,9 +453,9 @@ void Master::ApplyTaskReport(Job& job, Task& task, const TaskReport& report,
   if (report.state == TaskState::kRunning) {
     if (task.state == TaskState::kAssigned) {
       task.state = TaskState::kRunning;
-      task.pid = report.pid;
       task.started_at = report.started_at.value_or(clock_.Now());
     }
+    if (report.pid) task.pid = report.pid;  // the first report may come before the pid is known
     return;
   }
   if (!IsTerminal(report.state)) return;
@@ -514,10 +514,11 @@ StatusOr<DesiredState> Master::Sync(const std::string& node_id, const AgentRepor
   std::set<std::string> reported;
   auto apply = [&](Job& job, Task& t, const TaskReport& r) {
     TaskState before = t.state;
+    int64_t pid = t.pid;
     auto& job_events = events[job.id];
     size_t count = job_events.size();
     ApplyTaskReport(job, t, r, job_events);
-    if (t.state != before || job_events.size() != count) changed.insert(job.id);
+    if (t.state != before || t.pid != pid || job_events.size() != count) changed.insert(job.id);
   };
   for (const auto& r : report.tasks) {
     reported.insert(r.key);
