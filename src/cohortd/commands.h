@@ -14,6 +14,12 @@ struct MasterOptions {
   std::string url_file;
   std::string node_timeout = "15s";
   std::string log_level = "info";
+  std::string policy = "default";
+  bool no_backfill = false;
+  std::string default_runtime;
+  bool no_priority_preemption = false;
+  bool no_quota_reclaim = false;
+  std::string preemption_min_runtime = "1m";
 };
 
 struct AgentOptions {

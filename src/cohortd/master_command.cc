@@ -33,7 +33,47 @@ void AddMasterCommand(CLI::App& app, MasterOptions& o) {
       ->capture_default_str();
   cmd->add_option("--log-level", o.log_level, "trace, debug, info, warn or error")
       ->capture_default_str();
+  cmd->add_option("--policy", o.policy,
+                  "Order of pending jobs: default (team fair share, priority, user share, "
+                  "submission), fifo, or las (least attained service)")
+      ->capture_default_str();
+  cmd->add_flag("--no-backfill", o.no_backfill,
+                "Strict order: a job that cannot start blocks every job behind it");
+  cmd->add_option("--default-runtime", o.default_runtime,
+                  "Assumed run time of jobs without max_runtime, for reservations (default: "
+                  "forever)");
+  cmd->add_flag("--no-priority-preemption", o.no_priority_preemption,
+                "Never preempt a job for a higher-priority job of its team");
+  cmd->add_flag("--no-quota-reclaim", o.no_quota_reclaim,
+                "Never preempt borrowers for a team below its guarantee");
+  cmd->add_option("--preemption-min-runtime", o.preemption_min_runtime,
+                  "A job is never preempted before it has run this long")
+      ->capture_default_str();
 }
+
+namespace {
+
+StatusOr<scheduler::SchedulerConfig> SchedulerConfigFrom(const MasterOptions& o) {
+  scheduler::SchedulerConfig config;
+  auto policy = scheduler::ParsePolicy(o.policy);
+  if (!policy.ok()) return Status::InvalidArgument("--policy: " + policy.status().message());
+  config.policy = *policy;
+  config.backfill = !o.no_backfill;
+  if (!o.default_runtime.empty()) {
+    auto d = ParseDuration(o.default_runtime);
+    if (!d.ok()) return Status::InvalidArgument("--default-runtime: " + d.status().message());
+    config.default_runtime = *d;
+  }
+  config.priority_preemption = !o.no_priority_preemption;
+  config.quota_reclaim = !o.no_quota_reclaim;
+  auto min = ParseDuration(o.preemption_min_runtime);
+  if (!min.ok())
+    return Status::InvalidArgument("--preemption-min-runtime: " + min.status().message());
+  config.min_runtime_before_preemption = *min;
+  return config;
+}
+
+}  // namespace
 
 int RunMaster(const MasterOptions& o) {
   if (!SetUpLogging(o.log_level)) {
@@ -58,6 +98,11 @@ int RunMaster(const MasterOptions& o) {
     fmt::print(stderr, "cohortd master: --node-timeout: {}\n", node_timeout.status().message());
     return 2;
   }
+  auto scheduling = SchedulerConfigFrom(o);
+  if (!scheduling.ok()) {
+    fmt::print(stderr, "cohortd master: {}\n", scheduling.status().message());
+    return 2;
+  }
   master::MasterConfig config;
   config.data_dir = o.data_dir.empty() ? DefaultDataDir("master") : o.data_dir;
   config.storage_root = o.storage_root;
@@ -76,7 +121,7 @@ int RunMaster(const MasterOptions& o) {
   boost::asio::io_context ioc(1);
   RealClock clock;
   auto master = master::Master::Create(
-      config, std::move(store).value(), scheduler::NewGangScheduler(), clock,
+      config, std::move(store).value(), scheduler::NewScheduler(*scheduling), clock,
       [&ioc](std::function<void()> f) { boost::asio::post(ioc, std::move(f)); });
   if (!master.ok()) {
     fmt::print(stderr, "cohortd master: {}\n", master.status().ToString());

@@ -231,9 +231,11 @@ void Master::FinishIfStopped(Job& job, std::vector<JobEvent>& events) {
   }
   JobState target = job.stop_target.value_or(JobState::kFailed);
   Timestamp now = clock_.Now();
-  std::string result = target == JobState::kPending ? "failed: " + job.message : job.message;
+  std::string result =
+      target == JobState::kPending && !job.preempted_for ? "failed: " + job.message : job.message;
   job.history.push_back(AttemptSummary{job.attempt, job.placed_at, now, result});
   job.stop_target.reset();
+  job.preempted_for.reset();
   active_.erase(job.id);
   if (target == JobState::kPending) {
     job.state = JobState::kPending;
@@ -254,6 +256,24 @@ void Master::FinishIfStopped(Job& job, std::vector<JobEvent>& events) {
 
 // --- Scheduling ---
 
+std::vector<TaskRequest> TaskRequestsOf(const Job& job) {
+  std::vector<TaskRequest> tasks;
+  for (const auto& g : job.spec.tasks) {
+    for (int i = 0; i < g.replicas; ++i) tasks.push_back(TaskRequest{g.role, i, g.resources});
+  }
+  return tasks;
+}
+
+// GPU time a job has received in its ended attempts (least-attained-service policy).
+Duration AttainedService(const Job& job) {
+  Duration total{};
+  int64_t gpus = job.spec.TotalResources().gpus;
+  for (const auto& a : job.history) {
+    if (a.started_at && a.finished_at) total += (*a.finished_at - *a.started_at) * gpus;
+  }
+  return total;
+}
+
 ClusterSnapshot Master::Snapshot() const {
   ClusterSnapshot snapshot;
   std::map<std::string, size_t> index;
@@ -268,27 +288,46 @@ ClusterSnapshot Master::Snapshot() const {
     snapshot.nodes.push_back(std::move(n));
   }
   for (JobId id : active_) {
-    for (const auto& t : jobs_.at(id).tasks) {
+    const Job& job = jobs_.at(id);
+    RunningJob running;
+    running.job_id = id;
+    running.team = job.spec.team;
+    running.user = job.user;
+    running.priority = job.spec.priority;
+    running.submitted_at = job.submitted_at;
+    running.started_at = job.placed_at.value_or(job.submitted_at);
+    if (job.spec.max_runtime) running.ends_by = running.started_at + *job.spec.max_runtime;
+    running.stopping = job.state == JobState::kStopping;
+    running.stopping_for = job.preempted_for;
+    running.attained = AttainedService(job);
+    for (const auto& t : job.tasks) {
       if (IsTerminal(t.state)) continue;
+      running.tasks.push_back(TaskRequest{t.role, t.index, t.resources});
+      running.placement.push_back(TaskPlacement{t.node_id, t.gpus});
       auto it = index.find(t.node_id);
       if (it == index.end()) continue;
       NodeCapacity& n = snapshot.nodes[it->second];
       n.free -= t.resources;
       for (int g : t.gpus) std::erase(n.free_gpus, g);
     }
+    snapshot.running.push_back(std::move(running));
   }
   return snapshot;
 }
 
-bool Master::PlacementStillValid(const JobPlacement& p, const std::vector<TaskRequest>& tasks,
-                                 const ClusterSnapshot& snapshot) const {
+// Takes the placement's resources from `free` if every one of them is still there.
+bool TakeIfStillFree(const JobPlacement& p, const std::vector<TaskRequest>& tasks,
+                     std::map<std::string, NodeCapacity>& free) {
   if (p.tasks.size() != tasks.size()) return false;
-  std::map<std::string, NodeCapacity> free;
-  for (const auto& n : snapshot.nodes) free[n.node_id] = n;
+  std::map<std::string, NodeCapacity> changed;
   for (size_t i = 0; i < tasks.size(); ++i) {
-    auto it = free.find(p.tasks[i].node_id);
-    if (it == free.end()) return false;
-    NodeCapacity& n = it->second;
+    const std::string& id = p.tasks[i].node_id;
+    if (!changed.count(id)) {
+      auto it = free.find(id);
+      if (it == free.end()) return false;
+      changed[id] = it->second;
+    }
+    NodeCapacity& n = changed[id];
     if (static_cast<int64_t>(p.tasks[i].gpus.size()) != tasks[i].resources.gpus) return false;
     if (!tasks[i].resources.FitsIn(n.free)) return false;
     for (int g : p.tasks[i].gpus) {
@@ -298,40 +337,61 @@ bool Master::PlacementStillValid(const JobPlacement& p, const std::vector<TaskRe
     }
     n.free -= tasks[i].resources;
   }
+  for (auto& [id, n] : changed) free[id] = std::move(n);
   return true;
-}
-
-std::vector<TaskRequest> TaskRequestsOf(const Job& job) {
-  std::vector<TaskRequest> tasks;
-  for (const auto& g : job.spec.tasks) {
-    for (int i = 0; i < g.replicas; ++i) tasks.push_back(TaskRequest{g.role, i, g.resources});
-  }
-  return tasks;
 }
 
 void Master::Schedule() {
   schedule_posted_ = false;
   if (pending_.empty()) return;
   ClusterSnapshot snapshot = Snapshot();
+  snapshot.teams = teams_;
   std::vector<PendingJob> pending;
   pending.reserve(pending_.size());
   for (JobId id : pending_) {
     const Job& job = jobs_.at(id);
-    pending.push_back(PendingJob{id, job.spec.priority, job.submitted_at, TaskRequestsOf(job)});
+    PendingJob p;
+    p.job_id = id;
+    p.team = job.spec.team;
+    p.user = job.user;
+    p.priority = job.spec.priority;
+    p.submitted_at = job.submitted_at;
+    p.tasks = TaskRequestsOf(job);
+    p.max_runtime = job.spec.max_runtime;
+    p.attained = AttainedService(job);
+    pending.push_back(std::move(p));
   }
   Plan plan = scheduler_->Schedule(scheduler::SchedulingInput{snapshot, pending, clock_.Now()});
 
+  // Propose, then commit: each placement is checked against the state as it is now, GPU by GPU.
+  // Nothing else changes the state while this runs, so one snapshot, kept up to date, serves.
+  std::map<std::string, NodeCapacity> free;
+  for (auto& n : snapshot.nodes) free[n.node_id] = std::move(n);
   for (const auto& placement : plan.placements) {
     Job& job = jobs_.at(placement.job_id);
-    // Propose, then commit: the plan is checked against the state as it is now, GPU by GPU.
-    ClusterSnapshot current = Snapshot();
-    if (!PlacementStillValid(placement, TaskRequestsOf(job), current)) {
+    if (job.state != JobState::kPending || !TakeIfStillFree(placement, TaskRequestsOf(job), free)) {
       spdlog::warn("plan for job {} no longer fits; rescheduling", job.id);
       RequestSchedule();
       continue;
     }
     Status s = ApplyPlacement(job, placement);
     if (!s.ok()) spdlog::error("placing job {}: {}", job.id, s.ToString());
+  }
+  for (const auto& preemption : plan.preemptions) {
+    auto victim = jobs_.find(preemption.victim);
+    if (victim == jobs_.end() || !active_.count(preemption.victim) ||
+        victim->second.state == JobState::kStopping) {
+      continue;
+    }
+    Job& job = victim->second;
+    std::vector<JobEvent> events;
+    ++job.preemptions;
+    job.preempted_for = preemption.for_job;
+    StopJob(job, JobState::kPending, preemption.reason, events);
+    events.back().type = "preempted";
+    spdlog::info("job {}: {}", job.id, preemption.reason);
+    FinishIfStopped(job, events);
+    (void)Persist(job, std::move(events));
   }
   for (const auto& waiting : plan.waiting) {
     Job& job = jobs_.at(waiting.job_id);
@@ -487,10 +547,11 @@ void Master::ApplyTaskReport(Job& job, Task& task, const TaskReport& report,
     return;
   }
   // One task of a gang failed: the whole gang stops, and is retried within its budget.
-  bool retry = job.attempt < job.spec.max_attempts;
+  ++job.failures;
+  bool retry = job.failures < job.spec.max_attempts;
   std::string reason = DescribeExit(task);
   if (retry) {
-    reason += fmt::format(" (attempt {} of {})", job.attempt, job.spec.max_attempts);
+    reason += fmt::format(" (failure {} of at most {})", job.failures, job.spec.max_attempts);
   }
   StopJob(job, retry ? JobState::kPending : JobState::kFailed, reason, events);
 }

@@ -127,9 +127,8 @@ class Master {
   Status Persist(Job& job, std::vector<JobEvent> events);
   JobEvent Event(const Job& job, std::string type, std::string message) const;
 
+  // Ready nodes with their free capacity, and every job that holds resources.
   ClusterSnapshot Snapshot() const;
-  bool PlacementStillValid(const JobPlacement& p, const std::vector<TaskRequest>& tasks,
-                           const ClusterSnapshot& snapshot) const;
   Status ApplyPlacement(Job& job, const JobPlacement& placement);
   int AssignPort(NodeEntry& node);
   framework::JobDirectories DirectoriesOf(const Job& job) const;
@@ -152,6 +151,7 @@ class Master {
   std::set<JobId> pending_;  // PENDING
   std::set<JobId> active_;   // STARTING, RUNNING, STOPPING: they hold resources
   std::map<std::string, NodeEntry> nodes_;
+  std::vector<TeamQuota> teams_;
   uint64_t next_version_ = 1;
   bool schedule_posted_ = false;
 };

@@ -37,7 +37,7 @@ class MasterTest : public ::testing::Test {
     ASSERT_TRUE(store.ok()) << store.status().ToString();
     MasterConfig config;
     config.data_dir = dir_.string();
-    auto m = Master::Create(config, std::move(store).value(), scheduler::NewGangScheduler(), clock_,
+    auto m = Master::Create(config, std::move(store).value(), scheduler::NewScheduler(), clock_,
                             [this](std::function<void()> f) { posted_.push_back(f); });
     ASSERT_TRUE(m.ok()) << m.status().ToString();
     master_ = std::move(m).value();

@@ -75,6 +75,11 @@ struct Job {
   std::string message;
   // While STOPPING: the state to enter once every task is gone.
   std::optional<JobState> stop_target;
+  // While STOPPING because it was preempted: the job it makes room for.
+  std::optional<JobId> preempted_for;
+  // Attempts that ended in a failure; restart.max_attempts bounds these, not preemptions.
+  int failures = 0;
+  int preemptions = 0;
   std::vector<AttemptSummary> history;
   // Bumped on every change; watchers wait for it to move.
   uint64_t version = 0;

@@ -168,6 +168,9 @@ StatusOr<Job> JobFromJson(const Json& j) {
     if (auto target = OptionalValue<std::string>(j, "stop_target")) {
       job.stop_target = ParseJobState(*target);
     }
+    job.preempted_for = OptionalValue<JobId>(j, "preempted_for");
+    job.failures = ValueOr<int>(j, "failures", 0);
+    job.preemptions = ValueOr<int>(j, "preemptions", 0);
     job.version = ValueOr<uint64_t>(j, "version", 0);
     for (const auto& t : j.at("tasks")) job.tasks.push_back(TaskFrom(t));
     if (auto it = j.find("history"); it != j.end()) {

@@ -1,8 +1,11 @@
-// The scheduler's input and output: a read-only view of free capacity, the pending jobs, and the
-// plan it proposes. The master re-checks a plan against its latest state before applying it.
+// The scheduler's input and output: a read-only view of the cluster (nodes, what runs on them,
+// teams and their quotas), the pending jobs, and the plan it proposes. The master re-checks a
+// plan against its latest state before applying it. docs/scheduler.md explains the rules.
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -14,12 +17,8 @@ namespace cohort {
 struct NodeCapacity {
   std::string node_id;
   Resources total;
-  Resources free;
+  Resources free;              // total minus what live tasks hold (running or stopping)
   std::vector<int> free_gpus;  // indices of the GPUs nobody holds, ascending
-};
-
-struct ClusterSnapshot {
-  std::vector<NodeCapacity> nodes;  // only nodes that can take work now
 };
 
 struct TaskRequest {
@@ -28,16 +27,57 @@ struct TaskRequest {
   Resources resources;
 };
 
-struct PendingJob {
-  JobId job_id = 0;
-  int priority = 0;
-  Timestamp submitted_at;
-  std::vector<TaskRequest> tasks;  // in rank order; more than one makes it a gang
-};
-
 struct TaskPlacement {
   std::string node_id;
   std::vector<int> gpus;
+};
+
+// A job that holds resources now.
+struct RunningJob {
+  JobId job_id = 0;
+  std::string team;
+  std::string user;
+  int priority = 0;
+  Timestamp submitted_at;
+  Timestamp started_at;               // when its current attempt was placed
+  std::optional<Timestamp> ends_by;   // started_at + max_runtime, if it has one
+  bool stopping = false;              // already being stopped: its resources are on their way back
+  std::optional<JobId> stopping_for;  // the job it was preempted for, if it was
+  std::vector<TaskRequest> tasks;     // what each task holds...
+  std::vector<TaskPlacement> placement;  // ...and where
+  Duration attained{};                   // GPU time received by earlier attempts
+
+  Resources Total() const {
+    Resources r;
+    for (const auto& t : tasks) r += t.resources;
+    return r;
+  }
+};
+
+// A team's share of the cluster. A team may use up to `guaranteed_gpus` whatever others do, and
+// borrow idle GPUs beyond that up to `max_gpus` (unset: no limit); borrowed GPUs are taken back
+// by preemption when a team below its guarantee needs them.
+struct TeamQuota {
+  std::string name;
+  int64_t guaranteed_gpus = 0;
+  std::optional<int64_t> max_gpus;
+};
+
+struct ClusterSnapshot {
+  std::vector<NodeCapacity> nodes;  // only nodes that can take work now
+  std::vector<RunningJob> running;
+  std::vector<TeamQuota> teams;  // a job's team missing here has no guarantee and no limit
+};
+
+struct PendingJob {
+  JobId job_id = 0;
+  std::string team = "default";
+  std::string user;
+  int priority = 0;
+  Timestamp submitted_at;
+  std::vector<TaskRequest> tasks;  // in rank order; more than one makes it a gang
+  std::optional<Duration> max_runtime;
+  Duration attained{};  // GPU time received by earlier attempts (least-attained-service policy)
 };
 
 // Every task of one job, in the job's rank order: a gang is placed whole or not at all.
@@ -46,16 +86,26 @@ struct JobPlacement {
   std::vector<TaskPlacement> tasks;
 };
 
+// A running job to stop (SIGTERM, grace period, SIGKILL) and requeue, so that `for_job` can run.
+struct Preemption {
+  JobId victim = 0;
+  JobId for_job = 0;
+  std::string reason;  // "preempted by job 12 (priority high) of team vision"
+};
+
 // A job left pending by this pass, and why, in words a user understands.
 struct PendingReason {
   JobId job_id = 0;
-  std::string reason;
+  std::string reason;  // one line, for `cohort jobs`
   // No node of the cluster as it stands could ever hold it (not just busy right now).
   bool unschedulable = false;
+  // The latest time it is expected to start, if it holds a reservation.
+  std::optional<Timestamp> reserved_start;
 };
 
 struct Plan {
   std::vector<JobPlacement> placements;
+  std::vector<Preemption> preemptions;
   std::vector<PendingReason> waiting;
 };
 

@@ -1,29 +1,59 @@
-// The scheduler decides which pending jobs start where. It is a pure function of its input:
-// (cluster snapshot, pending jobs, now, config) -> Plan. No I/O, no threads, no clock; the
-// master and the simulator drive the same code.
+// The scheduler decides which pending jobs start where, and which running jobs must make room.
+// It is a pure function of its input: (cluster snapshot, pending jobs, now, config) -> Plan. No
+// I/O, no threads, no clock; the master and the simulator drive the same code.
 //
-// Contract (docs/architecture.md, "Scheduling"):
+// Contract (docs/scheduler.md has the reasons):
 //  - A job is placed whole or not at all: every task of a gang gets its node and GPUs in one
 //    JobPlacement, or the job appears in Plan::waiting with a reason. A waiting job holds
 //    nothing.
 //  - No GPU, CPU or byte of memory is given twice within one plan, nor beyond the snapshot's free
 //    capacity.
-//  - Jobs are considered by priority (higher first), then submission time, then id.
-//  - A job spans as few nodes as it can; among equally few, it takes the nodes whose free
-//    capacity it fills best, so that large free blocks stay whole for large gangs.
+//  - A team never goes beyond its max_gpus.
+//  - Preemptions name only victims whose resources the waiting job needs in order to fit.
 //  - The same input gives the same plan.
 #pragma once
 
 #include <memory>
+#include <optional>
+#include <string>
 #include <vector>
 
+#include "common/status.h"
 #include "common/time.h"
 #include "model/plan.h"
 
 namespace cohort::scheduler {
 
+// The order in which pending jobs are considered.
+enum class Policy {
+  // Teams by weighted fair share (dominant resource, weighted by guaranteed GPUs; teams below
+  // their guarantee first); within a team: priority, then the user with the least in use, then
+  // submission order.
+  kFairShare,
+  // Submission order, nothing else (the baseline).
+  kFifo,
+  // Least attained service first (Tiresias): the job that has had the least GPU time so far.
+  kLeastAttainedService,
+};
+const char* PolicyName(Policy p);
+StatusOr<Policy> ParsePolicy(std::string_view name);  // "default", "fifo" or "las"
+
 struct SchedulerConfig {
-  // Room for the policies of later versions (queues, quotas, preemption, backfill).
+  Policy policy = Policy::kFairShare;
+  // With backfill, the first jobs that cannot start get a reservation (the earliest time their
+  // resources will be free), and jobs behind them start only if they cannot delay it. Without,
+  // a job that cannot start blocks every job behind it (strict order).
+  bool backfill = true;
+  int reservations = 4;  // how many waiting jobs hold a reservation at once
+  // A running job without max_runtime is assumed to run this long, for reservations; unset:
+  // forever (it never frees its resources in the estimate).
+  std::optional<Duration> default_runtime;
+  // A higher-priority job may preempt lower-priority jobs of its own team.
+  bool priority_preemption = true;
+  // A team below its guarantee takes GPUs back from teams that borrow beyond theirs.
+  bool quota_reclaim = true;
+  // A job is never preempted before it has run this long (no thrashing).
+  Duration min_runtime_before_preemption = std::chrono::minutes(1);
 };
 
 struct SchedulingInput {
@@ -38,7 +68,6 @@ class Scheduler {
   virtual Plan Schedule(const SchedulingInput& input) = 0;
 };
 
-// Priority, then submission order; gangs all-or-nothing; fewest nodes, then best fit.
-std::unique_ptr<Scheduler> NewGangScheduler(SchedulerConfig config = {});
+std::unique_ptr<Scheduler> NewScheduler(SchedulerConfig config = {});
 
 }  // namespace cohort::scheduler

@@ -4,8 +4,9 @@
 #include <map>
 #include <set>
 
-#include "scheduler/placement.h"
+#include "scheduler/capacity_index.h"
 #include "scheduler/scheduler.h"
+#include "scheduler/scheduler_testing.h"
 
 namespace cohort::scheduler {
 namespace {
@@ -14,51 +15,7 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 
-constexpr int64_t kGi = 1024LL * 1024 * 1024;
-
-// An in-memory cluster of `count` identical idle nodes named prefix-0, prefix-1, ...
-void AddNodes(ClusterSnapshot& c, const std::string& prefix, int count, int gpus, int64_t cpus = 64,
-              int64_t memory_gi = 512) {
-  for (int i = 0; i < count; ++i) {
-    NodeCapacity n;
-    n.node_id = prefix + "-" + std::to_string(i);
-    n.total = Resources{gpus, cpus * 1000, memory_gi * kGi};
-    n.free = n.total;
-    for (int g = 0; g < gpus; ++g) n.free_gpus.push_back(g);
-    c.nodes.push_back(n);
-  }
-}
-
-// Marks `gpus` GPUs of node `id` as held (the highest indices).
-void Occupy(ClusterSnapshot& c, const std::string& id, int gpus) {
-  for (auto& n : c.nodes) {
-    if (n.node_id != id) continue;
-    n.free.gpus -= gpus;
-    n.free_gpus.resize(n.free_gpus.size() - gpus);
-  }
-}
-
-PendingJob Job(JobId id, int replicas, int gpus_each, int priority = 0, int64_t submitted = 0) {
-  PendingJob j;
-  j.job_id = id;
-  j.priority = priority;
-  j.submitted_at = FromMicros(submitted);
-  for (int i = 0; i < replicas; ++i) {
-    j.tasks.push_back(TaskRequest{"worker", i, Resources{gpus_each, 1000, kGi}});
-  }
-  return j;
-}
-
-Plan RunScheduler(const ClusterSnapshot& c, const std::vector<PendingJob>& pending) {
-  auto s = NewGangScheduler();
-  return s->Schedule(SchedulingInput{c, pending, FromMicros(0)});
-}
-
-std::set<std::string> NodesOf(const JobPlacement& p) {
-  std::set<std::string> nodes;
-  for (const auto& t : p.tasks) nodes.insert(t.node_id);
-  return nodes;
-}
+using namespace testing;  // NOLINT: the builders
 
 TEST(GangScheduler, PlacesJobThatFits) {
   ClusterSnapshot c;
@@ -75,18 +32,22 @@ TEST(GangScheduler, PlacesJobThatFits) {
 
 TEST(GangScheduler, GangThatDoesNotFitHoldsNothing) {
   ClusterSnapshot c;
-  AddNodes(c, "n", 3, 4);
+  AddNodes(c, "n", 4, 4);
   Occupy(c, "n-0", 2);
-  // 3 x 3 GPUs needs three nodes with 3 free GPUs; n-0 has 2. Nothing of the gang may be
-  // placed, and a later job that fits still gets the GPUs.
-  Plan plan = RunScheduler(c, {Job(1, 3, 3, 0, 1), Job(2, 2, 4, 0, 2)});
+  Occupy(c, "n-1", 2);
+  // 3 x 3 GPUs needs three nodes with 3 free GPUs; only n-2 and n-3 have them. Nothing of the
+  // gang is placed; it holds the nodes closest to fitting (n-2, n-3, n-0), and a job that fits
+  // beside them (on n-1) still starts.
+  Plan plan = RunScheduler(c, {Job(1, 3, 3, 0, 1), Job(2, 1, 2, 0, 2)});
   ASSERT_EQ(plan.placements.size(), 1u);
   EXPECT_EQ(plan.placements[0].job_id, 2);
+  EXPECT_EQ(plan.placements[0].tasks[0].node_id, "n-1");
   ASSERT_EQ(plan.waiting.size(), 1u);
   EXPECT_EQ(plan.waiting[0].job_id, 1);
   EXPECT_FALSE(plan.waiting[0].unschedulable);
   EXPECT_THAT(plan.waiting[0].reason, HasSubstr("waiting for resources"));
   EXPECT_THAT(plan.waiting[0].reason, HasSubstr("3 tasks started together"));
+  EXPECT_THAT(plan.waiting[0].reason, HasSubstr("holding n-0, n-2, n-3 for it"));
 }
 
 TEST(GangScheduler, UsesFewestNodes) {
@@ -220,16 +181,21 @@ TEST(GangScheduler, DeterministicForSameInput) {
   }
 }
 
-TEST(Reserve, RemovesExactlyThePlacedResources) {
+TEST(CapacityIndex, TakeAndGiveAreExact) {
   ClusterSnapshot c;
   AddNodes(c, "n", 1, 4);
+  CapacityIndex index(c.nodes);
   auto job = Job(1, 1, 3);
-  auto placement = PlaceGang(c.nodes, job.tasks);
+  auto placement = index.Place(job.tasks);
   ASSERT_TRUE(placement.has_value());
-  Reserve(c.nodes, job.tasks, *placement);
-  EXPECT_EQ(c.nodes[0].free.gpus, 1);
-  EXPECT_THAT(c.nodes[0].free_gpus, ElementsAre(3));
-  EXPECT_FALSE(PlaceGang(c.nodes, Job(2, 1, 2).tasks).has_value());
+  index.Take(job.tasks, *placement);
+  EXPECT_EQ(index.free_gpus(), 1);
+  EXPECT_THAT(index.nodes()[0].free_gpus, ElementsAre(3));
+  EXPECT_FALSE(index.Place(Job(2, 1, 2).tasks).has_value());
+  index.Give(job.tasks, *placement);
+  EXPECT_EQ(index.free_gpus(), 4);
+  EXPECT_THAT(index.nodes()[0].free_gpus, ElementsAre(0, 1, 2, 3));
+  EXPECT_EQ(index.nodes()[0].free, c.nodes[0].free);
 }
 
 }  // namespace

@@ -1,0 +1,79 @@
+// Reservations and backfill: a gang that cannot start is not overtaken by jobs that would
+// delay it.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "scheduler/scheduler.h"
+#include "scheduler/scheduler_testing.h"
+
+namespace cohort::scheduler {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using namespace testing;  // NOLINT: the builders
+
+PendingJob WithRuntime(PendingJob job, int minutes) {
+  job.max_runtime = std::chrono::minutes(minutes);
+  return job;
+}
+
+TEST(Backfill, ShortJobsFillTheGapButLongOnesDoNotDelayTheGang) {
+  ClusterSnapshot c;
+  AddNodes(c, "n", 1, 8);
+  // 6 GPUs busy until minute 60.
+  StartRunning(c, Job(10, 1, 6, 0, 0), {"n-0"}, Minutes(0), Minutes(60));
+  Timestamp now = Minutes(10);
+  // A gang of 8 waits for minute 60. A 2-GPU job of 30 minutes ends before then: it may run.
+  // A 2-GPU job of 90 minutes would delay the gang: it must not.
+  Plan plan = RunScheduler(c,
+                           {Job(1, 2, 4, 0, 1), WithRuntime(Job(2, 1, 2, 0, 2), 90),
+                            WithRuntime(Job(3, 1, 2, 0, 3), 30)},
+                           {}, now);
+  EXPECT_THAT(PlacedIds(plan), ElementsAre(3));
+  const PendingReason* gang = ReasonFor(plan, 1);
+  ASSERT_NE(gang, nullptr);
+  ASSERT_TRUE(gang->reserved_start.has_value());
+  EXPECT_EQ(*gang->reserved_start, Minutes(60));
+  EXPECT_THAT(gang->reason, HasSubstr("reserved to start by"));
+}
+
+TEST(Backfill, JobsWithoutRuntimeNeverBackfillIntoAReservation) {
+  ClusterSnapshot c;
+  AddNodes(c, "n", 2, 4);
+  StartRunning(c, Job(10, 1, 4, 0, 0), {"n-0"}, Minutes(0), Minutes(60));
+  // The gang of 8 holds n-1 (free now) for minute 60; an endless 1-GPU job may not take it.
+  Plan plan = RunScheduler(c, {Job(1, 2, 4, 0, 1), Job(2, 1, 1, 0, 2)}, {}, Minutes(1));
+  EXPECT_THAT(plan.placements, IsEmpty());
+}
+
+TEST(Backfill, WithoutKnownEndsTheGangStillDrainsItsNodes) {
+  ClusterSnapshot c;
+  AddNodes(c, "n", 2, 4);
+  StartRunning(c, Job(10, 1, 2, 0, 0), {"n-0"}, Minutes(0));  // no max_runtime
+  // A gang of 2 x 4 cannot start; nothing that would outlive "now" may take its nodes.
+  Plan plan = RunScheduler(c, {Job(1, 2, 4, 0, 1), Job(2, 1, 2, 0, 2)}, {}, Minutes(1));
+  EXPECT_THAT(plan.placements, IsEmpty());
+  EXPECT_THAT(ReasonFor(plan, 1)->reason, HasSubstr("holding n-0, n-1 for it"));
+  // With a cluster default runtime, the estimate exists.
+  SchedulerConfig config;
+  config.default_runtime = std::chrono::hours(1);
+  Plan estimated = RunScheduler(c, {Job(1, 2, 4, 0, 1)}, config, Minutes(1));
+  ASSERT_TRUE(ReasonFor(estimated, 1)->reserved_start.has_value());
+  EXPECT_EQ(*ReasonFor(estimated, 1)->reserved_start, Minutes(60));
+}
+
+TEST(Backfill, OffMeansStrictOrder) {
+  ClusterSnapshot c;
+  AddNodes(c, "n", 1, 8);
+  StartRunning(c, Job(10, 1, 6, 0, 0), {"n-0"}, Minutes(0), Minutes(60));
+  SchedulerConfig config;
+  config.backfill = false;
+  Plan plan = RunScheduler(c, {Job(1, 2, 4, 0, 1), WithRuntime(Job(3, 1, 2, 0, 3), 30)}, config,
+                           Minutes(10));
+  EXPECT_THAT(plan.placements, IsEmpty());
+}
+
+}  // namespace
+}  // namespace cohort::scheduler

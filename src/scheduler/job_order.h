@@ -1,0 +1,57 @@
+// The order in which one scheduling pass considers pending jobs, per policy. For fair share the
+// order moves as the pass places jobs: a team that just got GPUs drops back.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/plan.h"
+#include "scheduler/scheduler.h"
+
+namespace cohort::scheduler {
+
+// What a team (or a user within a team) holds: running and stopping jobs, plus what this pass
+// has placed so far.
+struct Usage {
+  Resources held;
+  int64_t guaranteed_gpus = 0;
+  std::optional<int64_t> max_gpus;
+};
+
+class JobOrder {
+ public:
+  JobOrder(Policy policy, const ClusterSnapshot& cluster, const std::vector<PendingJob>& pending);
+
+  // The index (into `pending`) of the next job to consider; every job comes exactly once.
+  std::optional<size_t> Next();
+  // Job `i` was placed: its team and user hold more now.
+  void Placed(size_t i);
+
+  const Usage& TeamUsage(const std::string& team) const;
+  // A team's dominant share of the cluster (0..1), before weighting.
+  double DominantShare(const std::string& team) const;
+
+ private:
+  struct TeamQueue {
+    // priority (highest first) -> user -> that user's jobs in submission order
+    std::map<int, std::map<std::string, std::vector<size_t>>, std::greater<>> levels;
+    size_t remaining = 0;
+  };
+
+  std::optional<size_t> NextFairShare();
+  std::optional<size_t> NextInTeam(const std::string& team, TeamQueue& queue);
+
+  Policy policy_;
+  const std::vector<PendingJob>& pending_;
+  Resources capacity_;
+  std::map<std::string, Usage> teams_;
+  std::map<std::pair<std::string, std::string>, Resources> users_;  // (team, user)
+  std::map<std::string, TeamQueue> queues_;                         // fair share
+  std::vector<size_t> static_order_;                                // fifo, las
+  size_t next_static_ = 0;
+  Usage unknown_team_;
+};
+
+}  // namespace cohort::scheduler

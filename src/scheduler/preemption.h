@@ -1,0 +1,24 @@
+// Choosing what to preempt so that a waiting job fits: the fewest, cheapest victims, and only
+// victims whose resources the job actually needs.
+#pragma once
+
+#include <optional>
+#include <vector>
+
+#include "model/plan.h"
+#include "scheduler/capacity_index.h"
+
+namespace cohort::scheduler {
+
+// Cheapest first: lowest priority, then least progress lost (started most recently), then
+// fewest GPUs, then newest job.
+void SortByPreemptionCost(std::vector<const RunningJob*>& candidates);
+
+// Victims among `candidates` (sorted cheapest first) whose resources, added to `free`, let
+// `tasks` fit. Greedy: add the cheapest until the job fits, then drop every victim it fits
+// without, most expensive first. Nothing if even all candidates together do not make room.
+std::optional<std::vector<const RunningJob*>> ChooseVictims(
+    const CapacityIndex& free, const std::vector<TaskRequest>& tasks,
+    const std::vector<const RunningJob*>& candidates);
+
+}  // namespace cohort::scheduler

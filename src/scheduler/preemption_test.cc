@@ -1,0 +1,113 @@
+// Priority preemption and quota reclaim: who is chosen, and who never is.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "scheduler/scheduler.h"
+#include "scheduler/scheduler_testing.h"
+
+namespace cohort::scheduler {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using namespace testing;  // NOLINT: the builders
+
+std::vector<JobId> Victims(const Plan& plan) {
+  std::vector<JobId> v;
+  for (const auto& p : plan.preemptions) v.push_back(p.victim);
+  std::sort(v.begin(), v.end());
+  return v;
+}
+
+TEST(PriorityPreemption, HighPreemptsLowOfItsTeamOnlyWhereItHelps) {
+  ClusterSnapshot c;
+  AddNodes(c, "n", 2, 4);
+  // n-0: two low jobs of 2 GPUs; n-1: a low job of 4 GPUs and nothing else.
+  StartRunning(c, Job(10, 1, 2, -100, 0, "t"), {"n-0"}, Minutes(0));
+  StartRunning(c, Job(11, 1, 2, -100, 0, "t"), {"n-0"}, Minutes(5));
+  StartRunning(c, Job(12, 1, 4, -100, 0, "t"), {"n-1"}, Minutes(1));
+  Timestamp now = Minutes(30);
+  // A high job needing 2 GPUs: one victim is enough, the cheapest: least progress lost (11).
+  Plan plan = RunScheduler(c, {Job(1, 1, 2, 100, 1, "t")}, {}, now);
+  EXPECT_THAT(Victims(plan), ElementsAre(11));
+  EXPECT_THAT(plan.preemptions[0].reason, HasSubstr("preempted by job 1 of higher priority"));
+  EXPECT_THAT(plan.placements, IsEmpty()) << "it starts once the victim has stopped";
+  EXPECT_THAT(ReasonFor(plan, 1)->reason, HasSubstr("preempting job 11"));
+  // A gang of 4 on one node: n-1's single job (12) costs one victim, n-0 would cost two.
+  Plan gang = RunScheduler(c, {Job(2, 1, 4, 100, 1, "t")}, {}, now);
+  EXPECT_THAT(Victims(gang), ElementsAre(12));
+}
+
+TEST(PriorityPreemption, NeverOtherTeamsOrEqualPriorityOrYoungJobs) {
+  ClusterSnapshot c;
+  AddNodes(c, "n", 1, 4);
+  StartRunning(c, Job(10, 1, 2, -100, 0, "other"), {"n-0"}, Minutes(0));
+  StartRunning(c, Job(11, 1, 2, 100, 0, "t"), {"n-0"}, Minutes(0));
+  Plan plan = RunScheduler(c, {Job(1, 1, 2, 100, 1, "t")}, {}, Minutes(30));
+  EXPECT_THAT(plan.preemptions, IsEmpty());
+
+  ClusterSnapshot young;
+  AddNodes(young, "n", 1, 2);
+  StartRunning(young, Job(10, 1, 2, -100, 0, "t"), {"n-0"}, Minutes(29) + Duration(1));
+  Plan too_soon = RunScheduler(young, {Job(1, 1, 2, 100, 1, "t")}, {}, Minutes(30));
+  EXPECT_THAT(too_soon.preemptions, IsEmpty()) << "ran less than the minimum run time";
+  SchedulerConfig off;
+  off.priority_preemption = false;
+  EXPECT_THAT(RunScheduler(young, {Job(1, 1, 2, 100, 1, "t")}, off, Minutes(90)).preemptions,
+              IsEmpty());
+}
+
+TEST(QuotaReclaim, TeamBelowGuaranteeTakesBackBorrowedGpus) {
+  ClusterSnapshot c;
+  AddNodes(c, "n", 2, 4);
+  c.teams = {TeamQuota{"vision", 4, std::nullopt}, TeamQuota{"nlp", 4, std::nullopt}};
+  // nlp borrows all 8 GPUs (4 beyond its guarantee).
+  StartRunning(c, Job(10, 1, 4, 0, 0, "nlp"), {"n-0"}, Minutes(0));
+  StartRunning(c, Job(11, 1, 4, 0, 0, "nlp"), {"n-1"}, Minutes(10));
+  Plan plan = RunScheduler(c, {Job(1, 1, 4, 0, 1, "vision")}, {}, Minutes(30));
+  EXPECT_THAT(Victims(plan), ElementsAre(11));  // the one that loses least progress
+  EXPECT_THAT(plan.preemptions[0].reason, HasSubstr("team vision reclaims"));
+}
+
+TEST(QuotaReclaim, NotBeyondTheGuaranteeAndNotFromTeamsWithinTheirs) {
+  ClusterSnapshot c;
+  AddNodes(c, "n", 2, 4);
+  c.teams = {TeamQuota{"vision", 4, std::nullopt}, TeamQuota{"nlp", 4, std::nullopt}};
+  StartRunning(c, Job(10, 1, 4, 0, 0, "nlp"), {"n-0"}, Minutes(0));
+  StartRunning(c, Job(11, 1, 4, 0, 0, "vision"), {"n-1"}, Minutes(0));
+  // vision already holds its 4: another 4 would be borrowing, which never preempts.
+  Plan plan = RunScheduler(c, {Job(1, 1, 4, 0, 1, "vision")}, {}, Minutes(30));
+  EXPECT_THAT(plan.preemptions, IsEmpty());
+  // nlp holds exactly its guarantee: nobody may reclaim from it.
+  ClusterSnapshot d;
+  AddNodes(d, "n", 1, 4);
+  d.teams = {TeamQuota{"vision", 4, std::nullopt}, TeamQuota{"nlp", 4, std::nullopt}};
+  StartRunning(d, Job(10, 1, 4, 0, 0, "nlp"), {"n-0"}, Minutes(0));
+  EXPECT_THAT(RunScheduler(d, {Job(1, 1, 4, 0, 1, "vision")}, {}, Minutes(30)).preemptions,
+              IsEmpty());
+}
+
+TEST(Preemption, WaitsForVictimsAlreadyStoppingInsteadOfChoosingMore) {
+  ClusterSnapshot c;
+  AddNodes(c, "n", 1, 4);
+  RunningJob& v = StartRunning(c, Job(10, 1, 4, -100, 0, "t"), {"n-0"}, Minutes(0));
+  v.stopping = true;
+  v.stopping_for = 1;
+  Plan plan = RunScheduler(c, {Job(1, 1, 4, 100, 1, "t")}, {}, Minutes(30));
+  EXPECT_THAT(plan.preemptions, IsEmpty());
+  EXPECT_THAT(ReasonFor(plan, 1)->reason, HasSubstr("waiting for 1 stopping job"));
+}
+
+TEST(Preemption, NothingWhenEvenAllCandidatesWouldNotMakeRoom) {
+  ClusterSnapshot c;
+  AddNodes(c, "n", 1, 4);
+  StartRunning(c, Job(10, 1, 2, -100, 0, "t"), {"n-0"}, Minutes(0));
+  StartRunning(c, Job(11, 1, 2, 100, 0, "t"), {"n-0"}, Minutes(0));
+  // Needs 4; only job 10 (2 GPUs) is of lower priority.
+  Plan plan = RunScheduler(c, {Job(1, 1, 4, 100, 1, "t")}, {}, Minutes(30));
+  EXPECT_THAT(plan.preemptions, IsEmpty());
+}
+
+}  // namespace
+}  // namespace cohort::scheduler

@@ -1,0 +1,320 @@
+#include "scheduler/scheduler.h"
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+#include "common/units.h"
+#include "scheduler/capacity_index.h"
+#include "scheduler/job_order.h"
+#include "scheduler/preemption.h"
+
+namespace cohort::scheduler {
+namespace {
+
+std::string Gpus(int64_t n) { return fmt::format("{} GPU{}", n, n == 1 ? "" : "s"); }
+
+Resources TotalOf(const std::vector<TaskRequest>& tasks) {
+  Resources r;
+  for (const auto& t : tasks) r += t.resources;
+  return r;
+}
+
+// Resources that come back at a known time (for reservations).
+struct Release {
+  Timestamp at;
+  const std::vector<TaskRequest>* tasks;
+  std::vector<TaskPlacement> placement;
+};
+
+// One scheduling pass. Holds the capacity as the pass changes it.
+class Pass {
+ public:
+  Pass(const SchedulerConfig& config, const SchedulingInput& in)
+      : config_(config),
+        in_(in),
+        order_(config.policy, in.cluster, in.pending),
+        free_(in.cluster.nodes),
+        unreserved_(in.cluster.nodes) {
+    for (const auto& n : in.cluster.nodes) {
+      largest_node_.gpus = std::max(largest_node_.gpus, n.total.gpus);
+      largest_node_.milli_cpus = std::max(largest_node_.milli_cpus, n.total.milli_cpus);
+      largest_node_.memory_bytes = std::max(largest_node_.memory_bytes, n.total.memory_bytes);
+      cluster_total_ += n.total;
+    }
+    for (const auto& r : in.cluster.running) {
+      std::optional<Timestamp> end = r.ends_by;
+      if (!end && config.default_runtime) end = r.started_at + *config.default_runtime;
+      if (r.stopping) end = in.now;
+      if (end) releases_.push_back(Release{std::max(*end, in.now), &r.tasks, r.placement});
+    }
+  }
+
+  Plan Run() {
+    while (auto i = order_.Next()) Consider(*i);
+    return std::move(plan_);
+  }
+
+ private:
+  std::optional<Timestamp> ExpectedEnd(Timestamp start, std::optional<Duration> runtime) const {
+    if (runtime) return start + *runtime;
+    if (config_.default_runtime) return start + *config_.default_runtime;
+    return std::nullopt;
+  }
+
+  void Wait(const PendingJob& job, std::string reason, bool unschedulable = false,
+            std::optional<Timestamp> reserved = std::nullopt) {
+    plan_.waiting.push_back(PendingReason{job.job_id, std::move(reason), unschedulable, reserved});
+  }
+
+  // Why no node of the cluster as it stands could ever hold the job, if that is so.
+  std::optional<std::string> Unschedulable(const PendingJob& job) const {
+    if (in_.cluster.nodes.empty()) return "no nodes are ready";
+    for (const auto& t : job.tasks) {
+      const Resources& r = t.resources;
+      bool fits = std::any_of(in_.cluster.nodes.begin(), in_.cluster.nodes.end(),
+                              [&](const NodeCapacity& n) { return r.FitsIn(n.total); });
+      if (fits) continue;
+      std::string what;
+      if (r.gpus > largest_node_.gpus) {
+        what = fmt::format("{} on one node, but the largest node has {}", Gpus(r.gpus),
+                           Gpus(largest_node_.gpus));
+      } else if (r.milli_cpus > largest_node_.milli_cpus) {
+        what =
+            fmt::format("{} CPUs on one node, but the largest node has {}",
+                        FormatMilliCpus(r.milli_cpus), FormatMilliCpus(largest_node_.milli_cpus));
+      } else if (r.memory_bytes > largest_node_.memory_bytes) {
+        what = fmt::format("{} of memory on one node, but the largest node has {}",
+                           FormatByteSizeApprox(r.memory_bytes),
+                           FormatByteSizeApprox(largest_node_.memory_bytes));
+      } else {
+        what = fmt::format("{} on one node, and no node has all of it", r.ToString());
+      }
+      return fmt::format("unschedulable: task {}/{} needs {}", t.role, t.index, what);
+    }
+    Resources need = TotalOf(job.tasks);
+    if (!need.FitsIn(cluster_total_)) {
+      return fmt::format("unschedulable: needs {} in all, but the cluster has {}", need.ToString(),
+                         cluster_total_.ToString());
+    }
+    return std::nullopt;
+  }
+
+  std::string Busy(const PendingJob& job) const {
+    Resources need = TotalOf(job.tasks);
+    std::string gang = job.tasks.size() > 1
+                           ? fmt::format("{} tasks started together", job.tasks.size())
+                           : std::string("1 task");
+    const NodeCapacity* largest = free_.largest_free_node();
+    return fmt::format(
+        "waiting for resources: needs {} ({}); {} free, the largest free block is {} on {}",
+        need.ToString(), gang, Gpus(free_.free_gpus()), Gpus(free_.largest_free_block()),
+        largest ? largest->node_id : "-");
+  }
+
+  // Where the job may look for room: everything that is free, if it will be gone before the
+  // first reservation begins; otherwise only what no reservation covers.
+  const CapacityIndex& RoomFor(const PendingJob& job) const {
+    if (!earliest_reservation_) return free_;
+    auto end = ExpectedEnd(in_.now, job.max_runtime);
+    return end && *end <= *earliest_reservation_ ? free_ : unreserved_;
+  }
+
+  void Start(size_t i, const PendingJob& job, std::vector<TaskPlacement> placement) {
+    free_.Take(job.tasks, placement);
+    unreserved_.Take(job.tasks, placement, /*partial=*/true);
+    order_.Placed(i);
+    if (auto end = ExpectedEnd(in_.now, job.max_runtime)) {
+      releases_.push_back(Release{*end, &job.tasks, placement});
+    }
+    plan_.placements.push_back(JobPlacement{job.job_id, std::move(placement)});
+  }
+
+  // Keeps the resources of `placement` that are free now for this job only.
+  void Hold(const PendingJob& job, const std::vector<TaskPlacement>& placement) {
+    unreserved_.Take(job.tasks, placement, /*partial=*/true);
+  }
+
+  void Consider(size_t i) {
+    const PendingJob& job = in_.pending[i];
+    if (blocked_by_) {
+      return Wait(job, fmt::format("waiting behind job {} (strict {} order)", *blocked_by_,
+                                   PolicyName(config_.policy)));
+    }
+    if (auto why = Unschedulable(job)) return Wait(job, *why, /*unschedulable=*/true);
+    Resources need = TotalOf(job.tasks);
+    const Usage& team = order_.TeamUsage(job.team);
+    if (team.max_gpus && team.held.gpus + need.gpus > *team.max_gpus) {
+      return Wait(
+          job, fmt::format("team {} holds {} of the {} it may use at most; needs {} more", job.team,
+                           team.held.gpus, Gpus(*team.max_gpus), Gpus(need.gpus)));
+    }
+    if (auto placement = RoomFor(job).Place(job.tasks)) {
+      return Start(i, job, std::move(*placement));
+    }
+    if (TryPreemption(job)) return;
+    if (config_.backfill && reservations_ < config_.reservations) return Reserve(job);
+    if (!config_.backfill) blocked_by_ = job.job_id;
+    Wait(job, Busy(job));
+  }
+
+  // Preempts for `job` if it is entitled to: returns true if the job is dealt with (victims
+  // chosen, or waiting for earlier victims to stop).
+  bool TryPreemption(const PendingJob& job) {
+    Resources need = TotalOf(job.tasks);
+    const Usage& team = order_.TeamUsage(job.team);
+    bool within_guarantee = team.held.gpus + need.gpus <= team.guaranteed_gpus;
+    std::vector<const RunningJob*> candidates;
+    std::vector<const RunningJob*> stopping;
+    for (const auto& r : in_.cluster.running) {
+      // Jobs on their way out count for this job if they stop for it (or for no one).
+      if (r.stopping) {
+        if (!r.stopping_for || *r.stopping_for == job.job_id) stopping.push_back(&r);
+        continue;
+      }
+      if (victims_.count(r.job_id)) continue;  // already stopping for another job
+      if (in_.now - r.started_at < config_.min_runtime_before_preemption) continue;
+      bool by_priority =
+          config_.priority_preemption && r.team == job.team && r.priority < job.priority;
+      bool by_reclaim = false;
+      if (config_.quota_reclaim && within_guarantee && r.team != job.team) {
+        const Usage& other = order_.TeamUsage(r.team);
+        by_reclaim = other.held.gpus > other.guaranteed_gpus;
+      }
+      if (by_priority || by_reclaim) candidates.push_back(&r);
+    }
+    if (candidates.empty() && stopping.empty()) return false;
+    // Jobs already on their way out may be enough: then wait for them, preempting nothing more.
+    CapacityIndex what_if = unreserved_;
+    for (const RunningJob* s : stopping) what_if.Give(s->tasks, s->placement);
+    if (!stopping.empty()) {
+      if (auto placement = what_if.Place(job.tasks)) {
+        Hold(job, *placement);
+        Wait(job, fmt::format("waiting for {} stopping job{} to free their resources",
+                              stopping.size(), stopping.size() == 1 ? "" : "s"));
+        return true;
+      }
+    }
+    if (candidates.empty()) return false;
+    SortByPreemptionCost(candidates);
+    auto victims = ChooseVictims(what_if, job.tasks, candidates);
+    if (!victims) return false;
+    std::vector<std::string> names;
+    for (const RunningJob* v : *victims) {
+      victims_.insert(v->job_id);
+      std::string why =
+          v->team == job.team
+              ? fmt::format("preempted by job {} of higher priority ({} > {})", job.job_id,
+                            job.priority, v->priority)
+              : fmt::format(
+                    "preempted by job {}: team {} reclaims its guaranteed GPUs from team "
+                    "{}, which borrows beyond its own",
+                    job.job_id, job.team, v->team);
+      plan_.preemptions.push_back(Preemption{v->job_id, job.job_id, why});
+      names.push_back(std::to_string(v->job_id));
+      what_if.Give(v->tasks, v->placement);
+    }
+    if (auto placement = what_if.Place(job.tasks)) Hold(job, *placement);
+    Wait(job, fmt::format("preempting job{} {} to make room; starts once they have stopped",
+                          names.size() == 1 ? "" : "s", fmt::join(names, ", ")));
+    return true;
+  }
+
+  // The earliest time the job fits, from the known ends of what runs; it holds those resources
+  // from now on, so that nothing that would still run then can take them.
+  void Reserve(const PendingJob& job) {
+    ++reservations_;
+    std::vector<const Release*> timeline;
+    for (const auto& r : releases_) timeline.push_back(&r);
+    std::stable_sort(timeline.begin(), timeline.end(),
+                     [](const Release* a, const Release* b) { return a->at < b->at; });
+    CapacityIndex what_if = unreserved_;
+    for (size_t k = 0; k < timeline.size(); ++k) {
+      what_if.Give(*timeline[k]->tasks, timeline[k]->placement);
+      if (k + 1 < timeline.size() && timeline[k + 1]->at == timeline[k]->at) continue;
+      if (auto placement = what_if.Place(job.tasks)) {
+        Timestamp at = timeline[k]->at;
+        Hold(job, *placement);
+        if (!earliest_reservation_ || at < *earliest_reservation_) earliest_reservation_ = at;
+        return Wait(job,
+                    fmt::format("{}; reserved to start by {} at the latest", Busy(job),
+                                FormatTimestamp(at)),
+                    false, at);
+      }
+    }
+    // Some of what runs has no known end. Hold the nodes closest to fitting anyway, so that
+    // the job cannot starve behind a stream of smaller ones.
+    std::vector<NodeCapacity> drained = free_.nodes();
+    std::stable_sort(drained.begin(), drained.end(),
+                     [](const auto& a, const auto& b) { return a.free.gpus > b.free.gpus; });
+    for (auto& n : drained) {
+      n.free = n.total;
+      n.free_gpus.clear();
+      for (int g = 0; g < n.total.gpus; ++g) n.free_gpus.push_back(g);
+    }
+    if (auto placement = CapacityIndex(std::move(drained)).Place(job.tasks)) {
+      Hold(job, *placement);
+      std::set<std::string> nodes;
+      for (const auto& p : *placement) nodes.insert(p.node_id);
+      earliest_reservation_ = in_.now;  // its end is unknown: only jobs that end now may use it
+      return Wait(job, fmt::format("{}; holding {} for it (no start estimate: jobs there have no "
+                                   "max_runtime)",
+                                   Busy(job), fmt::join(nodes, ", ")));
+    }
+    Wait(job, Busy(job));
+  }
+
+  const SchedulerConfig& config_;
+  const SchedulingInput& in_;
+  JobOrder order_;
+  CapacityIndex free_;        // what is free now
+  CapacityIndex unreserved_;  // free now and not held for a reservation or a preemption
+  std::optional<Timestamp> earliest_reservation_;
+  int reservations_ = 0;
+  std::optional<JobId> blocked_by_;
+  std::vector<Release> releases_;
+  std::set<JobId> victims_;
+  Resources largest_node_;
+  Resources cluster_total_;
+  Plan plan_;
+};
+
+class GangScheduler final : public Scheduler {
+ public:
+  explicit GangScheduler(SchedulerConfig config) : config_(config) {}
+  Plan Schedule(const SchedulingInput& input) override { return Pass(config_, input).Run(); }
+
+ private:
+  SchedulerConfig config_;
+};
+
+}  // namespace
+
+const char* PolicyName(Policy p) {
+  switch (p) {
+    case Policy::kFairShare:
+      return "default";
+    case Policy::kFifo:
+      return "fifo";
+    case Policy::kLeastAttainedService:
+      return "las";
+  }
+  return "default";
+}
+
+StatusOr<Policy> ParsePolicy(std::string_view name) {
+  for (Policy p : {Policy::kFairShare, Policy::kFifo, Policy::kLeastAttainedService}) {
+    if (name == PolicyName(p)) return p;
+  }
+  return Status::InvalidArgument(
+      fmt::format("\"{}\" is not a scheduling policy; use default, fifo or las", name));
+}
+
+std::unique_ptr<Scheduler> NewScheduler(SchedulerConfig config) {
+  return std::make_unique<GangScheduler>(config);
+}
+
+}  // namespace cohort::scheduler
