@@ -73,6 +73,18 @@ Json NodeJson(const master::NodeStatus& status) {
   return j;
 }
 
+Json TeamJson(const master::TeamStatus& t) {
+  return Json{{"name", t.quota.name},
+              {"guaranteed_gpus", t.quota.guaranteed_gpus},
+              {"max_gpus", t.quota.max_gpus ? Json(*t.quota.max_gpus) : Json(nullptr)},
+              {"implicit", t.implicit},
+              {"used_gpus", t.held.gpus},
+              {"used_cpus", static_cast<double>(t.held.milli_cpus) / 1000.0},
+              {"used_memory_bytes", t.held.memory_bytes},
+              {"running_jobs", t.running_jobs},
+              {"pending_jobs", t.pending_jobs}};
+}
+
 }  // namespace
 
 int HttpStatusFor(StatusCode code) {
@@ -184,9 +196,10 @@ class ApiServer::LogStream : public std::enable_shared_from_this<ApiServer::LogS
   void RefreshFiles(const Job& job) {
     if (attempt_ <= 0) return;
     std::vector<std::pair<std::string, int>> tasks;
-    if (attempt_ == job.attempt) {
+    if (attempt_ == job.attempt && !job.tasks.empty()) {
       for (const auto& t : job.tasks) tasks.emplace_back(t.role, t.index);
     } else {
+      // An earlier attempt, or this one after it ended and the job went back to the queue.
       fs::path dir = fs::path(master_.LogPath(job.id, attempt_, "x", 0)).parent_path();
       std::error_code ec;
       std::vector<std::string> names;
@@ -378,9 +391,44 @@ void ApiServer::Handle(HttpRequest request, std::shared_ptr<Responder> responder
       for (const auto& e : *events) list.push_back(ToJson(e));
       return responder->Send(JsonResponse(200, Json{{"events", list}}));
     }
+    if (n == 6 && seg[5] == "explain") {
+      if (m != "GET") return not_allowed();
+      auto e = master_.Explain(*id);
+      if (!e.ok()) return responder->Send(ErrorResponse(e.status()));
+      return responder->Send(JsonResponse(
+          200, Json{{"job_id", *id},
+                    {"state", JobStateName(e->state)},
+                    {"summary", e->summary},
+                    {"details", e->details},
+                    {"unschedulable", e->unschedulable},
+                    {"reserved_start", e->reserved_start ? Json(FormatTimestamp(*e->reserved_start))
+                                                         : Json(nullptr)}}));
+    }
     if (n == 6 && seg[5] == "logs") {
       if (m != "GET") return not_allowed();
       return StreamLogs(*id, request, responder);
+    }
+  }
+  if (resource == "teams") {
+    if (n == 4) {
+      if (m != "GET") return not_allowed();
+      return ListTeams(*responder);
+    }
+    if (n == 5) {
+      if (m == "PUT") return SetTeam(seg[4], request, *responder);
+      if (m == "DELETE") {
+        Status s = master_.DeleteTeam(seg[4]);
+        if (!s.ok()) return responder->Send(ErrorResponse(s));
+        return responder->Send(JsonResponse(200, Json{{"deleted", seg[4]}}));
+      }
+      if (m == "GET") {
+        for (const auto& t : master_.ListTeams()) {
+          if (t.quota.name == seg[4]) return responder->Send(JsonResponse(200, TeamJson(t)));
+        }
+        return responder->Send(
+            ErrorResponse(Status::NotFound(fmt::format("team {} does not exist", seg[4]))));
+      }
+      return not_allowed();
     }
   }
   if (resource == "nodes" && n == 4) {
@@ -513,6 +561,53 @@ void ApiServer::StreamLogs(JobId id, const HttpRequest& request,
     follow = it->second == "true" || it->second == "1" || it->second.empty();
   }
   std::make_shared<LogStream>(ioc_, master_, id, attempt, task, follow, responder)->Start();
+}
+
+void ApiServer::ListTeams(Responder& responder) {
+  Json teams = Json::array();
+  for (const auto& t : master_.ListTeams()) teams.push_back(TeamJson(t));
+  responder.Send(JsonResponse(200, Json{{"teams", teams}}));
+}
+
+void ApiServer::SetTeam(const std::string& name, const HttpRequest& request, Responder& responder) {
+  auto doc = ParseJson(request.body);
+  if (!doc.ok()) return responder.Send(ErrorResponse(doc.status()));
+  TeamQuota team;
+  team.name = name;
+  std::vector<std::string> problems;
+  if (!doc->is_object()) {
+    return responder.Send(ErrorResponse(Status::InvalidArgument(
+        "the body must be an object: {\"guaranteed_gpus\": N, \"max_gpus\": M or null}")));
+  }
+  for (const auto& [key, value] : doc->items()) {
+    if (key == "guaranteed_gpus") {
+      if (!value.is_number_integer()) {
+        problems.push_back("guaranteed_gpus: must be an integer");
+      } else {
+        team.guaranteed_gpus = value.get<int64_t>();
+      }
+    } else if (key == "max_gpus") {
+      if (value.is_null()) continue;
+      if (!value.is_number_integer()) {
+        problems.push_back("max_gpus: must be an integer or null");
+      } else {
+        team.max_gpus = value.get<int64_t>();
+      }
+    } else {
+      problems.push_back(
+          fmt::format("{}: unknown field; expected guaranteed_gpus or max_gpus", key));
+    }
+  }
+  if (!doc->contains("guaranteed_gpus")) problems.push_back("guaranteed_gpus: required");
+  if (!problems.empty()) {
+    return responder.Send(ErrorResponse(Status::InvalidArgument("invalid team", problems)));
+  }
+  auto saved = master_.SetTeam(team);
+  if (!saved.ok()) return responder.Send(ErrorResponse(saved.status()));
+  for (const auto& t : master_.ListTeams()) {
+    if (t.quota.name == name) return responder.Send(JsonResponse(200, TeamJson(t)));
+  }
+  responder.Send(JsonResponse(200, Json{{"name", name}}));
 }
 
 void ApiServer::ListNodes(Responder& responder) {

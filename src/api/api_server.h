@@ -43,6 +43,8 @@ class ApiServer final : public master::MasterListener {
   void GetJob(JobId id, const HttpRequest& request, std::shared_ptr<Responder> responder);
   void StreamLogs(JobId id, const HttpRequest& request, std::shared_ptr<Responder> responder);
   void ListNodes(Responder& responder);
+  void ListTeams(Responder& responder);
+  void SetTeam(const std::string& name, const HttpRequest& request, Responder& responder);
   void RegisterAgent(const HttpRequest& request, Responder& responder);
   void SyncAgent(const std::string& node_id, const HttpRequest& request,
                  std::shared_ptr<Responder> responder);

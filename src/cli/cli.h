@@ -56,5 +56,6 @@ std::string ShortDuration(Duration d);
 void AddClusterCommands(CLI::App& app, GlobalOptions& g);
 void AddJobCommands(CLI::App& app, GlobalOptions& g);
 void AddNodeCommands(CLI::App& app, GlobalOptions& g);
+void AddTeamCommands(CLI::App& app, GlobalOptions& g);
 
 }  // namespace cohort::cli

@@ -340,6 +340,23 @@ int RunStatus(const GlobalOptions& g, const JobRef& o) {
   return 0;
 }
 
+int RunWhy(const GlobalOptions& g, const JobRef& o) {
+  auto id = ParseId(o.id);
+  if (!id.ok()) return Fail("why", id.status());
+  auto c = Connect(g);
+  if (!c.ok()) return Fail("why", c.status());
+  auto e = (*c)->Explain(*id);
+  if (!e.ok()) return Fail("why", e.status());
+  if (o.output == "json") {
+    fmt::print("{}\n", e->dump(2));
+    return 0;
+  }
+  fmt::print("job {} is {}: {}\n", *id, (*e)["state"].get<std::string>(),
+             (*e)["summary"].get<std::string>());
+  for (const auto& line : (*e)["details"]) fmt::print("  - {}\n", line.get<std::string>());
+  return 0;
+}
+
 int RunLogs(const GlobalOptions& g, const LogsOptions& o) {
   auto id = ParseId(o.id);
   if (!id.ok()) return Fail("logs", id.status());
@@ -447,6 +464,12 @@ void AddJobCommands(CLI::App& app, GlobalOptions& g) {
   st->add_option("JOB", status->id, "Job id")->required();
   AddOutputOption(st, status->output);
   st->callback([&g, status] { Finish(RunStatus(g, *status)); });
+
+  auto why = std::make_shared<JobRef>();
+  auto* y = app.add_subcommand("why", "Explain why a job waits (or where it runs)");
+  y->add_option("JOB", why->id, "Job id")->required();
+  AddOutputOption(y, why->output);
+  y->callback([&g, why] { Finish(RunWhy(g, *why)); });
 
   auto logs = std::make_shared<LogsOptions>();
   auto* l = app.add_subcommand("logs", "Print a job's output (every task, or one)");

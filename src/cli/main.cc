@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
   cohort::cli::AddClusterCommands(app, global);
   cohort::cli::AddJobCommands(app, global);
   cohort::cli::AddNodeCommands(app, global);
+  cohort::cli::AddTeamCommands(app, global);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -106,6 +106,10 @@ StatusOr<std::vector<JobEvent>> CohortClient::Events(JobId id) {
   return events;
 }
 
+StatusOr<Json> CohortClient::Explain(JobId id) {
+  return Call("GET", fmt::format("/api/v1/jobs/{}/explain", id));
+}
+
 Status CohortClient::Logs(JobId id, std::string_view task, int attempt, bool follow,
                           const std::function<bool(std::string_view)>& on_data) {
   std::string target = fmt::format("/api/v1/jobs/{}/logs?follow={}", id, follow ? "true" : "false");
@@ -117,6 +121,19 @@ Status CohortClient::Logs(JobId id, std::string_view task, int attempt, bool fol
 }
 
 StatusOr<Json> CohortClient::Nodes() { return Call("GET", "/api/v1/nodes"); }
+
+StatusOr<Json> CohortClient::Teams() { return Call("GET", "/api/v1/teams"); }
+
+StatusOr<Json> CohortClient::SetTeam(const std::string& name, int64_t guaranteed_gpus,
+                                     std::optional<int64_t> max_gpus) {
+  Json body{{"guaranteed_gpus", guaranteed_gpus},
+            {"max_gpus", max_gpus ? Json(*max_gpus) : Json(nullptr)}};
+  return Call("PUT", "/api/v1/teams/" + name, body.dump());
+}
+
+Status CohortClient::DeleteTeam(const std::string& name) {
+  return Call("DELETE", "/api/v1/teams/" + name).status();
+}
 
 StatusOr<DesiredState> CohortClient::Register(const NodeInfo& info) {
   COHORT_ASSIGN_OR_RETURN(Json doc, Call("POST", "/api/v1/agents/register", ToJson(info).dump()));

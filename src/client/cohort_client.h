@@ -31,11 +31,19 @@ class CohortClient {
   StatusOr<Job> WaitJob(JobId id, uint64_t version, Duration timeout);
   StatusOr<Job> Kill(JobId id);
   StatusOr<std::vector<JobEvent>> Events(JobId id);
+  // The raw explanation document (GET /api/v1/jobs/{id}/explain).
+  StatusOr<Json> Explain(JobId id);
   // `task`: "worker/0" or empty for every task; `attempt` 0: the current one.
   Status Logs(JobId id, std::string_view task, int attempt, bool follow,
               const std::function<bool(std::string_view)>& on_data);
   // The raw node documents (GET /api/v1/nodes).
   StatusOr<Json> Nodes();
+
+  // Teams: the raw team documents (GET /api/v1/teams), and admin changes.
+  StatusOr<Json> Teams();
+  StatusOr<Json> SetTeam(const std::string& name, int64_t guaranteed_gpus,
+                         std::optional<int64_t> max_gpus);
+  Status DeleteTeam(const std::string& name);
 
   // Agents.
   StatusOr<DesiredState> Register(const NodeInfo& info);

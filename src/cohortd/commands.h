@@ -20,6 +20,7 @@ struct MasterOptions {
   bool no_priority_preemption = false;
   bool no_quota_reclaim = false;
   std::string preemption_min_runtime = "1m";
+  std::string unknown_team_fallback;
 };
 
 struct AgentOptions {

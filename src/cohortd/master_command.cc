@@ -46,6 +46,8 @@ void AddMasterCommand(CLI::App& app, MasterOptions& o) {
                 "Never preempt a job for a higher-priority job of its team");
   cmd->add_flag("--no-quota-reclaim", o.no_quota_reclaim,
                 "Never preempt borrowers for a team below its guarantee");
+  cmd->add_option("--unknown-team-fallback", o.unknown_team_fallback,
+                  "Send jobs of teams nobody created to this team instead of refusing them");
   cmd->add_option("--preemption-min-runtime", o.preemption_min_runtime,
                   "A job is never preempted before it has run this long")
       ->capture_default_str();
@@ -107,6 +109,7 @@ int RunMaster(const MasterOptions& o) {
   config.data_dir = o.data_dir.empty() ? DefaultDataDir("master") : o.data_dir;
   config.storage_root = o.storage_root;
   config.node_timeout = *node_timeout;
+  config.unknown_team_fallback = o.unknown_team_fallback;
   std::error_code ec;
   std::filesystem::create_directories(config.data_dir, ec);
   if (ec) {

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <regex>
 
 #include "common/strings.h"
 #include "common/units.h"
@@ -97,6 +98,7 @@ Status Master::Load() {
     jobs_.emplace(id, std::move(job));
   }
   next_version_ = max_version + 1;
+  COHORT_ASSIGN_OR_RETURN(teams_, store_->LoadTeams());
   COHORT_ASSIGN_OR_RETURN(auto nodes, store_->LoadNodes());
   for (auto& node : nodes) {
     std::string id = node.info.id;
@@ -137,6 +139,21 @@ Status Master::Persist(Job& job, std::vector<JobEvent> events) {
 // --- Jobs ---
 
 StatusOr<Job> Master::Submit(JobSpec spec, std::string user) {
+  bool known = spec.team == kDefaultTeam ||
+               std::any_of(teams_.begin(), teams_.end(),
+                           [&](const TeamQuota& t) { return t.name == spec.team; });
+  std::string fallback_note;
+  if (!known) {
+    if (config_.unknown_team_fallback.empty()) {
+      std::string line = fmt::format(
+          "team: \"{}\" is not a team; an admin creates it with: cohort team set {} --gpus N",
+          spec.team, spec.team);
+      return Status::InvalidArgument("job spec has 1 error", {line});
+    }
+    fallback_note = fmt::format(" (team {} does not exist: moved to team {})", spec.team,
+                                config_.unknown_team_fallback);
+    spec.team = config_.unknown_team_fallback;
+  }
   Job job;
   job.spec = std::move(spec);
   job.user = std::move(user);
@@ -145,10 +162,12 @@ StatusOr<Job> Master::Submit(JobSpec spec, std::string user) {
   job.message = "waiting for the scheduler";
   job.version = 1;
   Resources total = job.spec.TotalResources();
-  JobEvent submitted{0, job.submitted_at, "submitted",
-                     fmt::format("by {}: {} task{}, {}", job.user, job.spec.TotalReplicas(),
-                                 job.spec.TotalReplicas() == 1 ? "" : "s", total.ToString())};
+  JobEvent submitted{
+      0, job.submitted_at, "submitted",
+      fmt::format("by {}: {} task{}, {}{}", job.user, job.spec.TotalReplicas(),
+                  job.spec.TotalReplicas() == 1 ? "" : "s", total.ToString(), fallback_note)};
   COHORT_ASSIGN_OR_RETURN(Job stored, store_->CreateJob(std::move(job), {submitted}));
+  last_reasons_.erase(stored.id);
   JobId id = stored.id;
   pending_.insert(id);
   auto [it, inserted] = jobs_.emplace(id, std::move(stored));
@@ -188,6 +207,7 @@ StatusOr<const Job*> Master::Kill(JobId id) {
   std::vector<JobEvent> events;
   if (job.state == JobState::kPending) {
     pending_.erase(id);
+    last_reasons_.erase(id);
     job.state = JobState::kKilled;
     job.finished_at = clock_.Now();
     job.message = "killed while pending";
@@ -203,6 +223,106 @@ StatusOr<const Job*> Master::Kill(JobId id) {
 StatusOr<std::vector<JobEvent>> Master::Events(JobId id) {
   if (!jobs_.count(id)) return Status::NotFound(fmt::format("job {} does not exist", id));
   return store_->LoadEvents(id);
+}
+
+StatusOr<Explanation> Master::Explain(JobId id) const {
+  auto it = jobs_.find(id);
+  if (it == jobs_.end()) return Status::NotFound(fmt::format("job {} does not exist", id));
+  const Job& job = it->second;
+  Explanation e;
+  e.state = job.state;
+  e.summary = job.message;
+  auto& d = e.details;
+  Resources need = job.spec.TotalResources();
+  if (job.state != JobState::kPending) {
+    if (IsTerminal(job.state)) {
+      d.push_back(fmt::format("it ended {}: {}", JobStateName(job.state), job.message));
+    } else {
+      std::set<std::string> nodes;
+      for (const auto& t : job.tasks) nodes.insert(t.node_id);
+      d.push_back(fmt::format("it is {} (attempt {}) on {}", JobStateName(job.state), job.attempt,
+                              Join(std::vector<std::string>(nodes.begin(), nodes.end()), ", ")));
+    }
+    return e;
+  }
+  // What it asks for, in the shape a placement needs.
+  std::vector<std::string> shape;
+  for (const auto& g : job.spec.tasks) {
+    shape.push_back(fmt::format("{} x {} ({} GPU{}, {} CPUs, {} each)", g.replicas, g.role,
+                                g.resources.gpus, g.resources.gpus == 1 ? "" : "s",
+                                FormatMilliCpus(g.resources.milli_cpus),
+                                FormatByteSizeApprox(g.resources.memory_bytes)));
+  }
+  d.push_back(fmt::format("it needs {}{}: {}", need.ToString(),
+                          job.spec.TotalReplicas() > 1 ? ", all tasks started together" : "",
+                          Join(shape, "; ")));
+  auto reason = last_reasons_.find(id);
+  if (reason != last_reasons_.end()) {
+    e.unschedulable = reason->second.unschedulable;
+    e.reserved_start = reason->second.reserved_start;
+    d.push_back("the scheduler says: " + reason->second.reason);
+    if (e.unschedulable) {
+      d.push_back(
+          "no node of the cluster as it stands can hold it; it starts if such a node "
+          "joins, or change the spec (cohort kill, then submit a smaller job)");
+    }
+  }
+  // Free capacity, node by node.
+  int64_t free_gpus = 0;
+  int ready = 0;
+  std::vector<std::pair<int64_t, std::string>> blocks;
+  for (const auto& n : Snapshot().nodes) {
+    ++ready;
+    free_gpus += n.free.gpus;
+    blocks.emplace_back(n.free.gpus, n.node_id);
+  }
+  std::sort(blocks.begin(), blocks.end(), std::greater<>());
+  std::vector<std::string> largest;
+  for (size_t i = 0; i < blocks.size() && i < 3; ++i) {
+    largest.push_back(fmt::format("{} on {}", blocks[i].first, blocks[i].second));
+  }
+  d.push_back(fmt::format("{} ready node{}, {} GPU{} free; largest free blocks: {}", ready,
+                          ready == 1 ? "" : "s", free_gpus, free_gpus == 1 ? "" : "s",
+                          largest.empty() ? "none" : Join(largest, ", ")));
+  // Its team.
+  for (const auto& t : ListTeams()) {
+    if (t.quota.name != job.spec.team) continue;
+    std::string limit = t.quota.max_gpus ? fmt::format("may hold at most {}", *t.quota.max_gpus)
+                                         : std::string("may borrow idle GPUs without limit");
+    bool within = t.held.gpus + need.gpus <= t.quota.guaranteed_gpus;
+    d.push_back(fmt::format(
+        "team {} holds {} of its {} guaranteed GPUs and {}; with this job it would be {}",
+        t.quota.name, t.held.gpus, t.quota.guaranteed_gpus, limit,
+        within ? "within its guarantee (it may reclaim GPUs that other teams borrow)"
+               : "borrowing (it waits for idle GPUs)"));
+  }
+  // Who is ahead of it in its team.
+  int higher = 0, earlier = 0;
+  for (JobId other : pending_) {
+    if (other == id) continue;
+    const Job& o = jobs_.at(other);
+    if (o.spec.team != job.spec.team) continue;
+    if (o.spec.priority > job.spec.priority) {
+      ++higher;
+    } else if (o.spec.priority == job.spec.priority && o.submitted_at < job.submitted_at) {
+      ++earlier;
+    }
+  }
+  if (higher)
+    d.push_back(fmt::format("{} pending job{} of higher priority in its team", higher,
+                            higher == 1 ? " is" : "s are"));
+  if (earlier)
+    d.push_back(
+        fmt::format("{} pending job{} of its team with the same priority "
+                    "were submitted before it",
+                    earlier, earlier == 1 ? "" : "s"));
+  if (e.reserved_start) {
+    d.push_back(
+        fmt::format("it holds a reservation and starts by {} at the latest (from the "
+                    "max_runtime of the jobs running now)",
+                    FormatTimestamp(*e.reserved_start)));
+  }
+  return e;
 }
 
 void Master::StopJob(Job& job, JobState target, std::string reason, std::vector<JobEvent>& events) {
@@ -395,6 +515,7 @@ void Master::Schedule() {
   }
   for (const auto& waiting : plan.waiting) {
     Job& job = jobs_.at(waiting.job_id);
+    last_reasons_[job.id] = waiting;
     if (job.message == waiting.reason) continue;
     // Reasons are recomputed on every pass; keep them in memory only and tell watchers.
     job.message = waiting.reason;
@@ -458,6 +579,7 @@ Status Master::ApplyPlacement(Job& job, const JobPlacement& placement) {
     if (ec) return Status::Internal(fmt::format("creating {}: {}", d, ec.message()));
   }
   pending_.erase(job.id);
+  last_reasons_.erase(job.id);
   active_.insert(job.id);
   job.attempt += 1;
   job.tasks = std::move(tasks);
@@ -482,6 +604,80 @@ Status Master::ApplyPlacement(Job& job, const JobPlacement& placement) {
   spdlog::info("job {} attempt {} placed: {}", job.id, job.attempt, Join(where, "; "));
   return Persist(
       job, {Event(job, "placed", fmt::format("attempt {}: {}", job.attempt, Join(where, "; ")))});
+}
+
+// --- Teams ---
+
+StatusOr<TeamQuota> Master::SetTeam(TeamQuota team) {
+  std::vector<std::string> problems;
+  static const std::regex kName("[A-Za-z0-9][A-Za-z0-9._-]{0,63}");
+  if (!std::regex_match(team.name, kName)) {
+    problems.push_back(
+        fmt::format("name: \"{}\" is not a team name: use 1 to 64 letters, digits, '.', '_' or '-'",
+                    team.name));
+  }
+  if (team.guaranteed_gpus < 0) {
+    problems.push_back(fmt::format("gpus: {} is negative", team.guaranteed_gpus));
+  }
+  if (team.max_gpus && *team.max_gpus < team.guaranteed_gpus) {
+    problems.push_back(fmt::format("max_gpus: {} is below the guarantee of {} GPUs", *team.max_gpus,
+                                   team.guaranteed_gpus));
+  }
+  if (!problems.empty()) return Status::InvalidArgument("invalid team", std::move(problems));
+  COHORT_RETURN_IF_ERROR(store_->SaveTeam(team));
+  auto it = std::find_if(teams_.begin(), teams_.end(),
+                         [&](const TeamQuota& t) { return t.name == team.name; });
+  if (it == teams_.end()) {
+    teams_.push_back(team);
+    std::sort(teams_.begin(), teams_.end(),
+              [](const TeamQuota& a, const TeamQuota& b) { return a.name < b.name; });
+  } else {
+    *it = team;
+  }
+  spdlog::info("team {}: {} guaranteed GPUs, {}", team.name, team.guaranteed_gpus,
+               team.max_gpus ? fmt::format("at most {}", *team.max_gpus) : "no limit");
+  RequestSchedule();
+  return team;
+}
+
+Status Master::DeleteTeam(const std::string& name) {
+  auto it = std::find_if(teams_.begin(), teams_.end(),
+                         [&](const TeamQuota& t) { return t.name == name; });
+  if (it == teams_.end()) return Status::NotFound(fmt::format("team {} does not exist", name));
+  int live = 0;
+  for (const auto& [id, job] : jobs_) live += job.spec.team == name && !IsTerminal(job.state);
+  if (live > 0) {
+    return Status::FailedPrecondition(
+        fmt::format("team {} has {} job{} that {} not ended; kill or wait for them first", name,
+                    live, live == 1 ? "" : "s", live == 1 ? "has" : "have"));
+  }
+  COHORT_RETURN_IF_ERROR(store_->DeleteTeam(name));
+  teams_.erase(it);
+  RequestSchedule();
+  return Status::Ok();
+}
+
+std::vector<TeamStatus> Master::ListTeams() const {
+  std::map<std::string, TeamStatus> by_name;
+  by_name[kDefaultTeam] = TeamStatus{TeamQuota{kDefaultTeam, 0, std::nullopt}, true, {}, 0, 0};
+  for (const auto& t : teams_) by_name[t.name] = TeamStatus{t, false, {}, 0, 0};
+  for (JobId id : pending_) {
+    const Job& job = jobs_.at(id);
+    auto it = by_name.find(job.spec.team);
+    if (it != by_name.end()) ++it->second.pending_jobs;
+  }
+  for (JobId id : active_) {
+    const Job& job = jobs_.at(id);
+    auto it = by_name.find(job.spec.team);
+    if (it == by_name.end()) continue;
+    ++it->second.running_jobs;
+    for (const auto& t : job.tasks) {
+      if (!IsTerminal(t.state)) it->second.held += t.resources;
+    }
+  }
+  std::vector<TeamStatus> out;
+  for (auto& [name, status] : by_name) out.push_back(std::move(status));
+  return out;
 }
 
 // --- Agents ---

@@ -30,7 +30,13 @@ struct MasterConfig {
   std::string data_dir;      // the state database and the task logs live here
   std::string storage_root;  // job checkpoints and outputs; empty: <data_dir>/storage
   Duration node_timeout = std::chrono::seconds(15);  // no sync for this long: unreachable
+  // Jobs of a team nobody created go to this team; empty: they are refused.
+  std::string unknown_team_fallback;
 };
+
+// The team a spec gets when it names none; it exists without being created (no guarantee, no
+// limit) unless an admin gives it a quota.
+inline constexpr const char* kDefaultTeam = "default";
 
 // Told about changes, so that waiting requests can be answered (src/api).
 class MasterListener {
@@ -51,6 +57,23 @@ struct NodeStatus {
   uint64_t version = 0;
   Resources allocated;
   std::map<int, GpuHolder> gpu_holders;  // by GPU index; a free GPU is absent
+};
+
+struct TeamStatus {
+  TeamQuota quota;
+  bool implicit = false;  // the default team, never created by an admin
+  Resources held;         // by its running and stopping jobs
+  int running_jobs = 0;
+  int pending_jobs = 0;
+};
+
+// Why a job is where it is, in plain words (cohort why).
+struct Explanation {
+  JobState state = JobState::kPending;
+  std::string summary;               // the one-line reason
+  std::vector<std::string> details;  // what it needs, what is free, its team, who is ahead
+  bool unschedulable = false;
+  std::optional<Timestamp> reserved_start;
 };
 
 struct JobFilter {
@@ -81,6 +104,15 @@ class Master {
   // KILLED once every agent confirms. kNotFound; kFailedPrecondition if it already ended.
   StatusOr<const Job*> Kill(JobId id);
   StatusOr<std::vector<JobEvent>> Events(JobId id);
+  // kNotFound for an unknown id.
+  StatusOr<Explanation> Explain(JobId id) const;
+
+  // --- Teams ---
+  // Creates or changes a team. kInvalidArgument for a bad name or quota.
+  StatusOr<TeamQuota> SetTeam(TeamQuota team);
+  // kNotFound; kFailedPrecondition while the team has pending or active jobs.
+  Status DeleteTeam(const std::string& name);
+  std::vector<TeamStatus> ListTeams() const;
 
   // --- Agents ---
   // Adds or refreshes a node; returns what it should run.
@@ -152,6 +184,7 @@ class Master {
   std::set<JobId> active_;   // STARTING, RUNNING, STOPPING: they hold resources
   std::map<std::string, NodeEntry> nodes_;
   std::vector<TeamQuota> teams_;
+  std::map<JobId, PendingReason> last_reasons_;  // from the last pass, for pending jobs
   uint64_t next_version_ = 1;
   bool schedule_posted_ = false;
 };

@@ -64,9 +64,12 @@ class MasterTest : public ::testing::Test {
     ASSERT_TRUE(master_->Register(info).ok());
   }
 
-  JobId Submit(int replicas, int gpus, int max_attempts = 1) {
+  JobId Submit(int replicas, int gpus, int max_attempts = 1, const std::string& team = "default",
+               int priority = 0) {
     JobSpec spec;
     spec.name = "test";
+    spec.team = team;
+    spec.priority = priority;
     spec.framework = Framework::kPyTorch;
     spec.max_attempts = max_attempts;
     TaskGroupSpec g;
@@ -265,6 +268,7 @@ TEST_F(MasterTest, MaxRuntimeStopsTheJob) {
   TaskGroupSpec g;
   g.role = "main";
   g.command = {"sleep", "infinity"};
+  g.resources = Resources{0, 1000, 1LL << 30};
   spec.tasks.push_back(g);
   JobId id = master_->Submit(spec, "ada")->id;
   RunPosted();
@@ -297,6 +301,76 @@ TEST_F(MasterTest, LogsAreAppendedIdempotently) {
   std::ifstream in(master_->LogPath(id, 1, "worker", 0));
   std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   EXPECT_EQ(all, "hello\nworld\n");
+}
+
+TEST_F(MasterTest, TeamsAreDurableAndUnknownTeamsAreRefused) {
+  JobSpec spec;
+  spec.name = "x";
+  spec.team = "vision";
+  TaskGroupSpec g;
+  g.role = "main";
+  g.command = {"true"};
+  g.resources = Resources{0, 1000, 1LL << 30};
+  spec.tasks.push_back(g);
+  auto refused = master_->Submit(spec, "ada");
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
+  ASSERT_EQ(refused.status().details().size(), 1u);
+  EXPECT_THAT(refused.status().details()[0],
+              HasSubstr("team: \"vision\" is not a team; an admin creates it with: cohort team "
+                        "set vision --gpus N"));
+
+  EXPECT_FALSE(master_->SetTeam(TeamQuota{"bad name", 1, std::nullopt}).ok());
+  EXPECT_FALSE(master_->SetTeam(TeamQuota{"vision", 8, 4}).ok()) << "max below guarantee";
+  EXPECT_FALSE(master_->SetTeam(TeamQuota{"vision", -1, std::nullopt}).ok());
+  ASSERT_TRUE(master_->SetTeam(TeamQuota{"vision", 4, 6}).ok());
+  auto job = master_->Submit(spec, "ada");
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+
+  Start();  // restart: the team is still there
+  auto teams = master_->ListTeams();
+  ASSERT_EQ(teams.size(), 2u);
+  EXPECT_EQ(teams[0].quota.name, "default");
+  EXPECT_TRUE(teams[0].implicit);
+  EXPECT_EQ(teams[1].quota.name, "vision");
+  EXPECT_EQ(teams[1].quota.guaranteed_gpus, 4);
+  EXPECT_EQ(teams[1].quota.max_gpus, 6);
+  EXPECT_EQ(teams[1].pending_jobs, 1);
+  EXPECT_EQ(master_->DeleteTeam("vision").code(), StatusCode::kFailedPrecondition);
+  ASSERT_TRUE(master_->Kill(job->id).ok());
+  EXPECT_TRUE(master_->DeleteTeam("vision").ok());
+  EXPECT_EQ(master_->DeleteTeam("vision").code(), StatusCode::kNotFound);
+}
+
+TEST_F(MasterTest, PreemptedJobRequeuesKeepingItsPlaceAndDoesNotSpendItsRestartBudget) {
+  AddNode("a", 2);
+  JobId low = Submit(1, 2, 1, "default", kPriorityLow);
+  RunPosted();
+  Report("a", TaskState::kRunning);
+  clock_.Advance(std::chrono::minutes(5));
+  JobId high = Submit(1, 2, 1, "default", kPriorityHigh);
+  RunPosted();
+  EXPECT_EQ(GetJob(low).state, JobState::kStopping);
+  EXPECT_EQ(GetJob(low).preempted_for, high);
+  EXPECT_THAT(GetJob(high).message, HasSubstr("preempting job 1"));
+  // The victim's agent confirms it stopped; the high job starts, the low one waits.
+  Report("a", TaskState::kKilled);
+  RunPosted();
+  EXPECT_EQ(GetJob(high).state, JobState::kStarting);
+  const Job& requeued = GetJob(low);
+  EXPECT_EQ(requeued.state, JobState::kPending);
+  EXPECT_EQ(requeued.preemptions, 1);
+  EXPECT_EQ(requeued.failures, 0) << "max_attempts is 1, yet it will run again";
+  auto events = master_->Events(low);
+  ASSERT_TRUE(events.ok());
+  bool preempted = false;
+  for (const auto& e : *events) preempted |= e.type == "preempted";
+  EXPECT_TRUE(preempted);
+  // When the high job ends, the low one runs again as attempt 2.
+  Report("a", TaskState::kSucceeded, 0);
+  RunPosted();
+  EXPECT_EQ(GetJob(low).state, JobState::kStarting);
+  EXPECT_EQ(GetJob(low).attempt, 2);
 }
 
 }  // namespace

@@ -63,6 +63,34 @@ TEST(NodeInfoJson, RoundTripsAndValidates) {
   EXPECT_EQ(refused.status().details().size(), 2u);
 }
 
+TEST(JobJson, RoundTripsEveryField) {
+  Job job;
+  job.id = 7;
+  job.spec.name = "x";
+  TaskGroupSpec g;
+  g.role = "main";
+  g.command = {"true"};
+  g.resources = Resources{1, 1000, 1LL << 30};
+  job.spec.tasks.push_back(g);
+  job.user = "ada";
+  job.state = JobState::kStopping;
+  job.attempt = 3;
+  job.submitted_at = FromMicros(1);
+  job.placed_at = FromMicros(2);
+  job.stop_target = JobState::kPending;
+  job.preempted_for = 9;
+  job.failures = 1;
+  job.preemptions = 2;
+  job.version = 12;
+  job.history.push_back(AttemptSummary{1, FromMicros(1), FromMicros(2), "failed: x"});
+  auto back = JobFromJson(ToJson(job));
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(ToJson(*back), ToJson(job));
+  EXPECT_EQ(back->preempted_for, 9);
+  EXPECT_EQ(back->failures, 1);
+  EXPECT_EQ(back->preemptions, 2);
+}
+
 TEST(ParseJson, SaysWhereSyntaxBreaks) {
   auto r = ParseJson("{\"a\": }");
   ASSERT_FALSE(r.ok());

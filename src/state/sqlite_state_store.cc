@@ -40,6 +40,13 @@ const std::vector<std::string>& Migrations() {
         record TEXT NOT NULL            -- the node's JSON form
       );
       )sql",
+      R"sql(
+      CREATE TABLE teams (
+        name TEXT PRIMARY KEY,
+        guaranteed_gpus INTEGER NOT NULL,
+        max_gpus INTEGER              -- NULL: no limit
+      );
+      )sql",
   };
   return kMigrations;
 }
@@ -58,7 +65,9 @@ class Statement {
   void Bind(int i, const std::string& v) {
     sqlite3_bind_text(stmt_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
   }
+  void BindNull(int i) { sqlite3_bind_null(stmt_, i); }
   int Step() { return sqlite3_step(stmt_); }
+  bool IsNull(int col) { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
   int64_t Int(int col) { return sqlite3_column_int64(stmt_, col); }
   std::string Text(int col) {
     const unsigned char* p = sqlite3_column_text(stmt_, col);
@@ -173,6 +182,48 @@ class SqliteStateStore final : public StateStore {
     }
     if (rc != SQLITE_DONE) return Error("reading events");
     return events;
+  }
+
+  Status SaveTeam(const TeamQuota& team) override {
+    Statement upsert(db_,
+                     "INSERT INTO teams (name, guaranteed_gpus, max_gpus) VALUES (?, ?, ?) "
+                     "ON CONFLICT(name) DO UPDATE SET guaranteed_gpus = excluded.guaranteed_gpus, "
+                     "max_gpus = excluded.max_gpus");
+    if (!upsert.prepared()) return Error("preparing a team upsert");
+    upsert.Bind(1, team.name);
+    upsert.Bind(2, team.guaranteed_gpus);
+    if (team.max_gpus) {
+      upsert.Bind(3, *team.max_gpus);
+    } else {
+      upsert.BindNull(3);
+    }
+    if (upsert.Step() != SQLITE_DONE) return Error("saving a team");
+    return Status::Ok();
+  }
+
+  Status DeleteTeam(const std::string& name) override {
+    Statement del(db_, "DELETE FROM teams WHERE name = ?");
+    if (!del.prepared()) return Error("preparing a team delete");
+    del.Bind(1, name);
+    if (del.Step() != SQLITE_DONE) return Error("deleting a team");
+    if (sqlite3_changes(db_) == 0) return Status::NotFound(fmt::format("team {}", name));
+    return Status::Ok();
+  }
+
+  StatusOr<std::vector<TeamQuota>> LoadTeams() override {
+    Statement q(db_, "SELECT name, guaranteed_gpus, max_gpus FROM teams ORDER BY name");
+    if (!q.prepared()) return Error("preparing the team query");
+    std::vector<TeamQuota> teams;
+    int rc;
+    while ((rc = q.Step()) == SQLITE_ROW) {
+      TeamQuota t;
+      t.name = q.Text(0);
+      t.guaranteed_gpus = q.Int(1);
+      if (!q.IsNull(2)) t.max_gpus = q.Int(2);
+      teams.push_back(std::move(t));
+    }
+    if (rc != SQLITE_DONE) return Error("reading teams");
+    return teams;
   }
 
   Status SaveNode(const Node& node) override {

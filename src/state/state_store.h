@@ -13,6 +13,7 @@
 #include "common/status.h"
 #include "model/job.h"
 #include "model/node.h"
+#include "model/plan.h"
 
 namespace cohort::state {
 
@@ -27,6 +28,12 @@ class StateStore {
   virtual Status SaveJob(const Job& job, const std::vector<JobEvent>& events) = 0;
   virtual StatusOr<std::vector<Job>> LoadJobs() = 0;
   virtual StatusOr<std::vector<JobEvent>> LoadEvents(JobId job) = 0;
+
+  // Teams and their quotas (model/plan.h TeamQuota). Save inserts or replaces.
+  virtual Status SaveTeam(const TeamQuota& team) = 0;
+  // kNotFound if there is no such team.
+  virtual Status DeleteTeam(const std::string& name) = 0;
+  virtual StatusOr<std::vector<TeamQuota>> LoadTeams() = 0;
 
   virtual Status SaveNode(const Node& node) = 0;
   virtual StatusOr<std::vector<Node>> LoadNodes() = 0;

@@ -141,7 +141,51 @@ TEST_F(SqliteStateStoreTest, EverythingSurvivesReopen) {
   EXPECT_EQ((*nodes)[0].info.id, "node-a");
   EXPECT_EQ((*nodes)[0].info.gpus.at(0).model, "H100");
   EXPECT_EQ((*nodes)[0].state, NodeState::kUnreachable);
-  EXPECT_EQ(store->SchemaVersion(), 1);
+  EXPECT_EQ(store->SchemaVersion(), 2);
+}
+
+TEST_F(SqliteStateStoreTest, TeamsRoundTripAndSurviveReopen) {
+  {
+    auto store = Open();
+    ASSERT_TRUE(store->SaveTeam(TeamQuota{"vision", 16, 24}).ok());
+    ASSERT_TRUE(store->SaveTeam(TeamQuota{"nlp", 8, std::nullopt}).ok());
+    ASSERT_TRUE(store->SaveTeam(TeamQuota{"vision", 12, std::nullopt}).ok());  // replaces
+  }
+  auto store = Open();
+  auto teams = store->LoadTeams();
+  ASSERT_TRUE(teams.ok());
+  ASSERT_EQ(teams->size(), 2u);
+  EXPECT_EQ((*teams)[0].name, "nlp");
+  EXPECT_EQ((*teams)[0].guaranteed_gpus, 8);
+  EXPECT_FALSE((*teams)[0].max_gpus.has_value());
+  EXPECT_EQ((*teams)[1].name, "vision");
+  EXPECT_EQ((*teams)[1].guaranteed_gpus, 12);
+  EXPECT_FALSE((*teams)[1].max_gpus.has_value());
+  ASSERT_TRUE(store->DeleteTeam("nlp").ok());
+  EXPECT_EQ(store->DeleteTeam("nlp").code(), StatusCode::kNotFound);
+  EXPECT_EQ(store->LoadTeams()->size(), 1u);
+}
+
+TEST_F(SqliteStateStoreTest, MigratesAVersionOneDatabase) {
+  // A database as the first release left it: schema 1, one job.
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path_.c_str(), &db), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(db,
+                         "CREATE TABLE jobs (id INTEGER PRIMARY KEY, name TEXT NOT NULL, team TEXT "
+                         "NOT NULL, user TEXT NOT NULL, state TEXT NOT NULL, submitted_at INTEGER "
+                         "NOT NULL, record TEXT NOT NULL);"
+                         "CREATE TABLE job_events (seq INTEGER PRIMARY KEY AUTOINCREMENT, job_id "
+                         "INTEGER NOT NULL REFERENCES jobs(id), time INTEGER NOT NULL, type TEXT "
+                         "NOT NULL, message TEXT NOT NULL);"
+                         "CREATE TABLE nodes (id TEXT PRIMARY KEY, registered_at INTEGER NOT NULL, "
+                         "last_seen INTEGER NOT NULL, record TEXT NOT NULL);"
+                         "PRAGMA user_version=1;",
+                         nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+  auto store = Open();
+  EXPECT_EQ(store->SchemaVersion(), 2);
+  EXPECT_TRUE(store->SaveTeam(TeamQuota{"vision", 4, std::nullopt}).ok());
 }
 
 TEST_F(SqliteStateStoreTest, UsesWriteAheadLog) {

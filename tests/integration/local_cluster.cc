@@ -266,9 +266,9 @@ Job LocalCluster::WaitForState(JobId id, JobState state, std::chrono::millisecon
   return job;
 }
 
-std::string LocalCluster::Logs(JobId id, const std::string& task) {
+std::string LocalCluster::Logs(JobId id, const std::string& task, int attempt) {
   std::string out;
-  Status s = client().Logs(id, task, 0, false, [&](std::string_view data) {
+  Status s = client().Logs(id, task, attempt, false, [&](std::string_view data) {
     out.append(data);
     return true;
   });

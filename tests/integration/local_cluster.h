@@ -65,8 +65,8 @@ class LocalCluster {
                  std::chrono::milliseconds timeout = std::chrono::seconds(30));
   Job WaitForState(JobId id, JobState state,
                    std::chrono::milliseconds timeout = std::chrono::seconds(30));
-  // The whole output of a job (every task of the current attempt).
-  std::string Logs(JobId id, const std::string& task = "");
+  // The whole output of a job (every task of the current attempt, or of `attempt`).
+  std::string Logs(JobId id, const std::string& task = "", int attempt = 0);
   // Runs the `cohort` CLI against this cluster.
   CommandResult Cohort(std::vector<std::string> args);
   // The agent's data directory.

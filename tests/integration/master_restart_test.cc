@@ -21,9 +21,8 @@ tasks: [{role: main, command: [echo, finished]}]
 name: long
 tasks: [{role: main, resources: {gpus: 1}, command: [sh, -c, 'echo before; sleep 3; echo after']}]
 )");
-  Job before = cluster.WaitForJob(running, [](const Job& j) {
-    return j.state == JobState::kRunning && j.tasks[0].pid != 0;
-  });
+  Job before = cluster.WaitForJob(
+      running, [](const Job& j) { return j.state == JobState::kRunning && j.tasks[0].pid != 0; });
   JobId pending = cluster.Submit(R"(
 name: too-big
 tasks: [{role: main, resources: {gpus: 8}, command: ["true"]}]

@@ -1,0 +1,162 @@
+// The scheduler's decisions carried out for real: priority preemption with a grace period and
+// a second attempt, quota reclaim between teams, and explanations that name the real reason.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "common/process.h"
+#include "tests/integration/local_cluster.h"
+
+namespace cohort::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+bool HasEvent(LocalCluster& cluster, JobId id, const std::string& type, const std::string& text) {
+  auto events = cluster.client().Events(id);
+  if (!events.ok()) return false;
+  for (const auto& e : *events) {
+    if (e.type == type && e.message.find(text) != std::string::npos) return true;
+  }
+  return false;
+}
+
+TEST(Scheduling, HigherPriorityGangPreemptsALowerOneWhichRestartsAsAttemptTwo) {
+  LocalCluster cluster("preempt");
+  cluster.StartMaster({"--preemption-min-runtime", "0s"});
+  cluster.StartAgent("node-a", 4);
+  // The low job checkpoints on SIGTERM and resumes from its checkpoint on the next attempt.
+  JobId low = cluster.Submit(R"(
+name: low
+priority: low
+grace_period: 5s
+tasks:
+  - role: worker
+    replicas: 2
+    resources: {gpus: 2}
+    command: [sh, -c, 'f=$COHORT_CHECKPOINT_DIR/step.$COHORT_TASK_INDEX;
+      if [ -f $f ]; then echo resumed from $(cat $f); fi;
+      trap "echo attempt $COHORT_ATTEMPT > $f; echo checkpointed; exit 0" TERM;
+      echo attempt $COHORT_ATTEMPT running; sleep 300 & wait']
+)");
+  cluster.WaitForState(low, JobState::kRunning);
+  ASSERT_TRUE(WaitFor(
+      [&] { return cluster.Logs(low).find("[worker/1] attempt 1 running") != std::string::npos; }));
+  JobId high = cluster.Submit(R"(
+name: high
+priority: high
+tasks:
+  - role: worker
+    replicas: 2
+    resources: {gpus: 2}
+    command: [sh, -c, 'echo high ran; sleep 1']
+)");
+  cluster.WaitForState(high, JobState::kSucceeded);
+  EXPECT_TRUE(HasEvent(cluster, low, "preempted", "preempted by job " + std::to_string(high)));
+  // The victim got SIGTERM and its grace period: it checkpointed.
+  std::string first = cluster.Logs(low, "", 1);
+  EXPECT_THAT(first, HasSubstr("[worker/0] checkpointed"));
+  // Then it started again, as attempt 2, from its checkpoint, with its place in the queue kept.
+  Job again = cluster.WaitForJob(
+      low, [](const Job& j) { return j.attempt == 2 && j.state == JobState::kRunning; });
+  EXPECT_EQ(again.attempt, 2);
+  EXPECT_EQ(again.preemptions, 1);
+  ASSERT_TRUE(WaitFor(
+      [&] { return cluster.Logs(low).find("resumed from attempt 1") != std::string::npos; }));
+  auto status = cluster.Cohort({"status", std::to_string(low)});
+  EXPECT_THAT(status.out, HasSubstr("preempted by job " + std::to_string(high)));
+  ASSERT_TRUE(cluster.client().Kill(low).ok());
+}
+
+TEST(Scheduling, TeamBelowItsGuaranteeReclaimsGpusFromABorrower) {
+  LocalCluster cluster("reclaim");
+  cluster.StartMaster({"--preemption-min-runtime", "0s"});
+  cluster.StartAgent("node-a", 4);
+  ASSERT_EQ(cluster.Cohort({"team", "set", "vision", "--gpus", "2"}).exit_code, 0);
+  auto nlp = cluster.Cohort({"team", "set", "nlp", "--gpus", "2", "--max-gpus", "4"});
+  ASSERT_EQ(nlp.exit_code, 0) << nlp.err;
+  constexpr const char* kNlpJob = R"(
+name: nlp-job
+team: nlp
+grace_period: 1s
+tasks: [{role: main, resources: {gpus: 2}, command: [sleep, "300"]}]
+)";
+  // nlp fills the cluster: 2 GPUs of its own, 2 borrowed.
+  JobId first = cluster.Submit(kNlpJob);
+  cluster.WaitForState(first, JobState::kRunning);
+  JobId second = cluster.Submit(kNlpJob);
+  cluster.WaitForState(second, JobState::kRunning);
+  auto list = cluster.Cohort({"team", "list"});
+  EXPECT_THAT(list.out, HasSubstr("nlp"));
+  // vision wants its guarantee back.
+  JobId vision = cluster.Submit(R"(
+name: vision-job
+team: vision
+tasks: [{role: main, resources: {gpus: 2}, command: [sleep, "300"]}]
+)");
+  cluster.WaitForState(vision, JobState::kRunning, std::chrono::seconds(20));
+  // The nlp job that had run least was the one to go, and it waits for idle GPUs again.
+  Job preempted = *cluster.client().GetJob(second);
+  EXPECT_EQ(preempted.state, JobState::kPending);
+  EXPECT_TRUE(HasEvent(cluster, second, "preempted", "team vision reclaims"));
+  EXPECT_EQ(cluster.client().GetJob(first)->state, JobState::kRunning);
+  auto why = cluster.Cohort({"why", std::to_string(second)});
+  EXPECT_EQ(why.exit_code, 0);
+  EXPECT_THAT(why.out, HasSubstr("team nlp holds 2 of its 2 guaranteed GPUs"));
+  EXPECT_THAT(why.out, HasSubstr("borrowing"));
+  for (JobId id : {first, second, vision}) (void)cluster.client().Kill(id);
+}
+
+TEST(Scheduling, ExplanationsNameTheRealReason) {
+  LocalCluster cluster("why");
+  cluster.StartMaster();
+  cluster.StartAgent("node-a", 4);
+  cluster.StartAgent("node-b", 4);
+  ASSERT_EQ(cluster.Cohort({"team", "set", "capped", "--gpus", "1", "--max-gpus", "2"}).exit_code,
+            0);
+  JobId busy = cluster.Submit(
+      "name: busy\ntasks: [{role: main, resources: {gpus: 2}, command: [sleep, '300']}]\n");
+  cluster.WaitForState(busy, JobState::kRunning);
+  // Needs two whole 4-GPU nodes; one has 2 GPUs taken.
+  JobId gang = cluster.Submit(
+      "name: gang\ntasks: [{role: worker, replicas: 2, resources: {gpus: 4}, command: "
+      "['true']}]\n");
+  // No node has 8 GPUs.
+  JobId huge = cluster.Submit(
+      "name: huge\ntasks: [{role: main, resources: {gpus: 8}, command: ['true']}]\n");
+  // Over its team's limit.
+  JobId capped = cluster.Submit(
+      "name: capped\nteam: capped\ntasks: [{role: main, resources: {gpus: 3}, command: "
+      "['true']}]\n");
+  auto reason_of = [&](JobId id) {
+    return cluster
+        .WaitForJob(id,
+                    [](const Job& j) { return j.message.find("scheduler") == std::string::npos; })
+        .message;
+  };
+  EXPECT_THAT(reason_of(gang), HasSubstr("needs 8 GPUs"));
+  EXPECT_THAT(reason_of(gang), HasSubstr("the largest free block is 4 GPUs on node-"));
+  EXPECT_THAT(reason_of(huge),
+              HasSubstr("unschedulable: task main/0 needs 8 GPUs on one node, but the largest "
+                        "node has 4"));
+  EXPECT_THAT(reason_of(capped), HasSubstr("team capped holds 0 of the 2 GPUs it may use at most"));
+
+  auto why = cluster.Cohort({"why", std::to_string(gang)});
+  EXPECT_EQ(why.exit_code, 0) << why.err;
+  EXPECT_THAT(why.out, HasSubstr("2 x worker (4 GPUs"));
+  EXPECT_THAT(why.out, HasSubstr("all tasks started together"));
+  EXPECT_THAT(why.out, HasSubstr("largest free blocks: 4 on node-"));
+  auto jobs = cluster.Cohort({"jobs"});
+  EXPECT_THAT(jobs.out, HasSubstr("unschedulable"));
+  auto json = cluster.Cohort({"why", std::to_string(huge), "-o", "json"});
+  EXPECT_THAT(json.out, HasSubstr("\"unschedulable\": true"));
+  // The gang starts once the busy job goes.
+  ASSERT_TRUE(cluster.client().Kill(busy).ok());
+  cluster.WaitForState(gang, JobState::kSucceeded);
+  // The unschedulable job starts when a node big enough joins.
+  cluster.StartAgent("node-big", 8);
+  cluster.WaitForState(huge, JobState::kSucceeded);
+  (void)cluster.client().Kill(capped);
+}
+
+}  // namespace
+}  // namespace cohort::testing
