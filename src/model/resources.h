@@ -1,6 +1,7 @@
 // The resources a task asks for and a node offers. Whole GPUs; CPUs in thousandths; bytes.
 #pragma once
 
+#include <compare>
 #include <cstdint>
 #include <string>
 
@@ -32,6 +33,7 @@ struct Resources {
     return a;
   }
   bool operator==(const Resources&) const = default;
+  auto operator<=>(const Resources&) const = default;
 
   // True if every dimension of this fits into `available`.
   bool FitsIn(const Resources& available) const {

@@ -32,11 +32,11 @@ std::optional<std::vector<const RunningJob*>> ChooseVictims(
   if (!fits) return std::nullopt;
   // Keep only the victims the job needs: try it without each, most expensive first.
   for (size_t i = victims.size(); i-- > 0;) {
-    CapacityIndex without = what_if;
-    without.Take(victims[i]->tasks, victims[i]->placement);
-    if (without.Place(tasks)) {
-      what_if = std::move(without);
+    what_if.Take(victims[i]->tasks, victims[i]->placement);
+    if (what_if.Place(tasks)) {
       victims.erase(victims.begin() + static_cast<ptrdiff_t>(i));
+    } else {
+      what_if.Give(victims[i]->tasks, victims[i]->placement);
     }
   }
   return victims;

@@ -17,6 +17,10 @@ namespace {
 
 std::string Gpus(int64_t n) { return fmt::format("{} GPU{}", n, n == 1 ? "" : "s"); }
 
+// Victim searches per pass: each costs a copy of the free capacity. Jobs beyond this many wait
+// for the next pass (which the victims' stopping triggers anyway).
+constexpr int kMaxPreemptionSearches = 16;
+
 Resources TotalOf(const std::vector<TaskRequest>& tasks) {
   Resources r;
   for (const auto& t : tasks) r += t.resources;
@@ -40,12 +44,21 @@ class Pass {
         free_(in.cluster.nodes),
         unreserved_(in.cluster.nodes) {
     for (const auto& n : in.cluster.nodes) {
+      if (std::find(shapes_.begin(), shapes_.end(), n.total) == shapes_.end()) {
+        shapes_.push_back(n.total);
+      }
       largest_node_.gpus = std::max(largest_node_.gpus, n.total.gpus);
       largest_node_.milli_cpus = std::max(largest_node_.milli_cpus, n.total.milli_cpus);
       largest_node_.memory_bytes = std::max(largest_node_.memory_bytes, n.total.memory_bytes);
       cluster_total_ += n.total;
     }
     for (const auto& r : in.cluster.running) {
+      if (r.stopping) {
+        stopping_.push_back(&r);
+      } else {
+        auto [it, fresh] = lowest_priority_.emplace(r.team, r.priority);
+        if (!fresh) it->second = std::min(it->second, r.priority);
+      }
       std::optional<Timestamp> end = r.ends_by;
       if (!end && config.default_runtime) end = r.started_at + *config.default_runtime;
       if (r.stopping) end = in.now;
@@ -54,6 +67,10 @@ class Pass {
   }
 
   Plan Run() {
+    for (const auto& [team, priority] : lowest_priority_) {  // every team with running jobs
+      const Usage& u = order_.TeamUsage(team);
+      any_team_borrows_ |= u.held.gpus > u.guaranteed_gpus;
+    }
     while (auto i = order_.Next()) Consider(*i);
     return std::move(plan_);
   }
@@ -75,8 +92,9 @@ class Pass {
     if (in_.cluster.nodes.empty()) return "no nodes are ready";
     for (const auto& t : job.tasks) {
       const Resources& r = t.resources;
-      bool fits = std::any_of(in_.cluster.nodes.begin(), in_.cluster.nodes.end(),
-                              [&](const NodeCapacity& n) { return r.FitsIn(n.total); });
+      // Nodes come in few shapes: checking those is checking every node.
+      bool fits = std::any_of(shapes_.begin(), shapes_.end(),
+                              [&](const Resources& shape) { return r.FitsIn(shape); });
       if (fits) continue;
       std::string what;
       if (r.gpus > largest_node_.gpus) {
@@ -103,16 +121,25 @@ class Pass {
     return std::nullopt;
   }
 
-  std::string Busy(const PendingJob& job) const {
+  // "waiting for resources: ..." Formatting a line for each of 100,000 waiting jobs would cost
+  // more than scheduling them: jobs of one shape share their text until capacity changes.
+  const std::string& Busy(const PendingJob& job) {
+    if (busy_texts_free_ != free_.free_gpus()) {
+      busy_texts_.clear();
+      busy_texts_free_ = free_.free_gpus();
+    }
     Resources need = TotalOf(job.tasks);
+    auto key = std::make_pair(need, job.tasks.size());
+    auto it = busy_texts_.find(key);
+    if (it != busy_texts_.end()) return it->second;
     std::string gang = job.tasks.size() > 1
                            ? fmt::format("{} tasks started together", job.tasks.size())
                            : std::string("1 task");
     const NodeCapacity* largest = free_.largest_free_node();
-    return fmt::format(
-        "waiting for resources: needs {} ({}); {} free, the largest free block is {} on {}",
-        need.ToString(), gang, Gpus(free_.free_gpus()), Gpus(free_.largest_free_block()),
-        largest ? largest->node_id : "-");
+    return busy_texts_[key] = fmt::format(
+               "waiting for resources: needs {} ({}); {} free, the largest free block is {} on {}",
+               need.ToString(), gang, Gpus(free_.free_gpus()), Gpus(free_.largest_free_block()),
+               largest ? largest->node_id : "-");
   }
 
   // Where the job may look for room: everything that is free, if it will be gone before the
@@ -161,36 +188,34 @@ class Pass {
     Wait(job, Busy(job));
   }
 
+  // Running jobs that may be preempted at all (not stopping, past their minimum run time), by
+  // team, cheapest first.
+  const std::map<std::string, std::vector<const RunningJob*>>& Preemptible() {
+    if (!preemptible_) {
+      preemptible_.emplace();
+      for (const auto& r : in_.cluster.running) {
+        if (r.stopping || in_.now - r.started_at < config_.min_runtime_before_preemption) continue;
+        (*preemptible_)[r.team].push_back(&r);
+      }
+      for (auto& [team, jobs] : *preemptible_) SortByPreemptionCost(jobs);
+    }
+    return *preemptible_;
+  }
+
   // Preempts for `job` if it is entitled to: returns true if the job is dealt with (victims
   // chosen, or waiting for earlier victims to stop).
   bool TryPreemption(const PendingJob& job) {
     Resources need = TotalOf(job.tasks);
     const Usage& team = order_.TeamUsage(job.team);
     bool within_guarantee = team.held.gpus + need.gpus <= team.guaranteed_gpus;
-    std::vector<const RunningJob*> candidates;
     std::vector<const RunningJob*> stopping;
-    for (const auto& r : in_.cluster.running) {
+    for (const RunningJob* r : stopping_) {
       // Jobs on their way out count for this job if they stop for it (or for no one).
-      if (r.stopping) {
-        if (!r.stopping_for || *r.stopping_for == job.job_id) stopping.push_back(&r);
-        continue;
-      }
-      if (victims_.count(r.job_id)) continue;  // already stopping for another job
-      if (in_.now - r.started_at < config_.min_runtime_before_preemption) continue;
-      bool by_priority =
-          config_.priority_preemption && r.team == job.team && r.priority < job.priority;
-      bool by_reclaim = false;
-      if (config_.quota_reclaim && within_guarantee && r.team != job.team) {
-        const Usage& other = order_.TeamUsage(r.team);
-        by_reclaim = other.held.gpus > other.guaranteed_gpus;
-      }
-      if (by_priority || by_reclaim) candidates.push_back(&r);
+      if (!r->stopping_for || *r->stopping_for == job.job_id) stopping.push_back(r);
     }
-    if (candidates.empty() && stopping.empty()) return false;
-    // Jobs already on their way out may be enough: then wait for them, preempting nothing more.
-    CapacityIndex what_if = unreserved_;
-    for (const RunningJob* s : stopping) what_if.Give(s->tasks, s->placement);
     if (!stopping.empty()) {
+      CapacityIndex what_if = unreserved_;
+      for (const RunningJob* s : stopping) what_if.Give(s->tasks, s->placement);
       if (auto placement = what_if.Place(job.tasks)) {
         Hold(job, *placement);
         Wait(job, fmt::format("waiting for {} stopping job{} to free their resources",
@@ -198,8 +223,40 @@ class Pass {
         return true;
       }
     }
-    if (candidates.empty()) return false;
+    // A search costs a walk over running jobs and a copy of the capacity; a pass makes only so
+    // many. The rest wait for the next pass, which the victims' stopping triggers anyway.
+    if (preemption_searches_ >= kMaxPreemptionSearches) return false;
+    auto lowest = lowest_priority_.find(job.team);
+    bool by_priority = config_.priority_preemption && lowest != lowest_priority_.end() &&
+                       lowest->second < job.priority;
+    bool by_reclaim = config_.quota_reclaim && within_guarantee && any_team_borrows_;
+    if (!by_priority && !by_reclaim) return false;
+    ++preemption_searches_;
+    // Whom it may preempt: lower priority in its own team; borrowers, if it stays within its
+    // guarantee.
+    std::vector<const RunningJob*> candidates;
+    int64_t candidate_gpus = 0;
+    for (const auto& [other, jobs] : Preemptible()) {
+      bool reclaim = false;
+      if (other != job.team) {
+        if (!config_.quota_reclaim || !within_guarantee) continue;
+        const Usage& u = order_.TeamUsage(other);
+        if (u.held.gpus <= u.guaranteed_gpus) continue;
+        reclaim = true;
+      } else if (!config_.priority_preemption) {
+        continue;
+      }
+      for (const RunningJob* r : jobs) {
+        if (victims_.count(r->job_id)) continue;
+        if (!reclaim && r->priority >= job.priority) continue;
+        candidates.push_back(r);
+        candidate_gpus += r->Total().gpus;
+      }
+    }
+    // Cheap test first: even all of them together would not free enough GPUs.
+    if (candidates.empty() || candidate_gpus + unreserved_.free_gpus() < need.gpus) return false;
     SortByPreemptionCost(candidates);
+    CapacityIndex what_if = unreserved_;
     auto victims = ChooseVictims(what_if, job.tasks, candidates);
     if (!victims) return false;
     std::vector<std::string> names;
@@ -279,6 +336,16 @@ class Pass {
   std::set<JobId> victims_;
   Resources largest_node_;
   Resources cluster_total_;
+  std::vector<Resources> shapes_;  // the distinct capacities of the nodes
+  // Reason texts by job shape, valid while the free capacity they quote does not change.
+  std::map<std::pair<Resources, size_t>, std::string> busy_texts_;
+  int64_t busy_texts_free_ = -1;
+  int preemption_searches_ = 0;
+  std::vector<const RunningJob*> stopping_;
+  std::map<std::string, int> lowest_priority_;  // of running jobs, by team
+  bool any_team_borrows_ = false;               // at the start of the pass
+  // Running jobs that may be preempted, cheapest first, by team (built on first need).
+  std::optional<std::map<std::string, std::vector<const RunningJob*>>> preemptible_;
   Plan plan_;
 };
 

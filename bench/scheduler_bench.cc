@@ -1,0 +1,204 @@
+// Scheduler speed at cluster scale: a full pass over a large queue on a large, busy cluster, and
+// the decisions after one arrival and after one completion. Prints a table (medians over
+// several runs) and the process's peak memory.
+//
+//   build/bin/scheduler_bench [--nodes 10000] [--gpus 8] [--pending 100000] [--runs 5]
+#include <fmt/format.h>
+#include <sys/resource.h>
+#include <CLI/CLI.hpp>
+
+#include <algorithm>
+#include <chrono>
+#include <random>
+
+#include "scheduler/scheduler.h"
+
+namespace {
+
+using namespace cohort;  // NOLINT: a benchmark driver
+using scheduler::Policy;
+using scheduler::SchedulerConfig;
+
+constexpr int64_t kGi = 1024LL * 1024 * 1024;
+const std::vector<std::string> kTeams = {"vision", "nlp", "speech", "rl", "infra", "research"};
+
+// Gang sizes shaped like the ITP traces: mostly 1 GPU, some 2-8, a few 16-64.
+int RandomGpus(std::mt19937_64& rng) {
+  int r = std::uniform_int_distribution<int>(0, 999)(rng);
+  if (r < 830) return 1;
+  if (r < 890) return std::vector<int>{2, 4}[r % 2];
+  if (r < 990) return 8;
+  return std::vector<int>{16, 32, 64}[r % 3];
+}
+
+PendingJob RandomJob(std::mt19937_64& rng, JobId id, Timestamp submitted) {
+  PendingJob j;
+  j.job_id = id;
+  j.team = kTeams[static_cast<size_t>(id) % kTeams.size()];
+  j.user = "user" + std::to_string(id % 50);
+  j.priority = std::vector<int>{-100, 0, 0, 0, 100}[static_cast<size_t>(id % 5)];
+  j.submitted_at = submitted;
+  int gpus = RandomGpus(rng);
+  int per_task = std::min(gpus, 8);
+  for (int t = 0; t < gpus / per_task; ++t) {
+    j.tasks.push_back(TaskRequest{"worker", t, Resources{per_task, per_task * 4000, 32 * kGi}});
+  }
+  if (id % 2) j.max_runtime = std::chrono::hours(1 + id % 24);
+  return j;
+}
+
+struct World {
+  ClusterSnapshot cluster;
+  std::vector<PendingJob> pending;
+};
+
+// A cluster filled by the scheduler itself to about 97% of its GPUs, and a queue behind it.
+World Build(int nodes, int gpus, int pending, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  World w;
+  for (int i = 0; i < nodes; ++i) {
+    NodeCapacity n;
+    n.node_id = fmt::format("node-{:05}", i);
+    n.total = Resources{gpus, 128'000, 1024 * kGi};
+    n.free = n.total;
+    for (int g = 0; g < gpus; ++g) n.free_gpus.push_back(g);
+    w.cluster.nodes.push_back(std::move(n));
+  }
+  int64_t total = static_cast<int64_t>(nodes) * gpus;
+  for (size_t t = 0; t < kTeams.size(); ++t) {
+    w.cluster.teams.push_back(
+        TeamQuota{kTeams[t], total / static_cast<int64_t>(kTeams.size()), std::nullopt});
+  }
+  // Fill: schedule batches of jobs and turn the placements into running jobs.
+  SchedulerConfig fill_config;
+  fill_config.policy = Policy::kFifo;
+  fill_config.backfill = false;
+  auto fill = scheduler::NewScheduler(fill_config);
+  std::vector<PendingJob> batch;
+  JobId id = 1'000'000;
+  std::map<std::string, size_t> index;
+  for (size_t i = 0; i < w.cluster.nodes.size(); ++i) index[w.cluster.nodes[i].node_id] = i;
+  int64_t used = 0;
+  while (used < total * 97 / 100) {
+    batch.clear();
+    for (int k = 0; k < 2000; ++k) batch.push_back(RandomJob(rng, id++, FromMicros(0)));
+    Plan plan = fill->Schedule(scheduler::SchedulingInput{w.cluster, batch, FromMicros(0)});
+    if (plan.placements.empty()) break;
+    std::map<JobId, const PendingJob*> by_id;
+    for (const auto& j : batch) by_id[j.job_id] = &j;
+    for (const auto& p : plan.placements) {
+      const PendingJob& j = *by_id[p.job_id];
+      RunningJob r;
+      r.job_id = j.job_id;
+      r.team = j.team;
+      r.user = j.user;
+      r.priority = j.priority;
+      r.started_at = FromMicros(0);
+      if (j.max_runtime) r.ends_by = r.started_at + *j.max_runtime;
+      r.tasks = j.tasks;
+      r.placement = p.tasks;
+      for (size_t t = 0; t < j.tasks.size(); ++t) {
+        NodeCapacity& n = w.cluster.nodes[index[p.tasks[t].node_id]];
+        n.free -= j.tasks[t].resources;
+        for (int g : p.tasks[t].gpus) std::erase(n.free_gpus, g);
+        used += j.tasks[t].resources.gpus;
+      }
+      w.cluster.running.push_back(std::move(r));
+      if (used >= total * 97 / 100) break;
+    }
+  }
+  for (int k = 0; k < pending; ++k) {
+    w.pending.push_back(RandomJob(rng, k + 1, FromMicros(k)));
+  }
+  return w;
+}
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v[v.size() / 2];
+}
+
+template <typename F>
+std::pair<double, Plan> TimeIt(int runs, F&& f) {
+  std::vector<double> ms;
+  Plan last;
+  for (int r = 0; r < runs; ++r) {
+    auto start = std::chrono::steady_clock::now();
+    last = f();
+    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start)
+                     .count());
+  }
+  return {Median(ms), std::move(last)};
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"Scheduler speed at cluster scale"};
+  int nodes = 10'000, gpus = 8, pending = 100'000, runs = 5;
+  uint64_t seed = 42;
+  app.add_option("--nodes", nodes)->capture_default_str();
+  app.add_option("--gpus", gpus, "GPUs per node")->capture_default_str();
+  app.add_option("--pending", pending, "Pending jobs")->capture_default_str();
+  app.add_option("--runs", runs, "Runs per figure (the median is printed)")->capture_default_str();
+  app.add_option("--seed", seed)->capture_default_str();
+  CLI11_PARSE(app, argc, argv);
+
+  fmt::print(stderr, "building a {}-node cluster and {} pending jobs (seed {})...\n", nodes,
+             pending, seed);
+  World w = Build(nodes, gpus, pending, seed);
+  int64_t free_gpus = 0;
+  for (const auto& n : w.cluster.nodes) free_gpus += n.free.gpus;
+  Timestamp now = FromMicros(3'600'000'000);
+
+  fmt::print(
+      "\nScheduler benchmark: {} nodes x {} GPUs, {} running jobs, {} GPUs free, {} "
+      "pending jobs, {} teams\n\n",
+      nodes, gpus, w.cluster.running.size(), free_gpus, w.pending.size(), kTeams.size());
+  fmt::print("{:<52} {:>10} {:>10} {:>12}\n", "decision", "median ms", "placed", "placements/s");
+  auto row = [&](const std::string& name, double ms, const Plan& plan) {
+    double rate = ms > 0 ? static_cast<double>(plan.placements.size()) / (ms / 1000.0) : 0;
+    fmt::print("{:<52} {:>10.2f} {:>10} {:>12.0f}\n", name, ms, plan.placements.size(), rate);
+  };
+  for (Policy policy : {Policy::kFairShare, Policy::kFifo, Policy::kLeastAttainedService}) {
+    SchedulerConfig config;
+    config.policy = policy;
+    auto s = scheduler::NewScheduler(config);
+    auto [ms, plan] = TimeIt(runs, [&] {
+      return s->Schedule(scheduler::SchedulingInput{w.cluster, w.pending, now});
+    });
+    row(fmt::format("full pass, policy {}", scheduler::PolicyName(policy)), ms, plan);
+  }
+  // Placements per second on an empty cluster of the same size: the placement cost alone.
+  {
+    ClusterSnapshot empty;
+    empty.nodes = w.cluster.nodes;
+    for (auto& n : empty.nodes) {
+      n.free = n.total;
+      n.free_gpus.clear();
+      for (int g = 0; g < gpus; ++g) n.free_gpus.push_back(g);
+    }
+    empty.teams = w.cluster.teams;
+    auto s = scheduler::NewScheduler();
+    auto [ms, plan] = TimeIt(runs, [&] {
+      return s->Schedule(scheduler::SchedulingInput{empty, w.pending, now});
+    });
+    row("full pass into an empty cluster", ms, plan);
+  }
+  // One arrival: the new job alone, against the cluster as the last pass left it.
+  {
+    auto s = scheduler::NewScheduler();
+    std::mt19937_64 rng(seed + 1);
+    std::vector<PendingJob> one = {RandomJob(rng, 999'999'999, now)};
+    one[0].tasks = {TaskRequest{"worker", 0, Resources{1, 4000, 32 * kGi}}};
+    auto [ms, plan] = TimeIt(runs * 20, [&] {
+      return s->Schedule(scheduler::SchedulingInput{w.cluster, one, now});
+    });
+    row("one arrival (the new job against the cluster)", ms, plan);
+  }
+
+  rusage usage{};
+  getrusage(RUSAGE_SELF, &usage);
+  fmt::print("\npeak memory (max RSS) {:.0f} MiB\n", static_cast<double>(usage.ru_maxrss) / 1024);
+  return 0;
+}
