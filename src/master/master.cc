@@ -102,7 +102,8 @@ Status Master::Load() {
   COHORT_ASSIGN_OR_RETURN(auto nodes, store_->LoadNodes());
   for (auto& node : nodes) {
     std::string id = node.info.id;
-    nodes_[id] = NodeEntry{std::move(node), next_version_++, 0};
+    auto topology = std::make_shared<GpuTopology>(node.info.Topology());
+    nodes_[id] = NodeEntry{std::move(node), next_version_++, topology, 0};
   }
   spdlog::info("state loaded: {} jobs ({} pending, {} active), {} nodes", jobs_.size(),
                pending_.size(), active_.size(), nodes_.size());
@@ -404,6 +405,9 @@ ClusterSnapshot Master::Snapshot() const {
     n.total = entry.node.info.Capacity();
     n.free = n.total;
     for (const auto& g : entry.node.info.gpus) n.free_gpus.push_back(g.index);
+    n.gpu_model = entry.node.info.GpuModel();
+    n.labels = entry.node.info.labels;
+    n.topology = entry.topology;
     index[id] = snapshot.nodes.size();
     snapshot.nodes.push_back(std::move(n));
   }
@@ -479,6 +483,7 @@ void Master::Schedule() {
     p.tasks = TaskRequestsOf(job);
     p.max_runtime = job.spec.max_runtime;
     p.attained = AttainedService(job);
+    p.constraints = job.spec.constraints;
     pending.push_back(std::move(p));
   }
   Plan plan = scheduler_->Schedule(scheduler::SchedulingInput{snapshot, pending, clock_.Now()});
@@ -690,12 +695,13 @@ StatusOr<DesiredState> Master::Register(NodeInfo info) {
     Node node;
     node.info = std::move(info);
     node.registered_at = now;
-    it = nodes_.emplace(id, NodeEntry{std::move(node), next_version_++, 0}).first;
+    it = nodes_.emplace(id, NodeEntry{std::move(node), next_version_++, nullptr, 0}).first;
     spdlog::info("node {} registered: {}", id, it->second.node.info.Capacity().ToString());
   } else {
     it->second.node.info = std::move(info);
     spdlog::info("node {} registered again", id);
   }
+  it->second.topology = std::make_shared<GpuTopology>(it->second.node.info.Topology());
   it->second.node.state = NodeState::kReady;
   it->second.node.last_seen = now;
   COHORT_RETURN_IF_ERROR(store_->SaveNode(it->second.node));

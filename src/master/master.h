@@ -146,7 +146,8 @@ class Master {
  private:
   struct NodeEntry {
     Node node;
-    uint64_t version = 0;      // of its desired state
+    uint64_t version = 0;                         // of its desired state
+    std::shared_ptr<const GpuTopology> topology;  // computed once per registration
     int next_port_offset = 0;  // ports are handed out round-robin within the range
   };
 

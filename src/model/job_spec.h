@@ -38,6 +38,15 @@ struct TaskGroupSpec {
   std::string workdir;  // empty: the task's own scratch directory on the agent
 };
 
+// Where a job may run: every node that runs one of its tasks must have GPUs of this model (if
+// set) and carry every one of these labels.
+struct Constraints {
+  std::string gpu_model;
+  std::map<std::string, std::string> labels;
+  bool empty() const { return gpu_model.empty() && labels.empty(); }
+  bool operator==(const Constraints&) const = default;
+};
+
 struct JobSpec {
   std::string name;
   std::string team = "default";
@@ -47,6 +56,7 @@ struct JobSpec {
   int max_attempts = 1;                         // restart.max_attempts: 1 means never retried
   std::optional<Duration> max_runtime;          // wall time of one attempt
   Duration grace_period = kDefaultGracePeriod;  // SIGTERM to SIGKILL
+  Constraints constraints;
 
   int TotalReplicas() const;
   Resources TotalResources() const;

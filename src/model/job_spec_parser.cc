@@ -44,12 +44,14 @@ constexpr int kMaxDepth = 64;
 constexpr size_t kMaxNodes = 100'000;
 
 using Fields = std::span<const std::string_view>;
-constexpr std::array<std::string_view, 8> kJobFields = {
-    "name", "team", "priority", "framework", "tasks", "restart", "max_runtime", "grace_period"};
+constexpr std::array<std::string_view, 9> kJobFields = {
+    "name",    "team",        "priority",     "framework",  "tasks",
+    "restart", "max_runtime", "grace_period", "constraints"};
 constexpr std::array<std::string_view, 6> kTaskFields = {"role",    "replicas", "resources",
                                                          "command", "env",      "workdir"};
 constexpr std::array<std::string_view, 3> kResourceFields = {"gpus", "cpus", "memory"};
 constexpr std::array<std::string_view, 1> kRestartFields = {"max_attempts"};
+constexpr std::array<std::string_view, 2> kConstraintFields = {"gpu_model", "labels"};
 
 constexpr std::array<std::string_view, 9> kReservedEnv = {
     "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "MASTER_ADDR", "MASTER_PORT", "WORLD_SIZE", "RANK",
@@ -60,7 +62,7 @@ constexpr std::array<std::string_view, 4> kTensorFlowRoles = {"chief", "worker",
 constexpr std::string_view kCommandHint = "must be a list of strings, e.g. [python3, train.py]";
 
 // The mappings of the schema, each with its own fields.
-enum class Level { kJob, kTask, kResources, kRestart };
+enum class Level { kJob, kTask, kResources, kRestart, kConstraints };
 
 Fields KnownFields(Level level) {
   switch (level) {
@@ -72,6 +74,8 @@ Fields KnownFields(Level level) {
       return kResourceFields;
     case Level::kRestart:
       return kRestartFields;
+    case Level::kConstraints:
+      return kConstraintFields;
   }
   return kJobFields;
 }
@@ -403,6 +407,8 @@ class Validator {
         }
       }
     }
+
+    if (const Json* v = Find(doc, "constraints")) ConstraintsField(*v, &spec.constraints);
 
     CrossChecks(doc, spec);
     return spec;
@@ -787,6 +793,48 @@ class Validator {
     *out = s;
   }
 
+  void ConstraintsField(const Json& v, Constraints* out) {
+    if (!v.is_object()) {
+      Error(
+          "constraints",
+          fmt::format("must be a mapping such as {{gpu_model: A100, labels: {{rack: r1}}}}, got {}",
+                      Describe(v)));
+      return;
+    }
+    Unknown(v, "constraints", Level::kConstraints);
+    if (const Json* m = Find(v, "gpu_model")) {
+      if (!m->is_string() || m->get_ref<const std::string&>().empty()) {
+        Error("constraints.gpu_model",
+              fmt::format("must be a GPU model name as `cohort nodes` shows it, got {}",
+                          Describe(*m)));
+      } else {
+        out->gpu_model = m->get<std::string>();
+      }
+    }
+    if (const Json* l = Find(v, "labels")) {
+      if (!l->is_object()) {
+        Error("constraints.labels",
+              fmt::format("must be a mapping of label: value, got {}", Describe(*l)));
+        return;
+      }
+      for (const auto& [key, value] : l->items()) {
+        std::string p = Child("constraints.labels", key);
+        if (key.empty() || key.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUV"
+                                                 "WXYZ0123456789._/-") != std::string::npos) {
+          Error(p, "not a valid label name: use letters, digits, '.', '_', '/' and '-'");
+          continue;
+        }
+        if (value.is_string()) {
+          out->labels[key] = value.get<std::string>();
+        } else if (value.is_boolean() || value.is_number()) {
+          out->labels[key] = value.dump();
+        } else {
+          Error(p, fmt::format("must be a string, got {}", Describe(value)));
+        }
+      }
+    }
+  }
+
   void Restart(const Json& v, int* max_attempts) {
     if (!v.is_object()) {
       Error("restart",
@@ -1005,6 +1053,12 @@ Json ToJson(const JobSpec& spec) {
               {"restart", {{"max_attempts", spec.max_attempts}}},
               {"grace_period", DurationText(spec.grace_period)}};
   if (spec.max_runtime) doc["max_runtime"] = DurationText(*spec.max_runtime);
+  if (!spec.constraints.empty()) {
+    Json constraints = Json::object();
+    if (!spec.constraints.gpu_model.empty()) constraints["gpu_model"] = spec.constraints.gpu_model;
+    if (!spec.constraints.labels.empty()) constraints["labels"] = spec.constraints.labels;
+    doc["constraints"] = std::move(constraints);
+  }
   return doc;
 }
 

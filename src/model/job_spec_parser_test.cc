@@ -411,7 +411,7 @@ TEST(JobSpecErrors, UnknownFieldWithoutCloseMatchListsTheFields) {
                           "resources, command, env, workdir"));
   EXPECT_THAT(Errors(WithJob("owner: me")),
               ElementsAre("owner: unknown field; expected one of: name, team, priority, "
-                          "framework, tasks, restart, max_runtime, grace_period"));
+                          "framework, tasks, restart, max_runtime, grace_period, constraints"));
   EXPECT_THAT(Errors(WithTask("resources: {disk: 10Gi}")),
               ElementsAre("tasks[0].resources.disk: unknown field; expected one of: gpus, cpus, "
                           "memory"));
@@ -856,6 +856,43 @@ tasks:
   EXPECT_EQ(dot->tasks[0].workdir, "/srv/job");
   // Without a file to be relative to (the API), a relative workdir stays an error.
   EXPECT_FALSE(ParseJobSpec(kSpec, "job.yaml").ok());
+}
+
+}  // namespace
+}  // namespace cohort
+
+namespace cohort {
+namespace {
+
+TEST(JobSpecConstraints, ParseRoundTripAndRejectNonsense) {
+  auto spec = ParseJobSpec(R"(name: c
+constraints:
+  gpu_model: NVIDIA H100 80GB HBM3
+  labels: {rack: r1, nvlink: true}
+tasks: [{role: w, command: [x]}]
+)");
+  ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+  EXPECT_EQ(spec->constraints.gpu_model, "NVIDIA H100 80GB HBM3");
+  EXPECT_EQ(spec->constraints.labels.at("rack"), "r1");
+  EXPECT_EQ(spec->constraints.labels.at("nvlink"), "true");
+  auto back = ParseJobSpecJson(ToJson(*spec));
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back->constraints, spec->constraints);
+
+  auto bad = ParseJobSpec(R"(name: c
+constraints: {gpu_modle: A100, labels: {"bad label": x, rack: [1]}}
+tasks: [{role: w, command: [x]}]
+)");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().details(),
+              ::testing::UnorderedElementsAre(
+                  "constraints.gpu_modle: unknown field; did you mean \"gpu_model\"?",
+                  "constraints.labels.bad label: not a valid label name: use letters, digits, "
+                  "'.', '_', '/' and '-'",
+                  "constraints.labels.rack: must be a string, got a list"));
+  auto empty_model =
+      ParseJobSpec("name: c\nconstraints: {gpu_model: ''}\ntasks: [{role: w, command: [x]}]\n");
+  ASSERT_FALSE(empty_model.ok());
 }
 
 }  // namespace

@@ -32,6 +32,13 @@ struct GpuLink {
   int nvlinks = 0;  // number of NVLink lanes between a and b, for kNvLink
 };
 
+// A node's GPUs grouped by how closely they are connected, finest first: levels[0] groups GPUs
+// joined by NVLink, levels[1] those joined by a PCIe switch or better, levels[2] by a host
+// bridge (one CPU socket) or better. Within a level every GPU is in exactly one group.
+struct GpuTopology {
+  std::vector<std::vector<std::vector<int>>> levels;
+};
+
 struct PortRange {
   int first = 30000;
   int last = 30999;
@@ -48,6 +55,10 @@ struct NodeInfo {
   PortRange ports;
   std::map<std::string, std::string> labels;
   std::string agent_version;
+
+  // The model of its GPUs ("" without GPUs; the first GPU's when they differ).
+  std::string GpuModel() const { return gpus.empty() ? "" : gpus.front().model; }
+  GpuTopology Topology() const;
 
   Resources Capacity() const {
     return Resources{static_cast<int64_t>(gpus.size()), milli_cpus, memory_bytes};

@@ -5,11 +5,13 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "model/job.h"
+#include "model/node.h"
 #include "model/resources.h"
 
 namespace cohort {
@@ -19,6 +21,10 @@ struct NodeCapacity {
   Resources total;
   Resources free;              // total minus what live tasks hold (running or stopping)
   std::vector<int> free_gpus;  // indices of the GPUs nobody holds, ascending
+  std::string gpu_model;
+  std::map<std::string, std::string> labels;  // "rack" groups nodes for placement
+  // How its GPUs are connected; null: all alike. Shared, so that copies stay cheap.
+  std::shared_ptr<const GpuTopology> topology;
 };
 
 struct TaskRequest {
@@ -78,6 +84,7 @@ struct PendingJob {
   std::vector<TaskRequest> tasks;  // in rank order; more than one makes it a gang
   std::optional<Duration> max_runtime;
   Duration attained{};  // GPU time received by earlier attempts (least-attained-service policy)
+  Constraints constraints;
 };
 
 // Every task of one job, in the job's rank order: a gang is placed whole or not at all.

@@ -56,8 +56,48 @@ const NodeCapacity* CapacityIndex::largest_free_node() const {
   return nullptr;
 }
 
+std::vector<int> PickGpus(const NodeCapacity& node, int64_t count, const std::vector<int>& taken) {
+  std::vector<int> free;
+  for (int g : node.free_gpus) {
+    if (std::find(taken.begin(), taken.end(), g) == taken.end()) free.push_back(g);
+  }
+  COHORT_CHECK(static_cast<int64_t>(free.size()) >= count);
+  auto is_free = [&](int g) { return std::find(free.begin(), free.end(), g) != free.end(); };
+  if (node.topology && count > 0) {
+    for (const auto& groups : node.topology->levels) {
+      const std::vector<int>* best = nullptr;
+      int64_t best_free = 0;
+      for (const auto& group : groups) {
+        int64_t n = std::count_if(group.begin(), group.end(), is_free);
+        if (n >= count && (!best || n < best_free)) {
+          best = &group;
+          best_free = n;
+        }
+      }
+      if (!best) continue;
+      std::vector<int> out;
+      for (int g : *best) {
+        if (is_free(g) && static_cast<int64_t>(out.size()) < count) out.push_back(g);
+      }
+      return out;
+    }
+  }
+  return std::vector<int>(free.begin(), free.begin() + count);
+}
+
+bool CapacityIndex::Eligible(size_t node, const Constraints& constraints) const {
+  if (constraints.empty()) return true;
+  const NodeCapacity& n = nodes_[node];
+  if (!constraints.gpu_model.empty() && n.gpu_model != constraints.gpu_model) return false;
+  for (const auto& [key, value] : constraints.labels) {
+    auto it = n.labels.find(key);
+    if (it == n.labels.end() || it->second != value) return false;
+  }
+  return true;
+}
+
 std::optional<std::vector<TaskPlacement>> CapacityIndex::Place(
-    const std::vector<TaskRequest>& tasks) const {
+    const std::vector<TaskRequest>& tasks, const Constraints& constraints) const {
   if (tasks.empty()) return std::vector<TaskPlacement>{};
   Resources total;
   int64_t largest_task = 0;
@@ -82,6 +122,14 @@ std::optional<std::vector<TaskPlacement>> CapacityIndex::Place(
   std::vector<Bin> bins;
   std::vector<size_t> used;  // nodes in bins (few)
   auto in_use = [&](size_t n) { return std::find(used.begin(), used.end(), n) != used.end(); };
+  auto rack_of = [&](size_t n) -> std::string {
+    auto it = nodes_[n].labels.find("rack");
+    return it == nodes_[n].labels.end() ? std::string() : it->second;
+  };
+  auto in_used_rack = [&](size_t n) {
+    std::string rack = rack_of(n);
+    return std::any_of(used.begin(), used.end(), [&](size_t u) { return rack_of(u) == rack; });
+  };
   for (size_t t : order) {
     const Resources& need = tasks[t].resources;
     Bin* target = nullptr;
@@ -94,10 +142,13 @@ std::optional<std::vector<TaskPlacement>> CapacityIndex::Place(
     }
     if (!target) {
       // Open the largest unused node that holds it: few, big nodes keep the gang compact.
+      // Among the largest, one in a rack the gang already uses (fewest racks).
       std::optional<size_t> chosen;
       for (size_t g = buckets_.size(); g-- > static_cast<size_t>(need.gpus) && !chosen;) {
         for (size_t n : buckets_[g]) {
-          if (!in_use(n) && need.FitsIn(nodes_[n].free)) {
+          if (in_use(n) || !need.FitsIn(nodes_[n].free) || !Eligible(n, constraints)) continue;
+          if (!chosen) chosen = n;
+          if (used.empty() || in_used_rack(n)) {
             chosen = n;
             break;
           }
@@ -118,11 +169,18 @@ std::optional<std::vector<TaskPlacement>> CapacityIndex::Place(
     for (size_t g = static_cast<size_t>(bin.used.gpus);
          g < buckets_.size() && g < static_cast<size_t>(nodes_[bin.node].free.gpus) + 1 && !best;
          ++g) {
+      std::optional<size_t> first;
       for (size_t n : buckets_[g]) {
-        if (in_use(n) || !bin.used.FitsIn(nodes_[n].free)) continue;
-        if (Leftover(nodes_[n].free, bin.used) < best_left) best = n;
-        break;  // the first that fits in the tightest bucket is the best of that bucket
+        if (in_use(n) || !bin.used.FitsIn(nodes_[n].free) || !Eligible(n, constraints)) continue;
+        if (!(Leftover(nodes_[n].free, bin.used) < best_left)) break;  // no tighter here
+        if (!first) first = n;
+        // Equally tight: one in the same rack as the rest of the gang wins.
+        if (bins.size() == 1 || rack_of(n) == rack_of(bin.node)) {
+          first = n;
+          break;
+        }
       }
+      best = first;
     }
     if (best) {
       std::replace(used.begin(), used.end(), bin.node, *best);
@@ -133,12 +191,11 @@ std::optional<std::vector<TaskPlacement>> CapacityIndex::Place(
   for (auto& bin : bins) {
     const NodeCapacity& node = nodes_[bin.node];
     std::sort(bin.tasks.begin(), bin.tasks.end());  // lower ranks get lower GPU indices
-    size_t next_gpu = 0;
+    std::vector<int> taken;
     for (size_t t : bin.tasks) {
       placement[t].node_id = node.node_id;
-      for (int64_t g = 0; g < tasks[t].resources.gpus; ++g) {
-        placement[t].gpus.push_back(node.free_gpus[next_gpu++]);
-      }
+      placement[t].gpus = PickGpus(node, tasks[t].resources.gpus, taken);
+      taken.insert(taken.end(), placement[t].gpus.begin(), placement[t].gpus.end());
     }
   }
   return placement;

@@ -13,6 +13,10 @@
 
 namespace cohort::scheduler {
 
+// GPUs for one task on one node: `count` of `free` (minus `taken`), from the closest-connected
+// group that holds them, choosing the group it fills most tightly.
+std::vector<int> PickGpus(const NodeCapacity& node, int64_t count, const std::vector<int>& taken);
+
 class CapacityIndex {
  public:
   // Node order is the tie-break everywhere: the same input gives the same placements.
@@ -21,7 +25,11 @@ class CapacityIndex {
   // Finds nodes and GPUs for every task, using as few nodes as possible and, among those, the
   // nodes the job fills most tightly (so that large free blocks stay whole). Nothing if the
   // whole set does not fit. Does not change the index.
-  std::optional<std::vector<TaskPlacement>> Place(const std::vector<TaskRequest>& tasks) const;
+  // Only nodes that meet `constraints` are considered; a gang prefers nodes of the racks it
+  // already uses; within a node, a task takes GPUs of one NVLink (else PCIe switch, else
+  // socket) group when it can, from the group it fills most tightly.
+  std::optional<std::vector<TaskPlacement>> Place(const std::vector<TaskRequest>& tasks,
+                                                  const Constraints& constraints = {}) const;
 
   // Takes the placed tasks' resources and GPUs (tasks on nodes this index does not hold are
   // skipped, as in Give). With `partial`, GPUs or resources that are
@@ -41,6 +49,7 @@ class CapacityIndex {
 
  private:
   void Move(size_t node, int64_t old_free_gpus);
+  bool Eligible(size_t node, const Constraints& constraints) const;
 
   std::vector<NodeCapacity> nodes_;
   std::unordered_map<std::string, size_t> by_id_;

@@ -17,14 +17,14 @@ void SortByPreemptionCost(std::vector<const RunningJob*>& candidates) {
 
 std::optional<std::vector<const RunningJob*>> ChooseVictims(
     const CapacityIndex& free, const std::vector<TaskRequest>& tasks,
-    const std::vector<const RunningJob*>& candidates) {
+    const Constraints& constraints, const std::vector<const RunningJob*>& candidates) {
   CapacityIndex what_if = free;
   std::vector<const RunningJob*> victims;
   bool fits = false;
   for (const RunningJob* c : candidates) {
     what_if.Give(c->tasks, c->placement);
     victims.push_back(c);
-    if (what_if.Place(tasks)) {
+    if (what_if.Place(tasks, constraints)) {
       fits = true;
       break;
     }
@@ -33,7 +33,7 @@ std::optional<std::vector<const RunningJob*>> ChooseVictims(
   // Keep only the victims the job needs: try it without each, most expensive first.
   for (size_t i = victims.size(); i-- > 0;) {
     what_if.Take(victims[i]->tasks, victims[i]->placement);
-    if (what_if.Place(tasks)) {
+    if (what_if.Place(tasks, constraints)) {
       victims.erase(victims.begin() + static_cast<ptrdiff_t>(i));
     } else {
       what_if.Give(victims[i]->tasks, victims[i]->placement);

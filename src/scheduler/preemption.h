@@ -19,6 +19,6 @@ void SortByPreemptionCost(std::vector<const RunningJob*>& candidates);
 // without, most expensive first. Nothing if even all candidates together do not make room.
 std::optional<std::vector<const RunningJob*>> ChooseVictims(
     const CapacityIndex& free, const std::vector<TaskRequest>& tasks,
-    const std::vector<const RunningJob*>& candidates);
+    const Constraints& constraints, const std::vector<const RunningJob*>& candidates);
 
 }  // namespace cohort::scheduler

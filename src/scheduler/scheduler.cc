@@ -90,6 +90,47 @@ class Pass {
   // Why no node of the cluster as it stands could ever hold the job, if that is so.
   std::optional<std::string> Unschedulable(const PendingJob& job) const {
     if (in_.cluster.nodes.empty()) return "no nodes are ready";
+    if (!job.constraints.empty()) {
+      // Constrained jobs are few: look at the nodes themselves.
+      std::vector<const NodeCapacity*> eligible;
+      for (const auto& n : in_.cluster.nodes) {
+        bool ok = job.constraints.gpu_model.empty() || n.gpu_model == job.constraints.gpu_model;
+        for (const auto& [key, value] : job.constraints.labels) {
+          auto it = n.labels.find(key);
+          ok = ok && it != n.labels.end() && it->second == value;
+        }
+        if (ok) eligible.push_back(&n);
+      }
+      if (eligible.empty()) {
+        std::vector<std::string> wanted;
+        if (!job.constraints.gpu_model.empty()) {
+          wanted.push_back("GPU model " + job.constraints.gpu_model);
+        }
+        for (const auto& [key, value] : job.constraints.labels) {
+          wanted.push_back(fmt::format("label {}={}", key, value));
+        }
+        return fmt::format("unschedulable: no ready node has {}", fmt::join(wanted, " and "));
+      }
+      Resources eligible_total;
+      for (const NodeCapacity* n : eligible) eligible_total += n->total;
+      for (const auto& t : job.tasks) {
+        bool fits = std::any_of(eligible.begin(), eligible.end(), [&](const NodeCapacity* n) {
+          return t.resources.FitsIn(n->total);
+        });
+        if (!fits) {
+          return fmt::format(
+              "unschedulable: task {}/{} needs {} on one node, and no node that "
+              "meets the job's constraints has it",
+              t.role, t.index, t.resources.ToString());
+        }
+      }
+      if (!TotalOf(job.tasks).FitsIn(eligible_total)) {
+        return fmt::format(
+            "unschedulable: needs {} in all, but the nodes that meet its "
+            "constraints have {}",
+            TotalOf(job.tasks).ToString(), eligible_total.ToString());
+      }
+    }
     for (const auto& t : job.tasks) {
       const Resources& r = t.resources;
       // Nodes come in few shapes: checking those is checking every node.
@@ -179,7 +220,7 @@ class Pass {
           job, fmt::format("team {} holds {} of the {} it may use at most; needs {} more", job.team,
                            team.held.gpus, Gpus(*team.max_gpus), Gpus(need.gpus)));
     }
-    if (auto placement = RoomFor(job).Place(job.tasks)) {
+    if (auto placement = RoomFor(job).Place(job.tasks, job.constraints)) {
       return Start(i, job, std::move(*placement));
     }
     if (TryPreemption(job)) return;
@@ -216,7 +257,7 @@ class Pass {
     if (!stopping.empty()) {
       CapacityIndex what_if = unreserved_;
       for (const RunningJob* s : stopping) what_if.Give(s->tasks, s->placement);
-      if (auto placement = what_if.Place(job.tasks)) {
+      if (auto placement = what_if.Place(job.tasks, job.constraints)) {
         Hold(job, *placement);
         Wait(job, fmt::format("waiting for {} stopping job{} to free their resources",
                               stopping.size(), stopping.size() == 1 ? "" : "s"));
@@ -257,7 +298,7 @@ class Pass {
     if (candidates.empty() || candidate_gpus + unreserved_.free_gpus() < need.gpus) return false;
     SortByPreemptionCost(candidates);
     CapacityIndex what_if = unreserved_;
-    auto victims = ChooseVictims(what_if, job.tasks, candidates);
+    auto victims = ChooseVictims(what_if, job.tasks, job.constraints, candidates);
     if (!victims) return false;
     std::vector<std::string> names;
     for (const RunningJob* v : *victims) {
@@ -274,7 +315,7 @@ class Pass {
       names.push_back(std::to_string(v->job_id));
       what_if.Give(v->tasks, v->placement);
     }
-    if (auto placement = what_if.Place(job.tasks)) Hold(job, *placement);
+    if (auto placement = what_if.Place(job.tasks, job.constraints)) Hold(job, *placement);
     Wait(job, fmt::format("preempting job{} {} to make room; starts once they have stopped",
                           names.size() == 1 ? "" : "s", fmt::join(names, ", ")));
     return true;
@@ -292,7 +333,7 @@ class Pass {
     for (size_t k = 0; k < timeline.size(); ++k) {
       what_if.Give(*timeline[k]->tasks, timeline[k]->placement);
       if (k + 1 < timeline.size() && timeline[k + 1]->at == timeline[k]->at) continue;
-      if (auto placement = what_if.Place(job.tasks)) {
+      if (auto placement = what_if.Place(job.tasks, job.constraints)) {
         Timestamp at = timeline[k]->at;
         Hold(job, *placement);
         if (!earliest_reservation_ || at < *earliest_reservation_) earliest_reservation_ = at;
@@ -312,7 +353,7 @@ class Pass {
       n.free_gpus.clear();
       for (int g = 0; g < n.total.gpus; ++g) n.free_gpus.push_back(g);
     }
-    if (auto placement = CapacityIndex(std::move(drained)).Place(job.tasks)) {
+    if (auto placement = CapacityIndex(std::move(drained)).Place(job.tasks, job.constraints)) {
       Hold(job, *placement);
       std::set<std::string> nodes;
       for (const auto& p : *placement) nodes.insert(p.node_id);

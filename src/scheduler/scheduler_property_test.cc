@@ -36,6 +36,10 @@ Scenario RandomScenario(std::mt19937_64& rng) {
   int nodes = uniform(1, 12);
   int gpus_per_node = std::vector<int>{2, 4, 8}[static_cast<size_t>(uniform(0, 2))];
   AddNodes(s.cluster, "n", nodes, gpus_per_node, 32, 256);
+  for (auto& n : s.cluster.nodes) {
+    n.gpu_model = uniform(0, 2) ? "H100" : "A100";
+    n.labels = {{"rack", "r" + std::to_string(uniform(0, 2))}};
+  }
   int total = nodes * gpus_per_node;
   for (const auto& team : kTeams) {
     TeamQuota q{team, uniform(0, total / 2), std::nullopt};
@@ -52,6 +56,8 @@ Scenario RandomScenario(std::mt19937_64& rng) {
             "user" + std::to_string(uniform(0, 3)));
     if (uniform(0, 1)) j.max_runtime = std::chrono::minutes(uniform(1, 120));
     j.attained = std::chrono::minutes(uniform(0, 300));
+    if (uniform(0, 5) == 0) j.constraints.gpu_model = uniform(0, 1) ? "H100" : "A100";
+    if (uniform(0, 5) == 0) j.constraints.labels = {{"rack", "r" + std::to_string(uniform(0, 3))}};
     return j;
   };
   // Fill part of the cluster with running jobs, placed by the scheduler itself.
@@ -102,6 +108,17 @@ std::string Violation(const Scenario& s, const Plan& plan) {
       const auto& req = job->second->tasks[t].resources;
       if (static_cast<int64_t>(p.tasks[t].gpus.size()) != req.gpus) return "wrong GPU count";
       if (!nodes.count(p.tasks[t].node_id)) return "placed on an unknown node";
+      const NodeCapacity& node = *nodes[p.tasks[t].node_id];
+      const Constraints& want = job->second->constraints;
+      if (!want.gpu_model.empty() && node.gpu_model != want.gpu_model) {
+        return "placed on a node of another GPU model";
+      }
+      for (const auto& [key, value] : want.labels) {
+        auto label = node.labels.find(key);
+        if (label == node.labels.end() || label->second != value) {
+          return "placed on a node without a required label";
+        }
+      }
       for (int g : p.tasks[t].gpus) {
         if (!held.insert({p.tasks[t].node_id, g}).second) return "a GPU was given twice";
         const auto& free = nodes[p.tasks[t].node_id]->free_gpus;

@@ -1,0 +1,95 @@
+// Topology-aware GPU choice, fewest racks, and constraints on GPU model and labels.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "scheduler/capacity_index.h"
+#include "scheduler/scheduler.h"
+#include "scheduler/scheduler_testing.h"
+
+namespace cohort::scheduler {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using namespace testing;  // NOLINT: the builders
+
+// An 8-GPU node in NVLink pairs (0-1, 2-3, 4-5, 6-7); each half of the machine behind its own
+// PCIe switch, as the fake NVML library describes it.
+std::shared_ptr<const GpuTopology> PairedTopology() {
+  NodeInfo info;
+  for (int i = 0; i < 8; ++i) info.gpus.push_back(Gpu{i, "", "H100", 0, "", i / 4});
+  for (int a = 0; a < 8; ++a) {
+    for (int b = a + 1; b < 8; ++b) {
+      GpuLinkType type = b == a + 1 && a % 2 == 0 ? GpuLinkType::kNvLink
+                         : a / 4 == b / 4         ? GpuLinkType::kPcieSwitch
+                                                  : GpuLinkType::kSystem;
+      info.gpu_links.push_back(GpuLink{a, b, type, type == GpuLinkType::kNvLink ? 2 : 0});
+    }
+  }
+  return std::make_shared<GpuTopology>(info.Topology());
+}
+
+TEST(Topology, GroupsByLinkLevel) {
+  auto t = PairedTopology();
+  ASSERT_EQ(t->levels.size(), 3u);
+  EXPECT_EQ(t->levels[0].size(), 4u);  // NVLink pairs
+  EXPECT_THAT(t->levels[0][1], ElementsAre(2, 3));
+  EXPECT_EQ(t->levels[1].size(), 2u);  // two PCIe switches
+  EXPECT_THAT(t->levels[1][0], ElementsAre(0, 1, 2, 3));
+  EXPECT_EQ(t->levels[2].size(), 2u);  // no host-bridge links: the sockets stay apart
+}
+
+TEST(Topology, TaskGetsAWholeNvLinkPairAndSinglesFillBrokenPairs) {
+  NodeCapacity node;
+  node.node_id = "n";
+  node.topology = PairedTopology();
+  node.free_gpus = {0, 2, 4, 5, 6, 7};  // 1 and 3 are busy: pairs 0-1 and 2-3 are broken
+  EXPECT_THAT(PickGpus(node, 2, {}), ElementsAre(4, 5));
+  EXPECT_THAT(PickGpus(node, 1, {}), ElementsAre(0)) << "keep whole pairs for pairs";
+  EXPECT_THAT(PickGpus(node, 4, {}), ElementsAre(4, 5, 6, 7)) << "one PCIe switch";
+  EXPECT_THAT(PickGpus(node, 2, {4, 5}), ElementsAre(6, 7));
+  // No single group holds 5: any free GPUs.
+  EXPECT_EQ(PickGpus(node, 5, {}).size(), 5u);
+}
+
+TEST(Racks, GangUsesFewestRacks) {
+  ClusterSnapshot c;
+  AddNodes(c, "a", 2, 8);
+  AddNodes(c, "b", 2, 8);
+  c.nodes[0].labels = {{"rack", "r1"}};
+  c.nodes[1].labels = {{"rack", "r2"}};
+  c.nodes[2].labels = {{"rack", "r1"}};
+  c.nodes[3].labels = {{"rack", "r2"}};
+  // Two whole nodes: a-0 (r1) and then b-0 (r1), not a-1 (r2).
+  Plan plan = RunScheduler(c, {Job(1, 2, 8)});
+  ASSERT_EQ(plan.placements.size(), 1u);
+  EXPECT_EQ(NodesOf(plan.placements[0]), (std::set<std::string>{"a-0", "b-0"}));
+}
+
+TEST(Constraints, OnlyMatchingNodesAndClearReasonsOtherwise) {
+  ClusterSnapshot c;
+  AddNodes(c, "a100", 2, 8);
+  AddNodes(c, "h100", 1, 8);
+  for (auto& n : c.nodes) {
+    n.gpu_model = n.node_id.starts_with("h100") ? "H100" : "A100";
+    n.labels = {{"zone", n.node_id == "a100-1" ? "west" : "east"}};
+  }
+  PendingJob h = Job(1, 1, 4);
+  h.constraints.gpu_model = "H100";
+  PendingJob west = Job(2, 1, 4);
+  west.constraints.labels = {{"zone", "west"}};
+  PendingJob nowhere = Job(3, 1, 1);
+  nowhere.constraints.gpu_model = "B200";
+  PendingJob too_big = Job(4, 2, 8);
+  too_big.constraints.gpu_model = "H100";
+  Plan plan = RunScheduler(c, {h, west, nowhere, too_big});
+  ASSERT_EQ(plan.placements.size(), 2u);
+  EXPECT_EQ(plan.placements[0].tasks[0].node_id, "h100-0");
+  EXPECT_EQ(plan.placements[1].tasks[0].node_id, "a100-1");
+  EXPECT_THAT(ReasonFor(plan, 3)->reason, HasSubstr("no ready node has GPU model B200"));
+  EXPECT_TRUE(ReasonFor(plan, 3)->unschedulable);
+  EXPECT_THAT(ReasonFor(plan, 4)->reason, HasSubstr("the nodes that meet its constraints have"));
+}
+
+}  // namespace
+}  // namespace cohort::scheduler
