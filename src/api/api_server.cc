@@ -8,6 +8,7 @@
 #include <filesystem>
 #include <fstream>
 #include <regex>
+#include <set>
 
 #include "common/strings.h"
 #include "model/job_spec_parser.h"
@@ -543,12 +544,14 @@ void ApiServer::StreamLogs(JobId id, const HttpRequest& request,
     auto parts = Split(it->second, '/');
     std::vector<std::string> names;
     bool found = false;
+    std::set<std::string> all;
     for (const auto& g : job.spec.tasks) {
-      for (int i = 0; i < g.replicas; ++i) {
-        std::string name = fmt::format("{}/{}", g.role, i);
-        names.push_back(name);
-        if (name == it->second) found = true;
-      }
+      for (int i = 0; i < g.replicas; ++i) all.insert(fmt::format("{}/{}", g.role, i));
+    }
+    for (const auto& t : job.tasks) all.insert(t.Name());  // elastic replicas too
+    for (const auto& name : all) {
+      names.push_back(name);
+      if (name == it->second) found = true;
     }
     if (!found) {
       return responder->Send(ErrorResponse(Status::NotFound(fmt::format(

@@ -93,7 +93,11 @@ StatusOr<JobId> ParseId(const std::string& text) {
 std::string TaskCount(const Job& job) {
   int total = job.spec.TotalReplicas();
   int running = 0;
-  for (const auto& t : job.tasks) running += t.state == TaskState::kRunning;
+  if (!job.tasks.empty()) {
+    total = static_cast<int>(std::count_if(job.tasks.begin(), job.tasks.end(),
+                                           [](const Task& t) { return !t.scaled_down; }));
+  }
+  for (const auto& t : job.tasks) running += t.state == TaskState::kRunning && !t.scaled_down;
   if (job.state == JobState::kRunning || job.state == JobState::kStarting) {
     return fmt::format("{}/{}", running, total);
   }
@@ -144,6 +148,15 @@ void PrintJobDetails(const Job& job, const std::vector<JobEvent>& events) {
   if (!job.message.empty()) fmt::print("Message:    {}\n", job.message);
   fmt::print("Attempt:    {} of at most {}\n", job.attempt, job.spec.max_attempts);
   fmt::print("Resources:  {}\n", job.spec.TotalResources().ToString());
+  for (const auto& g : job.spec.tasks) {
+    if (!g.elastic()) continue;
+    int now =
+        static_cast<int>(std::count_if(job.tasks.begin(), job.tasks.end(), [&](const Task& t) {
+          return t.role == g.role && !t.scaled_down && !IsTerminal(t.state);
+        }));
+    fmt::print("Elastic:    {} has {} replica{} now, {}..{} allowed\n", g.role, now,
+               now == 1 ? "" : "s", g.replicas, g.max_replicas);
+  }
   fmt::print("Submitted:  {}\n", FormatTimestamp(job.submitted_at));
   fmt::print("Placed:     {}\n", TimeOr(job.placed_at));
   fmt::print("Running:    {}\n", TimeOr(job.running_at));
@@ -159,9 +172,10 @@ void PrintJobDetails(const Job& job, const std::vector<JobEvent>& events) {
       std::string exit = t.signal      ? fmt::format("signal {}", *t.signal)
                          : t.exit_code ? std::to_string(*t.exit_code)
                                        : "-";
+      std::string state = TaskStateName(t.state);
+      if (t.scaled_down) state += " (scaled down)";
       tasks.Add({t.Name(), std::to_string(t.rank), t.node_id, JoinInts(t.gpus),
-                 std::to_string(t.port), TaskStateName(t.state), exit,
-                 t.pid ? std::to_string(t.pid) : "-"});
+                 std::to_string(t.port), state, exit, t.pid ? std::to_string(t.pid) : "-"});
     }
     tasks.Print(stdout);
   }

@@ -16,7 +16,10 @@ void AddPyTorch(const Job& job, const Task& self, std::map<std::string, std::str
   const Task* rank0 = nullptr;
   int local_rank = 0;
   int local_world = 0;
+  int world = 0;
   for (const auto& t : job.tasks) {
+    if (t.scaled_down) continue;
+    ++world;
     if (t.rank == 0) rank0 = &t;
     if (t.node_id == self.node_id) {
       if (t.rank < self.rank) ++local_rank;
@@ -26,7 +29,21 @@ void AddPyTorch(const Job& job, const Task& self, std::map<std::string, std::str
   COHORT_CHECK(rank0 != nullptr);
   env["MASTER_ADDR"] = rank0->host;
   env["MASTER_PORT"] = std::to_string(rank0->port);
-  env["WORLD_SIZE"] = std::to_string(job.tasks.size());
+  env["WORLD_SIZE"] = std::to_string(world);
+  if (job.spec.elastic()) {
+    // torchrun reads its options from PET_* variables: with these, `torchrun train.py` joins
+    // the job's rendezvous and follows its size as replicas come and go.
+    int min = 0, max = 0;
+    for (const auto& g : job.spec.tasks) {
+      min += g.replicas;
+      max += std::max(g.replicas, g.max_replicas);
+    }
+    env["PET_NNODES"] = fmt::format("{}:{}", min, max);
+    env["PET_RDZV_BACKEND"] = "c10d";
+    env["PET_RDZV_ENDPOINT"] = Endpoint(*rank0);
+    env["PET_RDZV_ID"] = fmt::format("cohort-{}-{}", job.id, job.attempt);
+    env["PET_NPROC_PER_NODE"] = "1";
+  }
   env["RANK"] = std::to_string(self.rank);
   env["LOCAL_RANK"] = std::to_string(local_rank);
   env["LOCAL_WORLD_SIZE"] = std::to_string(local_world);
@@ -35,7 +52,7 @@ void AddPyTorch(const Job& job, const Task& self, std::map<std::string, std::str
 void AddTensorFlow(const Job& job, const Task& self, std::map<std::string, std::string>& env) {
   nlohmann::json cluster = nlohmann::json::object();
   for (const auto& t : job.tasks) {  // rank order, so each role's list is in index order
-    cluster[t.role].push_back(Endpoint(t));
+    if (!t.scaled_down) cluster[t.role].push_back(Endpoint(t));
   }
   nlohmann::json config = {{"cluster", cluster},
                            {"task", {{"type", self.role}, {"index", self.index}}}};
@@ -54,7 +71,12 @@ std::map<std::string, std::string> TaskEnvironment(const Job& job, size_t task,
   }
 
   std::vector<std::string> hosts;
-  for (const auto& t : job.tasks) hosts.push_back(t.host);
+  int active = 0;
+  for (const auto& t : job.tasks) {
+    if (t.scaled_down) continue;
+    hosts.push_back(t.host);
+    ++active;
+  }
   std::vector<std::string> gpus;
   for (int g : self.gpus) gpus.push_back(std::to_string(g));
 
@@ -64,7 +86,12 @@ std::map<std::string, std::string> TaskEnvironment(const Job& job, size_t task,
   env["COHORT_TASK_ROLE"] = self.role;
   env["COHORT_TASK_INDEX"] = std::to_string(self.index);
   env["COHORT_TASK_RANK"] = std::to_string(self.rank);
-  env["COHORT_NUM_TASKS"] = std::to_string(job.tasks.size());
+  env["COHORT_NUM_TASKS"] = std::to_string(active);
+  for (const auto& g : job.spec.tasks) {
+    if (g.role != self.role || !g.elastic()) continue;
+    env["COHORT_MIN_REPLICAS"] = std::to_string(g.replicas);
+    env["COHORT_MAX_REPLICAS"] = std::to_string(g.max_replicas);
+  }
   env["COHORT_TASK_PORT"] = std::to_string(self.port);
   env["COHORT_NODE"] = self.node_id;
   env["COHORT_HOSTS"] = Join(hosts, ",");

@@ -90,5 +90,22 @@ TEST(TaskEnvironment, TensorFlowConfigListsEveryRole) {
   EXPECT_EQ(env.count("MASTER_ADDR"), 0u);
 }
 
+TEST(TaskEnvironment, ElasticPyTorchJobsGetTorchrunRendezvous) {
+  Job job = PlacedJob(Framework::kPyTorch, {{"worker", 3}});
+  job.spec.tasks[0].replicas = 2;
+  job.spec.tasks[0].max_replicas = 6;
+  job.tasks[2].scaled_down = true;  // being taken away: not part of the world any more
+  auto env = TaskEnvironment(job, 1, kDirs);
+  EXPECT_EQ(env["PET_NNODES"], "2:6");
+  EXPECT_EQ(env["PET_RDZV_BACKEND"], "c10d");
+  EXPECT_EQ(env["PET_RDZV_ENDPOINT"], "10.0.0.0:30000");
+  EXPECT_EQ(env["PET_RDZV_ID"], "cohort-42-2");
+  EXPECT_EQ(env["WORLD_SIZE"], "2");
+  EXPECT_EQ(env["COHORT_NUM_TASKS"], "2");
+  EXPECT_EQ(env["COHORT_HOSTS"], "10.0.0.0,10.0.0.0");
+  EXPECT_EQ(env["COHORT_MIN_REPLICAS"], "2");
+  EXPECT_EQ(env["COHORT_MAX_REPLICAS"], "6");
+}
+
 }  // namespace
 }  // namespace cohort::framework

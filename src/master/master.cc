@@ -424,17 +424,33 @@ ClusterSnapshot Master::Snapshot() const {
     running.stopping = job.state == JobState::kStopping;
     running.stopping_for = job.preempted_for;
     running.attained = AttainedService(job);
+    running.constraints = job.spec.constraints;
+    // Replicas on their way out (an elastic shrink) count as a stopping job of their own.
+    RunningJob leaving = running;
+    leaving.stopping = true;
     for (const auto& t : job.tasks) {
       if (IsTerminal(t.state)) continue;
-      running.tasks.push_back(TaskRequest{t.role, t.index, t.resources});
-      running.placement.push_back(TaskPlacement{t.node_id, t.gpus});
+      RunningJob& holder = t.scaled_down ? leaving : running;
+      holder.tasks.push_back(TaskRequest{t.role, t.index, t.resources});
+      holder.placement.push_back(TaskPlacement{t.node_id, t.gpus});
+      holder.task_started.push_back(t.started_at.value_or(running.started_at));
       auto it = index.find(t.node_id);
       if (it == index.end()) continue;
       NodeCapacity& n = snapshot.nodes[it->second];
       n.free -= t.resources;
       for (int g : t.gpus) std::erase(n.free_gpus, g);
     }
+    for (const auto& g : job.spec.tasks) {
+      if (!g.elastic()) continue;
+      int next = 0;
+      for (const auto& t : job.tasks) {
+        if (t.role == g.role) next = std::max(next, t.index + 1);
+      }
+      running.elastic.push_back(
+          RunningJob::ElasticGroup{g.role, g.replicas, g.max_replicas, g.resources, next});
+    }
     snapshot.running.push_back(std::move(running));
+    if (!leaving.tasks.empty()) snapshot.running.push_back(std::move(leaving));
   }
   return snapshot;
 }
@@ -465,9 +481,25 @@ bool TakeIfStillFree(const JobPlacement& p, const std::vector<TaskRequest>& task
   return true;
 }
 
+bool Master::AnyElasticCanGrow() const {
+  for (JobId id : active_) {
+    const Job& job = jobs_.at(id);
+    if (job.state != JobState::kRunning && job.state != JobState::kStarting) continue;
+    for (const auto& g : job.spec.tasks) {
+      if (!g.elastic()) continue;
+      int live =
+          static_cast<int>(std::count_if(job.tasks.begin(), job.tasks.end(), [&](const Task& t) {
+            return t.role == g.role && !t.scaled_down && !IsTerminal(t.state);
+          }));
+      if (live < g.max_replicas) return true;
+    }
+  }
+  return false;
+}
+
 void Master::Schedule() {
   schedule_posted_ = false;
-  if (pending_.empty()) return;
+  if (pending_.empty() && !AnyElasticCanGrow()) return;
   ClusterSnapshot snapshot = Snapshot();
   snapshot.teams = teams_;
   std::vector<PendingJob> pending;
@@ -518,6 +550,8 @@ void Master::Schedule() {
     FinishIfStopped(job, events);
     (void)Persist(job, std::move(events));
   }
+  for (const auto& growth : plan.growths) ApplyGrowth(growth, free);
+  for (const auto& shrink : plan.shrinks) ApplyShrink(shrink);
   for (const auto& waiting : plan.waiting) {
     Job& job = jobs_.at(waiting.job_id);
     last_reasons_[job.id] = waiting;
@@ -527,6 +561,83 @@ void Master::Schedule() {
     ++job.version;
     if (listener_) listener_->OnJobChanged(job.id);
   }
+}
+
+void Master::ApplyGrowth(const Growth& growth, std::map<std::string, NodeCapacity>& free) {
+  auto it = jobs_.find(growth.job_id);
+  if (it == jobs_.end()) return;
+  Job& job = it->second;
+  if (job.state != JobState::kRunning && job.state != JobState::kStarting) return;
+  if (!TakeIfStillFree(JobPlacement{job.id, growth.placement}, growth.tasks, free)) {
+    RequestSchedule();
+    return;
+  }
+  std::set<std::string> nodes;
+  std::vector<std::string> added;
+  for (size_t i = 0; i < growth.tasks.size(); ++i) {
+    NodeEntry& entry = nodes_.at(growth.placement[i].node_id);
+    Task t;
+    t.role = growth.tasks[i].role;
+    t.index = growth.tasks[i].index;
+    t.rank = static_cast<int>(job.tasks.size());
+    t.resources = growth.tasks[i].resources;
+    t.node_id = growth.placement[i].node_id;
+    t.host = entry.node.info.address;
+    t.gpus = growth.placement[i].gpus;
+    t.port = AssignPort(entry);
+    if (t.port == 0) continue;
+    t.started_at = clock_.Now();
+    nodes.insert(t.node_id);
+    added.push_back(fmt::format("{} on {}", t.Name(), t.node_id));
+    job.tasks.push_back(std::move(t));
+  }
+  for (const auto& n : nodes) {
+    uint64_t version = BumpNode(n);
+    for (auto& t : job.tasks) {
+      if (t.node_id == n && t.assigned_version == 0) t.assigned_version = version;
+    }
+  }
+  std::vector<std::string> counts;
+  for (const auto& g : job.spec.tasks) {
+    if (!g.elastic()) continue;
+    int n = static_cast<int>(std::count_if(job.tasks.begin(), job.tasks.end(), [&](const Task& t) {
+      return t.role == g.role && !t.scaled_down && !IsTerminal(t.state);
+    }));
+    counts.push_back(fmt::format("{} {} of {}..{}", n, g.role, g.replicas, g.max_replicas));
+  }
+  spdlog::info("job {} grew: {}", job.id, Join(added, "; "));
+  (void)Persist(
+      job,
+      {Event(job, "grown",
+             fmt::format("{} into idle GPUs; now {}", Join(added, ", "), Join(counts, ", ")))});
+}
+
+void Master::ApplyShrink(const Shrink& shrink) {
+  auto it = jobs_.find(shrink.job_id);
+  if (it == jobs_.end()) return;
+  Job& job = it->second;
+  if (job.state != JobState::kRunning && job.state != JobState::kStarting) return;
+  std::set<std::string> nodes;
+  std::vector<std::string> names;
+  for (auto& t : job.tasks) {
+    if (t.role != shrink.role || IsTerminal(t.state) || t.stop_requested) continue;
+    if (std::find(shrink.indices.begin(), shrink.indices.end(), t.index) == shrink.indices.end()) {
+      continue;
+    }
+    t.stop_requested = true;
+    t.scaled_down = true;
+    nodes.insert(t.node_id);
+  }
+  for (int index : shrink.indices) {  // highest first, as the scheduler chose them
+    for (const auto& t : job.tasks) {
+      if (t.role == shrink.role && t.index == index && t.scaled_down) names.push_back(t.Name());
+    }
+  }
+  if (names.empty()) return;
+  for (const auto& n : nodes) BumpNode(n);
+  spdlog::info("job {} shrinks: {}", job.id, shrink.reason);
+  (void)Persist(
+      job, {Event(job, "shrunk", fmt::format("{} stopped: {}", Join(names, ", "), shrink.reason))});
 }
 
 int Master::AssignPort(NodeEntry& entry) {
@@ -607,6 +718,7 @@ Status Master::ApplyPlacement(Job& job, const JobPlacement& placement) {
   job.message = fmt::format("attempt {} starting on {}", job.attempt,
                             Join(std::vector<std::string>(nodes.begin(), nodes.end()), ", "));
   spdlog::info("job {} attempt {} placed: {}", job.id, job.attempt, Join(where, "; "));
+  if (job.spec.elastic()) RequestSchedule();  // it may grow at once into what is idle
   return Persist(
       job, {Event(job, "placed", fmt::format("attempt {}: {}", job.attempt, Join(where, "; ")))});
 }
@@ -729,10 +841,13 @@ void Master::ApplyTaskReport(Job& job, Task& task, const TaskReport& report,
   events.push_back(Event(job, "task_ended",
                          fmt::format("{}: {}", TaskStateName(task.state), DescribeExit(task))));
   if (job.state == JobState::kStopping) return;
+  // A replica taken away from an elastic job: its end changes nothing else.
+  if (task.scaled_down) return;
   if (task.state == TaskState::kSucceeded) {
     bool all_done = true;
     bool workers_done = true;  // TensorFlow: parameter servers never exit on their own
     for (const auto& t : job.tasks) {
+      if (t.scaled_down) continue;
       if (t.state != TaskState::kSucceeded) {
         all_done = false;
         if (t.role != "ps") workers_done = false;
@@ -782,6 +897,8 @@ StatusOr<DesiredState> Master::Sync(const std::string& node_id, const AgentRepor
     size_t count = job_events.size();
     ApplyTaskReport(job, t, r, job_events);
     if (t.state != before || t.pid != pid || job_events.size() != count) changed.insert(job.id);
+    // A task that ended gave its resources back: someone may be waiting for them.
+    if (!IsTerminal(before) && IsTerminal(t.state)) RequestSchedule();
   };
   for (const auto& r : report.tasks) {
     reported.insert(r.key);
@@ -812,8 +929,9 @@ StatusOr<DesiredState> Master::Sync(const std::string& node_id, const AgentRepor
     Job& job = jobs_.at(id);
     auto& job_events = events[id];
     if (job.state == JobState::kStarting) {
-      bool all_running = std::all_of(job.tasks.begin(), job.tasks.end(),
-                                     [](const Task& t) { return t.state == TaskState::kRunning; });
+      bool all_running = std::all_of(job.tasks.begin(), job.tasks.end(), [](const Task& t) {
+        return t.state == TaskState::kRunning || t.scaled_down;
+      });
       if (all_running) {
         job.state = JobState::kRunning;
         job.running_at = now;
@@ -909,11 +1027,12 @@ StatusOr<int64_t> Master::AppendLog(const std::string& node_id, const std::strin
     return Status::NotFound(fmt::format("job {} has no attempt {}", key->job, key->attempt));
   }
   // The key names a file: it must be one of the job's tasks, nothing else.
-  bool known =
-      std::any_of(job_it->second.spec.tasks.begin(), job_it->second.spec.tasks.end(),
-                  [&](const TaskGroupSpec& g) {
-                    return g.role == key->role && key->index >= 0 && key->index < g.replicas;
-                  });
+  // (Elastic replicas get ever higher indices: any index of an elastic role will do.)
+  bool known = std::any_of(job_it->second.spec.tasks.begin(), job_it->second.spec.tasks.end(),
+                           [&](const TaskGroupSpec& g) {
+                             return g.role == key->role && key->index >= 0 &&
+                                    (key->index < g.replicas || g.elastic());
+                           });
   if (!known) {
     return Status::NotFound(
         fmt::format("job {} has no task {}/{}", key->job, key->role, key->index));

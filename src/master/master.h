@@ -164,6 +164,9 @@ class Master {
   ClusterSnapshot Snapshot() const;
   Status ApplyPlacement(Job& job, const JobPlacement& placement);
   int AssignPort(NodeEntry& node);
+  void ApplyGrowth(const Growth& growth, std::map<std::string, NodeCapacity>& free);
+  void ApplyShrink(const Shrink& shrink);
+  bool AnyElasticCanGrow() const;
   framework::JobDirectories DirectoriesOf(const Job& job) const;
 
   // Asks every live task of the job to stop; the job finishes as `target` once all are gone.

@@ -40,6 +40,8 @@ struct Task {
   int port = 0;  // assigned by the master from the node's port range
   TaskState state = TaskState::kAssigned;
   bool stop_requested = false;
+  // An elastic replica taken away (shrink): its end is neither a failure nor a success.
+  bool scaled_down = false;
   std::optional<int> exit_code;
   std::optional<int> signal;
   int64_t pid = 0;

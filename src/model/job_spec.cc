@@ -40,6 +40,13 @@ int JobSpec::TotalReplicas() const {
   return n;
 }
 
+bool JobSpec::elastic() const {
+  for (const auto& g : tasks) {
+    if (g.elastic()) return true;
+  }
+  return false;
+}
+
 Resources JobSpec::TotalResources() const {
   Resources total;
   for (const auto& g : tasks) total += g.resources * g.replicas;

@@ -31,11 +31,14 @@ inline constexpr Duration kDefaultGracePeriod = std::chrono::seconds(30);
 // One role of a job (`worker`, `chief`, `ps`, ...): `replicas` identical tasks.
 struct TaskGroupSpec {
   std::string role;
-  int replicas = 1;
-  Resources resources;  // per replica
+  int replicas = 1;      // the number of tasks; for an elastic group, the minimum
+  int max_replicas = 0;  // elastic: grows up to this many when GPUs are idle; 0: fixed size
+  Resources resources;   // per replica
   std::vector<std::string> command;
   std::map<std::string, std::string> env;
   std::string workdir;  // empty: the task's own scratch directory on the agent
+
+  bool elastic() const { return max_replicas > replicas; }
 };
 
 // Where a job may run: every node that runs one of its tasks must have GPUs of this model (if
@@ -58,8 +61,10 @@ struct JobSpec {
   Duration grace_period = kDefaultGracePeriod;  // SIGTERM to SIGKILL
   Constraints constraints;
 
+  // At the start (the minimum of elastic groups).
   int TotalReplicas() const;
   Resources TotalResources() const;
+  bool elastic() const;
 };
 
 }  // namespace cohort

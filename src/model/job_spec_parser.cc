@@ -570,12 +570,7 @@ class Validator {
     }
     Unknown(v, path, Level::kTask);
     Role(v, path, &group.role);
-    if (const Json* r = Find(v, "replicas")) {
-      int64_t n = 0;
-      if (Integer(*r, Child(path, "replicas"), 1, kMaxReplicas, &n)) {
-        group.replicas = static_cast<int>(n);
-      }
-    }
+    if (const Json* r = Find(v, "replicas")) Replicas(*r, Child(path, "replicas"), &group);
     if (const Json* r = Find(v, "resources")) ResourcesField(*r, Child(path, "resources"), &group);
     Command(v, path, &group.command);
     if (const Json* e = Find(v, "env")) Env(*e, Child(path, "env"), &group.env);
@@ -871,6 +866,34 @@ class Validator {
     return true;
   }
 
+  // `replicas: 4`, or `replicas: {min: 2, max: 8}` for an elastic group.
+  void Replicas(const Json& v, const std::string& path, TaskGroupSpec* group) {
+    int64_t n = 0;
+    if (!v.is_object()) {
+      if (Integer(v, path, 1, kMaxReplicas, &n)) group->replicas = static_cast<int>(n);
+      return;
+    }
+    for (const auto& [key, value] : v.items()) {
+      if (key != "min" && key != "max") {
+        Error(Child(path, key), "unknown field; expected min and max");
+      }
+    }
+    int64_t min = 0, max = 0;
+    const Json* lo = Find(v, "min");
+    const Json* hi = Find(v, "max");
+    if (!lo) Error(Child(path, "min"), "required field is missing");
+    if (!hi) Error(Child(path, "max"), "required field is missing");
+    bool ok_lo = lo && Integer(*lo, Child(path, "min"), 1, kMaxReplicas, &min);
+    bool ok_hi = hi && Integer(*hi, Child(path, "max"), 1, kMaxReplicas, &max);
+    if (!ok_lo || !ok_hi) return;
+    if (max < min) {
+      Error(Child(path, "max"), fmt::format("must be at least min ({}), got {}", min, max));
+      return;
+    }
+    group->replicas = static_cast<int>(min);
+    group->max_replicas = max > min ? static_cast<int>(max) : 0;
+  }
+
   void CrossChecks(const Json& doc, const JobSpec& spec) {
     const Json* tasks = Find(doc, "tasks");
     if (tasks == nullptr || !tasks->is_array()) return;
@@ -878,13 +901,18 @@ class Validator {
     int64_t total = 0;
     for (size_t i = 0; i < spec.tasks.size(); ++i) {
       const TaskGroupSpec& g = spec.tasks[i];
-      total += g.replicas;
+      total += std::max(g.replicas, g.max_replicas);
       if (g.role.empty()) continue;  // missing or invalid: reported already
       std::string path = Index("tasks", i);
       auto [it, inserted] = first_index.emplace(g.role, i);
       if (!inserted) {
         Error(Child(path, "role"),
               fmt::format("\"{}\" is already the role of tasks[{}]", g.role, it->second));
+      }
+      if (g.elastic() && spec.framework == Framework::kTensorFlow) {
+        Error(Child(path, "replicas"),
+              "TensorFlow's TF_CONFIG lists a fixed cluster: elastic replicas need framework "
+              "pytorch (with torchrun) or none");
       }
       if (spec.framework == Framework::kTensorFlow) {
         if (!Contains(kTensorFlowRoles, g.role)) {
@@ -1032,7 +1060,8 @@ Json ToJson(const JobSpec& spec) {
     const int64_t milli = g.resources.milli_cpus;
     Json cpus = milli % 1000 == 0 ? Json(milli / 1000) : Json(static_cast<double>(milli) / 1000.0);
     Json group = {{"role", g.role},
-                  {"replicas", g.replicas},
+                  {"replicas", g.elastic() ? Json{{"min", g.replicas}, {"max", g.max_replicas}}
+                                           : Json(g.replicas)},
                   {"resources",
                    {{"gpus", g.resources.gpus},
                     {"cpus", cpus},

@@ -897,3 +897,52 @@ tasks: [{role: w, command: [x]}]
 
 }  // namespace
 }  // namespace cohort
+
+namespace cohort {
+namespace {
+
+TEST(JobSpecElastic, MinMaxReplicasParseAndRoundTrip) {
+  auto spec = ParseJobSpec(R"(name: e
+framework: pytorch
+tasks: [{role: worker, replicas: {min: 2, max: 8}, command: [torchrun, train.py]}]
+)");
+  ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+  EXPECT_EQ(spec->tasks[0].replicas, 2);
+  EXPECT_EQ(spec->tasks[0].max_replicas, 8);
+  EXPECT_TRUE(spec->elastic());
+  EXPECT_EQ(spec->TotalReplicas(), 2);
+  auto back = ParseJobSpecJson(ToJson(*spec));
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back->tasks[0].max_replicas, 8);
+  EXPECT_EQ(ToJson(*spec)["tasks"][0]["replicas"], Json({{"max", 8}, {"min", 2}}));
+  // min == max is simply a fixed size.
+  auto fixed =
+      ParseJobSpec("name: f\ntasks: [{role: w, replicas: {min: 3, max: 3}, command: [x]}]\n");
+  ASSERT_TRUE(fixed.ok());
+  EXPECT_FALSE(fixed->elastic());
+  EXPECT_EQ(ToJson(*fixed)["tasks"][0]["replicas"], 3);
+}
+
+TEST(JobSpecElastic, BadRangesAndTensorFlowAreRefused) {
+  auto bad = ParseJobSpec(R"(name: e
+tasks:
+  - {role: a, replicas: {min: 4, max: 2}, command: [x]}
+  - {role: b, replicas: {min: 0, most: 9}, command: [x]}
+)");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_THAT(bad.status().details(),
+              ::testing::UnorderedElementsAre(
+                  "tasks[0].replicas.max: must be at least min (4), got 2",
+                  "tasks[1].replicas.most: unknown field; expected min and max",
+                  "tasks[1].replicas.max: required field is missing",
+                  "tasks[1].replicas.min: must be an integer from 1 to 4096, got 0"));
+  auto tf = ParseJobSpec(R"(name: t
+framework: tensorflow
+tasks: [{role: worker, replicas: {min: 1, max: 4}, command: [x]}]
+)");
+  ASSERT_FALSE(tf.ok());
+  EXPECT_THAT(tf.status().details()[0], ::testing::HasSubstr("elastic replicas need"));
+}
+
+}  // namespace
+}  // namespace cohort

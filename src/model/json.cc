@@ -80,6 +80,7 @@ Task TaskFrom(const Json& j) {
   if (!state) throw std::runtime_error("unknown task state");
   t.state = *state;
   t.stop_requested = ValueOr<bool>(j, "stop_requested", false);
+  t.scaled_down = ValueOr<bool>(j, "scaled_down", false);
   t.exit_code = OptionalValue<int>(j, "exit_code");
   t.signal = OptionalValue<int>(j, "signal");
   t.pid = ValueOr<int64_t>(j, "pid", 0);
@@ -110,6 +111,7 @@ Json ToJson(const Task& t) {
               {"port", t.port},
               {"state", TaskStateName(t.state)},
               {"stop_requested", t.stop_requested},
+              {"scaled_down", t.scaled_down},
               {"exit_code", t.exit_code ? Json(*t.exit_code) : Json(nullptr)},
               {"signal", t.signal ? Json(*t.signal) : Json(nullptr)},
               {"pid", t.pid},

@@ -51,7 +51,18 @@ struct RunningJob {
   std::optional<JobId> stopping_for;  // the job it was preempted for, if it was
   std::vector<TaskRequest> tasks;     // what each task holds...
   std::vector<TaskPlacement> placement;  // ...and where
+  std::vector<Timestamp> task_started;   // when each task was placed (grown replicas: later)
   Duration attained{};                   // GPU time received by earlier attempts
+  // Elastic task groups: replicas may be added up to `max` and taken away down to `min`.
+  struct ElasticGroup {
+    std::string role;
+    int min = 0;
+    int max = 0;
+    Resources per_replica;
+    int next_index = 0;  // indices are never reused within an attempt
+  };
+  std::vector<ElasticGroup> elastic;
+  Constraints constraints;  // where its replicas may run
 
   Resources Total() const {
     Resources r;
@@ -110,9 +121,27 @@ struct PendingReason {
   std::optional<Timestamp> reserved_start;
 };
 
+// New replicas for a running elastic job, into GPUs nobody else wants now.
+struct Growth {
+  JobId job_id = 0;
+  std::vector<TaskRequest> tasks;
+  std::vector<TaskPlacement> placement;
+};
+
+// Replicas of a running elastic job to stop (highest index first), for `for_job`.
+struct Shrink {
+  JobId job_id = 0;
+  std::string role;
+  std::vector<int> indices;
+  JobId for_job = 0;
+  std::string reason;
+};
+
 struct Plan {
   std::vector<JobPlacement> placements;
   std::vector<Preemption> preemptions;
+  std::vector<Growth> growths;
+  std::vector<Shrink> shrinks;
   std::vector<PendingReason> waiting;
 };
 

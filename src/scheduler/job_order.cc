@@ -72,6 +72,11 @@ void JobOrder::Placed(size_t i) {
   users_[{job.team, job.user}] += total;
 }
 
+void JobOrder::Grew(const std::string& team, const std::string& user, const Resources& r) {
+  teams_[team].held += r;
+  users_[{team, user}] += r;
+}
+
 std::optional<size_t> JobOrder::Next() {
   if (policy_ == Policy::kFairShare) return NextFairShare();
   if (next_static_ >= static_order_.size()) return std::nullopt;

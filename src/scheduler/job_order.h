@@ -28,6 +28,8 @@ class JobOrder {
   std::optional<size_t> Next();
   // Job `i` was placed: its team and user hold more now.
   void Placed(size_t i);
+  // Resources given outside the queue (an elastic job grew).
+  void Grew(const std::string& team, const std::string& user, const Resources& r);
 
   const Usage& TeamUsage(const std::string& team) const;
   // A team's dominant share of the cluster (0..1), before weighting.

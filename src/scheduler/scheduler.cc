@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <tuple>
 
 #include "common/units.h"
 #include "scheduler/capacity_index.h"
@@ -72,6 +73,7 @@ class Pass {
       any_team_borrows_ |= u.held.gpus > u.guaranteed_gpus;
     }
     while (auto i = order_.Next()) Consider(*i);
+    Grow();
     return std::move(plan_);
   }
 
@@ -223,6 +225,7 @@ class Pass {
     if (auto placement = RoomFor(job).Place(job.tasks, job.constraints)) {
       return Start(i, job, std::move(*placement));
     }
+    if (TryShrink(job)) return;
     if (TryPreemption(job)) return;
     if (config_.backfill && reservations_ < config_.reservations) return Reserve(job);
     if (!config_.backfill) blocked_by_ = job.job_id;
@@ -321,6 +324,109 @@ class Pass {
     return true;
   }
 
+  // Surplus replicas of elastic jobs (above their minimum, past the minimum run time), one
+  // unit each, built on first need. They go before any job is preempted.
+  const std::vector<RunningJob>& ElasticSurplus() {
+    if (surplus_) return *surplus_;
+    surplus_.emplace();
+    for (const auto& r : in_.cluster.running) {
+      if (r.stopping) continue;
+      for (const auto& group : r.elastic) {
+        std::vector<size_t> replicas;
+        for (size_t t = 0; t < r.tasks.size(); ++t) {
+          if (r.tasks[t].role == group.role) replicas.push_back(t);
+        }
+        if (static_cast<int>(replicas.size()) <= group.min) continue;
+        std::sort(replicas.begin(), replicas.end(),
+                  [&](size_t a, size_t b) { return r.tasks[a].index > r.tasks[b].index; });
+        replicas.resize(replicas.size() - static_cast<size_t>(group.min));  // highest first
+        for (size_t t : replicas) {
+          Timestamp started = t < r.task_started.size() ? r.task_started[t] : r.started_at;
+          if (in_.now - started < config_.min_runtime_before_preemption) continue;
+          RunningJob unit;
+          unit.job_id = r.job_id;
+          unit.team = r.team;
+          unit.user = r.user;
+          unit.priority = r.priority;
+          unit.started_at = started;
+          unit.tasks = {r.tasks[t]};
+          unit.placement = {r.placement[t]};
+          surplus_->push_back(std::move(unit));
+        }
+      }
+    }
+    return *surplus_;
+  }
+
+  // Takes surplus replicas back from elastic jobs if that lets `job` fit.
+  bool TryShrink(const PendingJob& job) {
+    if (preemption_searches_ >= kMaxPreemptionSearches) return false;
+    std::vector<const RunningJob*> units;
+    for (const RunningJob& u : ElasticSurplus()) {
+      if (!shrunk_.count({u.job_id, u.tasks[0].role, u.tasks[0].index})) units.push_back(&u);
+    }
+    if (units.empty()) return false;
+    ++preemption_searches_;
+    // Newest replicas first: within a job that is its highest index.
+    std::stable_sort(units.begin(), units.end(), [](const RunningJob* a, const RunningJob* b) {
+      return std::make_tuple(a->priority, -ToMicros(a->started_at), -a->tasks[0].index) <
+             std::make_tuple(b->priority, -ToMicros(b->started_at), -b->tasks[0].index);
+    });
+    CapacityIndex what_if = unreserved_;
+    auto chosen = ChooseVictims(what_if, job.tasks, job.constraints, units);
+    if (!chosen) return false;
+    std::map<std::pair<JobId, std::string>, std::vector<int>> by_group;
+    for (const RunningJob* u : *chosen) {
+      shrunk_.insert({u->job_id, u->tasks[0].role, u->tasks[0].index});
+      by_group[{u->job_id, u->tasks[0].role}].push_back(u->tasks[0].index);
+      what_if.Give(u->tasks, u->placement);
+    }
+    std::vector<std::string> names;
+    for (auto& [key, indices] : by_group) {
+      std::sort(indices.rbegin(), indices.rend());
+      plan_.shrinks.push_back(
+          Shrink{key.first, key.second, indices, job.job_id,
+                 fmt::format("{} replica{} released to make room for job {}", indices.size(),
+                             indices.size() == 1 ? "" : "s", job.job_id)});
+      shrinking_jobs_.insert(key.first);
+      names.push_back(fmt::format("{} of job {}", indices.size(), key.first));
+    }
+    if (auto placement = what_if.Place(job.tasks, job.constraints)) Hold(job, *placement);
+    Wait(job, fmt::format("taking back elastic replicas ({}); starts once they have stopped",
+                          fmt::join(names, ", ")));
+    return true;
+  }
+
+  // Elastic jobs grow into GPUs that nobody else wants now (not free for a waiting job, not
+  // held for a reservation), one replica at a time, up to their maximum and their team's limit.
+  void Grow() {
+    for (const auto& r : in_.cluster.running) {
+      if (r.stopping || r.elastic.empty() || shrinking_jobs_.count(r.job_id)) continue;
+      Growth growth;
+      growth.job_id = r.job_id;
+      for (const auto& group : r.elastic) {
+        int current = static_cast<int>(
+            std::count_if(r.tasks.begin(), r.tasks.end(),
+                          [&](const TaskRequest& t) { return t.role == group.role; }));
+        int next_index = group.next_index;
+        for (int k = current; k < group.max; ++k) {
+          const Usage& team = order_.TeamUsage(r.team);
+          if (team.max_gpus && team.held.gpus + group.per_replica.gpus > *team.max_gpus) break;
+          std::vector<TaskRequest> one = {TaskRequest{group.role, next_index, group.per_replica}};
+          auto placement = unreserved_.Place(one, r.constraints);
+          if (!placement) break;
+          free_.Take(one, *placement);
+          unreserved_.Take(one, *placement);
+          order_.Grew(r.team, r.user, group.per_replica);
+          growth.tasks.push_back(one[0]);
+          growth.placement.push_back((*placement)[0]);
+          ++next_index;
+        }
+      }
+      if (!growth.tasks.empty()) plan_.growths.push_back(std::move(growth));
+    }
+  }
+
   // The earliest time the job fits, from the known ends of what runs; it holds those resources
   // from now on, so that nothing that would still run then can take them.
   void Reserve(const PendingJob& job) {
@@ -383,6 +489,9 @@ class Pass {
   int64_t busy_texts_free_ = -1;
   int preemption_searches_ = 0;
   std::vector<const RunningJob*> stopping_;
+  std::optional<std::vector<RunningJob>> surplus_;
+  std::set<std::tuple<JobId, std::string, int>> shrunk_;  // (job, role, index) taken this pass
+  std::set<JobId> shrinking_jobs_;
   std::map<std::string, int> lowest_priority_;  // of running jobs, by team
   bool any_team_borrows_ = false;               // at the start of the pass
   // Running jobs that may be preempted, cheapest first, by team (built on first need).

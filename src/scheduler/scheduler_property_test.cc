@@ -71,6 +71,13 @@ Scenario RandomScenario(std::mt19937_64& rng) {
     RunningJob& r = StartRunning(s.cluster, j, where, Minutes(uniform(0, 99)));
     if (j.max_runtime) r.ends_by = r.started_at + *j.max_runtime;
     r.stopping = uniform(0, 7) == 0;
+    r.task_started.assign(r.tasks.size(), r.started_at);
+    if (uniform(0, 3) == 0) {
+      int min = uniform(1, static_cast<int>(r.tasks.size()));
+      r.elastic.push_back(RunningJob::ElasticGroup{"worker", min, min + uniform(0, 6),
+                                                   r.tasks[0].resources,
+                                                   static_cast<int>(r.tasks.size())});
+    }
   }
   for (int k = 0; k < uniform(1, 30); ++k) s.pending.push_back(random_job(k + 1));
   s.config.policy =
@@ -128,8 +135,38 @@ std::string Violation(const Scenario& s, const Plan& plan) {
       team_gpus[job->second->team] += req.gpus;
     }
   }
-  for (const auto& [node, r] : used) {
-    if (!r.FitsIn(nodes[node]->free)) return "a node was given more than it has free";
+  for (const auto& g : plan.growths) {
+    auto r = std::find_if(s.cluster.running.begin(), s.cluster.running.end(),
+                          [&](const RunningJob& j) { return j.job_id == g.job_id; });
+    if (r == s.cluster.running.end() || r->elastic.empty()) return "grew a job that is not elastic";
+    if (r->stopping) return "grew a stopping job";
+    int current = static_cast<int>(r->tasks.size());
+    if (current + static_cast<int>(g.tasks.size()) > r->elastic[0].max) {
+      return "grew a job beyond its maximum";
+    }
+    for (size_t t = 0; t < g.tasks.size(); ++t) {
+      for (int gpu : g.placement[t].gpus) {
+        if (!held.insert({g.placement[t].node_id, gpu}).second) return "grew onto a taken GPU";
+        const auto& free = nodes[g.placement[t].node_id]->free_gpus;
+        if (std::find(free.begin(), free.end(), gpu) == free.end()) return "grew onto a busy GPU";
+      }
+      used[g.placement[t].node_id] += g.tasks[t].resources;
+      team_gpus[r->team] += g.tasks[t].resources.gpus;
+    }
+  }
+  for (const auto& sh : plan.shrinks) {
+    auto r = std::find_if(s.cluster.running.begin(), s.cluster.running.end(),
+                          [&](const RunningJob& j) { return j.job_id == sh.job_id; });
+    if (r == s.cluster.running.end() || r->elastic.empty())
+      return "shrank a job that is not elastic";
+    if (static_cast<int>(r->tasks.size() - sh.indices.size()) < r->elastic[0].min) {
+      return "shrank a job below its minimum";
+    }
+    for (int index : sh.indices) {
+      bool exists = std::any_of(r->tasks.begin(), r->tasks.end(),
+                                [&](const TaskRequest& t) { return t.index == index; });
+      if (!exists) return "shrank a replica that does not exist";
+    }
   }
   for (const auto& q : s.cluster.teams) {
     int64_t before = 0;
@@ -137,6 +174,9 @@ std::string Violation(const Scenario& s, const Plan& plan) {
     if (q.max_gpus && team_gpus[q.name] > std::max(*q.max_gpus, before)) {
       return "a team went beyond its max_gpus";
     }
+  }
+  for (const auto& [node, r] : used) {
+    if (!r.FitsIn(nodes[node]->free)) return "a node was given more than it has free";
   }
   for (const auto& w : plan.waiting) {
     if (!pending.count(w.job_id)) return "a reason for a job that is not pending";

@@ -160,3 +160,61 @@ TEST(Scheduling, ExplanationsNameTheRealReason) {
 
 }  // namespace
 }  // namespace cohort::testing
+
+namespace cohort::testing {
+namespace {
+
+int LiveReplicas(const Job& job) {
+  return static_cast<int>(std::count_if(job.tasks.begin(), job.tasks.end(), [](const Task& t) {
+    return !t.scaled_down && !IsTerminal(t.state);
+  }));
+}
+
+TEST(Scheduling, ElasticJobGrowsIntoIdleGpusAndGivesThemBackHighestFirst) {
+  LocalCluster cluster("elastic");
+  cluster.StartMaster({"--preemption-min-runtime", "0s"});
+  cluster.StartAgent("node-a", 4);
+  JobId elastic = cluster.Submit(R"(
+name: elastic
+grace_period: 2s
+tasks:
+  - role: worker
+    replicas: {min: 1, max: 4}
+    resources: {gpus: 1}
+    command: [sh, -c, 'echo replica $COHORT_TASK_INDEX of $COHORT_MIN_REPLICAS..$COHORT_MAX_REPLICAS; sleep 300']
+)");
+  Job grown = cluster.WaitForJob(elastic, [](const Job& j) {
+    return j.state == JobState::kRunning && LiveReplicas(j) == 4 &&
+           std::all_of(j.tasks.begin(), j.tasks.end(),
+                       [](const Task& t) { return t.state == TaskState::kRunning; });
+  });
+  ASSERT_EQ(LiveReplicas(grown), 4) << "it grows into the idle GPUs";
+  EXPECT_TRUE(HasEvent(cluster, elastic, "grown", "into idle GPUs"));
+  ASSERT_TRUE(WaitFor([&] {
+    return cluster.Logs(elastic).find("[worker/3] replica 3 of 1..4") != std::string::npos;
+  }));
+  // A job that needs 2 GPUs: the two highest replicas make room, nobody is preempted.
+  JobId other = cluster.Submit(
+      "name: other\ntasks: [{role: main, resources: {gpus: 2}, command: [sleep, '300']}]\n");
+  cluster.WaitForState(other, JobState::kRunning, std::chrono::seconds(20));
+  Job shrunk = *cluster.client().GetJob(elastic);
+  EXPECT_EQ(shrunk.state, JobState::kRunning);
+  EXPECT_EQ(shrunk.preemptions, 0);
+  EXPECT_EQ(LiveReplicas(shrunk), 2);
+  for (const auto& t : shrunk.tasks) {
+    EXPECT_EQ(t.scaled_down, t.index >= 2) << t.Name();
+  }
+  EXPECT_TRUE(HasEvent(cluster, elastic, "shrunk", "worker/3, worker/2 stopped"));
+  auto status = cluster.Cohort({"status", std::to_string(elastic)});
+  EXPECT_THAT(status.out, HasSubstr("worker has 2 replicas now, 1..4 allowed"));
+  EXPECT_THAT(status.out, HasSubstr("(scaled down)"));
+  // When the other job ends, the elastic job grows again.
+  ASSERT_TRUE(cluster.client().Kill(other).ok());
+  Job regrown = cluster.WaitForJob(elastic, [](const Job& j) { return LiveReplicas(j) == 4; });
+  EXPECT_EQ(LiveReplicas(regrown), 4);
+  ASSERT_TRUE(cluster.client().Kill(elastic).ok());
+  cluster.WaitForState(elastic, JobState::kKilled);
+}
+
+}  // namespace
+}  // namespace cohort::testing

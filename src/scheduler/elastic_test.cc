@@ -1,0 +1,97 @@
+// Elastic jobs: they grow into idle GPUs and give replicas back, highest index first, before
+// anything is preempted.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "scheduler/scheduler.h"
+#include "scheduler/scheduler_testing.h"
+
+namespace cohort::scheduler {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using namespace testing;  // NOLINT: the builders
+
+// A running elastic job of `replicas` 1-GPU workers on `node`, allowed min..max.
+RunningJob& Elastic(ClusterSnapshot& c, JobId id, int replicas, int min, int max,
+                    const std::string& node, Timestamp started, const std::string& team = "t") {
+  PendingJob j = Job(id, replicas, 1, 0, 0, team);
+  RunningJob& r =
+      StartRunning(c, j, std::vector<std::string>(static_cast<size_t>(replicas), node), started);
+  r.elastic.push_back(RunningJob::ElasticGroup{"worker", min, max, j.tasks[0].resources, replicas});
+  r.task_started.assign(static_cast<size_t>(replicas), started);
+  return r;
+}
+
+TEST(Elastic, GrowsIntoIdleGpusUpToItsMaximum) {
+  ClusterSnapshot c;
+  AddNodes(c, "n", 1, 8);
+  Elastic(c, 10, 2, 2, 6, "n-0", Minutes(0));
+  Plan plan = RunScheduler(c, {}, {}, Minutes(30));
+  ASSERT_EQ(plan.growths.size(), 1u);
+  const Growth& g = plan.growths[0];
+  EXPECT_EQ(g.job_id, 10);
+  ASSERT_EQ(g.tasks.size(), 4u);
+  EXPECT_EQ(g.tasks[0].index, 2);
+  EXPECT_EQ(g.tasks[3].index, 5);
+  std::set<int> gpus;
+  for (const auto& p : g.placement) gpus.insert(p.gpus.begin(), p.gpus.end());
+  EXPECT_EQ(gpus, (std::set<int>{2, 3, 4, 5}));
+}
+
+TEST(Elastic, NeverGrowsIntoWhatAWaitingJobHolds) {
+  ClusterSnapshot c;
+  AddNodes(c, "n", 2, 4);
+  Elastic(c, 10, 2, 2, 8, "n-0", Minutes(0));
+  // A gang of 2 x 4 waits (n-0 is half used); it holds n-1, so nothing grows there.
+  Plan plan = RunScheduler(c, {Job(1, 2, 4)}, {}, Minutes(30));
+  EXPECT_THAT(plan.placements, IsEmpty());
+  for (const auto& g : plan.growths) {
+    for (const auto& p : g.placement) EXPECT_NE(p.node_id, "n-1");
+  }
+}
+
+TEST(Elastic, ShrinksHighestReplicasFirstBeforePreemptingAnything) {
+  ClusterSnapshot c;
+  AddNodes(c, "n", 1, 4);
+  Elastic(c, 10, 4, 2, 4, "n-0", Minutes(0));
+  // A normal job needing 2 GPUs: two surplus replicas go, indices 3 then 2. Nothing is
+  // preempted, even for a high-priority job that could preempt.
+  Plan plan = RunScheduler(c, {Job(1, 1, 2, 100, 1, "t")}, {}, Minutes(30));
+  EXPECT_THAT(plan.preemptions, IsEmpty());
+  ASSERT_EQ(plan.shrinks.size(), 1u);
+  EXPECT_EQ(plan.shrinks[0].job_id, 10);
+  EXPECT_EQ(plan.shrinks[0].role, "worker");
+  EXPECT_THAT(plan.shrinks[0].indices, ElementsAre(3, 2));
+  EXPECT_EQ(plan.shrinks[0].for_job, 1);
+  EXPECT_THAT(ReasonFor(plan, 1)->reason, HasSubstr("taking back elastic replicas"));
+  EXPECT_THAT(plan.growths, IsEmpty()) << "a job giving replicas back does not grow again";
+}
+
+TEST(Elastic, NeverBelowItsMinimumNorYoungReplicas) {
+  ClusterSnapshot c;
+  AddNodes(c, "n", 1, 4);
+  Elastic(c, 10, 4, 4, 8, "n-0", Minutes(0));  // at its minimum
+  Plan at_min = RunScheduler(c, {Job(1, 1, 2)}, {}, Minutes(30));
+  EXPECT_THAT(at_min.shrinks, IsEmpty());
+  ClusterSnapshot d;
+  AddNodes(d, "n", 1, 4);
+  Elastic(d, 10, 4, 2, 8, "n-0", Minutes(29) + Duration(1));  // grown just now
+  Plan young = RunScheduler(d, {Job(1, 1, 2)}, {}, Minutes(30));
+  EXPECT_THAT(young.shrinks, IsEmpty());
+}
+
+TEST(Elastic, GrowthRespectsTheTeamLimit) {
+  ClusterSnapshot c;
+  AddNodes(c, "n", 1, 8);
+  c.teams = {TeamQuota{"t", 2, 3}};
+  Elastic(c, 10, 2, 2, 8, "n-0", Minutes(0));
+  Plan plan = RunScheduler(c, {}, {}, Minutes(30));
+  ASSERT_EQ(plan.growths.size(), 1u);
+  EXPECT_EQ(plan.growths[0].tasks.size(), 1u);
+}
+
+}  // namespace
+}  // namespace cohort::scheduler
