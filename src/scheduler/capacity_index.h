@@ -19,6 +19,7 @@ std::vector<int> PickGpus(const NodeCapacity& node, int64_t count, const std::ve
 
 class CapacityIndex {
  public:
+  CapacityIndex() = default;
   // Node order is the tie-break everywhere: the same input gives the same placements.
   explicit CapacityIndex(std::vector<NodeCapacity> nodes);
 

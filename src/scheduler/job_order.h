@@ -32,6 +32,7 @@ class JobOrder {
   void Grew(const std::string& team, const std::string& user, const Resources& r);
 
   const Usage& TeamUsage(const std::string& team) const;
+  const std::map<std::string, Usage>& Teams() const { return teams_; }
   // A team's dominant share of the cluster (0..1), before weighting.
   double DominantShare(const std::string& team) const;
 

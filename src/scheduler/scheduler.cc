@@ -10,6 +10,7 @@
 
 #include "common/units.h"
 #include "scheduler/capacity_index.h"
+#include "scheduler/incremental.h"
 #include "scheduler/job_order.h"
 #include "scheduler/preemption.h"
 
@@ -38,8 +39,9 @@ struct Release {
 // One scheduling pass. Holds the capacity as the pass changes it.
 class Pass {
  public:
-  Pass(const SchedulerConfig& config, const SchedulingInput& in)
-      : config_(config),
+  Pass(const SchedulerConfig& config, const SchedulingInput& in, PassResidue* residue)
+      : residue_(residue),
+        config_(config),
         in_(in),
         order_(config.policy, in.cluster, in.pending),
         free_(in.cluster.nodes),
@@ -74,6 +76,7 @@ class Pass {
     }
     while (auto i = order_.Next()) Consider(*i);
     Grow();
+    if (residue_) Leave(*residue_);
     return std::move(plan_);
   }
 
@@ -84,8 +87,31 @@ class Pass {
     return std::nullopt;
   }
 
+  // What decisions until the next pass need (incremental.h).
+  void Leave(PassResidue& r) {
+    r.config = config_;
+    r.free = free_;
+    r.unreserved = unreserved_;
+    r.earliest_reservation = earliest_reservation_;
+    r.held = std::move(held_);
+    r.queue = std::move(queue_);
+    r.zero_gpu_waiting = 0;
+    for (const auto& w : r.queue) r.zero_gpu_waiting += w.gpus == 0;
+    r.teams = order_.Teams();
+    r.shapes = shapes_;
+  }
+
   void Wait(const PendingJob& job, std::string reason, bool unschedulable = false,
             std::optional<Timestamp> reserved = std::nullopt) {
+    if (residue_ && !unschedulable) {
+      PassResidue::Waiting w;
+      w.job_id = job.job_id;
+      for (const auto& t : job.tasks) {
+        w.gpus += t.resources.gpus;
+        w.largest_task = std::max(w.largest_task, t.resources.gpus);
+      }
+      queue_.push_back(w);
+    }
     plan_.waiting.push_back(PendingReason{job.job_id, std::move(reason), unschedulable, reserved});
   }
 
@@ -206,6 +232,11 @@ class Pass {
   // Keeps the resources of `placement` that are free now for this job only.
   void Hold(const PendingJob& job, const std::vector<TaskPlacement>& placement) {
     unreserved_.Take(job.tasks, placement, /*partial=*/true);
+    if (residue_) {
+      for (const auto& p : placement) {
+        for (int g : p.gpus) held_.emplace(std::make_pair(p.node_id, g), job.job_id);
+      }
+    }
   }
 
   void Consider(size_t i) {
@@ -471,6 +502,9 @@ class Pass {
     Wait(job, Busy(job));
   }
 
+  PassResidue* residue_;
+  std::map<std::pair<std::string, int>, JobId> held_;
+  std::vector<PassResidue::Waiting> queue_;
   const SchedulerConfig& config_;
   const SchedulingInput& in_;
   JobOrder order_;
@@ -502,7 +536,12 @@ class Pass {
 class GangScheduler final : public Scheduler {
  public:
   explicit GangScheduler(SchedulerConfig config) : config_(config) {}
-  Plan Schedule(const SchedulingInput& input) override { return Pass(config_, input).Run(); }
+  Plan Schedule(const SchedulingInput& input) override {
+    return Pass(config_, input, nullptr).Run();
+  }
+  Plan Schedule(const SchedulingInput& input, PassResidue& residue) override {
+    return Pass(config_, input, &residue).Run();
+  }
 
  private:
   SchedulerConfig config_;

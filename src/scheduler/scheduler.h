@@ -62,10 +62,14 @@ struct SchedulingInput {
   Timestamp now;
 };
 
+struct PassResidue;  // incremental.h
+
 class Scheduler {
  public:
   virtual ~Scheduler() = default;
   virtual Plan Schedule(const SchedulingInput& input) = 0;
+  // The same pass, leaving in `residue` what decisions between passes need (incremental.h).
+  virtual Plan Schedule(const SchedulingInput& input, PassResidue& residue) = 0;
 };
 
 std::unique_ptr<Scheduler> NewScheduler(SchedulerConfig config = {});
