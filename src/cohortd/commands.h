@@ -21,6 +21,7 @@ struct MasterOptions {
   bool no_quota_reclaim = false;
   std::string preemption_min_runtime = "1m";
   std::string unknown_team_fallback;
+  size_t incremental_above = 1000;
 };
 
 struct AgentOptions {

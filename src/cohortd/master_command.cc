@@ -48,6 +48,10 @@ void AddMasterCommand(CLI::App& app, MasterOptions& o) {
                 "Never preempt borrowers for a team below its guarantee");
   cmd->add_option("--unknown-team-fallback", o.unknown_team_fallback,
                   "Send jobs of teams nobody created to this team instead of refusing them");
+  cmd->add_option("--incremental-above", o.incremental_above,
+                  "With this many jobs waiting, arrivals and completions are decided at once "
+                  "between full scheduling passes (0: always)")
+      ->capture_default_str();
   cmd->add_option("--preemption-min-runtime", o.preemption_min_runtime,
                   "A job is never preempted before it has run this long")
       ->capture_default_str();
@@ -110,6 +114,7 @@ int RunMaster(const MasterOptions& o) {
   config.storage_root = o.storage_root;
   config.node_timeout = *node_timeout;
   config.unknown_team_fallback = o.unknown_team_fallback;
+  config.incremental_above = o.incremental_above;
   std::error_code ec;
   std::filesystem::create_directories(config.data_dir, ec);
   if (ec) {

@@ -174,7 +174,15 @@ StatusOr<Job> Master::Submit(JobSpec spec, std::string user) {
   auto [it, inserted] = jobs_.emplace(id, std::move(stored));
   COHORT_CHECK(inserted);
   spdlog::info("job {} ({}) submitted by {}", id, it->second.spec.name, it->second.user);
-  RequestSchedule();
+  if (IncrementalMode()) {
+    std::string reason;
+    auto placement =
+        scheduler::DecideArrival(*residue_, PendingOf(it->second), clock_.Now(), &reason);
+    if (!placement || !StartBetweenPasses(id, *placement)) it->second.message = reason;
+    full_pass_due_ = true;
+  } else {
+    RequestSchedule();
+  }
   if (listener_) listener_->OnJobChanged(id);
   return it->second;
 }
@@ -372,7 +380,7 @@ void Master::FinishIfStopped(Job& job, std::vector<JobEvent>& events) {
     events.push_back(
         Event(job, "finished", fmt::format("{}: {}", JobStateName(target), job.message)));
   }
-  RequestSchedule();
+  Reschedule();
 }
 
 // --- Scheduling ---
@@ -497,8 +505,97 @@ bool Master::AnyElasticCanGrow() const {
   return false;
 }
 
+void Master::Reschedule() {
+  if (IncrementalMode()) {
+    full_pass_due_ = true;
+  } else {
+    RequestSchedule();
+  }
+}
+
+void Master::InvalidateResidue() {
+  residue_.reset();
+  RequestSchedule();
+}
+
+PendingJob Master::PendingOf(const Job& job) const {
+  PendingJob p;
+  p.job_id = job.id;
+  p.team = job.spec.team;
+  p.user = job.user;
+  p.priority = job.spec.priority;
+  p.submitted_at = job.submitted_at;
+  p.tasks = TaskRequestsOf(job);
+  p.max_runtime = job.spec.max_runtime;
+  p.attained = AttainedService(job);
+  p.constraints = job.spec.constraints;
+  return p;
+}
+
+bool Master::StartBetweenPasses(JobId id, const std::vector<TaskPlacement>& placement) {
+  Job& job = jobs_.at(id);
+  // What the tasks that run now leave free on the nodes this placement uses.
+  std::map<std::string, NodeCapacity> free;
+  for (const auto& p : placement) {
+    auto node = nodes_.find(p.node_id);
+    if (node == nodes_.end() || node->second.node.state != NodeState::kReady) {
+      InvalidateResidue();
+      return false;
+    }
+    if (free.count(p.node_id)) continue;
+    NodeCapacity n;
+    n.node_id = p.node_id;
+    n.total = node->second.node.info.Capacity();
+    n.free = n.total;
+    for (const auto& g : node->second.node.info.gpus) n.free_gpus.push_back(g.index);
+    free[p.node_id] = std::move(n);
+  }
+  for (JobId other : active_) {
+    for (const auto& t : jobs_.at(other).tasks) {
+      auto it = free.find(t.node_id);
+      if (it == free.end() || IsTerminal(t.state)) continue;
+      it->second.free -= t.resources;
+      for (int g : t.gpus) std::erase(it->second.free_gpus, g);
+    }
+  }
+  if (job.state != JobState::kPending ||
+      !TakeIfStillFree(JobPlacement{id, placement}, TaskRequestsOf(job), free)) {
+    spdlog::warn("decision for job {} between passes no longer fits; full pass", id);
+    InvalidateResidue();
+    return false;
+  }
+  Status s = ApplyPlacement(job, JobPlacement{id, placement});
+  if (!s.ok()) {
+    spdlog::error("placing job {}: {}", id, s.ToString());
+    InvalidateResidue();
+    return false;
+  }
+  return true;
+}
+
+void Master::Released(const std::vector<std::pair<JobId, Task>>& tasks) {
+  std::map<JobId, PendingJob> looked_up;
+  auto lookup = [&](JobId id) -> const PendingJob* {
+    if (!pending_.count(id)) return nullptr;
+    auto it = looked_up.find(id);
+    if (it == looked_up.end()) it = looked_up.emplace(id, PendingOf(jobs_.at(id))).first;
+    return &it->second;
+  };
+  for (const auto& [id, task] : tasks) {
+    if (!residue_) return;  // a failed decision invalidated it: a full pass follows
+    const Job& job = jobs_.at(id);
+    auto started = scheduler::DecideAfterRelease(
+        *residue_, job.spec.team, {TaskRequest{task.role, task.index, task.resources}},
+        {TaskPlacement{task.node_id, task.gpus}}, lookup, clock_.Now());
+    for (const auto& p : started) StartBetweenPasses(p.job_id, p.tasks);
+  }
+  full_pass_due_ = true;
+}
+
 void Master::Schedule() {
   schedule_posted_ = false;
+  full_pass_due_ = false;
+  residue_.reset();
   if (pending_.empty() && !AnyElasticCanGrow()) return;
   ClusterSnapshot snapshot = Snapshot();
   snapshot.teams = teams_;
@@ -518,7 +615,10 @@ void Master::Schedule() {
     p.constraints = job.spec.constraints;
     pending.push_back(std::move(p));
   }
-  Plan plan = scheduler_->Schedule(scheduler::SchedulingInput{snapshot, pending, clock_.Now()});
+  scheduler::PassResidue residue;
+  Plan plan =
+      scheduler_->Schedule(scheduler::SchedulingInput{snapshot, pending, clock_.Now()}, residue);
+  bool consistent = true;
 
   // Propose, then commit: each placement is checked against the state as it is now, GPU by GPU.
   // Nothing else changes the state while this runs, so one snapshot, kept up to date, serves.
@@ -529,10 +629,14 @@ void Master::Schedule() {
     if (job.state != JobState::kPending || !TakeIfStillFree(placement, TaskRequestsOf(job), free)) {
       spdlog::warn("plan for job {} no longer fits; rescheduling", job.id);
       RequestSchedule();
+      consistent = false;
       continue;
     }
     Status s = ApplyPlacement(job, placement);
-    if (!s.ok()) spdlog::error("placing job {}: {}", job.id, s.ToString());
+    if (!s.ok()) {
+      spdlog::error("placing job {}: {}", job.id, s.ToString());
+      consistent = false;
+    }
   }
   for (const auto& preemption : plan.preemptions) {
     auto victim = jobs_.find(preemption.victim);
@@ -550,8 +654,9 @@ void Master::Schedule() {
     FinishIfStopped(job, events);
     (void)Persist(job, std::move(events));
   }
-  for (const auto& growth : plan.growths) ApplyGrowth(growth, free);
+  for (const auto& growth : plan.growths) consistent &= ApplyGrowth(growth, free);
   for (const auto& shrink : plan.shrinks) ApplyShrink(shrink);
+  if (consistent) residue_ = std::move(residue);
   for (const auto& waiting : plan.waiting) {
     Job& job = jobs_.at(waiting.job_id);
     last_reasons_[job.id] = waiting;
@@ -563,14 +668,14 @@ void Master::Schedule() {
   }
 }
 
-void Master::ApplyGrowth(const Growth& growth, std::map<std::string, NodeCapacity>& free) {
+bool Master::ApplyGrowth(const Growth& growth, std::map<std::string, NodeCapacity>& free) {
   auto it = jobs_.find(growth.job_id);
-  if (it == jobs_.end()) return;
+  if (it == jobs_.end()) return false;
   Job& job = it->second;
-  if (job.state != JobState::kRunning && job.state != JobState::kStarting) return;
+  if (job.state != JobState::kRunning && job.state != JobState::kStarting) return false;
   if (!TakeIfStillFree(JobPlacement{job.id, growth.placement}, growth.tasks, free)) {
     RequestSchedule();
-    return;
+    return false;
   }
   std::set<std::string> nodes;
   std::vector<std::string> added;
@@ -610,6 +715,7 @@ void Master::ApplyGrowth(const Growth& growth, std::map<std::string, NodeCapacit
       job,
       {Event(job, "grown",
              fmt::format("{} into idle GPUs; now {}", Join(added, ", "), Join(counts, ", ")))});
+  return true;
 }
 
 void Master::ApplyShrink(const Shrink& shrink) {
@@ -753,7 +859,7 @@ StatusOr<TeamQuota> Master::SetTeam(TeamQuota team) {
   }
   spdlog::info("team {}: {} guaranteed GPUs, {}", team.name, team.guaranteed_gpus,
                team.max_gpus ? fmt::format("at most {}", *team.max_gpus) : "no limit");
-  RequestSchedule();
+  InvalidateResidue();
   return team;
 }
 
@@ -770,7 +876,7 @@ Status Master::DeleteTeam(const std::string& name) {
   }
   COHORT_RETURN_IF_ERROR(store_->DeleteTeam(name));
   teams_.erase(it);
-  RequestSchedule();
+  InvalidateResidue();
   return Status::Ok();
 }
 
@@ -817,7 +923,7 @@ StatusOr<DesiredState> Master::Register(NodeInfo info) {
   it->second.node.state = NodeState::kReady;
   it->second.node.last_seen = now;
   COHORT_RETURN_IF_ERROR(store_->SaveNode(it->second.node));
-  RequestSchedule();
+  InvalidateResidue();
   return DesiredFor(id);
 }
 
@@ -884,12 +990,13 @@ StatusOr<DesiredState> Master::Sync(const std::string& node_id, const AgentRepor
   if (entry.node.state != NodeState::kReady) {
     entry.node.state = NodeState::kReady;
     spdlog::info("node {} is ready", node_id);
-    RequestSchedule();
+    InvalidateResidue();
   }
 
   std::map<JobId, std::vector<JobEvent>> events;
   std::set<JobId> changed;
   std::set<std::string> reported;
+  std::vector<std::pair<JobId, Task>> released;
   auto apply = [&](Job& job, Task& t, const TaskReport& r) {
     TaskState before = t.state;
     int64_t pid = t.pid;
@@ -898,7 +1005,7 @@ StatusOr<DesiredState> Master::Sync(const std::string& node_id, const AgentRepor
     ApplyTaskReport(job, t, r, job_events);
     if (t.state != before || t.pid != pid || job_events.size() != count) changed.insert(job.id);
     // A task that ended gave its resources back: someone may be waiting for them.
-    if (!IsTerminal(before) && IsTerminal(t.state)) RequestSchedule();
+    if (!IsTerminal(before) && IsTerminal(t.state)) released.emplace_back(job.id, t);
   };
   for (const auto& r : report.tasks) {
     reported.insert(r.key);
@@ -944,7 +1051,14 @@ StatusOr<DesiredState> Master::Sync(const std::string& node_id, const AgentRepor
     if (!active_.count(id)) freed = true;
     COHORT_RETURN_IF_ERROR(Persist(job, std::move(job_events)));
   }
-  if (freed) RequestSchedule();
+  if (!released.empty()) {
+    if (IncrementalMode()) {
+      Released(released);
+    } else {
+      RequestSchedule();
+    }
+  }
+  if (freed) Reschedule();
 
   COHORT_ASSIGN_OR_RETURN(DesiredState desired, DesiredFor(node_id));
   // Ended tasks are now recorded (or were never ours): the agent may forget them.
@@ -1081,6 +1195,8 @@ void Master::Tick() {
     if (entry.node.state == NodeState::kReady &&
         now - entry.node.last_seen > config_.node_timeout) {
       entry.node.state = NodeState::kUnreachable;
+      residue_.reset();
+      full_pass_due_ = true;
       spdlog::warn("node {} missed its heartbeats for {}; no new work goes there", id,
                    FormatDuration(now - entry.node.last_seen));
     }
@@ -1098,6 +1214,8 @@ void Master::Tick() {
     FinishIfStopped(job, events);
     (void)Persist(job, std::move(events));
   }
+  // Between passes only small decisions were made: the full pass that was put off runs now.
+  if (full_pass_due_ && !schedule_posted_) Schedule();
 }
 
 }  // namespace cohort::master

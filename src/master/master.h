@@ -21,6 +21,7 @@
 #include "model/agent_protocol.h"
 #include "model/job.h"
 #include "model/node.h"
+#include "scheduler/incremental.h"
 #include "scheduler/scheduler.h"
 #include "state/state_store.h"
 
@@ -32,6 +33,10 @@ struct MasterConfig {
   Duration node_timeout = std::chrono::seconds(15);  // no sync for this long: unreachable
   // Jobs of a team nobody created go to this team; empty: they are refused.
   std::string unknown_team_fallback;
+  // With at least this many jobs waiting, an arrival or a completion is decided at once against
+  // what the last full pass left (scheduler/incremental.h), and the next full pass runs on the
+  // next tick; with fewer, every change runs a full pass at once.
+  size_t incremental_above = 1000;
 };
 
 // The team a spec gets when it names none; it exists without being created (no guarantee, no
@@ -139,6 +144,8 @@ class Master {
   void Tick();
   // One scheduling pass now (normally posted by the master itself).
   void Schedule();
+  // True while arrivals and completions are decided between full passes.
+  bool IncrementalMode() const { return residue_ && pending_.size() >= config_.incremental_above; }
 
   const MasterConfig& config() const { return config_; }
   Timestamp Now() const { return clock_.Now(); }
@@ -156,6 +163,15 @@ class Master {
   Status Load();
 
   void RequestSchedule();
+  // A full pass soon (on the next tick) when decisions run between passes; at once otherwise.
+  void Reschedule();
+  // The residue no longer matches the cluster (a node or a team changed): a full pass now.
+  void InvalidateResidue();
+  PendingJob PendingOf(const Job& job) const;
+  // Resources of ended tasks go back to the residue; waiting jobs that now fit start.
+  void Released(const std::vector<std::pair<JobId, Task>>& tasks);
+  // Applies a placement decided between passes, after checking it against the tasks that run.
+  bool StartBetweenPasses(JobId id, const std::vector<TaskPlacement>& placement);
   uint64_t BumpNode(const std::string& node_id);
   Status Persist(Job& job, std::vector<JobEvent> events);
   JobEvent Event(const Job& job, std::string type, std::string message) const;
@@ -164,7 +180,7 @@ class Master {
   ClusterSnapshot Snapshot() const;
   Status ApplyPlacement(Job& job, const JobPlacement& placement);
   int AssignPort(NodeEntry& node);
-  void ApplyGrowth(const Growth& growth, std::map<std::string, NodeCapacity>& free);
+  bool ApplyGrowth(const Growth& growth, std::map<std::string, NodeCapacity>& free);
   void ApplyShrink(const Shrink& shrink);
   bool AnyElasticCanGrow() const;
   framework::JobDirectories DirectoriesOf(const Job& job) const;
@@ -188,7 +204,9 @@ class Master {
   std::set<JobId> active_;   // STARTING, RUNNING, STOPPING: they hold resources
   std::map<std::string, NodeEntry> nodes_;
   std::vector<TeamQuota> teams_;
-  std::map<JobId, PendingReason> last_reasons_;  // from the last pass, for pending jobs
+  std::map<JobId, PendingReason> last_reasons_;    // from the last pass, for pending jobs
+  std::optional<scheduler::PassResidue> residue_;  // of the last full pass, kept current
+  bool full_pass_due_ = false;
   uint64_t next_version_ = 1;
   bool schedule_posted_ = false;
 };

@@ -16,7 +16,9 @@ namespace {
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 
-class MasterTest : public ::testing::Test {
+// Every test runs twice: every change scheduled by a full pass at once (the default for small
+// queues), and decisions between passes with the full pass on the next tick.
+class MasterTest : public ::testing::TestWithParam<bool> {
  protected:
   void SetUp() override {
     dir_ = fs::temp_directory_path() /
@@ -37,18 +39,23 @@ class MasterTest : public ::testing::Test {
     ASSERT_TRUE(store.ok()) << store.status().ToString();
     MasterConfig config;
     config.data_dir = dir_.string();
+    config.incremental_above = GetParam() ? 0 : 1'000'000;
     auto m = Master::Create(config, std::move(store).value(), scheduler::NewScheduler(), clock_,
                             [this](std::function<void()> f) { posted_.push_back(f); });
     ASSERT_TRUE(m.ok()) << m.status().ToString();
     master_ = std::move(m).value();
   }
 
-  // Runs whatever the master posted (scheduling passes), like its event loop would.
+  // Runs whatever the master posted (scheduling passes), like its event loop would, and a tick
+  // (which runs a full pass that was put off).
   void RunPosted() {
-    while (!posted_.empty()) {
-      auto f = posted_.front();
-      posted_.pop_front();
-      f();
+    for (int round = 0; round < 2; ++round) {
+      while (!posted_.empty()) {
+        auto f = posted_.front();
+        posted_.pop_front();
+        f();
+      }
+      master_->Tick();
     }
   }
 
@@ -107,7 +114,7 @@ class MasterTest : public ::testing::Test {
   std::unique_ptr<Master> master_;
 };
 
-TEST_F(MasterTest, SubmittedGangIsPlacedAndRuns) {
+TEST_P(MasterTest, SubmittedGangIsPlacedAndRuns) {
   AddNode("a", 4);
   JobId id = Submit(2, 2);
   EXPECT_EQ(GetJob(id).state, JobState::kPending);
@@ -140,7 +147,7 @@ TEST_F(MasterTest, SubmittedGangIsPlacedAndRuns) {
   EXPECT_TRUE(nodes.at(0).gpu_holders.empty());
 }
 
-TEST_F(MasterTest, PendingGangHoldsNothingAndStartsWhenANodeJoins) {
+TEST_P(MasterTest, PendingGangHoldsNothingAndStartsWhenANodeJoins) {
   AddNode("a", 2);
   JobId big = Submit(2, 2);  // 4 GPUs: does not fit on a
   RunPosted();
@@ -156,7 +163,7 @@ TEST_F(MasterTest, PendingGangHoldsNothingAndStartsWhenANodeJoins) {
   for (const auto& t : GetJob(big).tasks) EXPECT_EQ(t.node_id, "b");
 }
 
-TEST_F(MasterTest, FailedTaskStopsTheGangAndRetriesWithinBudget) {
+TEST_P(MasterTest, FailedTaskStopsTheGangAndRetriesWithinBudget) {
   AddNode("a", 4);
   JobId id = Submit(2, 1, /*max_attempts=*/2);
   RunPosted();
@@ -188,7 +195,7 @@ TEST_F(MasterTest, FailedTaskStopsTheGangAndRetriesWithinBudget) {
   EXPECT_EQ(GetJob(id).state, JobState::kFailed);
 }
 
-TEST_F(MasterTest, KillStopsTasksAndFreesGpusOnlyWhenConfirmed) {
+TEST_P(MasterTest, KillStopsTasksAndFreesGpusOnlyWhenConfirmed) {
   AddNode("a", 4);
   JobId id = Submit(2, 2);
   RunPosted();
@@ -217,7 +224,7 @@ TEST_F(MasterTest, KillStopsTasksAndFreesGpusOnlyWhenConfirmed) {
   EXPECT_EQ(master_->Kill(9999).status().code(), StatusCode::kNotFound);
 }
 
-TEST_F(MasterTest, TaskMissingFromAnAppliedReportIsLost) {
+TEST_P(MasterTest, TaskMissingFromAnAppliedReportIsLost) {
   AddNode("a", 1);
   JobId id = Submit(1, 1);
   RunPosted();
@@ -229,7 +236,7 @@ TEST_F(MasterTest, TaskMissingFromAnAppliedReportIsLost) {
   EXPECT_EQ(GetJob(id).tasks[0].state, TaskState::kLost);
 }
 
-TEST_F(MasterTest, ReportBeforeApplyingDoesNotLoseNewTasks) {
+TEST_P(MasterTest, ReportBeforeApplyingDoesNotLoseNewTasks) {
   AddNode("a", 1);
   JobId id = Submit(1, 1);
   RunPosted();
@@ -238,7 +245,7 @@ TEST_F(MasterTest, ReportBeforeApplyingDoesNotLoseNewTasks) {
   EXPECT_EQ(GetJob(id).state, JobState::kStarting);
 }
 
-TEST_F(MasterTest, JobsSurviveRestart) {
+TEST_P(MasterTest, JobsSurviveRestart) {
   AddNode("a", 4);
   JobId running = Submit(1, 1);
   RunPosted();
@@ -260,7 +267,7 @@ TEST_F(MasterTest, JobsSurviveRestart) {
   EXPECT_EQ(GetJob(running).state, JobState::kRunning);
 }
 
-TEST_F(MasterTest, MaxRuntimeStopsTheJob) {
+TEST_P(MasterTest, MaxRuntimeStopsTheJob) {
   AddNode("a", 1);
   JobSpec spec;
   spec.name = "slow";
@@ -281,7 +288,7 @@ TEST_F(MasterTest, MaxRuntimeStopsTheJob) {
   Report("a", TaskState::kRunning);  // desired is now empty, so nothing is reported...
 }
 
-TEST_F(MasterTest, LogsAreAppendedIdempotently) {
+TEST_P(MasterTest, LogsAreAppendedIdempotently) {
   AddNode("a", 1);
   JobId id = Submit(1, 1);
   RunPosted();
@@ -303,7 +310,7 @@ TEST_F(MasterTest, LogsAreAppendedIdempotently) {
   EXPECT_EQ(all, "hello\nworld\n");
 }
 
-TEST_F(MasterTest, TeamsAreDurableAndUnknownTeamsAreRefused) {
+TEST_P(MasterTest, TeamsAreDurableAndUnknownTeamsAreRefused) {
   JobSpec spec;
   spec.name = "x";
   spec.team = "vision";
@@ -342,12 +349,13 @@ TEST_F(MasterTest, TeamsAreDurableAndUnknownTeamsAreRefused) {
   EXPECT_EQ(master_->DeleteTeam("vision").code(), StatusCode::kNotFound);
 }
 
-TEST_F(MasterTest, PreemptedJobRequeuesKeepingItsPlaceAndDoesNotSpendItsRestartBudget) {
+TEST_P(MasterTest, PreemptedJobRequeuesKeepingItsPlaceAndDoesNotSpendItsRestartBudget) {
   AddNode("a", 2);
   JobId low = Submit(1, 2, 1, "default", kPriorityLow);
   RunPosted();
   Report("a", TaskState::kRunning);
   clock_.Advance(std::chrono::minutes(5));
+  Report("a", TaskState::kRunning);  // the node stays in touch
   JobId high = Submit(1, 2, 1, "default", kPriorityHigh);
   RunPosted();
   EXPECT_EQ(GetJob(low).state, JobState::kStopping);
@@ -372,6 +380,11 @@ TEST_F(MasterTest, PreemptedJobRequeuesKeepingItsPlaceAndDoesNotSpendItsRestartB
   EXPECT_EQ(GetJob(low).state, JobState::kStarting);
   EXPECT_EQ(GetJob(low).attempt, 2);
 }
+
+INSTANTIATE_TEST_SUITE_P(Scheduling, MasterTest, ::testing::Values(false, true),
+                         [](const ::testing::TestParamInfo<bool>& info) {
+                           return info.param ? "BetweenPasses" : "FullPasses";
+                         });
 
 }  // namespace
 }  // namespace cohort::master

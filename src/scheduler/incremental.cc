@@ -92,8 +92,11 @@ std::optional<std::vector<TaskPlacement>> DecideArrival(PassResidue& residue, co
   residue.queue.push_back(w);
   residue.zero_gpu_waiting += w.gpus == 0;
   if (reason) {
+    // Provisional: the next full pass (within a tick) says exactly why, and may reserve or
+    // preempt for it.
     *reason = fmt::format(
-        "waiting for resources: needs {}; {} GPUs free, the largest free block is {}",
+        "waiting for the scheduler's next pass: needs {}; {} GPUs free, the largest free block "
+        "is {}",
         TotalOf(job.tasks).ToString(), residue.free.free_gpus(), residue.free.largest_free_block());
   }
   return std::nullopt;
