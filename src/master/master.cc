@@ -601,20 +601,7 @@ void Master::Schedule() {
   snapshot.teams = teams_;
   std::vector<PendingJob> pending;
   pending.reserve(pending_.size());
-  for (JobId id : pending_) {
-    const Job& job = jobs_.at(id);
-    PendingJob p;
-    p.job_id = id;
-    p.team = job.spec.team;
-    p.user = job.user;
-    p.priority = job.spec.priority;
-    p.submitted_at = job.submitted_at;
-    p.tasks = TaskRequestsOf(job);
-    p.max_runtime = job.spec.max_runtime;
-    p.attained = AttainedService(job);
-    p.constraints = job.spec.constraints;
-    pending.push_back(std::move(p));
-  }
+  for (JobId id : pending_) pending.push_back(PendingOf(jobs_.at(id)));
   scheduler::PassResidue residue;
   Plan plan =
       scheduler_->Schedule(scheduler::SchedulingInput{snapshot, pending, clock_.Now()}, residue);
