@@ -57,5 +57,6 @@ void AddClusterCommands(CLI::App& app, GlobalOptions& g);
 void AddJobCommands(CLI::App& app, GlobalOptions& g);
 void AddNodeCommands(CLI::App& app, GlobalOptions& g);
 void AddTeamCommands(CLI::App& app, GlobalOptions& g);
+void AddSimCommands(CLI::App& app);
 
 }  // namespace cohort::cli

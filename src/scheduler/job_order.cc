@@ -6,8 +6,15 @@
 
 namespace cohort::scheduler {
 
+int LasQueue(Duration attained, const std::vector<Duration>& thresholds) {
+  int queue = 0;
+  for (Duration t : thresholds) queue += attained >= t ? 1 : 0;
+  return queue;
+}
+
 JobOrder::JobOrder(Policy policy, const ClusterSnapshot& cluster,
-                   const std::vector<PendingJob>& pending)
+                   const std::vector<PendingJob>& pending,
+                   const std::vector<Duration>& las_thresholds)
     : policy_(policy), pending_(pending) {
   for (const auto& n : cluster.nodes) capacity_ += n.total;
   for (const auto& t : cluster.teams) {
@@ -43,8 +50,10 @@ JobOrder::JobOrder(Policy policy, const ClusterSnapshot& cluster,
   std::sort(static_order_.begin(), static_order_.end(), [&](size_t a, size_t b) {
     const PendingJob& ja = pending[a];
     const PendingJob& jb = pending[b];
-    if (policy_ == Policy::kLeastAttainedService && ja.attained != jb.attained) {
-      return ja.attained < jb.attained;
+    if (policy_ == Policy::kLeastAttainedService) {
+      int qa = LasQueue(ja.attained, las_thresholds);
+      int qb = LasQueue(jb.attained, las_thresholds);
+      if (qa != qb) return qa < qb;
     }
     return std::tie(ja.submitted_at, ja.job_id) < std::tie(jb.submitted_at, jb.job_id);
   });

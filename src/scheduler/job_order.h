@@ -20,9 +20,13 @@ struct Usage {
   std::optional<int64_t> max_gpus;
 };
 
+// The least-attained-service queue of a job that has had `attained` GPU time.
+int LasQueue(Duration attained, const std::vector<Duration>& thresholds);
+
 class JobOrder {
  public:
-  JobOrder(Policy policy, const ClusterSnapshot& cluster, const std::vector<PendingJob>& pending);
+  JobOrder(Policy policy, const ClusterSnapshot& cluster, const std::vector<PendingJob>& pending,
+           const std::vector<Duration>& las_thresholds = {});
 
   // The index (into `pending`) of the next job to consider; every job comes exactly once.
   std::optional<size_t> Next();

@@ -99,3 +99,29 @@ TEST(Policy, ParsesNames) {
 
 }  // namespace
 }  // namespace cohort::scheduler
+
+namespace cohort::scheduler {
+namespace {
+
+using namespace testing;  // NOLINT: the builders
+
+TEST(LeastAttainedService, NewJobsPreemptJobsThatHadMoreGpuTime) {
+  ClusterSnapshot c;
+  AddNodes(c, "n", 1, 4);
+  // Running for 2 hours on 4 GPUs: 8 GPU-hours, queue 1 (threshold 1 GPU-hour).
+  StartRunning(c, Job(10, 1, 4), {"n-0"}, Minutes(0));
+  SchedulerConfig config;
+  config.policy = Policy::kLeastAttainedService;
+  Plan plan = RunScheduler(c, {Job(1, 1, 2, 0, 1)}, config, Minutes(120));
+  ASSERT_EQ(plan.preemptions.size(), 1u);
+  EXPECT_EQ(plan.preemptions[0].victim, 10);
+  EXPECT_THAT(plan.preemptions[0].reason, ::testing::HasSubstr("least attained service"));
+  // Another policy, or a pending job that has had as much: no preemption.
+  EXPECT_TRUE(RunScheduler(c, {Job(1, 1, 2, 0, 1)}, {}, Minutes(120)).preemptions.empty());
+  PendingJob served = Job(2, 1, 2, 0, 1);
+  served.attained = std::chrono::hours(3);
+  EXPECT_TRUE(RunScheduler(c, {served}, config, Minutes(120)).preemptions.empty());
+}
+
+}  // namespace
+}  // namespace cohort::scheduler

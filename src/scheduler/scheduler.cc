@@ -43,7 +43,7 @@ class Pass {
       : residue_(residue),
         config_(config),
         in_(in),
-        order_(config.policy, in.cluster, in.pending),
+        order_(config.policy, in.cluster, in.pending, config.las_thresholds),
         free_(in.cluster.nodes),
         unreserved_(in.cluster.nodes) {
     for (const auto& n : in.cluster.nodes) {
@@ -69,7 +69,19 @@ class Pass {
     }
   }
 
+  // GPU time a running job has had: earlier attempts plus this one so far.
+  Duration AttainedNow(const RunningJob& r) const {
+    return r.attained + (in_.now - r.started_at) * r.Total().gpus;
+  }
+
   Plan Run() {
+    if (config_.policy == Policy::kLeastAttainedService) {
+      for (const auto& r : in_.cluster.running) {
+        if (r.stopping) continue;
+        highest_las_queue_ =
+            std::max(highest_las_queue_, LasQueue(AttainedNow(r), config_.las_thresholds));
+      }
+    }
     for (const auto& [team, priority] : lowest_priority_) {  // every team with running jobs
       const Usage& u = order_.TeamUsage(team);
       any_team_borrows_ |= u.held.gpus > u.guaranteed_gpus;
@@ -305,7 +317,10 @@ class Pass {
     bool by_priority = config_.priority_preemption && lowest != lowest_priority_.end() &&
                        lowest->second < job.priority;
     bool by_reclaim = config_.quota_reclaim && within_guarantee && any_team_borrows_;
-    if (!by_priority && !by_reclaim) return false;
+    bool las = config_.policy == Policy::kLeastAttainedService;
+    int job_queue = las ? LasQueue(job.attained, config_.las_thresholds) : 0;
+    bool by_las = las && job_queue < highest_las_queue_;
+    if (!by_priority && !by_reclaim && !by_las) return false;
     ++preemption_searches_;
     // Whom it may preempt: lower priority in its own team; borrowers, if it stays within its
     // guarantee.
@@ -313,17 +328,16 @@ class Pass {
     int64_t candidate_gpus = 0;
     for (const auto& [other, jobs] : Preemptible()) {
       bool reclaim = false;
-      if (other != job.team) {
-        if (!config_.quota_reclaim || !within_guarantee) continue;
+      if (other != job.team && config_.quota_reclaim && within_guarantee) {
         const Usage& u = order_.TeamUsage(other);
-        if (u.held.gpus <= u.guaranteed_gpus) continue;
-        reclaim = true;
-      } else if (!config_.priority_preemption) {
-        continue;
+        reclaim = u.held.gpus > u.guaranteed_gpus;
       }
+      bool priority_here = other == job.team && config_.priority_preemption;
       for (const RunningJob* r : jobs) {
         if (victims_.count(r->job_id)) continue;
-        if (!reclaim && r->priority >= job.priority) continue;
+        bool lower = priority_here && r->priority < job.priority;
+        bool served_more = by_las && LasQueue(AttainedNow(*r), config_.las_thresholds) > job_queue;
+        if (!reclaim && !lower && !served_more) continue;
         candidates.push_back(r);
         candidate_gpus += r->Total().gpus;
       }
@@ -337,14 +351,21 @@ class Pass {
     std::vector<std::string> names;
     for (const RunningJob* v : *victims) {
       victims_.insert(v->job_id);
-      std::string why =
-          v->team == job.team
-              ? fmt::format("preempted by job {} of higher priority ({} > {})", job.job_id,
-                            job.priority, v->priority)
-              : fmt::format(
-                    "preempted by job {}: team {} reclaims its guaranteed GPUs from team "
-                    "{}, which borrows beyond its own",
-                    job.job_id, job.team, v->team);
+      std::string why;
+      if (v->team == job.team && v->priority < job.priority && config_.priority_preemption) {
+        why = fmt::format("preempted by job {} of higher priority ({} > {})", job.job_id,
+                          job.priority, v->priority);
+      } else if (v->team != job.team && within_guarantee && config_.quota_reclaim &&
+                 order_.TeamUsage(v->team).held.gpus > order_.TeamUsage(v->team).guaranteed_gpus) {
+        why = fmt::format(
+            "preempted by job {}: team {} reclaims its guaranteed GPUs from team {}, which "
+            "borrows beyond its own",
+            job.job_id, job.team, v->team);
+      } else {
+        why =
+            fmt::format("preempted by job {}, which has had less GPU time (least attained service)",
+                        job.job_id);
+      }
       plan_.preemptions.push_back(Preemption{v->job_id, job.job_id, why});
       names.push_back(std::to_string(v->job_id));
       what_if.Give(v->tasks, v->placement);
@@ -528,6 +549,7 @@ class Pass {
   std::set<JobId> shrinking_jobs_;
   std::map<std::string, int> lowest_priority_;  // of running jobs, by team
   bool any_team_borrows_ = false;               // at the start of the pass
+  int highest_las_queue_ = 0;                   // of running jobs (policy las)
   // Running jobs that may be preempted, cheapest first, by team (built on first need).
   std::optional<std::map<std::string, std::vector<const RunningJob*>>> preemptible_;
   Plan plan_;

@@ -32,7 +32,9 @@ enum class Policy {
   kFairShare,
   // Submission order, nothing else (the baseline).
   kFifo,
-  // Least attained service first (Tiresias): the job that has had the least GPU time so far.
+  // Least attained service (Tiresias, discretised): jobs are in queues by the GPU time they have
+  // had (see las_thresholds); a lower queue goes first and may preempt jobs of a higher one;
+  // within a queue, submission order.
   kLeastAttainedService,
 };
 const char* PolicyName(Policy p);
@@ -54,6 +56,8 @@ struct SchedulerConfig {
   bool quota_reclaim = true;
   // A job is never preempted before it has run this long (no thrashing).
   Duration min_runtime_before_preemption = std::chrono::minutes(1);
+  // Policy las: the GPU time (GPU-seconds as a duration) at which a job moves to the next queue.
+  std::vector<Duration> las_thresholds = {std::chrono::hours(1)};
 };
 
 struct SchedulingInput {

@@ -1,0 +1,275 @@
+// sim run / sim gen: replay traces through the scheduler and compare policies.
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "cli/cli.h"
+#include "common/units.h"
+#include "sim/generate.h"
+#include "sim/plot.h"
+#include "sim/report.h"
+#include "sim/simulator.h"
+
+namespace cohort::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+struct SimRunOptions {
+  std::string trace;
+  std::string format;
+  std::string cluster;
+  int nodes = 0;
+  int gpus_per_node = 0;
+  int racks = 0;
+  std::string teams;
+  std::vector<std::string> policies;
+  std::string out;
+  uint64_t seed = 1;
+  std::string restart_cost = "30s";
+  std::string checkpoint_interval = "10m";
+  std::string grace = "30s";
+  double runtime_estimate = 2.0;
+  std::string default_runtime;
+  std::string output = "table";
+};
+
+struct SimGenOptions {
+  size_t jobs = 1000;
+  uint64_t seed = 1;
+  double rate = 60;
+  int teams = 0;
+  std::string out;
+};
+
+void Finish(int rc) {
+  if (rc != 0) throw CLI::RuntimeError(rc);
+}
+
+// "fifo", "fifo+backfill", "las", "default", and "-backfill"/"+backfill" on any of them.
+StatusOr<scheduler::SchedulerConfig> PolicyConfig(const std::string& name) {
+  std::string base = name;
+  std::optional<bool> backfill;
+  for (const char* suffix : {"+backfill", "-backfill"}) {
+    std::string s(suffix);
+    if (base.size() > s.size() && base.ends_with(s)) {
+      backfill = s[0] == '+';
+      base.resize(base.size() - s.size());
+    }
+  }
+  auto policy = scheduler::ParsePolicy(base);
+  if (!policy.ok()) {
+    return Status::InvalidArgument(fmt::format(
+        "--policy: \"{}\" is not a policy; use fifo, fifo+backfill, las or default (each may "
+        "end in +backfill or -backfill)",
+        name));
+  }
+  scheduler::SchedulerConfig config;
+  config.policy = *policy;
+  config.backfill = backfill.value_or(*policy != scheduler::Policy::kFifo);
+  return config;
+}
+
+StatusOr<double> Seconds(const std::string& flag, const std::string& text) {
+  auto d = ParseDuration(text);
+  if (!d.ok()) return Status::InvalidArgument(fmt::format("{}: {}", flag, d.status().message()));
+  return static_cast<double>(d->count()) / 1e6;
+}
+
+bool WriteFile(const fs::path& path, const std::string& content) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << content;
+  return static_cast<bool>(out);
+}
+
+int RunSim(const SimRunOptions& o) {
+  std::optional<sim::TraceFormat> format;
+  if (!o.format.empty()) {
+    auto f = sim::ParseTraceFormat(o.format);
+    if (!f.ok()) return Fail("sim run", f.status());
+    format = *f;
+  }
+  auto trace = sim::LoadTrace(o.trace, format);
+  if (!trace.ok()) return Fail("sim run", trace.status());
+  sim::ClusterSpec cluster;
+  if (!o.cluster.empty()) {
+    auto spec = sim::LoadClusterSpec(o.cluster);
+    if (!spec.ok()) return Fail("sim run", spec.status());
+    cluster = *spec;
+  }
+  if (o.nodes > 0) cluster.nodes = o.nodes;
+  if (o.gpus_per_node > 0) cluster.gpus_per_node = o.gpus_per_node;
+  if (o.racks > 0) cluster.racks = o.racks;
+  cluster.seed = o.seed;
+  if (!o.teams.empty()) {
+    auto teams = sim::ParseTeams(o.teams);
+    if (!teams.ok()) return Fail("sim run", teams.status());
+    cluster.teams = *teams;
+  }
+  sim::SimOptions base;
+  for (auto [flag, text, out] :
+       {std::tuple{"--restart-cost", &o.restart_cost, &base.restart_cost_seconds},
+        std::tuple{"--checkpoint-interval", &o.checkpoint_interval,
+                   &base.checkpoint_interval_seconds},
+        std::tuple{"--grace", &o.grace, &base.grace_seconds}}) {
+    auto s = Seconds(flag, *text);
+    if (!s.ok()) return Fail("sim run", s.status());
+    *out = *s;
+  }
+  if (o.runtime_estimate < 0) {
+    return Fail("sim run", Status::InvalidArgument("--runtime-estimate: must be 0 or more"));
+  }
+  base.runtime_estimate = o.runtime_estimate;
+  std::optional<Duration> default_runtime;
+  if (!o.default_runtime.empty()) {
+    auto d = ParseDuration(o.default_runtime);
+    if (!d.ok())
+      return Fail("sim run", Status::InvalidArgument("--default-runtime: " + d.status().message()));
+    default_runtime = *d;
+  }
+
+  std::vector<std::string> policies = o.policies;
+  if (policies.empty()) policies = {"fifo", "fifo+backfill", "las", "default"};
+  fmt::print(stderr,
+             "trace {}: {} jobs ({} rows, {} skipped); cluster {} nodes x {} GPUs = {} GPUs, {} "
+             "racks, {} teams; seed {}\n",
+             o.trace, trace->jobs.size(), trace->rows, trace->skipped.size(), cluster.nodes,
+             cluster.gpus_per_node, cluster.TotalGpus(), cluster.racks, cluster.teams.size(),
+             o.seed);
+  for (size_t i = 0; i < trace->skipped.size() && i < 10; ++i) {
+    fmt::print(stderr, "  skipped line {}: {}\n", trace->skipped[i].line, trace->skipped[i].reason);
+  }
+  if (trace->skipped.size() > 10) {
+    fmt::print(stderr, "  ... and {} more skipped rows\n", trace->skipped.size() - 10);
+  }
+  std::vector<sim::SimResult> results;
+  std::vector<sim::Figures> figures;
+  Progress progress;
+  for (const auto& name : policies) {
+    auto config = PolicyConfig(name);
+    if (!config.ok()) return Fail("sim run", config.status());
+    sim::SimOptions options = base;
+    options.scheduler = *config;
+    options.scheduler.default_runtime = default_runtime;
+    options.label = name;
+    options.progress_every = std::max<size_t>(1, trace->jobs.size() / 100);
+    options.progress = [&](size_t done, size_t total) {
+      progress.Update(fmt::format("{}: {}/{} jobs finished", name, done, total));
+    };
+    results.push_back(sim::Simulate(*trace, cluster, options));
+    progress.Done();
+    figures.push_back(sim::Summarize(results.back()));
+    const auto& r = results.back();
+    fmt::print(stderr, "{}: {} passes in {:.1f}s{}\n", name, r.passes, r.wall_seconds,
+               r.refused.empty() ? "" : fmt::format("; {} jobs could never run", r.refused.size()));
+    for (size_t i = 0; i < r.refused.size() && i < 5; ++i) {
+      fmt::print(stderr, "  refused {}: {}\n", r.refused[i].first, r.refused[i].second);
+    }
+  }
+  if (o.output == "json") {
+    fmt::print("{}\n", sim::FiguresJson(figures).dump(2));
+  } else {
+    fmt::print("{}\n{}", sim::FiguresTable(figures),
+               cluster.teams.empty() ? "" : "\n" + sim::TeamsTable(figures));
+  }
+  if (!o.out.empty()) {
+    std::error_code ec;
+    fs::create_directories(o.out, ec);
+    if (ec) {
+      return Fail("sim run",
+                  Status::Internal(fmt::format("cannot create {}: {}", o.out, ec.message())));
+    }
+    fs::path dir(o.out);
+    bool ok = WriteFile(dir / "summary.csv", sim::FiguresCsv(figures)) &&
+              WriteFile(dir / "summary.json", sim::FiguresJson(figures).dump(2) + "\n") &&
+              WriteFile(dir / "utilization.svg", sim::UtilizationChart(results)) &&
+              WriteFile(dir / "queue.svg", sim::QueueChart(results)) &&
+              WriteFile(dir / "jct-cdf.svg", sim::CompletionTimeCdf(results));
+    for (const auto& r : results) {
+      std::string file = "jobs-" + r.label + ".csv";
+      std::replace(file.begin(), file.end(), '+', '_');
+      ok = ok && WriteFile(dir / file, sim::JobsCsv(r));
+    }
+    if (!ok) return Fail("sim run", Status::Internal(fmt::format("cannot write into {}", o.out)));
+    fmt::print(stderr,
+               "wrote summary.csv, summary.json, jobs-*.csv, utilization.svg, queue.svg "
+               "and jct-cdf.svg into {}\n",
+               o.out);
+  }
+  return 0;
+}
+
+int RunGen(const SimGenOptions& o) {
+  sim::GenerateOptions g;
+  g.jobs = o.jobs;
+  g.seed = o.seed;
+  g.jobs_per_hour = o.rate;
+  g.teams = o.teams;
+  std::string csv = sim::WriteCohortTrace(sim::GenerateTrace(g));
+  if (o.out.empty()) {
+    fmt::print("{}", csv);
+  } else if (!WriteFile(o.out, csv)) {
+    return Fail("sim gen", Status::Internal(fmt::format("cannot write {}", o.out)));
+  }
+  return 0;
+}
+
+}  // namespace
+
+void AddSimCommands(CLI::App& app) {
+  auto* sim = app.add_subcommand("sim", "Simulate: replay traces through the scheduler");
+  sim->require_subcommand(1);
+
+  auto run = std::make_shared<SimRunOptions>();
+  auto* r = sim->add_subcommand(
+      "run", "Replay a trace in simulated time under one or more policies and compare them");
+  r->add_option("--trace", run->trace, "The trace file (itp, tiresias or cohort CSV)")->required();
+  r->add_option("--format", run->format, "itp, tiresias or cohort (default: from the header)");
+  r->add_option("--cluster", run->cluster,
+                "Cluster spec YAML: {nodes, gpus_per_node, cpus, memory, racks, teams}");
+  r->add_option("--nodes", run->nodes, "Nodes (overrides the spec; default 16)")
+      ->check(CLI::Range(1, 1'000'000));
+  r->add_option("--gpus-per-node", run->gpus_per_node, "GPUs per node (default 8)")
+      ->check(CLI::Range(1, 1024));
+  r->add_option("--racks", run->racks, "Racks the nodes are spread over")
+      ->check(CLI::Range(1, 100'000));
+  r->add_option("--teams", run->teams,
+                "Teams and quotas NAME:GPUS[:MAX],...; jobs without a team are spread over them "
+                "by a hash of their id");
+  r->add_option("--policy", run->policies,
+                "fifo, fifo+backfill, las, default (repeatable; default: all four)");
+  r->add_option("--out", run->out, "Write CSV, JSON and SVG plots into this directory");
+  r->add_option("--seed", run->seed,
+                "Salts how jobs without a team are spread over --teams; the run is otherwise "
+                "deterministic")
+      ->capture_default_str();
+  r->add_option("--restart-cost", run->restart_cost, "Time lost by each preemption")
+      ->capture_default_str();
+  r->add_option("--checkpoint-interval", run->checkpoint_interval,
+                "Work since the last checkpoint is lost by a preemption (0s: none)")
+      ->capture_default_str();
+  r->add_option("--grace", run->grace, "From SIGTERM to stopped, for preempted jobs")
+      ->capture_default_str();
+  r->add_option("--runtime-estimate", run->runtime_estimate,
+                "Jobs without max_runtime declare this multiple of their duration (0: none)")
+      ->capture_default_str();
+  r->add_option("--default-runtime", run->default_runtime,
+                "Assumed run time of jobs without max_runtime, for reservations");
+  AddOutputOption(r, run->output);
+  r->callback([run] { Finish(RunSim(*run)); });
+
+  auto gen = std::make_shared<SimGenOptions>();
+  auto* g = sim->add_subcommand(
+      "gen", "Generate a synthetic trace shaped like the ITP traces (Cohort CSV)");
+  g->add_option("--jobs", gen->jobs, "Number of jobs")->capture_default_str();
+  g->add_option("--seed", gen->seed, "Random seed")->capture_default_str();
+  g->add_option("--rate", gen->rate, "Arrivals per hour (Poisson)")->capture_default_str();
+  g->add_option("--teams", gen->teams, "Spread jobs over this many teams (0: none)")
+      ->capture_default_str();
+  g->add_option("--out", gen->out, "Write here instead of stdout");
+  g->callback([gen] { Finish(RunGen(*gen)); });
+}
+
+}  // namespace cohort::cli

@@ -1,0 +1,157 @@
+#include "sim/cluster_spec.h"
+
+#include <fmt/format.h>
+#include <yaml-cpp/yaml.h>
+
+#include <fstream>
+#include <sstream>
+
+#include "common/strings.h"
+#include "common/units.h"
+
+namespace cohort::sim {
+
+std::vector<NodeCapacity> ClusterSpec::Nodes() const {
+  std::vector<NodeCapacity> out;
+  out.reserve(static_cast<size_t>(nodes));
+  for (int i = 0; i < nodes; ++i) {
+    NodeCapacity n;
+    n.node_id = fmt::format("node-{:04}", i);
+    n.total = Resources{gpus_per_node, milli_cpus, memory_bytes};
+    n.free = n.total;
+    for (int g = 0; g < gpus_per_node; ++g) n.free_gpus.push_back(g);
+    n.labels = {{"rack", fmt::format("rack-{}", i % std::max(racks, 1))}};
+    out.push_back(std::move(n));
+  }
+  return out;
+}
+
+StatusOr<std::vector<TeamQuota>> ParseTeams(std::string_view text) {
+  std::vector<TeamQuota> teams;
+  for (const auto& part : Split(text, ',')) {
+    auto f = Split(part, ':');
+    auto bad = [&] {
+      return Status::InvalidArgument(fmt::format(
+          "--teams: \"{}\" is not NAME:GPUS or NAME:GPUS:MAX_GPUS, e.g. vision:64,nlp:32:48",
+          part));
+    };
+    if (f.size() < 2 || f.size() > 3 || f[0].empty()) return bad();
+    TeamQuota t;
+    t.name = f[0];
+    try {
+      size_t used = 0;
+      t.guaranteed_gpus = std::stoll(f[1], &used);
+      if (used != f[1].size() || t.guaranteed_gpus < 0) return bad();
+      if (f.size() == 3) {
+        t.max_gpus = std::stoll(f[2], &used);
+        if (used != f[2].size() || *t.max_gpus < t.guaranteed_gpus) return bad();
+      }
+    } catch (const std::exception&) {
+      return bad();
+    }
+    teams.push_back(t);
+  }
+  return teams;
+}
+
+StatusOr<ClusterSpec> ParseClusterSpec(std::string_view yaml, std::string_view source) {
+  ClusterSpec spec;
+  std::vector<std::string> problems;
+  try {
+    YAML::Node root = YAML::Load(std::string(yaml));
+    if (!root.IsMap()) {
+      return Status::InvalidArgument(fmt::format("{}: a cluster spec is a mapping", source));
+    }
+    auto integer = [&](const char* key, int64_t lo, int64_t hi, auto* out) {
+      if (!root[key]) return;
+      try {
+        int64_t v = root[key].as<int64_t>();
+        if (v < lo || v > hi) {
+          problems.push_back(fmt::format("{}: must be from {} to {}, got {}", key, lo, hi, v));
+        } else {
+          *out = static_cast<std::remove_pointer_t<decltype(out)>>(v);
+        }
+      } catch (const YAML::Exception&) {
+        problems.push_back(fmt::format("{}: must be an integer", key));
+      }
+    };
+    for (const auto& kv : root) {
+      std::string key = kv.first.as<std::string>();
+      if (key != "nodes" && key != "gpus_per_node" && key != "cpus" && key != "memory" &&
+          key != "racks" && key != "teams") {
+        problems.push_back(fmt::format(
+            "{}: unknown field; expected nodes, gpus_per_node, cpus, memory, racks or teams", key));
+      }
+    }
+    integer("nodes", 1, 1'000'000, &spec.nodes);
+    integer("gpus_per_node", 0, 1024, &spec.gpus_per_node);
+    integer("racks", 1, 100'000, &spec.racks);
+    if (root["cpus"]) {
+      auto cpus = ParseMilliCpus(root["cpus"].as<std::string>());
+      if (cpus.ok()) {
+        spec.milli_cpus = *cpus;
+      } else {
+        problems.push_back("cpus: " + cpus.status().message());
+      }
+    }
+    if (root["memory"]) {
+      auto memory = ParseByteSize(root["memory"].as<std::string>());
+      if (memory.ok()) {
+        spec.memory_bytes = *memory;
+      } else {
+        problems.push_back("memory: " + memory.status().message());
+      }
+    }
+    if (root["teams"]) {
+      if (!root["teams"].IsSequence()) {
+        problems.push_back("teams: must be a list of {name, gpus, max_gpus}");
+      } else {
+        size_t i = 0;
+        for (const auto& t : root["teams"]) {
+          std::string path = fmt::format("teams[{}]", i++);
+          TeamQuota q;
+          try {
+            q.name = t["name"].as<std::string>();
+            q.guaranteed_gpus = t["gpus"].as<int64_t>();
+            if (t["max_gpus"]) q.max_gpus = t["max_gpus"].as<int64_t>();
+          } catch (const YAML::Exception&) {
+            problems.push_back(path + ": needs name and gpus (integers), and optionally max_gpus");
+            continue;
+          }
+          if (q.guaranteed_gpus < 0 || (q.max_gpus && *q.max_gpus < q.guaranteed_gpus)) {
+            problems.push_back(path + ": gpus must be >= 0 and max_gpus >= gpus");
+            continue;
+          }
+          spec.teams.push_back(q);
+        }
+      }
+    }
+  } catch (const YAML::Exception& e) {
+    return Status::InvalidArgument(fmt::format("{}: {}", source, e.what()));
+  }
+  if (!problems.empty()) {
+    return Status::InvalidArgument(fmt::format("{}: invalid cluster spec", source), problems);
+  }
+  return spec;
+}
+
+StatusOr<ClusterSpec> LoadClusterSpec(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return Status::NotFound(fmt::format("cannot read the cluster spec {}", path));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ParseClusterSpec(ss.str(), path);
+}
+
+std::string TeamFor(const ClusterSpec& spec, const std::string& job_id) {
+  if (spec.teams.empty()) return "default";
+  // FNV-1a: the same on every machine and build, unlike std::hash.
+  uint64_t h = 1469598103934665603ULL ^ spec.seed;
+  for (unsigned char c : job_id) {
+    h ^= c;
+    h *= 1099511628211ULL;
+  }
+  return spec.teams[h % spec.teams.size()].name;
+}
+
+}  // namespace cohort::sim

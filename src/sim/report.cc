@@ -1,0 +1,177 @@
+#include "sim/report.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+namespace cohort::sim {
+
+double Quantile(std::vector<double> values, double q) {
+  if (values.empty()) return 0;
+  std::sort(values.begin(), values.end());
+  size_t rank = static_cast<size_t>(std::ceil(q * static_cast<double>(values.size())));
+  return values[std::min(values.size() - 1, rank == 0 ? 0 : rank - 1)];
+}
+
+Figures Summarize(const SimResult& r) {
+  Figures f;
+  f.label = r.label;
+  f.jobs = r.jobs.size();
+  f.refused = r.refused.size();
+  f.passes = r.passes;
+  f.wall_seconds = r.wall_seconds;
+  std::vector<double> jct, queueing;
+  double first_submit = std::numeric_limits<double>::infinity(), last_end = 0;
+  size_t preemptions = 0;
+  std::map<std::string, std::vector<double>> team_queueing;
+  for (const auto& j : r.jobs) {
+    if (j.start < 0) continue;  // refused
+    first_submit = std::min(first_submit, j.submit);
+    queueing.push_back(j.start - j.submit);
+    team_queueing[j.team].push_back(j.start - j.submit);
+    preemptions += static_cast<size_t>(j.preemptions);
+    if (j.end >= 0) {
+      last_end = std::max(last_end, j.end);
+      if (j.failed) {
+        ++f.failed;
+      } else {
+        ++f.finished;
+        jct.push_back(j.end - j.submit);
+      }
+    }
+  }
+  auto mean = [](const std::vector<double>& v) {
+    return v.empty() ? 0.0
+                     : std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
+  };
+  f.avg_jct = mean(jct);
+  f.median_jct = Quantile(jct, 0.5);
+  f.p95_jct = Quantile(jct, 0.95);
+  f.p99_jct = Quantile(jct, 0.99);
+  f.avg_queueing = mean(queueing);
+  f.p99_queueing = Quantile(queueing, 0.99);
+  f.makespan = std::isinf(first_submit) ? 0 : last_end - first_submit;
+  size_t started = queueing.size();
+  f.preemptions_per_job =
+      started ? static_cast<double>(preemptions) / static_cast<double>(started) : 0;
+  // Allocated GPU-time: the integral of the used-GPU step function.
+  double gpu_time = 0;
+  for (size_t i = 0; i + 1 < r.samples.size(); ++i) {
+    gpu_time +=
+        static_cast<double>(r.samples[i].used_gpus) * (r.samples[i + 1].time - r.samples[i].time);
+  }
+  double capacity = static_cast<double>(r.capacity_gpus) * f.makespan;
+  f.utilization = capacity > 0 ? gpu_time / capacity : 0;
+  std::map<std::string, size_t> team_jobs;
+  for (const auto& j : r.jobs) {
+    if (j.start < 0) continue;
+    ++team_jobs[j.team];
+  }
+  for (const auto& [team, delays] : team_queueing) {
+    TeamFigures t;
+    t.team = team;
+    t.jobs = team_jobs[team];
+    t.avg_queueing_delay = mean(delays);
+    for (const auto& q : r.teams) {
+      if (q.name == team) t.guaranteed_gpus = q.guaranteed_gpus;
+    }
+    t.quota_share = r.capacity_gpus ? static_cast<double>(t.guaranteed_gpus) /
+                                          static_cast<double>(r.capacity_gpus)
+                                    : 0;
+    auto held = r.team_gpu_seconds.find(team);
+    t.received_share =
+        capacity > 0 && held != r.team_gpu_seconds.end() ? held->second / capacity : 0;
+    f.teams.push_back(t);
+  }
+  return f;
+}
+
+std::string FiguresTable(const std::vector<Figures>& runs) {
+  std::string out = fmt::format(
+      "{:<16} {:>7} {:>9} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>6} {:>8}\n", "policy",
+      "jobs", "finished", "avg JCT", "median", "p95 JCT", "p99 JCT", "avg wait", "p99 wait",
+      "makespan", "util", "preempt");
+  auto h = [](double s) { return fmt::format("{:.2f}h", s / 3600); };
+  for (const auto& f : runs) {
+    out += fmt::format(
+        "{:<16} {:>7} {:>9} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>5.1f}% {:>8.3f}\n",
+        f.label, f.jobs, f.finished, h(f.avg_jct), h(f.median_jct), h(f.p95_jct), h(f.p99_jct),
+        h(f.avg_queueing), h(f.p99_queueing), h(f.makespan), f.utilization * 100,
+        f.preemptions_per_job);
+  }
+  return out;
+}
+
+std::string TeamsTable(const std::vector<Figures>& runs) {
+  std::string out = fmt::format("{:<16} {:<12} {:>7} {:>12} {:>15} {:>10}\n", "policy", "team",
+                                "jobs", "quota share", "received share", "avg wait");
+  for (const auto& f : runs) {
+    for (const auto& t : f.teams) {
+      out += fmt::format("{:<16} {:<12} {:>7} {:>11.1f}% {:>14.1f}% {:>9.2f}h\n", f.label, t.team,
+                         t.jobs, t.quota_share * 100, t.received_share * 100,
+                         t.avg_queueing_delay / 3600);
+    }
+  }
+  return out;
+}
+
+std::string FiguresCsv(const std::vector<Figures>& runs) {
+  std::string out =
+      "policy,jobs,finished,failed,refused,avg_jct_s,median_jct_s,p95_jct_s,p99_jct_s,"
+      "avg_queueing_s,p99_queueing_s,makespan_s,utilization,preemptions_per_job,passes,"
+      "wall_seconds\n";
+  for (const auto& f : runs) {
+    out += fmt::format(
+        "{},{},{},{},{},{:.1f},{:.1f},{:.1f},{:.1f},{:.1f},{:.1f},{:.1f},{:.4f},{:.4f},{},{:.2f}\n",
+        f.label, f.jobs, f.finished, f.failed, f.refused, f.avg_jct, f.median_jct, f.p95_jct,
+        f.p99_jct, f.avg_queueing, f.p99_queueing, f.makespan, f.utilization, f.preemptions_per_job,
+        f.passes, f.wall_seconds);
+  }
+  return out;
+}
+
+Json FiguresJson(const std::vector<Figures>& runs) {
+  Json out = Json::array();
+  for (const auto& f : runs) {
+    Json teams = Json::array();
+    for (const auto& t : f.teams) {
+      teams.push_back(Json{{"team", t.team},
+                           {"jobs", t.jobs},
+                           {"guaranteed_gpus", t.guaranteed_gpus},
+                           {"quota_share", t.quota_share},
+                           {"received_share", t.received_share},
+                           {"avg_queueing_s", t.avg_queueing_delay}});
+    }
+    out.push_back(Json{{"policy", f.label},
+                       {"jobs", f.jobs},
+                       {"finished", f.finished},
+                       {"failed", f.failed},
+                       {"refused", f.refused},
+                       {"avg_jct_s", f.avg_jct},
+                       {"median_jct_s", f.median_jct},
+                       {"p95_jct_s", f.p95_jct},
+                       {"p99_jct_s", f.p99_jct},
+                       {"avg_queueing_s", f.avg_queueing},
+                       {"p99_queueing_s", f.p99_queueing},
+                       {"makespan_s", f.makespan},
+                       {"utilization", f.utilization},
+                       {"preemptions_per_job", f.preemptions_per_job},
+                       {"passes", f.passes},
+                       {"wall_seconds", f.wall_seconds},
+                       {"teams", teams}});
+  }
+  return out;
+}
+
+std::string JobsCsv(const SimResult& r) {
+  std::string out = "job_id,team,user,gpus,submit,start,end,attempts,preemptions,failed\n";
+  for (const auto& j : r.jobs) {
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{}\n", j.id, j.team, j.user, j.gpus, j.submit,
+                       j.start, j.end, j.attempts, j.preemptions, j.failed ? 1 : 0);
+  }
+  return out;
+}
+
+}  // namespace cohort::sim

@@ -1,0 +1,53 @@
+// Figures of a simulation run (docs/simulator.md): completion times, queueing delays, makespan,
+// GPU utilisation, preemptions, per-team shares; as a table, CSV and JSON; plus one CSV row per
+// job so that anyone can recompute every figure.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "model/json.h"
+#include "sim/simulator.h"
+
+namespace cohort::sim {
+
+struct TeamFigures {
+  std::string team;
+  int64_t guaranteed_gpus = 0;
+  double quota_share = 0;     // guaranteed / cluster GPUs
+  double received_share = 0;  // its GPU-time / the cluster's GPU-time over the makespan
+  double avg_queueing_delay = 0;
+  size_t jobs = 0;
+};
+
+struct Figures {
+  std::string label;
+  size_t jobs = 0;
+  size_t finished = 0;
+  size_t failed = 0;                                             // stopped by max_runtime
+  size_t refused = 0;                                            // could never run on this cluster
+  double avg_jct = 0, median_jct = 0, p95_jct = 0, p99_jct = 0;  // seconds
+  double avg_queueing = 0, p99_queueing = 0;                     // seconds
+  double makespan = 0;                                           // first submit to last end
+  double utilization = 0;  // allocated GPU-time / (capacity x makespan)
+  double preemptions_per_job = 0;
+  size_t passes = 0;
+  double wall_seconds = 0;
+  std::vector<TeamFigures> teams;
+};
+
+Figures Summarize(const SimResult& result);
+
+// One line per run: the comparison table printed by `cohort sim run`.
+std::string FiguresTable(const std::vector<Figures>& runs);
+std::string FiguresCsv(const std::vector<Figures>& runs);
+Json FiguresJson(const std::vector<Figures>& runs);
+std::string TeamsTable(const std::vector<Figures>& runs);
+// job_id,team,user,gpus,submit,start,end,attempts,preemptions,failed
+std::string JobsCsv(const SimResult& result);
+
+// The value at quantile q (0..1) of `values` (nearest rank); 0 for none.
+double Quantile(std::vector<double> values, double q);
+
+}  // namespace cohort::sim

@@ -1,0 +1,73 @@
+// Replays a trace in simulated time through the production scheduler (src/scheduler): job
+// arrivals, scheduling passes, starts, completions after the trace's durations, preemptions with
+// a grace period and a restart cost, requeues. Event-driven: no sleeping, no wall clock; the
+// same input and seed give the same result.
+//
+// The simulator only models what the master and the agents do (the job lifecycle); every
+// decision — order, placement, reservations, preemption — is the scheduler's own.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "scheduler/scheduler.h"
+#include "sim/cluster_spec.h"
+#include "sim/trace.h"
+
+namespace cohort::sim {
+
+struct SimOptions {
+  scheduler::SchedulerConfig scheduler;
+  std::string label;  // how reports name this run, e.g. "fifo+backfill"
+  // Preemption costs: the time to stop (SIGTERM to gone), a fixed restart cost, and the work
+  // since the last checkpoint, which is lost.
+  double grace_seconds = 30;
+  double restart_cost_seconds = 30;
+  double checkpoint_interval_seconds = 600;  // 0: every moment is checkpointed
+  // A job without max_runtime in the trace declares this multiple of its duration (users
+  // overestimate); 0: no max_runtime, so it never backfills into a reservation.
+  double runtime_estimate = 2.0;
+  // Progress: called every `progress_every` simulated jobs finished (0: never).
+  std::function<void(size_t finished, size_t total)> progress;
+  size_t progress_every = 0;
+};
+
+struct JobRecord {
+  std::string id;
+  std::string team;
+  std::string user;
+  int gpus = 0;
+  double submit = 0;
+  double start = -1;  // first start; -1 if it never started
+  double end = -1;    // -1 if it did not finish
+  int attempts = 0;
+  int preemptions = 0;
+  bool failed = false;  // stopped by its max_runtime
+};
+
+struct Sample {
+  double time = 0;
+  int64_t used_gpus = 0;
+  int64_t waiting_jobs = 0;
+};
+
+struct SimResult {
+  std::string label;
+  std::vector<JobRecord> jobs;                               // in trace order
+  std::vector<Sample> samples;                               // after every scheduling pass
+  std::vector<std::pair<std::string, std::string>> refused;  // (job id, why): never ran
+  int64_t capacity_gpus = 0;
+  std::vector<TeamQuota> teams;
+  std::map<std::string, double> team_gpu_seconds;  // GPU-time each team's jobs held
+  size_t passes = 0;
+  double wall_seconds = 0;
+};
+
+// Runs the whole trace. Jobs that could never run on this cluster (more GPUs than it has) are
+// reported in `refused` instead of waiting forever.
+SimResult Simulate(const Trace& trace, const ClusterSpec& cluster, const SimOptions& options);
+
+}  // namespace cohort::sim

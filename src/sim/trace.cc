@@ -1,0 +1,216 @@
+#include "sim/trace.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <charconv>
+#include <fstream>
+#include <sstream>
+
+#include "common/strings.h"
+
+namespace cohort::sim {
+namespace {
+
+constexpr std::string_view kItpHeader = "job_id,submission_time,duration,num_gpu";
+constexpr std::string_view kTiresiasHeader =
+    "job_id,num_gpu,submit_time,iterations,model_name,duration,interval";
+constexpr std::string_view kCohortHeader =
+    "job_id,submit,duration,gpus,team,user,priority,max_runtime,min_gpus,max_gpus";
+
+std::optional<double> Number(std::string_view text) {
+  text = Trim(text);
+  if (text.empty()) return std::nullopt;
+  double v = 0;
+  auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+  if (ec != std::errc() || ptr != text.data() + text.size()) return std::nullopt;
+  return v;
+}
+
+std::optional<int> Integer(std::string_view text) {
+  auto v = Number(text);
+  if (!v || *v != static_cast<double>(static_cast<int64_t>(*v)) || *v < INT32_MIN ||
+      *v > INT32_MAX) {
+    return std::nullopt;
+  }
+  return static_cast<int>(*v);
+}
+
+// Checks what every format shares; returns a reason to skip the row, or "".
+std::string Check(const TraceJob& j) {
+  if (j.id.empty()) return "empty job id";
+  if (j.submit < 0) return fmt::format("negative submission time {}", j.submit);
+  if (j.duration <= 0) return fmt::format("duration {} is not positive", j.duration);
+  if (j.gpus < 0) return fmt::format("negative GPU count {}", j.gpus);
+  if (j.gpus > 100'000) return fmt::format("GPU count {} is not plausible", j.gpus);
+  return "";
+}
+
+}  // namespace
+
+const char* TraceFormatName(TraceFormat f) {
+  switch (f) {
+    case TraceFormat::kItp:
+      return "itp";
+    case TraceFormat::kTiresias:
+      return "tiresias";
+    case TraceFormat::kCohort:
+      return "cohort";
+  }
+  return "cohort";
+}
+
+StatusOr<TraceFormat> ParseTraceFormat(std::string_view name) {
+  for (TraceFormat f : {TraceFormat::kItp, TraceFormat::kTiresias, TraceFormat::kCohort}) {
+    if (name == TraceFormatName(f)) return f;
+  }
+  return Status::InvalidArgument(
+      fmt::format("--format: \"{}\" is not a trace format; use itp, tiresias or cohort", name));
+}
+
+StatusOr<Trace> LoadTrace(const std::string& path, std::optional<TraceFormat> format) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::NotFound(fmt::format("cannot read the trace {}", path));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ParseTrace(ss.str(), format, path);
+}
+
+StatusOr<Trace> ParseTrace(std::string_view text, std::optional<TraceFormat> format,
+                           std::string_view source) {
+  std::vector<std::string> lines = Split(text, '\n');
+  if (lines.empty() || Trim(lines[0]).empty()) {
+    return Status::InvalidArgument(fmt::format("{}: the trace is empty", source));
+  }
+  std::string header(Trim(lines[0]));
+  std::optional<TraceFormat> detected;
+  if (header == kItpHeader) detected = TraceFormat::kItp;
+  if (header == kTiresiasHeader) detected = TraceFormat::kTiresias;
+  if (header == kCohortHeader) detected = TraceFormat::kCohort;
+  if (!format) format = detected;
+  if (!format) {
+    return Status::InvalidArgument(fmt::format(
+        "{}: the header \"{}\" is not one of the known formats (itp: {}; tiresias: {}; cohort: "
+        "{})",
+        source, header, kItpHeader, kTiresiasHeader, kCohortHeader));
+  }
+  if (detected != format) {
+    return Status::InvalidArgument(
+        fmt::format("{}: --format {} expects the header \"{}\"", source, TraceFormatName(*format),
+                    *format == TraceFormat::kItp        ? kItpHeader
+                    : *format == TraceFormat::kTiresias ? kTiresiasHeader
+                                                        : kCohortHeader));
+  }
+  Trace trace;
+  for (size_t n = 1; n < lines.size(); ++n) {
+    std::string_view line = Trim(lines[n]);
+    if (line.empty()) continue;
+    ++trace.rows;
+    std::vector<std::string> f = Split(line, ',');
+    auto skip = [&](std::string reason) {
+      trace.skipped.push_back(SkippedRow{n + 1, std::move(reason)});
+    };
+    TraceJob j;
+    switch (*format) {
+      case TraceFormat::kItp: {
+        if (f.size() != 4) {
+          skip(fmt::format("expected 4 fields, got {}", f.size()));
+          continue;
+        }
+        auto submit = Number(f[1]);
+        auto duration = Number(f[2]);
+        auto gpus = Integer(f[3]);
+        if (!submit || !duration || !gpus) {
+          skip("submission_time, duration and num_gpu must be numbers");
+          continue;
+        }
+        j.id = std::string(Trim(f[0]));
+        j.submit = *submit;
+        j.duration = *duration;
+        j.gpus = *gpus;
+        break;
+      }
+      case TraceFormat::kTiresias: {
+        if (f.size() != 7) {
+          skip(fmt::format("expected 7 fields, got {}", f.size()));
+          continue;
+        }
+        auto gpus = Integer(f[1]);
+        auto submit = Number(f[2]);
+        auto duration = Number(f[5]);
+        if (!gpus || !submit || !duration) {
+          skip("num_gpu, submit_time and duration must be numbers");
+          continue;
+        }
+        j.id = std::string(Trim(f[0]));
+        j.gpus = *gpus;
+        j.submit = *submit;
+        j.duration = *duration;
+        j.user = std::string(Trim(f[4]));  // the model name: the closest thing to an owner
+        break;
+      }
+      case TraceFormat::kCohort: {
+        if (f.size() != 10) {
+          skip(fmt::format("expected 10 fields, got {}", f.size()));
+          continue;
+        }
+        auto submit = Number(f[1]);
+        auto duration = Number(f[2]);
+        auto gpus = Integer(f[3]);
+        auto priority = Trim(f[6]).empty() ? std::optional<int>(0) : Integer(f[6]);
+        if (!submit || !duration || !gpus || !priority) {
+          skip("submit, duration, gpus and priority must be numbers");
+          continue;
+        }
+        j.id = std::string(Trim(f[0]));
+        j.submit = *submit;
+        j.duration = *duration;
+        j.gpus = *gpus;
+        j.team = std::string(Trim(f[4]));
+        j.user = std::string(Trim(f[5]));
+        j.priority = *priority;
+        if (!Trim(f[7]).empty()) {
+          auto max = Number(f[7]);
+          if (!max || *max <= 0) {
+            skip("max_runtime must be a positive number of seconds");
+            continue;
+          }
+          j.max_runtime = *max;
+        }
+        if (!Trim(f[8]).empty() || !Trim(f[9]).empty()) {
+          auto lo = Integer(f[8]);
+          auto hi = Integer(f[9]);
+          if (!lo || !hi || *lo < 1 || *hi < *lo) {
+            skip("min_gpus and max_gpus must be integers with 1 <= min_gpus <= max_gpus");
+            continue;
+          }
+          j.min_gpus = *lo;
+          j.max_gpus = *hi;
+        }
+        break;
+      }
+    }
+    std::string problem = Check(j);
+    if (!problem.empty()) {
+      skip(problem);
+      continue;
+    }
+    trace.jobs.push_back(std::move(j));
+  }
+  std::stable_sort(trace.jobs.begin(), trace.jobs.end(),
+                   [](const TraceJob& a, const TraceJob& b) { return a.submit < b.submit; });
+  return trace;
+}
+
+std::string WriteCohortTrace(const std::vector<TraceJob>& jobs) {
+  std::string out = std::string(kCohortHeader) + "\n";
+  for (const auto& j : jobs) {
+    out += fmt::format(
+        "{},{},{},{},{},{},{},{},{},{}\n", j.id, j.submit, j.duration, j.gpus, j.team, j.user,
+        j.priority, j.max_runtime ? fmt::format("{}", *j.max_runtime) : "",
+        j.min_gpus ? std::to_string(j.min_gpus) : "", j.max_gpus ? std::to_string(j.max_gpus) : "");
+  }
+  return out;
+}
+
+}  // namespace cohort::sim
