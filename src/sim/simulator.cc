@@ -34,7 +34,10 @@ struct SimJob {
   int64_t gpus = 0;
 };
 
-enum class EventKind { kFinish, kStopped };
+// kWake: nothing happens but time passing makes a new decision possible (a running job becomes
+// preemptible, or moves to a later least-attained-service queue): the master's periodic passes
+// would notice, so the simulation runs a pass then too.
+enum class EventKind { kFinish, kStopped, kWake };
 
 struct Event {
   double time;
@@ -183,6 +186,7 @@ class Simulation {
   }
 
   void Handle(const Event& e) {
+    if (e.kind == EventKind::kWake) return;  // the pass that follows is the point
     SimJob& j = jobs_[e.job];
     JobRecord& r = result_.jobs[e.job];
     if (e.token != j.token) return;  // an earlier attempt's
@@ -253,7 +257,34 @@ class Simulation {
            v.token);
     }
     Sample();
+    if (!pending_.empty()) ScheduleWake();
     return !plan.placements.empty() || !plan.preemptions.empty();
+  }
+
+  // The next moment at which waiting longer changes what the scheduler may do.
+  void ScheduleWake() {
+    const auto& config = options_.scheduler;
+    double min_runtime = static_cast<double>(config.min_runtime_before_preemption.count()) / 1e6;
+    double next = std::numeric_limits<double>::infinity();
+    for (size_t index : running_) {
+      const SimJob& j = jobs_[index];
+      if (j.phase != Phase::kRunning) continue;
+      double eligible = j.last_start + min_runtime;
+      if (eligible > now_) next = std::min(next, eligible);
+      if (config.policy == scheduler::Policy::kLeastAttainedService && j.gpus > 0) {
+        double attained = j.attained + (now_ - j.last_start) * static_cast<double>(j.gpus);
+        for (Duration t : config.las_thresholds) {
+          double threshold = static_cast<double>(t.count()) / 1e6;
+          if (threshold > attained) {
+            next = std::min(next, now_ + (threshold - attained) / static_cast<double>(j.gpus));
+            break;
+          }
+        }
+      }
+    }
+    if (std::isinf(next) || next <= now_ || next == last_wake_) return;
+    last_wake_ = next;
+    Push(next, EventKind::kWake, 0, 0);
   }
 
   void Start(size_t index, const std::vector<TaskPlacement>& placement) {
@@ -299,6 +330,7 @@ class Simulation {
   std::set<size_t> running_;
   std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events_;
   uint64_t seq_ = 0;
+  double last_wake_ = -1;
   double now_ = 0;
   int64_t used_gpus_ = 0;
   size_t finished_ = 0;
