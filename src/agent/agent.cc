@@ -2,12 +2,14 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <poll.h>
 #include <signal.h>
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -23,6 +25,17 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr int64_t kShipChunk = 1 << 20;
+
+// The write end of the pipe that wakes the agent's loop; -1 until it exists.
+std::atomic<int> g_child_exited_fd{-1};
+
+void OnChildExited(int) {
+  int fd = g_child_exited_fd.load();
+  if (fd >= 0) {
+    char c = 1;
+    (void)!::write(fd, &c, 1);  // async-signal-safe; a full pipe already means "wake up"
+  }
+}
 // After the grace period, the supervisor kills the task itself; this much longer, and the agent
 // kills the supervisor too.
 constexpr Duration kSupervisorSlack = std::chrono::seconds(10);
@@ -330,6 +343,19 @@ Status Agent::Run(const std::atomic<bool>& stop) {
   // reports an ended task at once instead of waiting for the poll to come back.
   std::thread sync([this, &stop] { SyncLoop(stop); });
   sync.detach();  // may sit in a long poll; it only touches this object under mu_
+  // A supervisor that exits wakes this loop at once (SIGCHLD through a pipe), so that a task's
+  // end reaches the master in milliseconds rather than at the next poll.
+  int wake[2];
+  if (::pipe2(wake, O_NONBLOCK | O_CLOEXEC) == 0) {
+    g_child_exited_fd = wake[1];
+    struct sigaction sa {};
+    sa.sa_handler = OnChildExited;
+    sa.sa_flags = SA_RESTART | SA_NOCLDSTOP;
+    sigemptyset(&sa.sa_mask);
+    ::sigaction(SIGCHLD, &sa, nullptr);
+  } else {
+    wake[0] = wake[1] = -1;
+  }
   while (!stop) {
     bool changed = CheckTasks();
     bool completed = ShipLogs(*client);
@@ -337,7 +363,15 @@ Status Agent::Run(const std::atomic<bool>& stop) {
       auto desired = client->Sync(config_.node.id, BuildReport(), 0, Duration(0));
       if (desired.ok()) Apply(*desired);
     }
-    std::this_thread::sleep_for(config_.poll_interval);
+    if (wake[0] >= 0) {
+      pollfd pfd{wake[0], POLLIN, 0};
+      ::poll(&pfd, 1, static_cast<int>(ToMillis(config_.poll_interval)));
+      char drain[64];
+      while (::read(wake[0], drain, sizeof(drain)) > 0) {
+      }
+    } else {
+      std::this_thread::sleep_for(config_.poll_interval);
+    }
   }
   return Status::Ok();
 }

@@ -237,7 +237,8 @@ class Simulation {
       r.priority = j.trace->priority;
       r.submitted_at = At(j.trace->submit);
       r.started_at = At(j.last_start);
-      if (j.max_runtime) r.ends_by = At(j.last_start + std::min(*j.max_runtime, j.remaining));
+      // What the master knows: the declared limit, not the work actually left.
+      if (j.max_runtime) r.ends_by = At(j.last_start + *j.max_runtime);
       r.stopping = j.phase == Phase::kStopping;
       r.stopping_for = j.stopping_for;
       r.tasks = j.tasks;
@@ -301,7 +302,10 @@ class Simulation {
     j.phase = Phase::kRunning;
     j.last_start = now_;
     running_.insert(index);
-    if (r.start < 0) r.start = now_;
+    if (r.start < 0) {
+      r.start = now_;
+      result_.start_order.push_back(r.id);
+    }
     ++r.attempts;
     double run = j.max_runtime ? std::min(j.remaining, *j.max_runtime) : j.remaining;
     Push(now_ + run, EventKind::kFinish, index, j.token);

@@ -56,8 +56,9 @@ struct Sample {
 
 struct SimResult {
   std::string label;
-  std::vector<JobRecord> jobs;                               // in trace order
-  std::vector<Sample> samples;                               // after every scheduling pass
+  std::vector<JobRecord> jobs;           // in trace order
+  std::vector<Sample> samples;           // after every scheduling pass
+  std::vector<std::string> start_order;  // job ids in the order they first started
   std::vector<std::pair<std::string, std::string>> refused;  // (job id, why): never ran
   int64_t capacity_gpus = 0;
   std::vector<TeamQuota> teams;
