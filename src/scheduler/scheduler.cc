@@ -268,6 +268,7 @@ class Pass {
     if (auto placement = RoomFor(job).Place(job.tasks, job.constraints)) {
       return Start(i, job, std::move(*placement));
     }
+    if (WaitForStopping(job)) return;
     if (TryShrink(job)) return;
     if (TryPreemption(job)) return;
     if (config_.backfill && reservations_ < config_.reservations) return Reserve(job);
@@ -289,18 +290,25 @@ class Pass {
     return *preemptible_;
   }
 
-  // Preempts for `job` if it is entitled to: returns true if the job is dealt with (victims
-  // chosen, or waiting for earlier victims to stop).
-  bool TryPreemption(const PendingJob& job) {
-    Resources need = TotalOf(job.tasks);
-    const Usage& team = order_.TeamUsage(job.team);
-    bool within_guarantee = team.held.gpus + need.gpus <= team.guaranteed_gpus;
+  // Jobs (and elastic replicas) already on their way out may be enough for `job`: then it waits
+  // for them, and nothing more is preempted or taken back for it.
+  bool WaitForStopping(const PendingJob& job) {
     std::vector<const RunningJob*> stopping;
+    int64_t coming = 0;
     for (const RunningJob* r : stopping_) {
       // Jobs on their way out count for this job if they stop for it (or for no one).
-      if (!r->stopping_for || *r->stopping_for == job.job_id) stopping.push_back(r);
+      if (!r->stopping_for || *r->stopping_for == job.job_id) {
+        stopping.push_back(r);
+        coming += r->Total().gpus;
+      }
     }
-    if (!stopping.empty()) {
+    // Cheap tests first; a look costs a copy of the capacity and shares the search budget.
+    if (stopping.empty() || unreserved_.free_gpus() + coming < TotalOf(job.tasks).gpus ||
+        preemption_searches_ >= kMaxPreemptionSearches) {
+      return false;
+    }
+    ++preemption_searches_;
+    {
       CapacityIndex what_if = unreserved_;
       for (const RunningJob* s : stopping) what_if.Give(s->tasks, s->placement);
       if (auto placement = what_if.Place(job.tasks, job.constraints)) {
@@ -310,6 +318,15 @@ class Pass {
         return true;
       }
     }
+    return false;
+  }
+
+  // Preempts for `job` if it is entitled to: returns true if the job is dealt with (victims
+  // chosen, or waiting for earlier victims to stop).
+  bool TryPreemption(const PendingJob& job) {
+    Resources need = TotalOf(job.tasks);
+    const Usage& team = order_.TeamUsage(job.team);
+    bool within_guarantee = team.held.gpus + need.gpus <= team.guaranteed_gpus;
     // A search costs a walk over running jobs and a copy of the capacity; a pass makes only so
     // many. The rest wait for the next pass, which the victims' stopping triggers anyway.
     if (preemption_searches_ >= kMaxPreemptionSearches) return false;
@@ -419,10 +436,12 @@ class Pass {
     }
     if (units.empty()) return false;
     ++preemption_searches_;
-    // Newest replicas first: within a job that is its highest index.
+    // Highest index first (the replicas added last; start times of replicas added together
+    // differ by how fast their agent started them, so they do not decide), lowest priority first.
     std::stable_sort(units.begin(), units.end(), [](const RunningJob* a, const RunningJob* b) {
-      return std::make_tuple(a->priority, -ToMicros(a->started_at), -a->tasks[0].index) <
-             std::make_tuple(b->priority, -ToMicros(b->started_at), -b->tasks[0].index);
+      return std::make_tuple(a->priority, -a->tasks[0].index, -ToMicros(a->started_at),
+                             -a->job_id) <
+             std::make_tuple(b->priority, -b->tasks[0].index, -ToMicros(b->started_at), -b->job_id);
     });
     CapacityIndex what_if = unreserved_;
     auto chosen = ChooseVictims(what_if, job.tasks, job.constraints, units);
