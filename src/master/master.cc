@@ -641,6 +641,7 @@ void Master::Schedule() {
     FinishIfStopped(job, events);
     (void)Persist(job, std::move(events));
   }
+  recheck_at_ = plan.recheck_at;
   for (const auto& growth : plan.growths) consistent &= ApplyGrowth(growth, free);
   for (const auto& shrink : plan.shrinks) ApplyShrink(shrink);
   if (consistent) residue_ = std::move(residue);
@@ -1200,6 +1201,11 @@ void Master::Tick() {
             events);
     FinishIfStopped(job, events);
     (void)Persist(job, std::move(events));
+  }
+  // Time alone changes a decision now (a minimum run time is over, say).
+  if (recheck_at_ && now >= *recheck_at_) {
+    recheck_at_.reset();
+    full_pass_due_ = true;
   }
   // Between passes only small decisions were made: the full pass that was put off runs now.
   if (full_pass_due_ && !schedule_posted_) Schedule();

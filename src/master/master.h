@@ -207,6 +207,7 @@ class Master {
   std::map<JobId, PendingReason> last_reasons_;    // from the last pass, for pending jobs
   std::optional<scheduler::PassResidue> residue_;  // of the last full pass, kept current
   bool full_pass_due_ = false;
+  std::optional<Timestamp> recheck_at_;  // the last pass asked to run again then
   uint64_t next_version_ = 1;
   bool schedule_posted_ = false;
 };

@@ -143,6 +143,10 @@ struct Plan {
   std::vector<Growth> growths;
   std::vector<Shrink> shrinks;
   std::vector<PendingReason> waiting;
+  // Time alone will change a decision then (a job that may be preempted for a waiting one
+  // reaches its minimum run time, or one moves to a later least-attained-service queue): run a
+  // pass at that time even if nothing else happens.
+  std::optional<Timestamp> recheck_at;
 };
 
 }  // namespace cohort

@@ -69,6 +69,10 @@ class Pass {
     }
   }
 
+  void Recheck(Timestamp at) {
+    if (at > in_.now && (!plan_.recheck_at || at < *plan_.recheck_at)) plan_.recheck_at = at;
+  }
+
   // GPU time a running job has had: earlier attempts plus this one so far.
   Duration AttainedNow(const RunningJob& r) const {
     return r.attained + (in_.now - r.started_at) * r.Total().gpus;
@@ -78,8 +82,17 @@ class Pass {
     if (config_.policy == Policy::kLeastAttainedService) {
       for (const auto& r : in_.cluster.running) {
         if (r.stopping) continue;
+        Duration attained = AttainedNow(r);
         highest_las_queue_ =
-            std::max(highest_las_queue_, LasQueue(AttainedNow(r), config_.las_thresholds));
+            std::max(highest_las_queue_, LasQueue(attained, config_.las_thresholds));
+        // When it moves to a later queue, waiting jobs of an earlier one may preempt it.
+        int64_t gpus = r.Total().gpus;
+        for (Duration t : config_.las_thresholds) {
+          if (t > attained && gpus > 0 && !in_.pending.empty()) {
+            Recheck(in_.now + Duration(((t - attained).count() + gpus - 1) / gpus));
+            break;
+          }
+        }
       }
     }
     for (const auto& [team, priority] : lowest_priority_) {  // every team with running jobs
@@ -282,7 +295,11 @@ class Pass {
     if (!preemptible_) {
       preemptible_.emplace();
       for (const auto& r : in_.cluster.running) {
-        if (r.stopping || in_.now - r.started_at < config_.min_runtime_before_preemption) continue;
+        if (r.stopping) continue;
+        if (in_.now - r.started_at < config_.min_runtime_before_preemption) {
+          young_.push_back(&r);
+          continue;
+        }
         (*preemptible_)[r.team].push_back(&r);
       }
       for (auto& [team, jobs] : *preemptible_) SortByPreemptionCost(jobs);
@@ -343,21 +360,27 @@ class Pass {
     // guarantee.
     std::vector<const RunningJob*> candidates;
     int64_t candidate_gpus = 0;
-    for (const auto& [other, jobs] : Preemptible()) {
+    auto may_preempt = [&](const RunningJob& r) {
       bool reclaim = false;
-      if (other != job.team && config_.quota_reclaim && within_guarantee) {
-        const Usage& u = order_.TeamUsage(other);
+      if (r.team != job.team && config_.quota_reclaim && within_guarantee) {
+        const Usage& u = order_.TeamUsage(r.team);
         reclaim = u.held.gpus > u.guaranteed_gpus;
       }
-      bool priority_here = other == job.team && config_.priority_preemption;
+      bool lower = r.team == job.team && config_.priority_preemption && r.priority < job.priority;
+      bool served_more = by_las && LasQueue(AttainedNow(r), config_.las_thresholds) > job_queue;
+      return reclaim || lower || served_more;
+    };
+    for (const auto& [other, jobs] : Preemptible()) {
       for (const RunningJob* r : jobs) {
-        if (victims_.count(r->job_id)) continue;
-        bool lower = priority_here && r->priority < job.priority;
-        bool served_more = by_las && LasQueue(AttainedNow(*r), config_.las_thresholds) > job_queue;
-        if (!reclaim && !lower && !served_more) continue;
+        if (victims_.count(r->job_id) || !may_preempt(*r)) continue;
         candidates.push_back(r);
         candidate_gpus += r->Total().gpus;
       }
+    }
+    // Jobs it could preempt but for their minimum run time: look again when the first of them
+    // reaches it, if nothing else happens before.
+    for (const RunningJob* r : young_) {
+      if (may_preempt(*r)) Recheck(r->started_at + config_.min_runtime_before_preemption);
     }
     // Cheap test first: even all of them together would not free enough GPUs.
     if (candidates.empty() || candidate_gpus + unreserved_.free_gpus() < need.gpus) return false;
@@ -563,6 +586,7 @@ class Pass {
   int64_t busy_texts_free_ = -1;
   int preemption_searches_ = 0;
   std::vector<const RunningJob*> stopping_;
+  std::vector<const RunningJob*> young_;  // not stopping, short of the minimum run time
   std::optional<std::vector<RunningJob>> surplus_;
   std::set<std::tuple<JobId, std::string, int>> shrunk_;  // (job, role, index) taken this pass
   std::set<JobId> shrinking_jobs_;

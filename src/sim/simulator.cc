@@ -258,34 +258,15 @@ class Simulation {
            v.token);
     }
     Sample();
-    if (!pending_.empty()) ScheduleWake();
-    return !plan.placements.empty() || !plan.preemptions.empty();
-  }
-
-  // The next moment at which waiting longer changes what the scheduler may do.
-  void ScheduleWake() {
-    const auto& config = options_.scheduler;
-    double min_runtime = static_cast<double>(config.min_runtime_before_preemption.count()) / 1e6;
-    double next = std::numeric_limits<double>::infinity();
-    for (size_t index : running_) {
-      const SimJob& j = jobs_[index];
-      if (j.phase != Phase::kRunning) continue;
-      double eligible = j.last_start + min_runtime;
-      if (eligible > now_) next = std::min(next, eligible);
-      if (config.policy == scheduler::Policy::kLeastAttainedService && j.gpus > 0) {
-        double attained = j.attained + (now_ - j.last_start) * static_cast<double>(j.gpus);
-        for (Duration t : config.las_thresholds) {
-          double threshold = static_cast<double>(t.count()) / 1e6;
-          if (threshold > attained) {
-            next = std::min(next, now_ + (threshold - attained) / static_cast<double>(j.gpus));
-            break;
-          }
-        }
+    // Time alone changes a decision then: the master would notice on a tick.
+    if (plan.recheck_at) {
+      double at = static_cast<double>(ToMicros(*plan.recheck_at)) / 1e6;
+      if (at > now_ && at != last_wake_) {
+        last_wake_ = at;
+        Push(at, EventKind::kWake, 0, 0);
       }
     }
-    if (std::isinf(next) || next <= now_ || next == last_wake_) return;
-    last_wake_ = next;
-    Push(next, EventKind::kWake, 0, 0);
+    return !plan.placements.empty() || !plan.preemptions.empty();
   }
 
   void Start(size_t index, const std::vector<TaskPlacement>& placement) {
