@@ -529,6 +529,7 @@ PendingJob Master::PendingOf(const Job& job) const {
   p.max_runtime = job.spec.max_runtime;
   p.attained = AttainedService(job);
   p.constraints = job.spec.constraints;
+  p.preempted_for_it = preempted_for_.count(job.id) > 0;
   return p;
 }
 
@@ -599,6 +600,7 @@ void Master::Schedule() {
   if (pending_.empty() && !AnyElasticCanGrow()) return;
   ClusterSnapshot snapshot = Snapshot();
   snapshot.teams = teams_;
+  std::erase_if(preempted_for_, [&](JobId id) { return !pending_.count(id); });
   std::vector<PendingJob> pending;
   pending.reserve(pending_.size());
   for (JobId id : pending_) pending.push_back(PendingOf(jobs_.at(id)));
@@ -635,6 +637,7 @@ void Master::Schedule() {
     std::vector<JobEvent> events;
     ++job.preemptions;
     job.preempted_for = preemption.for_job;
+    preempted_for_.insert(preemption.for_job);
     StopJob(job, JobState::kPending, preemption.reason, events);
     events.back().type = "preempted";
     spdlog::info("job {}: {}", job.id, preemption.reason);

@@ -200,8 +200,9 @@ class Master {
   MasterListener* listener_ = nullptr;
 
   std::map<JobId, Job> jobs_;
-  std::set<JobId> pending_;  // PENDING
-  std::set<JobId> active_;   // STARTING, RUNNING, STOPPING: they hold resources
+  std::set<JobId> pending_;        // PENDING
+  std::set<JobId> preempted_for_;  // pending jobs that running jobs were preempted for
+  std::set<JobId> active_;         // STARTING, RUNNING, STOPPING: they hold resources
   std::map<std::string, NodeEntry> nodes_;
   std::vector<TeamQuota> teams_;
   std::map<JobId, PendingReason> last_reasons_;    // from the last pass, for pending jobs

@@ -96,6 +96,9 @@ struct PendingJob {
   std::optional<Duration> max_runtime;
   Duration attained{};  // GPU time received by earlier attempts (least-attained-service policy)
   Constraints constraints;
+  // Running jobs were preempted to make room for it. It comes before every other waiting job
+  // until it starts, so that what its victims free goes to it, not back to them.
+  bool preempted_for_it = false;
 };
 
 // Every task of one job, in the job's rank order: a gang is placed whole or not at all.

@@ -1,7 +1,6 @@
 #include "scheduler/job_order.h"
 
 #include <algorithm>
-#include <numeric>
 #include <tuple>
 
 namespace cohort::scheduler {
@@ -26,8 +25,17 @@ JobOrder::JobOrder(Policy policy, const ClusterSnapshot& cluster,
     teams_[r.team].held += held;
     users_[{r.team, r.user}] += held;
   }
+  auto by_submission = [&](size_t a, size_t b) {
+    return std::tie(pending[a].submitted_at, pending[a].job_id) <
+           std::tie(pending[b].submitted_at, pending[b].job_id);
+  };
+  for (size_t i = 0; i < pending.size(); ++i) {
+    if (pending[i].preempted_for_it) first_.push_back(i);
+  }
+  std::sort(first_.begin(), first_.end(), by_submission);
   if (policy_ == Policy::kFairShare) {
     for (size_t i = 0; i < pending.size(); ++i) {
+      if (pending[i].preempted_for_it) continue;
       TeamQueue& q = queues_[pending[i].team];
       q.levels[pending[i].priority][pending[i].user].push_back(i);
       ++q.remaining;
@@ -45,8 +53,9 @@ JobOrder::JobOrder(Policy policy, const ClusterSnapshot& cluster,
     }
     return;
   }
-  static_order_.resize(pending.size());
-  std::iota(static_order_.begin(), static_order_.end(), 0);
+  for (size_t i = 0; i < pending.size(); ++i) {
+    if (!pending[i].preempted_for_it) static_order_.push_back(i);
+  }
   std::sort(static_order_.begin(), static_order_.end(), [&](size_t a, size_t b) {
     const PendingJob& ja = pending[a];
     const PendingJob& jb = pending[b];
@@ -55,7 +64,7 @@ JobOrder::JobOrder(Policy policy, const ClusterSnapshot& cluster,
       int qb = LasQueue(jb.attained, las_thresholds);
       if (qa != qb) return qa < qb;
     }
-    return std::tie(ja.submitted_at, ja.job_id) < std::tie(jb.submitted_at, jb.job_id);
+    return by_submission(a, b);
   });
 }
 
@@ -87,6 +96,7 @@ void JobOrder::Grew(const std::string& team, const std::string& user, const Reso
 }
 
 std::optional<size_t> JobOrder::Next() {
+  if (next_first_ < first_.size()) return first_[next_first_++];
   if (policy_ == Policy::kFairShare) return NextFairShare();
   if (next_static_ >= static_order_.size()) return std::nullopt;
   return static_order_[next_static_++];

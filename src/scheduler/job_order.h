@@ -58,6 +58,8 @@ class JobOrder {
   std::map<std::string, TeamQueue> queues_;                         // fair share
   std::vector<size_t> static_order_;                                // fifo, las
   size_t next_static_ = 0;
+  std::vector<size_t> first_;  // jobs that others were preempted for, before any other
+  size_t next_first_ = 0;
   Usage unknown_team_;
 };
 

@@ -88,6 +88,57 @@ TEST(QuotaReclaim, NotBeyondTheGuaranteeAndNotFromTeamsWithinTheirs) {
               IsEmpty());
 }
 
+TEST(QuotaReclaim, OnlyWhileTheOtherTeamStillBorrows) {
+  ClusterSnapshot c;
+  AddNodes(c, "n", 3, 4);
+  c.teams = {TeamQuota{"vision", 8, std::nullopt}, TeamQuota{"nlp", 4, std::nullopt}};
+  // nlp holds 12 of the 12 GPUs, 8 beyond its guarantee, in three jobs.
+  StartRunning(c, Job(10, 1, 4, 0, 0, "nlp"), {"n-0"}, Minutes(0));
+  StartRunning(c, Job(11, 1, 4, 0, 0, "nlp"), {"n-1"}, Minutes(1));
+  StartRunning(c, Job(12, 1, 4, 0, 0, "nlp"), {"n-2"}, Minutes(2));
+  // Two vision jobs of 4 each take back 8 GPUs, the two newest: nlp keeps its 4.
+  Plan plan = RunScheduler(c, {Job(1, 1, 4, 0, 1, "vision"), Job(2, 1, 4, 0, 2, "vision")}, {},
+                           Minutes(30));
+  EXPECT_THAT(Victims(plan), ElementsAre(11, 12));
+  // A third would take nlp below its guarantee, and vision beyond its own.
+  Plan third = RunScheduler(
+      c, {Job(1, 1, 4, 0, 1, "vision"), Job(2, 1, 4, 0, 2, "vision"), Job(3, 1, 4, 0, 3, "vision")},
+      {}, Minutes(30));
+  EXPECT_THAT(Victims(third), ElementsAre(11, 12));
+}
+
+TEST(QuotaReclaim, VictimsOnTheirWayOutAreNotReclaimedTwice) {
+  ClusterSnapshot c;
+  AddNodes(c, "n", 2, 4);
+  c.teams = {TeamQuota{"vision", 4, std::nullopt}, TeamQuota{"nlp", 4, std::nullopt}};
+  StartRunning(c, Job(10, 1, 4, 0, 0, "nlp"), {"n-0"}, Minutes(0));
+  RunningJob& v = StartRunning(c, Job(11, 1, 4, 0, 0, "nlp"), {"n-1"}, Minutes(10));
+  v.stopping = true;
+  v.stopping_for = 1;
+  // Job 1's claim counts as vision's: job 2 would go beyond vision's guarantee, and nlp, its
+  // victim gone, no longer borrows. Nothing more is preempted.
+  Plan plan = RunScheduler(c, {Job(1, 1, 4, 0, 1, "vision"), Job(2, 1, 4, 0, 2, "vision")}, {},
+                           Minutes(30));
+  EXPECT_THAT(plan.preemptions, IsEmpty());
+  EXPECT_THAT(ReasonFor(plan, 1)->reason, HasSubstr("waiting for 1 stopping job"));
+}
+
+TEST(Preemption, WhatVictimsFreeGoesToTheJobTheyStoppedFor) {
+  // The victim (10, submitted first) is back in the queue and, in FIFO order, ahead of the job
+  // it was preempted for; the freed GPUs still go to job 1.
+  ClusterSnapshot c;
+  AddNodes(c, "n", 1, 4);
+  PendingJob victim = Job(10, 1, 4, -100, 0, "t");
+  PendingJob claimant = Job(1, 1, 4, 100, 5, "t");
+  claimant.preempted_for_it = true;
+  SchedulerConfig fifo;
+  fifo.policy = Policy::kFifo;
+  for (SchedulerConfig config : {SchedulerConfig{}, fifo}) {
+    Plan plan = RunScheduler(c, {victim, claimant}, config, Minutes(30));
+    EXPECT_THAT(PlacedIds(plan), ElementsAre(1)) << PolicyName(config.policy);
+  }
+}
+
 TEST(Preemption, WaitsForVictimsAlreadyStoppingInsteadOfChoosingMore) {
   ClusterSnapshot c;
   AddNodes(c, "n", 1, 4);

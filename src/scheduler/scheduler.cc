@@ -67,6 +67,19 @@ class Pass {
       if (r.stopping) end = in.now;
       if (end) releases_.push_back(Release{std::max(*end, in.now), &r.tasks, r.placement});
     }
+    // Quota reclaim counts what is on its way out as gone, and as held by the job it stops for.
+    std::set<JobId> stopped_for;
+    for (const RunningJob* r : stopping_) {
+      reclaim_delta_[r->team] -= r->Total().gpus;
+      if (r->stopping_for) stopped_for.insert(*r->stopping_for);
+    }
+    if (!stopped_for.empty()) {
+      for (const auto& p : in.pending) {
+        if (!stopped_for.count(p.job_id)) continue;
+        reclaim_delta_[p.team] += TotalOf(p.tasks).gpus;
+        claimants_.insert(p.job_id);
+      }
+    }
   }
 
   void Recheck(Timestamp at) {
@@ -96,8 +109,7 @@ class Pass {
       }
     }
     for (const auto& [team, priority] : lowest_priority_) {  // every team with running jobs
-      const Usage& u = order_.TeamUsage(team);
-      any_team_borrows_ |= u.held.gpus > u.guaranteed_gpus;
+      any_team_borrows_ |= Entitled(team) > order_.TeamUsage(team).guaranteed_gpus;
     }
     while (auto i = order_.Next()) Consider(*i);
     Grow();
@@ -106,6 +118,15 @@ class Pass {
   }
 
  private:
+  // The GPUs a team counts as holding for quota reclaim: what it holds, less what is already on
+  // its way out, plus what its waiting jobs will get from that. Counting plain holdings instead,
+  // every pass until the victims have stopped would reclaim again, from ever more jobs, and
+  // teams pushed below their guarantee would take turns preempting each other.
+  int64_t Entitled(const std::string& team) const {
+    auto it = reclaim_delta_.find(team);
+    return order_.TeamUsage(team).held.gpus + (it == reclaim_delta_.end() ? 0 : it->second);
+  }
+
   std::optional<Timestamp> ExpectedEnd(Timestamp start, std::optional<Duration> runtime) const {
     if (runtime) return start + *runtime;
     if (config_.default_runtime) return start + *config_.default_runtime;
@@ -248,6 +269,7 @@ class Pass {
     free_.Take(job.tasks, placement);
     unreserved_.Take(job.tasks, placement, /*partial=*/true);
     order_.Placed(i);
+    if (claimants_.count(job.job_id)) reclaim_delta_[job.team] -= TotalOf(job.tasks).gpus;
     if (auto end = ExpectedEnd(in_.now, job.max_runtime)) {
       releases_.push_back(Release{*end, &job.tasks, placement});
     }
@@ -343,7 +365,7 @@ class Pass {
   bool TryPreemption(const PendingJob& job) {
     Resources need = TotalOf(job.tasks);
     const Usage& team = order_.TeamUsage(job.team);
-    bool within_guarantee = team.held.gpus + need.gpus <= team.guaranteed_gpus;
+    bool within_guarantee = Entitled(job.team) + need.gpus <= team.guaranteed_gpus;
     // A search costs a walk over running jobs and a copy of the capacity; a pass makes only so
     // many. The rest wait for the next pass, which the victims' stopping triggers anyway.
     if (preemption_searches_ >= kMaxPreemptionSearches) return false;
@@ -359,20 +381,29 @@ class Pass {
     // Whom it may preempt: lower priority in its own team; borrowers, if it stays within its
     // guarantee.
     std::vector<const RunningJob*> candidates;
+    std::set<JobId> reclaimed;  // candidates taken back from a team that borrows
     int64_t candidate_gpus = 0;
-    auto may_preempt = [&](const RunningJob& r) {
-      bool reclaim = false;
-      if (r.team != job.team && config_.quota_reclaim && within_guarantee) {
-        const Usage& u = order_.TeamUsage(r.team);
-        reclaim = u.held.gpus > u.guaranteed_gpus;
-      }
+    // `taken`: GPUs of the victim's team already among the candidates. A team is reclaimed from
+    // only while it still borrows, so at most its last victim takes it below its guarantee.
+    auto reclaim_from = [&](const RunningJob& r, int64_t taken) {
+      return r.team != job.team && config_.quota_reclaim && within_guarantee &&
+             Entitled(r.team) - taken > order_.TeamUsage(r.team).guaranteed_gpus;
+    };
+    auto by_other_right = [&](const RunningJob& r) {
       bool lower = r.team == job.team && config_.priority_preemption && r.priority < job.priority;
       bool served_more = by_las && LasQueue(AttainedNow(r), config_.las_thresholds) > job_queue;
-      return reclaim || lower || served_more;
+      return lower || served_more;
     };
     for (const auto& [other, jobs] : Preemptible()) {
+      int64_t taken = 0;
       for (const RunningJob* r : jobs) {
-        if (victims_.count(r->job_id) || !may_preempt(*r)) continue;
+        if (victims_.count(r->job_id)) continue;
+        if (reclaim_from(*r, taken)) {
+          reclaimed.insert(r->job_id);
+          taken += r->Total().gpus;
+        } else if (!by_other_right(*r)) {
+          continue;
+        }
         candidates.push_back(r);
         candidate_gpus += r->Total().gpus;
       }
@@ -380,7 +411,9 @@ class Pass {
     // Jobs it could preempt but for their minimum run time: look again when the first of them
     // reaches it, if nothing else happens before.
     for (const RunningJob* r : young_) {
-      if (may_preempt(*r)) Recheck(r->started_at + config_.min_runtime_before_preemption);
+      if (reclaim_from(*r, 0) || by_other_right(*r)) {
+        Recheck(r->started_at + config_.min_runtime_before_preemption);
+      }
     }
     // Cheap test first: even all of them together would not free enough GPUs.
     if (candidates.empty() || candidate_gpus + unreserved_.free_gpus() < need.gpus) return false;
@@ -389,14 +422,15 @@ class Pass {
     auto victims = ChooseVictims(what_if, job.tasks, job.constraints, candidates);
     if (!victims) return false;
     std::vector<std::string> names;
+    reclaim_delta_[job.team] += need.gpus;
     for (const RunningJob* v : *victims) {
       victims_.insert(v->job_id);
+      reclaim_delta_[v->team] -= v->Total().gpus;
       std::string why;
       if (v->team == job.team && v->priority < job.priority && config_.priority_preemption) {
         why = fmt::format("preempted by job {} of higher priority ({} > {})", job.job_id,
                           job.priority, v->priority);
-      } else if (v->team != job.team && within_guarantee && config_.quota_reclaim &&
-                 order_.TeamUsage(v->team).held.gpus > order_.TeamUsage(v->team).guaranteed_gpus) {
+      } else if (reclaimed.count(v->job_id)) {
         why = fmt::format(
             "preempted by job {}: team {} reclaims its guaranteed GPUs from team {}, which "
             "borrows beyond its own",
@@ -578,6 +612,8 @@ class Pass {
   std::optional<JobId> blocked_by_;
   std::vector<Release> releases_;
   std::set<JobId> victims_;
+  std::map<std::string, int64_t> reclaim_delta_;  // by team: see Entitled()
+  std::set<JobId> claimants_;                     // waiting jobs that running ones stop for
   Resources largest_node_;
   Resources cluster_total_;
   std::vector<Resources> shapes_;  // the distinct capacities of the nodes

@@ -29,8 +29,8 @@ Figures Summarize(const SimResult& r) {
   for (const auto& j : r.jobs) {
     if (j.start < 0) continue;  // refused
     first_submit = std::min(first_submit, j.submit);
-    queueing.push_back(j.start - j.submit);
-    team_queueing[j.team].push_back(j.start - j.submit);
+    queueing.push_back(j.queued);
+    team_queueing[j.team].push_back(j.queued);
     preemptions += static_cast<size_t>(j.preemptions);
     if (j.end >= 0) {
       last_end = std::max(last_end, j.end);
@@ -166,10 +166,10 @@ Json FiguresJson(const std::vector<Figures>& runs) {
 }
 
 std::string JobsCsv(const SimResult& r) {
-  std::string out = "job_id,team,user,gpus,submit,start,end,attempts,preemptions,failed\n";
+  std::string out = "job_id,team,user,gpus,submit,start,end,queued,attempts,preemptions,failed\n";
   for (const auto& j : r.jobs) {
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{}\n", j.id, j.team, j.user, j.gpus, j.submit,
-                       j.start, j.end, j.attempts, j.preemptions, j.failed ? 1 : 0);
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{}\n", j.id, j.team, j.user, j.gpus, j.submit,
+                       j.start, j.end, j.queued, j.attempts, j.preemptions, j.failed ? 1 : 0);
   }
   return out;
 }

@@ -28,6 +28,7 @@ struct SimJob {
   double attained = 0;                // GPU-seconds received so far
   Phase phase = Phase::kWaitingToArrive;
   double last_start = 0;
+  double queued_since = 0;
   int token = 0;  // a finish event carries the token of its attempt; a requeue changes it
   std::vector<TaskPlacement> placement;
   std::optional<JobId> stopping_for;
@@ -147,6 +148,7 @@ class Simulation {
  private:
   void Enqueue(SimJob& j) {
     j.phase = Phase::kPending;
+    j.queued_since = now_;
     PendingJob p;
     p.job_id = j.id;
     p.team = j.team;
@@ -254,6 +256,8 @@ class Simulation {
       if (v.phase != Phase::kRunning) continue;
       v.phase = Phase::kStopping;
       v.stopping_for = p.for_job;
+      auto claimant = pending_index_.find(p.for_job);
+      if (claimant != pending_index_.end()) pending_[claimant->second].preempted_for_it = true;
       Push(now_ + options_.grace_seconds, EventKind::kStopped, static_cast<size_t>(v.id - 1),
            v.token);
     }
@@ -282,6 +286,7 @@ class Simulation {
     j.placement = placement;
     j.phase = Phase::kRunning;
     j.last_start = now_;
+    r.queued += now_ - j.queued_since;
     running_.insert(index);
     if (r.start < 0) {
       r.start = now_;

@@ -43,6 +43,7 @@ struct JobRecord {
   double submit = 0;
   double start = -1;  // first start; -1 if it never started
   double end = -1;    // -1 if it did not finish
+  double queued = 0;  // seconds waiting: before the first start and after every preemption
   int attempts = 0;
   int preemptions = 0;
   bool failed = false;  // stopped by its max_runtime

@@ -137,6 +137,8 @@ TEST(Simulator, PreemptionCostsTheGracePeriodLostWorkAndTheRestartCost) {
   EXPECT_EQ(t["a"].end, 1190);
   EXPECT_EQ(r.jobs[0].attempts, 2);
   EXPECT_EQ(r.jobs[0].preemptions, 1);
+  EXPECT_EQ(r.jobs[0].queued, 100) << "a waits again from 260 to 360";
+  EXPECT_EQ(r.jobs[1].queued, 10) << "b waits for the grace period";
   // The minimum run time defers the preemption: with 60 s, a pass at 60 s... a has run 250 s by
   // then, so nothing changes; with 300 s, b waits for a's 300th second.
   config.min_runtime_before_preemption = std::chrono::seconds(300);
@@ -167,7 +169,7 @@ TEST(Simulator, FiguresFromTheJobRecords) {
   EXPECT_DOUBLE_EQ(f.makespan, 180);
   // GPU-time: 4 x 100 + 4 x 50 + 1 x 30 = 630 of 4 x 180.
   EXPECT_NEAR(f.utilization, 630.0 / 720.0, 1e-9);
-  EXPECT_THAT(JobsCsv(r), ::testing::HasSubstr("c,default,,1,20,150,180,1,0,0"));
+  EXPECT_THAT(JobsCsv(r), ::testing::HasSubstr("c,default,,1,20,150,180,130,1,0,0"));
 }
 
 TEST(Simulator, SameInputSameResult) {
