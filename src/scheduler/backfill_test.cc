@@ -12,6 +12,7 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
+using ::testing::Not;
 using namespace testing;  // NOLINT: the builders
 
 PendingJob WithRuntime(PendingJob job, int minutes) {
@@ -37,6 +38,26 @@ TEST(Backfill, ShortJobsFillTheGapButLongOnesDoNotDelayTheGang) {
   ASSERT_TRUE(gang->reserved_start.has_value());
   EXPECT_EQ(*gang->reserved_start, Minutes(60));
   EXPECT_THAT(gang->reason, HasSubstr("reserved to start by"));
+}
+
+TEST(Backfill, ASecondReservationComesAfterTheFirstNotOnTopOfIt) {
+  ClusterSnapshot c;
+  AddNodes(c, "n", 1, 8);
+  StartRunning(c, Job(10, 1, 8, 0, 0), {"n-0"}, Minutes(0), Minutes(60));
+  // Both gangs need the whole node: the first gets it at minute 60, the second when the first
+  // is over (90), not at 60 as well.
+  Plan plan =
+      RunScheduler(c, {WithRuntime(Job(1, 2, 4, 0, 1), 30), WithRuntime(Job(2, 2, 4, 0, 2), 30)},
+                   {}, Minutes(10));
+  ASSERT_TRUE(ReasonFor(plan, 1)->reserved_start.has_value());
+  EXPECT_EQ(*ReasonFor(plan, 1)->reserved_start, Minutes(60));
+  ASSERT_TRUE(ReasonFor(plan, 2)->reserved_start.has_value());
+  EXPECT_EQ(*ReasonFor(plan, 2)->reserved_start, Minutes(90));
+  // A gang reserved with no known end leaves the next one waiting, not draining other nodes.
+  Plan open_ended =
+      RunScheduler(c, {Job(1, 2, 4, 0, 1), WithRuntime(Job(2, 2, 4, 0, 2), 30)}, {}, Minutes(10));
+  EXPECT_FALSE(ReasonFor(open_ended, 2)->reserved_start.has_value());
+  EXPECT_THAT(ReasonFor(open_ended, 2)->reason, Not(HasSubstr("holding")));
 }
 
 TEST(Backfill, JobsWithoutRuntimeNeverBackfillIntoAReservation) {

@@ -235,21 +235,28 @@ void CapacityIndex::Take(const std::vector<TaskRequest>& tasks,
 }
 
 void CapacityIndex::Give(const std::vector<TaskRequest>& tasks,
-                         const std::vector<TaskPlacement>& placement) {
+                         const std::vector<TaskPlacement>& placement, bool partial) {
   COHORT_CHECK(tasks.size() == placement.size());
   for (size_t t = 0; t < tasks.size(); ++t) {
     int index = Find(placement[t].node_id);
     if (index < 0) continue;  // a node that is not ready: its resources do not come back here
     NodeCapacity& node = nodes_[static_cast<size_t>(index)];
     int64_t old = node.free.gpus;
-    for (int gpu : placement[t].gpus) {
-      COHORT_CHECK(std::find(node.free_gpus.begin(), node.free_gpus.end(), gpu) ==
-                   node.free_gpus.end());
-      node.free_gpus.insert(std::upper_bound(node.free_gpus.begin(), node.free_gpus.end(), gpu),
-                            gpu);
-    }
     Resources give = tasks[t].resources;
-    give.gpus = static_cast<int64_t>(placement[t].gpus.size());
+    give.gpus = 0;
+    for (int gpu : placement[t].gpus) {
+      auto at = std::lower_bound(node.free_gpus.begin(), node.free_gpus.end(), gpu);
+      bool already = at != node.free_gpus.end() && *at == gpu;
+      if (already && partial) continue;
+      COHORT_CHECK(!already);
+      node.free_gpus.insert(at, gpu);
+      ++give.gpus;
+    }
+    if (partial) {
+      give.milli_cpus = std::min(give.milli_cpus, node.total.milli_cpus - node.free.milli_cpus);
+      give.memory_bytes =
+          std::min(give.memory_bytes, node.total.memory_bytes - node.free.memory_bytes);
+    }
     node.free += give;
     free_gpus_ += give.gpus;
     COHORT_CHECK(node.free.FitsIn(node.total));

@@ -38,8 +38,11 @@ class CapacityIndex {
   // which may cover GPUs that are busy now).
   void Take(const std::vector<TaskRequest>& tasks, const std::vector<TaskPlacement>& placement,
             bool partial = false);
-  // Gives them back (a preemption or a job that ends, in a what-if).
-  void Give(const std::vector<TaskRequest>& tasks, const std::vector<TaskPlacement>& placement);
+  // Gives them back (a preemption or a job that ends, in a what-if). With `partial`, what is
+  // free already is skipped (a timeline of expected ends, where a reservation and a job that
+  // ends before it both cover some GPUs).
+  void Give(const std::vector<TaskRequest>& tasks, const std::vector<TaskPlacement>& placement,
+            bool partial = false);
 
   int64_t free_gpus() const { return free_gpus_; }
   int64_t largest_free_block() const;

@@ -34,6 +34,7 @@ struct Release {
   Timestamp at;
   const std::vector<TaskRequest>* tasks;
   std::vector<TaskPlacement> placement;
+  bool reserved = false;  // the end of a job reserved this pass
 };
 
 // One scheduling pass. Holds the capacity as the pass changes it.
@@ -55,6 +56,7 @@ class Pass {
       largest_node_.memory_bytes = std::max(largest_node_.memory_bytes, n.total.memory_bytes);
       cluster_total_ += n.total;
     }
+    int64_t known_ends_gpus = 0;
     for (const auto& r : in.cluster.running) {
       if (r.stopping) {
         stopping_.push_back(&r);
@@ -65,8 +67,14 @@ class Pass {
       std::optional<Timestamp> end = r.ends_by;
       if (!end && config.default_runtime) end = r.started_at + *config.default_runtime;
       if (r.stopping) end = in.now;
-      if (end) releases_.push_back(Release{std::max(*end, in.now), &r.tasks, r.placement});
+      if (end) {
+        releases_.push_back(Release{std::max(*end, in.now), &r.tasks, r.placement});
+        known_ends_gpus += r.Total().gpus;
+      }
     }
+    // GPUs in use that no known end gives back (jobs without max_runtime, or held by something
+    // the snapshot does not list).
+    unknown_ends_ = cluster_total_.gpus - free_.free_gpus() > known_ends_gpus;
     // Quota reclaim counts what is on its way out as gone, and as held by the job it stops for.
     std::set<JobId> stopped_for;
     for (const RunningJob* r : stopping_) {
@@ -272,6 +280,8 @@ class Pass {
     if (claimants_.count(job.job_id)) reclaim_delta_[job.team] -= TotalOf(job.tasks).gpus;
     if (auto end = ExpectedEnd(in_.now, job.max_runtime)) {
       releases_.push_back(Release{*end, &job.tasks, placement});
+    } else {
+      unknown_ends_ = true;
     }
     plan_.placements.push_back(JobPlacement{job.job_id, std::move(placement)});
   }
@@ -565,18 +575,39 @@ class Pass {
                      [](const Release* a, const Release* b) { return a->at < b->at; });
     CapacityIndex what_if = unreserved_;
     for (size_t k = 0; k < timeline.size(); ++k) {
-      what_if.Give(*timeline[k]->tasks, timeline[k]->placement);
+      const Release& r = *timeline[k];
+      if (r.reserved || reserved_gpus_.empty()) {
+        what_if.Give(*r.tasks, r.placement, /*partial=*/true);
+      } else {
+        // GPUs that earlier reservations will use go to them, not to this job.
+        std::vector<TaskPlacement> rest = r.placement;
+        for (auto& p : rest) {
+          std::erase_if(p.gpus, [&](int g) { return reserved_gpus_.count({p.node_id, g}); });
+        }
+        what_if.Give(*r.tasks, rest, /*partial=*/true);
+      }
       if (k + 1 < timeline.size() && timeline[k + 1]->at == timeline[k]->at) continue;
       if (auto placement = what_if.Place(job.tasks, job.constraints)) {
         Timestamp at = timeline[k]->at;
         Hold(job, *placement);
         if (!earliest_reservation_ || at < *earliest_reservation_) earliest_reservation_ = at;
+        // What it will use is not there for jobs reserved after it until it ends.
+        for (const auto& p : *placement) {
+          for (int g : p.gpus) reserved_gpus_.emplace(p.node_id, g);
+        }
+        if (auto end = ExpectedEnd(at, job.max_runtime)) {
+          releases_.push_back(Release{*end, &job.tasks, *placement, /*reserved=*/true});
+        }
         return Wait(job,
                     fmt::format("{}; reserved to start by {} at the latest", Busy(job),
                                 FormatTimestamp(at)),
                     false, at);
       }
     }
+    // What runs has known ends, and earlier reservations take what it would need (or one job
+    // already drains nodes): it waits its turn behind them, holding nothing.
+    if (!unknown_ends_ || drained_) return Wait(job, Busy(job));
+    drained_ = true;
     // Some of what runs has no known end. Hold the nodes closest to fitting anyway, so that
     // the job cannot starve behind a stream of smaller ones.
     std::vector<NodeCapacity> drained = free_.nodes();
@@ -611,6 +642,9 @@ class Pass {
   int reservations_ = 0;
   std::optional<JobId> blocked_by_;
   std::vector<Release> releases_;
+  std::set<std::pair<std::string, int>> reserved_gpus_;  // (node, GPU) of this pass's reservations
+  bool unknown_ends_ = false;                            // something runs with no known end
+  bool drained_ = false;  // a job holds the nodes closest to fitting it
   std::set<JobId> victims_;
   std::map<std::string, int64_t> reclaim_delta_;  // by team: see Entitled()
   std::set<JobId> claimants_;                     // waiting jobs that running ones stop for
