@@ -1,5 +1,6 @@
 // sim run / sim gen: replay traces through the scheduler and compare policies.
 #include <fmt/format.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <filesystem>
@@ -162,7 +163,10 @@ int RunSim(const SimRunOptions& o) {
     progress.Done();
     figures.push_back(sim::Summarize(results.back()));
     const auto& r = results.back();
-    fmt::print(stderr, "{}: {} passes in {:.1f}s{}\n", name, r.passes, r.wall_seconds,
+    struct rusage usage {};
+    getrusage(RUSAGE_SELF, &usage);  // ru_maxrss: KiB on Linux
+    fmt::print(stderr, "{}: {} passes in {:.1f}s, peak memory so far {} MiB{}\n", name, r.passes,
+               r.wall_seconds, usage.ru_maxrss / 1024,
                r.refused.empty() ? "" : fmt::format("; {} jobs could never run", r.refused.size()));
     for (size_t i = 0; i < r.refused.size() && i < 5; ++i) {
       fmt::print(stderr, "  refused {}: {}\n", r.refused[i].first, r.refused[i].second);
