@@ -601,6 +601,7 @@ void Master::Schedule() {
   ClusterSnapshot snapshot = Snapshot();
   snapshot.teams = teams_;
   std::erase_if(preempted_for_, [&](JobId id) { return !pending_.count(id); });
+  std::vector<JobId> claimed(preempted_for_.begin(), preempted_for_.end());
   std::vector<PendingJob> pending;
   pending.reserve(pending_.size());
   for (JobId id : pending_) pending.push_back(PendingOf(jobs_.at(id)));
@@ -643,6 +644,16 @@ void Master::Schedule() {
     spdlog::info("job {}: {}", job.id, preemption.reason);
     FinishIfStopped(job, events);
     (void)Persist(job, std::move(events));
+  }
+  // A claim lasts while victims stop for the job and for the pass after that: a job that could
+  // not start even then goes back to its place in the order instead of staying ahead of all.
+  std::set<JobId> awaited;
+  for (JobId id : active_) {
+    const Job& j = jobs_.at(id);
+    if (j.state == JobState::kStopping && j.preempted_for) awaited.insert(*j.preempted_for);
+  }
+  for (JobId id : claimed) {
+    if (!awaited.count(id)) preempted_for_.erase(id);
   }
   recheck_at_ = plan.recheck_at;
   for (const auto& growth : plan.growths) consistent &= ApplyGrowth(growth, free);

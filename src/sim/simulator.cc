@@ -248,6 +248,7 @@ class Simulation {
       r.attained = At(j.attained) - FromMicros(0);
       snapshot.running.push_back(std::move(r));
     }
+    std::vector<JobId> claimed(claims_.begin(), claims_.end());
     Plan plan = scheduler_->Schedule(scheduler::SchedulingInput{snapshot, pending_, At(now_)});
     ++result_.passes;
     for (const auto& p : plan.placements) Start(static_cast<size_t>(p.job_id - 1), p.tasks);
@@ -257,9 +258,24 @@ class Simulation {
       v.phase = Phase::kStopping;
       v.stopping_for = p.for_job;
       auto claimant = pending_index_.find(p.for_job);
-      if (claimant != pending_index_.end()) pending_[claimant->second].preempted_for_it = true;
+      if (claimant != pending_index_.end()) {
+        pending_[claimant->second].preempted_for_it = true;
+        claims_.insert(p.for_job);
+      }
       Push(now_ + options_.grace_seconds, EventKind::kStopped, static_cast<size_t>(v.id - 1),
            v.token);
+    }
+    // As in the master: a claim lasts while victims stop for the job and for the pass after.
+    std::set<JobId> awaited;
+    for (const auto& r : snapshot.running) {
+      if (r.stopping_for) awaited.insert(*r.stopping_for);
+    }
+    for (const auto& p : plan.preemptions) awaited.insert(p.for_job);
+    for (JobId id : claimed) {
+      if (awaited.count(id)) continue;
+      claims_.erase(id);
+      auto it = pending_index_.find(id);
+      if (it != pending_index_.end()) pending_[it->second].preempted_for_it = false;
     }
     Sample();
     // Time alone changes a decision then: the master would notice on a tick.
@@ -321,6 +337,7 @@ class Simulation {
   std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events_;
   uint64_t seq_ = 0;
   double last_wake_ = -1;
+  std::set<JobId> claims_;  // pending jobs that running ones were preempted for
   double now_ = 0;
   int64_t used_gpus_ = 0;
   size_t finished_ = 0;
