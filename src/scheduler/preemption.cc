@@ -6,13 +6,17 @@
 namespace cohort::scheduler {
 
 void SortByPreemptionCost(std::vector<const RunningJob*>& candidates) {
-  std::sort(candidates.begin(), candidates.end(), [](const RunningJob* a, const RunningJob* b) {
-    // Later start = less work lost; so "started_at descending" comes first.
-    int64_t ga = a->Total().gpus;
-    int64_t gb = b->Total().gpus;
-    return std::make_tuple(a->priority, -ToMicros(a->started_at), ga, -a->job_id) <
-           std::make_tuple(b->priority, -ToMicros(b->started_at), gb, -b->job_id);
-  });
+  // Later start = less work lost; so "started_at descending" comes first. Keys are computed once:
+  // a pass may sort tens of thousands of candidates, and Total() walks a job's tasks.
+  using Key = std::tuple<int, int64_t, int64_t, JobId>;
+  std::vector<std::pair<Key, const RunningJob*>> keyed;
+  keyed.reserve(candidates.size());
+  for (const RunningJob* c : candidates) {
+    keyed.emplace_back(Key{c->priority, -ToMicros(c->started_at), c->Total().gpus, -c->job_id}, c);
+  }
+  std::sort(keyed.begin(), keyed.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (size_t i = 0; i < keyed.size(); ++i) candidates[i] = keyed[i].second;
 }
 
 std::optional<std::vector<const RunningJob*>> ChooseVictims(
