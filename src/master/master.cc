@@ -432,6 +432,7 @@ ClusterSnapshot Master::Snapshot() const {
     running.stopping = job.state == JobState::kStopping;
     running.stopping_for = job.preempted_for;
     running.attained = AttainedService(job);
+    running.preemptions = job.preemptions;
     running.constraints = job.spec.constraints;
     // Replicas on their way out (an elastic shrink) count as a stopping job of their own.
     RunningJob leaving = running;

@@ -53,6 +53,7 @@ struct RunningJob {
   std::vector<TaskPlacement> placement;  // ...and where
   std::vector<Timestamp> task_started;   // when each task was placed (grown replicas: later)
   Duration attained{};                   // GPU time received by earlier attempts
+  int preemptions = 0;                   // times it has been preempted before
   // Elastic task groups: replicas may be added up to `max` and taken away down to `min`.
   struct ElasticGroup {
     std::string role;

@@ -10,9 +10,10 @@
 
 namespace cohort::scheduler {
 
-// Cheapest first: lowest priority, then least progress lost (started most recently), then
-// fewest GPUs, then newest job.
-void SortByPreemptionCost(std::vector<const RunningJob*>& candidates);
+// Cheapest first: lowest priority, then (with `rotate`) fewest earlier preemptions, so that the
+// burden rotates instead of falling on whichever job restarted last, then least progress lost
+// (started most recently), then fewest GPUs, then newest job.
+void SortByPreemptionCost(std::vector<const RunningJob*>& candidates, bool rotate = true);
 
 // Victims among `candidates` (sorted cheapest first) whose resources, added to `free`, let
 // `tasks` fit. Greedy: add the cheapest until the job fits, then drop every victim it fits

@@ -70,6 +70,18 @@ TEST(QuotaReclaim, TeamBelowGuaranteeTakesBackBorrowedGpus) {
   EXPECT_THAT(plan.preemptions[0].reason, HasSubstr("team vision reclaims"));
 }
 
+TEST(QuotaReclaim, TheBurdenRotatesInsteadOfFallingOnTheLastRestarted) {
+  ClusterSnapshot c;
+  AddNodes(c, "n", 2, 4);
+  c.teams = {TeamQuota{"vision", 4, std::nullopt}, TeamQuota{"nlp", 4, std::nullopt}};
+  StartRunning(c, Job(10, 1, 4, 0, 0, "nlp"), {"n-0"}, Minutes(0));
+  // Job 11 started last (least progress lost), but it has been preempted three times already.
+  RunningJob& again = StartRunning(c, Job(11, 1, 4, 0, 0, "nlp"), {"n-1"}, Minutes(10));
+  again.preemptions = 3;
+  Plan plan = RunScheduler(c, {Job(1, 1, 4, 0, 1, "vision")}, {}, Minutes(30));
+  EXPECT_THAT(Victims(plan), ElementsAre(10));
+}
+
 TEST(QuotaReclaim, NotBeyondTheGuaranteeAndNotFromTeamsWithinTheirs) {
   ClusterSnapshot c;
   AddNodes(c, "n", 2, 4);

@@ -321,6 +321,12 @@ class Pass {
     Wait(job, Busy(job));
   }
 
+  // Under least attained service, victims are the jobs that have had the most GPU time, and the
+  // policy preempts them on purpose, again and again: there the least progress lost decides
+  // alone (rotating would preempt jobs that have run longer since their restart: more lost work,
+  // and more preemptions in all).
+  bool RotateVictims() const { return config_.policy != Policy::kLeastAttainedService; }
+
   // Running jobs that may be preempted at all (not stopping, past their minimum run time), by
   // team, cheapest first.
   const std::map<std::string, std::vector<const RunningJob*>>& Preemptible() {
@@ -334,7 +340,7 @@ class Pass {
         }
         (*preemptible_)[r.team].push_back(&r);
       }
-      for (auto& [team, jobs] : *preemptible_) SortByPreemptionCost(jobs);
+      for (auto& [team, jobs] : *preemptible_) SortByPreemptionCost(jobs, RotateVictims());
     }
     return *preemptible_;
   }
@@ -427,7 +433,7 @@ class Pass {
     }
     // Cheap test first: even all of them together would not free enough GPUs.
     if (candidates.empty() || candidate_gpus + unreserved_.free_gpus() < need.gpus) return false;
-    SortByPreemptionCost(candidates);
+    SortByPreemptionCost(candidates, RotateVictims());
     CapacityIndex what_if = unreserved_;
     auto victims = ChooseVictims(what_if, job.tasks, job.constraints, candidates);
     if (!victims) return false;

@@ -246,6 +246,7 @@ class Simulation {
       r.tasks = j.tasks;
       r.placement = j.placement;
       r.attained = At(j.attained) - FromMicros(0);
+      r.preemptions = result_.jobs[index].preemptions;
       snapshot.running.push_back(std::move(r));
     }
     std::vector<JobId> claimed(claims_.begin(), claims_.end());
