@@ -71,6 +71,8 @@ Scenario RandomScenario(std::mt19937_64& rng) {
     RunningJob& r = StartRunning(s.cluster, j, where, Minutes(uniform(0, 99)));
     if (j.max_runtime) r.ends_by = r.started_at + *j.max_runtime;
     r.stopping = uniform(0, 7) == 0;
+    if (r.stopping && uniform(0, 1)) r.stopping_for = uniform(1, 30);  // maybe a pending job
+    r.preemptions = uniform(0, 3);
     r.task_started.assign(r.tasks.size(), r.started_at);
     if (uniform(0, 3) == 0) {
       int min = uniform(1, static_cast<int>(r.tasks.size()));
@@ -79,7 +81,10 @@ Scenario RandomScenario(std::mt19937_64& rng) {
                                                    static_cast<int>(r.tasks.size())});
     }
   }
-  for (int k = 0; k < uniform(1, 30); ++k) s.pending.push_back(random_job(k + 1));
+  for (int k = 0; k < uniform(1, 30); ++k) {
+    s.pending.push_back(random_job(k + 1));
+    s.pending.back().preempted_for_it = uniform(0, 9) == 0;
+  }
   s.config.policy =
       std::vector<Policy>{Policy::kFairShare, Policy::kFifo,
                           Policy::kLeastAttainedService}[static_cast<size_t>(uniform(0, 2))];
