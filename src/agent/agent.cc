@@ -81,8 +81,13 @@ void Agent::AdoptExistingTasks() {
     if (!entry.is_directory()) continue;
     std::string dir = entry.path().string();
     if (!fs::exists(dir + "/spec.json")) continue;
+    auto id = ParseTaskId(entry.path().filename().string());
+    if (!id.ok()) {
+      spdlog::warn("ignoring {}: {}", dir, id.status().message());
+      continue;
+    }
     LocalTask t;
-    t.key = entry.path().filename().string();
+    t.id = *id;
     t.dir = dir;
     t.adopted = true;
     t.supervisor = std::atoi(ReadFileOrEmpty(dir + "/supervisor.pid").c_str());
@@ -97,15 +102,15 @@ void Agent::AdoptExistingTasks() {
                    cmdline.find(dir) != std::string::npos;
       if (!alive) t.exit = TaskExit{std::nullopt, std::nullopt, false, {}, {}};
     }
-    spdlog::info("adopted task {} ({})", t.key, t.exit ? "ended" : "running");
-    tasks_[t.key] = std::move(t);
+    spdlog::info("adopted task {} ({})", t.id.ToString(), t.exit ? "ended" : "running");
+    tasks_[t.id] = std::move(t);
   }
 }
 
 void Agent::Launch(const TaskLaunch& launch) {
   LocalTask t;
-  t.key = launch.key;
-  t.dir = fmt::format("{}/tasks/{}", config_.data_dir, launch.key);
+  t.id = launch.id;
+  t.dir = fmt::format("{}/tasks/{}", config_.data_dir, launch.id.ToString());
   t.grace_period = launch.grace_period;
   t.started_at = FromMicros(ToMicros(RealClock().Now()));
   std::error_code ec;
@@ -116,30 +121,30 @@ void Agent::Launch(const TaskLaunch& launch) {
             {"workdir", launch.workdir},
             {"grace_period_ms", ToMillis(launch.grace_period)}};
   if (ec || !WriteFileAtomically(t.dir + "/spec.json", spec.dump())) {
-    spdlog::error("task {}: cannot write its directory {}", t.key, t.dir);
+    spdlog::error("task {}: cannot write its directory {}", t.id.ToString(), t.dir);
     WriteFileAtomically(t.dir + "/output.log",
                         "cohort: the agent could not prepare the task directory\n");
     t.exit = TaskExit{126, std::nullopt, false, t.started_at, t.started_at};
-    tasks_[t.key] = std::move(t);
+    tasks_[t.id] = std::move(t);
     return;
   }
   auto pid = Spawn({config_.cohortd, "run-task", "--task-dir", t.dir},
                    SpawnOptions{t.dir + "/supervisor.log", /*new_session=*/true, {}});
   if (!pid.ok()) {
-    spdlog::error("task {}: {}", t.key, pid.status().ToString());
+    spdlog::error("task {}: {}", t.id.ToString(), pid.status().ToString());
     t.exit = TaskExit{126, std::nullopt, false, t.started_at, t.started_at};
   } else {
     t.supervisor = *pid;
     WriteFileAtomically(t.dir + "/supervisor.pid", std::to_string(*pid));
-    spdlog::info("task {} started (supervisor pid {})", t.key, *pid);
+    spdlog::info("task {} started (supervisor pid {})", t.id.ToString(), *pid);
   }
-  tasks_[t.key] = std::move(t);
+  tasks_[t.id] = std::move(t);
 }
 
 void Agent::Apply(const DesiredState& desired) {
   std::lock_guard lock(mu_);
-  for (const auto& key : desired.forget) {
-    auto it = tasks_.find(key);
+  for (const auto& id : desired.forget) {
+    auto it = tasks_.find(id);
     if (it == tasks_.end() || !it->second.exit) continue;
     std::error_code ec;
     fs::remove_all(it->second.dir, ec);
@@ -148,14 +153,14 @@ void Agent::Apply(const DesiredState& desired) {
   // Answers may cross on the two connections; an older desired state must not undo a newer one.
   if (desired.version < applied_version_) return;
   applied_version_ = desired.version;
-  std::set<std::string> wanted;
+  std::set<TaskId> wanted;
   for (const auto& launch : desired.tasks) {
-    wanted.insert(launch.key);
-    if (!tasks_.count(launch.key)) Launch(launch);
+    wanted.insert(launch.id);
+    if (!tasks_.count(launch.id)) Launch(launch);
   }
-  for (auto& [key, t] : tasks_) {
-    if (wanted.count(key) || t.exit || t.stop_sent_at) continue;
-    spdlog::info("stopping task {}", key);
+  for (auto& [id, t] : tasks_) {
+    if (wanted.count(id) || t.exit || t.stop_sent_at) continue;
+    spdlog::info("stopping task {}", id.ToString());
     t.stop_sent_at = RealClock().Now();
     if (t.supervisor > 0) ::kill(t.supervisor, SIGTERM);
   }
@@ -165,9 +170,9 @@ AgentReport Agent::BuildReport() {
   std::lock_guard lock(mu_);
   AgentReport report;
   report.applied_version = applied_version_;
-  for (auto& [key, t] : tasks_) {
+  for (auto& [id, t] : tasks_) {
     TaskReport r;
-    r.key = key;
+    r.id = id;
     r.pid = t.pid;
     r.started_at = t.started_at;
     r.state = TaskState::kRunning;
@@ -188,7 +193,7 @@ bool Agent::CheckTasks() {
   std::lock_guard lock(mu_);
   bool changed = false;
   Timestamp now = RealClock().Now();
-  for (auto& [key, t] : tasks_) {
+  for (auto& [id, t] : tasks_) {
     if (t.exit) continue;
     if (t.pid == 0) {
       t.pid = std::atoi(ReadFileOrEmpty(t.dir + "/task.pid").c_str());
@@ -204,7 +209,8 @@ bool Agent::CheckTasks() {
     }
     if (!gone) {
       if (t.stop_sent_at && now - *t.stop_sent_at > t.grace_period + kSupervisorSlack) {
-        spdlog::warn("task {}: supervisor did not stop it in time; killing everything", key);
+        spdlog::warn("task {}: supervisor did not stop it in time; killing everything",
+                     id.ToString());
         ::kill(-t.supervisor, SIGKILL);
         if (t.pid > 0) ::kill(-t.pid, SIGKILL);
       }
@@ -214,10 +220,10 @@ bool Agent::CheckTasks() {
     if (exit.ok()) {
       t.exit = *exit;
     } else {
-      spdlog::error("task {}: its supervisor ended without recording an exit", key);
+      spdlog::error("task {}: its supervisor ended without recording an exit", id.ToString());
       t.exit = TaskExit{std::nullopt, std::nullopt, t.stop_sent_at.has_value(), t.started_at, now};
     }
-    spdlog::info("task {} ended: {}", key,
+    spdlog::info("task {} ended: {}", id.ToString(),
                  t.exit->signal ? fmt::format("signal {}", *t.exit->signal)
                                 : fmt::format("exit code {}", t.exit->exit_code.value_or(-1)));
     changed = true;
@@ -227,16 +233,16 @@ bool Agent::CheckTasks() {
 
 bool Agent::ShipLogs(client::CohortClient& client) {
   struct Work {
-    std::string key;
+    TaskId id;
     std::string path;
     int64_t shipped;
   };
   std::vector<Work> work;
   {
     std::lock_guard lock(mu_);
-    for (const auto& [key, t] : tasks_) {
+    for (const auto& [id, t] : tasks_) {
       std::string path = t.dir + "/output.log";
-      if (FileSize(path) > t.shipped) work.push_back(Work{key, path, t.shipped});
+      if (FileSize(path) > t.shipped) work.push_back(Work{id, path, t.shipped});
     }
   }
   for (auto& w : work) {
@@ -249,14 +255,14 @@ bool Agent::ShipLogs(client::CohortClient& client) {
       buf.resize(static_cast<size_t>(in.gcount()));
       if (buf.empty()) break;
       int64_t resume_at = -1;
-      auto stored = client.ShipLog(config_.node.id, w.key, w.shipped, buf, &resume_at);
+      auto stored = client.ShipLog(config_.node.id, w.id, w.shipped, buf, &resume_at);
       if (stored.ok()) {
         w.shipped = *stored;
       } else if (resume_at >= 0) {
         w.shipped = resume_at;
       } else {
         if (stored.status().code() == StatusCode::kNotFound) w.shipped = size;  // job is gone
-        spdlog::debug("shipping output of {}: {}", w.key, stored.status().ToString());
+        spdlog::debug("shipping output of {}: {}", w.id.ToString(), stored.status().ToString());
         break;
       }
     }
@@ -264,11 +270,11 @@ bool Agent::ShipLogs(client::CohortClient& client) {
   bool completed = false;
   std::lock_guard lock(mu_);
   for (const auto& w : work) {
-    auto it = tasks_.find(w.key);
+    auto it = tasks_.find(w.id);
     if (it == tasks_.end()) continue;
     it->second.shipped = std::max(it->second.shipped, w.shipped);
   }
-  for (auto& [key, t] : tasks_) {
+  for (auto& [id, t] : tasks_) {
     if (t.exit && !t.reported_end && t.shipped >= FileSize(t.dir + "/output.log")) {
       t.reported_end = true;
       completed = true;

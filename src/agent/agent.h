@@ -40,7 +40,7 @@ class Agent {
 
  private:
   struct LocalTask {
-    std::string key;
+    TaskId id;
     std::string dir;
     pid_t supervisor = 0;
     bool adopted = false;  // started by an earlier agent: not our child
@@ -68,7 +68,7 @@ class Agent {
 
   AgentConfig config_;
   std::mutex mu_;
-  std::map<std::string, LocalTask> tasks_;
+  std::map<TaskId, LocalTask> tasks_;
   uint64_t applied_version_ = 0;
   std::atomic<bool> registered_{false};
 };

@@ -125,7 +125,7 @@ struct ApiServer::JobWaiter {
 struct ApiServer::NodeWaiter {
   std::string node_id;
   uint64_t min_version = 0;
-  std::vector<std::string> forget;
+  std::vector<TaskId> forget;
   std::shared_ptr<Responder> responder;
   std::shared_ptr<net::steady_timer> timer;
 };
@@ -678,19 +678,17 @@ void ApiServer::UploadLog(const std::string& node_id, const std::string& task_ke
   if (*offset < 0) {
     return responder.Send(ErrorResponse(Status::InvalidArgument("offset: required")));
   }
-  auto size = master_.AppendLog(node_id, task_key, *offset, request.body);
+  auto task = ParseTaskId(task_key);
+  if (!task.ok()) return responder.Send(ErrorResponse(task.status()));
+  auto size = master_.AppendLog(node_id, *task, *offset, request.body);
   if (size.ok()) return responder.Send(JsonResponse(200, Json{{"size", *size}}));
   HttpResponse error = ErrorResponse(size.status());
   if (size.status().code() == StatusCode::kFailedPrecondition) {
     // Tell the agent where to resume.
     Json body = Json::parse(error.body);
-    auto parts = Split(task_key, '.');
-    if (parts.size() == 4) {
-      struct stat st {};
-      std::string path = master_.LogPath(std::atoll(parts[0].c_str()), std::atoi(parts[1].c_str()),
-                                         parts[2], std::atoi(parts[3].c_str()));
-      body["size"] = ::stat(path.c_str(), &st) == 0 ? static_cast<int64_t>(st.st_size) : 0;
-    }
+    struct stat st {};
+    std::string path = master_.LogPath(task->job, task->attempt, task->role, task->index);
+    body["size"] = ::stat(path.c_str(), &st) == 0 ? static_cast<int64_t>(st.st_size) : 0;
     error.body = body.dump();
   }
   responder.Send(error);

@@ -152,13 +152,13 @@ StatusOr<DesiredState> CohortClient::Sync(const std::string& node_id, const Agen
   return DesiredStateFromJson(doc);
 }
 
-StatusOr<int64_t> CohortClient::ShipLog(const std::string& node_id, const std::string& task_key,
+StatusOr<int64_t> CohortClient::ShipLog(const std::string& node_id, const TaskId& task,
                                         int64_t offset, std::string_view data, int64_t* resume_at) {
-  COHORT_ASSIGN_OR_RETURN(
-      HttpResult r,
-      http_->Request("POST",
-                     fmt::format("/api/v1/agents/{}/logs/{}?offset={}", node_id, task_key, offset),
-                     data, "application/octet-stream"));
+  COHORT_ASSIGN_OR_RETURN(HttpResult r,
+                          http_->Request("POST",
+                                         fmt::format("/api/v1/agents/{}/logs/{}?offset={}", node_id,
+                                                     task.ToString(), offset),
+                                         data, "application/octet-stream"));
   if (r.status / 100 == 2) {
     auto doc = ParseJson(r.body);
     if (doc.ok() && doc->contains("size")) return (*doc)["size"].get<int64_t>();

@@ -51,7 +51,7 @@ class CohortClient {
                               uint64_t wait_version, Duration wait);
   // Returns the size the master now holds; on an offset mismatch, kFailedPrecondition with the
   // master's size in `*resume_at`.
-  StatusOr<int64_t> ShipLog(const std::string& node_id, const std::string& task_key, int64_t offset,
+  StatusOr<int64_t> ShipLog(const std::string& node_id, const TaskId& task, int64_t offset,
                             std::string_view data, int64_t* resume_at);
 
   const std::string& master_url() const { return http_->base_url(); }

@@ -1,5 +1,7 @@
 #include "common/strings.h"
 
+#include <charconv>
+
 namespace cohort {
 
 std::vector<std::string> Split(std::string_view text, char sep) {
@@ -47,6 +49,15 @@ std::string ShellQuote(std::string_view arg) {
     }
   }
   return out + "'";
+}
+
+std::optional<int64_t> ParseInteger(std::string_view text, int64_t min, int64_t max) {
+  int64_t value = 0;
+  const char* end = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(text.data(), end, value);
+  if (text.empty() || ec != std::errc() || ptr != end) return std::nullopt;
+  if (value < min || value > max) return std::nullopt;
+  return value;
 }
 
 }  // namespace cohort

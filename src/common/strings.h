@@ -1,6 +1,8 @@
 // Small string helpers that the standard library lacks.
 #pragma once
 
+#include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -12,5 +14,10 @@ std::string Join(const std::vector<std::string>& parts, std::string_view sep);
 std::string_view Trim(std::string_view text);
 // Quotes a string for a POSIX shell when it needs it, for showing commands to people.
 std::string ShellQuote(std::string_view arg);
+
+// The decimal integer that is the whole of `text` (an optional '-', then digits; no spaces, no
+// '+', no other characters), if it lies within [min, max]. Every integer read from a user, a
+// file or the network goes through here.
+std::optional<int64_t> ParseInteger(std::string_view text, int64_t min, int64_t max);
 
 }  // namespace cohort

@@ -18,33 +18,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct ParsedTaskKey {
-  JobId job = 0;
-  int attempt = 0;
-  std::string role;
-  int index = 0;
-};
-
-// "<job>.<attempt>.<role>.<index>"; roles never contain dots (the spec forbids them).
-std::optional<ParsedTaskKey> ParseTaskKey(const std::string& key) {
-  auto parts = Split(key, '.');
-  if (parts.size() != 4) return std::nullopt;
-  try {
-    size_t used = 0;
-    ParsedTaskKey k;
-    k.job = std::stoll(parts[0], &used);
-    if (used != parts[0].size()) return std::nullopt;
-    k.attempt = std::stoi(parts[1], &used);
-    if (used != parts[1].size()) return std::nullopt;
-    k.role = parts[2];
-    k.index = std::stoi(parts[3], &used);
-    if (used != parts[3].size()) return std::nullopt;
-    return k;
-  } catch (const std::exception&) {
-    return std::nullopt;
-  }
-}
-
 std::string DescribeExit(const Task& t) {
   if (t.state == TaskState::kLost) return fmt::format("{} was lost by its agent", t.Name());
   if (t.signal) return fmt::format("{} was killed by signal {}", t.Name(), *t.signal);
@@ -998,7 +971,7 @@ StatusOr<DesiredState> Master::Sync(const std::string& node_id, const AgentRepor
 
   std::map<JobId, std::vector<JobEvent>> events;
   std::set<JobId> changed;
-  std::set<std::string> reported;
+  std::set<TaskId> reported;
   std::vector<std::pair<JobId, Task>> released;
   auto apply = [&](Job& job, Task& t, const TaskReport& r) {
     TaskState before = t.state;
@@ -1011,15 +984,13 @@ StatusOr<DesiredState> Master::Sync(const std::string& node_id, const AgentRepor
     if (!IsTerminal(before) && IsTerminal(t.state)) released.emplace_back(job.id, t);
   };
   for (const auto& r : report.tasks) {
-    reported.insert(r.key);
-    auto key = ParseTaskKey(r.key);
-    if (!key) continue;
-    auto job_it = jobs_.find(key->job);
+    reported.insert(r.id);
+    auto job_it = jobs_.find(r.id.job);
     if (job_it == jobs_.end()) continue;
     Job& job = job_it->second;
-    if (job.attempt != key->attempt) continue;  // an earlier attempt's task: nothing to record
+    if (job.attempt != r.id.attempt) continue;  // an earlier attempt's task: nothing to record
     for (auto& t : job.tasks) {
-      if (t.role == key->role && t.index == key->index && t.node_id == node_id) apply(job, t, r);
+      if (t.role == r.id.role && t.index == r.id.index && t.node_id == node_id) apply(job, t, r);
     }
   }
   // Tasks this agent has applied but no longer reports: it lost them.
@@ -1028,9 +999,9 @@ StatusOr<DesiredState> Master::Sync(const std::string& node_id, const AgentRepor
     for (auto& t : job.tasks) {
       if (t.node_id != node_id || IsTerminal(t.state)) continue;
       if (t.assigned_version > report.applied_version) continue;  // not applied yet
-      if (reported.count(job.TaskKey(t))) continue;
-      TaskReport lost{
-          job.TaskKey(t), TaskState::kLost, std::nullopt, std::nullopt, 0, std::nullopt, now};
+      if (reported.count(job.IdOf(t))) continue;
+      TaskReport lost{job.IdOf(t), TaskState::kLost, std::nullopt, std::nullopt,
+                      0,           std::nullopt,     now};
       apply(job, t, lost);
     }
   }
@@ -1065,10 +1036,10 @@ StatusOr<DesiredState> Master::Sync(const std::string& node_id, const AgentRepor
 
   COHORT_ASSIGN_OR_RETURN(DesiredState desired, DesiredFor(node_id));
   // Ended tasks are now recorded (or were never ours): the agent may forget them.
-  std::set<std::string> wanted;
-  for (const auto& t : desired.tasks) wanted.insert(t.key);
+  std::set<TaskId> wanted;
+  for (const auto& t : desired.tasks) wanted.insert(t.id);
   for (const auto& r : report.tasks) {
-    if (IsTerminal(r.state) && !wanted.count(r.key)) desired.forget.push_back(r.key);
+    if (IsTerminal(r.state) && !wanted.count(r.id)) desired.forget.push_back(r.id);
   }
   return desired;
 }
@@ -1087,11 +1058,7 @@ StatusOr<DesiredState> Master::DesiredFor(const std::string& node_id) const {
       const Task& t = job.tasks[i];
       if (t.node_id != node_id || IsTerminal(t.state) || t.stop_requested) continue;
       TaskLaunch launch;
-      launch.key = job.TaskKey(t);
-      launch.job_id = job.id;
-      launch.attempt = job.attempt;
-      launch.role = t.role;
-      launch.index = t.index;
+      launch.id = job.IdOf(t);
       for (const auto& g : job.spec.tasks) {
         if (g.role != t.role) continue;
         launch.command = g.command;
@@ -1133,10 +1100,9 @@ std::string Master::LogPath(JobId id, int attempt, const std::string& role, int 
   return fmt::format("{}/logs/{}/{}/{}.{}.log", config_.data_dir, id, attempt, role, index);
 }
 
-StatusOr<int64_t> Master::AppendLog(const std::string& node_id, const std::string& task_key,
-                                    int64_t offset, std::string_view data) {
-  auto key = ParseTaskKey(task_key);
-  if (!key) return Status::InvalidArgument(fmt::format("\"{}\" is not a task key", task_key));
+StatusOr<int64_t> Master::AppendLog(const std::string& node_id, const TaskId& task, int64_t offset,
+                                    std::string_view data) {
+  const TaskId* key = &task;
   auto job_it = jobs_.find(key->job);
   if (job_it == jobs_.end())
     return Status::NotFound(fmt::format("job {} does not exist", key->job));
@@ -1166,7 +1132,7 @@ StatusOr<int64_t> Master::AppendLog(const std::string& node_id, const std::strin
   if (offset > size) {
     ::close(fd);
     return Status::FailedPrecondition(
-        fmt::format("log of {} has {} bytes; send from offset {}", task_key, size, size));
+        fmt::format("log of {} has {} bytes; send from offset {}", task.ToString(), size, size));
   }
   int64_t skip = size - offset;
   if (skip < static_cast<int64_t>(data.size())) {

@@ -133,8 +133,8 @@ class Master {
   // Stores `data` as the bytes of the task's log starting at `offset`; returns the stored size.
   // Idempotent: bytes already stored are skipped. kFailedPrecondition (with the expected offset
   // in the message) if `offset` is past the end; kNotFound for an unknown task key.
-  StatusOr<int64_t> AppendLog(const std::string& node_id, const std::string& task_key,
-                              int64_t offset, std::string_view data);
+  StatusOr<int64_t> AppendLog(const std::string& node_id, const TaskId& task, int64_t offset,
+                              std::string_view data);
   // The file holding a task's log; it may not exist yet.
   std::string LogPath(JobId id, int attempt, const std::string& role, int index) const;
 

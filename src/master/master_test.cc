@@ -101,7 +101,7 @@ class MasterTest : public ::testing::TestWithParam<bool> {
     report.applied_version = desired->version;
     for (const auto& t : desired->tasks) {
       report.tasks.push_back(
-          TaskReport{t.key, state, exit_code, std::nullopt, 100, clock_.Now(), std::nullopt});
+          TaskReport{t.id, state, exit_code, std::nullopt, 100, clock_.Now(), std::nullopt});
     }
     auto next = master_->Sync(node, report);
     EXPECT_TRUE(next.ok()) << next.status().ToString();
@@ -128,7 +128,7 @@ TEST_P(MasterTest, SubmittedGangIsPlacedAndRuns) {
   ASSERT_TRUE(desired.ok());
   ASSERT_EQ(desired->tasks.size(), 2u);
   const TaskLaunch& t1 = desired->tasks[1];
-  EXPECT_EQ(t1.key, std::to_string(id) + ".1.worker.1");
+  EXPECT_EQ(t1.id.ToString(), std::to_string(id) + ".1.worker.1");
   EXPECT_EQ(t1.env.at("RANK"), "1");
   EXPECT_EQ(t1.env.at("WORLD_SIZE"), "2");
   EXPECT_EQ(t1.env.at("CUDA_VISIBLE_DEVICES"), "2,3");
@@ -169,8 +169,8 @@ TEST_P(MasterTest, FailedTaskStopsTheGangAndRetriesWithinBudget) {
   RunPosted();
   Report("a", TaskState::kRunning);
   // worker/1 fails: worker/0 must be stopped, then the job is requeued as attempt 2.
-  std::string key1 = std::to_string(id) + ".1.worker.1";
-  std::string key0 = std::to_string(id) + ".1.worker.0";
+  TaskId key1{id, 1, "worker", 1};
+  TaskId key0{id, 1, "worker", 0};
   AgentReport report;
   report.applied_version = master_->DesiredFor("a")->version;
   report.tasks = {TaskReport{key0, TaskState::kRunning, {}, {}, 10, {}, {}},
@@ -208,13 +208,8 @@ TEST_P(MasterTest, KillStopsTasksAndFreesGpusOnlyWhenConfirmed) {
   AgentReport report;
   report.applied_version = master_->DesiredFor("a")->version;
   for (int i = 0; i < 2; ++i) {
-    report.tasks.push_back(TaskReport{std::to_string(id) + ".1.worker." + std::to_string(i),
-                                      TaskState::kKilled,
-                                      {},
-                                      15,
-                                      0,
-                                      {},
-                                      {}});
+    report.tasks.push_back(
+        TaskReport{TaskId{id, 1, "worker", i}, TaskState::kKilled, {}, 15, 0, {}, {}});
   }
   ASSERT_TRUE(master_->Sync("a", report).ok());
   EXPECT_EQ(GetJob(id).state, JobState::kKilled);
@@ -292,19 +287,25 @@ TEST_P(MasterTest, LogsAreAppendedIdempotently) {
   AddNode("a", 1);
   JobId id = Submit(1, 1);
   RunPosted();
-  std::string key = std::to_string(id) + ".1.worker.0";
+  TaskId key{id, 1, "worker", 0};
   EXPECT_EQ(*master_->AppendLog("a", key, 0, "hello\n"), 6);
   EXPECT_EQ(*master_->AppendLog("a", key, 0, "hello\nworld\n"), 12);  // resend overlaps
   auto gap = master_->AppendLog("a", key, 40, "x");
   EXPECT_EQ(gap.status().code(), StatusCode::kFailedPrecondition);
-  EXPECT_EQ(master_->AppendLog("a", "999.1.worker.0", 0, "x").status().code(),
+  EXPECT_EQ(master_->AppendLog("a", TaskId{999, 1, "worker", 0}, 0, "x").status().code(),
             StatusCode::kNotFound);
-  // Keys are file names: anything but one of the job's own tasks is refused.
-  for (const std::string& bad : std::vector<std::string>{
-           std::to_string(id) + ".1./etc/passwd.0", std::to_string(id) + ".1.worker.7",
-           std::to_string(id) + ".2.worker.0", "x.1.worker.0"}) {
-    EXPECT_FALSE(master_->AppendLog("a", bad, 0, "x").ok()) << bad;
+  // Ids name files: anything but one of the job's own tasks is refused.
+  for (const TaskId& bad :
+       std::vector<TaskId>{{id, 1, "chief", 0}, {id, 1, "worker", 7}, {id, 2, "worker", 0}}) {
+    EXPECT_FALSE(master_->AppendLog("a", bad, 0, "x").ok()) << bad.ToString();
   }
+  for (const std::string& text : std::vector<std::string>{
+           std::to_string(id) + ".1./etc/passwd.0", std::to_string(id) + ".1.worker.x",
+           "x.1.worker.0", "0.1.worker.0", "1.1.Worker.0", "1.1.worker.-1", "1.1.worker.0.0",
+           "1.1..0", "1.1.worker. 0", ""}) {
+    EXPECT_EQ(ParseTaskId(text).status().code(), StatusCode::kInvalidArgument) << text;
+  }
+  EXPECT_EQ(*ParseTaskId("12.3.ps-0.4"), (TaskId{12, 3, "ps-0", 4}));
   std::ifstream in(master_->LogPath(id, 1, "worker", 0));
   std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   EXPECT_EQ(all, "hello\nworld\n");

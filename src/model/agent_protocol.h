@@ -16,11 +16,7 @@ namespace cohort {
 
 // One task the master wants running on an agent. Everything the agent needs to start it.
 struct TaskLaunch {
-  std::string key;  // Job::TaskKey
-  JobId job_id = 0;
-  int attempt = 0;
-  std::string role;
-  int index = 0;
+  TaskId id;
   std::vector<std::string> command;
   std::map<std::string, std::string> env;  // the whole injected environment
   std::string workdir;                     // empty: the task's scratch directory
@@ -30,7 +26,7 @@ struct TaskLaunch {
 
 // What an agent knows of one task it started.
 struct TaskReport {
-  std::string key;
+  TaskId id;
   TaskState state = TaskState::kRunning;  // running, succeeded, failed or killed
   std::optional<int> exit_code;
   std::optional<int> signal;
@@ -47,8 +43,8 @@ struct AgentReport {
 
 struct DesiredState {
   uint64_t version = 0;
-  std::vector<TaskLaunch> tasks;    // should be running; anything else running must be stopped
-  std::vector<std::string> forget;  // ended tasks the master has recorded: stop reporting them
+  std::vector<TaskLaunch> tasks;  // should be running; anything else running must be stopped
+  std::vector<TaskId> forget;     // ended tasks the master has recorded: stop reporting them
 };
 
 }  // namespace cohort

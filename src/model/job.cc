@@ -3,6 +3,9 @@
 #include <fmt/format.h>
 
 #include <array>
+#include <limits>
+
+#include "common/strings.h"
 
 namespace cohort {
 namespace {
@@ -79,8 +82,22 @@ std::optional<TaskState> ParseTaskState(std::string_view name) {
 
 bool IsTerminal(TaskState s) { return s != TaskState::kAssigned && s != TaskState::kRunning; }
 
-std::string Job::TaskKey(const Task& t) const {
-  return fmt::format("{}.{}.{}.{}", id, attempt, t.role, t.index);
+std::string TaskId::ToString() const {
+  return fmt::format("{}.{}.{}.{}", job, attempt, role, index);
+}
+
+StatusOr<TaskId> ParseTaskId(std::string_view text) {
+  auto parts = Split(text, '.');
+  auto bad = [&] {
+    return Status::InvalidArgument(fmt::format(
+        "\"{}\" is not a task id (<job>.<attempt>.<role>.<index>, e.g. 12.1.worker.0)", text));
+  };
+  if (parts.size() != 4 || !IsValidRole(parts[2])) return bad();
+  auto job = ParseInteger(parts[0], 1, std::numeric_limits<JobId>::max());
+  auto attempt = ParseInteger(parts[1], 1, std::numeric_limits<int>::max());
+  auto index = ParseInteger(parts[3], 0, std::numeric_limits<int>::max());
+  if (!job || !attempt || !index) return bad();
+  return TaskId{*job, static_cast<int>(*attempt), parts[2], static_cast<int>(*index)};
 }
 
 }  // namespace cohort

@@ -6,12 +6,28 @@
 #include <string>
 #include <vector>
 
+#include "common/status.h"
 #include "common/time.h"
 #include "model/job_spec.h"
 
 namespace cohort {
 
 using JobId = int64_t;
+
+// One task of one attempt of a job: how the master and its agents name a task to each other.
+struct TaskId {
+  JobId job = 0;
+  int attempt = 0;
+  std::string role;
+  int index = 0;
+
+  // "<job>.<attempt>.<role>.<index>": the name of the task's directory on its agent and of its
+  // log in URLs. Roles never contain dots (the spec forbids them), so the form is unambiguous.
+  std::string ToString() const;
+  auto operator<=>(const TaskId&) const = default;
+};
+// Reads ToString()'s form back. kInvalidArgument, naming the text, for anything else.
+StatusOr<TaskId> ParseTaskId(std::string_view text);
 
 // PENDING -> STARTING -> RUNNING -> SUCCEEDED
 //                \          \-> STOPPING -> FAILED | KILLED | PENDING (next attempt)
@@ -86,8 +102,8 @@ struct Job {
   // Bumped on every change; watchers wait for it to move.
   uint64_t version = 0;
 
-  // Identifies one task of one attempt on its agent: "<job>.<attempt>.<role>.<index>".
-  std::string TaskKey(const Task& t) const;
+  // The identity of one of its current attempt's tasks on its agent.
+  TaskId IdOf(const Task& t) const { return TaskId{id, attempt, t.role, t.index}; }
 };
 
 struct JobEvent {

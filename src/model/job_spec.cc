@@ -1,6 +1,16 @@
 #include "model/job_spec.h"
 
+#include <algorithm>
+
 namespace cohort {
+
+bool IsValidRole(std::string_view role) {
+  auto allowed = [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
+  };
+  return !role.empty() && role.size() <= kMaxRoleLength && role[0] >= 'a' && role[0] <= 'z' &&
+         std::all_of(role.begin(), role.end(), allowed);
+}
 
 const char* FrameworkName(Framework f) {
   switch (f) {

@@ -29,6 +29,11 @@ std::string PriorityName(int priority);
 inline constexpr Duration kDefaultGracePeriod = std::chrono::seconds(30);
 
 // One role of a job (`worker`, `chief`, `ps`, ...): `replicas` identical tasks.
+// A role names a task group: 1 to kMaxRoleLength lowercase letters, digits, '_' or '-', starting
+// with a letter. It is part of task ids, directory and file names, so nothing else is allowed.
+inline constexpr size_t kMaxRoleLength = 32;
+bool IsValidRole(std::string_view role);
+
 struct TaskGroupSpec {
   std::string role;
   int replicas = 1;      // the number of tasks; for an elastic group, the minimum

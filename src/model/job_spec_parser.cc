@@ -30,7 +30,6 @@ constexpr std::string_view kDefaultSource = "job spec";
 
 constexpr size_t kMaxNameLength = 128;
 constexpr size_t kMaxTeamLength = 64;
-constexpr size_t kMaxRoleLength = 32;
 constexpr int64_t kMaxReplicas = 4096;
 constexpr int64_t kMaxTasks = 4096;
 constexpr int64_t kMaxGpus = 1024;
@@ -590,11 +589,7 @@ class Validator {
       return;
     }
     const std::string& s = v->get_ref<const std::string&>();
-    auto allowed = [](char c) {
-      return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' || c == '-';
-    };
-    if (s.empty() || s.size() > kMaxRoleLength || !(s[0] >= 'a' && s[0] <= 'z') ||
-        !std::all_of(s.begin(), s.end(), allowed)) {
+    if (!IsValidRole(s)) {
       Error(p, fmt::format("{} is not a valid role: use 1 to {} lowercase letters, digits, '_' or "
                            "'-', starting with a letter",
                            Describe(*v), kMaxRoleLength));

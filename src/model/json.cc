@@ -297,10 +297,34 @@ StatusOr<NodeInfo> NodeInfoFromJson(const Json& j) {
   return info;
 }
 
+Json ToJson(const TaskId& id) {
+  return Json{{"job_id", id.job}, {"attempt", id.attempt}, {"role", id.role}, {"index", id.index}};
+}
+
+StatusOr<TaskId> TaskIdFromJson(const Json& j) {
+  return Decode<TaskId>("task id", [&] {
+    TaskId id;
+    id.job = j.at("job_id").get<JobId>();
+    id.attempt = j.at("attempt").get<int>();
+    id.role = j.at("role").get<std::string>();
+    id.index = j.at("index").get<int>();
+    // The same rules as the text form: the id names a directory on the agent.
+    auto checked = ParseTaskId(id.ToString());
+    if (!checked.ok() || *checked != id) throw std::runtime_error(checked.status().message());
+    return id;
+  });
+}
+
+namespace {
+TaskId TaskIdOrThrow(const Json& j) {
+  auto id = TaskIdFromJson(j);
+  if (!id.ok()) throw std::runtime_error("task: " + id.status().message());
+  return *id;
+}
+}  // namespace
+
 Json ToJson(const TaskLaunch& l) {
-  return Json{{"key", l.key},         {"job_id", l.job_id},
-              {"attempt", l.attempt}, {"role", l.role},
-              {"index", l.index},     {"command", l.command},
+  return Json{{"task", ToJson(l.id)}, {"command", l.command},
               {"env", l.env},         {"workdir", l.workdir},
               {"gpus", l.gpus},       {"grace_period_ms", ToMillis(l.grace_period)}};
 }
@@ -308,11 +332,7 @@ Json ToJson(const TaskLaunch& l) {
 StatusOr<TaskLaunch> TaskLaunchFromJson(const Json& j) {
   return Decode<TaskLaunch>("task launch", [&] {
     TaskLaunch l;
-    l.key = j.at("key").get<std::string>();
-    l.job_id = j.at("job_id").get<JobId>();
-    l.attempt = j.at("attempt").get<int>();
-    l.role = j.at("role").get<std::string>();
-    l.index = j.at("index").get<int>();
+    l.id = TaskIdOrThrow(j.at("task"));
     l.command = j.at("command").get<std::vector<std::string>>();
     l.env = j.at("env").get<std::map<std::string, std::string>>();
     l.workdir = ValueOr<std::string>(j, "workdir", "");
@@ -323,7 +343,7 @@ StatusOr<TaskLaunch> TaskLaunchFromJson(const Json& j) {
 }
 
 Json ToJson(const TaskReport& r) {
-  return Json{{"key", r.key},
+  return Json{{"task", ToJson(r.id)},
               {"state", TaskStateName(r.state)},
               {"exit_code", r.exit_code ? Json(*r.exit_code) : Json(nullptr)},
               {"signal", r.signal ? Json(*r.signal) : Json(nullptr)},
@@ -335,7 +355,7 @@ Json ToJson(const TaskReport& r) {
 StatusOr<TaskReport> TaskReportFromJson(const Json& j) {
   return Decode<TaskReport>("task report", [&] {
     TaskReport r;
-    r.key = j.at("key").get<std::string>();
+    r.id = TaskIdOrThrow(j.at("task"));
     auto state = ParseTaskState(j.at("state").get<std::string>());
     if (!state) throw std::runtime_error("state: unknown task state");
     r.state = *state;
@@ -371,7 +391,9 @@ StatusOr<AgentReport> AgentReportFromJson(const Json& j) {
 Json ToJson(const DesiredState& d) {
   Json tasks = Json::array();
   for (const auto& t : d.tasks) tasks.push_back(ToJson(t));
-  return Json{{"version", d.version}, {"tasks", tasks}, {"forget", d.forget}};
+  Json forget = Json::array();
+  for (const auto& id : d.forget) forget.push_back(ToJson(id));
+  return Json{{"version", d.version}, {"tasks", tasks}, {"forget", forget}};
 }
 
 StatusOr<DesiredState> DesiredStateFromJson(const Json& j) {
@@ -382,7 +404,12 @@ StatusOr<DesiredState> DesiredStateFromJson(const Json& j) {
       COHORT_ASSIGN_OR_RETURN(auto launch, TaskLaunchFromJson(t));
       d.tasks.push_back(std::move(launch));
     }
-    d.forget = ValueOr<std::vector<std::string>>(j, "forget", {});
+    if (j.contains("forget")) {
+      for (const auto& f : j.at("forget")) {
+        COHORT_ASSIGN_OR_RETURN(auto id, TaskIdFromJson(f));
+        d.forget.push_back(std::move(id));
+      }
+    }
   } catch (const std::exception& e) {
     return Status::InvalidArgument(fmt::format("malformed desired state: {}", e.what()));
   }

@@ -24,6 +24,8 @@ StatusOr<JobEvent> JobEventFromJson(const Json& j);
 Json ToJson(const NodeInfo& info);
 StatusOr<NodeInfo> NodeInfoFromJson(const Json& j);
 
+Json ToJson(const TaskId& id);
+StatusOr<TaskId> TaskIdFromJson(const Json& j);
 Json ToJson(const TaskLaunch& launch);
 StatusOr<TaskLaunch> TaskLaunchFromJson(const Json& j);
 Json ToJson(const TaskReport& report);

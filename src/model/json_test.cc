@@ -9,16 +9,13 @@ TEST(AgentProtocolJson, DesiredStateRoundTrips) {
   DesiredState d;
   d.version = 17;
   TaskLaunch l;
-  l.key = "3.1.worker.0";
-  l.job_id = 3;
-  l.attempt = 1;
-  l.role = "worker";
+  l.id = TaskId{3, 1, "worker", 0};
   l.command = {"python3", "-c", "print('hi')"};
   l.env = {{"RANK", "0"}};
   l.gpus = {0, 1};
   l.grace_period = std::chrono::seconds(5);
   d.tasks.push_back(l);
-  d.forget = {"2.1.worker.0"};
+  d.forget = {TaskId{2, 1, "worker", 0}};
   auto back = DesiredStateFromJson(ToJson(d));
   ASSERT_TRUE(back.ok()) << back.status().ToString();
   EXPECT_EQ(ToJson(*back), ToJson(d));
@@ -28,15 +25,21 @@ TEST(AgentProtocolJson, DesiredStateRoundTrips) {
 TEST(AgentProtocolJson, ReportRoundTripsAndRejectsGarbage) {
   AgentReport r;
   r.applied_version = 9;
-  r.tasks.push_back(TaskReport{"3.1.worker.0", TaskState::kFailed, 3, std::nullopt, 77,
+  r.tasks.push_back(TaskReport{TaskId{3, 1, "worker", 0}, TaskState::kFailed, 3, std::nullopt, 77,
                                FromMicros(1), FromMicros(2)});
   auto back = AgentReportFromJson(ToJson(r));
   ASSERT_TRUE(back.ok());
   EXPECT_EQ(ToJson(*back), ToJson(r));
 
-  auto bad = AgentReportFromJson(Json{{"tasks", {{{"key", "x"}, {"state", "DANCING"}}}}});
+  Json task{{"job_id", 3}, {"attempt", 1}, {"role", "worker"}, {"index", 0}};
+  auto bad = AgentReportFromJson(Json{{"tasks", {{{"task", task}, {"state", "DANCING"}}}}});
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("state"), std::string::npos);
+  // A task id that could name another directory on the agent is refused.
+  task["role"] = "../x";
+  auto escape = AgentReportFromJson(Json{{"tasks", {{{"task", task}, {"state", "RUNNING"}}}}});
+  ASSERT_FALSE(escape.ok());
+  EXPECT_NE(escape.status().message().find("not a task id"), std::string::npos);
   EXPECT_FALSE(AgentReportFromJson(Json::array()).ok());
 }
 
