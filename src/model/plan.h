@@ -27,6 +27,22 @@ struct NodeCapacity {
   std::shared_ptr<const GpuTopology> topology;
 };
 
+// The one way to take a task's resources out of a node's free capacity and to put them back:
+// the master, the simulator, the scheduler's what-ifs and the test builders all go through here.
+//
+// Whether `resources`, on exactly the GPUs `gpus`, are free on `node` (every GPU free, the
+// number of GPUs matching, CPUs and memory enough).
+bool IsFree(const NodeCapacity& node, const Resources& resources, const std::vector<int>& gpus);
+// Takes them from what is free and returns what was taken. Exact: they must be free (IsFree);
+// anything else is a broken invariant. Partial: GPUs already taken are skipped and CPUs and
+// memory taken only as far as they are free (a reservation may cover GPUs that are busy now).
+Resources TakeFree(NodeCapacity& node, const Resources& resources, const std::vector<int>& gpus,
+                   bool partial = false);
+// Puts them back and returns what was given. Exact: none of them may be free already. Partial:
+// GPUs already free are skipped, and CPUs and memory given only up to the node's total.
+Resources GiveFree(NodeCapacity& node, const Resources& resources, const std::vector<int>& gpus,
+                   bool partial = false);
+
 struct TaskRequest {
   std::string role;
   int index = 0;
@@ -100,6 +116,9 @@ struct PendingJob {
   // Running jobs were preempted to make room for it. It comes before every other waiting job
   // until it starts, so that what its victims free goes to it, not back to them.
   bool preempted_for_it = false;
+  int preemptions = 0;  // times it has been preempted before
+  // Its elastic task groups, as they will be once it runs (next_index: past its minimum).
+  std::vector<RunningJob::ElasticGroup> elastic;
 };
 
 // Every task of one job, in the job's rank order: a gang is placed whole or not at all.

@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "scheduler/scheduler.h"
-#include "scheduler/scheduler_testing.h"
+#include "testing/builders.h"
 
 namespace cohort::scheduler {
 namespace {
@@ -14,6 +14,7 @@ using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using ::testing::Not;
 using namespace testing;  // NOLINT: the builders
+using testing::Job;       // not cohort::Job
 
 PendingJob WithRuntime(PendingJob job, int minutes) {
   job.max_runtime = std::chrono::minutes(minutes);

@@ -212,24 +212,10 @@ void CapacityIndex::Take(const std::vector<TaskRequest>& tasks,
   for (size_t t = 0; t < tasks.size(); ++t) {
     int index = Find(placement[t].node_id);
     if (index < 0) continue;  // a node that is not ready: not part of this index
-    NodeCapacity& node = nodes_[static_cast<size_t>(index)];
-    int64_t old = node.free.gpus;
-    Resources take = tasks[t].resources;
-    take.gpus = 0;
-    for (int gpu : placement[t].gpus) {
-      auto it = std::find(node.free_gpus.begin(), node.free_gpus.end(), gpu);
-      if (it == node.free_gpus.end() && partial) continue;
-      COHORT_CHECK(it != node.free_gpus.end());
-      node.free_gpus.erase(it);
-      ++take.gpus;
-    }
-    if (partial) {
-      take.milli_cpus = std::min(take.milli_cpus, node.free.milli_cpus);
-      take.memory_bytes = std::min(take.memory_bytes, node.free.memory_bytes);
-    }
-    node.free -= take;
-    free_gpus_ -= take.gpus;
-    COHORT_CHECK(node.free.gpus >= 0 && node.free.milli_cpus >= 0 && node.free.memory_bytes >= 0);
+    int64_t old = nodes_[static_cast<size_t>(index)].free.gpus;
+    Resources taken = TakeFree(nodes_[static_cast<size_t>(index)], tasks[t].resources,
+                               placement[t].gpus, partial);
+    free_gpus_ -= taken.gpus;
     Move(static_cast<size_t>(index), old);
   }
 }
@@ -240,26 +226,10 @@ void CapacityIndex::Give(const std::vector<TaskRequest>& tasks,
   for (size_t t = 0; t < tasks.size(); ++t) {
     int index = Find(placement[t].node_id);
     if (index < 0) continue;  // a node that is not ready: its resources do not come back here
-    NodeCapacity& node = nodes_[static_cast<size_t>(index)];
-    int64_t old = node.free.gpus;
-    Resources give = tasks[t].resources;
-    give.gpus = 0;
-    for (int gpu : placement[t].gpus) {
-      auto at = std::lower_bound(node.free_gpus.begin(), node.free_gpus.end(), gpu);
-      bool already = at != node.free_gpus.end() && *at == gpu;
-      if (already && partial) continue;
-      COHORT_CHECK(!already);
-      node.free_gpus.insert(at, gpu);
-      ++give.gpus;
-    }
-    if (partial) {
-      give.milli_cpus = std::min(give.milli_cpus, node.total.milli_cpus - node.free.milli_cpus);
-      give.memory_bytes =
-          std::min(give.memory_bytes, node.total.memory_bytes - node.free.memory_bytes);
-    }
-    node.free += give;
-    free_gpus_ += give.gpus;
-    COHORT_CHECK(node.free.FitsIn(node.total));
+    int64_t old = nodes_[static_cast<size_t>(index)].free.gpus;
+    Resources given = GiveFree(nodes_[static_cast<size_t>(index)], tasks[t].resources,
+                               placement[t].gpus, partial);
+    free_gpus_ += given.gpus;
     Move(static_cast<size_t>(index), old);
   }
 }

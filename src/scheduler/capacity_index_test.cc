@@ -3,13 +3,14 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "scheduler/scheduler_testing.h"
+#include "testing/builders.h"
 
 namespace cohort::scheduler {
 namespace {
 
 using ::testing::ElementsAre;
 using namespace testing;  // NOLINT: the builders
+using testing::Job;       // not cohort::Job
 
 TEST(CapacityIndex, CpuOnlyTasksPreferNodesWithoutFreeGpus) {
   ClusterSnapshot c;

@@ -4,7 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "scheduler/scheduler.h"
-#include "scheduler/scheduler_testing.h"
+#include "testing/builders.h"
 
 namespace cohort::scheduler {
 namespace {
@@ -13,6 +13,7 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using namespace testing;  // NOLINT: the builders
+using testing::Job;       // not cohort::Job
 
 // A running elastic job of `replicas` 1-GPU workers on `node`, allowed min..max.
 RunningJob& Elastic(ClusterSnapshot& c, JobId id, int replicas, int min, int max,

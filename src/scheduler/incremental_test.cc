@@ -6,7 +6,7 @@
 
 #include <random>
 
-#include "scheduler/scheduler_testing.h"
+#include "testing/builders.h"
 
 namespace cohort::scheduler {
 namespace {
@@ -14,6 +14,7 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::IsEmpty;
 using namespace testing;  // NOLINT: the builders
+using testing::Job;       // not cohort::Job
 
 PassResidue FullPass(const ClusterSnapshot& c, const std::vector<PendingJob>& pending,
                      Timestamp now, Plan* plan = nullptr, SchedulerConfig config = {}) {

@@ -4,7 +4,7 @@
 
 #include "scheduler/capacity_index.h"
 #include "scheduler/scheduler.h"
-#include "scheduler/scheduler_testing.h"
+#include "testing/builders.h"
 
 namespace cohort::scheduler {
 namespace {
@@ -12,6 +12,7 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using namespace testing;  // NOLINT: the builders
+using testing::Job;       // not cohort::Job
 
 // An 8-GPU node in NVLink pairs (0-1, 2-3, 4-5, 6-7); each half of the machine behind its own
 // PCIe switch, as the fake NVML library describes it.

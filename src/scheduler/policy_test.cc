@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "scheduler/scheduler.h"
-#include "scheduler/scheduler_testing.h"
+#include "testing/builders.h"
 
 namespace cohort::scheduler {
 namespace {
@@ -11,6 +11,7 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using namespace testing;  // NOLINT: the builders
+using testing::Job;       // not cohort::Job
 
 TEST(FairShare, TeamBelowItsGuaranteeGoesFirst) {
   ClusterSnapshot c;
@@ -104,6 +105,7 @@ namespace cohort::scheduler {
 namespace {
 
 using namespace testing;  // NOLINT: the builders
+using testing::Job;       // not cohort::Job
 
 TEST(LeastAttainedService, NewJobsPreemptJobsThatHadMoreGpuTime) {
   ClusterSnapshot c;

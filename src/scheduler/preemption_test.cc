@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "scheduler/scheduler.h"
-#include "scheduler/scheduler_testing.h"
+#include "testing/builders.h"
 
 namespace cohort::scheduler {
 namespace {
@@ -12,6 +12,7 @@ using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 using namespace testing;  // NOLINT: the builders
+using testing::Job;       // not cohort::Job
 
 std::vector<JobId> Victims(const Plan& plan) {
   std::vector<JobId> v;

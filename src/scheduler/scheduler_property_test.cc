@@ -8,12 +8,13 @@
 #include <set>
 
 #include "scheduler/scheduler.h"
-#include "scheduler/scheduler_testing.h"
+#include "testing/builders.h"
 
 namespace cohort::scheduler {
 namespace {
 
 using namespace testing;  // NOLINT: the builders
+using testing::Job;       // not cohort::Job
 
 uint64_t Seed() {
   const char* env = std::getenv("COHORT_SEED");

@@ -6,7 +6,7 @@
 
 #include "scheduler/capacity_index.h"
 #include "scheduler/scheduler.h"
-#include "scheduler/scheduler_testing.h"
+#include "testing/builders.h"
 
 namespace cohort::scheduler {
 namespace {
@@ -16,6 +16,7 @@ using ::testing::HasSubstr;
 using ::testing::IsEmpty;
 
 using namespace testing;  // NOLINT: the builders
+using testing::Job;       // not cohort::Job
 
 TEST(GangScheduler, PlacesJobThatFits) {
   ClusterSnapshot c;

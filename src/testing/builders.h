@@ -1,5 +1,6 @@
-// Builders for scheduler tests: an in-memory cluster in a line, pending and running jobs, a
-// plan checker. Test-only (linked into scheduler tests, never into a product binary).
+// Builders for tests and benchmarks of the scheduler, the cluster core and the simulator: nodes,
+// pending and running jobs, snapshots, and a few plan helpers. Test-only: header-only, included
+// by tests and benchmarks, never by a product binary.
 #pragma once
 
 #include <map>
@@ -7,26 +8,33 @@
 #include <string>
 #include <vector>
 
+#include "cluster/cluster_state.h"
 #include "common/status.h"
 #include "model/plan.h"
 #include "scheduler/scheduler.h"
 
-namespace cohort::scheduler::testing {
+namespace cohort::testing {
 
 inline constexpr int64_t kGi = 1024LL * 1024 * 1024;
 
 inline Timestamp Minutes(int64_t m) { return FromMicros(m * 60'000'000); }
 
+// An idle node with GPUs 0..gpus-1.
+inline NodeCapacity IdleNode(const std::string& id, int gpus, int64_t cpus = 64,
+                             int64_t memory_gi = 512) {
+  NodeCapacity n;
+  n.node_id = id;
+  n.total = Resources{gpus, cpus * 1000, memory_gi * kGi};
+  n.free = n.total;
+  for (int g = 0; g < gpus; ++g) n.free_gpus.push_back(g);
+  return n;
+}
+
 // `count` identical idle nodes named prefix-0, prefix-1, ...
 inline void AddNodes(ClusterSnapshot& c, const std::string& prefix, int count, int gpus,
                      int64_t cpus = 64, int64_t memory_gi = 512) {
   for (int i = 0; i < count; ++i) {
-    NodeCapacity n;
-    n.node_id = prefix + "-" + std::to_string(i);
-    n.total = Resources{gpus, cpus * 1000, memory_gi * kGi};
-    n.free = n.total;
-    for (int g = 0; g < gpus; ++g) n.free_gpus.push_back(g);
-    c.nodes.push_back(n);
+    c.nodes.push_back(IdleNode(prefix + "-" + std::to_string(i), gpus, cpus, memory_gi));
   }
 }
 
@@ -34,8 +42,8 @@ inline void AddNodes(ClusterSnapshot& c, const std::string& prefix, int count, i
 inline void Occupy(ClusterSnapshot& c, const std::string& id, int gpus) {
   for (auto& n : c.nodes) {
     if (n.node_id != id) continue;
-    n.free.gpus -= gpus;
-    n.free_gpus.resize(n.free_gpus.size() - static_cast<size_t>(gpus));
+    std::vector<int> highest(n.free_gpus.end() - gpus, n.free_gpus.end());
+    TakeFree(n, Resources{gpus, 0, 0}, highest);
   }
 }
 
@@ -59,36 +67,29 @@ inline RunningJob& StartRunning(ClusterSnapshot& c, const PendingJob& job,
                                 const std::vector<std::string>& nodes, Timestamp started,
                                 std::optional<Timestamp> ends_by = std::nullopt) {
   COHORT_CHECK(nodes.size() == job.tasks.size());
-  RunningJob r;
-  r.job_id = job.job_id;
-  r.team = job.team;
-  r.user = job.user;
-  r.priority = job.priority;
-  r.submitted_at = job.submitted_at;
-  r.started_at = started;
-  r.ends_by = ends_by;
-  r.tasks = job.tasks;
+  std::vector<TaskPlacement> placement;
   for (size_t t = 0; t < job.tasks.size(); ++t) {
     auto node = std::find_if(c.nodes.begin(), c.nodes.end(),
                              [&](const NodeCapacity& n) { return n.node_id == nodes[t]; });
     COHORT_CHECK(node != c.nodes.end());
-    TaskPlacement p{nodes[t], {}};
-    for (int64_t g = 0; g < job.tasks[t].resources.gpus; ++g) {
-      COHORT_CHECK(!node->free_gpus.empty());
-      p.gpus.push_back(node->free_gpus.front());
-      node->free_gpus.erase(node->free_gpus.begin());
-    }
-    node->free -= job.tasks[t].resources;
-    COHORT_CHECK(node->free.gpus >= 0 && node->free.milli_cpus >= 0);
-    r.placement.push_back(p);
+    auto gpus = static_cast<size_t>(job.tasks[t].resources.gpus);
+    COHORT_CHECK(node->free_gpus.size() >= gpus);
+    TaskPlacement p{nodes[t],
+                    std::vector<int>(node->free_gpus.begin(),
+                                     node->free_gpus.begin() + static_cast<ptrdiff_t>(gpus))};
+    COHORT_CHECK(IsFree(*node, job.tasks[t].resources, p.gpus));
+    TakeFree(*node, job.tasks[t].resources, p.gpus);
+    placement.push_back(std::move(p));
   }
-  c.running.push_back(r);
+  RunningJob r = cluster::RunningFrom(job, placement, started);
+  r.ends_by = ends_by;
+  c.running.push_back(std::move(r));
   return c.running.back();
 }
 
 inline Plan RunScheduler(const ClusterSnapshot& c, const std::vector<PendingJob>& pending,
-                         SchedulerConfig config = {}, Timestamp now = FromMicros(0)) {
-  return NewScheduler(config)->Schedule(SchedulingInput{c, pending, now});
+                         scheduler::SchedulerConfig config = {}, Timestamp now = FromMicros(0)) {
+  return scheduler::NewScheduler(config)->Schedule(scheduler::SchedulingInput{c, pending, now});
 }
 
 inline std::set<std::string> NodesOf(const JobPlacement& p) {
@@ -110,4 +111,4 @@ inline const PendingReason* ReasonFor(const Plan& plan, JobId id) {
   return nullptr;
 }
 
-}  // namespace cohort::scheduler::testing
+}  // namespace cohort::testing
