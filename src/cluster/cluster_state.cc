@@ -220,6 +220,20 @@ const RunningJob* ClusterState::FindJob(JobId job) const {
   return it == jobs_.end() ? nullptr : &it->second.job;
 }
 
+bool ClusterState::AnyElasticCanGrow() const {
+  for (const auto& [id, h] : jobs_) {
+    if (h.job.stopping) continue;
+    for (const auto& g : h.job.elastic) {
+      int live = 0;
+      for (size_t t = 0; t < h.job.tasks.size(); ++t) {
+        live += h.job.tasks[t].role == g.role && !h.leaving[t];
+      }
+      if (live < g.max) return true;
+    }
+  }
+  return false;
+}
+
 // --- The scheduler's view ---
 
 ClusterSnapshot ClusterState::Snapshot() const {

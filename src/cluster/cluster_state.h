@@ -77,6 +77,8 @@ class ClusterState {
   void ReleaseJob(JobId job);
 
   const RunningJob* FindJob(JobId job) const;
+  // Some running elastic job has fewer replicas than its maximum (a pass may grow it).
+  bool AnyElasticCanGrow() const;
   bool Holds(JobId job) const { return jobs_.count(job) > 0; }
   size_t job_count() const { return jobs_.size(); }
 
