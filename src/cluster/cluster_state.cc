@@ -275,16 +275,23 @@ ClusterSnapshot ClusterState::Snapshot() const {
 Applied ClusterState::Apply(const Plan& plan, const std::vector<PendingJob>& pending,
                             Timestamp now) {
   Applied applied;
-  std::unordered_map<JobId, const PendingJob*> by_id;
-  by_id.reserve(pending.size());
-  for (const auto& p : pending) by_id.emplace(p.job_id, &p);
-  // Claims of jobs that no longer wait end now; the others are judged after this plan.
-  std::erase_if(claims_, [&](JobId id) { return !by_id.count(id); });
+  // One walk over the waiting jobs finds the few this needs: those placed, and those claimed
+  // (a claim of a job that no longer waits ends now; the others are judged after this plan).
+  std::unordered_map<JobId, const PendingJob*> wanted;
+  for (const auto& p : plan.placements) wanted.emplace(p.job_id, nullptr);
+  for (JobId id : claims_) wanted.emplace(id, nullptr);
+  if (!wanted.empty()) {
+    for (const auto& p : pending) {
+      auto it = wanted.find(p.job_id);
+      if (it != wanted.end()) it->second = &p;
+    }
+  }
+  std::erase_if(claims_, [&](JobId id) { return wanted.at(id) == nullptr; });
   std::set<JobId> claimed = claims_;
 
   for (const auto& placement : plan.placements) {
-    auto job = by_id.find(placement.job_id);
-    if (job == by_id.end() || !Start(*job->second, placement.tasks, now)) {
+    const PendingJob* job = wanted.at(placement.job_id);
+    if (!job || !Start(*job, placement.tasks, now)) {
       applied.consistent = false;
       continue;
     }

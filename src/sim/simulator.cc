@@ -11,10 +11,14 @@
 #include <set>
 #include <unordered_map>
 
+#include "cluster/cluster_state.h"
+#include "dispatch/dispatcher.h"
+
 namespace cohort::sim {
 namespace {
 
 Timestamp At(double seconds) { return FromMicros(std::llround(seconds * 1e6)); }
+Duration Seconds(double seconds) { return At(seconds) - FromMicros(0); }
 
 enum class Phase { kWaitingToArrive, kPending, kRunning, kStopping, kDone };
 
@@ -22,23 +26,31 @@ struct SimJob {
   const TraceJob* trace = nullptr;
   JobId id = 0;
   std::string team;
-  std::vector<TaskRequest> tasks;
+  std::vector<TaskRequest> tasks;  // of one attempt at its start (an elastic job: its minimum)
+  std::vector<RunningJob::ElasticGroup> elastic;
   std::optional<double> max_runtime;  // per attempt, seconds
-  double remaining = 0;               // seconds of work left, restart costs included
-  double attained = 0;                // GPU-seconds received so far
+  // Seconds of work left at its starting size, restart costs included. An elastic job
+  // progresses `live_gpus / base_gpus` times as fast (linear scaling).
+  double remaining = 0;
+  double remaining_at_start = 0;  // of the current attempt
+  double attained = 0;            // GPU-seconds received so far
   Phase phase = Phase::kWaitingToArrive;
   double last_start = 0;
+  double last_progress = 0;  // `remaining` and `attained` are accounted up to here
   double queued_since = 0;
-  int token = 0;  // a finish event carries the token of its attempt; a requeue changes it
-  std::vector<TaskPlacement> placement;
-  std::optional<JobId> stopping_for;
-  int64_t gpus = 0;
+  int64_t base_gpus = 0;  // GPUs at its starting size
+  int64_t live_gpus = 0;  // GPUs its working tasks hold now
+  int attempt = 0;        // events of an earlier attempt are stale
+  int finish_token = 0;   // a finish event of an earlier estimate is stale
+  int preemptions = 0;
+  std::vector<std::pair<std::string, int>> leaving;  // replicas being taken away
 };
 
 // kWake: nothing happens but time passing makes a new decision possible (a running job becomes
 // preemptible, or moves to a later least-attained-service queue): the master's periodic passes
-// would notice, so the simulation runs a pass then too.
-enum class EventKind { kFinish, kStopped, kWake };
+// would notice, so the simulation runs a pass then too. kTick: the master's next tick, when the
+// full pass put off by decisions between passes runs.
+enum class EventKind { kFinish, kStopped, kShrunk, kWake, kTick };
 
 struct Event {
   double time;
@@ -49,9 +61,10 @@ struct Event {
   bool operator>(const Event& o) const { return std::tie(time, seq) > std::tie(o.time, o.seq); }
 };
 
+constexpr int64_t kGi = 1024LL * 1024 * 1024;
+
 // A job's tasks: whole nodes' worth of GPUs each, and the rest in one more task.
 std::vector<TaskRequest> TasksFor(int gpus, int per_node) {
-  constexpr int64_t kGi = 1024LL * 1024 * 1024;
   std::vector<TaskRequest> tasks;
   if (gpus == 0) return {TaskRequest{"worker", 0, Resources{0, 1000, kGi}}};
   int left = gpus;
@@ -66,11 +79,10 @@ std::vector<TaskRequest> TasksFor(int gpus, int per_node) {
 class Simulation {
  public:
   Simulation(const Trace& trace, const ClusterSpec& cluster, const SimOptions& options)
-      : cluster_(cluster),
-        options_(options),
-        scheduler_(scheduler::NewScheduler(options.scheduler)),
-        nodes_(cluster.Nodes()) {
-    for (size_t i = 0; i < nodes_.size(); ++i) node_index_[nodes_[i].node_id] = i;
+      : options_(options),
+        dispatcher_(scheduler::NewScheduler(options.scheduler), options.incremental_above) {
+    for (auto& n : cluster.Nodes()) cluster_.UpsertNode(std::move(n), true);
+    cluster_.SetTeams(cluster.teams);
     result_.label = options.label;
     result_.capacity_gpus = cluster.TotalGpus();
     result_.teams = cluster.teams;
@@ -81,8 +93,8 @@ class Simulation {
       j.trace = &t;
       j.id = static_cast<JobId>(jobs_.size() + 1);
       j.team = t.team.empty() ? TeamFor(cluster, t.id) : t.team;
-      int gpus = t.min_gpus > 0 ? t.min_gpus : t.gpus;  // elastic jobs run at their minimum
-      j.gpus = gpus;
+      bool elastic = t.min_gpus > 0;
+      int gpus = elastic ? t.min_gpus : t.gpus;  // an elastic job starts at its minimum
       j.remaining = t.duration;
       if (t.max_runtime) {
         j.max_runtime = *t.max_runtime;
@@ -99,9 +111,16 @@ class Simulation {
         j.phase = Phase::kDone;
         result_.refused.emplace_back(
             t.id, fmt::format("needs {} GPUs; the cluster has {}", gpus, cluster.TotalGpus()));
+      } else if (elastic) {
+        // One GPU per replica, from its minimum up to its maximum.
+        Resources replica{1, 1000, kGi};
+        for (int i = 0; i < t.min_gpus; ++i) j.tasks.push_back(TaskRequest{"worker", i, replica});
+        j.elastic.push_back(RunningJob::ElasticGroup{
+            "worker", t.min_gpus, std::max(t.min_gpus, t.max_gpus), replica, t.min_gpus});
       } else {
         j.tasks = TasksFor(gpus, cluster.gpus_per_node);
       }
+      j.base_gpus = gpus;
       jobs_.push_back(std::move(j));
       result_.jobs.push_back(std::move(r));
     }
@@ -119,17 +138,37 @@ class Simulation {
       if (!events_.empty()) next = std::min(next, events_.top().time);
       if (std::isinf(next)) break;
       now_ = next;
+      bool tick = false;
       while (next_arrival < jobs_.size() && jobs_[next_arrival].trace->submit <= now_) {
         SimJob& j = jobs_[next_arrival++];
         if (j.phase == Phase::kDone) continue;
-        Enqueue(j);
+        Arrive(j);
       }
       while (!events_.empty() && events_.top().time <= now_) {
         Event e = events_.top();
         events_.pop();
+        tick |= e.kind == EventKind::kTick;
         Handle(e);
       }
-      bool changed = Pass();
+      // Decisions between passes leave the full pass to the master's next tick; otherwise every
+      // change is followed by a full pass at once, as in the master.
+      bool changed = false;
+      if (!dispatcher_.Incremental(pending_.size()) || tick) {
+        changed = Pass();
+        // As in the master, an elastic job that has just started may grow at once.
+        while (elastic_started_) {
+          elastic_started_ = false;
+          Pass();
+        }
+      } else if (dispatcher_.full_pass_due() && !tick_due_) {
+        tick_due_ = true;
+        Push(now_ + options_.tick_seconds, EventKind::kTick, 0, 0);
+        Sample();
+        changed = true;
+      } else {
+        Sample();
+        changed = true;
+      }
       if (!changed && events_.empty() && next_arrival >= jobs_.size() && !pending_.empty()) {
         // Nothing runs, nothing arrives, and the scheduler starts nothing: these jobs can never
         // run (they should have been refused above; this only keeps a bug from looping).
@@ -146,6 +185,19 @@ class Simulation {
   }
 
  private:
+  SimJob& JobOf(JobId id) { return jobs_[static_cast<size_t>(id - 1)]; }
+
+  void Arrive(SimJob& j) {
+    Enqueue(j);
+    if (!dispatcher_.Incremental(pending_.size())) return;
+    std::string reason;
+    auto placement =
+        dispatcher_.Arrive(cluster_, pending_[pending_index_.at(j.id)], At(now_), &reason);
+    if (!placement) return;
+    ++result_.started_between_passes;
+    Started(j);
+  }
+
   void Enqueue(SimJob& j) {
     j.phase = Phase::kPending;
     j.queued_since = now_;
@@ -156,8 +208,10 @@ class Simulation {
     p.priority = j.trace->priority;
     p.submitted_at = At(j.trace->submit);
     p.tasks = j.tasks;
-    if (j.max_runtime) p.max_runtime = At(*j.max_runtime) - FromMicros(0);
-    p.attained = At(j.attained) - FromMicros(0);
+    if (j.max_runtime) p.max_runtime = Seconds(*j.max_runtime);
+    p.attained = Seconds(j.attained);
+    p.preemptions = j.preemptions;
+    p.elastic = j.elastic;
     pending_index_[j.id] = pending_.size();
     pending_.push_back(std::move(p));
   }
@@ -172,33 +226,77 @@ class Simulation {
     pending_.pop_back();
   }
 
-  void Free(SimJob& j) {
-    for (size_t t = 0; t < j.tasks.size(); ++t) {
-      NodeCapacity& n = nodes_[node_index_.at(j.placement[t].node_id)];
-      n.free += j.tasks[t].resources;
-      for (int g : j.placement[t].gpus) {
-        n.free_gpus.insert(std::upper_bound(n.free_gpus.begin(), n.free_gpus.end(), g), g);
-      }
-      used_gpus_ -= j.tasks[t].resources.gpus;
-    }
-    running_.erase(static_cast<size_t>(j.id - 1));
-    double gpu_seconds = (now_ - j.last_start) * static_cast<double>(j.gpus);
+  double Rate(const SimJob& j) const {
+    if (j.base_gpus == 0) return 1;
+    return static_cast<double>(j.live_gpus) / static_cast<double>(j.base_gpus);
+  }
+
+  // Accounts the work and GPU time since the last change of the job's size.
+  void Progress(SimJob& j) {
+    double elapsed = now_ - j.last_progress;
+    j.remaining = std::max(0.0, j.remaining - elapsed * Rate(j));
+    double gpu_seconds = elapsed * static_cast<double>(j.live_gpus);
     j.attained += gpu_seconds;
     result_.team_gpu_seconds[j.team] += gpu_seconds;
+    j.last_progress = now_;
+  }
+
+  // When the job ends at its present size: its work done, or its max_runtime reached.
+  void ScheduleFinish(size_t index) {
+    SimJob& j = jobs_[index];
+    double rate = Rate(j);
+    double end = rate > 0 ? now_ + j.remaining / rate : std::numeric_limits<double>::infinity();
+    if (j.max_runtime) end = std::min(end, j.last_start + *j.max_runtime);
+    Push(end, EventKind::kFinish, index, ++j.finish_token);
+  }
+
+  // Resources that came back between passes go to the jobs the last pass had waiting.
+  void Released(const std::string& team, const std::vector<TaskRequest>& tasks,
+                const std::vector<TaskPlacement>& placement) {
+    if (!dispatcher_.Incremental(pending_.size())) return;
+    auto started = dispatcher_.Released(
+        cluster_, team, tasks, placement,
+        [&](JobId id) -> const PendingJob* {
+          auto it = pending_index_.find(id);
+          return it == pending_index_.end() ? nullptr : &pending_[it->second];
+        },
+        At(now_));
+    result_.started_between_passes += started.size();
+    for (const auto& p : started) Started(JobOf(p.job_id));
+  }
+
+  // Everything the job holds is free again.
+  void Leave(SimJob& j) {
+    Progress(j);
+    const RunningJob* held = cluster_.FindJob(j.id);
+    std::vector<TaskRequest> tasks;
+    std::vector<TaskPlacement> placement;
+    if (held) {
+      tasks = held->tasks;
+      placement = held->placement;
+    }
+    cluster_.ReleaseJob(j.id);
+    j.live_gpus = 0;
+    j.leaving.clear();
+    Released(j.team, tasks, placement);
   }
 
   void Handle(const Event& e) {
     if (e.kind == EventKind::kWake) return;  // the pass that follows is the point
+    if (e.kind == EventKind::kTick) {
+      tick_due_ = false;
+      return;
+    }
     SimJob& j = jobs_[e.job];
     JobRecord& r = result_.jobs[e.job];
-    if (e.token != j.token) return;  // an earlier attempt's
     if (e.kind == EventKind::kFinish) {
+      if (e.token != j.finish_token) return;  // an earlier estimate's
       if (j.phase != Phase::kRunning && j.phase != Phase::kStopping) return;
-      Free(j);
-      double ran = now_ - j.last_start;
+      Leave(j);
       j.phase = Phase::kDone;
       r.end = now_;
-      r.failed = ran + 1e-9 < j.remaining;  // stopped by max_runtime before its work was done
+      // Stopped by its max_runtime before its work was done.
+      r.failed = j.remaining > 1e-6 * std::max(1.0, j.trace->duration);
       ++finished_;
       if (options_.progress && options_.progress_every &&
           finished_ % options_.progress_every == 0) {
@@ -206,112 +304,112 @@ class Simulation {
       }
       return;
     }
+    if (e.token != j.attempt) return;  // an earlier attempt's
+    if (e.kind == EventKind::kShrunk) {
+      if (j.phase != Phase::kRunning) return;
+      for (const auto& [role, index] : j.leaving) {
+        const RunningJob* held = cluster_.FindJob(j.id);
+        if (!held) break;
+        for (size_t t = 0; t < held->tasks.size(); ++t) {
+          if (held->tasks[t].role != role || held->tasks[t].index != index) continue;
+          std::vector<TaskRequest> tasks = {held->tasks[t]};
+          std::vector<TaskPlacement> placement = {held->placement[t]};
+          cluster_.ReleaseTask(j.id, role, index);
+          Released(j.team, tasks, placement);
+          break;
+        }
+      }
+      j.leaving.clear();
+      return;
+    }
     // A preempted job has stopped: it loses the work since its last checkpoint, pays the restart
     // cost, and waits again with its original submission time.
     if (j.phase != Phase::kStopping) return;
-    Free(j);
+    Leave(j);
     double ran = now_ - j.last_start;
     double interval = options_.checkpoint_interval_seconds;
-    double kept = interval > 0 ? std::floor(ran / interval) * interval : ran;
-    j.remaining = std::max(0.0, j.remaining - kept) + options_.restart_cost_seconds;
-    j.stopping_for.reset();
-    ++j.token;
+    double done = j.remaining_at_start - j.remaining;
+    double kept =
+        interval > 0 && ran > 0 ? done * (std::floor(ran / interval) * interval / ran) : done;
+    j.remaining = std::max(0.0, j.remaining_at_start - kept) + options_.restart_cost_seconds;
+    ++j.attempt;
+    ++j.preemptions;
     ++r.preemptions;
     Enqueue(j);
   }
 
-  // One scheduling pass at `now_`; returns true if it changed anything.
+  // One full scheduling pass at `now_`; returns true if it changed anything.
   bool Pass() {
-    if (pending_.empty()) {
+    dispatch::PassResult pass = dispatcher_.FullPass(cluster_, pending_, At(now_));
+    if (!pass.ran) {
       Sample();
       return false;
     }
-    ClusterSnapshot snapshot;
-    snapshot.nodes = nodes_;
-    snapshot.teams = cluster_.teams;
-    snapshot.running.reserve(running_.size());
-    for (size_t index : running_) {
-      const SimJob& j = jobs_[index];
-      RunningJob r;
-      r.job_id = j.id;
-      r.team = j.team;
-      r.user = j.trace->user;
-      r.priority = j.trace->priority;
-      r.submitted_at = At(j.trace->submit);
-      r.started_at = At(j.last_start);
-      // What the master knows: the declared limit, not the work actually left.
-      if (j.max_runtime) r.ends_by = At(j.last_start + *j.max_runtime);
-      r.stopping = j.phase == Phase::kStopping;
-      r.stopping_for = j.stopping_for;
-      r.tasks = j.tasks;
-      r.placement = j.placement;
-      r.attained = At(j.attained) - FromMicros(0);
-      r.preemptions = result_.jobs[index].preemptions;
-      snapshot.running.push_back(std::move(r));
-    }
-    std::vector<JobId> claimed(claims_.begin(), claims_.end());
-    Plan plan = scheduler_->Schedule(scheduler::SchedulingInput{snapshot, pending_, At(now_)});
     ++result_.passes;
-    for (const auto& p : plan.placements) Start(static_cast<size_t>(p.job_id - 1), p.tasks);
-    for (const auto& p : plan.preemptions) {
-      SimJob& v = jobs_[static_cast<size_t>(p.victim - 1)];
-      if (v.phase != Phase::kRunning) continue;
+    const cluster::Applied& applied = pass.applied;
+    for (const auto& p : applied.placements) {
+      Started(JobOf(p.job_id));
+      elastic_started_ |= !JobOf(p.job_id).elastic.empty();
+    }
+    for (const auto& p : applied.preemptions) {
+      SimJob& v = JobOf(p.victim);
       v.phase = Phase::kStopping;
-      v.stopping_for = p.for_job;
-      auto claimant = pending_index_.find(p.for_job);
-      if (claimant != pending_index_.end()) {
-        pending_[claimant->second].preempted_for_it = true;
-        claims_.insert(p.for_job);
-      }
       Push(now_ + options_.grace_seconds, EventKind::kStopped, static_cast<size_t>(v.id - 1),
-           v.token);
+           v.attempt);
     }
-    // As in the master: a claim lasts while victims stop for the job and for the pass after.
-    std::set<JobId> awaited;
-    for (const auto& r : snapshot.running) {
-      if (r.stopping_for) awaited.insert(*r.stopping_for);
+    for (const auto& g : applied.growths) {
+      SimJob& j = JobOf(g.job_id);
+      Progress(j);
+      for (const auto& t : g.tasks) j.live_gpus += t.resources.gpus;
+      ScheduleFinish(static_cast<size_t>(j.id - 1));
     }
-    for (const auto& p : plan.preemptions) awaited.insert(p.for_job);
-    for (JobId id : claimed) {
-      if (awaited.count(id)) continue;
-      claims_.erase(id);
-      auto it = pending_index_.find(id);
-      if (it != pending_index_.end()) pending_[it->second].preempted_for_it = false;
+    for (const auto& s : applied.shrinks) {
+      SimJob& j = JobOf(s.job_id);
+      Progress(j);
+      const RunningJob* held = cluster_.FindJob(j.id);
+      for (const auto& t : held->tasks) {
+        if (t.role != s.role ||
+            std::find(s.indices.begin(), s.indices.end(), t.index) == s.indices.end()) {
+          continue;
+        }
+        j.live_gpus -= t.resources.gpus;  // it stops working at once, and leaves after grace
+        j.leaving.emplace_back(t.role, t.index);
+      }
+      ScheduleFinish(static_cast<size_t>(j.id - 1));
+      Push(now_ + options_.grace_seconds, EventKind::kShrunk, static_cast<size_t>(j.id - 1),
+           j.attempt);
     }
     Sample();
     // Time alone changes a decision then: the master would notice on a tick.
-    if (plan.recheck_at) {
-      double at = static_cast<double>(ToMicros(*plan.recheck_at)) / 1e6;
+    if (pass.recheck_at) {
+      double at = static_cast<double>(ToMicros(*pass.recheck_at)) / 1e6;
       if (at > now_ && at != last_wake_) {
         last_wake_ = at;
         Push(at, EventKind::kWake, 0, 0);
       }
     }
-    return !plan.placements.empty() || !plan.preemptions.empty();
+    return !applied.placements.empty() || !applied.preemptions.empty() ||
+           !applied.growths.empty() || !applied.shrinks.empty();
   }
 
-  void Start(size_t index, const std::vector<TaskPlacement>& placement) {
-    SimJob& j = jobs_[index];
+  // The job has just been started in the cluster.
+  void Started(SimJob& j) {
+    size_t index = static_cast<size_t>(j.id - 1);
     JobRecord& r = result_.jobs[index];
     Dequeue(j.id);
-    for (size_t t = 0; t < j.tasks.size(); ++t) {
-      NodeCapacity& n = nodes_[node_index_.at(placement[t].node_id)];
-      n.free -= j.tasks[t].resources;
-      for (int g : placement[t].gpus) std::erase(n.free_gpus, g);
-      used_gpus_ += j.tasks[t].resources.gpus;
-    }
-    j.placement = placement;
     j.phase = Phase::kRunning;
     j.last_start = now_;
+    j.last_progress = now_;
+    j.remaining_at_start = j.remaining;
+    j.live_gpus = 0;
+    for (const auto& t : j.tasks) j.live_gpus += t.resources.gpus;
     r.queued += now_ - j.queued_since;
-    running_.insert(index);
     if (r.start < 0) {
       r.start = now_;
       result_.start_order.push_back(r.id);
     }
     ++r.attempts;
-    double run = j.max_runtime ? std::min(j.remaining, *j.max_runtime) : j.remaining;
-    Push(now_ + run, EventKind::kFinish, index, j.token);
+    ScheduleFinish(index);
   }
 
   void Push(double time, EventKind kind, size_t job, int token) {
@@ -319,28 +417,28 @@ class Simulation {
   }
 
   void Sample() {
+    struct Sample s {
+      now_, cluster_.used_gpus(), static_cast<int64_t>(pending_.size())
+    };
     if (!result_.samples.empty() && result_.samples.back().time == now_) {
-      result_.samples.back() = {now_, used_gpus_, static_cast<int64_t>(pending_.size())};
+      result_.samples.back() = s;
       return;
     }
-    result_.samples.push_back({now_, used_gpus_, static_cast<int64_t>(pending_.size())});
+    result_.samples.push_back(s);
   }
 
-  const ClusterSpec& cluster_;
   const SimOptions& options_;
-  std::unique_ptr<scheduler::Scheduler> scheduler_;
-  std::vector<NodeCapacity> nodes_;
-  std::unordered_map<std::string, size_t> node_index_;
+  cluster::ClusterState cluster_;
+  dispatch::Dispatcher dispatcher_;
   std::vector<SimJob> jobs_;
   std::vector<PendingJob> pending_;
   std::unordered_map<JobId, size_t> pending_index_;
-  std::set<size_t> running_;
   std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events_;
   uint64_t seq_ = 0;
   double last_wake_ = -1;
-  std::set<JobId> claims_;  // pending jobs that running ones were preempted for
+  bool tick_due_ = false;
+  bool elastic_started_ = false;
   double now_ = 0;
-  int64_t used_gpus_ = 0;
   size_t finished_ = 0;
   SimResult result_;
 };

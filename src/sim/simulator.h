@@ -4,11 +4,14 @@
 // same input and seed give the same result.
 //
 // The simulator only models what the master and the agents do (the job lifecycle); every
-// decision — order, placement, reservations, preemption — is the scheduler's own.
+// decision — order, placement, reservations, preemption, growth and shrinking of elastic jobs —
+// is the scheduler's own, taken through the same cluster core and dispatcher as the master's
+// (src/cluster, src/dispatch).
 #pragma once
 
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <map>
 #include <string>
 #include <vector>
@@ -30,6 +33,11 @@ struct SimOptions {
   // A job without max_runtime in the trace declares this multiple of its duration (users
   // overestimate); 0: no max_runtime, so it never backfills into a reservation.
   double runtime_estimate = 2.0;
+  // As the master's --incremental-above: with at least this many jobs waiting, arrivals and
+  // completions are decided between full passes, and the full pass runs on the next tick.
+  // The default never does (every change is followed by a full pass).
+  size_t incremental_above = std::numeric_limits<size_t>::max();
+  double tick_seconds = 0.5;  // the master's tick
   // Progress: called every `progress_every` simulated jobs finished (0: never).
   std::function<void(size_t finished, size_t total)> progress;
   size_t progress_every = 0;
@@ -65,6 +73,7 @@ struct SimResult {
   std::vector<TeamQuota> teams;
   std::map<std::string, double> team_gpu_seconds;  // GPU-time each team's jobs held
   size_t passes = 0;
+  size_t started_between_passes = 0;  // starts decided between full passes (incremental_above)
   double wall_seconds = 0;
 };
 

@@ -225,5 +225,46 @@ TEST(Simulator, TeamsSharingABusyClusterDoNotThrash) {
   }
 }
 
+TEST(Simulator, ElasticJobsGrowIntoIdleGpusAndShrinkForAWaitingJob) {
+  // One 8-GPU node. e is elastic (1..8 replicas of 1 GPU; 800 s of work at its minimum of 1):
+  // alone, it grows at once to all 8 GPUs and ends after 100 s...
+  SimResult alone;
+  auto t = Simulated("e,0,800,1,,,,,1,8\n", 1, 8, Fifo(true), Exact(), &alone);
+  EXPECT_DOUBLE_EQ(t["e"].start, 0);
+  EXPECT_NEAR(t["e"].end, 100, 1e-6);
+  EXPECT_EQ(Summarize(alone).finished, 1u);
+  // ...and a rigid 4-GPU job of higher priority arriving at 40 s takes GPUs back from it once e
+  // has run its minimum of 60 s: e shrinks to 4 (its highest replicas stop, with the 30 s grace
+  // period), and r starts when they are gone.
+  SimResult shared;
+  t = Simulated("e,0,800,1,,,,,1,8\nr,40,100,4,,,100,,,\n", 1, 8, scheduler::SchedulerConfig{},
+                Exact(), &shared);
+  EXPECT_NEAR(t["r"].start, 90, 1e-6);
+  EXPECT_NEAR(t["r"].end, 190, 1e-6);
+  // e did 480 s of its work by 60 s (8 replicas), then the other 320 s on 4: 80 s.
+  EXPECT_NEAR(t["e"].end, 140, 1e-6);
+  EXPECT_EQ(Summarize(shared).finished, 2u);
+  EXPECT_EQ(shared.jobs[0].preemptions, 0) << "shrinking is not preempting";
+}
+
+TEST(Simulator, DecisionsBetweenPassesWhenManyJobsWait) {
+  // The master's incremental path: with jobs waiting above the threshold, arrivals and
+  // completions are decided against the last pass, and full passes run on the next tick only.
+  std::string rows;
+  for (int i = 0; i < 300; ++i) rows += fmt::format("j{},{},{},1,,,,,,\n", i, i, 50 + i % 7);
+  SimOptions every_change = Exact();
+  SimOptions incremental = Exact();
+  incremental.incremental_above = 10;
+  SimResult full, between;
+  auto a = Simulated(rows, 2, 4, Fifo(true), every_change, &full);
+  auto b = Simulated(rows, 2, 4, Fifo(true), incremental, &between);
+  EXPECT_EQ(Summarize(full).finished, 300u);
+  EXPECT_EQ(Summarize(between).finished, 300u);
+  EXPECT_EQ(full.started_between_passes, 0u);
+  EXPECT_GT(between.started_between_passes, 100u) << "most starts were decided between passes";
+  // Under fifo with equal jobs both give each job the same start, whichever path decided it.
+  for (const auto& [id, times] : a) EXPECT_NEAR(b[id].start, times.start, 1e-6) << id;
+}
+
 }  // namespace
 }  // namespace cohort::sim
