@@ -12,8 +12,10 @@
 #include <map>
 #include <random>
 
+#include "cluster/cluster_state.h"
 #include "scheduler/incremental.h"
 #include "scheduler/scheduler.h"
+#include "testing/builders.h"
 
 namespace {
 
@@ -21,7 +23,7 @@ using namespace cohort;  // NOLINT: a benchmark driver
 using scheduler::Policy;
 using scheduler::SchedulerConfig;
 
-constexpr int64_t kGi = 1024LL * 1024 * 1024;
+using testing::kGi;
 const std::vector<std::string> kTeams = {"vision", "nlp", "speech", "rl", "infra", "research"};
 
 // Gang sizes shaped like the ITP traces: mostly 1 GPU, some 2-8, a few 16-64.
@@ -57,58 +59,40 @@ struct World {
 // A cluster filled by the scheduler itself to about 97% of its GPUs, and a queue behind it.
 World Build(int nodes, int gpus, int pending, uint64_t seed) {
   std::mt19937_64 rng(seed);
-  World w;
+  cluster::ClusterState state;
   for (int i = 0; i < nodes; ++i) {
-    NodeCapacity n;
-    n.node_id = fmt::format("node-{:05}", i);
-    n.total = Resources{gpus, 128'000, 1024 * kGi};
-    n.free = n.total;
-    for (int g = 0; g < gpus; ++g) n.free_gpus.push_back(g);
-    w.cluster.nodes.push_back(std::move(n));
+    state.UpsertNode(testing::IdleNode(fmt::format("node-{:05}", i), gpus, 128, 1024), true);
   }
   int64_t total = static_cast<int64_t>(nodes) * gpus;
-  for (size_t t = 0; t < kTeams.size(); ++t) {
-    w.cluster.teams.push_back(
-        TeamQuota{kTeams[t], total / static_cast<int64_t>(kTeams.size()), std::nullopt});
+  std::vector<TeamQuota> teams;
+  for (const auto& team : kTeams) {
+    teams.push_back(TeamQuota{team, total / static_cast<int64_t>(kTeams.size()), std::nullopt});
   }
-  // Fill: schedule batches of jobs and turn the placements into running jobs.
+  state.SetTeams(teams);
+  // Fill: schedule batches of jobs and apply their plans, up to the placement that reaches 97%.
   SchedulerConfig fill_config;
   fill_config.policy = Policy::kFifo;
   fill_config.backfill = false;
   auto fill = scheduler::NewScheduler(fill_config);
   std::vector<PendingJob> batch;
   JobId id = 1'000'000;
-  std::map<std::string, size_t> index;
-  for (size_t i = 0; i < w.cluster.nodes.size(); ++i) index[w.cluster.nodes[i].node_id] = i;
-  int64_t used = 0;
-  while (used < total * 97 / 100) {
+  while (state.used_gpus() < total * 97 / 100) {
     batch.clear();
     for (int k = 0; k < 2000; ++k) batch.push_back(RandomJob(rng, id++, FromMicros(0)));
-    Plan plan = fill->Schedule(scheduler::SchedulingInput{w.cluster, batch, FromMicros(0)});
+    ClusterSnapshot snapshot = state.Snapshot();
+    Plan plan = fill->Schedule(scheduler::SchedulingInput{snapshot, batch, FromMicros(0)});
     if (plan.placements.empty()) break;
-    std::map<JobId, const PendingJob*> by_id;
-    for (const auto& j : batch) by_id[j.job_id] = &j;
-    for (const auto& p : plan.placements) {
-      const PendingJob& j = *by_id[p.job_id];
-      RunningJob r;
-      r.job_id = j.job_id;
-      r.team = j.team;
-      r.user = j.user;
-      r.priority = j.priority;
-      r.started_at = FromMicros(0);
-      if (j.max_runtime) r.ends_by = r.started_at + *j.max_runtime;
-      r.tasks = j.tasks;
-      r.placement = p.tasks;
-      for (size_t t = 0; t < j.tasks.size(); ++t) {
-        NodeCapacity& n = w.cluster.nodes[index[p.tasks[t].node_id]];
-        n.free -= j.tasks[t].resources;
-        for (int g : p.tasks[t].gpus) std::erase(n.free_gpus, g);
-        used += j.tasks[t].resources.gpus;
-      }
-      w.cluster.running.push_back(std::move(r));
-      if (used >= total * 97 / 100) break;
+    int64_t used = state.used_gpus();
+    size_t keep = 0;
+    while (keep < plan.placements.size() && used < total * 97 / 100) {
+      for (const auto& t : plan.placements[keep].tasks) used += static_cast<int64_t>(t.gpus.size());
+      ++keep;
     }
+    plan.placements.resize(keep);
+    state.Apply(plan, batch, FromMicros(0));
   }
+  World w;
+  w.cluster = state.Snapshot();
   for (int k = 0; k < pending; ++k) {
     w.pending.push_back(RandomJob(rng, k + 1, FromMicros(k)));
   }
@@ -174,11 +158,8 @@ int main(int argc, char** argv) {
   // Placements per second on an empty cluster of the same size: the placement cost alone.
   {
     ClusterSnapshot empty;
-    empty.nodes = w.cluster.nodes;
-    for (auto& n : empty.nodes) {
-      n.free = n.total;
-      n.free_gpus.clear();
-      for (int g = 0; g < gpus; ++g) n.free_gpus.push_back(g);
+    for (const auto& n : w.cluster.nodes) {
+      empty.nodes.push_back(testing::IdleNode(n.node_id, gpus, 128, 1024));
     }
     empty.teams = w.cluster.teams;
     auto s = scheduler::NewScheduler();
