@@ -50,8 +50,10 @@ class Dispatcher {
     return residue_.has_value() && waiting >= incremental_above_;
   }
   // A full pass is due: decisions were made between passes (the order they leave is only
-  // approximately the policy's), or the state changed in a way they cannot follow.
-  bool full_pass_due() const { return full_pass_due_ || !residue_; }
+  // approximately the policy's), or the state changed in a way they cannot follow. The caller
+  // runs it soon (the master on its next tick), not necessarily at once.
+  bool full_pass_due() const { return full_pass_due_; }
+  void MarkFullPassDue() { full_pass_due_ = true; }
 
   // A job arrives between passes. Returns its placement, already started in `cluster`, or
   // nothing with the reason it waits in `*reason`.
@@ -69,7 +71,10 @@ class Dispatcher {
 
   // What the last pass left no longer matches the cluster (a node or a team changed, or a
   // decision could not be carried out): nothing more is decided until the next full pass.
-  void Invalidate() { residue_.reset(); }
+  void Invalidate() {
+    residue_.reset();
+    full_pass_due_ = true;
+  }
 
  private:
   std::unique_ptr<scheduler::Scheduler> scheduler_;

@@ -12,6 +12,7 @@
 
 #include "common/strings.h"
 #include "common/units.h"
+#include "dispatch/dispatcher.h"
 
 namespace cohort::master {
 namespace {
@@ -31,9 +32,9 @@ Master::Master(MasterConfig config, std::unique_ptr<state::StateStore> store,
                std::unique_ptr<scheduler::Scheduler> scheduler, const Clock& clock, Post post)
     : config_(std::move(config)),
       store_(std::move(store)),
-      scheduler_(std::move(scheduler)),
       clock_(clock),
-      post_(std::move(post)) {
+      post_(std::move(post)),
+      dispatcher_(std::move(scheduler), config_.incremental_above) {
   if (config_.storage_root.empty()) config_.storage_root = config_.data_dir + "/storage";
 }
 
@@ -72,12 +73,16 @@ Status Master::Load() {
   }
   next_version_ = max_version + 1;
   COHORT_ASSIGN_OR_RETURN(teams_, store_->LoadTeams());
+  cluster_.SetTeams(teams_);
   COHORT_ASSIGN_OR_RETURN(auto nodes, store_->LoadNodes());
   for (auto& node : nodes) {
     std::string id = node.info.id;
     auto topology = std::make_shared<GpuTopology>(node.info.Topology());
-    nodes_[id] = NodeEntry{std::move(node), next_version_++, topology, 0};
+    bool ready = node.state == NodeState::kReady;
+    NodeEntry& entry = nodes_[id] = NodeEntry{std::move(node), next_version_++, topology, 0};
+    cluster_.UpsertNode(CapacityOf(entry), ready);
   }
+  for (JobId id : active_) RestoreHolding(jobs_.at(id));
   spdlog::info("state loaded: {} jobs ({} pending, {} active), {} nodes", jobs_.size(),
                pending_.size(), active_.size(), nodes_.size());
   if (!pending_.empty()) RequestSchedule();
@@ -147,12 +152,11 @@ StatusOr<Job> Master::Submit(JobSpec spec, std::string user) {
   auto [it, inserted] = jobs_.emplace(id, std::move(stored));
   COHORT_CHECK(inserted);
   spdlog::info("job {} ({}) submitted by {}", id, it->second.spec.name, it->second.user);
-  if (IncrementalMode()) {
+  if (Incremental()) {
     std::string reason;
-    auto placement =
-        scheduler::DecideArrival(*residue_, PendingOf(it->second), clock_.Now(), &reason);
-    if (!placement || !StartBetweenPasses(id, *placement)) it->second.message = reason;
-    full_pass_due_ = true;
+    auto placement = dispatcher_.Arrive(cluster_, PendingOf(it->second), clock_.Now(), &reason);
+    if (!placement || !StartDecided(it->second, *placement)) it->second.message = reason;
+    if (!Incremental()) RequestSchedule();  // the decision could not be carried out
   } else {
     RequestSchedule();
   }
@@ -253,7 +257,7 @@ StatusOr<Explanation> Master::Explain(JobId id) const {
   int64_t free_gpus = 0;
   int ready = 0;
   std::vector<std::pair<int64_t, std::string>> blocks;
-  for (const auto& n : Snapshot().nodes) {
+  for (const auto& n : cluster_.Snapshot().nodes) {
     ++ready;
     free_gpus += n.free.gpus;
     blocks.emplace_back(n.free.gpus, n.node_id);
@@ -313,6 +317,7 @@ void Master::StopJob(Job& job, JobState target, std::string reason, std::vector<
   job.state = JobState::kStopping;
   job.stop_target = target;
   job.message = reason;
+  cluster_.MarkStopping(job.id, job.preempted_for);
   std::set<std::string> nodes;
   for (auto& t : job.tasks) {
     if (IsTerminal(t.state) || t.stop_requested) continue;
@@ -339,6 +344,7 @@ void Master::FinishIfStopped(Job& job, std::vector<JobEvent>& events) {
   job.stop_target.reset();
   job.preempted_for.reset();
   active_.erase(job.id);
+  cluster_.ReleaseJob(job.id);  // every task has ended: it holds nothing
   if (target == JobState::kPending) {
     job.state = JobState::kPending;
     job.tasks.clear();
@@ -376,121 +382,72 @@ Duration AttainedService(const Job& job) {
   return total;
 }
 
-ClusterSnapshot Master::Snapshot() const {
-  ClusterSnapshot snapshot;
-  std::map<std::string, size_t> index;
-  for (const auto& [id, entry] : nodes_) {
-    if (entry.node.state != NodeState::kReady) continue;
-    NodeCapacity n;
-    n.node_id = id;
-    n.total = entry.node.info.Capacity();
-    n.free = n.total;
-    for (const auto& g : entry.node.info.gpus) n.free_gpus.push_back(g.index);
-    n.gpu_model = entry.node.info.GpuModel();
-    n.labels = entry.node.info.labels;
-    n.topology = entry.topology;
-    index[id] = snapshot.nodes.size();
-    snapshot.nodes.push_back(std::move(n));
-  }
-  for (JobId id : active_) {
-    const Job& job = jobs_.at(id);
-    RunningJob running;
-    running.job_id = id;
-    running.team = job.spec.team;
-    running.user = job.user;
-    running.priority = job.spec.priority;
-    running.submitted_at = job.submitted_at;
-    running.started_at = job.placed_at.value_or(job.submitted_at);
-    if (job.spec.max_runtime) running.ends_by = running.started_at + *job.spec.max_runtime;
-    running.stopping = job.state == JobState::kStopping;
-    running.stopping_for = job.preempted_for;
-    running.attained = AttainedService(job);
-    running.preemptions = job.preemptions;
-    running.constraints = job.spec.constraints;
-    // Replicas on their way out (an elastic shrink) count as a stopping job of their own.
-    RunningJob leaving = running;
-    leaving.stopping = true;
+// Elastic groups as the scheduler sees them: indices are never reused within an attempt.
+std::vector<RunningJob::ElasticGroup> ElasticGroupsOf(const Job& job) {
+  std::vector<RunningJob::ElasticGroup> groups;
+  for (const auto& g : job.spec.tasks) {
+    if (!g.elastic()) continue;
+    int next = g.replicas;
     for (const auto& t : job.tasks) {
-      if (IsTerminal(t.state)) continue;
-      RunningJob& holder = t.scaled_down ? leaving : running;
-      holder.tasks.push_back(TaskRequest{t.role, t.index, t.resources});
-      holder.placement.push_back(TaskPlacement{t.node_id, t.gpus});
-      holder.task_started.push_back(t.started_at.value_or(running.started_at));
-      auto it = index.find(t.node_id);
-      if (it == index.end()) continue;
-      NodeCapacity& n = snapshot.nodes[it->second];
-      n.free -= t.resources;
-      for (int g : t.gpus) std::erase(n.free_gpus, g);
+      if (t.role == g.role) next = std::max(next, t.index + 1);
     }
-    for (const auto& g : job.spec.tasks) {
-      if (!g.elastic()) continue;
-      int next = 0;
-      for (const auto& t : job.tasks) {
-        if (t.role == g.role) next = std::max(next, t.index + 1);
-      }
-      running.elastic.push_back(
-          RunningJob::ElasticGroup{g.role, g.replicas, g.max_replicas, g.resources, next});
-    }
-    snapshot.running.push_back(std::move(running));
-    if (!leaving.tasks.empty()) snapshot.running.push_back(std::move(leaving));
+    groups.push_back(
+        RunningJob::ElasticGroup{g.role, g.replicas, g.max_replicas, g.resources, next});
   }
-  return snapshot;
+  return groups;
 }
 
-// Takes the placement's resources from `free` if every one of them is still there.
-bool TakeIfStillFree(const JobPlacement& p, const std::vector<TaskRequest>& tasks,
-                     std::map<std::string, NodeCapacity>& free) {
-  if (p.tasks.size() != tasks.size()) return false;
-  std::map<std::string, NodeCapacity> changed;
-  for (size_t i = 0; i < tasks.size(); ++i) {
-    const std::string& id = p.tasks[i].node_id;
-    if (!changed.count(id)) {
-      auto it = free.find(id);
-      if (it == free.end()) return false;
-      changed[id] = it->second;
-    }
-    NodeCapacity& n = changed[id];
-    if (static_cast<int64_t>(p.tasks[i].gpus.size()) != tasks[i].resources.gpus) return false;
-    if (!tasks[i].resources.FitsIn(n.free)) return false;
-    for (int g : p.tasks[i].gpus) {
-      auto gpu = std::find(n.free_gpus.begin(), n.free_gpus.end(), g);
-      if (gpu == n.free_gpus.end()) return false;
-      n.free_gpus.erase(gpu);
-    }
-    n.free -= tasks[i].resources;
-  }
-  for (auto& [id, n] : changed) free[id] = std::move(n);
-  return true;
+NodeCapacity Master::CapacityOf(const NodeEntry& entry) const {
+  NodeCapacity n;
+  n.node_id = entry.node.info.id;
+  n.total = entry.node.info.Capacity();
+  n.free = n.total;
+  for (const auto& g : entry.node.info.gpus) n.free_gpus.push_back(g.index);
+  n.gpu_model = entry.node.info.GpuModel();
+  n.labels = entry.node.info.labels;
+  n.topology = entry.topology;
+  return n;
 }
 
-bool Master::AnyElasticCanGrow() const {
-  for (JobId id : active_) {
-    const Job& job = jobs_.at(id);
-    if (job.state != JobState::kRunning && job.state != JobState::kStarting) continue;
-    for (const auto& g : job.spec.tasks) {
-      if (!g.elastic()) continue;
-      int live =
-          static_cast<int>(std::count_if(job.tasks.begin(), job.tasks.end(), [&](const Task& t) {
-            return t.role == g.role && !t.scaled_down && !IsTerminal(t.state);
-          }));
-      if (live < g.max_replicas) return true;
-    }
+void Master::RestoreHolding(const Job& job) {
+  RunningJob running;
+  running.job_id = job.id;
+  running.team = job.spec.team;
+  running.user = job.user;
+  running.priority = job.spec.priority;
+  running.submitted_at = job.submitted_at;
+  running.started_at = job.placed_at.value_or(job.submitted_at);
+  if (job.spec.max_runtime) running.ends_by = running.started_at + *job.spec.max_runtime;
+  running.stopping = job.state == JobState::kStopping;
+  running.stopping_for = job.preempted_for;
+  running.attained = AttainedService(job);
+  running.preemptions = job.preemptions;
+  running.constraints = job.spec.constraints;
+  std::vector<bool> leaving;
+  for (const auto& t : job.tasks) {
+    if (IsTerminal(t.state)) continue;
+    running.tasks.push_back(TaskRequest{t.role, t.index, t.resources});
+    running.placement.push_back(TaskPlacement{t.node_id, t.gpus});
+    running.task_started.push_back(t.started_at.value_or(running.started_at));
+    leaving.push_back(t.scaled_down);
   }
-  return false;
+  running.elastic = ElasticGroupsOf(job);
+  cluster_.Restore(std::move(running), leaving);
 }
 
 void Master::Reschedule() {
-  if (IncrementalMode()) {
-    full_pass_due_ = true;
+  if (Incremental()) {
+    dispatcher_.MarkFullPassDue();
   } else {
     RequestSchedule();
   }
 }
 
 void Master::InvalidateResidue() {
-  residue_.reset();
+  dispatcher_.Invalidate();
   RequestSchedule();
 }
+
 
 PendingJob Master::PendingOf(const Job& job) const {
   PendingJob p;
@@ -503,49 +460,19 @@ PendingJob Master::PendingOf(const Job& job) const {
   p.max_runtime = job.spec.max_runtime;
   p.attained = AttainedService(job);
   p.constraints = job.spec.constraints;
-  p.preempted_for_it = preempted_for_.count(job.id) > 0;
+  p.preemptions = job.preemptions;
+  p.elastic = ElasticGroupsOf(job);
   return p;
 }
 
-bool Master::StartBetweenPasses(JobId id, const std::vector<TaskPlacement>& placement) {
-  Job& job = jobs_.at(id);
-  // What the tasks that run now leave free on the nodes this placement uses.
-  std::map<std::string, NodeCapacity> free;
-  for (const auto& p : placement) {
-    auto node = nodes_.find(p.node_id);
-    if (node == nodes_.end() || node->second.node.state != NodeState::kReady) {
-      InvalidateResidue();
-      return false;
-    }
-    if (free.count(p.node_id)) continue;
-    NodeCapacity n;
-    n.node_id = p.node_id;
-    n.total = node->second.node.info.Capacity();
-    n.free = n.total;
-    for (const auto& g : node->second.node.info.gpus) n.free_gpus.push_back(g.index);
-    free[p.node_id] = std::move(n);
-  }
-  for (JobId other : active_) {
-    for (const auto& t : jobs_.at(other).tasks) {
-      auto it = free.find(t.node_id);
-      if (it == free.end() || IsTerminal(t.state)) continue;
-      it->second.free -= t.resources;
-      for (int g : t.gpus) std::erase(it->second.free_gpus, g);
-    }
-  }
-  if (job.state != JobState::kPending ||
-      !TakeIfStillFree(JobPlacement{id, placement}, TaskRequestsOf(job), free)) {
-    spdlog::warn("decision for job {} between passes no longer fits; full pass", id);
-    InvalidateResidue();
-    return false;
-  }
-  Status s = ApplyPlacement(job, JobPlacement{id, placement});
-  if (!s.ok()) {
-    spdlog::error("placing job {}: {}", id, s.ToString());
-    InvalidateResidue();
-    return false;
-  }
-  return true;
+bool Master::StartDecided(Job& job, const std::vector<TaskPlacement>& placement) {
+  Status s = ApplyPlacement(job, JobPlacement{job.id, placement});
+  if (s.ok()) return true;
+  // The cluster core took the resources; the job did not start after all.
+  spdlog::error("placing job {}: {}", job.id, s.ToString());
+  cluster_.ReleaseJob(job.id);
+  InvalidateResidue();
+  return false;
 }
 
 void Master::Released(const std::vector<std::pair<JobId, Task>>& tasks) {
@@ -557,83 +484,46 @@ void Master::Released(const std::vector<std::pair<JobId, Task>>& tasks) {
     return &it->second;
   };
   for (const auto& [id, task] : tasks) {
-    if (!residue_) return;  // a failed decision invalidated it: a full pass follows
+    if (!Incremental()) break;  // a decision failed: a full pass follows
     const Job& job = jobs_.at(id);
-    auto started = scheduler::DecideAfterRelease(
-        *residue_, job.spec.team, {TaskRequest{task.role, task.index, task.resources}},
+    auto started = dispatcher_.Released(
+        cluster_, job.spec.team, {TaskRequest{task.role, task.index, task.resources}},
         {TaskPlacement{task.node_id, task.gpus}}, lookup, clock_.Now());
-    for (const auto& p : started) StartBetweenPasses(p.job_id, p.tasks);
+    for (const auto& p : started) StartDecided(jobs_.at(p.job_id), p.tasks);
   }
-  full_pass_due_ = true;
+  if (!Incremental()) RequestSchedule();
 }
 
 void Master::Schedule() {
   schedule_posted_ = false;
-  full_pass_due_ = false;
-  residue_.reset();
-  if (pending_.empty() && !AnyElasticCanGrow()) return;
-  ClusterSnapshot snapshot = Snapshot();
-  snapshot.teams = teams_;
-  std::erase_if(preempted_for_, [&](JobId id) { return !pending_.count(id); });
-  std::vector<JobId> claimed(preempted_for_.begin(), preempted_for_.end());
   std::vector<PendingJob> pending;
   pending.reserve(pending_.size());
   for (JobId id : pending_) pending.push_back(PendingOf(jobs_.at(id)));
-  scheduler::PassResidue residue;
-  Plan plan =
-      scheduler_->Schedule(scheduler::SchedulingInput{snapshot, pending, clock_.Now()}, residue);
-  bool consistent = true;
-
-  // Propose, then commit: each placement is checked against the state as it is now, GPU by GPU.
-  // Nothing else changes the state while this runs, so one snapshot, kept up to date, serves.
-  std::map<std::string, NodeCapacity> free;
-  for (auto& n : snapshot.nodes) free[n.node_id] = std::move(n);
-  for (const auto& placement : plan.placements) {
-    Job& job = jobs_.at(placement.job_id);
-    if (job.state != JobState::kPending || !TakeIfStillFree(placement, TaskRequestsOf(job), free)) {
-      spdlog::warn("plan for job {} no longer fits; rescheduling", job.id);
-      RequestSchedule();
-      consistent = false;
-      continue;
-    }
-    Status s = ApplyPlacement(job, placement);
-    if (!s.ok()) {
-      spdlog::error("placing job {}: {}", job.id, s.ToString());
-      consistent = false;
-    }
+  dispatch::PassResult pass = dispatcher_.FullPass(cluster_, pending, clock_.Now());
+  if (!pass.ran) return;
+  const cluster::Applied& applied = pass.applied;
+  bool consistent = applied.consistent;
+  // The cluster core has re-checked every part of the plan against the state as it is now and
+  // taken what it uses; what is left is to make each part real.
+  for (const auto& placement : applied.placements) {
+    consistent &= StartDecided(jobs_.at(placement.job_id), placement.tasks);
   }
-  for (const auto& preemption : plan.preemptions) {
-    auto victim = jobs_.find(preemption.victim);
-    if (victim == jobs_.end() || !active_.count(preemption.victim) ||
-        victim->second.state == JobState::kStopping) {
-      continue;
-    }
-    Job& job = victim->second;
+  for (const auto& preemption : applied.preemptions) {
+    Job& job = jobs_.at(preemption.victim);
     std::vector<JobEvent> events;
     ++job.preemptions;
     job.preempted_for = preemption.for_job;
-    preempted_for_.insert(preemption.for_job);
     StopJob(job, JobState::kPending, preemption.reason, events);
     events.back().type = "preempted";
     spdlog::info("job {}: {}", job.id, preemption.reason);
     FinishIfStopped(job, events);
     (void)Persist(job, std::move(events));
   }
-  // A claim lasts while victims stop for the job and for the pass after that: a job that could
-  // not start even then goes back to its place in the order instead of staying ahead of all.
-  std::set<JobId> awaited;
-  for (JobId id : active_) {
-    const Job& j = jobs_.at(id);
-    if (j.state == JobState::kStopping && j.preempted_for) awaited.insert(*j.preempted_for);
-  }
-  for (JobId id : claimed) {
-    if (!awaited.count(id)) preempted_for_.erase(id);
-  }
-  recheck_at_ = plan.recheck_at;
-  for (const auto& growth : plan.growths) consistent &= ApplyGrowth(growth, free);
-  for (const auto& shrink : plan.shrinks) ApplyShrink(shrink);
-  if (consistent) residue_ = std::move(residue);
-  for (const auto& waiting : plan.waiting) {
+  recheck_at_ = pass.recheck_at;
+  for (const auto& growth : applied.growths) consistent &= ApplyGrowth(growth);
+  for (const auto& shrink : applied.shrinks) ApplyShrink(shrink);
+  if (!consistent) InvalidateResidue();
+  for (const auto& waiting : pass.waiting) {
     Job& job = jobs_.at(waiting.job_id);
     last_reasons_[job.id] = waiting;
     if (job.message == waiting.reason) continue;
@@ -644,15 +534,8 @@ void Master::Schedule() {
   }
 }
 
-bool Master::ApplyGrowth(const Growth& growth, std::map<std::string, NodeCapacity>& free) {
-  auto it = jobs_.find(growth.job_id);
-  if (it == jobs_.end()) return false;
-  Job& job = it->second;
-  if (job.state != JobState::kRunning && job.state != JobState::kStarting) return false;
-  if (!TakeIfStillFree(JobPlacement{job.id, growth.placement}, growth.tasks, free)) {
-    RequestSchedule();
-    return false;
-  }
+bool Master::ApplyGrowth(const Growth& growth) {
+  Job& job = jobs_.at(growth.job_id);
   std::set<std::string> nodes;
   std::vector<std::string> added;
   for (size_t i = 0; i < growth.tasks.size(); ++i) {
@@ -666,7 +549,10 @@ bool Master::ApplyGrowth(const Growth& growth, std::map<std::string, NodeCapacit
     t.host = entry.node.info.address;
     t.gpus = growth.placement[i].gpus;
     t.port = AssignPort(entry);
-    if (t.port == 0) continue;
+    if (t.port == 0) {
+      cluster_.ReleaseTask(job.id, t.role, t.index);  // no port for it: it does not start
+      continue;
+    }
     t.started_at = clock_.Now();
     nodes.insert(t.node_id);
     added.push_back(fmt::format("{} on {}", t.Name(), t.node_id));
@@ -833,6 +719,7 @@ StatusOr<TeamQuota> Master::SetTeam(TeamQuota team) {
   } else {
     *it = team;
   }
+  cluster_.SetTeams(teams_);
   spdlog::info("team {}: {} guaranteed GPUs, {}", team.name, team.guaranteed_gpus,
                team.max_gpus ? fmt::format("at most {}", *team.max_gpus) : "no limit");
   InvalidateResidue();
@@ -852,6 +739,7 @@ Status Master::DeleteTeam(const std::string& name) {
   }
   COHORT_RETURN_IF_ERROR(store_->DeleteTeam(name));
   teams_.erase(it);
+  cluster_.SetTeams(teams_);
   InvalidateResidue();
   return Status::Ok();
 }
@@ -898,6 +786,7 @@ StatusOr<DesiredState> Master::Register(NodeInfo info) {
   it->second.topology = std::make_shared<GpuTopology>(it->second.node.info.Topology());
   it->second.node.state = NodeState::kReady;
   it->second.node.last_seen = now;
+  cluster_.UpsertNode(CapacityOf(it->second), true);
   COHORT_RETURN_IF_ERROR(store_->SaveNode(it->second.node));
   InvalidateResidue();
   return DesiredFor(id);
@@ -965,6 +854,7 @@ StatusOr<DesiredState> Master::Sync(const std::string& node_id, const AgentRepor
   entry.node.last_seen = now;
   if (entry.node.state != NodeState::kReady) {
     entry.node.state = NodeState::kReady;
+    cluster_.SetReady(node_id, true);
     spdlog::info("node {} is ready", node_id);
     InvalidateResidue();
   }
@@ -981,7 +871,10 @@ StatusOr<DesiredState> Master::Sync(const std::string& node_id, const AgentRepor
     ApplyTaskReport(job, t, r, job_events);
     if (t.state != before || t.pid != pid || job_events.size() != count) changed.insert(job.id);
     // A task that ended gave its resources back: someone may be waiting for them.
-    if (!IsTerminal(before) && IsTerminal(t.state)) released.emplace_back(job.id, t);
+    if (!IsTerminal(before) && IsTerminal(t.state)) {
+      cluster_.ReleaseTask(job.id, t.role, t.index);
+      released.emplace_back(job.id, t);
+    }
   };
   for (const auto& r : report.tasks) {
     reported.insert(r.id);
@@ -1026,7 +919,7 @@ StatusOr<DesiredState> Master::Sync(const std::string& node_id, const AgentRepor
     COHORT_RETURN_IF_ERROR(Persist(job, std::move(job_events)));
   }
   if (!released.empty()) {
-    if (IncrementalMode()) {
+    if (Incremental()) {
       Released(released);
     } else {
       RequestSchedule();
@@ -1164,8 +1057,8 @@ void Master::Tick() {
     if (entry.node.state == NodeState::kReady &&
         now - entry.node.last_seen > config_.node_timeout) {
       entry.node.state = NodeState::kUnreachable;
-      residue_.reset();
-      full_pass_due_ = true;
+      cluster_.SetReady(id, false);
+      dispatcher_.Invalidate();
       spdlog::warn("node {} missed its heartbeats for {}; no new work goes there", id,
                    FormatDuration(now - entry.node.last_seen));
     }
@@ -1186,10 +1079,10 @@ void Master::Tick() {
   // Time alone changes a decision now (a minimum run time is over, say).
   if (recheck_at_ && now >= *recheck_at_) {
     recheck_at_.reset();
-    full_pass_due_ = true;
+    dispatcher_.MarkFullPassDue();
   }
   // Between passes only small decisions were made: the full pass that was put off runs now.
-  if (full_pass_due_ && !schedule_posted_) Schedule();
+  if (dispatcher_.full_pass_due() && !schedule_posted_) Schedule();
 }
 
 }  // namespace cohort::master

@@ -15,13 +15,14 @@
 #include <string>
 #include <vector>
 
+#include "cluster/cluster_state.h"
 #include "common/status.h"
 #include "common/time.h"
+#include "dispatch/dispatcher.h"
 #include "framework/task_environment.h"
 #include "model/agent_protocol.h"
 #include "model/job.h"
 #include "model/node.h"
-#include "scheduler/incremental.h"
 #include "scheduler/scheduler.h"
 #include "state/state_store.h"
 
@@ -145,7 +146,7 @@ class Master {
   // One scheduling pass now (normally posted by the master itself).
   void Schedule();
   // True while arrivals and completions are decided between full passes.
-  bool IncrementalMode() const { return residue_ && pending_.size() >= config_.incremental_above; }
+  bool Incremental() const { return dispatcher_.Incremental(pending_.size()); }
 
   const MasterConfig& config() const { return config_; }
   Timestamp Now() const { return clock_.Now(); }
@@ -170,19 +171,21 @@ class Master {
   PendingJob PendingOf(const Job& job) const;
   // Resources of ended tasks go back to the residue; waiting jobs that now fit start.
   void Released(const std::vector<std::pair<JobId, Task>>& tasks);
-  // Applies a placement decided between passes, after checking it against the tasks that run.
-  bool StartBetweenPasses(JobId id, const std::vector<TaskPlacement>& placement);
+  // Makes a placement the cluster core has accepted real (tasks, ports, directories, the store);
+  // if that fails, gives the resources back and asks for a full pass.
+  bool StartDecided(Job& job, const std::vector<TaskPlacement>& placement);
   uint64_t BumpNode(const std::string& node_id);
   Status Persist(Job& job, std::vector<JobEvent> events);
   JobEvent Event(const Job& job, std::string type, std::string message) const;
 
-  // Ready nodes with their free capacity, and every job that holds resources.
-  ClusterSnapshot Snapshot() const;
+  // A node as the cluster core holds it: its whole capacity and GPUs.
+  NodeCapacity CapacityOf(const NodeEntry& entry) const;
+  // Gives the cluster core what an active job holds, from its durable record.
+  void RestoreHolding(const Job& job);
   Status ApplyPlacement(Job& job, const JobPlacement& placement);
   int AssignPort(NodeEntry& node);
-  bool ApplyGrowth(const Growth& growth, std::map<std::string, NodeCapacity>& free);
+  bool ApplyGrowth(const Growth& growth);
   void ApplyShrink(const Shrink& shrink);
-  bool AnyElasticCanGrow() const;
   framework::JobDirectories DirectoriesOf(const Job& job) const;
 
   // Asks every live task of the job to stop; the job finishes as `target` once all are gone.
@@ -194,20 +197,20 @@ class Master {
 
   MasterConfig config_;
   std::unique_ptr<state::StateStore> store_;
-  std::unique_ptr<scheduler::Scheduler> scheduler_;
   const Clock& clock_;
   Post post_;
   MasterListener* listener_ = nullptr;
 
   std::map<JobId, Job> jobs_;
-  std::set<JobId> pending_;        // PENDING
-  std::set<JobId> preempted_for_;  // pending jobs that running jobs were preempted for
-  std::set<JobId> active_;         // STARTING, RUNNING, STOPPING: they hold resources
+  std::set<JobId> pending_;  // PENDING
+  std::set<JobId> active_;   // STARTING, RUNNING, STOPPING: they hold resources
   std::map<std::string, NodeEntry> nodes_;
   std::vector<TeamQuota> teams_;
-  std::map<JobId, PendingReason> last_reasons_;    // from the last pass, for pending jobs
-  std::optional<scheduler::PassResidue> residue_;  // of the last full pass, kept current
-  bool full_pass_due_ = false;
+  std::map<JobId, PendingReason> last_reasons_;  // from the last pass, for pending jobs
+  // What the scheduler sees (nodes, free capacity, jobs that hold resources, claims), and what
+  // drives it; every placement is taken through them.
+  cluster::ClusterState cluster_;
+  dispatch::Dispatcher dispatcher_;
   std::optional<Timestamp> recheck_at_;  // the last pass asked to run again then
   uint64_t next_version_ = 1;
   bool schedule_posted_ = false;
