@@ -1,0 +1,142 @@
+#include "testing/failing_state_store.h"
+
+#include <utility>
+
+namespace cohort::testing {
+
+namespace {
+
+using Call = FailingStateStore::Call;
+
+constexpr std::initializer_list<Call> kWrites = {Call::kCreateJob, Call::kSaveJob, Call::kSaveTeam,
+                                                 Call::kDeleteTeam, Call::kSaveNode};
+
+size_t Index(Call call) { return static_cast<size_t>(call); }
+static_assert(static_cast<size_t>(Call::kLoadNodes) + 1 == FailingStateStore::kCallCount);
+
+}  // namespace
+
+bool FailingStateStore::IsWrite(Call call) {
+  switch (call) {
+    case Call::kCreateJob:
+    case Call::kSaveJob:
+    case Call::kSaveTeam:
+    case Call::kDeleteTeam:
+    case Call::kSaveNode:
+      return true;
+    case Call::kLoadJobs:
+    case Call::kLoadEvents:
+    case Call::kLoadTeams:
+    case Call::kLoadNodes:
+      return false;
+  }
+  return false;
+}
+
+FailingStateStore::FailingStateStore(std::unique_ptr<state::StateStore> target)
+    : target_(std::move(target)) {
+  COHORT_CHECK(target_ != nullptr);
+}
+
+void FailingStateStore::FailWrites(bool fail) { FailWrites(fail, kWrites); }
+
+void FailingStateStore::FailWrites(bool fail, std::initializer_list<Call> only) {
+  Arm(fail ? -1 : 0, only);
+}
+
+void FailingStateStore::FailNextWrites(int n) { FailNextWrites(n, kWrites); }
+
+void FailingStateStore::FailNextWrites(int n, std::initializer_list<Call> only) {
+  COHORT_CHECK(n >= 0);
+  Arm(n, only);
+}
+
+void FailingStateStore::Arm(int64_t remaining, std::initializer_list<Call> only) {
+  std::array<bool, kCallCount> kinds{};
+  for (Call call : only) {
+    COHORT_CHECK(IsWrite(call));
+    kinds[Index(call)] = true;
+  }
+  std::lock_guard lock(mu_);
+  remaining_ = remaining;
+  failing_kinds_ = kinds;
+}
+
+void FailingStateStore::SetInjectedError(Status error) {
+  COHORT_CHECK(!error.ok());
+  std::lock_guard lock(mu_);
+  error_ = std::move(error);
+}
+
+int64_t FailingStateStore::Calls(Call call) const {
+  std::lock_guard lock(mu_);
+  return calls_[Index(call)];
+}
+
+int64_t FailingStateStore::InjectedFailures() const {
+  std::lock_guard lock(mu_);
+  return injected_failures_;
+}
+
+void FailingStateStore::Count(Call call) {
+  std::lock_guard lock(mu_);
+  ++calls_[Index(call)];
+}
+
+Status FailingStateStore::Enter(Call call) {
+  std::lock_guard lock(mu_);
+  ++calls_[Index(call)];
+  if (remaining_ == 0 || !failing_kinds_[Index(call)]) return Status::Ok();
+  if (remaining_ > 0) --remaining_;
+  ++injected_failures_;
+  return error_;
+}
+
+StatusOr<Job> FailingStateStore::CreateJob(Job job, std::vector<JobEvent> events) {
+  COHORT_RETURN_IF_ERROR(Enter(Call::kCreateJob));
+  return target_->CreateJob(std::move(job), std::move(events));
+}
+
+Status FailingStateStore::SaveJob(const Job& job, const std::vector<JobEvent>& events) {
+  COHORT_RETURN_IF_ERROR(Enter(Call::kSaveJob));
+  return target_->SaveJob(job, events);
+}
+
+StatusOr<std::vector<Job>> FailingStateStore::LoadJobs() {
+  Count(Call::kLoadJobs);
+  return target_->LoadJobs();
+}
+
+StatusOr<std::vector<JobEvent>> FailingStateStore::LoadEvents(JobId job) {
+  Count(Call::kLoadEvents);
+  return target_->LoadEvents(job);
+}
+
+Status FailingStateStore::SaveTeam(const TeamQuota& team) {
+  COHORT_RETURN_IF_ERROR(Enter(Call::kSaveTeam));
+  return target_->SaveTeam(team);
+}
+
+Status FailingStateStore::DeleteTeam(const std::string& name) {
+  COHORT_RETURN_IF_ERROR(Enter(Call::kDeleteTeam));
+  return target_->DeleteTeam(name);
+}
+
+StatusOr<std::vector<TeamQuota>> FailingStateStore::LoadTeams() {
+  Count(Call::kLoadTeams);
+  return target_->LoadTeams();
+}
+
+Status FailingStateStore::SaveNode(const Node& node) {
+  COHORT_RETURN_IF_ERROR(Enter(Call::kSaveNode));
+  return target_->SaveNode(node);
+}
+
+StatusOr<std::vector<Node>> FailingStateStore::LoadNodes() {
+  Count(Call::kLoadNodes);
+  return target_->LoadNodes();
+}
+
+int FailingStateStore::SchemaVersion() const { return target_->SchemaVersion(); }
+
+}  // namespace cohort::testing

@@ -1,0 +1,131 @@
+#include "testing/memory_state_store.h"
+
+#include <fmt/format.h>
+
+#include <map>
+#include <utility>
+
+#include "model/json.h"
+
+namespace cohort::testing {
+
+// The tables of the SQLite schema (state/sqlite_state_store.cc), kept the way SQLite keeps
+// them: the ordered maps give its ORDER BY, the strings its `record` columns.
+struct MemoryStateStore::Contents {
+  std::map<JobId, std::string> jobs;  // id -> the job's JSON text
+  // Per job, in the order stored: what job_events' AUTOINCREMENT seq gives SQLite.
+  std::map<JobId, std::vector<JobEvent>> events;
+  std::map<std::string, TeamQuota> teams;
+  struct StoredNode {
+    Timestamp registered_at;
+    Timestamp last_seen;
+    std::string record;  // the NodeInfo's JSON text
+  };
+  std::map<std::string, StoredNode> nodes;
+};
+
+MemoryStateStore::MemoryStateStore() : contents_(std::make_shared<Contents>()) {}
+
+MemoryStateStore::MemoryStateStore(std::shared_ptr<Contents> contents)
+    : contents_(std::move(contents)) {}
+
+MemoryStateStore::~MemoryStateStore() = default;
+
+std::unique_ptr<MemoryStateStore> MemoryStateStore::Reopen() const {
+  return std::unique_ptr<MemoryStateStore>(new MemoryStateStore(contents_));
+}
+
+StatusOr<Job> MemoryStateStore::CreateJob(Job job, std::vector<JobEvent> events) {
+  // SQLite takes MAX(id) + 1; with no way to delete a job that is also "never reused".
+  job.id = contents_->jobs.empty() ? 1 : contents_->jobs.rbegin()->first + 1;
+  for (auto& e : events) e.job_id = job.id;
+  // Encoded before anything changes: if it throws, as it would in SQLite, nothing is stored.
+  std::string record = ToJson(job).dump();
+  contents_->jobs.emplace(job.id, std::move(record));
+  if (!events.empty()) {
+    auto& stored = contents_->events[job.id];
+    stored.insert(stored.end(), events.begin(), events.end());
+  }
+  return job;
+}
+
+Status MemoryStateStore::SaveJob(const Job& job, const std::vector<JobEvent>& events) {
+  auto it = contents_->jobs.find(job.id);
+  if (it == contents_->jobs.end()) return Status::NotFound(fmt::format("job {}", job.id));
+  // SQLite files each event under its own job_id, which need not be job.id, and its foreign
+  // key refuses an event naming no job, rolling the whole save back.
+  for (const auto& e : events) {
+    if (!contents_->jobs.count(e.job_id)) {
+      return Status::Internal(
+          fmt::format("memory store: inserting an event: job {} does not exist", e.job_id));
+    }
+  }
+  it->second = ToJson(job).dump();
+  for (const auto& e : events) contents_->events[e.job_id].push_back(e);
+  return Status::Ok();
+}
+
+StatusOr<std::vector<Job>> MemoryStateStore::LoadJobs() {
+  std::vector<Job> jobs;
+  jobs.reserve(contents_->jobs.size());
+  for (const auto& [id, record] : contents_->jobs) {
+    auto doc = ParseJson(record);
+    if (!doc.ok()) return Status::Internal("stored job is not JSON: " + doc.status().message());
+    auto job = JobFromJson(*doc);
+    if (!job.ok()) return Status::Internal("stored job: " + job.status().ToString());
+    jobs.push_back(std::move(job).value());
+  }
+  return jobs;
+}
+
+StatusOr<std::vector<JobEvent>> MemoryStateStore::LoadEvents(JobId job) {
+  auto it = contents_->events.find(job);
+  if (it == contents_->events.end()) return std::vector<JobEvent>{};
+  return it->second;
+}
+
+Status MemoryStateStore::SaveTeam(const TeamQuota& team) {
+  contents_->teams[team.name] = team;
+  return Status::Ok();
+}
+
+Status MemoryStateStore::DeleteTeam(const std::string& name) {
+  if (contents_->teams.erase(name) == 0) return Status::NotFound(fmt::format("team {}", name));
+  return Status::Ok();
+}
+
+StatusOr<std::vector<TeamQuota>> MemoryStateStore::LoadTeams() {
+  std::vector<TeamQuota> teams;
+  teams.reserve(contents_->teams.size());
+  for (const auto& [name, team] : contents_->teams) teams.push_back(team);
+  return teams;
+}
+
+Status MemoryStateStore::SaveNode(const Node& node) {
+  // Only what SQLite keeps: the state is not stored.
+  Contents::StoredNode stored{node.registered_at, node.last_seen, ToJson(node.info).dump()};
+  contents_->nodes[node.info.id] = std::move(stored);
+  return Status::Ok();
+}
+
+StatusOr<std::vector<Node>> MemoryStateStore::LoadNodes() {
+  std::vector<Node> nodes;
+  nodes.reserve(contents_->nodes.size());
+  for (const auto& [id, stored] : contents_->nodes) {
+    auto doc = ParseJson(stored.record);
+    if (!doc.ok()) return Status::Internal("stored node is not JSON");
+    auto info = NodeInfoFromJson(*doc);
+    if (!info.ok()) return Status::Internal("stored node: " + info.status().ToString());
+    Node node;
+    node.info = std::move(info).value();
+    node.registered_at = stored.registered_at;
+    node.last_seen = stored.last_seen;
+    node.state = NodeState::kUnreachable;  // until it syncs again
+    nodes.push_back(std::move(node));
+  }
+  return nodes;
+}
+
+int MemoryStateStore::SchemaVersion() const { return 0; }
+
+}  // namespace cohort::testing

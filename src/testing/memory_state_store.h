@@ -1,0 +1,68 @@
+// An in-memory StateStore for tests, benchmarks and the simulator's tests: the SQLite store's
+// behaviour without a file, a schema or an fsync.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "state/state_store.h"
+
+namespace cohort::testing {
+
+// Behaves call for call as the SQLite store does, so that a test passing against it says
+// something about production (testing/state_store_contract.h runs the same tests on both):
+//
+// - job ids count from 1 and are never reused;
+// - jobs and nodes are kept in their JSON form (model/json.h) and decoded on load, as SQLite
+//   keeps them, so what does not survive that form does not survive here either, and a
+//   record that no longer decodes fails LoadJobs or LoadNodes with kInternal;
+// - events are returned per job in the order they were stored; LoadEvents of a job that does
+//   not exist is an empty list, not kNotFound;
+// - teams are listed by name, nodes by id, byte by byte (SQLite's ORDER BY); loaded nodes are
+//   UNREACHABLE until their agent syncs;
+// - every Load* returns copies; a write that fails changes nothing.
+//
+// Each write still costs a JSON encoding, as in the SQLite store, which is what makes the first
+// two points hold; it is no store for millions of writes a second.
+//
+// Not thread-safe, like every StateStore; stores made by Reopen share their contents, so they
+// must all be used from one thread too.
+class MemoryStateStore final : public state::StateStore {
+ public:
+  // An empty store, as a new database file is.
+  MemoryStateStore();
+  ~MemoryStateStore() override;
+
+  MemoryStateStore(const MemoryStateStore&) = delete;
+  MemoryStateStore& operator=(const MemoryStateStore&) = delete;
+
+  // Another store over the same contents, as opening the database file again gives: whatever
+  // is written through one is seen by the other, and the contents live as long as either does.
+  // To restart a master in a test, keep one store as "the disk" and hand each master a Reopen()
+  // of it.
+  std::unique_ptr<MemoryStateStore> Reopen() const;
+
+  StatusOr<Job> CreateJob(Job job, std::vector<JobEvent> events) override;
+  Status SaveJob(const Job& job, const std::vector<JobEvent>& events) override;
+  StatusOr<std::vector<Job>> LoadJobs() override;
+  StatusOr<std::vector<JobEvent>> LoadEvents(JobId job) override;
+
+  Status SaveTeam(const TeamQuota& team) override;
+  Status DeleteTeam(const std::string& name) override;
+  StatusOr<std::vector<TeamQuota>> LoadTeams() override;
+
+  Status SaveNode(const Node& node) override;
+  StatusOr<std::vector<Node>> LoadNodes() override;
+
+  // 0: there is no schema to migrate.
+  int SchemaVersion() const override;
+
+ private:
+  struct Contents;
+  explicit MemoryStateStore(std::shared_ptr<Contents> contents);
+
+  std::shared_ptr<Contents> contents_;
+};
+
+}  // namespace cohort::testing

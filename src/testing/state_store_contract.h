@@ -1,0 +1,581 @@
+// What every StateStore must do, as one GoogleTest suite that each implementation runs: the
+// SQLite store (state/state_store_test.cc), the in-memory one and the fault-injecting decorator
+// (testing/*_state_store_test.cc), and any store added later.
+//
+// This header defines the tests, so it is included by exactly one .cc of a test binary, which
+// instantiates the suite with a backend for its store:
+//
+//   class PostgresBackend : public cohort::testing::StateStoreBackend {
+//    public:
+//     PostgresBackend();   // creates an empty database
+//     ~PostgresBackend();  // drops it
+//     StatusOr<std::unique_ptr<state::StateStore>> Open() override;
+//   };
+//   using cohort::testing::StateStoreContract;  // the macro takes no qualified name
+//   INSTANTIATE_TEST_SUITE_P(
+//       Postgres, StateStoreContract,
+//       ::testing::Values(StateStoreContractParam{
+//           "Postgres", [] { return std::make_unique<PostgresBackend>(); }}),
+//       StateStoreContractParamName);
+//
+// The suite checks what state/state_store.h promises and what the master relies on, and nothing
+// of one store's mechanism (schema versions, WAL): those stay in the store's own tests.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <functional>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "model/job_spec_parser.h"
+#include "model/json.h"
+#include "state/state_store.h"
+
+namespace cohort::testing {
+
+// One store implementation's side of the contract: a backing state of its own (a database file,
+// a database, a MemoryStateStore) that starts empty and lives as long as the backend.
+class StateStoreBackend {
+ public:
+  virtual ~StateStoreBackend() = default;
+  // A store over the backing state. A test calls it again, after destroying the store it had,
+  // to model a restart of the master: the new store must see everything written through the
+  // earlier ones, as reopening the database file does.
+  virtual StatusOr<std::unique_ptr<state::StateStore>> Open() = 0;
+};
+
+struct StateStoreContractParam {
+  std::string name;  // ends the test names: StateStoreContract.CreateAssignsIdsFromOne/Sqlite
+  // Called once per test, for a fresh backend.
+  std::function<std::unique_ptr<StateStoreBackend>()> make_backend;
+};
+
+inline std::string StateStoreContractParamName(
+    const ::testing::TestParamInfo<StateStoreContractParam>& info) {
+  return info.param.name;
+}
+
+inline void PrintTo(const StateStoreContractParam& param, std::ostream* os) { *os << param.name; }
+
+class StateStoreContract : public ::testing::TestWithParam<StateStoreContractParam> {
+ protected:
+  void SetUp() override {
+    backend_ = GetParam().make_backend();
+    ASSERT_NE(backend_, nullptr);
+  }
+
+  std::unique_ptr<state::StateStore> Open() {
+    auto store = backend_->Open();
+    EXPECT_TRUE(store.ok()) << store.status().ToString();
+    return store.ok() ? std::move(store).value() : nullptr;
+  }
+
+  // A valid job as the master creates it: pending, every optional field empty.
+  static Job PendingJob(const std::string& name = "resnet") {
+    Job job;
+    job.spec.name = name;
+    job.spec.team = "vision";
+    TaskGroupSpec g;
+    g.role = "worker";
+    g.replicas = 2;
+    g.resources = Resources{2, 4000, 8LL << 30};
+    g.command = {"python3", "train.py"};
+    job.spec.tasks.push_back(g);
+    job.user = "ada";
+    job.submitted_at = FromMicros(1'700'000'000'123'456);
+    return job;
+  }
+
+  // A job with every field, the spec's included, away from its default.
+  static Job FullJob() {
+    Job job = PendingJob("bert");
+    JobSpec& spec = job.spec;
+    spec.priority = 37;
+    spec.framework = Framework::kPyTorch;
+    spec.tasks[0].replicas = 2;
+    spec.tasks[0].max_replicas = 4;
+    spec.tasks[0].env = {{"LR", "0.1"}, {"SEED", "7"}};
+    spec.tasks[0].workdir = "/data/bert";
+    TaskGroupSpec chief;
+    chief.role = "chief";
+    chief.resources = Resources{0, 1500, 3LL << 20};
+    chief.command = {"python3", "chief.py", "--port", "1234"};
+    spec.tasks.push_back(chief);
+    spec.max_attempts = 3;
+    spec.max_runtime = std::chrono::hours(2);
+    spec.grace_period = std::chrono::seconds(45);
+    spec.constraints.gpu_model = "H100";
+    spec.constraints.labels = {{"zone", "b"}};
+
+    job.state = JobState::kStopping;
+    job.attempt = 2;
+    job.placed_at = FromMicros(1'700'000'001'000'001);
+    job.running_at = FromMicros(1'700'000'001'500'002);
+    job.finished_at = FromMicros(1'700'000'002'000'003);
+    job.message = "preempted by job 12";
+    job.stop_target = JobState::kPending;
+    job.preempted_for = 12;
+    job.failures = 1;
+    job.preemptions = 2;
+    job.version = 9;
+
+    Task t;
+    t.role = "worker";
+    t.index = 1;
+    t.rank = 1;
+    t.resources = Resources{2, 4000, 8LL << 30};
+    t.node_id = "node-a";
+    t.host = "10.0.0.1";
+    t.gpus = {2, 3};
+    t.port = 30001;
+    t.state = TaskState::kFailed;
+    t.stop_requested = true;
+    t.scaled_down = true;
+    t.exit_code = 3;
+    t.signal = 9;
+    t.pid = 4242;
+    t.started_at = job.running_at;
+    t.finished_at = FromMicros(1'700'000'001'900'004);
+    t.assigned_version = 7;
+    job.tasks.push_back(t);
+    Task chief_task;
+    chief_task.role = "chief";
+    chief_task.rank = 2;
+    chief_task.resources = chief.resources;
+    chief_task.node_id = "node-b";
+    job.tasks.push_back(chief_task);  // optional fields empty
+
+    job.history.push_back(AttemptSummary{1, FromMicros(1'700'000'000'500'000),
+                                         FromMicros(1'700'000'000'900'000), "failed: worker/0"});
+    job.history.push_back(AttemptSummary{2, std::nullopt, std::nullopt, ""});
+    return job;
+  }
+
+  static Node FullNode(const std::string& id) {
+    Node node;
+    node.info.id = id;
+    node.info.address = "10.0.0.1";
+    node.info.milli_cpus = 16500;
+    node.info.memory_bytes = 64LL << 30;
+    node.info.gpus.push_back(Gpu{0, "GPU-1", "H100", 80LL << 30, "00000000:01:00.0", 0});
+    node.info.gpus.push_back(Gpu{1, "GPU-2", "H100", 80LL << 30, "00000000:02:00.0", 1});
+    node.info.gpu_links.push_back(GpuLink{0, 1, GpuLinkType::kNvLink, 12});
+    node.info.gpu_source = "nvml";
+    node.info.ports = PortRange{31000, 31099};
+    node.info.labels = {{"zone", "b"}, {"rack", "7"}};
+    node.info.agent_version = "0.1.0";
+    node.state = NodeState::kReady;
+    node.registered_at = FromMicros(1'700'000'000'000'005);
+    node.last_seen = FromMicros(1'700'000'000'000'006);
+    return node;
+  }
+
+  static JobEvent Event(JobId job, int64_t micros, std::string type, std::string message = "") {
+    return JobEvent{job, FromMicros(micros), std::move(type), std::move(message)};
+  }
+
+  // Field by field, so that a field a store drops is named in the failure.
+  static void ExpectSameJob(const Job& actual, const Job& expected) {
+    SCOPED_TRACE("job " + std::to_string(expected.id));
+    EXPECT_EQ(actual.id, expected.id);
+    // The spec's own fields are the model's to round-trip; its JSON form covers them all.
+    EXPECT_EQ(ToJson(actual.spec).dump(), ToJson(expected.spec).dump());
+    EXPECT_EQ(actual.user, expected.user);
+    EXPECT_EQ(actual.state, expected.state);
+    EXPECT_EQ(actual.attempt, expected.attempt);
+    EXPECT_EQ(actual.submitted_at, expected.submitted_at);
+    EXPECT_EQ(actual.placed_at, expected.placed_at);
+    EXPECT_EQ(actual.running_at, expected.running_at);
+    EXPECT_EQ(actual.finished_at, expected.finished_at);
+    EXPECT_EQ(actual.message, expected.message);
+    EXPECT_EQ(actual.stop_target, expected.stop_target);
+    EXPECT_EQ(actual.preempted_for, expected.preempted_for);
+    EXPECT_EQ(actual.failures, expected.failures);
+    EXPECT_EQ(actual.preemptions, expected.preemptions);
+    EXPECT_EQ(actual.version, expected.version);
+    ASSERT_EQ(actual.tasks.size(), expected.tasks.size());
+    for (size_t i = 0; i < expected.tasks.size(); ++i) {
+      SCOPED_TRACE("task " + std::to_string(i));
+      const Task& a = actual.tasks[i];
+      const Task& e = expected.tasks[i];
+      EXPECT_EQ(a.role, e.role);
+      EXPECT_EQ(a.index, e.index);
+      EXPECT_EQ(a.rank, e.rank);
+      EXPECT_EQ(a.resources, e.resources);
+      EXPECT_EQ(a.node_id, e.node_id);
+      EXPECT_EQ(a.host, e.host);
+      EXPECT_EQ(a.gpus, e.gpus);
+      EXPECT_EQ(a.port, e.port);
+      EXPECT_EQ(a.state, e.state);
+      EXPECT_EQ(a.stop_requested, e.stop_requested);
+      EXPECT_EQ(a.scaled_down, e.scaled_down);
+      EXPECT_EQ(a.exit_code, e.exit_code);
+      EXPECT_EQ(a.signal, e.signal);
+      EXPECT_EQ(a.pid, e.pid);
+      EXPECT_EQ(a.started_at, e.started_at);
+      EXPECT_EQ(a.finished_at, e.finished_at);
+      EXPECT_EQ(a.assigned_version, e.assigned_version);
+    }
+    ASSERT_EQ(actual.history.size(), expected.history.size());
+    for (size_t i = 0; i < expected.history.size(); ++i) {
+      SCOPED_TRACE("history " + std::to_string(i));
+      EXPECT_EQ(actual.history[i].number, expected.history[i].number);
+      EXPECT_EQ(actual.history[i].started_at, expected.history[i].started_at);
+      EXPECT_EQ(actual.history[i].finished_at, expected.history[i].finished_at);
+      EXPECT_EQ(actual.history[i].result, expected.history[i].result);
+    }
+  }
+
+  static void ExpectSameEvents(const std::vector<JobEvent>& actual,
+                               const std::vector<JobEvent>& expected) {
+    ASSERT_EQ(actual.size(), expected.size());
+    for (size_t i = 0; i < expected.size(); ++i) {
+      SCOPED_TRACE("event " + std::to_string(i));
+      EXPECT_EQ(actual[i].job_id, expected[i].job_id);
+      EXPECT_EQ(actual[i].time, expected[i].time);
+      EXPECT_EQ(actual[i].type, expected[i].type);
+      EXPECT_EQ(actual[i].message, expected[i].message);
+    }
+  }
+
+  // Everything but the state, which the store does not keep.
+  static void ExpectSameNode(const Node& actual, const Node& expected) {
+    SCOPED_TRACE("node " + expected.info.id);
+    EXPECT_EQ(ToJson(actual.info).dump(), ToJson(expected.info).dump());
+    EXPECT_EQ(actual.registered_at, expected.registered_at);
+    EXPECT_EQ(actual.last_seen, expected.last_seen);
+  }
+
+  // Jobs as loaded, in order; an empty list after a failure.
+  static std::vector<Job> Jobs(state::StateStore& store) {
+    auto jobs = store.LoadJobs();
+    EXPECT_TRUE(jobs.ok()) << jobs.status().ToString();
+    return jobs.ok() ? *jobs : std::vector<Job>{};
+  }
+  static std::vector<JobEvent> Events(state::StateStore& store, JobId job) {
+    auto events = store.LoadEvents(job);
+    EXPECT_TRUE(events.ok()) << events.status().ToString();
+    return events.ok() ? *events : std::vector<JobEvent>{};
+  }
+  static std::vector<TeamQuota> Teams(state::StateStore& store) {
+    auto teams = store.LoadTeams();
+    EXPECT_TRUE(teams.ok()) << teams.status().ToString();
+    return teams.ok() ? *teams : std::vector<TeamQuota>{};
+  }
+  static std::vector<Node> Nodes(state::StateStore& store) {
+    auto nodes = store.LoadNodes();
+    EXPECT_TRUE(nodes.ok()) << nodes.status().ToString();
+    return nodes.ok() ? *nodes : std::vector<Node>{};
+  }
+  static std::vector<std::string> TeamNames(state::StateStore& store) {
+    std::vector<std::string> names;
+    for (const auto& t : Teams(store)) names.push_back(t.name);
+    return names;
+  }
+
+  std::unique_ptr<StateStoreBackend> backend_;
+};
+
+TEST_P(StateStoreContract, NewStoreIsEmpty) {
+  auto store = Open();
+  ASSERT_NE(store, nullptr);
+  EXPECT_TRUE(Jobs(*store).empty());
+  EXPECT_TRUE(Events(*store, 1).empty());
+  EXPECT_TRUE(Teams(*store).empty());
+  EXPECT_TRUE(Nodes(*store).empty());
+}
+
+TEST_P(StateStoreContract, CreateAssignsIdsFromOneUpward) {
+  auto store = Open();
+  ASSERT_NE(store, nullptr);
+  Job job = PendingJob("a");
+  job.id = 42;  // ignored
+  auto a = store->CreateJob(job, {});
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  EXPECT_EQ(a->id, 1);
+  job.id = 1;
+  ExpectSameJob(*a, job);  // the job as given, with its id
+  auto b = store->CreateJob(PendingJob("b"), {});
+  auto c = store->CreateJob(PendingJob("c"), {});
+  ASSERT_TRUE(b.ok() && c.ok());
+  EXPECT_EQ(b->id, 2);
+  EXPECT_EQ(c->id, 3);
+
+  auto jobs = Jobs(*store);  // in id order
+  ASSERT_EQ(jobs.size(), 3u);
+  EXPECT_EQ(jobs[0].spec.name, "a");
+  EXPECT_EQ(jobs[1].spec.name, "b");
+  EXPECT_EQ(jobs[2].spec.name, "c");
+  ExpectSameJob(jobs[0], job);
+}
+
+TEST_P(StateStoreContract, CreateStoresEventsWithTheJob) {
+  auto store = Open();
+  ASSERT_NE(store, nullptr);
+  // The events' job ids are the store's to fill in: the caller cannot know the id yet.
+  auto job = store->CreateJob(
+      PendingJob(), {Event(0, 10, "submitted", "by ada"), Event(77, 11, "queued", "behind 3")});
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  ExpectSameEvents(Events(*store, job->id), {Event(job->id, 10, "submitted", "by ada"),
+                                             Event(job->id, 11, "queued", "behind 3")});
+
+  auto quiet = store->CreateJob(PendingJob(), {});
+  ASSERT_TRUE(quiet.ok());
+  EXPECT_TRUE(Events(*store, quiet->id).empty());
+  EXPECT_EQ(Events(*store, job->id).size(), 2u);
+}
+
+TEST_P(StateStoreContract, SaveOverwritesTheJobAndAppendsEvents) {
+  auto store = Open();
+  ASSERT_NE(store, nullptr);
+  auto created = store->CreateJob(PendingJob("a"), {Event(0, 10, "submitted")});
+  auto other = store->CreateJob(PendingJob("b"), {Event(0, 11, "submitted")});
+  ASSERT_TRUE(created.ok() && other.ok());
+
+  Job job = *created;
+  job.state = JobState::kStarting;
+  job.attempt = 1;
+  job.version = 2;
+  ASSERT_TRUE(store->SaveJob(job, {Event(job.id, 20, "placed", "on node-a")}).ok());
+  job.state = JobState::kRunning;
+  job.version = 3;
+  ASSERT_TRUE(store->SaveJob(job, {Event(job.id, 30, "running"), Event(job.id, 31, "note")}).ok());
+  job.version = 4;
+  ASSERT_TRUE(store->SaveJob(job, {}).ok());  // no events: the job alone
+
+  auto jobs = Jobs(*store);
+  ASSERT_EQ(jobs.size(), 2u);
+  ExpectSameJob(jobs[0], job);
+  ExpectSameJob(jobs[1], *other);
+  ExpectSameEvents(Events(*store, job.id),
+                   {Event(job.id, 10, "submitted"), Event(job.id, 20, "placed", "on node-a"),
+                    Event(job.id, 30, "running"), Event(job.id, 31, "note")});
+  ExpectSameEvents(Events(*store, other->id), {Event(other->id, 11, "submitted")});
+}
+
+TEST_P(StateStoreContract, SaveOfUnknownJobIsNotFoundAndStoresNothing) {
+  auto store = Open();
+  ASSERT_NE(store, nullptr);
+  auto existing = store->CreateJob(PendingJob(), {Event(0, 10, "submitted")});
+  ASSERT_TRUE(existing.ok());
+
+  Job stranger = PendingJob("stranger");
+  stranger.id = 7;
+  Status s = store->SaveJob(stranger, {Event(7, 20, "placed")});
+  EXPECT_EQ(s.code(), StatusCode::kNotFound) << s.ToString();
+
+  auto jobs = Jobs(*store);
+  ASSERT_EQ(jobs.size(), 1u);
+  ExpectSameJob(jobs[0], *existing);
+  EXPECT_TRUE(Events(*store, 7).empty());
+  EXPECT_EQ(Events(*store, existing->id).size(), 1u);
+  // Nor does it take an id.
+  auto next = store->CreateJob(PendingJob(), {});
+  ASSERT_TRUE(next.ok());
+  EXPECT_EQ(next->id, 2);
+}
+
+TEST_P(StateStoreContract, SaveIsAllOrNothing) {
+  auto store = Open();
+  ASSERT_NE(store, nullptr);
+  auto created = store->CreateJob(PendingJob(), {Event(0, 10, "submitted")});
+  ASSERT_TRUE(created.ok());
+
+  // An event that names no job cannot be stored, so neither is the change it came with.
+  Job job = *created;
+  job.state = JobState::kRunning;
+  Status s = store->SaveJob(job, {Event(job.id, 20, "running"), Event(99, 21, "misfiled")});
+  EXPECT_FALSE(s.ok());
+
+  auto jobs = Jobs(*store);
+  ASSERT_EQ(jobs.size(), 1u);
+  ExpectSameJob(jobs[0], *created);
+  ExpectSameEvents(Events(*store, job.id), {Event(job.id, 10, "submitted")});
+  EXPECT_TRUE(Events(*store, 99).empty());
+}
+
+TEST_P(StateStoreContract, JobRoundTripsEveryField) {
+  auto store = Open();
+  ASSERT_NE(store, nullptr);
+  Job full = FullJob();
+  auto created = store->CreateJob(full, {});
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  full.id = created->id;
+  auto loaded = Jobs(*store);
+  ASSERT_EQ(loaded.size(), 1u);
+  ExpectSameJob(loaded[0], full);
+
+  // And through SaveJob, from a job with every optional field empty.
+  auto pending = store->CreateJob(PendingJob(), {});
+  ASSERT_TRUE(pending.ok());
+  Job saved = FullJob();
+  saved.id = pending->id;
+  ASSERT_TRUE(store->SaveJob(saved, {}).ok());
+  loaded = Jobs(*store);
+  ASSERT_EQ(loaded.size(), 2u);
+  ExpectSameJob(loaded[1], saved);
+
+  // And back to empty: a field cleared is cleared, not left as it was.
+  Job cleared = PendingJob();
+  cleared.id = pending->id;
+  ASSERT_TRUE(store->SaveJob(cleared, {}).ok());
+  loaded = Jobs(*store);
+  ASSERT_EQ(loaded.size(), 2u);
+  ExpectSameJob(loaded[1], cleared);
+}
+
+TEST_P(StateStoreContract, EventsAreKeptPerJobInOrder) {
+  auto store = Open();
+  ASSERT_NE(store, nullptr);
+  auto a = store->CreateJob(PendingJob("a"), {Event(0, 1, "submitted")});
+  auto b = store->CreateJob(PendingJob("b"), {Event(0, 2, "submitted")});
+  ASSERT_TRUE(a.ok() && b.ok());
+  // Interleaved, and out of time order: the order is the order they were stored in.
+  ASSERT_TRUE(store->SaveJob(*b, {Event(b->id, 50, "b1")}).ok());
+  ASSERT_TRUE(store->SaveJob(*a, {Event(a->id, 40, "a1"), Event(a->id, 30, "a2")}).ok());
+  ASSERT_TRUE(store->SaveJob(*b, {Event(b->id, 20, "b2")}).ok());
+  ASSERT_TRUE(store->SaveJob(*a, {Event(a->id, 10, "a3")}).ok());
+
+  ExpectSameEvents(Events(*store, a->id), {Event(a->id, 1, "submitted"), Event(a->id, 40, "a1"),
+                                           Event(a->id, 30, "a2"), Event(a->id, 10, "a3")});
+  ExpectSameEvents(Events(*store, b->id),
+                   {Event(b->id, 2, "submitted"), Event(b->id, 50, "b1"), Event(b->id, 20, "b2")});
+  // A job that does not exist has no events; that is not an error.
+  auto none = store->LoadEvents(99);
+  ASSERT_TRUE(none.ok()) << none.status().ToString();
+  EXPECT_TRUE(none->empty());
+}
+
+TEST_P(StateStoreContract, TeamsAreUpsertedListedByNameAndDeleted) {
+  auto store = Open();
+  ASSERT_NE(store, nullptr);
+  ASSERT_TRUE(store->SaveTeam(TeamQuota{"vision", 16, 24}).ok());
+  ASSERT_TRUE(store->SaveTeam(TeamQuota{"nlp", 8, std::nullopt}).ok());
+  ASSERT_TRUE(store->SaveTeam(TeamQuota{"nlp-b", 0, 0}).ok());
+  ASSERT_TRUE(store->SaveTeam(TeamQuota{"Zeta", 1, 2}).ok());
+  ASSERT_TRUE(store->SaveTeam(TeamQuota{"vision", 12, std::nullopt}).ok());  // replaces
+
+  // By name, byte by byte: upper case before lower case, a prefix before what extends it.
+  auto teams = Teams(*store);
+  ASSERT_EQ(teams.size(), 4u);
+  EXPECT_EQ(teams[0].name, "Zeta");
+  EXPECT_EQ(teams[0].guaranteed_gpus, 1);
+  EXPECT_EQ(teams[0].max_gpus, std::optional<int64_t>(2));
+  EXPECT_EQ(teams[1].name, "nlp");
+  EXPECT_EQ(teams[1].guaranteed_gpus, 8);
+  EXPECT_FALSE(teams[1].max_gpus.has_value());
+  EXPECT_EQ(teams[2].name, "nlp-b");
+  EXPECT_EQ(teams[2].max_gpus, std::optional<int64_t>(0));  // a limit of 0 is not "no limit"
+  EXPECT_EQ(teams[3].name, "vision");
+  EXPECT_EQ(teams[3].guaranteed_gpus, 12);
+  EXPECT_FALSE(teams[3].max_gpus.has_value());
+
+  ASSERT_TRUE(store->DeleteTeam("nlp").ok());
+  EXPECT_EQ(store->DeleteTeam("nlp").code(), StatusCode::kNotFound);
+  EXPECT_EQ(store->DeleteTeam("never").code(), StatusCode::kNotFound);
+  EXPECT_EQ(TeamNames(*store), (std::vector<std::string>{"Zeta", "nlp-b", "vision"}));
+  // A deleted team can come back.
+  ASSERT_TRUE(store->SaveTeam(TeamQuota{"nlp", 2, 4}).ok());
+  EXPECT_EQ(TeamNames(*store), (std::vector<std::string>{"Zeta", "nlp", "nlp-b", "vision"}));
+}
+
+TEST_P(StateStoreContract, NodesRoundTripAndComeBackUnreachable) {
+  auto store = Open();
+  ASSERT_NE(store, nullptr);
+  Node b = FullNode("node-b");
+  Node a = FullNode("node-a");
+  a.info.gpus.pop_back();
+  a.info.gpu_links.clear();
+  a.info.labels.clear();
+  ASSERT_TRUE(store->SaveNode(b).ok());
+  ASSERT_TRUE(store->SaveNode(a).ok());
+
+  auto nodes = Nodes(*store);  // by id
+  ASSERT_EQ(nodes.size(), 2u);
+  ExpectSameNode(nodes[0], a);
+  ExpectSameNode(nodes[1], b);
+  // The state is not stored: a loaded node is unreachable until its agent syncs again.
+  EXPECT_EQ(nodes[0].state, NodeState::kUnreachable);
+  EXPECT_EQ(nodes[1].state, NodeState::kUnreachable);
+
+  // Saving a node again replaces it.
+  b.info.address = "10.0.0.2";
+  b.info.agent_version = "0.2.0";
+  b.last_seen = FromMicros(1'700'000'009'000'000);
+  ASSERT_TRUE(store->SaveNode(b).ok());
+  nodes = Nodes(*store);
+  ASSERT_EQ(nodes.size(), 2u);
+  ExpectSameNode(nodes[1], b);
+}
+
+TEST_P(StateStoreContract, LoadsReturnCopies) {
+  auto store = Open();
+  ASSERT_NE(store, nullptr);
+  auto created = store->CreateJob(FullJob(), {Event(0, 10, "submitted")});
+  ASSERT_TRUE(created.ok());
+  ASSERT_TRUE(store->SaveTeam(TeamQuota{"vision", 16, 24}).ok());
+  ASSERT_TRUE(store->SaveNode(FullNode("node-a")).ok());
+
+  auto jobs = Jobs(*store);
+  auto events = Events(*store, created->id);
+  auto teams = Teams(*store);
+  auto nodes = Nodes(*store);
+  ASSERT_TRUE(!jobs.empty() && !events.empty() && !teams.empty() && !nodes.empty());
+  jobs[0].state = JobState::kKilled;
+  jobs[0].tasks.clear();
+  events[0].type = "changed";
+  teams[0].guaranteed_gpus = 0;
+  nodes[0].info.gpus.clear();
+
+  ExpectSameJob(Jobs(*store).at(0), *created);
+  ExpectSameEvents(Events(*store, created->id), {Event(created->id, 10, "submitted")});
+  EXPECT_EQ(Teams(*store).at(0).guaranteed_gpus, 16);
+  ExpectSameNode(Nodes(*store).at(0), FullNode("node-a"));
+}
+
+TEST_P(StateStoreContract, EverythingSurvivesReopen) {
+  Job first, second;
+  int schema_version = 0;
+  {
+    auto store = Open();
+    ASSERT_NE(store, nullptr);
+    schema_version = store->SchemaVersion();
+    auto a = store->CreateJob(FullJob(), {Event(0, 10, "submitted")});
+    auto b = store->CreateJob(PendingJob(), {});
+    ASSERT_TRUE(a.ok() && b.ok());
+    first = *a;
+    first.version = 5;
+    ASSERT_TRUE(store->SaveJob(first, {Event(first.id, 20, "placed")}).ok());
+    second = *b;
+    ASSERT_TRUE(store->SaveTeam(TeamQuota{"vision", 16, 24}).ok());
+    ASSERT_TRUE(store->SaveTeam(TeamQuota{"nlp", 8, std::nullopt}).ok());
+    ASSERT_TRUE(store->DeleteTeam("nlp").ok());
+    ASSERT_TRUE(store->SaveNode(FullNode("node-a")).ok());
+  }
+  auto store = Open();
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(store->SchemaVersion(), schema_version);
+  auto jobs = Jobs(*store);
+  ASSERT_EQ(jobs.size(), 2u);
+  ExpectSameJob(jobs[0], first);
+  ExpectSameJob(jobs[1], second);
+  ExpectSameEvents(Events(*store, first.id),
+                   {Event(first.id, 10, "submitted"), Event(first.id, 20, "placed")});
+  auto teams = Teams(*store);
+  ASSERT_EQ(teams.size(), 1u);
+  EXPECT_EQ(teams[0].name, "vision");
+  EXPECT_EQ(teams[0].max_gpus, std::optional<int64_t>(24));
+  auto nodes = Nodes(*store);
+  ASSERT_EQ(nodes.size(), 1u);
+  ExpectSameNode(nodes[0], FullNode("node-a"));
+  // Ids keep counting where they were.
+  auto third = store->CreateJob(PendingJob(), {});
+  ASSERT_TRUE(third.ok());
+  EXPECT_EQ(third->id, 3);
+}
+
+}  // namespace cohort::testing
