@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <regex>
 
@@ -110,9 +111,34 @@ JobEvent Master::Event(const Job& job, std::string type, std::string message) co
 Status Master::Persist(Job& job, std::vector<JobEvent> events) {
   ++job.version;
   Status s = store_->SaveJob(job, events);
-  if (!s.ok()) spdlog::error("saving job {}: {}", job.id, s.ToString());
+  if (!s.ok()) {
+    // Memory has moved on and the store has not: the two must never disagree silently.
+    s = Status::Internal(fmt::format("saving job {}: {}", job.id, s.message()));
+    FailStop(s);
+    return s;
+  }
   if (listener_) listener_->OnJobChanged(job.id);
   return s;
+}
+
+void Master::Commit(Job& job, std::vector<JobEvent> events) {
+  // A failure has already stopped the master (FailStop); nothing is left to do with it here.
+  Status ignored = Persist(job, std::move(events));
+  (void)ignored;
+}
+
+void Master::FailStop(const Status& status) {
+  spdlog::critical(
+      "a write to the state store failed after the master changed its memory ({}); stopping so "
+      "that a restart reloads the last durable state. Fix the store (disk space, permissions, "
+      "locks) and start the master again.",
+      status.ToString());
+  spdlog::default_logger()->flush();
+  if (config_.fail_stop) {
+    config_.fail_stop(status);
+  } else {
+    std::_Exit(70);  // EX_SOFTWARE; no destructor may write anything more
+  }
 }
 
 // --- Jobs ---
@@ -448,7 +474,6 @@ void Master::InvalidateResidue() {
   RequestSchedule();
 }
 
-
 PendingJob Master::PendingOf(const Job& job) const {
   PendingJob p;
   p.job_id = job.id;
@@ -517,7 +542,7 @@ void Master::Schedule() {
     events.back().type = "preempted";
     spdlog::info("job {}: {}", job.id, preemption.reason);
     FinishIfStopped(job, events);
-    (void)Persist(job, std::move(events));
+    Commit(job, std::move(events));
   }
   recheck_at_ = pass.recheck_at;
   for (const auto& growth : applied.growths) consistent &= ApplyGrowth(growth);
@@ -573,10 +598,9 @@ bool Master::ApplyGrowth(const Growth& growth) {
     counts.push_back(fmt::format("{} {} of {}..{}", n, g.role, g.replicas, g.max_replicas));
   }
   spdlog::info("job {} grew: {}", job.id, Join(added, "; "));
-  (void)Persist(
-      job,
-      {Event(job, "grown",
-             fmt::format("{} into idle GPUs; now {}", Join(added, ", "), Join(counts, ", ")))});
+  Commit(job,
+         {Event(job, "grown",
+                fmt::format("{} into idle GPUs; now {}", Join(added, ", "), Join(counts, ", ")))});
   return true;
 }
 
@@ -604,8 +628,8 @@ void Master::ApplyShrink(const Shrink& shrink) {
   if (names.empty()) return;
   for (const auto& n : nodes) BumpNode(n);
   spdlog::info("job {} shrinks: {}", job.id, shrink.reason);
-  (void)Persist(
-      job, {Event(job, "shrunk", fmt::format("{} stopped: {}", Join(names, ", "), shrink.reason))});
+  Commit(job,
+         {Event(job, "shrunk", fmt::format("{} stopped: {}", Join(names, ", "), shrink.reason))});
 }
 
 int Master::AssignPort(NodeEntry& entry) {
@@ -773,21 +797,22 @@ StatusOr<DesiredState> Master::Register(NodeInfo info) {
   Timestamp now = clock_.Now();
   std::string id = info.id;
   auto it = nodes_.find(id);
+  // Written first: if the store refuses, nothing in memory has changed.
+  Node node = it == nodes_.end() ? Node{} : it->second.node;
+  if (it == nodes_.end()) node.registered_at = now;
+  node.info = std::move(info);
+  node.state = NodeState::kReady;
+  node.last_seen = now;
+  COHORT_RETURN_IF_ERROR(store_->SaveNode(node));
   if (it == nodes_.end()) {
-    Node node;
-    node.info = std::move(info);
-    node.registered_at = now;
     it = nodes_.emplace(id, NodeEntry{std::move(node), next_version_++, nullptr, 0}).first;
     spdlog::info("node {} registered: {}", id, it->second.node.info.Capacity().ToString());
   } else {
-    it->second.node.info = std::move(info);
+    it->second.node = std::move(node);
     spdlog::info("node {} registered again", id);
   }
   it->second.topology = std::make_shared<GpuTopology>(it->second.node.info.Topology());
-  it->second.node.state = NodeState::kReady;
-  it->second.node.last_seen = now;
   cluster_.UpsertNode(CapacityOf(it->second), true);
-  COHORT_RETURN_IF_ERROR(store_->SaveNode(it->second.node));
   InvalidateResidue();
   return DesiredFor(id);
 }
@@ -1074,7 +1099,7 @@ void Master::Tick() {
             fmt::format("exceeded its max_runtime of {}", FormatDuration(*job.spec.max_runtime)),
             events);
     FinishIfStopped(job, events);
-    (void)Persist(job, std::move(events));
+    Commit(job, std::move(events));
   }
   // Time alone changes a decision now (a minimum run time is over, say).
   if (recheck_at_ && now >= *recheck_at_) {

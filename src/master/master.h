@@ -3,7 +3,10 @@
 // Threading: not thread-safe. Every method runs on the master's one event-loop thread (the HTTP
 // server's io_context), which is why none of them blocks except on the local state store.
 // Durability: a change is written to the StateStore before the method returns, so whatever a
-// caller is told has happened survives a restart.
+// caller is told has happened survives a restart. A write that fails before memory changes is
+// the caller's error and changes nothing; one that fails after memory has changed stops the
+// master (MasterConfig::fail_stop), so that memory and store never disagree silently
+// (docs/architecture.md, "Durability").
 #pragma once
 
 #include <cstdint>
@@ -38,6 +41,9 @@ struct MasterConfig {
   // what the last full pass left (scheduler/incremental.h), and the next full pass runs on the
   // next tick; with fewer, every change runs a full pass at once.
   size_t incremental_above = 1000;
+  // Called when a write fails after memory has changed; it must not return into the master's
+  // work (a test's handler may, and then checks what the store holds). Unset: log and exit 70.
+  std::function<void(const Status&)> fail_stop;
 };
 
 // The team a spec gets when it names none; it exists without being created (no guarantee, no
@@ -175,7 +181,11 @@ class Master {
   // if that fails, gives the resources back and asks for a full pass.
   bool StartDecided(Job& job, const std::vector<TaskPlacement>& placement);
   uint64_t BumpNode(const std::string& node_id);
+  // Writes the job (and bumps its version); on failure, fails stop and returns the error.
   Status Persist(Job& job, std::vector<JobEvent> events);
+  // Persist where the caller has no one to return an error to.
+  void Commit(Job& job, std::vector<JobEvent> events);
+  void FailStop(const Status& status);
   JobEvent Event(const Job& job, std::string type, std::string message) const;
 
   // A node as the cluster core holds it: its whole capacity and GPUs.

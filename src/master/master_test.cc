@@ -10,6 +10,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "testing/failing_state_store.h"
+
 namespace cohort::master {
 namespace {
 
@@ -35,12 +37,15 @@ class MasterTest : public ::testing::TestWithParam<bool> {
 
   void Start() {
     master_.reset();
-    auto store = state::OpenSqliteStateStore((dir_ / "cohort.db").string());
-    ASSERT_TRUE(store.ok()) << store.status().ToString();
+    auto sqlite = state::OpenSqliteStateStore((dir_ / "cohort.db").string());
+    ASSERT_TRUE(sqlite.ok()) << sqlite.status().ToString();
+    auto store = std::make_unique<cohort::testing::FailingStateStore>(std::move(sqlite).value());
+    store_ = store.get();
     MasterConfig config;
     config.data_dir = dir_.string();
     config.incremental_above = GetParam() ? 0 : 1'000'000;
-    auto m = Master::Create(config, std::move(store).value(), scheduler::NewScheduler(), clock_,
+    config.fail_stop = [this](const Status& s) { fail_stops_.push_back(s); };
+    auto m = Master::Create(config, std::move(store), scheduler::NewScheduler(), clock_,
                             [this](std::function<void()> f) { posted_.push_back(f); });
     ASSERT_TRUE(m.ok()) << m.status().ToString();
     master_ = std::move(m).value();
@@ -109,6 +114,8 @@ class MasterTest : public ::testing::TestWithParam<bool> {
   }
 
   fs::path dir_;
+  cohort::testing::FailingStateStore* store_ = nullptr;  // owned by the master
+  std::vector<Status> fail_stops_;
   ManualClock clock_;
   std::deque<std::function<void()>> posted_;
   std::unique_ptr<Master> master_;
@@ -380,6 +387,68 @@ TEST_P(MasterTest, PreemptedJobRequeuesKeepingItsPlaceAndDoesNotSpendItsRestartB
   RunPosted();
   EXPECT_EQ(GetJob(low).state, JobState::kStarting);
   EXPECT_EQ(GetJob(low).attempt, 2);
+}
+
+using Call = cohort::testing::FailingStateStore::Call;
+
+TEST_P(MasterTest, AWriteThatFailsBeforeAChangeIsAnErrorAndChangesNothing) {
+  store_->FailNextWrites(1, {Call::kSaveNode});
+  NodeInfo info;
+  info.id = "a";
+  info.address = "127.0.0.1";
+  info.milli_cpus = 1000;
+  info.memory_bytes = 1LL << 30;
+  EXPECT_EQ(master_->Register(info).status().code(), StatusCode::kInternal);
+  EXPECT_TRUE(master_->ListNodes().empty());
+
+  store_->FailNextWrites(1, {Call::kSaveTeam});
+  EXPECT_FALSE(master_->SetTeam(TeamQuota{"vision", 4, std::nullopt}).ok());
+  EXPECT_EQ(master_->ListTeams().size(), 1u) << "only the implicit default team";
+
+  AddNode("a", 4);
+  store_->FailNextWrites(1, {Call::kCreateJob});
+  JobSpec spec;
+  spec.name = "refused";
+  TaskGroupSpec g;
+  g.role = "worker";
+  g.replicas = 1;
+  g.resources = Resources{1, 1000, 1LL << 30};
+  g.command = {"true"};
+  spec.tasks.push_back(g);
+  EXPECT_EQ(master_->Submit(spec, "ada").status().code(), StatusCode::kInternal);
+  EXPECT_TRUE(master_->ListJobs({}).empty());
+  RunPosted();
+  EXPECT_TRUE(master_->ListNodes().at(0).gpu_holders.empty());
+  EXPECT_TRUE(fail_stops_.empty()) << "nothing had changed: no reason to stop";
+}
+
+TEST_P(MasterTest, AWriteThatFailsAfterAChangeStopsTheMasterAndLosesNothingAcknowledged) {
+  AddNode("a", 4);
+  JobId id = Submit(2, 2);
+  RunPosted();
+  Report("a", TaskState::kRunning);
+  ASSERT_EQ(GetJob(id).state, JobState::kRunning);  // acknowledged: the agent was told
+  store_->FailWrites(true, {Call::kSaveJob});
+  auto killed = master_->Kill(id);
+  EXPECT_EQ(killed.status().code(), StatusCode::kInternal) << "the kill was not acknowledged";
+  ASSERT_EQ(fail_stops_.size(), 1u);
+  EXPECT_THAT(fail_stops_[0].message(), HasSubstr("saving job " + std::to_string(id)));
+  EXPECT_THAT(fail_stops_[0].message(), HasSubstr("disk full"));
+  // A task report that changes the job stops it too, and is not acknowledged either.
+  AgentReport report;
+  report.applied_version = master_->DesiredFor("a")->version;
+  for (int i = 0; i < 2; ++i) {
+    report.tasks.push_back(TaskReport{
+        TaskId{id, 1, "worker", i}, TaskState::kSucceeded, 0, std::nullopt, 100, {}, {}});
+  }
+  EXPECT_FALSE(master_->Sync("a", report).ok());
+  EXPECT_EQ(fail_stops_.size(), 2u);
+
+  // Restarted from the store, the master has the job as it was last acknowledged.
+  Start();
+  EXPECT_EQ(GetJob(id).state, JobState::kRunning);
+  EXPECT_EQ(master_->ListNodes().size(), 1u);
+  EXPECT_EQ(GetJob(id).tasks.size(), 2u);
 }
 
 INSTANTIATE_TEST_SUITE_P(Scheduling, MasterTest, ::testing::Values(false, true),

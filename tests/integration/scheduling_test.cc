@@ -39,8 +39,13 @@ tasks:
       echo attempt $COHORT_ATTEMPT running; sleep 300 & wait']
 )");
   cluster.WaitForState(low, JobState::kRunning);
-  ASSERT_TRUE(WaitFor(
-      [&] { return cluster.Logs(low).find("[worker/1] attempt 1 running") != std::string::npos; }));
+  // Both tasks have set their trap (they print after it) before anyone preempts them: a task
+  // still starting its shell when SIGTERM comes dies without checkpointing.
+  ASSERT_TRUE(WaitFor([&] {
+    std::string logs = cluster.Logs(low);
+    return logs.find("[worker/0] attempt 1 running") != std::string::npos &&
+           logs.find("[worker/1] attempt 1 running") != std::string::npos;
+  }));
   JobId high = cluster.Submit(R"(
 name: high
 priority: high
