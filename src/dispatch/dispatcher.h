@@ -69,6 +69,9 @@ class Dispatcher {
                                      const std::function<const PendingJob*(JobId)>& pending,
                                      Timestamp now);
 
+  // The policy and settings of the scheduler it drives.
+  const scheduler::SchedulerConfig& config() const { return scheduler_->config(); }
+
   // What the last pass left no longer matches the cluster (a node or a team changed, or a
   // decision could not be carried out): nothing more is decided until the next full pass.
   void Invalidate() {

@@ -14,6 +14,7 @@
 #include "common/strings.h"
 #include "common/units.h"
 #include "dispatch/dispatcher.h"
+#include "scheduler/job_order.h"
 
 namespace cohort::master {
 namespace {
@@ -308,26 +309,29 @@ StatusOr<Explanation> Master::Explain(JobId id) const {
         within ? "within its guarantee (it may reclaim GPUs that other teams borrow)"
                : "borrowing (it waits for idle GPUs)"));
   }
-  // Who is ahead of it in its team.
-  int higher = 0, earlier = 0;
+  // Who is ahead of it: the policy's own order, not a guess at it.
+  std::vector<PendingJob> pending;
+  pending.reserve(pending_.size());
+  size_t self = 0;
   for (JobId other : pending_) {
-    if (other == id) continue;
-    const Job& o = jobs_.at(other);
-    if (o.spec.team != job.spec.team) continue;
-    if (o.spec.priority > job.spec.priority) {
-      ++higher;
-    } else if (o.spec.priority == job.spec.priority && o.submitted_at < job.submitted_at) {
-      ++earlier;
-    }
+    if (other == id) self = pending.size();
+    pending.push_back(PendingOf(jobs_.at(other)));
+    pending.back().preempted_for_it = cluster_.Claimed(other);
   }
-  if (higher)
-    d.push_back(fmt::format("{} pending job{} of higher priority in its team", higher,
-                            higher == 1 ? " is" : "s are"));
-  if (earlier)
-    d.push_back(
-        fmt::format("{} pending job{} of its team with the same priority "
-                    "were submitted before it",
-                    earlier, earlier == 1 ? "" : "s"));
+  const scheduler::SchedulerConfig& config = dispatcher_.config();
+  std::vector<size_t> order = scheduler::ConsiderationOrder(config, cluster_.Snapshot(), pending);
+  size_t ahead = 0, ahead_in_team = 0;
+  for (size_t i : order) {
+    if (i == self) break;
+    ++ahead;
+    ahead_in_team += pending[i].team == job.spec.team;
+  }
+  d.push_back(
+      fmt::format("policy {} ({}): {} of the {} waiting job{} come{} before it, {} of "
+                  "them of team {}",
+                  scheduler::PolicyName(config.policy), scheduler::DescribeOrder(config.policy),
+                  ahead, pending.size(), pending.size() == 1 ? "" : "s", ahead == 1 ? "s" : "",
+                  ahead_in_team, job.spec.team));
   if (e.reserved_start) {
     d.push_back(
         fmt::format("it holds a reservation and starts by {} at the latest (from the "

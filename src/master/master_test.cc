@@ -45,8 +45,8 @@ class MasterTest : public ::testing::TestWithParam<bool> {
     config.data_dir = dir_.string();
     config.incremental_above = GetParam() ? 0 : 1'000'000;
     config.fail_stop = [this](const Status& s) { fail_stops_.push_back(s); };
-    auto m = Master::Create(config, std::move(store), scheduler::NewScheduler(), clock_,
-                            [this](std::function<void()> f) { posted_.push_back(f); });
+    auto m = Master::Create(config, std::move(store), scheduler::NewScheduler(scheduler_config_),
+                            clock_, [this](std::function<void()> f) { posted_.push_back(f); });
     ASSERT_TRUE(m.ok()) << m.status().ToString();
     master_ = std::move(m).value();
   }
@@ -116,6 +116,7 @@ class MasterTest : public ::testing::TestWithParam<bool> {
   fs::path dir_;
   cohort::testing::FailingStateStore* store_ = nullptr;  // owned by the master
   std::vector<Status> fail_stops_;
+  scheduler::SchedulerConfig scheduler_config_;
   ManualClock clock_;
   std::deque<std::function<void()>> posted_;
   std::unique_ptr<Master> master_;
@@ -387,6 +388,40 @@ TEST_P(MasterTest, PreemptedJobRequeuesKeepingItsPlaceAndDoesNotSpendItsRestartB
   RunPosted();
   EXPECT_EQ(GetJob(low).state, JobState::kStarting);
   EXPECT_EQ(GetJob(low).attempt, 2);
+}
+
+TEST_P(MasterTest, WhyNamesWhoIsAheadInThePolicysOwnOrder) {
+  AddNode("a", 1);
+  JobId running = Submit(1, 1);
+  RunPosted();
+  ASSERT_EQ(GetJob(running).state, JobState::kStarting);
+  JobId low = Submit(1, 1, 1, "default", -100);
+  clock_.Advance(std::chrono::seconds(1));
+  JobId high = Submit(1, 1, 1, "default", 100);
+  RunPosted();
+  auto ahead_of = [&](JobId id) {
+    auto e = master_->Explain(id);
+    EXPECT_TRUE(e.ok());
+    for (const auto& line : e->details) {
+      if (line.rfind("policy ", 0) == 0) return line;
+    }
+    return std::string("no policy line");
+  };
+  // The default policy: priority first within a team.
+  EXPECT_THAT(ahead_of(high), HasSubstr("policy default"));
+  EXPECT_THAT(ahead_of(high), HasSubstr("0 of the 2 waiting jobs come before it"));
+  EXPECT_THAT(ahead_of(low), HasSubstr("1 of the 2 waiting jobs comes before it, 1 of them of "
+                                       "team default"));
+  // fifo: submission order only, whatever the priority.
+  scheduler_config_.policy = scheduler::Policy::kFifo;
+  Start();
+  EXPECT_THAT(ahead_of(high), HasSubstr("policy fifo (submission order): 1 of the 2"));
+  EXPECT_THAT(ahead_of(low), HasSubstr("0 of the 2 waiting jobs come before it"));
+  // las: the least GPU time first (both have had none), then submission order.
+  scheduler_config_.policy = scheduler::Policy::kLeastAttainedService;
+  Start();
+  EXPECT_THAT(ahead_of(high), HasSubstr("policy las (least GPU time received first"));
+  EXPECT_THAT(ahead_of(high), HasSubstr("1 of the 2 waiting jobs comes before it"));
 }
 
 using Call = cohort::testing::FailingStateStore::Call;

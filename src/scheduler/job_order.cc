@@ -68,6 +68,32 @@ JobOrder::JobOrder(Policy policy, const ClusterSnapshot& cluster,
   });
 }
 
+std::vector<size_t> ConsiderationOrder(const SchedulerConfig& config,
+                                       const ClusterSnapshot& cluster,
+                                       const std::vector<PendingJob>& pending) {
+  JobOrder order(config.policy, cluster, pending, config.las_thresholds);
+  std::vector<size_t> out;
+  out.reserve(pending.size());
+  while (auto next = order.Next()) {
+    out.push_back(*next);
+    order.Placed(*next);
+  }
+  return out;
+}
+
+std::string DescribeOrder(Policy policy) {
+  switch (policy) {
+    case Policy::kFairShare:
+      return "teams below their guarantee and with the smallest share first; within a team, "
+             "priority, then the user with the least in use, then submission order";
+    case Policy::kFifo:
+      return "submission order";
+    case Policy::kLeastAttainedService:
+      return "least GPU time received first, then submission order";
+  }
+  return "";
+}
+
 const Usage& JobOrder::TeamUsage(const std::string& team) const {
   auto it = teams_.find(team);
   return it == teams_.end() ? unknown_team_ : it->second;

@@ -23,6 +23,16 @@ struct Usage {
 // The least-attained-service queue of a job that has had `attained` GPU time.
 int LasQueue(Duration attained, const std::vector<Duration>& thresholds);
 
+// Every pending job (indices into `pending`) in the order a pass under `config`'s policy
+// considers them, as if each started when its turn came (under fair share a team that has just
+// been served moves back). What `cohort why` says about who is ahead comes from here, so that it
+// is the policy's own answer.
+std::vector<size_t> ConsiderationOrder(const SchedulerConfig& config,
+                                       const ClusterSnapshot& cluster,
+                                       const std::vector<PendingJob>& pending);
+// The policy's order in words, for people.
+std::string DescribeOrder(Policy policy);
+
 class JobOrder {
  public:
   JobOrder(Policy policy, const ClusterSnapshot& cluster, const std::vector<PendingJob>& pending,

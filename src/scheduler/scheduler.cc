@@ -683,6 +683,7 @@ class GangScheduler final : public Scheduler {
   Plan Schedule(const SchedulingInput& input, PassResidue& residue) override {
     return Pass(config_, input, &residue).Run();
   }
+  const SchedulerConfig& config() const override { return config_; }
 
  private:
   SchedulerConfig config_;

@@ -74,6 +74,7 @@ class Scheduler {
   virtual Plan Schedule(const SchedulingInput& input) = 0;
   // The same pass, leaving in `residue` what decisions between passes need (incremental.h).
   virtual Plan Schedule(const SchedulingInput& input, PassResidue& residue) = 0;
+  virtual const SchedulerConfig& config() const = 0;
 };
 
 std::unique_ptr<Scheduler> NewScheduler(SchedulerConfig config = {});
