@@ -42,7 +42,8 @@ void AddPyTorch(const Job& job, const Task& self, std::map<std::string, std::str
     env["PET_RDZV_BACKEND"] = "c10d";
     env["PET_RDZV_ENDPOINT"] = Endpoint(*rank0);
     env["PET_RDZV_ID"] = fmt::format("cohort-{}-{}", job.id, job.attempt);
-    env["PET_NPROC_PER_NODE"] = "1";
+    // A std::string, not a literal: at -O3 GCC 12 reports a false -Wrestrict on assigning "1".
+    env["PET_NPROC_PER_NODE"] = std::string("1");
   }
   env["RANK"] = std::to_string(self.rank);
   env["LOCAL_RANK"] = std::to_string(local_rank);

@@ -89,7 +89,10 @@ bool ProcessAlive(pid_t pid) {
 
 std::string JoinGpus(const std::vector<int>& gpus) {
   std::string out;
-  for (int g : gpus) out += (out.empty() ? "" : ",") + std::to_string(g);
+  for (int g : gpus) {  // appends, not `"," + ...`: that trips GCC 12's -Wrestrict at -O3
+    if (!out.empty()) out += ',';
+    out += std::to_string(g);
+  }
   return out;
 }
 

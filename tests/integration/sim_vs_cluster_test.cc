@@ -34,7 +34,7 @@ TEST(SimulatorVsCluster, SameStartOrderForATwentyJobTrace) {
   sim::Trace trace;
   for (size_t i = 0; i < kTrace.size(); ++i) {
     sim::TraceJob j;
-    j.id = "j" + std::to_string(i);
+    j.id = fmt::format("j{}", i);
     j.submit = 0;
     j.duration = kTrace[i].duration;
     j.gpus = kTrace[i].gpus;
@@ -77,7 +77,7 @@ TEST(SimulatorVsCluster, SameStartOrderForATwentyJobTrace) {
   for (size_t i = 0; i < ids.size(); ++i) {
     Job job = cluster.WaitForState(ids[i], JobState::kSucceeded, std::chrono::seconds(60));
     ASSERT_TRUE(job.placed_at.has_value());
-    starts.emplace_back(*job.placed_at, "j" + std::to_string(i));
+    starts.emplace_back(*job.placed_at, fmt::format("j{}", i));
   }
   std::sort(starts.begin(), starts.end());
   // Jobs that start at one moment of the trace start within milliseconds of each other in the
@@ -103,7 +103,7 @@ TEST(SimulatorVsCluster, SameStartOrderForATwentyJobTrace) {
   }
   EXPECT_EQ(real, expected);
   std::vector<std::string> submitted;
-  for (size_t i = 0; i < kTrace.size(); ++i) submitted.push_back("j" + std::to_string(i));
+  for (size_t i = 0; i < kTrace.size(); ++i) submitted.push_back(fmt::format("j{}", i));
   EXPECT_NE(simulated.start_order, submitted) << "the trace must exercise backfill";
 }
 

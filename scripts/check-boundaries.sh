@@ -1,0 +1,139 @@
+#!/usr/bin/env bash
+# Checks Cohort's module boundaries; exits 1 on any violation. Registered with CTest as
+# `boundaries` (label lint).
+# Usage: scripts/check-boundaries.sh [SOURCE_ROOT [BUILD_DIR]]
+#   SOURCE_ROOT  the tree to check (default: this script's repository)
+#   BUILD_DIR    a configured build directory: its link-deps/*.txt (written by tests/CMakeLists.txt
+#                from CMake's own LINK_LIBRARIES and INTERFACE_LINK_LIBRARIES) are checked too;
+#                without it, only includes are checked.
+#
+# 1. Includes: every `#include "X/..."` in src/<module>/ (*.h, *.cc) names the module itself or a
+#    module it may include (the table below). *_test.cc files may also include testing/.
+#    A directory under src/ that is not in the table fails: add new modules to it.
+# 2. Links: cohort_scheduler (and cohort_cluster, if it exists) links only the model, common and
+#    the third-party libraries that those use; cohort_model links no module but common, and
+#    cohort_common none.
+set -euo pipefail
+
+root=$(cd "${1:-$(dirname "$0")/..}" && pwd)
+build_dir=${2:-}
+
+# Which modules each module may include, besides itself ("*": any). Keep in step with the modules
+# table of docs/architecture.md, and add every new directory under src/ here.
+declare -A allowed=(
+  [common]=""
+  [model]="common"
+  [scheduler]="model common"
+  [cluster]="model common"
+  [framework]="model common"
+  [state]="model common"
+  [testing]="*"
+  [master]="scheduler cluster dispatch state framework model common"
+  [api]="master scheduler cluster dispatch state framework model common"
+  [client]="model common"
+  [agent]="client model common"
+  [sim]="scheduler cluster dispatch model common"
+  [dispatch]="scheduler cluster model common"
+  [cli]="client sim scheduler cluster dispatch model common"
+  [cohortd]="*"
+)
+
+# What cohort_scheduler and cohort_cluster may link: the model, common, the warning flags, and
+# the third-party libraries that model and common use themselves.
+pure_links="cohort_model cohort_common cohort_warnings fmt::fmt spdlog::spdlog nlohmann_json::nlohmann_json"
+
+violations=0
+fail() {
+  echo "$1"
+  violations=$((violations + 1))
+}
+# "a b c" -> "a, b, c"; "" -> "(none)"; "*" -> "anything"
+show() {
+  case "$1" in
+    "") echo "(none)" ;;
+    "*") echo "anything" ;;
+    *) echo "${1// /, }" ;;
+  esac
+}
+contains() {  # contains "LIST" WORD
+  local w
+  for w in $1; do [ "$w" = "$2" ] && return 0; done
+  return 1
+}
+
+# --- 1. includes -------------------------------------------------------------------------------
+if [ ! -d "$root/src" ]; then
+  echo "check-boundaries: $root/src is not a directory" >&2
+  exit 2
+fi
+cd "$root"
+files=0
+includes=0
+for dir in src/*; do
+  [ -d "$dir" ] || continue
+  module=${dir#src/}
+  if [ -z "${allowed[$module]+set}" ]; then
+    fail "src/$module: module $module is not in the table of scripts/check-boundaries.sh (add it there and to docs/architecture.md)"
+    continue
+  fi
+  may=${allowed[$module]}
+  while IFS= read -r -d '' file; do
+    files=$((files + 1))
+    [ "$may" = "*" ] && continue
+    may_here=$may
+    case "$file" in *_test.cc) may_here="$may testing" ;; esac
+    # lineno:#include "path"
+    while IFS=: read -r line text; do
+      path=${text#*\"}
+      path=${path%%\"*}
+      case "$path" in */*) ;; *) continue ;; esac  # "file.h": beside the includer
+      includes=$((includes + 1))
+      target=${path%%/*}
+      [ "$target" = "$module" ] && continue
+      contains "$may_here" "$target" && continue
+      fail "$file:$line: $module may not include $path (allowed: $(show "$may_here"))"
+    done < <(grep -nE '^[[:space:]]*#[[:space:]]*include[[:space:]]*"[^"]+"' "$file" || true)
+  done < <(find "$dir" -type f \( -name '*.h' -o -name '*.cc' \) -print0 | sort -z)
+done
+
+# --- 2. links ----------------------------------------------------------------------------------
+checked_links=""
+# check_links TARGET REQUIRED MODE ALLOWED: MODE "exact" allows only ALLOWED; MODE "ours" allows
+# any third-party library but, of Cohort's own (cohort_*), only ALLOWED.
+check_links() {
+  local target=$1 required=$2 mode=$3 allow=$4
+  local file="$build_dir/link-deps/$target.txt"
+  if [ ! -f "$file" ]; then
+    if [ "$required" = required ]; then
+      fail "$file: missing (configure $build_dir with CMake first)"
+    fi
+    return 0
+  fi
+  checked_links="$checked_links $target"
+  local seen="" item
+  while IFS= read -r item; do
+    item=$(echo "$item" | tr -d '[:space:]')
+    case "$item" in "" | "::@"*) continue ;; esac  # empty, or CMake's directory markers
+    item=${item#\$<LINK_ONLY:}
+    item=${item%>}
+    contains "$seen" "$item" && continue
+    seen="$seen $item"
+    if [ "$mode" = exact ] || [[ "$item" == cohort_* ]]; then
+      contains "$allow" "$item" || fail "link: $target links $item (allowed: $(show "$allow"))"
+    fi
+  done < <(tr ';' '\n' < "$file")
+}
+if [ -n "$build_dir" ]; then
+  check_links cohort_common required ours "cohort_warnings"
+  check_links cohort_model required ours "cohort_common cohort_warnings"
+  check_links cohort_scheduler required exact "$pure_links"
+  check_links cohort_cluster optional exact "$pure_links"
+fi
+
+if [ "$violations" -gt 0 ]; then
+  echo "check-boundaries: $violations violation(s); the allowed dependencies are in scripts/check-boundaries.sh and docs/architecture.md"
+  exit 1
+fi
+links_note="links not checked (no build directory given)"
+[ -n "$build_dir" ] && links_note="links of${checked_links} checked"
+echo "check-boundaries: OK ($files files, $includes module includes; $links_note)"
