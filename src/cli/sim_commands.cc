@@ -33,6 +33,7 @@ struct SimRunOptions {
   std::string checkpoint_interval = "10m";
   std::string grace = "30s";
   double runtime_estimate = 2.0;
+  int64_t incremental_above = 0;  // 0: never
   std::string default_runtime;
   std::string output = "table";
 };
@@ -123,6 +124,10 @@ int RunSim(const SimRunOptions& o) {
     return Fail("sim run", Status::InvalidArgument("--runtime-estimate: must be 0 or more"));
   }
   base.runtime_estimate = o.runtime_estimate;
+  if (o.incremental_above < 0) {
+    return Fail("sim run", Status::InvalidArgument("--incremental-above: must be 0 or more"));
+  }
+  if (o.incremental_above > 0) base.incremental_above = static_cast<size_t>(o.incremental_above);
   std::optional<Duration> default_runtime;
   if (!o.default_runtime.empty()) {
     auto d = ParseDuration(o.default_runtime);
@@ -255,6 +260,10 @@ void AddSimCommands(CLI::App& app) {
                 "Work since the last checkpoint is lost by a preemption (0s: none)")
       ->capture_default_str();
   r->add_option("--grace", run->grace, "From SIGTERM to stopped, for preempted jobs")
+      ->capture_default_str();
+  r->add_option("--incremental-above", run->incremental_above,
+                "As the master's flag: with at least this many jobs waiting, decide arrivals and "
+                "completions between full passes, the full pass on the next tick (0: never)")
       ->capture_default_str();
   r->add_option("--runtime-estimate", run->runtime_estimate,
                 "Jobs without max_runtime declare this multiple of their duration (0: none)")
