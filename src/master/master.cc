@@ -440,28 +440,24 @@ NodeCapacity Master::CapacityOf(const NodeEntry& entry) const {
 }
 
 void Master::RestoreHolding(const Job& job) {
-  RunningJob running;
-  running.job_id = job.id;
-  running.team = job.spec.team;
-  running.user = job.user;
-  running.priority = job.spec.priority;
-  running.submitted_at = job.submitted_at;
-  running.started_at = job.placed_at.value_or(job.submitted_at);
-  if (job.spec.max_runtime) running.ends_by = running.started_at + *job.spec.max_runtime;
-  running.stopping = job.state == JobState::kStopping;
-  running.stopping_for = job.preempted_for;
-  running.attained = AttainedService(job);
-  running.preemptions = job.preemptions;
-  running.constraints = job.spec.constraints;
+  // As it started, with only its live tasks (some may have ended, replicas may have been added).
+  PendingJob as_started = PendingOf(job);
+  as_started.tasks.clear();
+  std::vector<TaskPlacement> placement;
+  std::vector<Timestamp> task_started;
   std::vector<bool> leaving;
+  Timestamp started_at = job.placed_at.value_or(job.submitted_at);
   for (const auto& t : job.tasks) {
     if (IsTerminal(t.state)) continue;
-    running.tasks.push_back(TaskRequest{t.role, t.index, t.resources});
-    running.placement.push_back(TaskPlacement{t.node_id, t.gpus});
-    running.task_started.push_back(t.started_at.value_or(running.started_at));
+    as_started.tasks.push_back(TaskRequest{t.role, t.index, t.resources});
+    placement.push_back(TaskPlacement{t.node_id, t.gpus});
+    task_started.push_back(t.started_at.value_or(started_at));
     leaving.push_back(t.scaled_down);
   }
-  running.elastic = ElasticGroupsOf(job);
+  RunningJob running = cluster::RunningFrom(as_started, placement, started_at);
+  running.task_started = std::move(task_started);
+  running.stopping = job.state == JobState::kStopping;
+  running.stopping_for = job.preempted_for;
   cluster_.Restore(std::move(running), leaving);
 }
 

@@ -484,6 +484,11 @@ TEST_P(MasterTest, AWriteThatFailsAfterAChangeStopsTheMasterAndLosesNothingAckno
   EXPECT_EQ(GetJob(id).state, JobState::kRunning);
   EXPECT_EQ(master_->ListNodes().size(), 1u);
   EXPECT_EQ(GetJob(id).tasks.size(), 2u);
+  // ...and its GPUs are still held: a new job does not get them when the node is back.
+  AddNode("a", 4);
+  JobId next = Submit(1, 1);
+  RunPosted();
+  EXPECT_EQ(GetJob(next).state, JobState::kPending);
 }
 
 INSTANTIATE_TEST_SUITE_P(Scheduling, MasterTest, ::testing::Values(false, true),
