@@ -37,6 +37,7 @@ class MasterTest : public ::testing::TestWithParam<bool> {
 
   void Start() {
     master_.reset();
+    posted_.clear();  // work posted by a master that is gone must not run on its successor
     auto sqlite = state::OpenSqliteStateStore((dir_ / "cohort.db").string());
     ASSERT_TRUE(sqlite.ok()) << sqlite.status().ToString();
     auto store = std::make_unique<cohort::testing::FailingStateStore>(std::move(sqlite).value());
