@@ -1,0 +1,120 @@
+// Why a job is where it is (cohort why): what it needs, what is free, its team, and who is ahead of
+// it in the policy's own order.
+#include "master/master.h"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+
+#include "common/strings.h"
+#include "common/units.h"
+#include "master/job_views.h"
+#include "scheduler/job_order.h"
+
+namespace cohort::master {
+
+StatusOr<Explanation> Master::Explain(JobId id) const {
+  auto it = jobs_.find(id);
+  if (it == jobs_.end()) return Status::NotFound(fmt::format("job {} does not exist", id));
+  const Job& job = it->second;
+  Explanation e;
+  e.state = job.state;
+  e.summary = job.message;
+  auto& d = e.details;
+  Resources need = job.spec.TotalResources();
+  if (job.state != JobState::kPending) {
+    if (IsTerminal(job.state)) {
+      d.push_back(fmt::format("it ended {}: {}", JobStateName(job.state), job.message));
+    } else {
+      std::set<std::string> nodes;
+      for (const auto& t : job.tasks) nodes.insert(t.node_id);
+      d.push_back(fmt::format("it is {} (attempt {}) on {}", JobStateName(job.state), job.attempt,
+                              Join(std::vector<std::string>(nodes.begin(), nodes.end()), ", ")));
+    }
+    return e;
+  }
+  // What it asks for, in the shape a placement needs.
+  std::vector<std::string> shape;
+  for (const auto& g : job.spec.tasks) {
+    shape.push_back(fmt::format("{} x {} ({} GPU{}, {} CPUs, {} each)", g.replicas, g.role,
+                                g.resources.gpus, g.resources.gpus == 1 ? "" : "s",
+                                FormatMilliCpus(g.resources.milli_cpus),
+                                FormatByteSizeApprox(g.resources.memory_bytes)));
+  }
+  d.push_back(fmt::format("it needs {}{}: {}", need.ToString(),
+                          job.spec.TotalReplicas() > 1 ? ", all tasks started together" : "",
+                          Join(shape, "; ")));
+  auto reason = last_reasons_.find(id);
+  if (reason != last_reasons_.end()) {
+    e.unschedulable = reason->second.unschedulable;
+    e.reserved_start = reason->second.reserved_start;
+    d.push_back("the scheduler says: " + reason->second.reason);
+    if (e.unschedulable) {
+      d.push_back(
+          "no node of the cluster as it stands can hold it; it starts if such a node "
+          "joins, or change the spec (cohort kill, then submit a smaller job)");
+    }
+  }
+  // Free capacity, node by node.
+  int64_t free_gpus = 0;
+  int ready = 0;
+  std::vector<std::pair<int64_t, std::string>> blocks;
+  for (const auto& n : cluster_.Snapshot().nodes) {
+    ++ready;
+    free_gpus += n.free.gpus;
+    blocks.emplace_back(n.free.gpus, n.node_id);
+  }
+  std::sort(blocks.begin(), blocks.end(), std::greater<>());
+  std::vector<std::string> largest;
+  for (size_t i = 0; i < blocks.size() && i < 3; ++i) {
+    largest.push_back(fmt::format("{} on {}", blocks[i].first, blocks[i].second));
+  }
+  d.push_back(fmt::format("{} ready node{}, {} GPU{} free; largest free blocks: {}", ready,
+                          ready == 1 ? "" : "s", free_gpus, free_gpus == 1 ? "" : "s",
+                          largest.empty() ? "none" : Join(largest, ", ")));
+  // Its team.
+  for (const auto& t : ListTeams()) {
+    if (t.quota.name != job.spec.team) continue;
+    std::string limit = t.quota.max_gpus ? fmt::format("may hold at most {}", *t.quota.max_gpus)
+                                         : std::string("may borrow idle GPUs without limit");
+    bool within = t.held.gpus + need.gpus <= t.quota.guaranteed_gpus;
+    d.push_back(fmt::format(
+        "team {} holds {} of its {} guaranteed GPUs and {}; with this job it would be {}",
+        t.quota.name, t.held.gpus, t.quota.guaranteed_gpus, limit,
+        within ? "within its guarantee (it may reclaim GPUs that other teams borrow)"
+               : "borrowing (it waits for idle GPUs)"));
+  }
+  // Who is ahead of it: the policy's own order, not a guess at it.
+  std::vector<PendingJob> pending;
+  pending.reserve(pending_.size());
+  size_t self = 0;
+  for (JobId other : pending_) {
+    if (other == id) self = pending.size();
+    pending.push_back(PendingOf(jobs_.at(other)));
+    pending.back().preempted_for_it = cluster_.Claimed(other);
+  }
+  const scheduler::SchedulerConfig& config = dispatcher_.config();
+  std::vector<size_t> order = scheduler::ConsiderationOrder(config, cluster_.Snapshot(), pending);
+  size_t ahead = 0, ahead_in_team = 0;
+  for (size_t i : order) {
+    if (i == self) break;
+    ++ahead;
+    ahead_in_team += pending[i].team == job.spec.team;
+  }
+  d.push_back(
+      fmt::format("policy {} ({}): {} of the {} waiting job{} come{} before it, {} of "
+                  "them of team {}",
+                  scheduler::PolicyName(config.policy), scheduler::DescribeOrder(config.policy),
+                  ahead, pending.size(), pending.size() == 1 ? "" : "s", ahead == 1 ? "s" : "",
+                  ahead_in_team, job.spec.team));
+  if (e.reserved_start) {
+    d.push_back(
+        fmt::format("it holds a reservation and starts by {} at the latest (from the "
+                    "max_runtime of the jobs running now)",
+                    FormatTimestamp(*e.reserved_start)));
+  }
+  return e;
+}
+
+}  // namespace cohort::master

@@ -1,0 +1,38 @@
+#include "master/job_views.h"
+
+#include <algorithm>
+
+namespace cohort::master {
+
+std::vector<TaskRequest> TaskRequestsOf(const Job& job) {
+  std::vector<TaskRequest> tasks;
+  for (const auto& g : job.spec.tasks) {
+    for (int i = 0; i < g.replicas; ++i) tasks.push_back(TaskRequest{g.role, i, g.resources});
+  }
+  return tasks;
+}
+
+Duration AttainedService(const Job& job) {
+  Duration total{};
+  int64_t gpus = job.spec.TotalResources().gpus;
+  for (const auto& a : job.history) {
+    if (a.started_at && a.finished_at) total += (*a.finished_at - *a.started_at) * gpus;
+  }
+  return total;
+}
+
+std::vector<RunningJob::ElasticGroup> ElasticGroupsOf(const Job& job) {
+  std::vector<RunningJob::ElasticGroup> groups;
+  for (const auto& g : job.spec.tasks) {
+    if (!g.elastic()) continue;
+    int next = g.replicas;
+    for (const auto& t : job.tasks) {
+      if (t.role == g.role) next = std::max(next, t.index + 1);
+    }
+    groups.push_back(
+        RunningJob::ElasticGroup{g.role, g.replicas, g.max_replicas, g.resources, next});
+  }
+  return groups;
+}
+
+}  // namespace cohort::master
