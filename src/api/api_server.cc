@@ -20,7 +20,6 @@ namespace {
 namespace net = boost::asio;
 namespace fs = std::filesystem;
 
-constexpr auto kTickInterval = std::chrono::milliseconds(500);
 constexpr int64_t kMaxWaitMs = 60'000;
 constexpr auto kLogPollInterval = std::chrono::milliseconds(50);
 constexpr size_t kLogReadBudget = 256 * 1024;
@@ -273,8 +272,7 @@ class ApiServer::LogStream : public std::enable_shared_from_this<ApiServer::LogS
 ApiServer::ApiServer(net::io_context& ioc, master::Master& master)
     : ioc_(ioc),
       master_(master),
-      http_(ioc, [this](HttpRequest r, std::shared_ptr<Responder> w) { Handle(std::move(r), w); }),
-      tick_timer_(ioc) {
+      http_(ioc, [this](HttpRequest r, std::shared_ptr<Responder> w) { Handle(std::move(r), w); }) {
   master_.SetListener(this);
 }
 
@@ -283,27 +281,13 @@ ApiServer::~ApiServer() {
   master_.SetListener(nullptr);
 }
 
-Status ApiServer::Listen(const std::string& host, int port) {
-  COHORT_RETURN_IF_ERROR(http_.Listen(host, port));
-  ScheduleTick();
-  return Status::Ok();
-}
+Status ApiServer::Listen(const std::string& host, int port) { return http_.Listen(host, port); }
 
 void ApiServer::Stop() {
   stopped_ = true;
   http_.Stop();
-  tick_timer_.cancel();
   for (auto& [id, w] : job_waiters_) w->timer->cancel();
   for (auto& [id, w] : node_waiters_) w->timer->cancel();
-}
-
-void ApiServer::ScheduleTick() {
-  tick_timer_.expires_after(kTickInterval);
-  tick_timer_.async_wait([this](boost::system::error_code ec) {
-    if (ec || stopped_) return;
-    master_.Tick();
-    ScheduleTick();
-  });
 }
 
 // Wake-ups are posted, not run inline: the change that triggers them is still being made (and

@@ -53,12 +53,10 @@ class ApiServer final : public master::MasterListener {
 
   void WakeJobWaiters(JobId id);
   void WakeNodeWaiters(const std::string& node_id);
-  void ScheduleTick();
 
   boost::asio::io_context& ioc_;
   master::Master& master_;
   HttpServer http_;
-  boost::asio::steady_timer tick_timer_;
   std::multimap<JobId, std::shared_ptr<JobWaiter>> job_waiters_;
   std::multimap<std::string, std::shared_ptr<NodeWaiter>> node_waiters_;
   bool stopped_ = false;

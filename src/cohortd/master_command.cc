@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "api/api_server.h"
+#include "api/asio_event_loop.h"
 #include "cohortd/commands.h"
 #include "common/units.h"
 #include "master/master.h"
@@ -128,9 +129,9 @@ int RunMaster(const MasterOptions& o) {
   }
   boost::asio::io_context ioc(1);
   RealClock clock;
-  auto master = master::Master::Create(
-      config, std::move(store).value(), scheduler::NewScheduler(*scheduling), clock,
-      [&ioc](std::function<void()> f) { boost::asio::post(ioc, std::move(f)); });
+  api::AsioEventLoop loop(ioc);
+  auto master = master::Master::Create(config, std::move(store).value(),
+                                       scheduler::NewScheduler(*scheduling), clock, loop);
   if (!master.ok()) {
     fmt::print(stderr, "cohortd master: {}\n", master.status().ToString());
     return 1;

@@ -18,11 +18,11 @@ namespace cohort::master {
 namespace fs = std::filesystem;
 
 Master::Master(MasterConfig config, std::unique_ptr<state::StateStore> store,
-               std::unique_ptr<scheduler::Scheduler> scheduler, const Clock& clock, Post post)
+               std::unique_ptr<scheduler::Scheduler> scheduler, const Clock& clock, EventLoop& loop)
     : config_(std::move(config)),
       store_(std::move(store)),
       clock_(clock),
-      post_(std::move(post)),
+      loop_(loop),
       dispatcher_(std::move(scheduler), config_.incremental_above) {
   if (config_.storage_root.empty()) config_.storage_root = config_.data_dir + "/storage";
 }
@@ -30,10 +30,11 @@ Master::Master(MasterConfig config, std::unique_ptr<state::StateStore> store,
 StatusOr<std::unique_ptr<Master>> Master::Create(MasterConfig config,
                                                  std::unique_ptr<state::StateStore> store,
                                                  std::unique_ptr<scheduler::Scheduler> scheduler,
-                                                 const Clock& clock, Post post) {
+                                                 const Clock& clock, EventLoop& loop) {
   std::unique_ptr<Master> m(
-      new Master(std::move(config), std::move(store), std::move(scheduler), clock, post));
+      new Master(std::move(config), std::move(store), std::move(scheduler), clock, loop));
   COHORT_RETURN_IF_ERROR(m->Load());
+  m->TickAgainLater();
   return m;
 }
 
@@ -81,7 +82,17 @@ Status Master::Load() {
 void Master::RequestSchedule() {
   if (schedule_posted_) return;
   schedule_posted_ = true;
-  post_([this] { Schedule(); });
+  loop_.Post([this, alive = std::weak_ptr<bool>(alive_)] {
+    if (alive.lock()) Schedule();
+  });
+}
+
+void Master::TickAgainLater() {
+  loop_.RunAfter(config_.tick_interval, [this, alive = std::weak_ptr<bool>(alive_)] {
+    if (!alive.lock()) return;
+    Tick();
+    TickAgainLater();
+  });
 }
 
 uint64_t Master::BumpNode(const std::string& node_id) {

@@ -23,6 +23,7 @@
 #include "common/time.h"
 #include "dispatch/dispatcher.h"
 #include "framework/task_environment.h"
+#include "master/event_loop.h"
 #include "model/agent_protocol.h"
 #include "model/job.h"
 #include "model/node.h"
@@ -44,6 +45,7 @@ struct MasterConfig {
   // Called when a write fails after memory has changed; it must not return into the master's
   // work (a test's handler may, and then checks what the store holds). Unset: log and exit 70.
   std::function<void(const Status&)> fail_stop;
+  Duration tick_interval = std::chrono::milliseconds(500);
 };
 
 // The team a spec gets when it names none; it exists without being created (no guarantee, no
@@ -95,14 +97,14 @@ struct JobFilter {
 
 class Master {
  public:
-  // `post` queues work to run later on the event loop; a scheduling pass is posted there after
-  // whatever changed the cluster, so that many changes cost one pass.
-  using Post = std::function<void(std::function<void()>)>;
+  // A scheduling pass is posted to `loop` after whatever changed the cluster, so that many
+  // changes cost one pass; the master's tick runs there every MasterConfig::tick_interval.
+  // `loop` and `clock` must outlive the master.
 
   static StatusOr<std::unique_ptr<Master>> Create(MasterConfig config,
                                                   std::unique_ptr<state::StateStore> store,
                                                   std::unique_ptr<scheduler::Scheduler> scheduler,
-                                                  const Clock& clock, Post post);
+                                                  const Clock& clock, EventLoop& loop);
 
   void SetListener(MasterListener* listener) { listener_ = listener; }
 
@@ -146,8 +148,8 @@ class Master {
   std::string LogPath(JobId id, int attempt, const std::string& role, int index) const;
 
   // --- Time ---
-  // Marks silent nodes unreachable and stops jobs past their max_runtime. Call every second
-  // or so.
+  // Marks silent nodes unreachable, stops jobs past their max_runtime, runs a full pass that was
+  // put off. Runs by itself every tick_interval on the event loop; tests also call it.
   void Tick();
   // One scheduling pass now (normally posted by the master itself).
   void Schedule();
@@ -166,10 +168,11 @@ class Master {
   };
 
   Master(MasterConfig config, std::unique_ptr<state::StateStore> store,
-         std::unique_ptr<scheduler::Scheduler> scheduler, const Clock& clock, Post post);
+         std::unique_ptr<scheduler::Scheduler> scheduler, const Clock& clock, EventLoop& loop);
   Status Load();
 
   void RequestSchedule();
+  void TickAgainLater();
   // A full pass soon (on the next tick) when decisions run between passes; at once otherwise.
   void Reschedule();
   // The residue no longer matches the cluster (a node or a team changed): a full pass now.
@@ -208,7 +211,10 @@ class Master {
   MasterConfig config_;
   std::unique_ptr<state::StateStore> store_;
   const Clock& clock_;
-  Post post_;
+  EventLoop& loop_;
+  // Callbacks left on the loop hold this weakly: a tick that comes after the master is gone
+  // does nothing.
+  std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
   MasterListener* listener_ = nullptr;
 
   std::map<JobId, Job> jobs_;

@@ -18,6 +18,19 @@ namespace {
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 
+// The master's event loop, run by hand: posted work waits in a queue; the periodic tick is
+// not run by itself (tests call Tick).
+class QueueLoop final : public EventLoop {
+ public:
+  explicit QueueLoop(std::deque<std::function<void()>>& queue) : queue_(queue) {}
+  void Post(std::function<void()> work) override { queue_.push_back(std::move(work)); }
+  void RunAfter(Duration, std::function<void()> work) override { later_.push_back(work); }
+  std::vector<std::function<void()>> later_;
+
+ private:
+  std::deque<std::function<void()>>& queue_;
+};
+
 // Every test runs twice: every change scheduled by a full pass at once (the default for small
 // queues), and decisions between passes with the full pass on the next tick.
 class MasterTest : public ::testing::TestWithParam<bool> {
@@ -38,6 +51,7 @@ class MasterTest : public ::testing::TestWithParam<bool> {
   void Start() {
     master_.reset();
     posted_.clear();  // work posted by a master that is gone must not run on its successor
+    loop_.later_.clear();
     auto sqlite = state::OpenSqliteStateStore((dir_ / "cohort.db").string());
     ASSERT_TRUE(sqlite.ok()) << sqlite.status().ToString();
     auto store = std::make_unique<cohort::testing::FailingStateStore>(std::move(sqlite).value());
@@ -47,7 +61,7 @@ class MasterTest : public ::testing::TestWithParam<bool> {
     config.incremental_above = GetParam() ? 0 : 1'000'000;
     config.fail_stop = [this](const Status& s) { fail_stops_.push_back(s); };
     auto m = Master::Create(config, std::move(store), scheduler::NewScheduler(scheduler_config_),
-                            clock_, [this](std::function<void()> f) { posted_.push_back(f); });
+                            clock_, loop_);
     ASSERT_TRUE(m.ok()) << m.status().ToString();
     master_ = std::move(m).value();
   }
@@ -120,6 +134,7 @@ class MasterTest : public ::testing::TestWithParam<bool> {
   scheduler::SchedulerConfig scheduler_config_;
   ManualClock clock_;
   std::deque<std::function<void()>> posted_;
+  QueueLoop loop_{posted_};
   std::unique_ptr<Master> master_;
 };
 
@@ -389,6 +404,18 @@ TEST_P(MasterTest, PreemptedJobRequeuesKeepingItsPlaceAndDoesNotSpendItsRestartB
   RunPosted();
   EXPECT_EQ(GetJob(low).state, JobState::kStarting);
   EXPECT_EQ(GetJob(low).attempt, 2);
+}
+
+TEST_P(MasterTest, TheMasterTicksByItselfOnItsLoopAndStopsWhenGone) {
+  AddNode("a", 1);
+  ASSERT_EQ(loop_.later_.size(), 1u) << "the first tick is asked for at creation";
+  clock_.Advance(std::chrono::seconds(60));  // past the node timeout: the tick notices
+  auto tick = loop_.later_.back();
+  tick();
+  EXPECT_EQ(master_->ListNodes().at(0).node->state, NodeState::kUnreachable);
+  EXPECT_EQ(loop_.later_.size(), 2u) << "and asks for the next one";
+  master_.reset();
+  loop_.later_.back()();  // a tick after the master is gone does nothing
 }
 
 TEST_P(MasterTest, WhyNamesWhoIsAheadInThePolicysOwnOrder) {
