@@ -16,8 +16,9 @@
 #include <sstream>
 #include <thread>
 
-#include "common/process.h"
 #include "model/json.h"
+#include "os/process.h"
+#include "os/real_clock.h"
 
 namespace cohort::agent {
 namespace {

@@ -15,8 +15,9 @@
 #include <sstream>
 #include <vector>
 
-#include "common/process.h"
 #include "model/json.h"
+#include "os/process.h"
+#include "os/real_clock.h"
 
 namespace cohort::agent {
 namespace {
