@@ -14,7 +14,7 @@
 #include <thread>
 
 #include "client/cohort_client.h"
-#include "common/process.h"
+#include "os/process.h"
 
 namespace {
 

@@ -22,6 +22,7 @@ build_dir=${2:-}
 # table of docs/architecture.md, and add every new directory under src/ here.
 declare -A allowed=(
   [common]=""
+  [os]="common"
   [model]="common"
   [scheduler]="model common"
   [cluster]="model common"
@@ -31,10 +32,10 @@ declare -A allowed=(
   [master]="scheduler cluster dispatch state framework model common"
   [api]="master scheduler cluster dispatch state framework model common"
   [client]="model common"
-  [agent]="client model common"
+  [agent]="client model os common"
   [sim]="scheduler cluster dispatch model common"
   [dispatch]="scheduler cluster model common"
-  [cli]="client sim scheduler cluster dispatch model common"
+  [cli]="client sim scheduler cluster dispatch model os common"
   [cohortd]="*"
 )
 

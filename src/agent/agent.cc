@@ -6,18 +6,17 @@
 #include <signal.h>
 #include <spdlog/spdlog.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <filesystem>
 #include <fstream>
 #include <set>
-#include <sstream>
 #include <thread>
 
-#include "common/process.h"
 #include "model/json.h"
+#include "os/process.h"
 
 namespace cohort::agent {
 namespace {
@@ -51,9 +50,21 @@ TaskState EndState(const TaskExit& exit) {
   return TaskState::kFailed;
 }
 
+// Sleeps for `d`, or less once `stop` is set, so that stopping never waits out a back-off.
+void SleepUnlessStopped(Duration d, const std::atomic<bool>& stop) {
+  constexpr Duration kSlice = std::chrono::milliseconds(50);
+  for (Duration left = d; left > Duration(0) && !stop; left -= kSlice) {
+    std::this_thread::sleep_for(std::min(left, kSlice));
+  }
+}
+
 }  // namespace
 
-Agent::Agent(AgentConfig config, GpuInventory gpus) : config_(std::move(config)) {
+Agent::Agent(AgentConfig config, GpuInventory gpus, AgentDeps deps)
+    : config_(std::move(config)),
+      clock_(deps.clock),
+      launcher_(deps.launcher),
+      master_(deps.master) {
   config_.node.gpus = std::move(gpus.gpus);
   config_.node.gpu_links = std::move(gpus.links);
   config_.node.gpu_source = gpus.source;
@@ -61,21 +72,19 @@ Agent::Agent(AgentConfig config, GpuInventory gpus) : config_(std::move(config))
 
 Agent::~Agent() = default;
 
-Status Agent::Prepare() {
+Status Agent::Start() {
   std::error_code ec;
   fs::create_directories(config_.data_dir + "/tasks", ec);
   if (ec) {
     return Status::Internal(
         fmt::format("cannot create {}/tasks: {}", config_.data_dir, ec.message()));
   }
-  if (::access(config_.cohortd.c_str(), X_OK) != 0) {
-    return Status::Internal(
-        fmt::format("cannot execute {} (needed to supervise tasks)", config_.cohortd));
-  }
+  AdoptExistingTasks();
   return Status::Ok();
 }
 
 void Agent::AdoptExistingTasks() {
+  std::lock_guard lock(mu_);
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(config_.data_dir + "/tasks", ec)) {
     if (!entry.is_directory()) continue;
@@ -96,11 +105,8 @@ void Agent::AdoptExistingTasks() {
     auto exit = ReadTaskExit(dir);
     if (exit.ok()) {
       t.exit = *exit;
-    } else {
-      std::string cmdline = ReadFileOrEmpty(fmt::format("/proc/{}/cmdline", t.supervisor));
-      bool alive = t.supervisor > 0 && cmdline.find("run-task") != std::string::npos &&
-                   cmdline.find(dir) != std::string::npos;
-      if (!alive) t.exit = TaskExit{std::nullopt, std::nullopt, false, {}, {}};
+    } else if (!launcher_.IsSupervisorOf(t.supervisor, dir)) {
+      t.exit = TaskExit{std::nullopt, std::nullopt, false, {}, {}};
     }
     spdlog::info("adopted task {} ({})", t.id.ToString(), t.exit ? "ended" : "running");
     tasks_[t.id] = std::move(t);
@@ -112,7 +118,7 @@ void Agent::Launch(const TaskLaunch& launch) {
   t.id = launch.id;
   t.dir = fmt::format("{}/tasks/{}", config_.data_dir, launch.id.ToString());
   t.grace_period = launch.grace_period;
-  t.started_at = FromMicros(ToMicros(RealClock().Now()));
+  t.started_at = clock_.Now();
   std::error_code ec;
   fs::remove_all(t.dir, ec);
   fs::create_directories(t.dir, ec);
@@ -128,8 +134,7 @@ void Agent::Launch(const TaskLaunch& launch) {
     tasks_[t.id] = std::move(t);
     return;
   }
-  auto pid = Spawn({config_.cohortd, "run-task", "--task-dir", t.dir},
-                   SpawnOptions{t.dir + "/supervisor.log", /*new_session=*/true, {}});
+  auto pid = launcher_.StartSupervisor(t.dir);
   if (!pid.ok()) {
     spdlog::error("task {}: {}", t.id.ToString(), pid.status().ToString());
     t.exit = TaskExit{126, std::nullopt, false, t.started_at, t.started_at};
@@ -161,11 +166,10 @@ void Agent::Apply(const DesiredState& desired) {
   for (auto& [id, t] : tasks_) {
     if (wanted.count(id) || t.exit || t.stop_sent_at) continue;
     spdlog::info("stopping task {}", id.ToString());
-    t.stop_sent_at = RealClock().Now();
-    if (t.supervisor > 0) ::kill(t.supervisor, SIGTERM);
+    t.stop_sent_at = clock_.Now();
+    if (t.supervisor > 0) launcher_.SignalSupervisor(t.supervisor, SIGTERM);
   }
 }
-
 AgentReport Agent::BuildReport() {
   std::lock_guard lock(mu_);
   AgentReport report;
@@ -192,27 +196,19 @@ AgentReport Agent::BuildReport() {
 bool Agent::CheckTasks() {
   std::lock_guard lock(mu_);
   bool changed = false;
-  Timestamp now = RealClock().Now();
+  Timestamp now = clock_.Now();
   for (auto& [id, t] : tasks_) {
     if (t.exit) continue;
     if (t.pid == 0) {
       t.pid = std::atoi(ReadFileOrEmpty(t.dir + "/task.pid").c_str());
       changed |= t.pid != 0;  // worth telling the master at once
     }
-    bool gone = false;
-    if (!t.adopted) {
-      int status = 0;
-      pid_t r = ::waitpid(t.supervisor, &status, WNOHANG);
-      gone = r == t.supervisor || (r < 0 && errno == ECHILD);
-    } else {
-      gone = ::kill(t.supervisor, 0) != 0 && errno == ESRCH;
-    }
-    if (!gone) {
+    if (!launcher_.SupervisorExited(t.supervisor, t.adopted)) {
       if (t.stop_sent_at && now - *t.stop_sent_at > t.grace_period + kSupervisorSlack) {
         spdlog::warn("task {}: supervisor did not stop it in time; killing everything",
                      id.ToString());
-        ::kill(-t.supervisor, SIGKILL);
-        if (t.pid > 0) ::kill(-t.pid, SIGKILL);
+        launcher_.SignalProcessGroup(t.supervisor, SIGKILL);
+        if (t.pid > 0) launcher_.SignalProcessGroup(t.pid, SIGKILL);
       }
       continue;
     }
@@ -231,7 +227,7 @@ bool Agent::CheckTasks() {
   return changed;
 }
 
-bool Agent::ShipLogs(client::CohortClient& client) {
+bool Agent::ShipLogs() {
   struct Work {
     TaskId id;
     std::string path;
@@ -255,7 +251,7 @@ bool Agent::ShipLogs(client::CohortClient& client) {
       buf.resize(static_cast<size_t>(in.gcount()));
       if (buf.empty()) break;
       int64_t resume_at = -1;
-      auto stored = client.ShipLog(config_.node.id, w.id, w.shipped, buf, &resume_at);
+      auto stored = master_.ShipLog(config_.node.id, w.id, w.shipped, buf, &resume_at);
       if (stored.ok()) {
         w.shipped = *stored;
       } else if (resume_at >= 0) {
@@ -283,90 +279,98 @@ bool Agent::ShipLogs(client::CohortClient& client) {
   return completed;
 }
 
-Status Agent::RegisterUntilDone(client::CohortClient& client, const std::atomic<bool>& stop) {
-  bool told = false;
-  auto delay = std::chrono::milliseconds(100);
-  while (!stop) {
-    auto desired = client.Register(config_.node);
-    if (desired.ok()) {
-      spdlog::info("registered with {} as {} ({} GPUs, {})", client.master_url(), config_.node.id,
-                   config_.node.gpus.size(), config_.node.gpu_source);
-      registered_ = true;
-      Apply(*desired);
-      return Status::Ok();
-    }
-    if (desired.status().code() == StatusCode::kInvalidArgument) return desired.status();
-    if (!told) {
-      spdlog::warn("waiting for the master: {}", desired.status().message());
-      told = true;
-    }
-    std::this_thread::sleep_for(delay);
-    delay = std::min(delay * 2, std::chrono::milliseconds(2000));
+Status Agent::SyncOnce(Duration wait) {
+  if (!registered_) {
+    auto desired = master_.Register(config_.node);
+    if (!desired.ok()) return desired.status();
+    spdlog::info("registered with the master as {} ({} GPUs, {})", config_.node.id,
+                 config_.node.gpus.size(), config_.node.gpu_source);
+    registered_ = true;
+    Apply(*desired);
+    return Status::Ok();
   }
+  AgentReport report = BuildReport();
+  auto desired = master_.Sync(config_.node.id, report, report.applied_version, wait);
+  if (!desired.ok()) {
+    // The master does not know this node (a new master): register again.
+    if (desired.status().code() == StatusCode::kNotFound) registered_ = false;
+    return desired.status();
+  }
+  Apply(*desired);
   return Status::Ok();
 }
 
+Status Agent::Step() {
+  CheckTasks();
+  ShipLogs();
+  return SyncOnce(Duration(0));
+}
+
 void Agent::SyncLoop(const std::atomic<bool>& stop) {
-  auto client = client::CohortClient::Create(config_.master_url);
-  if (!client.ok()) return;
-  bool warned = false;
+  bool waiting_told = false;  // "waiting for the master" was logged
+  bool sync_warned = false;   // "cannot sync" was logged
+  Duration register_delay = std::chrono::milliseconds(100);
   while (!stop) {
-    if (!registered_) {
-      Status s = RegisterUntilDone(**client, stop);
-      if (!s.ok()) {
+    bool was_registered = registered_;
+    Status s = SyncOnce(config_.sync_wait);
+    if (stop) break;  // the call may have been cancelled for it: nothing to tell
+    if (s.ok()) {
+      if (sync_warned) spdlog::info("the master is back");
+      sync_warned = waiting_told = false;
+      register_delay = std::chrono::milliseconds(100);
+      continue;
+    }
+    if (!was_registered) {
+      if (s.code() == StatusCode::kInvalidArgument) {
         spdlog::error("the master refused this node: {}", s.ToString());
-        std::this_thread::sleep_for(std::chrono::seconds(5));
+        SleepUnlessStopped(std::chrono::seconds(5), stop);
+        continue;
       }
+      if (!waiting_told) {
+        spdlog::warn("waiting for the master: {}", s.message());
+        waiting_told = true;
+      }
+      SleepUnlessStopped(register_delay, stop);
+      register_delay = std::min<Duration>(register_delay * 2, std::chrono::milliseconds(2000));
       continue;
     }
-    AgentReport report = BuildReport();
-    auto desired =
-        (*client)->Sync(config_.node.id, report, report.applied_version, config_.sync_wait);
-    if (desired.ok()) {
-      if (warned) spdlog::info("the master is back");
-      warned = false;
-      Apply(*desired);
-      continue;
+    if (s.code() == StatusCode::kNotFound) continue;  // registers at once on the next round
+    if (!sync_warned) {
+      spdlog::warn("cannot sync with the master (tasks keep running): {}", s.message());
+      sync_warned = true;
     }
-    if (desired.status().code() == StatusCode::kNotFound) {
-      registered_ = false;  // the master does not know this node (a new master): register again
-      continue;
-    }
-    if (!warned) {
-      spdlog::warn("cannot sync with the master (tasks keep running): {}",
-                   desired.status().message());
-      warned = true;
-    }
-    std::this_thread::sleep_for(std::chrono::seconds(1));
+    SleepUnlessStopped(std::chrono::seconds(1), stop);
   }
 }
 
 Status Agent::Run(const std::atomic<bool>& stop) {
-  COHORT_RETURN_IF_ERROR(Prepare());
-  COHORT_ASSIGN_OR_RETURN(auto client, client::CohortClient::Create(config_.master_url));
-  AdoptExistingTasks();
+  COHORT_RETURN_IF_ERROR(Start());
   // The long poll lives on its own thread; this one notices exits and ships output, and
   // reports an ended task at once instead of waiting for the poll to come back.
-  std::thread sync([this, &stop] { SyncLoop(stop); });
-  sync.detach();  // may sit in a long poll; it only touches this object under mu_
+  std::atomic<bool> sync_done{false};
+  std::thread sync([this, &stop, &sync_done] {
+    SyncLoop(stop);
+    sync_done = true;
+  });
   // A supervisor that exits wakes this loop at once (SIGCHLD through a pipe), so that a task's
   // end reaches the master in milliseconds rather than at the next poll.
   int wake[2];
+  struct sigaction old_action {};
   if (::pipe2(wake, O_NONBLOCK | O_CLOEXEC) == 0) {
     g_child_exited_fd = wake[1];
     struct sigaction sa {};
     sa.sa_handler = OnChildExited;
     sa.sa_flags = SA_RESTART | SA_NOCLDSTOP;
     sigemptyset(&sa.sa_mask);
-    ::sigaction(SIGCHLD, &sa, nullptr);
+    ::sigaction(SIGCHLD, &sa, &old_action);
   } else {
     wake[0] = wake[1] = -1;
   }
   while (!stop) {
     bool changed = CheckTasks();
-    bool completed = ShipLogs(*client);
+    bool completed = ShipLogs();
     if ((changed || completed) && registered_) {
-      auto desired = client->Sync(config_.node.id, BuildReport(), 0, Duration(0));
+      auto desired = master_.Sync(config_.node.id, BuildReport(), 0, Duration(0));
       if (desired.ok()) Apply(*desired);
     }
     if (wake[0] >= 0) {
@@ -378,6 +382,19 @@ Status Agent::Run(const std::atomic<bool>& stop) {
     } else {
       std::this_thread::sleep_for(config_.poll_interval);
     }
+  }
+  // The sync thread may be in a long poll: cut it short, and again until the thread has seen
+  // `stop` (a cancel that falls between two of its calls is lost).
+  while (!sync_done) {
+    master_.CancelCalls();
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  sync.join();
+  if (wake[0] >= 0) {
+    ::sigaction(SIGCHLD, &old_action, nullptr);
+    g_child_exited_fd = -1;
+    ::close(wake[0]);
+    ::close(wake[1]);
   }
   return Status::Ok();
 }

@@ -15,8 +15,9 @@
 #include <sstream>
 #include <vector>
 
-#include "common/process.h"
 #include "model/json.h"
+#include "os/process.h"
+#include "os/real_clock.h"
 
 namespace cohort::agent {
 namespace {
@@ -109,19 +110,28 @@ StatusOr<TaskExit> ReadTaskExit(const std::string& task_dir) {
   }
 }
 
+Status WriteTaskExit(const std::string& task_dir, const TaskExit& exit) {
+  Json doc{{"exit_code", exit.exit_code ? Json(*exit.exit_code) : Json(nullptr)},
+           {"signal", exit.signal ? Json(*exit.signal) : Json(nullptr)},
+           {"stopped", exit.stopped},
+           {"started_at_us", ToMicros(exit.started_at)},
+           {"finished_at_us", ToMicros(exit.finished_at)}};
+  if (!WriteFileAtomically(task_dir + "/exit.json", doc.dump() + "\n")) {
+    return Status::Internal(
+        fmt::format("cannot write {}/exit.json: {}", task_dir, strerror(errno)));
+  }
+  return Status::Ok();
+}
+
 int RunTaskSupervisor(const std::string& dir) {
   RealClock clock;
   Timestamp started = clock.Now();
   auto finish = [&](TaskExit exit) {
     exit.started_at = started;
     exit.finished_at = clock.Now();
-    Json doc{{"exit_code", exit.exit_code ? Json(*exit.exit_code) : Json(nullptr)},
-             {"signal", exit.signal ? Json(*exit.signal) : Json(nullptr)},
-             {"stopped", exit.stopped},
-             {"started_at_us", ToMicros(exit.started_at)},
-             {"finished_at_us", ToMicros(exit.finished_at)}};
-    if (!WriteFileAtomically(dir + "/exit.json", doc.dump() + "\n")) {
-      fmt::print(stderr, "run-task: cannot write {}/exit.json: {}\n", dir, strerror(errno));
+    Status written = WriteTaskExit(dir, exit);
+    if (!written.ok()) {
+      fmt::print(stderr, "run-task: {}\n", written.message());
       return 1;
     }
     return 0;

@@ -17,6 +17,7 @@
 // exits on its own, any process it left behind is killed.
 #pragma once
 
+#include <optional>
 #include <string>
 
 #include "common/status.h"
@@ -38,5 +39,8 @@ int RunTaskSupervisor(const std::string& task_dir);
 
 // Reads DIR/exit.json; kNotFound if the task has not ended (or its supervisor died first).
 StatusOr<TaskExit> ReadTaskExit(const std::string& task_dir);
+// Writes DIR/exit.json atomically, in the form ReadTaskExit reads; kInternal if it cannot. The
+// supervisor's last act (and the fake launcher's, in tests).
+Status WriteTaskExit(const std::string& task_dir, const TaskExit& exit);
 
 }  // namespace cohort::agent

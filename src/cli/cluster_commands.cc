@@ -17,7 +17,7 @@
 #include <thread>
 
 #include "cli/cli.h"
-#include "common/process.h"
+#include "os/process.h"
 
 namespace cohort::cli {
 namespace {

@@ -13,6 +13,7 @@
 #include "common/units.h"
 #include "model/job_spec_parser.h"
 #include "model/json.h"
+#include "os/real_clock.h"
 
 namespace cohort::cli {
 namespace {

@@ -3,6 +3,7 @@
 
 #include "cli/cli.h"
 #include "common/units.h"
+#include "os/real_clock.h"
 
 namespace cohort::cli {
 namespace {

@@ -54,6 +54,9 @@ class CohortClient {
   StatusOr<int64_t> ShipLog(const std::string& node_id, const TaskId& task, int64_t offset,
                             std::string_view data, int64_t* resume_at);
 
+  // Makes the call in progress on another thread fail at once (HttpClient::Cancel). Thread-safe.
+  void Cancel() { http_->Cancel(); }
+
   const std::string& master_url() const { return http_->base_url(); }
 
  private:

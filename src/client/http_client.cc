@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <atomic>
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
@@ -25,6 +26,8 @@ struct HttpClient::Impl {
   net::io_context ioc;
   std::optional<beast::tcp_stream> stream;
   beast::flat_buffer buffer;
+  // Set by Cancel() from any thread; cleared by the requesting thread as a request starts.
+  std::atomic<bool> cancel_requested{false};
 
   // Runs one asynchronous operation to completion on the private io_context.
   template <typename Start>
@@ -77,6 +80,9 @@ struct HttpClient::Impl {
 
   Status Failure(beast::error_code ec, std::string_view target) {
     Drop();
+    if (ec == net::error::operation_aborted && cancel_requested) {
+      return Status::Unavailable(fmt::format("{}{}: cancelled", base_url, target));
+    }
     if (ec == beast::error::timeout) {
       return Status::DeadlineExceeded(fmt::format("{}{}: timed out", base_url, target));
     }
@@ -139,11 +145,23 @@ StatusOr<std::unique_ptr<HttpClient>> HttpClient::Create(std::string_view base_u
 
 const std::string& HttpClient::base_url() const { return impl_->base_url; }
 
+void HttpClient::Cancel() {
+  Impl* d = impl_.get();
+  d->cancel_requested = true;
+  // The stream belongs to the requesting thread; the cancellation runs there, inside its
+  // io_context. Posted while no request runs, it runs at the start of the next one and, the
+  // flag being cleared by then, does nothing.
+  net::post(d->ioc, [d] {
+    if (d->cancel_requested && d->stream) d->stream->cancel();
+  });
+}
+
 StatusOr<HttpResult> HttpClient::Request(
     std::string_view method, std::string_view target, std::string_view body,
     std::string_view content_type, Duration timeout,
     const std::vector<std::pair<std::string, std::string>>& headers) {
   Impl& d = *impl_;
+  d.cancel_requested = false;
   // A kept-alive connection may have been closed by the server meanwhile; then (and only then,
   // before anything of the answer arrived) the request is sent once more on a new connection.
   for (int try_number = 0; try_number < 2; ++try_number) {
@@ -186,6 +204,7 @@ StatusOr<HttpResult> HttpClient::Request(
 StatusOr<HttpResult> HttpClient::Stream(std::string_view target,
                                         const std::function<bool(std::string_view)>& on_data) {
   Impl& d = *impl_;
+  d.cancel_requested = false;
   d.Drop();  // a stream owns its connection until the end
   COHORT_RETURN_IF_ERROR(d.Connect(std::chrono::seconds(10)));
   auto req = d.MakeRequest("GET", target, {}, {});

@@ -1,5 +1,5 @@
 // A blocking HTTP/1.1 client for the CLI and the agent, on Boost.Beast. One connection, kept
-// alive between requests. Not thread-safe: use one client per thread.
+// alive between requests. Not thread-safe (use one client per thread), except for Cancel().
 #pragma once
 
 #include <functional>
@@ -37,6 +37,11 @@ class HttpClient {
   // returns false. A non-2xx answer is returned as its HttpResult with the whole body.
   StatusOr<HttpResult> Stream(std::string_view target,
                               const std::function<bool(std::string_view)>& on_data);
+
+  // Makes the request (or stream) in progress on another thread, if any, fail at once with
+  // kUnavailable and its connection closed; a request that starts after Cancel returns is not
+  // affected. Thread-safe: how a thread waiting in a long poll is told to give up.
+  void Cancel();
 
   const std::string& base_url() const;
 

@@ -12,6 +12,7 @@
 #include "cohortd/commands.h"
 #include "common/strings.h"
 #include "common/units.h"
+#include "os/real_clock.h"
 
 namespace cohort::cohortd {
 namespace {
@@ -79,16 +80,15 @@ int RunAgent(const AgentOptions& o) {
   };
   agent::AgentConfig config;
   const char* env_master = std::getenv("COHORT_MASTER");
-  config.master_url = !o.master.empty() ? o.master
-                      : env_master      ? env_master
-                                        : client::kDefaultMasterUrl;
+  std::string master_url = !o.master.empty() ? o.master
+                           : env_master      ? env_master
+                                             : client::kDefaultMasterUrl;
   config.data_dir = o.data_dir.empty() ? DefaultDataDir("agent") : o.data_dir;
-  config.cohortd = SelfExe();
   NodeInfo& node = config.node;
   node.id = o.name.empty() ? Hostname() : o.name;
-  node.address = !o.address.empty()                 ? o.address
-                 : IsLoopbackUrl(config.master_url) ? "127.0.0.1"
-                                                    : Hostname();
+  node.address = !o.address.empty()          ? o.address
+                 : IsLoopbackUrl(master_url) ? "127.0.0.1"
+                                             : Hostname();
   node.agent_version = COHORT_VERSION;
   if (o.cpus.empty()) {
     node.milli_cpus = ::sysconf(_SC_NPROCESSORS_ONLN) * 1000;
@@ -141,21 +141,33 @@ int RunAgent(const AgentOptions& o) {
     return 1;
   }
 
+  auto master = agent::HttpMasterClient::Create(master_url);
+  if (!master.ok()) {
+    fmt::print(stderr, "cohortd agent: {}\n", master.status().ToString());
+    return 1;
+  }
+  auto launcher = agent::ProcessTaskLauncher::Create(SelfExe());
+  if (!launcher.ok()) {
+    fmt::print(stderr, "cohortd agent: {}\n", launcher.status().ToString());
+    return 1;
+  }
+  RealClock clock;
+
   std::signal(SIGINT, OnSignal);
   std::signal(SIGTERM, OnSignal);
   std::signal(SIGPIPE, SIG_IGN);
   spdlog::info("cohortd agent {} for node {} ({} GPUs from {}); master {}", COHORT_VERSION, node.id,
-               gpus->gpus.size(), gpus->source, config.master_url);
-  agent::Agent agent(config, std::move(gpus).value());
+               gpus->gpus.size(), gpus->source, master_url);
+  agent::Agent agent(config, std::move(gpus).value(),
+                     agent::AgentDeps{clock, **launcher, **master});
   Status s = agent.Run(g_stop);
   if (!s.ok()) {
     fmt::print(stderr, "cohortd agent: {}\n", s.ToString());
     return 1;
   }
-  spdlog::info("agent stopping; its tasks keep running and a new agent adopts them");
+  spdlog::info("agent stopped; its tasks keep running and a new agent adopts them");
   spdlog::shutdown();
-  // The sync thread may sit in a long poll; nothing it holds needs cleaning up.
-  std::_Exit(0);
+  return 0;
 }
 
 }  // namespace cohort::cohortd

@@ -10,6 +10,7 @@
 #include "cohortd/commands.h"
 #include "common/units.h"
 #include "master/master.h"
+#include "os/real_clock.h"
 #include "scheduler/scheduler.h"
 #include "state/state_store.h"
 

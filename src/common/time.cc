@@ -51,10 +51,6 @@ StatusOr<Timestamp> ParseTimestamp(std::string_view text) {
   return FromMicros(secs * 1'000'000 + micros);
 }
 
-Timestamp RealClock::Now() const {
-  return std::chrono::time_point_cast<Duration>(std::chrono::system_clock::now());
-}
-
 Timestamp ManualClock::Now() const {
   std::lock_guard lock(mu_);
   return now_;

@@ -1,5 +1,6 @@
 // Time as data. Daemons read the time through a Clock so that tests can move it by hand; the
-// scheduler never reads a clock at all: `now` is a field of its input.
+// scheduler never reads a clock at all: `now` is a field of its input. The clock of the machine,
+// RealClock, lives in os/real_clock.h, out of reach of the pure modules.
 #pragma once
 
 #include <chrono>
@@ -30,11 +31,6 @@ class Clock {
  public:
   virtual ~Clock() = default;
   virtual Timestamp Now() const = 0;
-};
-
-class RealClock final : public Clock {
- public:
-  Timestamp Now() const override;
 };
 
 // A clock that only moves when told to. Thread-safe.

@@ -7,8 +7,8 @@
 #include <fstream>
 #include <sstream>
 
-#include "common/process.h"
 #include "common/strings.h"
+#include "os/process.h"
 #include "tests/integration/local_cluster.h"
 
 namespace cohort::testing {

@@ -12,7 +12,7 @@
 #include <sstream>
 #include <thread>
 
-#include "common/process.h"
+#include "os/process.h"
 
 namespace cohort::testing {
 namespace {

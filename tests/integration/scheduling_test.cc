@@ -3,7 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
-#include "common/process.h"
+#include "os/process.h"
 #include "tests/integration/local_cluster.h"
 
 namespace cohort::testing {

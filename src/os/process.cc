@@ -1,4 +1,4 @@
-#include "common/process.h"
+#include "os/process.h"
 
 #include <dirent.h>
 #include <fcntl.h>

@@ -1,4 +1,5 @@
-// Processes and small files, as the agent, the CLI and the tests handle them.
+// Processes, small files and /proc, as the agent, the CLI and the tests handle them. Everything
+// here acts on the machine; the pure modules (scheduler, model) cannot link it.
 #pragma once
 
 #include <sys/types.h>

@@ -1,0 +1,409 @@
+// The agent's rules (docs/architecture.md, "Reconciliation between agent and master") against a
+// fake master and fake supervisors, on one thread and a manual clock: no processes, no sockets.
+// Only the task directories are real, in a temporary directory.
+#include "agent/agent.h"
+
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "agent/fake_task_launcher.h"
+#include "model/json.h"
+#include "os/process.h"
+
+namespace cohort::agent {
+namespace {
+
+namespace fs = std::filesystem;
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+// The master's side of the protocol in memory: a desired state per node, every report, every
+// byte of shipped output, and errors on demand.
+class FakeMaster final : public MasterClient {
+ public:
+  StatusOr<DesiredState> Register(const NodeInfo& info) override {
+    std::lock_guard lock(mu_);
+    ++registrations_;
+    if (!register_error_.ok()) return register_error_;
+    registered_.insert(info.id);
+    return desired_[info.id];
+  }
+
+  StatusOr<DesiredState> Sync(const std::string& node_id, const AgentReport& report,
+                              uint64_t wait_version, Duration wait) override {
+    std::lock_guard lock(mu_);
+    if (!registered_.count(node_id)) return Status::NotFound("no node " + node_id);
+    if (!sync_error_.ok()) return sync_error_;
+    reports_.push_back(report);
+    if (next_answer_) {
+      DesiredState answer = std::move(*next_answer_);
+      next_answer_.reset();
+      return answer;
+    }
+    return desired_[node_id];
+  }
+
+  StatusOr<int64_t> ShipLog(const std::string& node_id, const TaskId& task, int64_t offset,
+                            std::string_view data, int64_t* resume_at) override {
+    std::lock_guard lock(mu_);
+    if (!ship_error_.ok()) return ship_error_;
+    std::string& log = logs_[task];
+    if (offset != static_cast<int64_t>(log.size())) {
+      if (resume_at) *resume_at = static_cast<int64_t>(log.size());
+      return Status::FailedPrecondition("offset mismatch");
+    }
+    log.append(data);
+    return static_cast<int64_t>(log.size());
+  }
+
+  void CancelCalls() override {}  // nothing here ever waits
+
+  // The master's side, set by the test.
+  void Want(const std::string& node, DesiredState desired) { desired_[node] = std::move(desired); }
+  // Answers the next Sync with `answer` instead of the node's desired state once (an answer
+  // that crossed a newer one on the other connection).
+  void AnswerNextSyncWith(DesiredState answer) { next_answer_ = std::move(answer); }
+  void ForgetNodes() { registered_.clear(); }  // as a master that restarted without them
+  void FailRegister(Status s) { register_error_ = std::move(s); }
+  void FailSync(Status s) { sync_error_ = std::move(s); }
+  void FailShipping(Status s) { ship_error_ = std::move(s); }
+  void HoldLog(const TaskId& task, std::string bytes) { logs_[task] = std::move(bytes); }
+
+  int registrations() const { return registrations_; }
+  const std::vector<AgentReport>& reports() const { return reports_; }
+  std::string log(const TaskId& task) const {
+    auto it = logs_.find(task);
+    return it == logs_.end() ? "" : it->second;
+  }
+
+ private:
+  std::mutex mu_;
+  std::map<std::string, DesiredState> desired_;
+  std::optional<DesiredState> next_answer_;
+  std::set<std::string> registered_;
+  Status register_error_ = Status::Ok();
+  Status sync_error_ = Status::Ok();
+  Status ship_error_ = Status::Ok();
+  int registrations_ = 0;
+  std::vector<AgentReport> reports_;
+  std::map<TaskId, std::string> logs_;
+};
+
+constexpr const char* kNode = "node-1";
+
+TaskId Id(JobId job, int index = 0) { return TaskId{job, 1, "worker", index}; }
+
+TaskLaunch Launch(const TaskId& id, Duration grace = seconds(30)) {
+  TaskLaunch l;
+  l.id = id;
+  l.command = {"/bin/sh", "-c", "echo hi"};
+  l.env = {{"COHORT_JOB_ID", std::to_string(id.job)}};
+  l.grace_period = grace;
+  return l;
+}
+
+DesiredState Desired(uint64_t version, std::vector<TaskLaunch> tasks,
+                     std::vector<TaskId> forget = {}) {
+  return DesiredState{version, std::move(tasks), std::move(forget)};
+}
+
+class AgentTest : public ::testing::Test {
+ protected:
+  AgentTest()
+      : dir_(fs::temp_directory_path() /
+             ("cohort-agent-test-" + std::to_string(::getpid()) + "-" +
+              ::testing::UnitTest::GetInstance()->current_test_info()->name())),
+        launcher_(clock_) {
+    fs::remove_all(dir_);
+  }
+  ~AgentTest() override { fs::remove_all(dir_); }
+
+  // A new agent on the same data directory, machine (launcher) and master: a restart.
+  std::unique_ptr<Agent> NewAgent() {
+    AgentConfig config;
+    config.data_dir = dir_.string();
+    config.node.id = kNode;
+    auto agent = std::make_unique<Agent>(config, GpuInventory{{}, {}, "declared"},
+                                         AgentDeps{clock_, launcher_, master_});
+    EXPECT_TRUE(agent->Start().ok());
+    return agent;
+  }
+
+  std::string TaskDir(const TaskId& id) const { return (dir_ / "tasks" / id.ToString()).string(); }
+  pid_t Supervisor(const TaskId& id) const { return launcher_.SupervisorOf(TaskDir(id)); }
+
+  // The task as the agent last reported it; fails the test if it was not in the report.
+  TaskReport Reported(const TaskId& id) const {
+    EXPECT_FALSE(master_.reports().empty());
+    if (master_.reports().empty()) return {};
+    for (const auto& t : master_.reports().back().tasks) {
+      if (t.id == id) return t;
+    }
+    ADD_FAILURE() << id.ToString() << " is not in the last report";
+    return {};
+  }
+  bool InLastReport(const TaskId& id) const {
+    for (const auto& t : master_.reports().back().tasks) {
+      if (t.id == id) return true;
+    }
+    return false;
+  }
+  int SignalsSent(pid_t pid, bool group, int signal) const {
+    int n = 0;
+    for (const auto& s : launcher_.signals())
+      n += s == FakeTaskLauncher::Signal{pid, group, signal};
+    return n;
+  }
+
+  fs::path dir_;
+  ManualClock clock_;
+  FakeTaskLauncher launcher_;
+  FakeMaster master_;
+};
+
+TEST_F(AgentTest, LaunchesADesiredTaskOnceAndReportsItsPidOnceKnown) {
+  TaskId a = Id(7);
+  master_.Want(kNode, Desired(1, {Launch(a, seconds(12))}));
+  auto agent = NewAgent();
+
+  ASSERT_TRUE(agent->Step().ok());  // registers; the answer starts the task
+  ASSERT_EQ(launcher_.starts(), std::vector<std::string>{TaskDir(a)});
+  auto spec = ParseJson(ReadFileOrEmpty(TaskDir(a) + "/spec.json"));
+  ASSERT_TRUE(spec.ok());
+  EXPECT_EQ((*spec)["command"], Json({"/bin/sh", "-c", "echo hi"}));
+  EXPECT_EQ((*spec)["env"]["COHORT_JOB_ID"], "7");
+  EXPECT_EQ((*spec)["grace_period_ms"], 12000);
+  EXPECT_EQ(ReadFileOrEmpty(TaskDir(a) + "/supervisor.pid"), std::to_string(Supervisor(a)));
+
+  ASSERT_TRUE(agent->Step().ok());
+  EXPECT_EQ(Reported(a).state, TaskState::kRunning);
+  EXPECT_EQ(Reported(a).pid, 0) << "the command has not started yet";
+  EXPECT_EQ(master_.reports().back().applied_version, 1u);
+
+  launcher_.StartCommand(Supervisor(a), 4242);
+  ASSERT_TRUE(agent->Step().ok());
+  EXPECT_EQ(Reported(a).state, TaskState::kRunning);
+  EXPECT_EQ(Reported(a).pid, 4242);
+  EXPECT_EQ(Reported(a).started_at, clock_.Now());
+  EXPECT_EQ(launcher_.starts().size(), 1u) << "a task that runs is never started again";
+}
+
+TEST_F(AgentTest, ATaskThatCannotStartIsReportedFailed) {
+  TaskId a = Id(7);
+  master_.Want(kNode, Desired(1, {Launch(a)}));
+  launcher_.FailNextStart(Status::Internal("fork: out of memory"));
+  auto agent = NewAgent();
+  ASSERT_TRUE(agent->Step().ok());
+  ASSERT_TRUE(agent->Step().ok());
+  EXPECT_EQ(Reported(a).state, TaskState::kFailed);
+  EXPECT_EQ(Reported(a).exit_code, 126);
+  EXPECT_EQ(launcher_.starts().size(), 1u);
+}
+
+TEST_F(AgentTest, StopsAnUnwantedTaskWithSigtermThenKillsEverythingAfterGraceAndSlack) {
+  TaskId a = Id(7);
+  master_.Want(kNode, Desired(1, {Launch(a, seconds(30))}));
+  auto agent = NewAgent();
+  ASSERT_TRUE(agent->Step().ok());
+  pid_t sup = Supervisor(a);
+  launcher_.StartCommand(sup, 4242);
+  launcher_.IgnoreSigterm(sup);
+  ASSERT_TRUE(agent->Step().ok());
+
+  master_.Want(kNode, Desired(2, {}));  // cohort kill
+  ASSERT_TRUE(agent->Step().ok());
+  EXPECT_EQ(SignalsSent(sup, /*group=*/false, SIGTERM), 1);
+  EXPECT_EQ(Reported(a).state, TaskState::kRunning) << "still stopping";
+
+  // The supervisor has the grace period to stop the task, and then some.
+  clock_.Advance(seconds(40));  // grace 30 s + slack 10 s: not yet overdue
+  ASSERT_TRUE(agent->Step().ok());
+  EXPECT_EQ(SignalsSent(sup, /*group=*/true, SIGKILL), 0);
+  EXPECT_EQ(SignalsSent(sup, /*group=*/false, SIGTERM), 1) << "SIGTERM is sent once";
+
+  clock_.Advance(milliseconds(1));
+  ASSERT_TRUE(agent->Step().ok());
+  EXPECT_EQ(SignalsSent(sup, /*group=*/true, SIGKILL), 1);
+  EXPECT_EQ(SignalsSent(4242, /*group=*/true, SIGKILL), 1);
+
+  // The supervisor died without writing exit.json: the task was stopped, so it is KILLED.
+  ASSERT_TRUE(agent->Step().ok());
+  EXPECT_EQ(Reported(a).state, TaskState::kKilled);
+  EXPECT_EQ(Reported(a).finished_at, clock_.Now());
+}
+
+TEST_F(AgentTest, ASupervisorThatObeysSigtermEndsTheTaskAsKilled) {
+  TaskId a = Id(7);
+  TaskId b = Id(8);
+  master_.Want(kNode, Desired(1, {Launch(a), Launch(b)}));
+  auto agent = NewAgent();
+  ASSERT_TRUE(agent->Step().ok());
+
+  master_.Want(kNode, Desired(2, {Launch(b)}));
+  ASSERT_TRUE(agent->Step().ok());  // sends SIGTERM; the fake supervisor writes exit.json
+  ASSERT_TRUE(agent->Step().ok());
+  EXPECT_EQ(SignalsSent(Supervisor(a), false, SIGTERM), 1);
+  EXPECT_EQ(SignalsSent(Supervisor(b), false, SIGTERM), 0) << "b is still wanted";
+  EXPECT_EQ(Reported(a).state, TaskState::kKilled);
+  EXPECT_EQ(Reported(a).signal, SIGTERM);
+  EXPECT_EQ(Reported(b).state, TaskState::kRunning);
+}
+
+TEST_F(AgentTest, AReStartedAgentAdoptsItsTasksWithoutStartingThemAgain) {
+  TaskId running = Id(7);
+  TaskId ended = Id(8);
+  TaskId vanished = Id(9);
+  master_.Want(kNode, Desired(1, {Launch(running), Launch(ended), Launch(vanished)}));
+  {
+    auto first = NewAgent();
+    ASSERT_TRUE(first->Step().ok());
+    launcher_.StartCommand(Supervisor(running), 4242);
+    ASSERT_EQ(launcher_.starts().size(), 3u);
+  }  // the agent stops; its supervisors do not
+  launcher_.WriteOutput(Supervisor(ended), "done\n");
+  launcher_.Exit(Supervisor(ended), 3);   // ends while no agent runs
+  launcher_.Crash(Supervisor(vanished));  // dies without a word
+
+  auto second = NewAgent();          // same data directory, same machine
+  ASSERT_TRUE(second->Step().ok());  // registers
+  ASSERT_TRUE(second->Step().ok());  // ships the ended task's output, reports
+  EXPECT_EQ(master_.registrations(), 2);
+  EXPECT_EQ(launcher_.starts().size(), 3u) << "adopted, not started again";
+  EXPECT_EQ(Reported(running).state, TaskState::kRunning);
+  EXPECT_EQ(Reported(running).pid, 4242);
+  EXPECT_EQ(Reported(ended).state, TaskState::kFailed);
+  EXPECT_EQ(Reported(ended).exit_code, 3);
+  EXPECT_EQ(master_.log(ended), "done\n");
+  EXPECT_EQ(Reported(vanished).state, TaskState::kFailed);
+
+  // An adopted supervisor is watched like any other.
+  launcher_.Exit(Supervisor(running), 0);
+  ASSERT_TRUE(second->Step().ok());
+  EXPECT_EQ(Reported(running).state, TaskState::kSucceeded);
+  EXPECT_EQ(Reported(running).exit_code, 0);
+}
+
+TEST_F(AgentTest, ReportsAnEndedTaskOnlyOnceItsWholeOutputIsShipped) {
+  TaskId a = Id(7);
+  master_.Want(kNode, Desired(1, {Launch(a)}));
+  auto agent = NewAgent();
+  ASSERT_TRUE(agent->Step().ok());
+  pid_t sup = Supervisor(a);
+  launcher_.WriteOutput(sup, "hello\n");
+  ASSERT_TRUE(agent->Step().ok());
+  EXPECT_EQ(master_.log(a), "hello\n");
+
+  master_.FailShipping(Status::Unavailable("log store is slow"));
+  launcher_.WriteOutput(sup, "last words\n");
+  launcher_.Exit(sup, 0);
+  ASSERT_TRUE(agent->Step().ok());
+  EXPECT_EQ(Reported(a).state, TaskState::kRunning) << "its output has not all arrived";
+
+  master_.FailShipping(Status::Ok());
+  ASSERT_TRUE(agent->Step().ok());
+  EXPECT_EQ(master_.log(a), "hello\nlast words\n");
+  EXPECT_EQ(Reported(a).state, TaskState::kSucceeded);
+  EXPECT_EQ(Reported(a).exit_code, 0);
+}
+
+TEST_F(AgentTest, ShipsOutputFromWhereTheMasterSaysItStands) {
+  TaskId a = Id(7);
+  master_.Want(kNode, Desired(1, {Launch(a)}));
+  master_.HoldLog(a, "hel");  // from an earlier agent, say
+  auto agent = NewAgent();
+  ASSERT_TRUE(agent->Step().ok());
+  launcher_.WriteOutput(Supervisor(a), "hello\n");
+  ASSERT_TRUE(agent->Step().ok());
+  EXPECT_EQ(master_.log(a), "hello\n");
+}
+
+TEST_F(AgentTest, ForgetDeletesAnEndedTaskAndItsDirectory) {
+  TaskId a = Id(7);
+  TaskId b = Id(8);
+  master_.Want(kNode, Desired(1, {Launch(a), Launch(b)}));
+  auto agent = NewAgent();
+  ASSERT_TRUE(agent->Step().ok());
+  launcher_.Exit(Supervisor(a), 0);
+  ASSERT_TRUE(agent->Step().ok());
+  ASSERT_EQ(Reported(a).state, TaskState::kSucceeded);
+
+  // The master recorded a's end; b is running and cannot be forgotten.
+  master_.Want(kNode, Desired(2, {Launch(b)}, {a, b}));
+  ASSERT_TRUE(agent->Step().ok());
+  EXPECT_FALSE(fs::exists(TaskDir(a)));
+  EXPECT_TRUE(fs::exists(TaskDir(b)));
+  ASSERT_TRUE(agent->Step().ok());
+  EXPECT_FALSE(InLastReport(a));
+  EXPECT_EQ(Reported(b).state, TaskState::kRunning);
+  EXPECT_EQ(launcher_.starts().size(), 2u);
+}
+
+TEST_F(AgentTest, AnOlderDesiredStateDoesNotUndoANewerOne) {
+  TaskId a = Id(7);
+  master_.Want(kNode, Desired(5, {Launch(a)}));
+  auto agent = NewAgent();
+  ASSERT_TRUE(agent->Step().ok());
+  ASSERT_EQ(launcher_.starts().size(), 1u);
+
+  // An answer from before `a` was placed arrives late.
+  master_.AnswerNextSyncWith(Desired(4, {}));
+  ASSERT_TRUE(agent->Step().ok());
+  EXPECT_TRUE(launcher_.signals().empty()) << "a must not be stopped";
+  ASSERT_TRUE(agent->Step().ok());
+  EXPECT_EQ(master_.reports().back().applied_version, 5u);
+  EXPECT_EQ(Reported(a).state, TaskState::kRunning);
+
+  // A newer one still applies.
+  master_.Want(kNode, Desired(6, {}));
+  ASSERT_TRUE(agent->Step().ok());
+  EXPECT_EQ(SignalsSent(Supervisor(a), false, SIGTERM), 1);
+}
+
+TEST_F(AgentTest, RegistersAgainWhenTheMasterNoLongerKnowsTheNode) {
+  TaskId a = Id(7);
+  master_.Want(kNode, Desired(1, {Launch(a)}));
+  auto agent = NewAgent();
+  ASSERT_TRUE(agent->Step().ok());
+  ASSERT_TRUE(agent->Step().ok());
+  EXPECT_EQ(master_.registrations(), 1);
+  EXPECT_TRUE(agent->registered());
+
+  master_.ForgetNodes();  // a new master
+  EXPECT_EQ(agent->Step().code(), StatusCode::kNotFound);
+  EXPECT_FALSE(agent->registered());
+  ASSERT_TRUE(agent->Step().ok());
+  EXPECT_EQ(master_.registrations(), 2);
+  ASSERT_TRUE(agent->Step().ok());
+  EXPECT_EQ(Reported(a).state, TaskState::kRunning);
+  EXPECT_EQ(launcher_.starts().size(), 1u) << "the task kept running across the master's restart";
+}
+
+TEST_F(AgentTest, KeepsTasksRunningWhileTheMasterIsUnreachableOrRefuses) {
+  TaskId a = Id(7);
+  master_.Want(kNode, Desired(1, {Launch(a)}));
+  master_.FailRegister(Status::InvalidArgument("ports overlap another node"));
+  auto agent = NewAgent();
+  EXPECT_EQ(agent->Step().code(), StatusCode::kInvalidArgument);
+  EXPECT_FALSE(agent->registered());
+  EXPECT_TRUE(launcher_.starts().empty());
+
+  master_.FailRegister(Status::Ok());
+  ASSERT_TRUE(agent->Step().ok());
+  ASSERT_EQ(launcher_.starts().size(), 1u);
+  master_.FailSync(Status::Unavailable("connection refused"));
+  EXPECT_EQ(agent->Step().code(), StatusCode::kUnavailable);
+  EXPECT_TRUE(agent->registered()) << "an unreachable master is not a forgetful one";
+  EXPECT_TRUE(launcher_.signals().empty());
+}
+
+}  // namespace
+}  // namespace cohort::agent

@@ -1,0 +1,78 @@
+// The agent's side of the agent-master protocol (model/agent_protocol.h): the three calls it
+// makes, behind an interface, so that the agent's reconciliation can be tested against a fake
+// master. HttpMasterClient makes them over HTTP with client::CohortClient.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "client/cohort_client.h"
+#include "common/status.h"
+#include "common/time.h"
+#include "model/agent_protocol.h"
+#include "model/node.h"
+
+namespace cohort::agent {
+
+// Thread-safe: the agent long-polls on one thread while it ships logs and reports exits on
+// another, and a call waiting on one thread must not hold up the other.
+class MasterClient {
+ public:
+  virtual ~MasterClient() = default;
+
+  // Registers (or re-registers) the node; returns what should run on it. kInvalidArgument: the
+  // master refuses this node (retrying the same `info` will not help); kUnavailable or
+  // kDeadlineExceeded: the master cannot be reached.
+  virtual StatusOr<DesiredState> Register(const NodeInfo& info) = 0;
+
+  // Reports what runs on the node; returns what should. If the master's desired state for the
+  // node is not newer than `wait_version`, the answer may wait up to `wait` for it to change
+  // (a long poll; zero answers at once). kNotFound: the master does not know the node (it
+  // restarted, or forgot the node): register again.
+  virtual StatusOr<DesiredState> Sync(const std::string& node_id, const AgentReport& report,
+                                      uint64_t wait_version, Duration wait) = 0;
+
+  // Appends `data` to the master's copy of the task's output, which must hold exactly `offset`
+  // bytes; returns the size it holds afterwards. On an offset mismatch, kFailedPrecondition with
+  // the master's size in `*resume_at` (untouched otherwise). kNotFound: the master has no such
+  // task (its job is gone), so the output has nowhere to go.
+  virtual StatusOr<int64_t> ShipLog(const std::string& node_id, const TaskId& task, int64_t offset,
+                                    std::string_view data, int64_t* resume_at) = 0;
+
+  // Makes the calls in progress on other threads (a long poll, above all) return at once with
+  // kUnavailable. Calls that start afterwards are not affected, so a caller that wants a thread
+  // to give up calls this until that thread has noticed.
+  virtual void CancelCalls() = 0;
+};
+
+// The master's HTTP API. Each call in flight gets its own connection (an HTTP client serves one
+// thread); connections are kept alive for the next calls.
+class HttpMasterClient final : public MasterClient {
+ public:
+  // kInvalidArgument if `master_url` is not http://HOST:PORT.
+  static StatusOr<std::unique_ptr<HttpMasterClient>> Create(std::string master_url);
+
+  StatusOr<DesiredState> Register(const NodeInfo& info) override;
+  StatusOr<DesiredState> Sync(const std::string& node_id, const AgentReport& report,
+                              uint64_t wait_version, Duration wait) override;
+  StatusOr<int64_t> ShipLog(const std::string& node_id, const TaskId& task, int64_t offset,
+                            std::string_view data, int64_t* resume_at) override;
+  void CancelCalls() override;
+
+ private:
+  explicit HttpMasterClient(std::string master_url) : master_url_(std::move(master_url)) {}
+  std::unique_ptr<client::CohortClient> Acquire();
+  void Release(std::unique_ptr<client::CohortClient> client);
+
+  const std::string master_url_;
+  std::mutex mu_;
+  std::vector<std::unique_ptr<client::CohortClient>> idle_;  // guarded by mu_
+  std::set<client::CohortClient*> busy_;                     // guarded by mu_
+};
+
+}  // namespace cohort::agent

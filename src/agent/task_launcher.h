@@ -1,0 +1,65 @@
+// The process operations of the agent, behind one narrow interface: start a task's supervisor,
+// signal it or a process group, and learn whether a supervisor has ended. ProcessTaskLauncher
+// does them to real processes; tests use FakeTaskLauncher (fake_task_launcher.h), so that the
+// agent's rules run without a single fork.
+//
+// A supervisor is `cohortd run-task --task-dir DIR` (task_supervisor.h): DIR holds spec.json
+// when it starts, and the supervisor writes task.pid, output.log and finally exit.json there.
+#pragma once
+
+#include <sys/types.h>
+
+#include <memory>
+#include <string>
+
+#include "common/status.h"
+
+namespace cohort::agent {
+
+// Not thread-safe: the agent makes its calls one at a time.
+class TaskLauncher {
+ public:
+  virtual ~TaskLauncher() = default;
+
+  // Starts the supervisor of the task prepared in `task_dir`, in its own session (so it is a
+  // process group leader and outlives the agent), with its own output in DIR/supervisor.log.
+  // Returns its pid; kInternal if it could not be started.
+  virtual StatusOr<pid_t> StartSupervisor(const std::string& task_dir) = 0;
+
+  // Sends `signal` to the supervisor `pid` alone; SIGTERM asks it to stop its task.
+  virtual void SignalSupervisor(pid_t pid, int signal) = 0;
+
+  // Sends `signal` to every process of the process group `pgid` (a supervisor's, or a task's
+  // command's, which leads its own group).
+  virtual void SignalProcessGroup(pid_t pgid, int signal) = 0;
+
+  // Whether the supervisor `pid` has ended. One this launcher started (`adopted` false) is this
+  // process's child and is reaped here; an adopted one (started by an earlier agent) can only
+  // be checked for being alive.
+  virtual bool SupervisorExited(pid_t pid, bool adopted) = 0;
+
+  // Whether `pid` is alive and is the supervisor of `task_dir`. An adopted task's supervisor.pid
+  // may name a process that ended while no agent was running, or whose pid has been reused.
+  virtual bool IsSupervisorOf(pid_t pid, const std::string& task_dir) = 0;
+};
+
+// Supervisors as real processes, children of this one.
+class ProcessTaskLauncher final : public TaskLauncher {
+ public:
+  // `cohortd`: the cohortd binary, run as `cohortd run-task --task-dir DIR`. kInternal if it
+  // cannot be executed.
+  static StatusOr<std::unique_ptr<ProcessTaskLauncher>> Create(std::string cohortd);
+
+  StatusOr<pid_t> StartSupervisor(const std::string& task_dir) override;
+  void SignalSupervisor(pid_t pid, int signal) override;
+  void SignalProcessGroup(pid_t pgid, int signal) override;
+  bool SupervisorExited(pid_t pid, bool adopted) override;
+  bool IsSupervisorOf(pid_t pid, const std::string& task_dir) override;
+
+ private:
+  explicit ProcessTaskLauncher(std::string cohortd) : cohortd_(std::move(cohortd)) {}
+
+  std::string cohortd_;
+};
+
+}  // namespace cohort::agent
