@@ -222,4 +222,31 @@ tasks:
 }
 
 }  // namespace
+// `cohort why` names who is ahead in the running policy's own order: a high-priority job waits
+// behind an earlier low-priority one under fifo and las, but not under the default policy.
+TEST(Scheduling, WhySaysWhoIsAheadUnderEachPolicy) {
+  for (const std::string policy : {"default", "fifo", "las"}) {
+    LocalCluster cluster("why-" + policy);
+    cluster.StartMaster({"--policy", policy});
+    cluster.StartAgent("node-a", 1);
+    JobId busy = cluster.Submit(
+        "name: busy\ntasks: [{role: main, resources: {gpus: 1}, command: [sleep, '300']}]\n");
+    cluster.WaitForState(busy, JobState::kRunning);
+    cluster.Submit(
+        "name: low\npriority: low\ntasks: [{role: main, resources: {gpus: 1}, command: "
+        "['true']}]\n");
+    JobId high = cluster.Submit(
+        "name: high\npriority: high\ntasks: [{role: main, resources: {gpus: 1}, command: "
+        "['true']}]\n");
+    auto why = cluster.Cohort({"why", std::to_string(high)});
+    EXPECT_EQ(why.exit_code, 0) << why.err;
+    EXPECT_THAT(why.out, HasSubstr("policy " + policy + " (")) << policy;
+    if (policy == "default") {
+      EXPECT_THAT(why.out, HasSubstr("0 of the 2 waiting jobs come before it")) << why.out;
+    } else {
+      EXPECT_THAT(why.out, HasSubstr("1 of the 2 waiting jobs comes before it")) << why.out;
+    }
+  }
+}
+
 }  // namespace cohort::testing
