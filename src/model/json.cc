@@ -416,4 +416,13 @@ StatusOr<DesiredState> DesiredStateFromJson(const Json& j) {
   return d;
 }
 
+StatusOr<std::string> EncodeRecord(const Json& doc, std::string_view what) {
+  try {
+    return doc.dump();
+  } catch (const Json::exception& e) {
+    return Status::InvalidArgument(
+        fmt::format("{}: a text field is not valid UTF-8 ({}); send UTF-8 text", what, e.what()));
+  }
+}
+
 }  // namespace cohort

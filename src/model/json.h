@@ -37,5 +37,8 @@ StatusOr<DesiredState> DesiredStateFromJson(const Json& j);
 
 // Parses text as JSON; the error says where the syntax broke.
 StatusOr<Json> ParseJson(std::string_view text);
+// The text of `doc` for storing, or kInvalidArgument naming `what` if some string in it is not
+// valid UTF-8 (which JSON cannot carry): refused before anything is written.
+StatusOr<std::string> EncodeRecord(const Json& doc, std::string_view what);
 
 }  // namespace cohort

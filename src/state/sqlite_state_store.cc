@@ -133,7 +133,9 @@ class SqliteStateStore final : public StateStore {
       insert.Bind(4, job.user);
       insert.Bind(5, std::string(JobStateName(job.state)));
       insert.Bind(6, ToMicros(job.submitted_at));
-      insert.Bind(7, ToJson(job).dump());
+      auto record = EncodeRecord(ToJson(job), "job");
+      if (!record.ok()) return record.status();
+      insert.Bind(7, *record);
       if (insert.Step() != SQLITE_DONE) return Error("inserting a job");
       return InsertEvents(events);
     }();
@@ -146,7 +148,9 @@ class SqliteStateStore final : public StateStore {
       Statement update(db_, "UPDATE jobs SET state = ?, record = ? WHERE id = ?");
       if (!update.prepared()) return Error("preparing a job update");
       update.Bind(1, std::string(JobStateName(job.state)));
-      update.Bind(2, ToJson(job).dump());
+      auto record = EncodeRecord(ToJson(job), "job");
+      if (!record.ok()) return record.status();
+      update.Bind(2, *record);
       update.Bind(3, job.id);
       if (update.Step() != SQLITE_DONE) return Error("updating a job");
       if (sqlite3_changes(db_) == 0) return Status::NotFound(fmt::format("job {}", job.id));
@@ -227,6 +231,7 @@ class SqliteStateStore final : public StateStore {
   }
 
   Status SaveNode(const Node& node) override {
+    COHORT_ASSIGN_OR_RETURN(std::string record, EncodeRecord(ToJson(node.info), "node"));
     Statement upsert(db_,
                      "INSERT INTO nodes (id, registered_at, last_seen, record) VALUES (?, ?, ?, ?) "
                      "ON CONFLICT(id) DO UPDATE SET registered_at = excluded.registered_at, "
@@ -235,7 +240,7 @@ class SqliteStateStore final : public StateStore {
     upsert.Bind(1, node.info.id);
     upsert.Bind(2, ToMicros(node.registered_at));
     upsert.Bind(3, ToMicros(node.last_seen));
-    upsert.Bind(4, ToJson(node.info).dump());
+    upsert.Bind(4, record);
     if (upsert.Step() != SQLITE_DONE) return Error("saving a node");
     return Status::Ok();
   }

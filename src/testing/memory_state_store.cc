@@ -39,8 +39,8 @@ StatusOr<Job> MemoryStateStore::CreateJob(Job job, std::vector<JobEvent> events)
   // SQLite takes MAX(id) + 1; with no way to delete a job that is also "never reused".
   job.id = contents_->jobs.empty() ? 1 : contents_->jobs.rbegin()->first + 1;
   for (auto& e : events) e.job_id = job.id;
-  // Encoded before anything changes: if it throws, as it would in SQLite, nothing is stored.
-  std::string record = ToJson(job).dump();
+  // Encoded before anything changes: if it is refused, as in SQLite, nothing is stored.
+  COHORT_ASSIGN_OR_RETURN(std::string record, EncodeRecord(ToJson(job), "job"));
   contents_->jobs.emplace(job.id, std::move(record));
   if (!events.empty()) {
     auto& stored = contents_->events[job.id];
@@ -60,7 +60,7 @@ Status MemoryStateStore::SaveJob(const Job& job, const std::vector<JobEvent>& ev
           fmt::format("memory store: inserting an event: job {} does not exist", e.job_id));
     }
   }
-  it->second = ToJson(job).dump();
+  COHORT_ASSIGN_OR_RETURN(it->second, EncodeRecord(ToJson(job), "job"));
   for (const auto& e : events) contents_->events[e.job_id].push_back(e);
   return Status::Ok();
 }
@@ -103,7 +103,8 @@ StatusOr<std::vector<TeamQuota>> MemoryStateStore::LoadTeams() {
 
 Status MemoryStateStore::SaveNode(const Node& node) {
   // Only what SQLite keeps: the state is not stored.
-  Contents::StoredNode stored{node.registered_at, node.last_seen, ToJson(node.info).dump()};
+  COHORT_ASSIGN_OR_RETURN(std::string record, EncodeRecord(ToJson(node.info), "node"));
+  Contents::StoredNode stored{node.registered_at, node.last_seen, std::move(record)};
   contents_->nodes[node.info.id] = std::move(stored);
   return Status::Ok();
 }

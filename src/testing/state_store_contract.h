@@ -379,6 +379,27 @@ TEST_P(StateStoreContract, SaveOfUnknownJobIsNotFoundAndStoresNothing) {
   EXPECT_EQ(next->id, 2);
 }
 
+TEST_P(StateStoreContract, TextThatIsNotUtf8IsRefusedAndLeavesTheStoreUsable) {
+  auto store = Open();
+  ASSERT_NE(store, nullptr);
+  Job bad = PendingJob();
+  bad.spec.name = "caf\xe9";  // Latin-1, not UTF-8: JSON cannot carry it
+  auto refused = store->CreateJob(bad, {});
+  EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(refused.status().message().find("UTF-8"), std::string::npos);
+  // Nothing was stored, and the store takes the next write as if nothing had happened (a
+  // transaction left open would refuse it).
+  EXPECT_TRUE(Jobs(*store).empty());
+  auto created = store->CreateJob(PendingJob(), {});
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
+  Job changed = *created;
+  changed.message = "bad \xff byte";
+  EXPECT_EQ(store->SaveJob(changed, {}).code(), StatusCode::kInvalidArgument);
+  ExpectSameJob(Jobs(*store).at(0), *created);
+  EXPECT_TRUE(store->SaveTeam(TeamQuota{"vision", 1, std::nullopt}).ok());
+  EXPECT_EQ(store->LoadTeams()->size(), 1u);
+}
+
 TEST_P(StateStoreContract, SaveIsAllOrNothing) {
   auto store = Open();
   ASSERT_NE(store, nullptr);
