@@ -2,14 +2,12 @@
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
-#include <sys/stat.h>
 
 #include <boost/asio/post.hpp>
-#include <filesystem>
-#include <fstream>
 #include <regex>
 #include <set>
 
+#include "api/log_stream.h"
 #include "common/strings.h"
 #include "model/job_spec_parser.h"
 #include "model/json.h"
@@ -18,12 +16,9 @@ namespace cohort::api {
 namespace {
 
 namespace net = boost::asio;
-namespace fs = std::filesystem;
 
 constexpr auto kTickInterval = std::chrono::milliseconds(500);
 constexpr int64_t kMaxWaitMs = 60'000;
-constexpr auto kLogPollInterval = std::chrono::milliseconds(50);
-constexpr size_t kLogReadBudget = 256 * 1024;
 
 HttpResponse JsonResponse(int status, const Json& body) {
   return HttpResponse{status, "application/json", body.dump()};
@@ -130,146 +125,6 @@ struct ApiServer::NodeWaiter {
   std::shared_ptr<net::steady_timer> timer;
 };
 
-// Streams the log files of one job's tasks: everything there is, then (when following) what
-// agents ship next, until the job has ended and every byte is out. With several tasks, each
-// line carries the task's name ("[worker/1] ").
-class ApiServer::LogStream : public std::enable_shared_from_this<ApiServer::LogStream> {
- public:
-  LogStream(net::io_context& ioc, master::Master& master, JobId id, std::optional<int> attempt,
-            std::optional<std::pair<std::string, int>> task, bool follow,
-            std::shared_ptr<Responder> responder)
-      : master_(master),
-        job_id_(id),
-        fixed_attempt_(attempt),
-        task_(std::move(task)),
-        follow_(follow),
-        responder_(std::move(responder)),
-        timer_(ioc) {}
-
-  void Start() {
-    responder_->StartStream(200, "text/plain; charset=utf-8");
-    Step();
-  }
-
- private:
-  struct File {
-    std::string path;
-    std::string prefix;
-    int64_t offset = 0;
-    std::string partial;  // a line without its newline yet
-  };
-
-  void Step() {
-    if (responder_->closed()) return;
-    auto job_or = master_.GetJob(job_id_);
-    if (!job_or.ok()) return responder_->EndStream();
-    const Job& job = **job_or;
-    int attempt = fixed_attempt_.value_or(job.attempt);
-    std::string out;
-    if (attempt != attempt_) {
-      Flush(out);
-      if (attempt_ != 0 && !fixed_attempt_) out += fmt::format("--- attempt {} ---\n", attempt);
-      attempt_ = attempt;
-      files_.clear();
-    }
-    RefreshFiles(job);
-    bool more = false;
-    for (auto& f : files_) more |= Read(f, out);
-    bool attempt_over = fixed_attempt_ ? (*fixed_attempt_ < job.attempt || IsTerminal(job.state))
-                                       : IsTerminal(job.state);
-    bool done = !more && (!follow_ || attempt_over);
-    if (done) Flush(out);
-    auto self = shared_from_this();
-    auto next = [self, done, more](bool ok) {
-      if (!ok) return;
-      if (done) return self->responder_->EndStream();
-      if (more) return self->Step();
-      self->timer_.expires_after(kLogPollInterval);
-      self->timer_.async_wait([self](boost::system::error_code ec) {
-        if (!ec) self->Step();
-      });
-    };
-    if (out.empty()) return next(true);
-    responder_->WriteChunk(std::move(out), next);
-  }
-
-  // The files of the attempt being streamed, in rank order for the current attempt.
-  void RefreshFiles(const Job& job) {
-    if (attempt_ <= 0) return;
-    std::vector<std::pair<std::string, int>> tasks;
-    if (attempt_ == job.attempt && !job.tasks.empty()) {
-      for (const auto& t : job.tasks) tasks.emplace_back(t.role, t.index);
-    } else {
-      // An earlier attempt, or this one after it ended and the job went back to the queue.
-      fs::path dir = fs::path(master_.LogPath(job.id, attempt_, "x", 0)).parent_path();
-      std::error_code ec;
-      std::vector<std::string> names;
-      for (const auto& entry : fs::directory_iterator(dir, ec)) {
-        names.push_back(entry.path().filename().string());
-      }
-      std::sort(names.begin(), names.end());
-      for (const auto& name : names) {
-        auto parts = Split(name, '.');  // role.index.log
-        if (parts.size() == 3 && parts[2] == "log") {
-          tasks.emplace_back(parts[0], std::atoi(parts[1].c_str()));
-        }
-      }
-    }
-    if (task_) {
-      std::erase_if(tasks, [&](const auto& t) { return t != *task_; });
-    }
-    bool prefix = tasks.size() > 1;
-    for (const auto& [role, index] : tasks) {
-      std::string path = master_.LogPath(job.id, attempt_, role, index);
-      bool known =
-          std::any_of(files_.begin(), files_.end(), [&](const File& f) { return f.path == path; });
-      if (!known) {
-        files_.push_back(File{path, prefix ? fmt::format("[{}/{}] ", role, index) : "", 0, ""});
-      }
-    }
-  }
-
-  // Appends whole new lines of `f` to `out`; true if the read budget ran out first.
-  bool Read(File& f, std::string& out) {
-    std::ifstream in(f.path, std::ios::binary);
-    if (!in) return false;
-    in.seekg(f.offset);
-    std::string buf(kLogReadBudget, '\0');
-    in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
-    size_t n = static_cast<size_t>(in.gcount());
-    buf.resize(n);
-    f.offset += static_cast<int64_t>(n);
-    f.partial += buf;
-    size_t start = 0;
-    size_t nl;
-    while ((nl = f.partial.find('\n', start)) != std::string::npos) {
-      out += f.prefix;
-      out.append(f.partial, start, nl - start + 1);
-      start = nl + 1;
-    }
-    f.partial.erase(0, start);
-    return n == kLogReadBudget;
-  }
-
-  void Flush(std::string& out) {
-    for (auto& f : files_) {
-      if (f.partial.empty()) continue;
-      out += f.prefix + f.partial + "\n";
-      f.partial.clear();
-    }
-  }
-
-  master::Master& master_;
-  JobId job_id_;
-  std::optional<int> fixed_attempt_;
-  std::optional<std::pair<std::string, int>> task_;
-  bool follow_;
-  std::shared_ptr<Responder> responder_;
-  net::steady_timer timer_;
-  int attempt_ = 0;
-  std::vector<File> files_;
-};
-
 ApiServer::ApiServer(net::io_context& ioc, master::Master& master)
     : ioc_(ioc),
       master_(master),
@@ -309,6 +164,8 @@ void ApiServer::ScheduleTick() {
 // Wake-ups are posted, not run inline: the change that triggers them is still being made (and
 // written to the store) when the master calls the listener.
 void ApiServer::OnJobChanged(JobId id) {
+  // Log streams only schedule a step when woken, so they may be told at once.
+  job_changes_.Notify(id);
   if (!job_waiters_.count(id)) return;
   net::post(ioc_, [this, id] { WakeJobWaiters(id); });
 }
@@ -557,13 +414,15 @@ void ApiServer::StreamLogs(JobId id, const HttpRequest& request,
       return responder->Send(ErrorResponse(Status::NotFound(fmt::format(
           "job {} has no task {}; its tasks are {}", id, it->second, Join(names, ", ")))));
     }
-    task = std::make_pair(parts[0], std::atoi(parts[1].c_str()));
+    // A name from the list just checked: "<role>/<index>".
+    task = std::make_pair(parts[0], static_cast<int>(*ParseInteger(parts[1], 0, INT32_MAX)));
   }
   bool follow = false;
   if (auto it = request.query.find("follow"); it != request.query.end()) {
     follow = it->second == "true" || it->second == "1" || it->second.empty();
   }
-  std::make_shared<LogStream>(ioc_, master_, id, attempt, task, follow, responder)->Start();
+  LogStream::Options options{id, attempt, task, follow};
+  std::make_shared<LogStream>(ioc_, master_, job_changes_, std::move(options), responder)->Start();
 }
 
 void ApiServer::ListTeams(Responder& responder) {
@@ -686,9 +545,8 @@ void ApiServer::UploadLog(const std::string& node_id, const std::string& task_ke
   if (size.status().code() == StatusCode::kFailedPrecondition) {
     // Tell the agent where to resume.
     Json body = Json::parse(error.body);
-    struct stat st {};
-    std::string path = master_.LogPath(task->job, task->attempt, task->role, task->index);
-    body["size"] = ::stat(path.c_str(), &st) == 0 ? static_cast<int64_t>(st.st_size) : 0;
+    auto stored = master_.logs().Size(*task);
+    body["size"] = stored.ok() ? *stored : 0;
     error.body = body.dump();
   }
   responder.Send(error);

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "api/http_server.h"
+#include "common/subscribers.h"
 #include "master/master.h"
 
 namespace cohort::api {
@@ -35,7 +36,6 @@ class ApiServer final : public master::MasterListener {
  private:
   struct JobWaiter;
   struct NodeWaiter;
-  class LogStream;
 
   void Handle(HttpRequest request, std::shared_ptr<Responder> responder);
   void SubmitJob(const HttpRequest& request, Responder& responder);
@@ -61,6 +61,7 @@ class ApiServer final : public master::MasterListener {
   boost::asio::steady_timer tick_timer_;
   std::multimap<JobId, std::shared_ptr<JobWaiter>> job_waiters_;
   std::multimap<std::string, std::shared_ptr<NodeWaiter>> node_waiters_;
+  Subscribers<JobId> job_changes_;  // log streams following a job
   bool stopped_ = false;
 };
 

@@ -30,6 +30,7 @@ std::string DescribeExit(const Task& t) {
 Master::Master(MasterConfig config, std::unique_ptr<state::StateStore> store,
                std::unique_ptr<scheduler::Scheduler> scheduler, const Clock& clock, Post post)
     : config_(std::move(config)),
+      logs_(config_.data_dir + "/logs"),
       store_(std::move(store)),
       scheduler_(std::move(scheduler)),
       clock_(clock),
@@ -1096,10 +1097,6 @@ std::vector<NodeStatus> Master::ListNodes() const {
 
 // --- Logs ---
 
-std::string Master::LogPath(JobId id, int attempt, const std::string& role, int index) const {
-  return fmt::format("{}/logs/{}/{}/{}.{}.log", config_.data_dir, id, attempt, role, index);
-}
-
 StatusOr<int64_t> Master::AppendLog(const std::string& node_id, const TaskId& task, int64_t offset,
                                     std::string_view data) {
   const TaskId* key = &task;
@@ -1120,40 +1117,8 @@ StatusOr<int64_t> Master::AppendLog(const std::string& node_id, const TaskId& ta
     return Status::NotFound(
         fmt::format("job {} has no task {}/{}", key->job, key->role, key->index));
   }
-  std::string path = LogPath(key->job, key->attempt, key->role, key->index);
-  std::error_code ec;
-  fs::create_directories(fs::path(path).parent_path(), ec);
-  if (ec) return Status::Internal(fmt::format("creating log directory: {}", ec.message()));
-  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (fd < 0) return Status::Internal(fmt::format("opening {}: {}", path, strerror(errno)));
-  struct stat st {};
-  ::fstat(fd, &st);
-  int64_t size = st.st_size;
-  if (offset > size) {
-    ::close(fd);
-    return Status::FailedPrecondition(
-        fmt::format("log of {} has {} bytes; send from offset {}", task.ToString(), size, size));
-  }
-  int64_t skip = size - offset;
-  if (skip < static_cast<int64_t>(data.size())) {
-    std::string_view rest = data.substr(static_cast<size_t>(skip));
-    while (!rest.empty()) {
-      ssize_t n = ::write(fd, rest.data(), rest.size());
-      if (n < 0) {
-        if (errno == EINTR) continue;
-        std::string err = strerror(errno);
-        ::close(fd);
-        return Status::Internal(fmt::format("writing {}: {}", path, err));
-      }
-      rest.remove_prefix(static_cast<size_t>(n));
-    }
-    // Acknowledged log lines must survive a crash of the master.
-    ::fdatasync(fd);
-    size = offset + static_cast<int64_t>(data.size());
-  }
-  ::close(fd);
   (void)node_id;
-  return size;
+  return logs_.Append(task, offset, data);
 }
 
 // --- Time ---
