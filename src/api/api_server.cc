@@ -8,6 +8,7 @@
 #include <set>
 
 #include "api/log_stream.h"
+#include "api/router.h"
 #include "common/strings.h"
 #include "model/job_spec_parser.h"
 #include "model/json.h"
@@ -24,28 +25,14 @@ HttpResponse JsonResponse(int status, const Json& body) {
   return HttpResponse{status, "application/json", body.dump()};
 }
 
+// The integer query parameter `name`, or `fallback` when it is absent or empty.
 StatusOr<int64_t> QueryInt(const HttpRequest& r, const std::string& name, int64_t fallback,
                            int64_t min, int64_t max) {
   auto it = r.query.find(name);
   if (it == r.query.end() || it->second.empty()) return fallback;
-  try {
-    size_t used = 0;
-    int64_t v = std::stoll(it->second, &used);
-    if (used == it->second.size() && v >= min && v <= max) return v;
-  } catch (const std::exception&) {
-  }
+  if (auto v = ParseInteger(it->second, min, max)) return *v;
   return Status::InvalidArgument(
       fmt::format("{}: \"{}\" is not an integer from {} to {}", name, it->second, min, max));
-}
-
-StatusOr<JobId> ParseJobId(const std::string& text) {
-  try {
-    size_t used = 0;
-    JobId id = std::stoll(text, &used);
-    if (used == text.size() && id > 0) return id;
-  } catch (const std::exception&) {
-  }
-  return Status::InvalidArgument(fmt::format("\"{}\" is not a job id", text));
 }
 
 Json NodeJson(const master::NodeStatus& status) {
@@ -110,26 +97,37 @@ HttpResponse ErrorResponse(const Status& status) {
   return JsonResponse(HttpStatusFor(status.code()), Json{{"error", error}});
 }
 
-struct ApiServer::JobWaiter {
-  JobId id = 0;
-  uint64_t min_version = 0;
-  std::shared_ptr<Responder> responder;
-  std::shared_ptr<net::steady_timer> timer;
-};
-
-struct ApiServer::NodeWaiter {
-  std::string node_id;
-  uint64_t min_version = 0;
-  std::vector<TaskId> forget;
-  std::shared_ptr<Responder> responder;
-  std::shared_ptr<net::steady_timer> timer;
-};
+// The API, one line per route (docs/api.md). A path that matches no pattern is a 404; a path
+// that matches with another method is a 405 naming the methods it allows.
+std::vector<Router<ApiServer::Handler>::Route> ApiServer::Routes() {
+  return {
+      {"GET", "/api/v1/health", &ApiServer::Health},
+      {"POST", "/api/v1/jobs", &ApiServer::SubmitJob},
+      {"GET", "/api/v1/jobs", &ApiServer::ListJobs},
+      {"GET", "/api/v1/jobs/{id}", &ApiServer::GetJob},
+      {"POST", "/api/v1/jobs/{id}/kill", &ApiServer::KillJob},
+      {"GET", "/api/v1/jobs/{id}/events", &ApiServer::JobEvents},
+      {"GET", "/api/v1/jobs/{id}/explain", &ApiServer::ExplainJob},
+      {"GET", "/api/v1/jobs/{id}/logs", &ApiServer::StreamLogs},
+      {"GET", "/api/v1/teams", &ApiServer::ListTeams},
+      {"GET", "/api/v1/teams/{name}", &ApiServer::GetTeam},
+      {"PUT", "/api/v1/teams/{name}", &ApiServer::SetTeam},
+      {"DELETE", "/api/v1/teams/{name}", &ApiServer::DeleteTeam},
+      {"GET", "/api/v1/nodes", &ApiServer::ListNodes},
+      {"POST", "/api/v1/agents/register", &ApiServer::RegisterAgent},
+      {"POST", "/api/v1/agents/{node}/sync", &ApiServer::SyncAgent},
+      {"POST", "/api/v1/agents/{node}/logs/{task}", &ApiServer::UploadLog},
+  };
+}
 
 ApiServer::ApiServer(net::io_context& ioc, master::Master& master)
     : ioc_(ioc),
       master_(master),
       http_(ioc, [this](HttpRequest r, std::shared_ptr<Responder> w) { Handle(std::move(r), w); }),
-      tick_timer_(ioc) {
+      router_(Routes()),
+      tick_timer_(ioc),
+      job_waiters_(ioc, [this](JobId id, Responder& r) { AnswerJob(id, r); }),
+      node_waiters_(ioc, [this](const std::string& id, Responder& r) { AnswerNode(id, r); }) {
   master_.SetListener(this);
 }
 
@@ -148,8 +146,8 @@ void ApiServer::Stop() {
   stopped_ = true;
   http_.Stop();
   tick_timer_.cancel();
-  for (auto& [id, w] : job_waiters_) w->timer->cancel();
-  for (auto& [id, w] : node_waiters_) w->timer->cancel();
+  job_waiters_.CancelAll();
+  node_waiters_.CancelAll();
 }
 
 void ApiServer::ScheduleTick() {
@@ -161,157 +159,74 @@ void ApiServer::ScheduleTick() {
   });
 }
 
-// Wake-ups are posted, not run inline: the change that triggers them is still being made (and
-// written to the store) when the master calls the listener.
+// Wake-ups of waiters are posted, not run inline: the change that triggers them is still being
+// made (and written to the store) when the master calls the listener.
 void ApiServer::OnJobChanged(JobId id) {
   // Log streams only schedule a step when woken, so they may be told at once.
   job_changes_.Notify(id);
-  if (!job_waiters_.count(id)) return;
-  net::post(ioc_, [this, id] { WakeJobWaiters(id); });
+  if (!job_waiters_.Has(id)) return;
+  net::post(ioc_, [this, id] {
+    auto job = master_.GetJob(id);
+    if (job.ok()) job_waiters_.Wake(id, (*job)->version);
+  });
 }
 
 void ApiServer::OnNodeChanged(const std::string& node_id) {
-  if (!node_waiters_.count(node_id)) return;
-  net::post(ioc_, [this, node_id] { WakeNodeWaiters(node_id); });
-}
-
-void ApiServer::WakeJobWaiters(JobId id) {
-  auto job = master_.GetJob(id);
-  if (!job.ok()) return;
-  auto [begin, end] = job_waiters_.equal_range(id);
-  for (auto it = begin; it != end;) {
-    if ((*job)->version > it->second->min_version) {
-      it->second->timer->cancel();
-      it->second->responder->Send(JsonResponse(200, ToJson(**job)));
-      it = job_waiters_.erase(it);
-    } else {
-      ++it;
-    }
-  }
-}
-
-void ApiServer::WakeNodeWaiters(const std::string& node_id) {
-  auto [begin, end] = node_waiters_.equal_range(node_id);
-  for (auto it = begin; it != end;) {
+  if (!node_waiters_.Has(node_id)) return;
+  net::post(ioc_, [this, node_id] {
     auto desired = master_.DesiredFor(node_id);
-    if (desired.ok() && desired->version > it->second->min_version) {
-      desired->forget = it->second->forget;
-      it->second->timer->cancel();
-      it->second->responder->Send(JsonResponse(200, ToJson(*desired)));
-      it = node_waiters_.erase(it);
-    } else {
-      ++it;
-    }
-  }
+    if (desired.ok()) node_waiters_.Wake(node_id, desired->version);
+  });
+}
+
+void ApiServer::AnswerJob(JobId id, Responder& responder) {
+  auto job = master_.GetJob(id);
+  if (!job.ok()) return responder.Send(ErrorResponse(job.status()));
+  responder.Send(JsonResponse(200, ToJson(**job)));
+}
+
+// The tasks to forget are not repeated: a sync that had any was answered at once.
+void ApiServer::AnswerNode(const std::string& node_id, Responder& responder) {
+  auto desired = master_.DesiredFor(node_id);
+  if (!desired.ok()) return responder.Send(ErrorResponse(desired.status()));
+  responder.Send(JsonResponse(200, ToJson(*desired)));
 }
 
 void ApiServer::Handle(HttpRequest request, std::shared_ptr<Responder> responder) {
-  std::vector<std::string> seg = Split(request.path, '/');
-  // "/api/v1/jobs/3" -> ["", "api", "v1", "jobs", "3"]
-  if (!seg.empty() && seg.back().empty() && seg.size() > 1) seg.pop_back();
-  const std::string& m = request.method;
-  auto not_allowed = [&] {
-    responder->Send(ErrorResponse(
-        Status::InvalidArgument(fmt::format("{} is not allowed on {}", m, request.path))));
-  };
-  if (seg.size() < 4 || seg[1] != "api" || seg[2] != "v1") {
+  auto found = router_.Find(request.method, request.path);
+  if (found.handler) return (this->*(*found.handler))(Call{request, found.params, responder});
+  if (!found.allowed.empty()) {
+    std::string allowed = Join({found.allowed.begin(), found.allowed.end()}, ", ");
+    HttpResponse response = ErrorResponse(Status::InvalidArgument(fmt::format(
+        "{} is not allowed on {}; it takes {}", request.method, request.path, allowed)));
+    response.status = 405;
+    response.headers.emplace_back("Allow", allowed);
+    return responder->Send(std::move(response));
+  }
+  std::string_view path = request.path;
+  if (path.size() > 1 && path.back() == '/') path.remove_suffix(1);
+  if (!path.starts_with("/api/v1/")) {
     return responder->Send(ErrorResponse(Status::NotFound(
         fmt::format("no such endpoint: {}; the API lives under /api/v1", request.path))));
   }
-  const std::string& resource = seg[3];
-  size_t n = seg.size();
-  if (resource == "health" && n == 4) {
-    return responder->Send(JsonResponse(200, Json{{"status", "ok"}}));
-  }
-  if (resource == "jobs") {
-    if (n == 4) {
-      if (m == "POST") return SubmitJob(request, *responder);
-      if (m == "GET") return ListJobs(request, *responder);
-      return not_allowed();
-    }
-    auto id = ParseJobId(seg[4]);
-    if (!id.ok()) return responder->Send(ErrorResponse(id.status()));
-    if (n == 5) {
-      if (m == "GET") return GetJob(*id, request, responder);
-      return not_allowed();
-    }
-    if (n == 6 && seg[5] == "kill") {
-      if (m != "POST") return not_allowed();
-      auto job = master_.Kill(*id);
-      if (!job.ok()) return responder->Send(ErrorResponse(job.status()));
-      return responder->Send(JsonResponse(200, ToJson(**job)));
-    }
-    if (n == 6 && seg[5] == "events") {
-      if (m != "GET") return not_allowed();
-      auto events = master_.Events(*id);
-      if (!events.ok()) return responder->Send(ErrorResponse(events.status()));
-      Json list = Json::array();
-      for (const auto& e : *events) list.push_back(ToJson(e));
-      return responder->Send(JsonResponse(200, Json{{"events", list}}));
-    }
-    if (n == 6 && seg[5] == "explain") {
-      if (m != "GET") return not_allowed();
-      auto e = master_.Explain(*id);
-      if (!e.ok()) return responder->Send(ErrorResponse(e.status()));
-      return responder->Send(JsonResponse(
-          200, Json{{"job_id", *id},
-                    {"state", JobStateName(e->state)},
-                    {"summary", e->summary},
-                    {"details", e->details},
-                    {"unschedulable", e->unschedulable},
-                    {"reserved_start", e->reserved_start ? Json(FormatTimestamp(*e->reserved_start))
-                                                         : Json(nullptr)}}));
-    }
-    if (n == 6 && seg[5] == "logs") {
-      if (m != "GET") return not_allowed();
-      return StreamLogs(*id, request, responder);
-    }
-  }
-  if (resource == "teams") {
-    if (n == 4) {
-      if (m != "GET") return not_allowed();
-      return ListTeams(*responder);
-    }
-    if (n == 5) {
-      if (m == "PUT") return SetTeam(seg[4], request, *responder);
-      if (m == "DELETE") {
-        Status s = master_.DeleteTeam(seg[4]);
-        if (!s.ok()) return responder->Send(ErrorResponse(s));
-        return responder->Send(JsonResponse(200, Json{{"deleted", seg[4]}}));
-      }
-      if (m == "GET") {
-        for (const auto& t : master_.ListTeams()) {
-          if (t.quota.name == seg[4]) return responder->Send(JsonResponse(200, TeamJson(t)));
-        }
-        return responder->Send(
-            ErrorResponse(Status::NotFound(fmt::format("team {} does not exist", seg[4]))));
-      }
-      return not_allowed();
-    }
-  }
-  if (resource == "nodes" && n == 4) {
-    if (m != "GET") return not_allowed();
-    return ListNodes(*responder);
-  }
-  if (resource == "agents") {
-    if (n == 5 && seg[4] == "register") {
-      if (m != "POST") return not_allowed();
-      return RegisterAgent(request, *responder);
-    }
-    if (n == 6 && seg[5] == "sync") {
-      if (m != "POST") return not_allowed();
-      return SyncAgent(seg[4], request, responder);
-    }
-    if (n == 7 && seg[5] == "logs") {
-      if (m != "POST") return not_allowed();
-      return UploadLog(seg[4], seg[6], request, *responder);
-    }
-  }
-  responder->Send(
-      ErrorResponse(Status::NotFound(fmt::format("no such endpoint: {} {}", m, request.path))));
+  responder->Send(ErrorResponse(
+      Status::NotFound(fmt::format("no such endpoint: {} {}", request.method, request.path))));
 }
 
-void ApiServer::SubmitJob(const HttpRequest& request, Responder& responder) {
+std::optional<JobId> ApiServer::JobIdParam(const Call& call) {
+  auto id = ParseJobId(call.params.at("id"));
+  if (id.ok()) return *id;
+  call.responder->Send(ErrorResponse(id.status()));
+  return std::nullopt;
+}
+
+void ApiServer::Health(const Call& call) {
+  call.responder->Send(JsonResponse(200, Json{{"status", "ok"}}));
+}
+
+void ApiServer::SubmitJob(const Call& call) {
+  const HttpRequest& request = call.request;
+  Responder& responder = *call.responder;
   std::string user = "unknown";
   if (auto it = request.headers.find("x-cohort-user"); it != request.headers.end()) {
     static const std::regex kUser("[A-Za-z0-9._@-]{1,64}");
@@ -328,7 +243,9 @@ void ApiServer::SubmitJob(const HttpRequest& request, Responder& responder) {
   responder.Send(JsonResponse(201, ToJson(*job)));
 }
 
-void ApiServer::ListJobs(const HttpRequest& request, Responder& responder) {
+void ApiServer::ListJobs(const Call& call) {
+  const HttpRequest& request = call.request;
+  Responder& responder = *call.responder;
   master::JobFilter filter;
   if (auto it = request.query.find("state"); it != request.query.end() && !it->second.empty()) {
     filter.state = ParseJobState(it->second);
@@ -347,8 +264,12 @@ void ApiServer::ListJobs(const HttpRequest& request, Responder& responder) {
   responder.Send(JsonResponse(200, Json{{"jobs", jobs}}));
 }
 
-void ApiServer::GetJob(JobId id, const HttpRequest& request, std::shared_ptr<Responder> responder) {
-  auto job = master_.GetJob(id);
+void ApiServer::GetJob(const Call& call) {
+  auto id = JobIdParam(call);
+  if (!id) return;
+  const HttpRequest& request = call.request;
+  const std::shared_ptr<Responder>& responder = call.responder;
+  auto job = master_.GetJob(*id);
   if (!job.ok()) return responder->Send(ErrorResponse(job.status()));
   if (!request.query.count("wait_version")) {
     return responder->Send(JsonResponse(200, ToJson(**job)));
@@ -360,30 +281,49 @@ void ApiServer::GetJob(JobId id, const HttpRequest& request, std::shared_ptr<Res
   if ((*job)->version > static_cast<uint64_t>(*min_version) || *timeout == 0) {
     return responder->Send(JsonResponse(200, ToJson(**job)));
   }
-  auto waiter = std::make_shared<JobWaiter>();
-  waiter->id = id;
-  waiter->min_version = static_cast<uint64_t>(*min_version);
-  waiter->responder = responder;
-  waiter->timer = std::make_shared<net::steady_timer>(ioc_);
-  waiter->timer->expires_after(std::chrono::milliseconds(*timeout));
-  job_waiters_.emplace(id, waiter);
-  waiter->timer->async_wait([this, waiter](boost::system::error_code ec) {
-    if (ec) return;  // woken by a change
-    auto [begin, end] = job_waiters_.equal_range(waiter->id);
-    for (auto it = begin; it != end; ++it) {
-      if (it->second == waiter) {
-        job_waiters_.erase(it);
-        break;
-      }
-    }
-    auto job = master_.GetJob(waiter->id);
-    if (job.ok()) waiter->responder->Send(JsonResponse(200, ToJson(**job)));
-  });
+  job_waiters_.Wait(*id, static_cast<uint64_t>(*min_version), std::chrono::milliseconds(*timeout),
+                    responder);
 }
 
-void ApiServer::StreamLogs(JobId id, const HttpRequest& request,
-                           std::shared_ptr<Responder> responder) {
-  auto job_or = master_.GetJob(id);
+void ApiServer::KillJob(const Call& call) {
+  auto id = JobIdParam(call);
+  if (!id) return;
+  auto job = master_.Kill(*id);
+  if (!job.ok()) return call.responder->Send(ErrorResponse(job.status()));
+  call.responder->Send(JsonResponse(200, ToJson(**job)));
+}
+
+void ApiServer::JobEvents(const Call& call) {
+  auto id = JobIdParam(call);
+  if (!id) return;
+  auto events = master_.Events(*id);
+  if (!events.ok()) return call.responder->Send(ErrorResponse(events.status()));
+  Json list = Json::array();
+  for (const auto& e : *events) list.push_back(ToJson(e));
+  call.responder->Send(JsonResponse(200, Json{{"events", list}}));
+}
+
+void ApiServer::ExplainJob(const Call& call) {
+  auto id = JobIdParam(call);
+  if (!id) return;
+  auto e = master_.Explain(*id);
+  if (!e.ok()) return call.responder->Send(ErrorResponse(e.status()));
+  call.responder->Send(JsonResponse(
+      200, Json{{"job_id", *id},
+                {"state", JobStateName(e->state)},
+                {"summary", e->summary},
+                {"details", e->details},
+                {"unschedulable", e->unschedulable},
+                {"reserved_start",
+                 e->reserved_start ? Json(FormatTimestamp(*e->reserved_start)) : Json(nullptr)}}));
+}
+
+void ApiServer::StreamLogs(const Call& call) {
+  auto id = JobIdParam(call);
+  if (!id) return;
+  const HttpRequest& request = call.request;
+  const std::shared_ptr<Responder>& responder = call.responder;
+  auto job_or = master_.GetJob(*id);
   if (!job_or.ok()) return responder->Send(ErrorResponse(job_or.status()));
   const Job& job = **job_or;
   std::optional<int> attempt;
@@ -392,7 +332,7 @@ void ApiServer::StreamLogs(JobId id, const HttpRequest& request,
     if (!a.ok()) return responder->Send(ErrorResponse(a.status()));
     if (*a > job.attempt) {
       return responder->Send(ErrorResponse(Status::NotFound(
-          fmt::format("job {} has no attempt {} (it is at attempt {})", id, *a, job.attempt))));
+          fmt::format("job {} has no attempt {} (it is at attempt {})", *id, *a, job.attempt))));
     }
     attempt = static_cast<int>(*a);
   }
@@ -412,7 +352,7 @@ void ApiServer::StreamLogs(JobId id, const HttpRequest& request,
     }
     if (!found) {
       return responder->Send(ErrorResponse(Status::NotFound(fmt::format(
-          "job {} has no task {}; its tasks are {}", id, it->second, Join(names, ", ")))));
+          "job {} has no task {}; its tasks are {}", *id, it->second, Join(names, ", ")))));
     }
     // A name from the list just checked: "<role>/<index>".
     task = std::make_pair(parts[0], static_cast<int>(*ParseInteger(parts[1], 0, INT32_MAX)));
@@ -421,17 +361,30 @@ void ApiServer::StreamLogs(JobId id, const HttpRequest& request,
   if (auto it = request.query.find("follow"); it != request.query.end()) {
     follow = it->second == "true" || it->second == "1" || it->second.empty();
   }
-  LogStream::Options options{id, attempt, task, follow};
+  LogStream::Options options{*id, attempt, task, follow};
   std::make_shared<LogStream>(ioc_, master_, job_changes_, std::move(options), responder)->Start();
 }
 
-void ApiServer::ListTeams(Responder& responder) {
+void ApiServer::ListTeams(const Call& call) {
+  Responder& responder = *call.responder;
   Json teams = Json::array();
   for (const auto& t : master_.ListTeams()) teams.push_back(TeamJson(t));
   responder.Send(JsonResponse(200, Json{{"teams", teams}}));
 }
 
-void ApiServer::SetTeam(const std::string& name, const HttpRequest& request, Responder& responder) {
+void ApiServer::GetTeam(const Call& call) {
+  const std::string& name = call.params.at("name");
+  for (const auto& t : master_.ListTeams()) {
+    if (t.quota.name == name) return call.responder->Send(JsonResponse(200, TeamJson(t)));
+  }
+  call.responder->Send(
+      ErrorResponse(Status::NotFound(fmt::format("team {} does not exist", name))));
+}
+
+void ApiServer::SetTeam(const Call& call) {
+  const std::string& name = call.params.at("name");
+  const HttpRequest& request = call.request;
+  Responder& responder = *call.responder;
   auto doc = ParseJson(request.body);
   if (!doc.ok()) return responder.Send(ErrorResponse(doc.status()));
   TeamQuota team;
@@ -472,13 +425,23 @@ void ApiServer::SetTeam(const std::string& name, const HttpRequest& request, Res
   responder.Send(JsonResponse(200, Json{{"name", name}}));
 }
 
-void ApiServer::ListNodes(Responder& responder) {
+void ApiServer::DeleteTeam(const Call& call) {
+  const std::string& name = call.params.at("name");
+  Status s = master_.DeleteTeam(name);
+  if (!s.ok()) return call.responder->Send(ErrorResponse(s));
+  call.responder->Send(JsonResponse(200, Json{{"deleted", name}}));
+}
+
+void ApiServer::ListNodes(const Call& call) {
+  Responder& responder = *call.responder;
   Json nodes = Json::array();
   for (const auto& status : master_.ListNodes()) nodes.push_back(NodeJson(status));
   responder.Send(JsonResponse(200, Json{{"nodes", nodes}}));
 }
 
-void ApiServer::RegisterAgent(const HttpRequest& request, Responder& responder) {
+void ApiServer::RegisterAgent(const Call& call) {
+  const HttpRequest& request = call.request;
+  Responder& responder = *call.responder;
   auto doc = ParseJson(request.body);
   if (!doc.ok()) return responder.Send(ErrorResponse(doc.status()));
   auto info = NodeInfoFromJson(*doc);
@@ -489,8 +452,10 @@ void ApiServer::RegisterAgent(const HttpRequest& request, Responder& responder) 
   responder.Send(JsonResponse(200, Json{{"node_id", id}, {"desired", ToJson(*desired)}}));
 }
 
-void ApiServer::SyncAgent(const std::string& node_id, const HttpRequest& request,
-                          std::shared_ptr<Responder> responder) {
+void ApiServer::SyncAgent(const Call& call) {
+  const std::string& node_id = call.params.at("node");
+  const HttpRequest& request = call.request;
+  const std::shared_ptr<Responder>& responder = call.responder;
   auto doc = ParseJson(request.body);
   if (!doc.ok()) return responder->Send(ErrorResponse(doc.status()));
   auto report = AgentReportFromJson(*doc);
@@ -505,33 +470,15 @@ void ApiServer::SyncAgent(const std::string& node_id, const HttpRequest& request
       !desired->forget.empty()) {
     return responder->Send(JsonResponse(200, ToJson(*desired)));
   }
-  auto waiter = std::make_shared<NodeWaiter>();
-  waiter->node_id = node_id;
-  waiter->min_version = static_cast<uint64_t>(*min_version);
-  waiter->responder = responder;
-  waiter->timer = std::make_shared<net::steady_timer>(ioc_);
-  waiter->timer->expires_after(std::chrono::milliseconds(*timeout));
-  node_waiters_.emplace(node_id, waiter);
-  waiter->timer->async_wait([this, waiter](boost::system::error_code ec) {
-    if (ec) return;
-    auto [begin, end] = node_waiters_.equal_range(waiter->node_id);
-    for (auto it = begin; it != end; ++it) {
-      if (it->second == waiter) {
-        node_waiters_.erase(it);
-        break;
-      }
-    }
-    auto desired = master_.DesiredFor(waiter->node_id);
-    if (desired.ok()) {
-      waiter->responder->Send(JsonResponse(200, ToJson(*desired)));
-    } else {
-      waiter->responder->Send(ErrorResponse(desired.status()));
-    }
-  });
+  node_waiters_.Wait(node_id, static_cast<uint64_t>(*min_version),
+                     std::chrono::milliseconds(*timeout), responder);
 }
 
-void ApiServer::UploadLog(const std::string& node_id, const std::string& task_key,
-                          const HttpRequest& request, Responder& responder) {
+void ApiServer::UploadLog(const Call& call) {
+  const std::string& node_id = call.params.at("node");
+  const std::string& task_key = call.params.at("task");
+  const HttpRequest& request = call.request;
+  Responder& responder = *call.responder;
   auto offset = QueryInt(request, "offset", -1, 0, INT64_MAX);
   if (!offset.ok()) return responder.Send(ErrorResponse(offset.status()));
   if (*offset < 0) {

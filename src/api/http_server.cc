@@ -37,6 +37,7 @@ class Session : public Responder, public std::enable_shared_from_this<Session> {
         static_cast<http::status>(response.status), version_);
     res->set(http::field::server, "cohort");
     res->set(http::field::content_type, response.content_type);
+    for (const auto& [name, value] : response.headers) res->set(name, value);
     res->keep_alive(keep_alive_);
     res->body() = std::move(response.body);
     res->prepare_payload();

@@ -80,16 +80,6 @@ std::string CurrentUser() {
   return "unknown";
 }
 
-StatusOr<JobId> ParseId(const std::string& text) {
-  try {
-    size_t used = 0;
-    JobId id = std::stoll(text, &used);
-    if (used == text.size() && id > 0) return id;
-  } catch (const std::exception&) {
-  }
-  return Status::InvalidArgument(fmt::format("\"{}\" is not a job id (e.g. 17)", text));
-}
-
 std::string TaskCount(const Job& job) {
   int total = job.spec.TotalReplicas();
   int running = 0;
@@ -335,7 +325,7 @@ int RunJobs(const GlobalOptions& g, const JobsOptions& o) {
 }
 
 int RunStatus(const GlobalOptions& g, const JobRef& o) {
-  auto id = ParseId(o.id);
+  auto id = ParseJobId(o.id);
   if (!id.ok()) return Fail("status", id.status());
   auto c = Connect(g);
   if (!c.ok()) return Fail("status", c.status());
@@ -355,7 +345,7 @@ int RunStatus(const GlobalOptions& g, const JobRef& o) {
 }
 
 int RunWhy(const GlobalOptions& g, const JobRef& o) {
-  auto id = ParseId(o.id);
+  auto id = ParseJobId(o.id);
   if (!id.ok()) return Fail("why", id.status());
   auto c = Connect(g);
   if (!c.ok()) return Fail("why", c.status());
@@ -372,7 +362,7 @@ int RunWhy(const GlobalOptions& g, const JobRef& o) {
 }
 
 int RunLogs(const GlobalOptions& g, const LogsOptions& o) {
-  auto id = ParseId(o.id);
+  auto id = ParseJobId(o.id);
   if (!id.ok()) return Fail("logs", id.status());
   auto c = Connect(g);
   if (!c.ok()) return Fail("logs", c.status());
@@ -391,7 +381,7 @@ int RunKill(const GlobalOptions& g, const KillOptions& o) {
   int rc = 0;
   Json killed = Json::array();
   for (const auto& text : o.ids) {
-    auto id = ParseId(text);
+    auto id = ParseJobId(text);
     if (!id.ok()) {
       rc = Fail("kill", id.status());
       continue;
@@ -412,7 +402,7 @@ int RunKill(const GlobalOptions& g, const KillOptions& o) {
 }
 
 int RunWait(const GlobalOptions& g, const WaitOptions& o) {
-  auto id = ParseId(o.id);
+  auto id = ParseJobId(o.id);
   if (!id.ok()) return Fail("wait", id.status());
   auto c = Connect(g);
   if (!c.ok()) return Fail("wait", c.status());
