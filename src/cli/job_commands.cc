@@ -210,8 +210,10 @@ Json RunSpec(const RunOptions& o) {
   Json spec{{"name", name}, {"framework", o.framework}, {"tasks", Json::array({group})}};
   if (!o.team.empty()) spec["team"] = o.team;
   if (!o.priority.empty()) {
-    bool numeric = o.priority.find_first_not_of("-0123456789") == std::string::npos;
-    spec["priority"] = numeric ? Json(std::stoll(o.priority)) : Json(o.priority);
+    // A number goes as a number; anything else as text, which the spec's checks name if wrong.
+    auto number = ParseInteger(o.priority, std::numeric_limits<int64_t>::min(),
+                               std::numeric_limits<int64_t>::max());
+    spec["priority"] = number ? Json(*number) : Json(o.priority);
   }
   if (!o.max_runtime.empty()) spec["max_runtime"] = o.max_runtime;
   if (o.max_attempts != 1) spec["restart"] = Json{{"max_attempts", o.max_attempts}};
