@@ -2,14 +2,13 @@
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
-#include <sys/stat.h>
 
 #include <boost/asio/post.hpp>
-#include <filesystem>
-#include <fstream>
 #include <regex>
 #include <set>
 
+#include "api/log_stream.h"
+#include "api/router.h"
 #include "common/strings.h"
 #include "model/job_spec_parser.h"
 #include "model/json.h"
@@ -18,38 +17,21 @@ namespace cohort::api {
 namespace {
 
 namespace net = boost::asio;
-namespace fs = std::filesystem;
 
 constexpr int64_t kMaxWaitMs = 60'000;
-constexpr auto kLogPollInterval = std::chrono::milliseconds(50);
-constexpr size_t kLogReadBudget = 256 * 1024;
 
 HttpResponse JsonResponse(int status, const Json& body) {
   return HttpResponse{status, "application/json", body.dump()};
 }
 
+// The integer query parameter `name`, or `fallback` when it is absent or empty.
 StatusOr<int64_t> QueryInt(const HttpRequest& r, const std::string& name, int64_t fallback,
                            int64_t min, int64_t max) {
   auto it = r.query.find(name);
   if (it == r.query.end() || it->second.empty()) return fallback;
-  try {
-    size_t used = 0;
-    int64_t v = std::stoll(it->second, &used);
-    if (used == it->second.size() && v >= min && v <= max) return v;
-  } catch (const std::exception&) {
-  }
+  if (auto v = ParseInteger(it->second, min, max)) return *v;
   return Status::InvalidArgument(
       fmt::format("{}: \"{}\" is not an integer from {} to {}", name, it->second, min, max));
-}
-
-StatusOr<JobId> ParseJobId(const std::string& text) {
-  try {
-    size_t used = 0;
-    JobId id = std::stoll(text, &used);
-    if (used == text.size() && id > 0) return id;
-  } catch (const std::exception&) {
-  }
-  return Status::InvalidArgument(fmt::format("\"{}\" is not a job id", text));
 }
 
 Json NodeJson(const master::NodeStatus& status) {
@@ -114,165 +96,36 @@ HttpResponse ErrorResponse(const Status& status) {
   return JsonResponse(HttpStatusFor(status.code()), Json{{"error", error}});
 }
 
-struct ApiServer::JobWaiter {
-  JobId id = 0;
-  uint64_t min_version = 0;
-  std::shared_ptr<Responder> responder;
-  std::shared_ptr<net::steady_timer> timer;
-};
-
-struct ApiServer::NodeWaiter {
-  std::string node_id;
-  uint64_t min_version = 0;
-  std::vector<TaskId> forget;
-  std::shared_ptr<Responder> responder;
-  std::shared_ptr<net::steady_timer> timer;
-};
-
-// Streams the log files of one job's tasks: everything there is, then (when following) what
-// agents ship next, until the job has ended and every byte is out. With several tasks, each
-// line carries the task's name ("[worker/1] ").
-class ApiServer::LogStream : public std::enable_shared_from_this<ApiServer::LogStream> {
- public:
-  LogStream(net::io_context& ioc, master::Master& master, JobId id, std::optional<int> attempt,
-            std::optional<std::pair<std::string, int>> task, bool follow,
-            std::shared_ptr<Responder> responder)
-      : master_(master),
-        job_id_(id),
-        fixed_attempt_(attempt),
-        task_(std::move(task)),
-        follow_(follow),
-        responder_(std::move(responder)),
-        timer_(ioc) {}
-
-  void Start() {
-    responder_->StartStream(200, "text/plain; charset=utf-8");
-    Step();
-  }
-
- private:
-  struct File {
-    std::string path;
-    std::string prefix;
-    int64_t offset = 0;
-    std::string partial;  // a line without its newline yet
+// The API, one line per route (docs/api.md). A path that matches no pattern is a 404; a path
+// that matches with another method is a 405 naming the methods it allows.
+std::vector<Router<ApiServer::Handler>::Route> ApiServer::Routes() {
+  return {
+      {"GET", "/api/v1/health", &ApiServer::Health},
+      {"POST", "/api/v1/jobs", &ApiServer::SubmitJob},
+      {"GET", "/api/v1/jobs", &ApiServer::ListJobs},
+      {"GET", "/api/v1/jobs/{id}", &ApiServer::GetJob},
+      {"POST", "/api/v1/jobs/{id}/kill", &ApiServer::KillJob},
+      {"GET", "/api/v1/jobs/{id}/events", &ApiServer::JobEvents},
+      {"GET", "/api/v1/jobs/{id}/explain", &ApiServer::ExplainJob},
+      {"GET", "/api/v1/jobs/{id}/logs", &ApiServer::StreamLogs},
+      {"GET", "/api/v1/teams", &ApiServer::ListTeams},
+      {"GET", "/api/v1/teams/{name}", &ApiServer::GetTeam},
+      {"PUT", "/api/v1/teams/{name}", &ApiServer::SetTeam},
+      {"DELETE", "/api/v1/teams/{name}", &ApiServer::DeleteTeam},
+      {"GET", "/api/v1/nodes", &ApiServer::ListNodes},
+      {"POST", "/api/v1/agents/register", &ApiServer::RegisterAgent},
+      {"POST", "/api/v1/agents/{node}/sync", &ApiServer::SyncAgent},
+      {"POST", "/api/v1/agents/{node}/logs/{task}", &ApiServer::UploadLog},
   };
-
-  void Step() {
-    if (responder_->closed()) return;
-    auto job_or = master_.GetJob(job_id_);
-    if (!job_or.ok()) return responder_->EndStream();
-    const Job& job = **job_or;
-    int attempt = fixed_attempt_.value_or(job.attempt);
-    std::string out;
-    if (attempt != attempt_) {
-      Flush(out);
-      if (attempt_ != 0 && !fixed_attempt_) out += fmt::format("--- attempt {} ---\n", attempt);
-      attempt_ = attempt;
-      files_.clear();
-    }
-    RefreshFiles(job);
-    bool more = false;
-    for (auto& f : files_) more |= Read(f, out);
-    bool attempt_over = fixed_attempt_ ? (*fixed_attempt_ < job.attempt || IsTerminal(job.state))
-                                       : IsTerminal(job.state);
-    bool done = !more && (!follow_ || attempt_over);
-    if (done) Flush(out);
-    auto self = shared_from_this();
-    auto next = [self, done, more](bool ok) {
-      if (!ok) return;
-      if (done) return self->responder_->EndStream();
-      if (more) return self->Step();
-      self->timer_.expires_after(kLogPollInterval);
-      self->timer_.async_wait([self](boost::system::error_code ec) {
-        if (!ec) self->Step();
-      });
-    };
-    if (out.empty()) return next(true);
-    responder_->WriteChunk(std::move(out), next);
-  }
-
-  // The files of the attempt being streamed, in rank order for the current attempt.
-  void RefreshFiles(const Job& job) {
-    if (attempt_ <= 0) return;
-    std::vector<std::pair<std::string, int>> tasks;
-    if (attempt_ == job.attempt && !job.tasks.empty()) {
-      for (const auto& t : job.tasks) tasks.emplace_back(t.role, t.index);
-    } else {
-      // An earlier attempt, or this one after it ended and the job went back to the queue.
-      fs::path dir = fs::path(master_.LogPath(job.id, attempt_, "x", 0)).parent_path();
-      std::error_code ec;
-      std::vector<std::string> names;
-      for (const auto& entry : fs::directory_iterator(dir, ec)) {
-        names.push_back(entry.path().filename().string());
-      }
-      std::sort(names.begin(), names.end());
-      for (const auto& name : names) {
-        auto parts = Split(name, '.');  // role.index.log
-        if (parts.size() == 3 && parts[2] == "log") {
-          tasks.emplace_back(parts[0], std::atoi(parts[1].c_str()));
-        }
-      }
-    }
-    if (task_) {
-      std::erase_if(tasks, [&](const auto& t) { return t != *task_; });
-    }
-    bool prefix = tasks.size() > 1;
-    for (const auto& [role, index] : tasks) {
-      std::string path = master_.LogPath(job.id, attempt_, role, index);
-      bool known =
-          std::any_of(files_.begin(), files_.end(), [&](const File& f) { return f.path == path; });
-      if (!known) {
-        files_.push_back(File{path, prefix ? fmt::format("[{}/{}] ", role, index) : "", 0, ""});
-      }
-    }
-  }
-
-  // Appends whole new lines of `f` to `out`; true if the read budget ran out first.
-  bool Read(File& f, std::string& out) {
-    std::ifstream in(f.path, std::ios::binary);
-    if (!in) return false;
-    in.seekg(f.offset);
-    std::string buf(kLogReadBudget, '\0');
-    in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
-    size_t n = static_cast<size_t>(in.gcount());
-    buf.resize(n);
-    f.offset += static_cast<int64_t>(n);
-    f.partial += buf;
-    size_t start = 0;
-    size_t nl;
-    while ((nl = f.partial.find('\n', start)) != std::string::npos) {
-      out += f.prefix;
-      out.append(f.partial, start, nl - start + 1);
-      start = nl + 1;
-    }
-    f.partial.erase(0, start);
-    return n == kLogReadBudget;
-  }
-
-  void Flush(std::string& out) {
-    for (auto& f : files_) {
-      if (f.partial.empty()) continue;
-      out += f.prefix + f.partial + "\n";
-      f.partial.clear();
-    }
-  }
-
-  master::Master& master_;
-  JobId job_id_;
-  std::optional<int> fixed_attempt_;
-  std::optional<std::pair<std::string, int>> task_;
-  bool follow_;
-  std::shared_ptr<Responder> responder_;
-  net::steady_timer timer_;
-  int attempt_ = 0;
-  std::vector<File> files_;
-};
+}
 
 ApiServer::ApiServer(net::io_context& ioc, master::Master& master)
     : ioc_(ioc),
       master_(master),
-      http_(ioc, [this](HttpRequest r, std::shared_ptr<Responder> w) { Handle(std::move(r), w); }) {
+      http_(ioc, [this](HttpRequest r, std::shared_ptr<Responder> w) { Handle(std::move(r), w); }),
+      router_(Routes()),
+      job_waiters_(ioc, [this](JobId id, Responder& r) { AnswerJob(id, r); }),
+      node_waiters_(ioc, [this](const std::string& id, Responder& r) { AnswerNode(id, r); }) {
   master_.SetListener(this);
 }
 
@@ -286,159 +139,78 @@ Status ApiServer::Listen(const std::string& host, int port) { return http_.Liste
 void ApiServer::Stop() {
   stopped_ = true;
   http_.Stop();
-  for (auto& [id, w] : job_waiters_) w->timer->cancel();
-  for (auto& [id, w] : node_waiters_) w->timer->cancel();
+  job_waiters_.CancelAll();
+  node_waiters_.CancelAll();
 }
 
-// Wake-ups are posted, not run inline: the change that triggers them is still being made (and
-// written to the store) when the master calls the listener.
+// Wake-ups of waiters are posted, not run inline: the change that triggers them is still being
+// made (and written to the store) when the master calls the listener.
 void ApiServer::OnJobChanged(JobId id) {
-  if (!job_waiters_.count(id)) return;
-  net::post(ioc_, [this, id] { WakeJobWaiters(id); });
+  // Log streams only schedule a step when woken, so they may be told at once.
+  job_changes_.Notify(id);
+  if (!job_waiters_.Has(id)) return;
+  net::post(ioc_, [this, id] {
+    auto job = master_.GetJob(id);
+    if (job.ok()) job_waiters_.Wake(id, (*job)->version);
+  });
 }
 
 void ApiServer::OnNodeChanged(const std::string& node_id) {
-  if (!node_waiters_.count(node_id)) return;
-  net::post(ioc_, [this, node_id] { WakeNodeWaiters(node_id); });
-}
-
-void ApiServer::WakeJobWaiters(JobId id) {
-  auto job = master_.GetJob(id);
-  if (!job.ok()) return;
-  auto [begin, end] = job_waiters_.equal_range(id);
-  for (auto it = begin; it != end;) {
-    if ((*job)->version > it->second->min_version) {
-      it->second->timer->cancel();
-      it->second->responder->Send(JsonResponse(200, ToJson(**job)));
-      it = job_waiters_.erase(it);
-    } else {
-      ++it;
-    }
-  }
-}
-
-void ApiServer::WakeNodeWaiters(const std::string& node_id) {
-  auto [begin, end] = node_waiters_.equal_range(node_id);
-  for (auto it = begin; it != end;) {
+  if (!node_waiters_.Has(node_id)) return;
+  net::post(ioc_, [this, node_id] {
     auto desired = master_.DesiredFor(node_id);
-    if (desired.ok() && desired->version > it->second->min_version) {
-      desired->forget = it->second->forget;
-      it->second->timer->cancel();
-      it->second->responder->Send(JsonResponse(200, ToJson(*desired)));
-      it = node_waiters_.erase(it);
-    } else {
-      ++it;
-    }
-  }
+    if (desired.ok()) node_waiters_.Wake(node_id, desired->version);
+  });
+}
+
+void ApiServer::AnswerJob(JobId id, Responder& responder) {
+  auto job = master_.GetJob(id);
+  if (!job.ok()) return responder.Send(ErrorResponse(job.status()));
+  responder.Send(JsonResponse(200, ToJson(**job)));
+}
+
+// The tasks to forget are not repeated: a sync that had any was answered at once.
+void ApiServer::AnswerNode(const std::string& node_id, Responder& responder) {
+  auto desired = master_.DesiredFor(node_id);
+  if (!desired.ok()) return responder.Send(ErrorResponse(desired.status()));
+  responder.Send(JsonResponse(200, ToJson(*desired)));
 }
 
 void ApiServer::Handle(HttpRequest request, std::shared_ptr<Responder> responder) {
-  std::vector<std::string> seg = Split(request.path, '/');
-  // "/api/v1/jobs/3" -> ["", "api", "v1", "jobs", "3"]
-  if (!seg.empty() && seg.back().empty() && seg.size() > 1) seg.pop_back();
-  const std::string& m = request.method;
-  auto not_allowed = [&] {
-    responder->Send(ErrorResponse(
-        Status::InvalidArgument(fmt::format("{} is not allowed on {}", m, request.path))));
-  };
-  if (seg.size() < 4 || seg[1] != "api" || seg[2] != "v1") {
+  auto found = router_.Find(request.method, request.path);
+  if (found.handler) return (this->*(*found.handler))(Call{request, found.params, responder});
+  if (!found.allowed.empty()) {
+    std::string allowed = Join({found.allowed.begin(), found.allowed.end()}, ", ");
+    HttpResponse response = ErrorResponse(Status::InvalidArgument(fmt::format(
+        "{} is not allowed on {}; it takes {}", request.method, request.path, allowed)));
+    response.status = 405;
+    response.headers.emplace_back("Allow", allowed);
+    return responder->Send(std::move(response));
+  }
+  std::string_view path = request.path;
+  if (path.size() > 1 && path.back() == '/') path.remove_suffix(1);
+  if (!path.starts_with("/api/v1/")) {
     return responder->Send(ErrorResponse(Status::NotFound(
         fmt::format("no such endpoint: {}; the API lives under /api/v1", request.path))));
   }
-  const std::string& resource = seg[3];
-  size_t n = seg.size();
-  if (resource == "health" && n == 4) {
-    return responder->Send(JsonResponse(200, Json{{"status", "ok"}}));
-  }
-  if (resource == "jobs") {
-    if (n == 4) {
-      if (m == "POST") return SubmitJob(request, *responder);
-      if (m == "GET") return ListJobs(request, *responder);
-      return not_allowed();
-    }
-    auto id = ParseJobId(seg[4]);
-    if (!id.ok()) return responder->Send(ErrorResponse(id.status()));
-    if (n == 5) {
-      if (m == "GET") return GetJob(*id, request, responder);
-      return not_allowed();
-    }
-    if (n == 6 && seg[5] == "kill") {
-      if (m != "POST") return not_allowed();
-      auto job = master_.Kill(*id);
-      if (!job.ok()) return responder->Send(ErrorResponse(job.status()));
-      return responder->Send(JsonResponse(200, ToJson(**job)));
-    }
-    if (n == 6 && seg[5] == "events") {
-      if (m != "GET") return not_allowed();
-      auto events = master_.Events(*id);
-      if (!events.ok()) return responder->Send(ErrorResponse(events.status()));
-      Json list = Json::array();
-      for (const auto& e : *events) list.push_back(ToJson(e));
-      return responder->Send(JsonResponse(200, Json{{"events", list}}));
-    }
-    if (n == 6 && seg[5] == "explain") {
-      if (m != "GET") return not_allowed();
-      auto e = master_.Explain(*id);
-      if (!e.ok()) return responder->Send(ErrorResponse(e.status()));
-      return responder->Send(JsonResponse(
-          200, Json{{"job_id", *id},
-                    {"state", JobStateName(e->state)},
-                    {"summary", e->summary},
-                    {"details", e->details},
-                    {"unschedulable", e->unschedulable},
-                    {"reserved_start", e->reserved_start ? Json(FormatTimestamp(*e->reserved_start))
-                                                         : Json(nullptr)}}));
-    }
-    if (n == 6 && seg[5] == "logs") {
-      if (m != "GET") return not_allowed();
-      return StreamLogs(*id, request, responder);
-    }
-  }
-  if (resource == "teams") {
-    if (n == 4) {
-      if (m != "GET") return not_allowed();
-      return ListTeams(*responder);
-    }
-    if (n == 5) {
-      if (m == "PUT") return SetTeam(seg[4], request, *responder);
-      if (m == "DELETE") {
-        Status s = master_.DeleteTeam(seg[4]);
-        if (!s.ok()) return responder->Send(ErrorResponse(s));
-        return responder->Send(JsonResponse(200, Json{{"deleted", seg[4]}}));
-      }
-      if (m == "GET") {
-        for (const auto& t : master_.ListTeams()) {
-          if (t.quota.name == seg[4]) return responder->Send(JsonResponse(200, TeamJson(t)));
-        }
-        return responder->Send(
-            ErrorResponse(Status::NotFound(fmt::format("team {} does not exist", seg[4]))));
-      }
-      return not_allowed();
-    }
-  }
-  if (resource == "nodes" && n == 4) {
-    if (m != "GET") return not_allowed();
-    return ListNodes(*responder);
-  }
-  if (resource == "agents") {
-    if (n == 5 && seg[4] == "register") {
-      if (m != "POST") return not_allowed();
-      return RegisterAgent(request, *responder);
-    }
-    if (n == 6 && seg[5] == "sync") {
-      if (m != "POST") return not_allowed();
-      return SyncAgent(seg[4], request, responder);
-    }
-    if (n == 7 && seg[5] == "logs") {
-      if (m != "POST") return not_allowed();
-      return UploadLog(seg[4], seg[6], request, *responder);
-    }
-  }
-  responder->Send(
-      ErrorResponse(Status::NotFound(fmt::format("no such endpoint: {} {}", m, request.path))));
+  responder->Send(ErrorResponse(
+      Status::NotFound(fmt::format("no such endpoint: {} {}", request.method, request.path))));
 }
 
-void ApiServer::SubmitJob(const HttpRequest& request, Responder& responder) {
+std::optional<JobId> ApiServer::JobIdParam(const Call& call) {
+  auto id = ParseJobId(call.params.at("id"));
+  if (id.ok()) return *id;
+  call.responder->Send(ErrorResponse(id.status()));
+  return std::nullopt;
+}
+
+void ApiServer::Health(const Call& call) {
+  call.responder->Send(JsonResponse(200, Json{{"status", "ok"}}));
+}
+
+void ApiServer::SubmitJob(const Call& call) {
+  const HttpRequest& request = call.request;
+  Responder& responder = *call.responder;
   std::string user = "unknown";
   if (auto it = request.headers.find("x-cohort-user"); it != request.headers.end()) {
     static const std::regex kUser("[A-Za-z0-9._@-]{1,64}");
@@ -455,7 +227,9 @@ void ApiServer::SubmitJob(const HttpRequest& request, Responder& responder) {
   responder.Send(JsonResponse(201, ToJson(*job)));
 }
 
-void ApiServer::ListJobs(const HttpRequest& request, Responder& responder) {
+void ApiServer::ListJobs(const Call& call) {
+  const HttpRequest& request = call.request;
+  Responder& responder = *call.responder;
   master::JobFilter filter;
   if (auto it = request.query.find("state"); it != request.query.end() && !it->second.empty()) {
     filter.state = ParseJobState(it->second);
@@ -474,8 +248,12 @@ void ApiServer::ListJobs(const HttpRequest& request, Responder& responder) {
   responder.Send(JsonResponse(200, Json{{"jobs", jobs}}));
 }
 
-void ApiServer::GetJob(JobId id, const HttpRequest& request, std::shared_ptr<Responder> responder) {
-  auto job = master_.GetJob(id);
+void ApiServer::GetJob(const Call& call) {
+  auto id = JobIdParam(call);
+  if (!id) return;
+  const HttpRequest& request = call.request;
+  const std::shared_ptr<Responder>& responder = call.responder;
+  auto job = master_.GetJob(*id);
   if (!job.ok()) return responder->Send(ErrorResponse(job.status()));
   if (!request.query.count("wait_version")) {
     return responder->Send(JsonResponse(200, ToJson(**job)));
@@ -487,30 +265,49 @@ void ApiServer::GetJob(JobId id, const HttpRequest& request, std::shared_ptr<Res
   if ((*job)->version > static_cast<uint64_t>(*min_version) || *timeout == 0) {
     return responder->Send(JsonResponse(200, ToJson(**job)));
   }
-  auto waiter = std::make_shared<JobWaiter>();
-  waiter->id = id;
-  waiter->min_version = static_cast<uint64_t>(*min_version);
-  waiter->responder = responder;
-  waiter->timer = std::make_shared<net::steady_timer>(ioc_);
-  waiter->timer->expires_after(std::chrono::milliseconds(*timeout));
-  job_waiters_.emplace(id, waiter);
-  waiter->timer->async_wait([this, waiter](boost::system::error_code ec) {
-    if (ec) return;  // woken by a change
-    auto [begin, end] = job_waiters_.equal_range(waiter->id);
-    for (auto it = begin; it != end; ++it) {
-      if (it->second == waiter) {
-        job_waiters_.erase(it);
-        break;
-      }
-    }
-    auto job = master_.GetJob(waiter->id);
-    if (job.ok()) waiter->responder->Send(JsonResponse(200, ToJson(**job)));
-  });
+  job_waiters_.Wait(*id, static_cast<uint64_t>(*min_version), std::chrono::milliseconds(*timeout),
+                    responder);
 }
 
-void ApiServer::StreamLogs(JobId id, const HttpRequest& request,
-                           std::shared_ptr<Responder> responder) {
-  auto job_or = master_.GetJob(id);
+void ApiServer::KillJob(const Call& call) {
+  auto id = JobIdParam(call);
+  if (!id) return;
+  auto job = master_.Kill(*id);
+  if (!job.ok()) return call.responder->Send(ErrorResponse(job.status()));
+  call.responder->Send(JsonResponse(200, ToJson(**job)));
+}
+
+void ApiServer::JobEvents(const Call& call) {
+  auto id = JobIdParam(call);
+  if (!id) return;
+  auto events = master_.Events(*id);
+  if (!events.ok()) return call.responder->Send(ErrorResponse(events.status()));
+  Json list = Json::array();
+  for (const auto& e : *events) list.push_back(ToJson(e));
+  call.responder->Send(JsonResponse(200, Json{{"events", list}}));
+}
+
+void ApiServer::ExplainJob(const Call& call) {
+  auto id = JobIdParam(call);
+  if (!id) return;
+  auto e = master_.Explain(*id);
+  if (!e.ok()) return call.responder->Send(ErrorResponse(e.status()));
+  call.responder->Send(JsonResponse(
+      200, Json{{"job_id", *id},
+                {"state", JobStateName(e->state)},
+                {"summary", e->summary},
+                {"details", e->details},
+                {"unschedulable", e->unschedulable},
+                {"reserved_start",
+                 e->reserved_start ? Json(FormatTimestamp(*e->reserved_start)) : Json(nullptr)}}));
+}
+
+void ApiServer::StreamLogs(const Call& call) {
+  auto id = JobIdParam(call);
+  if (!id) return;
+  const HttpRequest& request = call.request;
+  const std::shared_ptr<Responder>& responder = call.responder;
+  auto job_or = master_.GetJob(*id);
   if (!job_or.ok()) return responder->Send(ErrorResponse(job_or.status()));
   const Job& job = **job_or;
   std::optional<int> attempt;
@@ -519,7 +316,7 @@ void ApiServer::StreamLogs(JobId id, const HttpRequest& request,
     if (!a.ok()) return responder->Send(ErrorResponse(a.status()));
     if (*a > job.attempt) {
       return responder->Send(ErrorResponse(Status::NotFound(
-          fmt::format("job {} has no attempt {} (it is at attempt {})", id, *a, job.attempt))));
+          fmt::format("job {} has no attempt {} (it is at attempt {})", *id, *a, job.attempt))));
     }
     attempt = static_cast<int>(*a);
   }
@@ -539,24 +336,39 @@ void ApiServer::StreamLogs(JobId id, const HttpRequest& request,
     }
     if (!found) {
       return responder->Send(ErrorResponse(Status::NotFound(fmt::format(
-          "job {} has no task {}; its tasks are {}", id, it->second, Join(names, ", ")))));
+          "job {} has no task {}; its tasks are {}", *id, it->second, Join(names, ", ")))));
     }
-    task = std::make_pair(parts[0], std::atoi(parts[1].c_str()));
+    // A name from the list just checked: "<role>/<index>".
+    task = std::make_pair(parts[0], static_cast<int>(*ParseInteger(parts[1], 0, INT32_MAX)));
   }
   bool follow = false;
   if (auto it = request.query.find("follow"); it != request.query.end()) {
     follow = it->second == "true" || it->second == "1" || it->second.empty();
   }
-  std::make_shared<LogStream>(ioc_, master_, id, attempt, task, follow, responder)->Start();
+  LogStream::Options options{*id, attempt, task, follow};
+  std::make_shared<LogStream>(ioc_, master_, job_changes_, std::move(options), responder)->Start();
 }
 
-void ApiServer::ListTeams(Responder& responder) {
+void ApiServer::ListTeams(const Call& call) {
+  Responder& responder = *call.responder;
   Json teams = Json::array();
   for (const auto& t : master_.ListTeams()) teams.push_back(TeamJson(t));
   responder.Send(JsonResponse(200, Json{{"teams", teams}}));
 }
 
-void ApiServer::SetTeam(const std::string& name, const HttpRequest& request, Responder& responder) {
+void ApiServer::GetTeam(const Call& call) {
+  const std::string& name = call.params.at("name");
+  for (const auto& t : master_.ListTeams()) {
+    if (t.quota.name == name) return call.responder->Send(JsonResponse(200, TeamJson(t)));
+  }
+  call.responder->Send(
+      ErrorResponse(Status::NotFound(fmt::format("team {} does not exist", name))));
+}
+
+void ApiServer::SetTeam(const Call& call) {
+  const std::string& name = call.params.at("name");
+  const HttpRequest& request = call.request;
+  Responder& responder = *call.responder;
   auto doc = ParseJson(request.body);
   if (!doc.ok()) return responder.Send(ErrorResponse(doc.status()));
   TeamQuota team;
@@ -597,13 +409,23 @@ void ApiServer::SetTeam(const std::string& name, const HttpRequest& request, Res
   responder.Send(JsonResponse(200, Json{{"name", name}}));
 }
 
-void ApiServer::ListNodes(Responder& responder) {
+void ApiServer::DeleteTeam(const Call& call) {
+  const std::string& name = call.params.at("name");
+  Status s = master_.DeleteTeam(name);
+  if (!s.ok()) return call.responder->Send(ErrorResponse(s));
+  call.responder->Send(JsonResponse(200, Json{{"deleted", name}}));
+}
+
+void ApiServer::ListNodes(const Call& call) {
+  Responder& responder = *call.responder;
   Json nodes = Json::array();
   for (const auto& status : master_.ListNodes()) nodes.push_back(NodeJson(status));
   responder.Send(JsonResponse(200, Json{{"nodes", nodes}}));
 }
 
-void ApiServer::RegisterAgent(const HttpRequest& request, Responder& responder) {
+void ApiServer::RegisterAgent(const Call& call) {
+  const HttpRequest& request = call.request;
+  Responder& responder = *call.responder;
   auto doc = ParseJson(request.body);
   if (!doc.ok()) return responder.Send(ErrorResponse(doc.status()));
   auto info = NodeInfoFromJson(*doc);
@@ -614,8 +436,10 @@ void ApiServer::RegisterAgent(const HttpRequest& request, Responder& responder) 
   responder.Send(JsonResponse(200, Json{{"node_id", id}, {"desired", ToJson(*desired)}}));
 }
 
-void ApiServer::SyncAgent(const std::string& node_id, const HttpRequest& request,
-                          std::shared_ptr<Responder> responder) {
+void ApiServer::SyncAgent(const Call& call) {
+  const std::string& node_id = call.params.at("node");
+  const HttpRequest& request = call.request;
+  const std::shared_ptr<Responder>& responder = call.responder;
   auto doc = ParseJson(request.body);
   if (!doc.ok()) return responder->Send(ErrorResponse(doc.status()));
   auto report = AgentReportFromJson(*doc);
@@ -630,33 +454,15 @@ void ApiServer::SyncAgent(const std::string& node_id, const HttpRequest& request
       !desired->forget.empty()) {
     return responder->Send(JsonResponse(200, ToJson(*desired)));
   }
-  auto waiter = std::make_shared<NodeWaiter>();
-  waiter->node_id = node_id;
-  waiter->min_version = static_cast<uint64_t>(*min_version);
-  waiter->responder = responder;
-  waiter->timer = std::make_shared<net::steady_timer>(ioc_);
-  waiter->timer->expires_after(std::chrono::milliseconds(*timeout));
-  node_waiters_.emplace(node_id, waiter);
-  waiter->timer->async_wait([this, waiter](boost::system::error_code ec) {
-    if (ec) return;
-    auto [begin, end] = node_waiters_.equal_range(waiter->node_id);
-    for (auto it = begin; it != end; ++it) {
-      if (it->second == waiter) {
-        node_waiters_.erase(it);
-        break;
-      }
-    }
-    auto desired = master_.DesiredFor(waiter->node_id);
-    if (desired.ok()) {
-      waiter->responder->Send(JsonResponse(200, ToJson(*desired)));
-    } else {
-      waiter->responder->Send(ErrorResponse(desired.status()));
-    }
-  });
+  node_waiters_.Wait(node_id, static_cast<uint64_t>(*min_version),
+                     std::chrono::milliseconds(*timeout), responder);
 }
 
-void ApiServer::UploadLog(const std::string& node_id, const std::string& task_key,
-                          const HttpRequest& request, Responder& responder) {
+void ApiServer::UploadLog(const Call& call) {
+  const std::string& node_id = call.params.at("node");
+  const std::string& task_key = call.params.at("task");
+  const HttpRequest& request = call.request;
+  Responder& responder = *call.responder;
   auto offset = QueryInt(request, "offset", -1, 0, INT64_MAX);
   if (!offset.ok()) return responder.Send(ErrorResponse(offset.status()));
   if (*offset < 0) {
@@ -670,9 +476,8 @@ void ApiServer::UploadLog(const std::string& node_id, const std::string& task_ke
   if (size.status().code() == StatusCode::kFailedPrecondition) {
     // Tell the agent where to resume.
     Json body = Json::parse(error.body);
-    struct stat st {};
-    std::string path = master_.LogPath(task->job, task->attempt, task->role, task->index);
-    body["size"] = ::stat(path.c_str(), &st) == 0 ? static_cast<int64_t>(st.st_size) : 0;
+    auto stored = master_.logs().Size(*task);
+    body["size"] = stored.ok() ? *stored : 0;
     error.body = body.dump();
   }
   responder.Send(error);

@@ -6,16 +6,20 @@
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
-#include <map>
 #include <memory>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "api/http_server.h"
+#include "api/router.h"
+#include "api/wait_list.h"
+#include "common/subscribers.h"
 #include "master/master.h"
 
 namespace cohort::api {
 
-// The one place where a Status becomes an HTTP status.
+// The one place where a Status becomes an HTTP status (the router adds 405 for a wrong method).
 int HttpStatusFor(StatusCode code);
 // {"error": {"code": "not_found", "message": "...", "details": [...]}}
 HttpResponse ErrorResponse(const Status& status);
@@ -33,32 +37,48 @@ class ApiServer final : public master::MasterListener {
   void OnNodeChanged(const std::string& node_id) override;
 
  private:
-  struct JobWaiter;
-  struct NodeWaiter;
-  class LogStream;
+  // One request as its handler sees it.
+  struct Call {
+    const HttpRequest& request;
+    const PathParams& params;  // the route's "{name}" segments
+    std::shared_ptr<Responder> responder;
+  };
+  using Handler = void (ApiServer::*)(const Call&);
+  static std::vector<Router<Handler>::Route> Routes();
 
   void Handle(HttpRequest request, std::shared_ptr<Responder> responder);
-  void SubmitJob(const HttpRequest& request, Responder& responder);
-  void ListJobs(const HttpRequest& request, Responder& responder);
-  void GetJob(JobId id, const HttpRequest& request, std::shared_ptr<Responder> responder);
-  void StreamLogs(JobId id, const HttpRequest& request, std::shared_ptr<Responder> responder);
-  void ListNodes(Responder& responder);
-  void ListTeams(Responder& responder);
-  void SetTeam(const std::string& name, const HttpRequest& request, Responder& responder);
-  void RegisterAgent(const HttpRequest& request, Responder& responder);
-  void SyncAgent(const std::string& node_id, const HttpRequest& request,
-                 std::shared_ptr<Responder> responder);
-  void UploadLog(const std::string& node_id, const std::string& task_key,
-                 const HttpRequest& request, Responder& responder);
+  // The route's {id}; answers 400 and returns nothing if it is not a job id.
+  std::optional<JobId> JobIdParam(const Call& call);
 
-  void WakeJobWaiters(JobId id);
-  void WakeNodeWaiters(const std::string& node_id);
+  // One handler per route (docs/api.md).
+  void Health(const Call& call);
+  void SubmitJob(const Call& call);
+  void ListJobs(const Call& call);
+  void GetJob(const Call& call);
+  void KillJob(const Call& call);
+  void JobEvents(const Call& call);
+  void ExplainJob(const Call& call);
+  void StreamLogs(const Call& call);
+  void ListTeams(const Call& call);
+  void GetTeam(const Call& call);
+  void SetTeam(const Call& call);
+  void DeleteTeam(const Call& call);
+  void ListNodes(const Call& call);
+  void RegisterAgent(const Call& call);
+  void SyncAgent(const Call& call);
+  void UploadLog(const Call& call);
+
+  // Answer a long poll with the job, or with what the node should run.
+  void AnswerJob(JobId id, Responder& responder);
+  void AnswerNode(const std::string& node_id, Responder& responder);
 
   boost::asio::io_context& ioc_;
   master::Master& master_;
   HttpServer http_;
-  std::multimap<JobId, std::shared_ptr<JobWaiter>> job_waiters_;
-  std::multimap<std::string, std::shared_ptr<NodeWaiter>> node_waiters_;
+  Router<Handler> router_;
+  WaitList<JobId> job_waiters_;         // GET /jobs/{id}?wait_version=
+  WaitList<std::string> node_waiters_;  // agents' syncs, by node
+  Subscribers<JobId> job_changes_;      // log streams following a job
   bool stopped_ = false;
 };
 

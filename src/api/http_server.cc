@@ -8,6 +8,7 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <cctype>
+#include <charconv>
 #include <deque>
 
 #include "common/strings.h"
@@ -37,6 +38,7 @@ class Session : public Responder, public std::enable_shared_from_this<Session> {
         static_cast<http::status>(response.status), version_);
     res->set(http::field::server, "cohort");
     res->set(http::field::content_type, response.content_type);
+    for (const auto& [name, value] : response.headers) res->set(name, value);
     res->keep_alive(keep_alive_);
     res->body() = std::move(response.body);
     res->prepare_payload();
@@ -265,7 +267,9 @@ std::string PercentDecode(std::string_view text, bool plus_is_space) {
     if (text[i] == '%' && i + 2 < text.size() &&
         std::isxdigit(static_cast<unsigned char>(text[i + 1])) &&
         std::isxdigit(static_cast<unsigned char>(text[i + 2]))) {
-      out += static_cast<char>(std::stoi(std::string(text.substr(i + 1, 2)), nullptr, 16));
+      unsigned byte = 0;  // two hex digits, checked above: from_chars cannot fail
+      std::from_chars(text.data() + i + 1, text.data() + i + 3, byte, 16);
+      out += static_cast<char>(byte);
       i += 2;
     } else if (text[i] == '+' && plus_is_space) {
       out += ' ';

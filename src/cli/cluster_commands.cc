@@ -104,7 +104,7 @@ int StopCluster(const std::string& dir, bool quiet) {
   std::error_code ec;
   for (const auto& entry : fs::directory_iterator(dir, ec)) {
     if (entry.path().extension() != ".pid") continue;
-    pid_t pid = std::atoi(ReadFileOrEmpty(entry.path().string()).c_str());
+    pid_t pid = ReadPidFile(entry.path().string());
     if (IsOurs(pid, "cohortd", dir)) {
       daemons.push_back(pid);
       names.push_back(entry.path().stem().string());
@@ -120,11 +120,10 @@ int StopCluster(const std::string& dir, bool quiet) {
     if (!agent.is_directory()) continue;
     std::error_code inner;
     for (const auto& task : fs::directory_iterator(agent.path() / "tasks", inner)) {
-      pid_t sup = std::atoi(ReadFileOrEmpty((task.path() / "supervisor.pid").string()).c_str());
+      pid_t sup = ReadPidFile((task.path() / "supervisor.pid").string());
       if (!IsOurs(sup, "run-task", task.path().string())) continue;
       supervisors.push_back(sup);
-      task_groups.push_back(
-          std::atoi(ReadFileOrEmpty((task.path() / "task.pid").string()).c_str()));
+      task_groups.push_back(ReadPidFile((task.path() / "task.pid").string()));
     }
   }
   Terminate(supervisors, std::chrono::seconds(5));
@@ -151,7 +150,7 @@ int RunUp(const UpOptions& o) {
   fs::create_directories(dir, ec);
   if (ec)
     return Fail("up", Status::Internal(fmt::format("cannot create {}: {}", dir, ec.message())));
-  pid_t running = std::atoi(ReadFileOrEmpty(dir + "/master.pid").c_str());
+  pid_t running = ReadPidFile(dir + "/master.pid");
   if (IsOurs(running, "cohortd", dir)) {
     return Fail("up", Status::FailedPrecondition(fmt::format(
                           "a cluster is already running from {} (master pid {}); run `cohort down "

@@ -81,16 +81,6 @@ std::string CurrentUser() {
   return "unknown";
 }
 
-StatusOr<JobId> ParseId(const std::string& text) {
-  try {
-    size_t used = 0;
-    JobId id = std::stoll(text, &used);
-    if (used == text.size() && id > 0) return id;
-  } catch (const std::exception&) {
-  }
-  return Status::InvalidArgument(fmt::format("\"{}\" is not a job id (e.g. 17)", text));
-}
-
 std::string TaskCount(const Job& job) {
   int total = job.spec.TotalReplicas();
   int running = 0;
@@ -221,8 +211,10 @@ Json RunSpec(const RunOptions& o) {
   Json spec{{"name", name}, {"framework", o.framework}, {"tasks", Json::array({group})}};
   if (!o.team.empty()) spec["team"] = o.team;
   if (!o.priority.empty()) {
-    bool numeric = o.priority.find_first_not_of("-0123456789") == std::string::npos;
-    spec["priority"] = numeric ? Json(std::stoll(o.priority)) : Json(o.priority);
+    // A number goes as a number; anything else as text, which the spec's checks name if wrong.
+    auto number = ParseInteger(o.priority, std::numeric_limits<int64_t>::min(),
+                               std::numeric_limits<int64_t>::max());
+    spec["priority"] = number ? Json(*number) : Json(o.priority);
   }
   if (!o.max_runtime.empty()) spec["max_runtime"] = o.max_runtime;
   if (o.max_attempts != 1) spec["restart"] = Json{{"max_attempts", o.max_attempts}};
@@ -336,7 +328,7 @@ int RunJobs(const GlobalOptions& g, const JobsOptions& o) {
 }
 
 int RunStatus(const GlobalOptions& g, const JobRef& o) {
-  auto id = ParseId(o.id);
+  auto id = ParseJobId(o.id);
   if (!id.ok()) return Fail("status", id.status());
   auto c = Connect(g);
   if (!c.ok()) return Fail("status", c.status());
@@ -356,7 +348,7 @@ int RunStatus(const GlobalOptions& g, const JobRef& o) {
 }
 
 int RunWhy(const GlobalOptions& g, const JobRef& o) {
-  auto id = ParseId(o.id);
+  auto id = ParseJobId(o.id);
   if (!id.ok()) return Fail("why", id.status());
   auto c = Connect(g);
   if (!c.ok()) return Fail("why", c.status());
@@ -373,7 +365,7 @@ int RunWhy(const GlobalOptions& g, const JobRef& o) {
 }
 
 int RunLogs(const GlobalOptions& g, const LogsOptions& o) {
-  auto id = ParseId(o.id);
+  auto id = ParseJobId(o.id);
   if (!id.ok()) return Fail("logs", id.status());
   auto c = Connect(g);
   if (!c.ok()) return Fail("logs", c.status());
@@ -392,7 +384,7 @@ int RunKill(const GlobalOptions& g, const KillOptions& o) {
   int rc = 0;
   Json killed = Json::array();
   for (const auto& text : o.ids) {
-    auto id = ParseId(text);
+    auto id = ParseJobId(text);
     if (!id.ok()) {
       rc = Fail("kill", id.status());
       continue;
@@ -413,7 +405,7 @@ int RunKill(const GlobalOptions& g, const KillOptions& o) {
 }
 
 int RunWait(const GlobalOptions& g, const WaitOptions& o) {
-  auto id = ParseId(o.id);
+  auto id = ParseJobId(o.id);
   if (!id.ok()) return Fail("wait", id.status());
   auto c = Connect(g);
   if (!c.ok()) return Fail("wait", c.status());

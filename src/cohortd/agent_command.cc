@@ -105,14 +105,14 @@ int RunAgent(const AgentOptions& o) {
     node.memory_bytes = *memory;
   }
   auto range = Split(o.ports, '-');
-  try {
-    if (range.size() != 2) throw std::invalid_argument("range");
-    node.ports.first = std::stoi(range[0]);
-    node.ports.last = std::stoi(range[1]);
-  } catch (const std::exception&) {
+  std::optional<int> first = range.size() == 2 ? ParseInt(range[0]) : std::nullopt;
+  std::optional<int> last = range.size() == 2 ? ParseInt(range[1]) : std::nullopt;
+  if (!first || !last) {
     return fail(
         fmt::format("--ports: \"{}\" is not a range FIRST-LAST, e.g. 30000-30999", o.ports));
   }
+  node.ports.first = *first;
+  node.ports.last = *last;
   if (node.ports.first < 1024 || node.ports.last > 65535 || node.ports.first > node.ports.last) {
     return fail(fmt::format("--ports: {} must lie within 1024-65535", o.ports));
   }

@@ -8,6 +8,7 @@
 #include "api/api_server.h"
 #include "api/asio_event_loop.h"
 #include "cohortd/commands.h"
+#include "common/strings.h"
 #include "common/units.h"
 #include "master/master.h"
 #include "os/real_clock.h"
@@ -89,14 +90,9 @@ int RunMaster(const MasterOptions& o) {
     return 2;
   }
   size_t colon = o.listen.rfind(':');
-  int port = -1;
-  if (colon != std::string::npos) {
-    try {
-      port = std::stoi(o.listen.substr(colon + 1));
-    } catch (const std::exception&) {
-    }
-  }
-  if (colon == std::string::npos || port < 0 || port > 65535) {
+  std::optional<int> port;
+  if (colon != std::string::npos) port = ParseInt(o.listen.substr(colon + 1), 0, 65535);
+  if (!port) {
     fmt::print(stderr, "cohortd master: --listen: \"{}\" is not HOST:PORT, e.g. 127.0.0.1:7420\n",
                o.listen);
     return 2;
@@ -138,7 +134,7 @@ int RunMaster(const MasterOptions& o) {
     return 1;
   }
   api::ApiServer server(ioc, **master);
-  Status listening = server.Listen(o.listen.substr(0, colon), port);
+  Status listening = server.Listen(o.listen.substr(0, colon), *port);
   if (!listening.ok()) {
     fmt::print(stderr, "cohortd master: {}\n", listening.message());
     return 1;

@@ -60,4 +60,10 @@ std::optional<int64_t> ParseInteger(std::string_view text, int64_t min, int64_t 
   return value;
 }
 
+std::optional<int> ParseInt(std::string_view text, int min, int max) {
+  auto value = ParseInteger(text, min, max);
+  if (!value) return std::nullopt;
+  return static_cast<int>(*value);
+}
+
 }  // namespace cohort

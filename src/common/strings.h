@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -19,5 +20,8 @@ std::string ShellQuote(std::string_view arg);
 // '+', no other characters), if it lies within [min, max]. Every integer read from a user, a
 // file or the network goes through here.
 std::optional<int64_t> ParseInteger(std::string_view text, int64_t min, int64_t max);
+// ParseInteger for a field of type int (ports, pids, counts).
+std::optional<int> ParseInt(std::string_view text, int min = std::numeric_limits<int>::min(),
+                            int max = std::numeric_limits<int>::max());
 
 }  // namespace cohort

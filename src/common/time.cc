@@ -2,8 +2,9 @@
 
 #include <fmt/format.h>
 
-#include <cstdio>
 #include <ctime>
+
+#include "common/strings.h"
 
 namespace cohort {
 
@@ -24,16 +25,26 @@ std::string FormatTimestamp(Timestamp t) {
 
 StatusOr<Timestamp> ParseTimestamp(std::string_view text) {
   std::string s(text);
-  std::tm tm{};
-  int consumed = 0;
-  if (std::sscanf(s.c_str(), "%4d-%2d-%2dT%2d:%2d:%2d%n", &tm.tm_year, &tm.tm_mon, &tm.tm_mday,
-                  &tm.tm_hour, &tm.tm_min, &tm.tm_sec, &consumed) != 6) {
+  // YYYY-MM-DDTHH:MM:SS, every field exactly as wide as that.
+  auto field = [&](size_t at, size_t width, int min, int max) {
+    return s.size() >= at + width ? ParseInt(std::string_view(s).substr(at, width), min, max)
+                                  : std::nullopt;
+  };
+  auto year = field(0, 4, 0, 9999), month = field(5, 2, 1, 12), day = field(8, 2, 1, 31);
+  auto hour = field(11, 2, 0, 23), minute = field(14, 2, 0, 59), second = field(17, 2, 0, 60);
+  if (!year || !month || !day || !hour || !minute || !second || s[4] != '-' || s[7] != '-' ||
+      s[10] != 'T' || s[13] != ':' || s[16] != ':') {
     return Status::InvalidArgument(fmt::format("\"{}\" is not an RFC 3339 time", s));
   }
-  tm.tm_year -= 1900;
-  tm.tm_mon -= 1;
+  std::tm tm{};
+  tm.tm_year = *year - 1900;
+  tm.tm_mon = *month - 1;
+  tm.tm_mday = *day;
+  tm.tm_hour = *hour;
+  tm.tm_min = *minute;
+  tm.tm_sec = *second;
   int64_t micros = 0;
-  size_t pos = static_cast<size_t>(consumed);
+  size_t pos = 19;
   if (pos < s.size() && s[pos] == '.') {
     ++pos;
     int digits = 0;

@@ -17,6 +17,11 @@ TEST(Timestamp, FormatsAndParsesRoundTrip) {
 TEST(Timestamp, RejectsNonUtc) {
   EXPECT_FALSE(ParseTimestamp("2025-11-21T23:57:25+01:00").ok());
   EXPECT_FALSE(ParseTimestamp("yesterday").ok());
+  EXPECT_FALSE(ParseTimestamp("2025-1-21T23:57:25Z").ok());   // fields have fixed widths
+  EXPECT_FALSE(ParseTimestamp("2025-13-21T23:57:25Z").ok());  // no month 13
+  EXPECT_FALSE(ParseTimestamp("2025-11-21T23:57:+5Z").ok());  // no signs
+  EXPECT_FALSE(ParseTimestamp("2025-11-21T23:57:25").ok());   // not UTC
+  EXPECT_TRUE(ParseTimestamp("2025-11-21T23:57:25Z").ok());
 }
 
 TEST(ManualClock, MovesOnlyWhenTold) {

@@ -24,6 +24,7 @@
 #include "dispatch/dispatcher.h"
 #include "framework/task_environment.h"
 #include "master/event_loop.h"
+#include "master/log_store.h"
 #include "model/agent_protocol.h"
 #include "model/job.h"
 #include "model/node.h"
@@ -139,13 +140,14 @@ class Master {
   std::vector<NodeStatus> ListNodes() const;
 
   // --- Logs (shipped by agents, served to users) ---
-  // Stores `data` as the bytes of the task's log starting at `offset`; returns the stored size.
-  // Idempotent: bytes already stored are skipped. kFailedPrecondition (with the expected offset
-  // in the message) if `offset` is past the end; kNotFound for an unknown task key.
+  // Stores `data` as the bytes of the task's log starting at `offset` (LogStore::Append: durable,
+  // idempotent); returns the stored size. kNotFound unless `task` is one of the job's tasks in
+  // one of its attempts; kFailedPrecondition (with the expected offset in the message) if
+  // `offset` is past the end; kInternal if the write failed.
   StatusOr<int64_t> AppendLog(const std::string& node_id, const TaskId& task, int64_t offset,
                               std::string_view data);
-  // The file holding a task's log; it may not exist yet.
-  std::string LogPath(JobId id, int attempt, const std::string& role, int index) const;
+  // Where the logs are read and followed; writes go through AppendLog.
+  LogStore& logs() { return logs_; }
 
   // --- Time ---
   // Marks silent nodes unreachable, stops jobs past their max_runtime, runs a full pass that was
@@ -209,6 +211,7 @@ class Master {
                        std::vector<JobEvent>& events);
 
   MasterConfig config_;
+  LogStore logs_;  // under <data_dir>/logs
   std::unique_ptr<state::StateStore> store_;
   const Clock& clock_;
   EventLoop& loop_;

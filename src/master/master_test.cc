@@ -8,7 +8,6 @@
 
 #include <deque>
 #include <filesystem>
-#include <fstream>
 
 #include "testing/failing_state_store.h"
 
@@ -330,9 +329,7 @@ TEST_P(MasterTest, LogsAreAppendedIdempotently) {
     EXPECT_EQ(ParseTaskId(text).status().code(), StatusCode::kInvalidArgument) << text;
   }
   EXPECT_EQ(*ParseTaskId("12.3.ps-0.4"), (TaskId{12, 3, "ps-0", 4}));
-  std::ifstream in(master_->LogPath(id, 1, "worker", 0));
-  std::string all((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  EXPECT_EQ(all, "hello\nworld\n");
+  EXPECT_EQ(*master_->logs().Read(key, 0, 100), "hello\nworld\n");
 }
 
 TEST_P(MasterTest, TeamsAreDurableAndUnknownTeamsAreRefused) {

@@ -86,6 +86,12 @@ std::string TaskId::ToString() const {
   return fmt::format("{}.{}.{}.{}", job, attempt, role, index);
 }
 
+StatusOr<JobId> ParseJobId(std::string_view text) {
+  if (auto id = ParseInteger(text, 1, std::numeric_limits<JobId>::max())) return *id;
+  return Status::InvalidArgument(
+      fmt::format("\"{}\" is not a job id (a positive integer, e.g. 17)", text));
+}
+
 StatusOr<TaskId> ParseTaskId(std::string_view text) {
   auto parts = Split(text, '.');
   auto bad = [&] {

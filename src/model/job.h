@@ -29,6 +29,10 @@ struct TaskId {
 // Reads ToString()'s form back. kInvalidArgument, naming the text, for anything else.
 StatusOr<TaskId> ParseTaskId(std::string_view text);
 
+// A job id as people and URLs write it: a positive decimal integer. kInvalidArgument, naming
+// the text, for anything else.
+StatusOr<JobId> ParseJobId(std::string_view text);
+
 // PENDING -> STARTING -> RUNNING -> SUCCEEDED
 //                \          \-> STOPPING -> FAILED | KILLED | PENDING (next attempt)
 // A pending job holds no resources. STARTING: placed, tasks sent to agents, not all running

@@ -12,6 +12,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "common/strings.h"
+
 extern char** environ;
 
 namespace cohort {
@@ -82,6 +84,10 @@ std::string ReadFileOrEmpty(const std::string& path) {
   return ss.str();
 }
 
+pid_t ReadPidFile(const std::string& path) {
+  return ParseInt(Trim(ReadFileOrEmpty(path)), 1).value_or(0);
+}
+
 bool WriteFileAtomically(const std::string& path, const std::string& content) {
   std::string tmp = path + ".tmp";
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
@@ -106,11 +112,9 @@ pid_t ParentPid(pid_t pid) {
   // "pid (comm) state ppid ...": comm may hold spaces and parentheses; skip to the last ')'.
   size_t close = stat.rfind(')');
   if (close == std::string::npos) return -1;
-  std::istringstream rest(stat.substr(close + 1));
-  char state;
-  pid_t ppid;
-  if (!(rest >> state >> ppid)) return -1;
-  return ppid;
+  auto fields = Split(Trim(std::string_view(stat).substr(close + 1)), ' ');  // state ppid ...
+  if (fields.size() < 2) return -1;
+  return ParseInt(fields[1], 0).value_or(-1);
 }
 
 std::vector<pid_t> Descendants(pid_t root) {
@@ -118,11 +122,10 @@ std::vector<pid_t> Descendants(pid_t root) {
   DIR* proc = ::opendir("/proc");
   if (!proc) return {};
   while (dirent* e = ::readdir(proc)) {
-    char* end = nullptr;
-    long pid = std::strtol(e->d_name, &end, 10);
-    if (*end != '\0' || pid <= 0) continue;
-    pid_t ppid = ParentPid(static_cast<pid_t>(pid));
-    if (ppid > 0) children[ppid].push_back(static_cast<pid_t>(pid));
+    auto pid = ParseInt(e->d_name, 1);  // the other entries are not processes
+    if (!pid) continue;
+    pid_t ppid = ParentPid(*pid);
+    if (ppid > 0) children[ppid].push_back(*pid);
   }
   ::closedir(proc);
   std::vector<pid_t> out;

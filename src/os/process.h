@@ -31,6 +31,9 @@ int RunToCompletion(const std::vector<std::string>& argv, const SpawnOptions& op
 
 // The whole file, or "" if it cannot be read.
 std::string ReadFileOrEmpty(const std::string& path);
+// The pid a pid file holds (decimal, an optional newline), or 0 if it is missing or holds
+// anything else.
+pid_t ReadPidFile(const std::string& path);
 // Writes through a temporary file, fsyncs and renames, so a reader sees all or nothing.
 bool WriteFileAtomically(const std::string& path, const std::string& content);
 

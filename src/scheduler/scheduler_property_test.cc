@@ -2,11 +2,14 @@
 // printed; COHORT_SEED=<n> replays one.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <cstdlib>
+#include <limits>
 #include <map>
 #include <random>
 #include <set>
 
+#include "common/strings.h"
 #include "scheduler/scheduler.h"
 #include "testing/builders.h"
 
@@ -18,7 +21,13 @@ using testing::Job;       // not cohort::Job
 
 uint64_t Seed() {
   const char* env = std::getenv("COHORT_SEED");
-  return env ? std::strtoull(env, nullptr, 10) : 20261122;
+  if (!env) return 20261122;
+  auto seed = ParseInteger(env, 0, std::numeric_limits<int64_t>::max());
+  if (!seed) {
+    std::fprintf(stderr, "COHORT_SEED: \"%s\" is not a seed (a non-negative integer)\n", env);
+    std::abort();
+  }
+  return static_cast<uint64_t>(*seed);
 }
 
 const std::vector<std::string> kTeams = {"vision", "nlp", "speech"};

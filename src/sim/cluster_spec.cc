@@ -4,12 +4,24 @@
 #include <yaml-cpp/yaml.h>
 
 #include <fstream>
+#include <limits>
+#include <optional>
 #include <sstream>
 
 #include "common/strings.h"
 #include "common/units.h"
 
 namespace cohort::sim {
+namespace {
+
+// A YAML scalar that is a decimal integer.
+std::optional<int64_t> Integer(const YAML::Node& node) {
+  if (!node.IsScalar()) return std::nullopt;
+  return ParseInteger(node.Scalar(), std::numeric_limits<int64_t>::min(),
+                      std::numeric_limits<int64_t>::max());
+}
+
+}  // namespace
 
 std::vector<NodeCapacity> ClusterSpec::Nodes() const {
   std::vector<NodeCapacity> out;
@@ -38,16 +50,12 @@ StatusOr<std::vector<TeamQuota>> ParseTeams(std::string_view text) {
     if (f.size() < 2 || f.size() > 3 || f[0].empty()) return bad();
     TeamQuota t;
     t.name = f[0];
-    try {
-      size_t used = 0;
-      t.guaranteed_gpus = std::stoll(f[1], &used);
-      if (used != f[1].size() || t.guaranteed_gpus < 0) return bad();
-      if (f.size() == 3) {
-        t.max_gpus = std::stoll(f[2], &used);
-        if (used != f[2].size() || *t.max_gpus < t.guaranteed_gpus) return bad();
-      }
-    } catch (const std::exception&) {
-      return bad();
+    auto guaranteed = ParseInteger(f[1], 0, std::numeric_limits<int64_t>::max());
+    if (!guaranteed) return bad();
+    t.guaranteed_gpus = *guaranteed;
+    if (f.size() == 3) {
+      t.max_gpus = ParseInteger(f[2], t.guaranteed_gpus, std::numeric_limits<int64_t>::max());
+      if (!t.max_gpus) return bad();
     }
     teams.push_back(t);
   }
@@ -64,15 +72,13 @@ StatusOr<ClusterSpec> ParseClusterSpec(std::string_view yaml, std::string_view s
     }
     auto integer = [&](const char* key, int64_t lo, int64_t hi, auto* out) {
       if (!root[key]) return;
-      try {
-        int64_t v = root[key].as<int64_t>();
-        if (v < lo || v > hi) {
-          problems.push_back(fmt::format("{}: must be from {} to {}, got {}", key, lo, hi, v));
-        } else {
-          *out = static_cast<std::remove_pointer_t<decltype(out)>>(v);
-        }
-      } catch (const YAML::Exception&) {
+      auto v = Integer(root[key]);
+      if (!v) {
         problems.push_back(fmt::format("{}: must be an integer", key));
+      } else if (*v < lo || *v > hi) {
+        problems.push_back(fmt::format("{}: must be from {} to {}, got {}", key, lo, hi, *v));
+      } else {
+        *out = static_cast<std::remove_pointer_t<decltype(out)>>(*v);
       }
     };
     for (const auto& kv : root) {
@@ -109,15 +115,21 @@ StatusOr<ClusterSpec> ParseClusterSpec(std::string_view yaml, std::string_view s
         size_t i = 0;
         for (const auto& t : root["teams"]) {
           std::string path = fmt::format("teams[{}]", i++);
-          TeamQuota q;
-          try {
-            q.name = t["name"].as<std::string>();
-            q.guaranteed_gpus = t["gpus"].as<int64_t>();
-            if (t["max_gpus"]) q.max_gpus = t["max_gpus"].as<int64_t>();
-          } catch (const YAML::Exception&) {
-            problems.push_back(path + ": needs name and gpus (integers), and optionally max_gpus");
+          std::string needs = path + ": needs name and gpus (integers), and optionally max_gpus";
+          if (!t.IsMap()) {
+            problems.push_back(needs);
             continue;
           }
+          TeamQuota q;
+          auto gpus = t["gpus"] ? Integer(t["gpus"]) : std::nullopt;
+          auto max_gpus = t["max_gpus"] ? Integer(t["max_gpus"]) : std::nullopt;
+          if (!t["name"] || !t["name"].IsScalar() || !gpus || (t["max_gpus"] && !max_gpus)) {
+            problems.push_back(needs);
+            continue;
+          }
+          q.name = t["name"].Scalar();
+          q.guaranteed_gpus = *gpus;
+          q.max_gpus = max_gpus;
           if (q.guaranteed_gpus < 0 || (q.max_gpus && *q.max_gpus < q.guaranteed_gpus)) {
             problems.push_back(path + ": gpus must be >= 0 and max_gpus >= gpus");
             continue;

@@ -28,6 +28,9 @@ std::optional<double> Number(std::string_view text) {
 }
 
 std::optional<int> Integer(std::string_view text) {
+  text = Trim(text);
+  if (auto v = ParseInt(text)) return v;
+  // Exported traces sometimes write counts as floats ("8.0", "1e2"); a whole one is accepted.
   auto v = Number(text);
   if (!v || *v != static_cast<double>(static_cast<int64_t>(*v)) || *v < INT32_MIN ||
       *v > INT32_MAX) {

@@ -34,6 +34,17 @@ TEST(Trace, ReadsItpAndSkipsBadRowsWithReasons) {
   EXPECT_THAT(t->skipped[3].reason, HasSubstr("empty job id"));
 }
 
+// Exported traces may write GPU counts as floats; a whole one is still a count.
+TEST(Trace, TakesWholeFloatCountsAndRefusesFractions) {
+  auto t = ParseTrace("job_id,submission_time,duration,num_gpu\na,1,100, 4.0\nb,2,100,2.5\n",
+                      std::nullopt);
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  ASSERT_EQ(t->jobs.size(), 1u);
+  EXPECT_EQ(t->jobs[0].gpus, 4);
+  ASSERT_EQ(t->skipped.size(), 1u);
+  EXPECT_EQ(t->skipped[0].line, 3u);
+}
+
 TEST(Trace, ReadsTiresiasAndCohortFormats) {
   auto tiresias = ParseTrace(
       "job_id,num_gpu,submit_time,iterations,model_name,duration,interval\n0,2,30,606,vgg19,164,"
@@ -123,6 +134,16 @@ TEST(ClusterSpec, ParsesYamlAndNamesBadFields) {
   EXPECT_EQ((*teams)[1].max_gpus, 48);
   EXPECT_FALSE(ParseTeams("vision").ok());
   EXPECT_FALSE(ParseTeams("nlp:32:8").ok());
+  EXPECT_FALSE(ParseTeams("nlp:32x").ok());
+  EXPECT_FALSE(ParseTeams("nlp:-1").ok());
+  auto bad_teams = ParseClusterSpec("nodes: many\nteams: [{name: a, gpus: 2.5}, 7]\n", "c.yaml");
+  ASSERT_FALSE(bad_teams.ok());
+  EXPECT_THAT(bad_teams.status().details(),
+              ::testing::ElementsAre("nodes: must be an integer",
+                                     "teams[0]: needs name and gpus (integers), and optionally "
+                                     "max_gpus",
+                                     "teams[1]: needs name and gpus (integers), and optionally "
+                                     "max_gpus"));
 }
 
 TEST(ClusterSpec, TeamsFromAStableHash) {

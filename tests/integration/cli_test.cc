@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -126,6 +127,41 @@ TEST(Cli, WaitTimesOutAndLogsFollowUntilTheEnd) {
   auto bad_task = cluster.Cohort({"logs", id, "--task", "main/5"});
   EXPECT_EQ(bad_task.exit_code, 1);
   EXPECT_THAT(bad_task.err, HasSubstr("has no task main/5; its tasks are worker/0"));
+}
+
+// Followed from submission: both tasks' lines with their prefixes, the last line of each attempt
+// even without its newline, and attempt 2 after its separator (the stream is woken by shipped
+// bytes and by the job's changes; nothing polls).
+TEST(Cli, LogsFollowEveryAttemptWithWholeLines) {
+  LocalCluster cluster("clilogs");
+  cluster.StartMaster();
+  cluster.StartAgent("node-a", 2);
+  JobId id = cluster.Submit(R"(
+name: twice
+restart: {max_attempts: 2}
+tasks:
+  - role: worker
+    replicas: 2
+    resources: {gpus: 1}
+    command: [sh, -c, 'echo "attempt $COHORT_ATTEMPT"; sleep 0.3; printf "tail $COHORT_ATTEMPT";
+                       [ $COHORT_ATTEMPT = 2 ] || [ $COHORT_TASK_INDEX = 0 ] || exit 3']
+)");
+  auto follow = cluster.Cohort({"logs", "-f", std::to_string(id)});
+  EXPECT_EQ(follow.exit_code, 0) << follow.err;
+  const std::string& out = follow.out;
+  size_t separator = out.find("--- attempt 2 ---\n");
+  ASSERT_NE(separator, std::string::npos) << out;
+  for (const char* line : {"[worker/0] attempt 1\n", "[worker/1] attempt 1\n",
+                           "[worker/0] tail 1\n", "[worker/1] tail 1\n"}) {
+    EXPECT_LT(out.find(line), separator) << line << " in\n" << out;
+  }
+  for (const char* line : {"[worker/0] attempt 2\n", "[worker/1] attempt 2\n",
+                           "[worker/0] tail 2\n", "[worker/1] tail 2\n"}) {
+    size_t at = out.find(line);
+    EXPECT_TRUE(at != std::string::npos && at > separator) << line << " in\n" << out;
+  }
+  EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 9) << out;
+  EXPECT_EQ(cluster.WaitForState(id, JobState::kSucceeded).attempt, 2);
 }
 
 TEST(Cli, EveryCommandHasHelp) {

@@ -1,0 +1,64 @@
+// A route table for the API: method + path pattern -> handler, and the one matcher that picks a
+// route for a request.
+//
+// A pattern is a path whose segments are literals or "{name}" (one whole, non-empty segment,
+// handed to the handler by name): "/api/v1/jobs/{id}/events". A request path matches with or
+// without one trailing slash. Routes are tried in order; the first whose method and pattern
+// match wins.
+#pragma once
+
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace cohort::api {
+
+// The values of a pattern's "{name}" segments, by name.
+using PathParams = std::map<std::string, std::string, std::less<>>;
+
+// The parameters if `path` matches `pattern`, else nothing.
+std::optional<PathParams> MatchPath(std::string_view pattern, std::string_view path);
+
+template <typename Handler>
+class Router {
+ public:
+  struct Route {
+    std::string_view method;   // "GET", "POST", ...
+    std::string_view pattern;  // "/api/v1/jobs/{id}"
+    Handler handler;
+  };
+
+  // What a request found: a handler with its parameters, or, when no route has its method,
+  // the methods the path does allow (none: no route has the path at all).
+  struct Found {
+    const Handler* handler = nullptr;
+    PathParams params;
+    std::vector<std::string_view> allowed;
+  };
+
+  explicit Router(std::vector<Route> routes) : routes_(std::move(routes)) {}
+
+  Found Find(std::string_view method, std::string_view path) const {
+    Found found;
+    for (const Route& route : routes_) {
+      auto params = MatchPath(route.pattern, path);
+      if (!params) continue;
+      if (route.method == method) {
+        found.handler = &route.handler;
+        found.params = std::move(*params);
+        found.allowed.clear();
+        return found;
+      }
+      found.allowed.push_back(route.method);
+    }
+    return found;
+  }
+
+ private:
+  std::vector<Route> routes_;
+};
+
+}  // namespace cohort::api

@@ -1,0 +1,51 @@
+#include "api/router.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <string>
+
+namespace cohort::api {
+namespace {
+
+using ::testing::ElementsAre;
+
+TEST(MatchPath, LiteralsAndNamedSegments) {
+  EXPECT_EQ(*MatchPath("/api/v1/jobs", "/api/v1/jobs"), PathParams{});
+  EXPECT_EQ(*MatchPath("/api/v1/jobs", "/api/v1/jobs/"), PathParams{});  // one trailing slash
+  EXPECT_EQ(*MatchPath("/api/v1/jobs/{id}/events", "/api/v1/jobs/17/events"),
+            (PathParams{{"id", "17"}}));
+  EXPECT_EQ(*MatchPath("/a/{node}/logs/{task}", "/a/n-1/logs/3.1.worker.0"),
+            (PathParams{{"node", "n-1"}, {"task", "3.1.worker.0"}}));
+  EXPECT_FALSE(MatchPath("/api/v1/jobs", "/api/v1/jobs//"));
+  EXPECT_FALSE(MatchPath("/api/v1/jobs/{id}", "/api/v1/jobs/"));  // a segment is never empty
+  EXPECT_FALSE(MatchPath("/api/v1/jobs/{id}", "/api/v1/jobs/1/kill"));
+  EXPECT_FALSE(MatchPath("/api/v1/jobs/{id}/kill", "/api/v1/jobs/1/kil"));
+  EXPECT_FALSE(MatchPath("/api/v1/jobs", "/api/v2/jobs"));
+}
+
+TEST(Router, PicksByMethodAndPathAndSaysWhichMethodsAPathTakes) {
+  Router<std::string> router({{"GET", "/jobs", "list"},
+                              {"POST", "/jobs", "submit"},
+                              {"GET", "/jobs/{id}", "get"},
+                              {"POST", "/jobs/{id}/kill", "kill"}});
+  auto found = router.Find("POST", "/jobs");
+  ASSERT_NE(found.handler, nullptr);
+  EXPECT_EQ(*found.handler, "submit");
+  found = router.Find("GET", "/jobs/4");
+  ASSERT_NE(found.handler, nullptr);
+  EXPECT_EQ(*found.handler, "get");
+  EXPECT_EQ(found.params.at("id"), "4");
+  found = router.Find("DELETE", "/jobs");
+  EXPECT_EQ(found.handler, nullptr);
+  EXPECT_THAT(found.allowed, ElementsAre("GET", "POST"));
+  found = router.Find("GET", "/jobs/4/kill");
+  EXPECT_EQ(found.handler, nullptr);
+  EXPECT_THAT(found.allowed, ElementsAre("POST"));
+  found = router.Find("GET", "/teams");
+  EXPECT_EQ(found.handler, nullptr);
+  EXPECT_TRUE(found.allowed.empty());
+}
+
+}  // namespace
+}  // namespace cohort::api
