@@ -234,10 +234,9 @@ void ApiServer::ListJobs(const Call& call) {
   if (auto it = request.query.find("state"); it != request.query.end() && !it->second.empty()) {
     filter.state = ParseJobState(it->second);
     if (!filter.state) {
-      return responder.Send(ErrorResponse(Status::InvalidArgument(fmt::format(
-          "state: \"{}\" is not a job state; use one of PENDING, STARTING, RUNNING, STOPPING, "
-          "SUCCEEDED, FAILED, KILLED",
-          it->second))));
+      return responder.Send(ErrorResponse(
+          Status::InvalidArgument(fmt::format("state: \"{}\" is not a job state; use one of {}",
+                                              it->second, NameList(kJobStateNames, ", ")))));
     }
   }
   auto limit = QueryInt(request, "limit", 0, 0, 1'000'000);

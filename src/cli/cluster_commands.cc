@@ -209,7 +209,9 @@ int RunUp(const UpOptions& o) {
     auto nodes = (*client)->Nodes();
     int ready = 0;
     if (nodes.ok()) {
-      for (const auto& n : (*nodes)["nodes"]) ready += n["state"] == "READY";
+      for (const auto& n : (*nodes)["nodes"]) {
+        ready += n["state"] == NodeStateName(NodeState::kReady);
+      }
     }
     progress.Update(nodes.ok()
                         ? fmt::format("waiting for agents: {}/{} registered", ready, o.agents)

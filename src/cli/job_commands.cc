@@ -3,6 +3,8 @@
 #include <pwd.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <cctype>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -307,10 +309,11 @@ int RunJobs(const GlobalOptions& g, const JobsOptions& o) {
   if (!o.state.empty()) {
     state = ParseJobState(o.state);
     if (!state) {
+      std::string names = NameList(kJobStateNames);  // lower case, as people type them
+      std::transform(names.begin(), names.end(), names.begin(),
+                     [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
       return Fail("jobs", Status::InvalidArgument(fmt::format(
-                              "--state: \"{}\" is not a job state; use pending, starting, running, "
-                              "stopping, succeeded, failed or killed",
-                              o.state)));
+                              "--state: \"{}\" is not a job state; use {}", o.state, names)));
     }
   }
   auto c = Connect(g);
@@ -446,9 +449,8 @@ void AddJobCommands(CLI::App& app, GlobalOptions& g) {
       ->capture_default_str();
   r->add_option("--cpus", run->cpus, "CPUs per task, e.g. 4 or 0.5 (default 1)");
   r->add_option("--memory", run->memory, "Memory per task, e.g. 16Gi (default 1Gi)");
-  r->add_option("--framework", run->framework, "none, pytorch or tensorflow")
-      ->capture_default_str();
-  r->add_option("--priority", run->priority, "low, normal, high or an integer");
+  r->add_option("--framework", run->framework, NameList(kFrameworkNames))->capture_default_str();
+  r->add_option("--priority", run->priority, NameList(kPriorityNames, ", ") + " or an integer");
   r->add_option("--max-runtime", run->max_runtime, "Longest an attempt may run, e.g. 2h");
   r->add_option("--max-attempts", run->max_attempts, "Attempts before the job fails")
       ->capture_default_str();

@@ -234,8 +234,11 @@ void AddSimCommands(CLI::App& app) {
   auto run = std::make_shared<SimRunOptions>();
   auto* r = sim->add_subcommand(
       "run", "Replay a trace in simulated time under one or more policies and compare them");
-  r->add_option("--trace", run->trace, "The trace file (itp, tiresias or cohort CSV)")->required();
-  r->add_option("--format", run->format, "itp, tiresias or cohort (default: from the header)");
+  r->add_option("--trace", run->trace,
+                fmt::format("The trace file ({} CSV)", NameList(sim::kTraceFormatNames)))
+      ->required();
+  r->add_option("--format", run->format,
+                NameList(sim::kTraceFormatNames) + " (default: from the header)");
   r->add_option("--cluster", run->cluster,
                 "Cluster spec YAML: {nodes, gpus_per_node, cpus, memory, racks, teams}");
   r->add_option("--nodes", run->nodes, "Nodes (overrides the spec; default 16)")

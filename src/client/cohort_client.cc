@@ -6,12 +6,8 @@ namespace cohort::client {
 namespace {
 
 StatusCode CodeFromName(std::string_view name, int http_status) {
-  for (StatusCode c :
-       {StatusCode::kInvalidArgument, StatusCode::kNotFound, StatusCode::kAlreadyExists,
-        StatusCode::kFailedPrecondition, StatusCode::kUnavailable, StatusCode::kDeadlineExceeded,
-        StatusCode::kInternal}) {
-    if (name == StatusCodeName(c)) return c;
-  }
+  auto code = Parse(kStatusCodeNames, name);
+  if (code && *code != StatusCode::kOk) return *code;
   if (http_status == 404) return StatusCode::kNotFound;
   if (http_status == 409) return StatusCode::kFailedPrecondition;
   if (http_status / 100 == 4) return StatusCode::kInvalidArgument;

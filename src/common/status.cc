@@ -2,27 +2,7 @@
 
 namespace cohort {
 
-const char* StatusCodeName(StatusCode code) {
-  switch (code) {
-    case StatusCode::kOk:
-      return "ok";
-    case StatusCode::kInvalidArgument:
-      return "invalid_argument";
-    case StatusCode::kNotFound:
-      return "not_found";
-    case StatusCode::kAlreadyExists:
-      return "already_exists";
-    case StatusCode::kFailedPrecondition:
-      return "failed_precondition";
-    case StatusCode::kUnavailable:
-      return "unavailable";
-    case StatusCode::kDeadlineExceeded:
-      return "deadline_exceeded";
-    case StatusCode::kInternal:
-      return "internal";
-  }
-  return "unknown";
-}
+const char* StatusCodeName(StatusCode code) { return NameOf(kStatusCodeNames, code, "unknown"); }
 
 std::string Status::ToString() const {
   if (ok()) return "ok";

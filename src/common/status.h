@@ -13,6 +13,8 @@
 #include <variant>
 #include <vector>
 
+#include "common/enum_names.h"
+
 namespace cohort {
 
 // A small closed set; src/api maps each code to one HTTP status.
@@ -27,6 +29,17 @@ enum class StatusCode {
   kInternal,            // storage or system failure (500)
 };
 
+inline constexpr auto kStatusCodeNames = std::to_array<EnumName<StatusCode>>({
+    {StatusCode::kOk, "ok"},
+    {StatusCode::kInvalidArgument, "invalid_argument"},
+    {StatusCode::kNotFound, "not_found"},
+    {StatusCode::kAlreadyExists, "already_exists"},
+    {StatusCode::kFailedPrecondition, "failed_precondition"},
+    {StatusCode::kUnavailable, "unavailable"},
+    {StatusCode::kDeadlineExceeded, "deadline_exceeded"},
+    {StatusCode::kInternal, "internal"},
+});
+// "not_found", as the API's errors say it.
 const char* StatusCodeName(StatusCode code);
 
 class [[nodiscard]] Status {

@@ -2,82 +2,26 @@
 
 #include <fmt/format.h>
 
-#include <array>
 #include <limits>
 
 #include "common/strings.h"
 
 namespace cohort {
-namespace {
 
-constexpr std::array<JobState, 7> kJobStates = {
-    JobState::kPending,   JobState::kStarting, JobState::kRunning, JobState::kStopping,
-    JobState::kSucceeded, JobState::kFailed,   JobState::kKilled};
-constexpr std::array<TaskState, 6> kTaskStates = {TaskState::kAssigned,  TaskState::kRunning,
-                                                  TaskState::kSucceeded, TaskState::kFailed,
-                                                  TaskState::kKilled,    TaskState::kLost};
-
-}  // namespace
-
-const char* JobStateName(JobState s) {
-  switch (s) {
-    case JobState::kPending:
-      return "PENDING";
-    case JobState::kStarting:
-      return "STARTING";
-    case JobState::kRunning:
-      return "RUNNING";
-    case JobState::kStopping:
-      return "STOPPING";
-    case JobState::kSucceeded:
-      return "SUCCEEDED";
-    case JobState::kFailed:
-      return "FAILED";
-    case JobState::kKilled:
-      return "KILLED";
-  }
-  return "UNKNOWN";
-}
+const char* JobStateName(JobState s) { return NameOf(kJobStateNames, s); }
 
 std::optional<JobState> ParseJobState(std::string_view name) {
-  for (JobState s : kJobStates) {
-    std::string_view n = JobStateName(s);
-    if (n.size() == name.size() && std::equal(n.begin(), n.end(), name.begin(), [](char a, char b) {
-          return a == std::toupper(static_cast<unsigned char>(b));
-        })) {
-      return s;
-    }
-  }
-  return std::nullopt;
+  return Parse(kJobStateNames, name, MatchCase::kIgnoreAsciiCase);
 }
 
 bool IsTerminal(JobState s) {
   return s == JobState::kSucceeded || s == JobState::kFailed || s == JobState::kKilled;
 }
 
-const char* TaskStateName(TaskState s) {
-  switch (s) {
-    case TaskState::kAssigned:
-      return "ASSIGNED";
-    case TaskState::kRunning:
-      return "RUNNING";
-    case TaskState::kSucceeded:
-      return "SUCCEEDED";
-    case TaskState::kFailed:
-      return "FAILED";
-    case TaskState::kKilled:
-      return "KILLED";
-    case TaskState::kLost:
-      return "LOST";
-  }
-  return "UNKNOWN";
-}
+const char* TaskStateName(TaskState s) { return NameOf(kTaskStateNames, s); }
 
 std::optional<TaskState> ParseTaskState(std::string_view name) {
-  for (TaskState s : kTaskStates) {
-    if (name == TaskStateName(s)) return s;
-  }
-  return std::nullopt;
+  return Parse(kTaskStateNames, name);
 }
 
 bool IsTerminal(TaskState s) { return s != TaskState::kAssigned && s != TaskState::kRunning; }

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "common/enum_names.h"
 #include "common/status.h"
 #include "common/time.h"
 #include "model/job_spec.h"
@@ -39,12 +40,30 @@ StatusOr<JobId> ParseJobId(std::string_view text);
 // yet. STOPPING: the gang is being stopped (kill, a failed task, a timeout); its resources are
 // held until every agent confirms that its tasks are gone.
 enum class JobState { kPending, kStarting, kRunning, kStopping, kSucceeded, kFailed, kKilled };
+inline constexpr auto kJobStateNames = std::to_array<EnumName<JobState>>({
+    {JobState::kPending, "PENDING"},
+    {JobState::kStarting, "STARTING"},
+    {JobState::kRunning, "RUNNING"},
+    {JobState::kStopping, "STOPPING"},
+    {JobState::kSucceeded, "SUCCEEDED"},
+    {JobState::kFailed, "FAILED"},
+    {JobState::kKilled, "KILLED"},
+});
 const char* JobStateName(JobState s);
+// Ignores case: "running" is RUNNING.
 std::optional<JobState> ParseJobState(std::string_view name);
 bool IsTerminal(JobState s);
 
 // ASSIGNED: sent to its agent, not reported running yet.
 enum class TaskState { kAssigned, kRunning, kSucceeded, kFailed, kKilled, kLost };
+inline constexpr auto kTaskStateNames = std::to_array<EnumName<TaskState>>({
+    {TaskState::kAssigned, "ASSIGNED"},
+    {TaskState::kRunning, "RUNNING"},
+    {TaskState::kSucceeded, "SUCCEEDED"},
+    {TaskState::kFailed, "FAILED"},
+    {TaskState::kKilled, "KILLED"},
+    {TaskState::kLost, "LOST"},
+});
 const char* TaskStateName(TaskState s);
 std::optional<TaskState> ParseTaskState(std::string_view name);
 bool IsTerminal(TaskState s);

@@ -12,37 +12,18 @@ bool IsValidRole(std::string_view role) {
          std::all_of(role.begin(), role.end(), allowed);
 }
 
-const char* FrameworkName(Framework f) {
-  switch (f) {
-    case Framework::kNone:
-      return "none";
-    case Framework::kPyTorch:
-      return "pytorch";
-    case Framework::kTensorFlow:
-      return "tensorflow";
-  }
-  return "none";
-}
+const char* FrameworkName(Framework f) { return NameOf(kFrameworkNames, f, "none"); }
 
 std::optional<Framework> ParseFramework(std::string_view name) {
-  for (Framework f : {Framework::kNone, Framework::kPyTorch, Framework::kTensorFlow}) {
-    if (name == FrameworkName(f)) return f;
-  }
-  return std::nullopt;
+  return Parse(kFrameworkNames, name);
 }
 
 std::string PriorityName(int priority) {
-  switch (priority) {
-    case kPriorityLow:
-      return "low";
-    case kPriorityNormal:
-      return "normal";
-    case kPriorityHigh:
-      return "high";
-    default:
-      return std::to_string(priority);
-  }
+  const char* name = NameOf(kPriorityNames, priority, nullptr);
+  return name ? name : std::to_string(priority);
 }
+
+std::optional<int> ParsePriorityName(std::string_view name) { return Parse(kPriorityNames, name); }
 
 int JobSpec::TotalReplicas() const {
   int n = 0;

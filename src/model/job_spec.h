@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "common/enum_names.h"
 #include "common/time.h"
 #include "model/resources.h"
 
@@ -14,6 +15,11 @@ namespace cohort {
 
 // The rendezvous environment injected into every task (src/framework).
 enum class Framework { kNone, kPyTorch, kTensorFlow };
+inline constexpr auto kFrameworkNames = std::to_array<EnumName<Framework>>({
+    {Framework::kNone, "none"},
+    {Framework::kPyTorch, "pytorch"},
+    {Framework::kTensorFlow, "tensorflow"},
+});
 const char* FrameworkName(Framework f);
 std::optional<Framework> ParseFramework(std::string_view name);
 
@@ -23,8 +29,15 @@ inline constexpr int kPriorityNormal = 0;
 inline constexpr int kPriorityHigh = 100;
 inline constexpr int kMinPriority = -1000;
 inline constexpr int kMaxPriority = 1000;
+inline constexpr auto kPriorityNames = std::to_array<EnumName<int>>({
+    {kPriorityLow, "low"},
+    {kPriorityNormal, "normal"},
+    {kPriorityHigh, "high"},
+});
 // "low", "normal", "high" for the named values, the number otherwise.
 std::string PriorityName(int priority);
+// The value of a named priority ("low", "normal", "high").
+std::optional<int> ParsePriorityName(std::string_view name);
 
 inline constexpr Duration kDefaultGracePeriod = std::chrono::seconds(30);
 

@@ -520,17 +520,8 @@ class Validator {
 
   void Priority(const Json& v, int* out) {
     if (v.is_string()) {
-      const std::string& s = v.get_ref<const std::string&>();
-      if (s == "low") {
-        *out = kPriorityLow;
-        return;
-      }
-      if (s == "normal") {
-        *out = kPriorityNormal;
-        return;
-      }
-      if (s == "high") {
-        *out = kPriorityHigh;
+      if (auto named = ParsePriorityName(v.get_ref<const std::string&>())) {
+        *out = *named;
         return;
       }
     } else if (v.is_number_integer()) {
@@ -543,8 +534,8 @@ class Validator {
       }
     }
     Error("priority",
-          fmt::format("{} is not a priority; use low, normal, high or an integer from {} to {}",
-                      Describe(v), kMinPriority, kMaxPriority));
+          fmt::format("{} is not a priority; use {} or an integer from {} to {}", Describe(v),
+                      NameList(kPriorityNames, ", "), kMinPriority, kMaxPriority));
   }
 
   void FrameworkField(const Json& v, Framework* out) {
@@ -555,7 +546,7 @@ class Validator {
       }
     }
     Error("framework",
-          fmt::format("{} is not a framework; use none, pytorch or tensorflow", Describe(v)));
+          fmt::format("{} is not a framework; use {}", Describe(v), NameList(kFrameworkNames)));
   }
 
   TaskGroupSpec Group(const Json& v, const std::string& path) {

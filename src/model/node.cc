@@ -5,26 +5,10 @@
 
 namespace cohort {
 
-const char* GpuLinkTypeName(GpuLinkType t) {
-  switch (t) {
-    case GpuLinkType::kNvLink:
-      return "nvlink";
-    case GpuLinkType::kPcieSwitch:
-      return "pcie-switch";
-    case GpuLinkType::kPcieHostBridge:
-      return "pcie-host-bridge";
-    case GpuLinkType::kSystem:
-      return "system";
-  }
-  return "system";
-}
+const char* GpuLinkTypeName(GpuLinkType t) { return NameOf(kGpuLinkTypeNames, t, "system"); }
 
 std::optional<GpuLinkType> ParseGpuLinkType(std::string_view name) {
-  for (GpuLinkType t : {GpuLinkType::kNvLink, GpuLinkType::kPcieSwitch,
-                        GpuLinkType::kPcieHostBridge, GpuLinkType::kSystem}) {
-    if (name == GpuLinkTypeName(t)) return t;
-  }
-  return std::nullopt;
+  return Parse(kGpuLinkTypeNames, name);
 }
 
 GpuTopology NodeInfo::Topology() const {
@@ -53,14 +37,6 @@ GpuTopology NodeInfo::Topology() const {
   return topology;
 }
 
-const char* NodeStateName(NodeState s) {
-  switch (s) {
-    case NodeState::kReady:
-      return "READY";
-    case NodeState::kUnreachable:
-      return "UNREACHABLE";
-  }
-  return "UNKNOWN";
-}
+const char* NodeStateName(NodeState s) { return NameOf(kNodeStateNames, s); }
 
 }  // namespace cohort

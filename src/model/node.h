@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "common/enum_names.h"
 #include "common/time.h"
 #include "model/resources.h"
 
@@ -22,6 +23,12 @@ struct Gpu {
 
 // How two GPUs of a node reach each other, fastest first (NVML's topology levels).
 enum class GpuLinkType { kNvLink, kPcieSwitch, kPcieHostBridge, kSystem };
+inline constexpr auto kGpuLinkTypeNames = std::to_array<EnumName<GpuLinkType>>({
+    {GpuLinkType::kNvLink, "nvlink"},
+    {GpuLinkType::kPcieSwitch, "pcie-switch"},
+    {GpuLinkType::kPcieHostBridge, "pcie-host-bridge"},
+    {GpuLinkType::kSystem, "system"},
+});
 const char* GpuLinkTypeName(GpuLinkType t);
 std::optional<GpuLinkType> ParseGpuLinkType(std::string_view name);
 
@@ -68,6 +75,10 @@ struct NodeInfo {
 // READY: synced recently. UNREACHABLE: missed its heartbeats (or the master just restarted and
 // has not heard from it yet); its tasks are left alone and nothing new is placed there.
 enum class NodeState { kReady, kUnreachable };
+inline constexpr auto kNodeStateNames = std::to_array<EnumName<NodeState>>({
+    {NodeState::kReady, "READY"},
+    {NodeState::kUnreachable, "UNREACHABLE"},
+});
 const char* NodeStateName(NodeState s);
 
 struct Node {

@@ -691,24 +691,12 @@ class GangScheduler final : public Scheduler {
 
 }  // namespace
 
-const char* PolicyName(Policy p) {
-  switch (p) {
-    case Policy::kFairShare:
-      return "default";
-    case Policy::kFifo:
-      return "fifo";
-    case Policy::kLeastAttainedService:
-      return "las";
-  }
-  return "default";
-}
+const char* PolicyName(Policy p) { return NameOf(kPolicyNames, p, "default"); }
 
 StatusOr<Policy> ParsePolicy(std::string_view name) {
-  for (Policy p : {Policy::kFairShare, Policy::kFifo, Policy::kLeastAttainedService}) {
-    if (name == PolicyName(p)) return p;
-  }
+  if (auto p = Parse(kPolicyNames, name)) return *p;
   return Status::InvalidArgument(
-      fmt::format("\"{}\" is not a scheduling policy; use default, fifo or las", name));
+      fmt::format("\"{}\" is not a scheduling policy; use {}", name, NameList(kPolicyNames)));
 }
 
 std::unique_ptr<Scheduler> NewScheduler(SchedulerConfig config) {

@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "common/enum_names.h"
 #include "common/status.h"
 #include "common/time.h"
 #include "model/plan.h"
@@ -37,8 +38,14 @@ enum class Policy {
   // within a queue, submission order.
   kLeastAttainedService,
 };
+inline constexpr auto kPolicyNames = std::to_array<EnumName<Policy>>({
+    {Policy::kFairShare, "default"},
+    {Policy::kFifo, "fifo"},
+    {Policy::kLeastAttainedService, "las"},
+});
 const char* PolicyName(Policy p);
-StatusOr<Policy> ParsePolicy(std::string_view name);  // "default", "fifo" or "las"
+// kInvalidArgument, listing the names, for an unknown one.
+StatusOr<Policy> ParsePolicy(std::string_view name);
 
 struct SchedulerConfig {
   Policy policy = Policy::kFairShare;

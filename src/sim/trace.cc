@@ -51,24 +51,12 @@ std::string Check(const TraceJob& j) {
 
 }  // namespace
 
-const char* TraceFormatName(TraceFormat f) {
-  switch (f) {
-    case TraceFormat::kItp:
-      return "itp";
-    case TraceFormat::kTiresias:
-      return "tiresias";
-    case TraceFormat::kCohort:
-      return "cohort";
-  }
-  return "cohort";
-}
+const char* TraceFormatName(TraceFormat f) { return NameOf(kTraceFormatNames, f, "cohort"); }
 
 StatusOr<TraceFormat> ParseTraceFormat(std::string_view name) {
-  for (TraceFormat f : {TraceFormat::kItp, TraceFormat::kTiresias, TraceFormat::kCohort}) {
-    if (name == TraceFormatName(f)) return f;
-  }
-  return Status::InvalidArgument(
-      fmt::format("--format: \"{}\" is not a trace format; use itp, tiresias or cohort", name));
+  if (auto f = Parse(kTraceFormatNames, name)) return *f;
+  return Status::InvalidArgument(fmt::format("--format: \"{}\" is not a trace format; use {}", name,
+                                             NameList(kTraceFormatNames)));
 }
 
 StatusOr<Trace> LoadTrace(const std::string& path, std::optional<TraceFormat> format) {

@@ -8,11 +8,17 @@
 #include <string>
 #include <vector>
 
+#include "common/enum_names.h"
 #include "common/status.h"
 
 namespace cohort::sim {
 
 enum class TraceFormat { kItp, kTiresias, kCohort };
+inline constexpr auto kTraceFormatNames = std::to_array<EnumName<TraceFormat>>({
+    {TraceFormat::kItp, "itp"},
+    {TraceFormat::kTiresias, "tiresias"},
+    {TraceFormat::kCohort, "cohort"},
+});
 const char* TraceFormatName(TraceFormat f);
 StatusOr<TraceFormat> ParseTraceFormat(std::string_view name);
 
