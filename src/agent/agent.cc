@@ -99,8 +99,8 @@ void Agent::AdoptExistingTasks() {
     t.id = *id;
     t.dir = dir;
     t.adopted = true;
-    t.supervisor = std::atoi(ReadFileOrEmpty(dir + "/supervisor.pid").c_str());
-    t.pid = std::atoi(ReadFileOrEmpty(dir + "/task.pid").c_str());
+    t.supervisor = ReadPidFile(dir + "/supervisor.pid");
+    t.pid = ReadPidFile(dir + "/task.pid");
     t.started_at = FromMicros(0);
     auto exit = ReadTaskExit(dir);
     if (exit.ok()) {
@@ -200,7 +200,7 @@ bool Agent::CheckTasks() {
   for (auto& [id, t] : tasks_) {
     if (t.exit) continue;
     if (t.pid == 0) {
-      t.pid = std::atoi(ReadFileOrEmpty(t.dir + "/task.pid").c_str());
+      t.pid = ReadPidFile(t.dir + "/task.pid");
       changed |= t.pid != 0;  // worth telling the master at once
     }
     if (!launcher_.SupervisorExited(t.supervisor, t.adopted)) {
