@@ -8,7 +8,8 @@
 #                without it, only includes are checked.
 #
 # 1. Includes: every `#include "X/..."` in src/<module>/ (*.h, *.cc) names the module itself or a
-#    module it may include (the table below). *_test.cc files may also include testing/.
+#    module it may include (the table below). *_test.cc files, and *_test_fixture.h headers
+#    that a module's tests share, may also include testing/.
 #    A directory under src/ that is not in the table fails: add new modules to it.
 # 2. Links: cohort_scheduler (and cohort_cluster, if it exists) links only the model, common and
 #    the third-party libraries that those use; cohort_model links no module but common, and
@@ -82,7 +83,7 @@ for dir in src/*; do
     files=$((files + 1))
     [ "$may" = "*" ] && continue
     may_here=$may
-    case "$file" in *_test.cc) may_here="$may testing" ;; esac
+    case "$file" in *_test.cc | *_test_fixture.h) may_here="$may testing" ;; esac
     # lineno:#include "path"
     while IFS=: read -r line text; do
       path=${text#*\"}

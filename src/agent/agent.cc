@@ -12,6 +12,7 @@
 #include <atomic>
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <set>
 #include <thread>
 
@@ -79,7 +80,28 @@ Status Agent::Start() {
     return Status::Internal(
         fmt::format("cannot create {}/tasks: {}", config_.data_dir, ec.message()));
   }
+  COHORT_RETURN_IF_ERROR(LoadInstance());
   AdoptExistingTasks();
+  return Status::Ok();
+}
+
+Status Agent::LoadInstance() {
+  // Kept beside the tasks: a data directory that lost one lost the other, and the master must
+  // then know that this node's tasks are gone (NodeInfo::instance).
+  std::string path = config_.data_dir + "/instance";
+  std::ifstream in(path);
+  std::string instance;
+  if (in && std::getline(in, instance) && !instance.empty()) {
+    config_.node.instance = instance;
+    return Status::Ok();
+  }
+  std::random_device random;
+  for (int i = 0; i < 4; ++i) instance += fmt::format("{:08x}", random());
+  if (!WriteFileAtomically(path, instance + "\n")) {
+    return Status::Internal(fmt::format("cannot write {}", path));
+  }
+  spdlog::info("new data directory {}: this agent is instance {}", config_.data_dir, instance);
+  config_.node.instance = instance;
   return Status::Ok();
 }
 

@@ -80,6 +80,8 @@ class Agent {
     bool reported_end = false;
   };
 
+  // Reads the agent's instance name from its data directory, or makes one up for a new one.
+  Status LoadInstance();
   void AdoptExistingTasks();
   void Launch(const TaskLaunch& launch);  // requires mu_
   void Apply(const DesiredState& desired);

@@ -37,6 +37,8 @@ StatusOr<int64_t> QueryInt(const HttpRequest& r, const std::string& name, int64_
 Json NodeJson(const master::NodeStatus& status) {
   Json j = ToJson(status.node->info);
   j["state"] = NodeStateName(status.node->state);
+  j["drained"] = status.node->drained;
+  j["drain_reason"] = status.node->drain_reason;
   j["registered_at"] = FormatTimestamp(status.node->registered_at);
   j["last_seen"] = FormatTimestamp(status.node->last_seen);
   j["allocated"] = Json{{"gpus", status.allocated.gpus},
@@ -113,6 +115,9 @@ std::vector<Router<ApiServer::Handler>::Route> ApiServer::Routes() {
       {"PUT", "/api/v1/teams/{name}", &ApiServer::SetTeam},
       {"DELETE", "/api/v1/teams/{name}", &ApiServer::DeleteTeam},
       {"GET", "/api/v1/nodes", &ApiServer::ListNodes},
+      {"POST", "/api/v1/nodes/{node}/drain", &ApiServer::DrainNode},
+      {"POST", "/api/v1/nodes/{node}/undrain", &ApiServer::UndrainNode},
+      {"DELETE", "/api/v1/nodes/{node}", &ApiServer::RemoveNode},
       {"POST", "/api/v1/agents/register", &ApiServer::RegisterAgent},
       {"POST", "/api/v1/agents/{node}/sync", &ApiServer::SyncAgent},
       {"POST", "/api/v1/agents/{node}/logs/{task}", &ApiServer::UploadLog},
@@ -220,11 +225,25 @@ void ApiServer::SubmitJob(const Call& call) {
     }
     user = it->second;
   }
+  // A client that retries a submission whose answer it never got sends the same key again, and
+  // gets the job the first one created (docs/api.md, "Idempotent submission").
+  std::string request_id;
+  if (auto it = request.headers.find("idempotency-key"); it != request.headers.end()) {
+    static const std::regex kKey("[A-Za-z0-9._:-]{1,128}");
+    if (!std::regex_match(it->second, kKey)) {
+      return responder.Send(ErrorResponse(Status::InvalidArgument(
+          "Idempotency-Key: must be 1-128 letters, digits, '.', '_', ':' or '-'")));
+    }
+    request_id = it->second;
+  }
   auto spec = ParseJobSpec(request.body, "job spec");
   if (!spec.ok()) return responder.Send(ErrorResponse(spec.status()));
-  auto job = master_.Submit(std::move(spec).value(), user);
+  bool replayed = false;
+  auto job = master_.Submit(std::move(spec).value(), user, request_id, &replayed);
   if (!job.ok()) return responder.Send(ErrorResponse(job.status()));
-  responder.Send(JsonResponse(201, ToJson(*job)));
+  HttpResponse response = JsonResponse(replayed ? 200 : 201, ToJson(*job));
+  if (replayed) response.headers.emplace_back("Idempotent-Replayed", "true");
+  responder.Send(std::move(response));
 }
 
 void ApiServer::ListJobs(const Call& call) {
@@ -420,6 +439,59 @@ void ApiServer::ListNodes(const Call& call) {
   Json nodes = Json::array();
   for (const auto& status : master_.ListNodes()) nodes.push_back(NodeJson(status));
   responder.Send(JsonResponse(200, Json{{"nodes", nodes}}));
+}
+
+namespace {
+
+// The node as listed, after an admin changed it.
+Json NodeAfter(master::Master& master, const std::string& id) {
+  for (const auto& status : master.ListNodes()) {
+    if (status.node->info.id == id) return NodeJson(status);
+  }
+  return Json{{"id", id}};
+}
+
+}  // namespace
+
+void ApiServer::DrainNode(const Call& call) {
+  const std::string& id = call.params.at("node");
+  std::string reason;
+  if (!call.request.body.empty()) {
+    auto doc = ParseJson(call.request.body);
+    if (!doc.ok()) return call.responder->Send(ErrorResponse(doc.status()));
+    if (!doc->is_object()) {
+      return call.responder->Send(ErrorResponse(
+          Status::InvalidArgument("the body must be an object: {\"reason\": \"...\"}")));
+    }
+    for (const auto& [key, value] : doc->items()) {
+      if (key != "reason") {
+        return call.responder->Send(ErrorResponse(
+            Status::InvalidArgument(fmt::format("{}: unknown field; use reason", key))));
+      }
+      if (!value.is_string() || value.get_ref<const std::string&>().size() > 1024) {
+        return call.responder->Send(ErrorResponse(
+            Status::InvalidArgument("reason: must be a string of at most 1024 bytes")));
+      }
+      reason = value.get<std::string>();
+    }
+  }
+  auto node = master_.Drain(id, std::move(reason));
+  if (!node.ok()) return call.responder->Send(ErrorResponse(node.status()));
+  call.responder->Send(JsonResponse(200, NodeAfter(master_, id)));
+}
+
+void ApiServer::UndrainNode(const Call& call) {
+  const std::string& id = call.params.at("node");
+  auto node = master_.Undrain(id);
+  if (!node.ok()) return call.responder->Send(ErrorResponse(node.status()));
+  call.responder->Send(JsonResponse(200, NodeAfter(master_, id)));
+}
+
+void ApiServer::RemoveNode(const Call& call) {
+  const std::string& id = call.params.at("node");
+  Status s = master_.RemoveNode(id);
+  if (!s.ok()) return call.responder->Send(ErrorResponse(s));
+  call.responder->Send(JsonResponse(200, Json{{"removed", id}}));
 }
 
 void ApiServer::RegisterAgent(const Call& call) {

@@ -64,6 +64,9 @@ class ApiServer final : public master::MasterListener {
   void SetTeam(const Call& call);
   void DeleteTeam(const Call& call);
   void ListNodes(const Call& call);
+  void DrainNode(const Call& call);
+  void UndrainNode(const Call& call);
+  void RemoveNode(const Call& call);
   void RegisterAgent(const Call& call);
   void SyncAgent(const Call& call);
   void UploadLog(const Call& call);

@@ -22,6 +22,7 @@ namespace {
 
 struct SubmitOptions {
   std::string file;
+  std::string request_id;
   std::string output = "table";
 };
 
@@ -36,7 +37,8 @@ struct RunOptions {
   std::string framework = "none";
   std::string priority;
   std::string max_runtime;
-  int max_attempts = 1;
+  int max_attempts = kDefaultMaxAttempts;
+  std::string request_id;
   std::string workdir;
   std::vector<std::string> env;
   bool wait = false;
@@ -139,7 +141,14 @@ void PrintJobDetails(const Job& job, const std::vector<JobEvent>& events) {
   fmt::print("Framework:  {}\n", FrameworkName(job.spec.framework));
   fmt::print("State:      {}\n", JobStateName(job.state));
   if (!job.message.empty()) fmt::print("Message:    {}\n", job.message);
-  fmt::print("Attempt:    {} of at most {}\n", job.attempt, job.spec.max_attempts);
+  const RestartPolicy& restart = job.spec.restart;
+  std::vector<std::string> causes;
+  for (RestartCause c : restart.on) causes.push_back(RestartCauseName(c));
+  fmt::print("Attempt:    {} ({} of at most {} failed; restarts on {})\n", job.attempt,
+             job.failures, restart.max_attempts, causes.empty() ? "nothing" : Join(causes, ", "));
+  if (job.not_before && job.state == JobState::kPending) {
+    fmt::print("Backoff:    not before {}\n", FormatTimestamp(*job.not_before));
+  }
   fmt::print("Resources:  {}\n", job.spec.TotalResources().ToString());
   for (const auto& g : job.spec.tasks) {
     if (!g.elastic()) continue;
@@ -219,7 +228,9 @@ Json RunSpec(const RunOptions& o) {
     spec["priority"] = number ? Json(*number) : Json(o.priority);
   }
   if (!o.max_runtime.empty()) spec["max_runtime"] = o.max_runtime;
-  if (o.max_attempts != 1) spec["restart"] = Json{{"max_attempts", o.max_attempts}};
+  if (o.max_attempts != kDefaultMaxAttempts) {
+    spec["restart"] = Json{{"max_attempts", o.max_attempts}};
+  }
   return spec;
 }
 
@@ -269,7 +280,7 @@ int RunSubmit(const GlobalOptions& g, const SubmitOptions& o) {
   if (!spec.ok()) return Fail("submit", spec.status());
   auto c = Connect(g);
   if (!c.ok()) return Fail("submit", c.status());
-  auto job = (*c)->Submit(ToJson(*spec).dump(), CurrentUser());
+  auto job = (*c)->Submit(ToJson(*spec).dump(), CurrentUser(), o.request_id);
   if (!job.ok()) return Fail("submit", job.status());
   if (o.output == "json") {
     fmt::print("{}\n", ToJson(*job).dump(2));
@@ -285,7 +296,7 @@ int RunRun(const GlobalOptions& g, const RunOptions& o) {
   if (!parsed.ok()) return Fail("run", parsed.status());
   auto c = Connect(g);
   if (!c.ok()) return Fail("run", c.status());
-  auto job = (*c)->Submit(spec.dump(), CurrentUser());
+  auto job = (*c)->Submit(spec.dump(), CurrentUser(), o.request_id);
   if (!job.ok()) return Fail("run", job.status());
   if (!o.wait) {
     fmt::print("{}\n", job->id);
@@ -432,6 +443,9 @@ void AddJobCommands(CLI::App& app, GlobalOptions& g) {
   auto submit = std::make_shared<SubmitOptions>();
   auto* s = app.add_subcommand("submit", "Submit a job spec (YAML or JSON); prints the job id");
   s->add_option("FILE", submit->file, "The job spec (docs/job-spec.md)")->required();
+  s->add_option("--request-id", submit->request_id,
+                "Names this submission: submitting again with the same id returns the first "
+                "job instead of a second (default: a new random id, reused by the retries)");
   AddOutputOption(s, submit->output);
   s->callback([&g, submit] { Finish(RunSubmit(g, *submit)); });
 
@@ -452,8 +466,12 @@ void AddJobCommands(CLI::App& app, GlobalOptions& g) {
   r->add_option("--framework", run->framework, NameList(kFrameworkNames))->capture_default_str();
   r->add_option("--priority", run->priority, NameList(kPriorityNames, ", ") + " or an integer");
   r->add_option("--max-runtime", run->max_runtime, "Longest an attempt may run, e.g. 2h");
-  r->add_option("--max-attempts", run->max_attempts, "Attempts before the job fails")
+  r->add_option("--max-attempts", run->max_attempts,
+                "Attempts that may end in a failure or a node loss before the job fails")
       ->capture_default_str();
+  r->add_option("--request-id", run->request_id,
+                "Names this submission: running again with the same id returns the first job "
+                "instead of a second");
   r->add_option("--workdir", run->workdir, "Working directory of the tasks (absolute)");
   r->add_option("--env", run->env, "Environment variable NAME=VALUE (repeatable)");
   r->add_flag("--wait", run->wait,

@@ -1,4 +1,4 @@
-// nodes: every node's GPUs, free and held.
+// nodes: every node's GPUs, free and held; node drain|undrain|remove: what an admin does to one.
 #include <fmt/format.h>
 
 #include "cli/cli.h"
@@ -11,6 +11,19 @@ namespace {
 struct NodesOptions {
   std::string output = "table";
 };
+
+struct NodeOptions {
+  std::string node;
+  std::string reason;
+  std::string output = "table";
+};
+
+// READY, LOST, ...; "DRAINED" after it when an admin drained it.
+std::string StateText(const Json& n) {
+  std::string state = n["state"].get<std::string>();
+  if (n.value("drained", false)) state += ",DRAINED";
+  return state;
+}
 
 int RunNodes(const GlobalOptions& g, const NodesOptions& o) {
   auto c = Connect(g);
@@ -41,9 +54,9 @@ int RunNodes(const GlobalOptions& g, const NodesOptions& o) {
                        : "-"});
       }
       auto seen = ParseTimestamp(n["last_seen"].get<std::string>());
-      nodes.Add({n["id"].get<std::string>(), n["state"].get<std::string>(),
-                 n["address"].get<std::string>(), std::to_string(total), std::to_string(free),
-                 model, fmt::format("{}", n["cpus"].get<double>()),
+      nodes.Add({n["id"].get<std::string>(), StateText(n), n["address"].get<std::string>(),
+                 std::to_string(total), std::to_string(free), model,
+                 fmt::format("{}", n["cpus"].get<double>()),
                  FormatByteSizeApprox(n["memory_bytes"].get<int64_t>()),
                  seen.ok() ? ShortDuration(now - *seen) + " ago" : "-"});
     }
@@ -52,6 +65,32 @@ int RunNodes(const GlobalOptions& g, const NodesOptions& o) {
     gpus.Print(stdout);
   } catch (const std::exception& e) {
     return Fail("nodes", Status::Internal(fmt::format("unexpected answer: {}", e.what())));
+  }
+  return 0;
+}
+
+int RunNodeChange(const GlobalOptions& g, const std::string& verb, const NodeOptions& o) {
+  std::string what = "node " + verb;
+  auto c = Connect(g);
+  if (!c.ok()) return Fail(what, c.status());
+  if (verb == "remove") {
+    Status s = (*c)->RemoveNode(o.node);
+    if (!s.ok()) return Fail(what, s);
+    fmt::print(
+        "node {} removed; its tasks are LOST and their jobs requeued. If its agent still "
+        "runs, it registers again: stop it first.\n",
+        o.node);
+    return 0;
+  }
+  auto doc = verb == "drain" ? (*c)->DrainNode(o.node, o.reason) : (*c)->UndrainNode(o.node);
+  if (!doc.ok()) return Fail(what, doc.status());
+  if (o.output == "json") {
+    fmt::print("{}\n", doc->dump(2));
+  } else if (verb == "drain") {
+    fmt::print("node {} drained: nothing new is placed there; what runs there keeps running\n",
+               o.node);
+  } else {
+    fmt::print("node {} undrained: it takes new work again\n", o.node);
   }
   return 0;
 }
@@ -66,6 +105,29 @@ void AddNodeCommands(CLI::App& app, GlobalOptions& g) {
     int rc = RunNodes(g, *nodes);
     if (rc) throw CLI::RuntimeError(rc);
   });
+
+  auto* node = app.add_subcommand("node", "Change one node: drain, undrain, remove");
+  node->require_subcommand(1);
+  struct Verb {
+    const char* name;
+    const char* help;
+  };
+  for (Verb verb : {Verb{"drain", "Place nothing new on NODE; what runs there keeps running"},
+                    Verb{"undrain", "Let NODE take new work again"},
+                    Verb{"remove", "Forget NODE: its tasks are LOST and their jobs requeued"}}) {
+    auto options = std::make_shared<NodeOptions>();
+    auto* sub = node->add_subcommand(verb.name, verb.help);
+    sub->add_option("NODE", options->node, "The node's id (cohort nodes lists them)")->required();
+    if (std::string(verb.name) == "drain") {
+      sub->add_option("--reason", options->reason, "Why, for whoever looks at the node later");
+    }
+    if (std::string(verb.name) != "remove") AddOutputOption(sub, options->output);
+    std::string name = verb.name;
+    sub->callback([&g, options, name] {
+      int rc = RunNodeChange(g, name, *options);
+      if (rc) throw CLI::RuntimeError(rc);
+    });
+  }
 }
 
 }  // namespace cohort::cli

@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <random>
+#include <thread>
+
 namespace cohort::client {
 namespace {
 
@@ -54,11 +57,29 @@ StatusOr<Json> CohortClient::Call(std::string_view method, std::string_view targ
   return doc;
 }
 
-StatusOr<Job> CohortClient::Submit(std::string_view spec_text, std::string_view user) {
-  COHORT_ASSIGN_OR_RETURN(Json doc,
-                          Call("POST", "/api/v1/jobs", spec_text, "application/yaml",
-                               std::chrono::seconds(30), {{"X-Cohort-User", std::string(user)}}));
-  return JobFromJson(doc);
+std::string NewRequestId() {
+  std::random_device random;
+  std::string id;
+  for (int i = 0; i < 4; ++i) id += fmt::format("{:08x}", random());
+  return id;
+}
+
+StatusOr<Job> CohortClient::Submit(std::string_view spec_text, std::string_view user,
+                                   std::string request_id) {
+  if (request_id.empty()) request_id = NewRequestId();
+  // Retrying is safe only because the key comes along: the master creates the job once.
+  constexpr int kTries = 5;
+  Duration pause = std::chrono::seconds(1);
+  for (int attempt = 1;; ++attempt) {
+    auto doc = Call("POST", "/api/v1/jobs", spec_text, "application/yaml", std::chrono::seconds(30),
+                    {{"X-Cohort-User", std::string(user)}, {"Idempotency-Key", request_id}});
+    if (doc.ok()) return JobFromJson(*doc);
+    StatusCode code = doc.status().code();
+    bool unanswered = code == StatusCode::kUnavailable || code == StatusCode::kDeadlineExceeded;
+    if (!unanswered || attempt == kTries) return doc.status();
+    std::this_thread::sleep_for(pause);
+    pause *= 2;
+  }
 }
 
 StatusOr<std::vector<Job>> CohortClient::ListJobs(std::optional<JobState> state, size_t limit) {
@@ -117,6 +138,18 @@ Status CohortClient::Logs(JobId id, std::string_view task, int attempt, bool fol
 }
 
 StatusOr<Json> CohortClient::Nodes() { return Call("GET", "/api/v1/nodes"); }
+
+StatusOr<Json> CohortClient::DrainNode(const std::string& node, const std::string& reason) {
+  return Call("POST", fmt::format("/api/v1/nodes/{}/drain", node), Json{{"reason", reason}}.dump());
+}
+
+StatusOr<Json> CohortClient::UndrainNode(const std::string& node) {
+  return Call("POST", fmt::format("/api/v1/nodes/{}/undrain", node), "{}");
+}
+
+Status CohortClient::RemoveNode(const std::string& node) {
+  return Call("DELETE", fmt::format("/api/v1/nodes/{}", node)).status();
+}
 
 StatusOr<Json> CohortClient::Teams() { return Call("GET", "/api/v1/teams"); }
 

@@ -18,12 +18,19 @@ namespace cohort::client {
 
 inline constexpr const char* kDefaultMasterUrl = "http://127.0.0.1:7420";
 
+// 32 random hex digits: a name for one submission.
+std::string NewRequestId();
+
 class CohortClient {
  public:
   static StatusOr<std::unique_ptr<CohortClient>> Create(std::string_view master_url);
 
-  // Jobs. `spec_text` is YAML or JSON; the master validates it.
-  StatusOr<Job> Submit(std::string_view spec_text, std::string_view user);
+  // Jobs. `spec_text` is YAML or JSON; the master validates it. `request_id` names the
+  // submission (Idempotency-Key): when the master cannot be reached or does not answer in time,
+  // the call tries again with it, and a master that did create the job returns that job instead
+  // of a second one. Empty: a new random id (NewRequestId).
+  StatusOr<Job> Submit(std::string_view spec_text, std::string_view user,
+                       std::string request_id = {});
   StatusOr<std::vector<Job>> ListJobs(std::optional<JobState> state = std::nullopt,
                                       size_t limit = 0);
   StatusOr<Job> GetJob(JobId id);
@@ -38,6 +45,10 @@ class CohortClient {
               const std::function<bool(std::string_view)>& on_data);
   // The raw node documents (GET /api/v1/nodes).
   StatusOr<Json> Nodes();
+  // Admin: the node document after the change.
+  StatusOr<Json> DrainNode(const std::string& node, const std::string& reason);
+  StatusOr<Json> UndrainNode(const std::string& node);
+  Status RemoveNode(const std::string& node);
 
   // Teams: the raw team documents (GET /api/v1/teams), and admin changes.
   StatusOr<Json> Teams();

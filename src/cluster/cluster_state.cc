@@ -63,6 +63,14 @@ void ClusterState::SetReady(const std::string& node_id, bool ready) {
   if (Node* n = MutableNode(node_id)) n->ready = ready;
 }
 
+void ClusterState::RemoveNode(const std::string& node_id) {
+  auto it = node_index_.find(node_id);
+  if (it == node_index_.end()) return;
+  nodes_.erase(nodes_.begin() + static_cast<ptrdiff_t>(it->second));
+  node_index_.clear();
+  for (size_t i = 0; i < nodes_.size(); ++i) node_index_[nodes_[i].capacity.node_id] = i;
+}
+
 bool ClusterState::IsReady(const std::string& node_id) const {
   auto it = node_index_.find(node_id);
   return it != node_index_.end() && nodes_[it->second].ready;

@@ -48,6 +48,9 @@ class ClusterState {
   // nothing new is placed there. Unknown ids are ignored.
   void SetReady(const std::string& node_id, bool ready);
   bool IsReady(const std::string& node_id) const;
+  // Forgets a node; whatever tasks held there must have been released first. Unknown ids are
+  // ignored.
+  void RemoveNode(const std::string& node_id);
   const NodeCapacity* FindNode(const std::string& node_id) const;
 
   void SetTeams(std::vector<TeamQuota> teams) { teams_ = std::move(teams); }

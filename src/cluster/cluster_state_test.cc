@@ -30,6 +30,20 @@ class ClusterStateTest : public ::testing::Test {
   ClusterState state_;
 };
 
+TEST_F(ClusterStateTest, ARemovedNodeIsForgottenAndTheOthersKeepTheirOrder) {
+  state_.UpsertNode(IdleNode("c", 4), true);
+  state_.RemoveNode("b");
+  state_.RemoveNode("nope");  // ignored
+  EXPECT_EQ(state_.FindNode("b"), nullptr);
+  ClusterSnapshot s = state_.Snapshot();
+  ASSERT_EQ(s.nodes.size(), 2u);
+  EXPECT_EQ(s.nodes[0].node_id, "a");
+  EXPECT_EQ(s.nodes[1].node_id, "c");
+  EXPECT_FALSE(state_.Start(Job(1, 1, 1), {{"b", {0}}}, Minutes(1)));
+  EXPECT_TRUE(state_.Start(Job(1, 1, 1), {{"c", {0}}}, Minutes(1)));
+  EXPECT_EQ(NodeIn(state_.Snapshot(), "c").free_gpus, std::vector<int>({1, 2, 3}));
+}
+
 TEST_F(ClusterStateTest, StartTakesExactlyThePlacementAndReleaseGivesItBack) {
   PendingJob gang = Job(1, 2, 2);
   ASSERT_TRUE(state_.Start(gang, {{"a", {0, 1}}, {"b", {2, 3}}}, Minutes(1)));

@@ -12,7 +12,7 @@ struct MasterOptions {
   std::string listen = "127.0.0.1:7420";
   std::string storage_root;
   std::string url_file;
-  std::string node_timeout = "15s";
+  std::string node_timeout = "10s";
   std::string log_level = "info";
   std::string policy = "default";
   bool no_backfill = false;

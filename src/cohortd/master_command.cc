@@ -32,7 +32,8 @@ void AddMasterCommand(CLI::App& app, MasterOptions& o) {
   cmd->add_option("--url-file", o.url_file,
                   "Once listening, write the API's URL here (useful with --listen HOST:0)");
   cmd->add_option("--node-timeout", o.node_timeout,
-                  "A node that has not synced for this long gets no new work")
+                  "A node silent for this long is LOST: its tasks are LOST and their gangs "
+                  "requeued")
       ->capture_default_str();
   cmd->add_option("--log-level", o.log_level, "trace, debug, info, warn or error")
       ->capture_default_str();

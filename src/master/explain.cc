@@ -34,6 +34,19 @@ StatusOr<Explanation> Master::Explain(JobId id) const {
     }
     return e;
   }
+  Timestamp now = clock_.Now();
+  if (BackingOff(job, now)) {
+    e.summary = fmt::format(
+        "restart backoff after failure {} of at most {}: the next attempt "
+        "starts in {} at the earliest",
+        job.failures, job.spec.restart.max_attempts, FormatDuration(*job.not_before - now));
+    d.push_back(
+        fmt::format("it is not offered to the scheduler before {} (restart.backoff {}, "
+                    "doubling with each failure up to {})",
+                    FormatTimestamp(*job.not_before), FormatDuration(job.spec.restart.backoff),
+                    FormatDuration(job.spec.restart.max_backoff)));
+    return e;
+  }
   // What it asks for, in the shape a placement needs.
   std::vector<std::string> shape;
   for (const auto& g : job.spec.tasks) {

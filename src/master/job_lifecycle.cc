@@ -9,13 +9,35 @@
 #include <filesystem>
 
 #include "common/strings.h"
+#include "common/units.h"
 #include "master/job_views.h"
+#include "model/job_spec_parser.h"
 
 namespace cohort::master {
 
 namespace fs = std::filesystem;
 
-StatusOr<Job> Master::Submit(JobSpec spec, std::string user) {
+StatusOr<Job> Master::Submit(JobSpec spec, std::string user, std::string request_id,
+                             bool* replayed) {
+  if (replayed) *replayed = false;
+  std::string digest;
+  if (!request_id.empty()) {
+    digest = SpecDigest(spec);
+    auto seen = requests_.find({user, request_id});
+    if (seen != requests_.end()) {
+      const Job& first = jobs_.at(seen->second);
+      if (first.request_digest != digest) {
+        return Status::AlreadyExists(fmt::format(
+            "request id {} was already used for job {} with another spec; a retry must send the "
+            "same spec, a new submission a new request id",
+            request_id, first.id));
+      }
+      spdlog::info("job {}: submission {} retried by {}; returning the job it created", first.id,
+                   request_id, user);
+      if (replayed) *replayed = true;
+      return first;
+    }
+  }
   bool known = spec.team == kDefaultTeam ||
                std::any_of(teams_.begin(), teams_.end(),
                            [&](const TeamQuota& t) { return t.name == spec.team; });
@@ -38,6 +60,8 @@ StatusOr<Job> Master::Submit(JobSpec spec, std::string user) {
   job.submitted_at = clock_.Now();
   job.message = "waiting for the scheduler";
   job.version = 1;
+  job.request_id = request_id;
+  job.request_digest = std::move(digest);
   Resources total = job.spec.TotalResources();
   JobEvent submitted{
       0, job.submitted_at, "submitted",
@@ -47,6 +71,7 @@ StatusOr<Job> Master::Submit(JobSpec spec, std::string user) {
   last_reasons_.erase(stored.id);
   JobId id = stored.id;
   pending_.insert(id);
+  if (!request_id.empty()) requests_[{stored.user, request_id}] = id;
   auto [it, inserted] = jobs_.emplace(id, std::move(stored));
   COHORT_CHECK(inserted);
   spdlog::info("job {} ({}) submitted by {}", id, it->second.spec.name, it->second.user);
@@ -126,6 +151,11 @@ void Master::FinishIfStopped(Job& job, std::vector<JobEvent>& events) {
     job.placed_at.reset();
     job.running_at.reset();
     job.message = fmt::format("requeued after attempt {} ({})", job.attempt, result);
+    if (BackingOff(job, now)) {
+      job.message += fmt::format("; restart backoff: the next attempt starts in {} at the earliest",
+                                 FormatDuration(*job.not_before - now));
+      NoteBackoff(job);
+    }
     pending_.insert(job.id);
     events.push_back(Event(job, "requeued", job.message));
   } else {
@@ -176,6 +206,7 @@ Status Master::ApplyPlacement(Job& job, const JobPlacement& placement) {
   last_reasons_.erase(job.id);
   active_.insert(job.id);
   job.attempt += 1;
+  job.not_before.reset();
   job.tasks = std::move(tasks);
   job.state = JobState::kStarting;
   job.placed_at = clock_.Now();

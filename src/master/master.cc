@@ -54,7 +54,11 @@ Status Master::Load() {
   uint64_t max_version = static_cast<uint64_t>(ToMicros(clock_.Now()));
   for (auto& job : jobs) {
     for (const auto& t : job.tasks) max_version = std::max(max_version, t.assigned_version);
-    if (job.state == JobState::kPending) pending_.insert(job.id);
+    if (job.state == JobState::kPending) {
+      pending_.insert(job.id);
+      NoteBackoff(job);
+    }
+    if (!job.request_id.empty()) requests_[{job.user, job.request_id}] = job.id;
     if (job.state == JobState::kStarting || job.state == JobState::kRunning ||
         job.state == JobState::kStopping) {
       active_.insert(job.id);
@@ -66,12 +70,15 @@ Status Master::Load() {
   COHORT_ASSIGN_OR_RETURN(teams_, store_->LoadTeams());
   cluster_.SetTeams(teams_);
   COHORT_ASSIGN_OR_RETURN(auto nodes, store_->LoadNodes());
+  Timestamp now = clock_.Now();
   for (auto& node : nodes) {
     std::string id = node.info.id;
+    // Every node gets a whole node timeout from this start to be heard from: the master's own
+    // downtime is not the nodes' silence.
+    node.last_seen = std::max(node.last_seen, now);
     auto topology = std::make_shared<GpuTopology>(node.info.Topology());
-    bool ready = node.state == NodeState::kReady;
     NodeEntry& entry = nodes_[id] = NodeEntry{std::move(node), next_version_++, topology, 0};
-    cluster_.UpsertNode(CapacityOf(entry), ready);
+    cluster_.UpsertNode(CapacityOf(entry), entry.node.Schedulable());
   }
   for (JobId id : active_) RestoreHolding(jobs_.at(id));
   spdlog::info("state loaded: {} jobs ({} pending, {} active), {} nodes", jobs_.size(),

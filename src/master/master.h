@@ -36,7 +36,9 @@ namespace cohort::master {
 struct MasterConfig {
   std::string data_dir;      // the state database and the task logs live here
   std::string storage_root;  // job checkpoints and outputs; empty: <data_dir>/storage
-  Duration node_timeout = std::chrono::seconds(15);  // no sync for this long: unreachable
+  // No sync for this long: the node is LOST, its tasks too, and their gangs are requeued
+  // (docs/reliability.md). Agents sync at least every 5 s.
+  Duration node_timeout = std::chrono::seconds(10);
   // Jobs of a team nobody created go to this team; empty: they are refused.
   std::string unknown_team_fallback;
   // With at least this many jobs waiting, an arrival or a completion is decided at once against
@@ -111,7 +113,11 @@ class Master {
 
   // --- Jobs ---
   // The spec is already validated (model/job_spec_parser.h). Durable when it returns.
-  StatusOr<Job> Submit(JobSpec spec, std::string user);
+  // `request_id` (may be empty) names the submission: a retry with the same id by the same user
+  // returns the job the first one created instead of a second job (kAlreadyExists if the id
+  // came with another spec); `replayed`, if given, says which.
+  StatusOr<Job> Submit(JobSpec spec, std::string user, std::string request_id = {},
+                       bool* replayed = nullptr);
   std::vector<const Job*> ListJobs(const JobFilter& filter) const;
   // kNotFound for an unknown id.
   StatusOr<const Job*> GetJob(JobId id) const;
@@ -138,6 +144,12 @@ class Master {
   // kNotFound for an unknown node.
   StatusOr<DesiredState> DesiredFor(const std::string& node_id) const;
   std::vector<NodeStatus> ListNodes() const;
+  // Nothing new is placed on a drained node; what runs there keeps running. kNotFound.
+  StatusOr<const Node*> Drain(const std::string& node_id, std::string reason);
+  StatusOr<const Node*> Undrain(const std::string& node_id);
+  // Forgets a node. Its tasks are LOST and their gangs requeued; if its agent still runs, it
+  // registers again as a new node. kNotFound.
+  Status RemoveNode(const std::string& node_id);
 
   // --- Logs (shipped by agents, served to users) ---
   // Stores `data` as the bytes of the task's log starting at `offset` (LogStore::Append: durable,
@@ -150,8 +162,9 @@ class Master {
   LogStore& logs() { return logs_; }
 
   // --- Time ---
-  // Marks silent nodes unreachable, stops jobs past their max_runtime, runs a full pass that was
-  // put off. Runs by itself every tick_interval on the event loop; tests also call it.
+  // Marks silent nodes LOST (and requeues their gangs), stops jobs past their max_runtime, lets
+  // jobs whose restart backoff is over be scheduled, runs a full pass that was put off. Runs by
+  // itself every tick_interval on the event loop; tests also call it.
   void Tick();
   // One scheduling pass now (normally posted by the master itself).
   void Schedule();
@@ -207,8 +220,34 @@ class Master {
   void StopJob(Job& job, JobState target, std::string reason, std::vector<JobEvent>& events);
   // If a STOPPING job has no live task left, moves it to its target state.
   void FinishIfStopped(Job& job, std::vector<JobEvent>& events);
-  void ApplyTaskReport(Job& job, Task& task, const TaskReport& report,
+  // Task ends found together (one agent report, one lost node), applied to their jobs at once.
+  struct TaskEnds {
+    std::map<JobId, std::vector<JobEvent>> events;
+    std::set<JobId> changed;
+    std::vector<std::pair<JobId, Task>> released;
+  };
+  // `lost_why` says why a LOST report's task is gone ("node b missed its heartbeats for 10s").
+  void RecordTaskReport(TaskEnds& ends, Job& job, Task& task, const TaskReport& report,
+                        const std::string& lost_why = {});
+  // Moves started gangs to RUNNING and stopped ones on, writes each changed job, and offers
+  // what was released to waiting jobs.
+  Status Conclude(TaskEnds& ends);
+  void ApplyTaskReport(Job& job, Task& task, const TaskReport& report, const std::string& lost_why,
                        std::vector<JobEvent>& events);
+  // An attempt ends early for `cause`: the gang stops, and is requeued if the restart policy
+  // allows (after its backoff, for a failure), or fails.
+  void EndAttemptEarly(Job& job, RestartCause cause, std::string reason,
+                       std::vector<JobEvent>& events);
+  // Every live task on the node is LOST (the machine died, was wiped, or was removed).
+  Status LoseTasksOn(const std::string& node_id, const std::string& why);
+  // Silent nodes become LOST.
+  void CheckNodeTimeouts(Timestamp now);
+  void SetNodeState(NodeEntry& entry, NodeState state);
+  // Jobs in restart backoff are not offered to the scheduler until it is over.
+  bool BackingOff(const Job& job, Timestamp now) const {
+    return job.not_before && *job.not_before > now;
+  }
+  void NoteBackoff(const Job& job);
 
   MasterConfig config_;
   LogStore logs_;  // under <data_dir>/logs
@@ -230,7 +269,10 @@ class Master {
   // drives it; every placement is taken through them.
   cluster::ClusterState cluster_;
   dispatch::Dispatcher dispatcher_;
-  std::optional<Timestamp> recheck_at_;  // the last pass asked to run again then
+  std::optional<Timestamp> recheck_at_;    // the last pass asked to run again then
+  std::optional<Timestamp> backoff_ends_;  // the earliest end of a pending job's restart backoff
+  // (user, request id) -> job, for idempotent submission.
+  std::map<std::pair<std::string, std::string>, JobId> requests_;
   uint64_t next_version_ = 1;
   bool schedule_posted_ = false;
 };

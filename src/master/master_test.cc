@@ -4,138 +4,16 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
-#include <unistd.h>
 
-#include <deque>
 #include <filesystem>
 
-#include "testing/failing_state_store.h"
+#include "master/master_test_fixture.h"
 
 namespace cohort::master {
 namespace {
 
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
-
-// The master's event loop, run by hand: posted work waits in a queue; the periodic tick is
-// not run by itself (tests call Tick).
-class QueueLoop final : public EventLoop {
- public:
-  explicit QueueLoop(std::deque<std::function<void()>>& queue) : queue_(queue) {}
-  void Post(std::function<void()> work) override { queue_.push_back(std::move(work)); }
-  void RunAfter(Duration, std::function<void()> work) override { later_.push_back(work); }
-  std::vector<std::function<void()>> later_;
-
- private:
-  std::deque<std::function<void()>>& queue_;
-};
-
-// Every test runs twice: every change scheduled by a full pass at once (the default for small
-// queues), and decisions between passes with the full pass on the next tick.
-class MasterTest : public ::testing::TestWithParam<bool> {
- protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() /
-           ("cohort-master-test-" + std::to_string(getpid()) + "-" +
-            ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-    Start();
-  }
-  void TearDown() override {
-    master_.reset();
-    fs::remove_all(dir_);
-  }
-
-  void Start() {
-    master_.reset();
-    posted_.clear();  // work posted by a master that is gone must not run on its successor
-    loop_.later_.clear();
-    auto sqlite = state::OpenSqliteStateStore((dir_ / "cohort.db").string());
-    ASSERT_TRUE(sqlite.ok()) << sqlite.status().ToString();
-    auto store = std::make_unique<cohort::testing::FailingStateStore>(std::move(sqlite).value());
-    store_ = store.get();
-    MasterConfig config;
-    config.data_dir = dir_.string();
-    config.incremental_above = GetParam() ? 0 : 1'000'000;
-    config.fail_stop = [this](const Status& s) { fail_stops_.push_back(s); };
-    auto m = Master::Create(config, std::move(store), scheduler::NewScheduler(scheduler_config_),
-                            clock_, loop_);
-    ASSERT_TRUE(m.ok()) << m.status().ToString();
-    master_ = std::move(m).value();
-  }
-
-  // Runs whatever the master posted (scheduling passes), like its event loop would, and a tick
-  // (which runs a full pass that was put off).
-  void RunPosted() {
-    for (int round = 0; round < 2; ++round) {
-      while (!posted_.empty()) {
-        auto f = posted_.front();
-        posted_.pop_front();
-        f();
-      }
-      master_->Tick();
-    }
-  }
-
-  void AddNode(const std::string& id, int gpus) {
-    NodeInfo info;
-    info.id = id;
-    info.address = "127.0.0.1";
-    info.milli_cpus = 32000;
-    info.memory_bytes = 128LL << 30;
-    for (int i = 0; i < gpus; ++i)
-      info.gpus.push_back(Gpu{i, "GPU-" + id + std::to_string(i), "H100", 80LL << 30, "", 0});
-    info.ports = PortRange{31000, 31009};
-    ASSERT_TRUE(master_->Register(info).ok());
-  }
-
-  JobId Submit(int replicas, int gpus, int max_attempts = 1, const std::string& team = "default",
-               int priority = 0) {
-    JobSpec spec;
-    spec.name = "test";
-    spec.team = team;
-    spec.priority = priority;
-    spec.framework = Framework::kPyTorch;
-    spec.max_attempts = max_attempts;
-    TaskGroupSpec g;
-    g.role = "worker";
-    g.replicas = replicas;
-    g.resources = Resources{gpus, 1000, 1LL << 30};
-    g.command = {"true"};
-    spec.tasks.push_back(g);
-    auto job = master_->Submit(spec, "ada");
-    EXPECT_TRUE(job.ok());
-    return job->id;
-  }
-
-  const Job& GetJob(JobId id) { return **master_->GetJob(id); }
-
-  // The agent on `node` reports every desired task in `state` (and applies the desired version).
-  DesiredState Report(const std::string& node, TaskState state,
-                      std::optional<int> exit_code = std::nullopt) {
-    auto desired = master_->DesiredFor(node);
-    EXPECT_TRUE(desired.ok());
-    AgentReport report;
-    report.applied_version = desired->version;
-    for (const auto& t : desired->tasks) {
-      report.tasks.push_back(
-          TaskReport{t.id, state, exit_code, std::nullopt, 100, clock_.Now(), std::nullopt});
-    }
-    auto next = master_->Sync(node, report);
-    EXPECT_TRUE(next.ok()) << next.status().ToString();
-    return *next;
-  }
-
-  fs::path dir_;
-  cohort::testing::FailingStateStore* store_ = nullptr;  // owned by the master
-  std::vector<Status> fail_stops_;
-  scheduler::SchedulerConfig scheduler_config_;
-  ManualClock clock_;
-  std::deque<std::function<void()>> posted_;
-  QueueLoop loop_{posted_};
-  std::unique_ptr<Master> master_;
-};
 
 TEST_P(MasterTest, SubmittedGangIsPlacedAndRuns) {
   AddNode("a", 4);
@@ -409,7 +287,7 @@ TEST_P(MasterTest, TheMasterTicksByItselfOnItsLoopAndStopsWhenGone) {
   clock_.Advance(std::chrono::seconds(60));  // past the node timeout: the tick notices
   auto tick = loop_.later_.back();
   tick();
-  EXPECT_EQ(master_->ListNodes().at(0).node->state, NodeState::kUnreachable);
+  EXPECT_EQ(master_->ListNodes().at(0).node->state, NodeState::kLost);
   EXPECT_EQ(loop_.later_.size(), 2u) << "and asks for the next one";
   master_.reset();
   loop_.later_.back()();  // a tick after the master is gone does nothing

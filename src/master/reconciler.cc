@@ -8,13 +8,17 @@
 #include <algorithm>
 
 #include "common/strings.h"
+#include "common/units.h"
 
 namespace cohort::master {
 
 namespace {
 
-std::string DescribeExit(const Task& t) {
-  if (t.state == TaskState::kLost) return fmt::format("{} was lost by its agent", t.Name());
+std::string DescribeExit(const Task& t, const std::string& lost_why) {
+  if (t.state == TaskState::kLost) {
+    return lost_why.empty() ? fmt::format("{} was lost by its agent on {}", t.Name(), t.node_id)
+                            : fmt::format("{} was lost: {}", t.Name(), lost_why);
+  }
   if (t.signal) return fmt::format("{} was killed by signal {}", t.Name(), *t.signal);
   if (t.exit_code) return fmt::format("{} exited with code {}", t.Name(), *t.exit_code);
   return fmt::format("{} ended", t.Name());
@@ -28,11 +32,17 @@ StatusOr<DesiredState> Master::Register(NodeInfo info) {
   Timestamp now = clock_.Now();
   std::string id = info.id;
   auto it = nodes_.find(id);
+  // An agent that lost its data directory (re-imaged, disk replaced) comes back as another
+  // instance: what the master placed there is gone, and must never be started again.
+  bool wiped = it != nodes_.end() && !it->second.node.info.instance.empty() &&
+               it->second.node.info.instance != info.instance;
   // Written first: if the store refuses, nothing in memory has changed.
   Node node = it == nodes_.end() ? Node{} : it->second.node;
   if (it == nodes_.end()) node.registered_at = now;
   node.info = std::move(info);
-  node.state = NodeState::kReady;
+  // A lost node may still run tasks of attempts that ended: it is offered work again only once
+  // a sync shows it runs nothing the master does not want (Sync).
+  if (node.state != NodeState::kLost) node.state = NodeState::kReady;
   node.last_seen = now;
   COHORT_RETURN_IF_ERROR(store_->SaveNode(node));
   if (it == nodes_.end()) {
@@ -40,16 +50,22 @@ StatusOr<DesiredState> Master::Register(NodeInfo info) {
     spdlog::info("node {} registered: {}", id, it->second.node.info.Capacity().ToString());
   } else {
     it->second.node = std::move(node);
-    spdlog::info("node {} registered again", id);
+    spdlog::info("node {} registered again{}", id,
+                 wiped ? " without its tasks (its agent has a new data directory)" : "");
   }
   it->second.topology = std::make_shared<GpuTopology>(it->second.node.info.Topology());
-  cluster_.UpsertNode(CapacityOf(it->second), true);
+  cluster_.UpsertNode(CapacityOf(it->second), it->second.node.Schedulable());
   InvalidateResidue();
+  if (wiped) {
+    COHORT_RETURN_IF_ERROR(LoseTasksOn(
+        id, fmt::format("node {} came back without its tasks (its agent has a new data directory)",
+                        id)));
+  }
   return DesiredFor(id);
 }
 
 void Master::ApplyTaskReport(Job& job, Task& task, const TaskReport& report,
-                             std::vector<JobEvent>& events) {
+                             const std::string& lost_why, std::vector<JobEvent>& events) {
   if (IsTerminal(task.state)) return;  // already recorded
   if (report.state == TaskState::kRunning) {
     if (task.state == TaskState::kAssigned) {
@@ -65,8 +81,9 @@ void Master::ApplyTaskReport(Job& job, Task& task, const TaskReport& report,
   task.signal = report.signal;
   if (report.pid) task.pid = report.pid;
   task.finished_at = report.finished_at.value_or(clock_.Now());
-  events.push_back(Event(job, "task_ended",
-                         fmt::format("{}: {}", TaskStateName(task.state), DescribeExit(task))));
+  std::string what = DescribeExit(task, lost_why);
+  events.push_back(Event(job, task.state == TaskState::kLost ? "task_lost" : "task_ended",
+                         fmt::format("{}: {}", TaskStateName(task.state), what)));
   if (job.state == JobState::kStopping) return;
   // A replica taken away from an elastic job: its end changes nothing else.
   if (task.scaled_down) return;
@@ -90,74 +107,54 @@ void Master::ApplyTaskReport(Job& job, Task& task, const TaskReport& report,
     }
     return;
   }
-  // One task of a gang failed: the whole gang stops, and is retried within its budget.
+  // One task of a gang failed or was lost: the whole gang stops, and is retried within its
+  // budget.
+  EndAttemptEarly(job,
+                  task.state == TaskState::kLost ? RestartCause::kNodeLost : RestartCause::kFailure,
+                  std::move(what), events);
+}
+
+void Master::EndAttemptEarly(Job& job, RestartCause cause, std::string reason,
+                             std::vector<JobEvent>& events) {
+  const RestartPolicy& policy = job.spec.restart;
+  if (!policy.RestartsOn(cause)) {
+    StopJob(job, JobState::kFailed,
+            fmt::format("{} (restart.on does not include {})", reason, RestartCauseName(cause)),
+            events);
+    return;
+  }
   ++job.failures;
-  bool retry = job.failures < job.spec.max_attempts;
-  std::string reason = DescribeExit(task);
-  if (retry) {
-    reason += fmt::format(" (failure {} of at most {})", job.failures, job.spec.max_attempts);
+  bool retry = job.failures < policy.max_attempts;
+  reason += fmt::format(" (attempt {} ended early; {} of at most {} failed attempt{})", job.attempt,
+                        job.failures, policy.max_attempts, policy.max_attempts == 1 ? "" : "s");
+  if (retry && cause == RestartCause::kFailure) {
+    // Measured from now, not from when the gang is gone: a stop takes at most its grace period.
+    job.not_before = clock_.Now() + policy.BackoffAfter(job.failures);
   }
   StopJob(job, retry ? JobState::kPending : JobState::kFailed, reason, events);
 }
 
-StatusOr<DesiredState> Master::Sync(const std::string& node_id, const AgentReport& report) {
-  auto node_it = nodes_.find(node_id);
-  if (node_it == nodes_.end()) {
-    return Status::NotFound(fmt::format("node {} is not registered", node_id));
+void Master::RecordTaskReport(TaskEnds& ends, Job& job, Task& t, const TaskReport& r,
+                              const std::string& lost_why) {
+  TaskState before = t.state;
+  int64_t pid = t.pid;
+  auto& job_events = ends.events[job.id];
+  size_t count = job_events.size();
+  ApplyTaskReport(job, t, r, lost_why, job_events);
+  if (t.state != before || t.pid != pid || job_events.size() != count) ends.changed.insert(job.id);
+  // A task that ended gave its resources back: someone may be waiting for them.
+  if (!IsTerminal(before) && IsTerminal(t.state)) {
+    cluster_.ReleaseTask(job.id, t.role, t.index);
+    ends.released.emplace_back(job.id, t);
   }
-  NodeEntry& entry = node_it->second;
-  Timestamp now = clock_.Now();
-  entry.node.last_seen = now;
-  if (entry.node.state != NodeState::kReady) {
-    entry.node.state = NodeState::kReady;
-    cluster_.SetReady(node_id, true);
-    spdlog::info("node {} is ready", node_id);
-    InvalidateResidue();
-  }
+}
 
-  std::map<JobId, std::vector<JobEvent>> events;
-  std::set<JobId> changed;
-  std::set<TaskId> reported;
-  std::vector<std::pair<JobId, Task>> released;
-  auto apply = [&](Job& job, Task& t, const TaskReport& r) {
-    TaskState before = t.state;
-    int64_t pid = t.pid;
-    auto& job_events = events[job.id];
-    size_t count = job_events.size();
-    ApplyTaskReport(job, t, r, job_events);
-    if (t.state != before || t.pid != pid || job_events.size() != count) changed.insert(job.id);
-    // A task that ended gave its resources back: someone may be waiting for them.
-    if (!IsTerminal(before) && IsTerminal(t.state)) {
-      cluster_.ReleaseTask(job.id, t.role, t.index);
-      released.emplace_back(job.id, t);
-    }
-  };
-  for (const auto& r : report.tasks) {
-    reported.insert(r.id);
-    auto job_it = jobs_.find(r.id.job);
-    if (job_it == jobs_.end()) continue;
-    Job& job = job_it->second;
-    if (job.attempt != r.id.attempt) continue;  // an earlier attempt's task: nothing to record
-    for (auto& t : job.tasks) {
-      if (t.role == r.id.role && t.index == r.id.index && t.node_id == node_id) apply(job, t, r);
-    }
-  }
-  // Tasks this agent has applied but no longer reports: it lost them.
-  for (JobId id : active_) {
-    Job& job = jobs_.at(id);
-    for (auto& t : job.tasks) {
-      if (t.node_id != node_id || IsTerminal(t.state)) continue;
-      if (t.assigned_version > report.applied_version) continue;  // not applied yet
-      if (reported.count(job.IdOf(t))) continue;
-      TaskReport lost{job.IdOf(t), TaskState::kLost, std::nullopt, std::nullopt,
-                      0,           std::nullopt,     now};
-      apply(job, t, lost);
-    }
-  }
+Status Master::Conclude(TaskEnds& ends) {
+  Timestamp now = clock_.Now();
   bool freed = false;
-  for (JobId id : changed) {
+  for (JobId id : ends.changed) {
     Job& job = jobs_.at(id);
-    auto& job_events = events[id];
+    auto& job_events = ends.events[id];
     if (job.state == JobState::kStarting) {
       bool all_running = std::all_of(job.tasks.begin(), job.tasks.end(), [](const Task& t) {
         return t.state == TaskState::kRunning || t.scaled_down;
@@ -174,21 +171,72 @@ StatusOr<DesiredState> Master::Sync(const std::string& node_id, const AgentRepor
     if (!active_.count(id)) freed = true;
     COHORT_RETURN_IF_ERROR(Persist(job, std::move(job_events)));
   }
-  if (!released.empty()) {
+  if (!ends.released.empty()) {
     if (Incremental()) {
-      Released(released);
+      Released(ends.released);
     } else {
       RequestSchedule();
     }
   }
   if (freed) Reschedule();
+  return Status::Ok();
+}
+
+StatusOr<DesiredState> Master::Sync(const std::string& node_id, const AgentReport& report) {
+  auto node_it = nodes_.find(node_id);
+  if (node_it == nodes_.end()) {
+    return Status::NotFound(fmt::format("node {} is not registered", node_id));
+  }
+  NodeEntry& entry = node_it->second;
+  Timestamp now = clock_.Now();
+  entry.node.last_seen = now;
+
+  TaskEnds ends;
+  std::set<TaskId> reported;
+  for (const auto& r : report.tasks) {
+    reported.insert(r.id);
+    auto job_it = jobs_.find(r.id.job);
+    if (job_it == jobs_.end()) continue;
+    Job& job = job_it->second;
+    if (job.attempt != r.id.attempt) continue;  // an earlier attempt's task: nothing to record
+    for (auto& t : job.tasks) {
+      if (t.role == r.id.role && t.index == r.id.index && t.node_id == node_id) {
+        RecordTaskReport(ends, job, t, r);
+      }
+    }
+  }
+  // Tasks this agent has applied but no longer reports: it lost them.
+  for (JobId id : active_) {
+    Job& job = jobs_.at(id);
+    for (auto& t : job.tasks) {
+      if (t.node_id != node_id || IsTerminal(t.state)) continue;
+      if (t.assigned_version > report.applied_version) continue;  // not applied yet
+      if (reported.count(job.IdOf(t))) continue;
+      TaskReport lost{job.IdOf(t), TaskState::kLost, std::nullopt, std::nullopt,
+                      0,           std::nullopt,     now};
+      RecordTaskReport(ends, job, t, lost,
+                       fmt::format("its agent on {} no longer knows it", node_id));
+    }
+  }
+  COHORT_RETURN_IF_ERROR(Conclude(ends));
 
   COHORT_ASSIGN_OR_RETURN(DesiredState desired, DesiredFor(node_id));
   // Ended tasks are now recorded (or were never ours): the agent may forget them.
   std::set<TaskId> wanted;
   for (const auto& t : desired.tasks) wanted.insert(t.id);
+  bool clean = true;  // it runs nothing the master does not want
   for (const auto& r : report.tasks) {
     if (IsTerminal(r.state) && !wanted.count(r.id)) desired.forget.push_back(r.id);
+    if (!IsTerminal(r.state) && !wanted.count(r.id)) clean = false;
+  }
+  if (entry.node.state != NodeState::kReady) {
+    if (entry.node.state == NodeState::kLost && !clean) {
+      spdlog::info("node {} is back; it stops what it should not run before it gets new work",
+                   node_id);
+    } else {
+      spdlog::info("node {} is ready", node_id);
+      SetNodeState(entry, NodeState::kReady);
+    }
   }
   return desired;
 }

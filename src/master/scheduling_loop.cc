@@ -88,8 +88,9 @@ bool Master::StartDecided(Job& job, const std::vector<TaskPlacement>& placement)
 
 void Master::Released(const std::vector<std::pair<JobId, Task>>& tasks) {
   std::map<JobId, PendingJob> looked_up;
+  Timestamp now = clock_.Now();
   auto lookup = [&](JobId id) -> const PendingJob* {
-    if (!pending_.count(id)) return nullptr;
+    if (!pending_.count(id) || BackingOff(jobs_.at(id), now)) return nullptr;
     auto it = looked_up.find(id);
     if (it == looked_up.end()) it = looked_up.emplace(id, PendingOf(jobs_.at(id))).first;
     return &it->second;
@@ -109,7 +110,11 @@ void Master::Schedule() {
   schedule_posted_ = false;
   std::vector<PendingJob> pending;
   pending.reserve(pending_.size());
-  for (JobId id : pending_) pending.push_back(PendingOf(jobs_.at(id)));
+  Timestamp now = clock_.Now();
+  for (JobId id : pending_) {
+    const Job& job = jobs_.at(id);
+    if (!BackingOff(job, now)) pending.push_back(PendingOf(job));
+  }
   dispatch::PassResult pass = dispatcher_.FullPass(cluster_, pending, clock_.Now());
   if (!pass.ran) return;
   const cluster::Applied& applied = pass.applied;
@@ -124,7 +129,12 @@ void Master::Schedule() {
     std::vector<JobEvent> events;
     ++job.preemptions;
     job.preempted_for = preemption.for_job;
-    StopJob(job, JobState::kPending, preemption.reason, events);
+    if (job.spec.restart.RestartsOn(RestartCause::kPreempted)) {
+      StopJob(job, JobState::kPending, preemption.reason, events);
+    } else {
+      StopJob(job, JobState::kFailed,
+              preemption.reason + " (restart.on does not include preempted)", events);
+    }
     events.back().type = "preempted";
     spdlog::info("job {}: {}", job.id, preemption.reason);
     FinishIfStopped(job, events);
@@ -241,16 +251,7 @@ int Master::AssignPort(NodeEntry& entry) {
 
 void Master::Tick() {
   Timestamp now = clock_.Now();
-  for (auto& [id, entry] : nodes_) {
-    if (entry.node.state == NodeState::kReady &&
-        now - entry.node.last_seen > config_.node_timeout) {
-      entry.node.state = NodeState::kUnreachable;
-      cluster_.SetReady(id, false);
-      dispatcher_.Invalidate();
-      spdlog::warn("node {} missed its heartbeats for {}; no new work goes there", id,
-                   FormatDuration(now - entry.node.last_seen));
-    }
-  }
+  CheckNodeTimeouts(now);
   std::vector<JobId> active(active_.begin(), active_.end());
   for (JobId id : active) {
     Job& job = jobs_.at(id);
@@ -263,6 +264,15 @@ void Master::Tick() {
             events);
     FinishIfStopped(job, events);
     Commit(job, std::move(events));
+  }
+  // A restart backoff is over: the job may be scheduled again.
+  if (backoff_ends_ && now >= *backoff_ends_) {
+    backoff_ends_.reset();
+    for (JobId id : pending_) {
+      const Job& job = jobs_.at(id);
+      if (BackingOff(job, now)) NoteBackoff(job);
+    }
+    Reschedule();
   }
   // Time alone changes a decision now (a minimum run time is over, say).
   if (recheck_at_ && now >= *recheck_at_) {

@@ -118,8 +118,15 @@ struct Job {
   std::optional<JobState> stop_target;
   // While STOPPING because it was preempted: the job it makes room for.
   std::optional<JobId> preempted_for;
-  // Attempts that ended in a failure; restart.max_attempts bounds these, not preemptions.
+  // Attempts that ended in a failure or a node loss; restart.max_attempts bounds these, not
+  // preemptions.
   int failures = 0;
+  // While PENDING after a failure: the restart backoff keeps it waiting until then.
+  std::optional<Timestamp> not_before;
+  // The client's name for the submission (idempotent retries), and a digest of the spec it
+  // came with: the same name with another spec is a conflict, not a retry. Empty: none given.
+  std::string request_id;
+  std::string request_digest;
   int preemptions = 0;
   std::vector<AttemptSummary> history;
   // Bumped on every change; watchers wait for it to move.

@@ -18,6 +18,22 @@ std::optional<Framework> ParseFramework(std::string_view name) {
   return Parse(kFrameworkNames, name);
 }
 
+const char* RestartCauseName(RestartCause c) { return NameOf(kRestartCauseNames, c, "failure"); }
+
+std::optional<RestartCause> ParseRestartCause(std::string_view name) {
+  return Parse(kRestartCauseNames, name);
+}
+
+bool RestartPolicy::RestartsOn(RestartCause cause) const {
+  return std::find(on.begin(), on.end(), cause) != on.end();
+}
+
+Duration RestartPolicy::BackoffAfter(int failures) const {
+  Duration wait = backoff;
+  for (int i = 1; i < failures && wait < max_backoff; ++i) wait *= 2;
+  return std::min(wait, max_backoff);
+}
+
 std::string PriorityName(int priority) {
   const char* name = NameOf(kPriorityNames, priority, nullptr);
   return name ? name : std::to_string(priority);

@@ -59,6 +59,40 @@ struct TaskGroupSpec {
   bool elastic() const { return max_replicas > replicas; }
 };
 
+// Why an attempt ended early, as restart.on names it.
+enum class RestartCause { kFailure, kNodeLost, kPreempted };
+inline constexpr auto kRestartCauseNames = std::to_array<EnumName<RestartCause>>({
+    {RestartCause::kFailure, "failure"},
+    {RestartCause::kNodeLost, "node_lost"},
+    {RestartCause::kPreempted, "preempted"},
+});
+const char* RestartCauseName(RestartCause c);
+std::optional<RestartCause> ParseRestartCause(std::string_view name);
+
+inline constexpr int kDefaultMaxAttempts = 3;
+inline constexpr Duration kDefaultBackoff = std::chrono::seconds(10);
+inline constexpr Duration kDefaultMaxBackoff = std::chrono::minutes(5);
+
+// When an attempt that ended early is followed by another (docs/job-spec.md, "restart").
+struct RestartPolicy {
+  // Attempts that may end in a failure or a node loss, the last included: the restart budget.
+  // Preemption is the scheduler's choice, not the job's fault, and never spends it.
+  int max_attempts = kDefaultMaxAttempts;
+  // The causes that requeue the job; any other ends it FAILED.
+  std::vector<RestartCause> on = {RestartCause::kFailure, RestartCause::kNodeLost,
+                                  RestartCause::kPreempted};
+  // After a failure the next attempt waits `backoff`, doubling with each failure up to
+  // `max_backoff`, so that a job that crashes at once does not hog the scheduler. A node loss
+  // or a preemption is not the job's doing: its next attempt may start at once.
+  Duration backoff = kDefaultBackoff;
+  Duration max_backoff = kDefaultMaxBackoff;
+
+  bool RestartsOn(RestartCause cause) const;
+  // The wait before the next attempt after `failures` failed attempts (at least 1).
+  Duration BackoffAfter(int failures) const;
+  bool operator==(const RestartPolicy&) const = default;
+};
+
 // Where a job may run: every node that runs one of its tasks must have GPUs of this model (if
 // set) and carry every one of these labels.
 struct Constraints {
@@ -74,7 +108,7 @@ struct JobSpec {
   int priority = kPriorityNormal;
   Framework framework = Framework::kNone;
   std::vector<TaskGroupSpec> tasks;
-  int max_attempts = 1;                         // restart.max_attempts: 1 means never retried
+  RestartPolicy restart;
   std::optional<Duration> max_runtime;          // wall time of one attempt
   Duration grace_period = kDefaultGracePeriod;  // SIGTERM to SIGKILL
   Constraints constraints;

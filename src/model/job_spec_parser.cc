@@ -37,6 +37,15 @@ constexpr int64_t kMaxAttempts = 100;
 constexpr int64_t kMaxMilliCpus = 1'000'000'000'000;  // the bound of ParseMilliCpus
 constexpr int64_t kMaxBytes = std::numeric_limits<int64_t>::max() / 2;  // that of ParseByteSize
 constexpr Duration kMaxGracePeriod = std::chrono::hours(1);
+constexpr Duration kMaxBackoff = std::chrono::hours(1);
+
+// Canonical text of a duration that ParseDuration reads back exactly (whole milliseconds).
+std::string DurationText(Duration d) {
+  if (d == Duration::zero()) return "0s";
+  Duration rest = d % std::chrono::seconds(1);
+  if (rest == Duration::zero() || d < std::chrono::seconds(1)) return FormatDuration(d);
+  return FormatDuration(d - rest) + FormatDuration(rest);
+}
 
 // Guards against documents that expand without bound through YAML aliases.
 constexpr int kMaxDepth = 64;
@@ -49,7 +58,8 @@ constexpr std::array<std::string_view, 9> kJobFields = {
 constexpr std::array<std::string_view, 6> kTaskFields = {"role",    "replicas", "resources",
                                                          "command", "env",      "workdir"};
 constexpr std::array<std::string_view, 3> kResourceFields = {"gpus", "cpus", "memory"};
-constexpr std::array<std::string_view, 1> kRestartFields = {"max_attempts"};
+constexpr std::array<std::string_view, 4> kRestartFields = {"max_attempts", "on", "backoff",
+                                                            "max_backoff"};
 constexpr std::array<std::string_view, 2> kConstraintFields = {"gpu_model", "labels"};
 
 constexpr std::array<std::string_view, 9> kReservedEnv = {
@@ -385,7 +395,7 @@ class Validator {
       Error("tasks", "required field is missing");
     }
 
-    if (const Json* v = Find(doc, "restart")) Restart(*v, &spec.max_attempts);
+    if (const Json* v = Find(doc, "restart")) Restart(*v, &spec.restart);
     if (const Json* v = Find(doc, "max_runtime")) {
       Duration d{};
       if (DurationField(*v, "max_runtime", &d)) {
@@ -816,7 +826,7 @@ class Validator {
     }
   }
 
-  void Restart(const Json& v, int* max_attempts) {
+  void Restart(const Json& v, RestartPolicy* out) {
     if (!v.is_object()) {
       Error("restart",
             fmt::format("must be a mapping such as {{max_attempts: 3}}, got {}", Describe(v)));
@@ -826,7 +836,47 @@ class Validator {
     if (const Json* m = Find(v, "max_attempts")) {
       int64_t n = 0;
       if (Integer(*m, "restart.max_attempts", 1, kMaxAttempts, &n)) {
-        *max_attempts = static_cast<int>(n);
+        out->max_attempts = static_cast<int>(n);
+      }
+    }
+    if (const Json* on = Find(v, "on")) {
+      if (!on->is_array()) {
+        Error("restart.on",
+              fmt::format("must be a list such as [failure, node_lost, preempted], got {}",
+                          Describe(*on)));
+      } else {
+        out->on.clear();
+        for (size_t i = 0; i < on->size(); ++i) {
+          const Json& c = (*on)[i];
+          std::string p = fmt::format("restart.on[{}]", i);
+          auto cause =
+              c.is_string() ? ParseRestartCause(c.get_ref<const std::string&>()) : std::nullopt;
+          if (!cause) {
+            Error(p, fmt::format("{} is not a cause; use {}", Describe(c),
+                                 NameList(kRestartCauseNames)));
+          } else if (!out->RestartsOn(*cause)) {
+            out->on.push_back(*cause);
+          }
+        }
+      }
+    }
+    Duration d{};
+    if (const Json* b = Find(v, "backoff"); b && DurationField(*b, "restart.backoff", &d)) {
+      if (d > kMaxBackoff) {
+        Error("restart.backoff", fmt::format("must be at most 1h, got {}", Describe(*b)));
+      } else {
+        out->backoff = d;
+        if (!Find(v, "max_backoff")) out->max_backoff = std::max(out->max_backoff, d);
+      }
+    }
+    if (const Json* b = Find(v, "max_backoff"); b && DurationField(*b, "restart.max_backoff", &d)) {
+      if (d > kMaxBackoff) {
+        Error("restart.max_backoff", fmt::format("must be at most 1h, got {}", Describe(*b)));
+      } else if (d < out->backoff) {
+        Error("restart.max_backoff", fmt::format("{} is shorter than restart.backoff ({})",
+                                                 Describe(*b), DurationText(out->backoff)));
+      } else {
+        out->max_backoff = d;
       }
     }
   }
@@ -957,14 +1007,6 @@ std::string JsonSyntaxError(std::string_view source, const Json::parse_error& e)
   return fmt::format("{}: {}", source, what);
 }
 
-// Canonical text of a duration that ParseDuration reads back exactly (whole milliseconds).
-std::string DurationText(Duration d) {
-  if (d == Duration::zero()) return "0s";
-  Duration rest = d % std::chrono::seconds(1);
-  if (rest == Duration::zero() || d < std::chrono::seconds(1)) return FormatDuration(d);
-  return FormatDuration(d - rest) + FormatDuration(rest);
-}
-
 }  // namespace
 
 StatusOr<JobSpec> ParseJobSpec(std::string_view text, std::string_view source) {
@@ -1040,6 +1082,19 @@ StatusOr<JobSpec> ParseJobSpecJson(const Json& doc) {
   }
 }
 
+namespace {
+
+Json RestartJson(const RestartPolicy& r) {
+  Json on = Json::array();
+  for (RestartCause c : r.on) on.push_back(RestartCauseName(c));
+  return Json{{"max_attempts", r.max_attempts},
+              {"on", std::move(on)},
+              {"backoff", DurationText(r.backoff)},
+              {"max_backoff", DurationText(r.max_backoff)}};
+}
+
+}  // namespace
+
 Json ToJson(const JobSpec& spec) {
   Json tasks = Json::array();
   for (const auto& g : spec.tasks) {
@@ -1065,7 +1120,7 @@ Json ToJson(const JobSpec& spec) {
               {"priority", priority},
               {"framework", FrameworkName(spec.framework)},
               {"tasks", std::move(tasks)},
-              {"restart", {{"max_attempts", spec.max_attempts}}},
+              {"restart", RestartJson(spec.restart)},
               {"grace_period", DurationText(spec.grace_period)}};
   if (spec.max_runtime) doc["max_runtime"] = DurationText(*spec.max_runtime);
   if (!spec.constraints.empty()) {
@@ -1075,6 +1130,15 @@ Json ToJson(const JobSpec& spec) {
     doc["constraints"] = std::move(constraints);
   }
   return doc;
+}
+
+std::string SpecDigest(const JobSpec& spec) {
+  uint64_t hash = 14695981039346656037ull;
+  for (unsigned char c : ToJson(spec).dump()) {
+    hash ^= c;
+    hash *= 1099511628211ull;
+  }
+  return fmt::format("{:016x}", hash);
 }
 
 }  // namespace cohort

@@ -24,5 +24,8 @@ StatusOr<JobSpec> ParseJobSpecFile(std::string_view text, std::string_view sourc
 
 // The canonical JSON document of a valid spec; ParseJobSpecJson(ToJson(s)) gives s back.
 Json ToJson(const JobSpec& spec);
+// A digest of the canonical form (FNV-1a, 16 hex digits), stable across releases that keep the
+// form: two specs that mean the same have the same digest.
+std::string SpecDigest(const JobSpec& spec);
 
 }  // namespace cohort

@@ -132,7 +132,7 @@ void ExpectSameSpec(const JobSpec& a, const JobSpec& b) {
   EXPECT_EQ(a.team, b.team);
   EXPECT_EQ(a.priority, b.priority);
   EXPECT_EQ(a.framework, b.framework);
-  EXPECT_EQ(a.max_attempts, b.max_attempts);
+  EXPECT_EQ(a.restart, b.restart);
   EXPECT_EQ(a.max_runtime, b.max_runtime);
   EXPECT_EQ(a.grace_period, b.grace_period);
   ASSERT_EQ(a.tasks.size(), b.tasks.size());
@@ -191,7 +191,7 @@ TEST(JobSpecParser, ParsesEveryFieldOfFullYamlSpec) {
   EXPECT_TRUE(evaluator.env.empty());
   EXPECT_EQ(evaluator.workdir, "");
 
-  EXPECT_EQ(spec.max_attempts, 3);
+  EXPECT_EQ(spec.restart.max_attempts, 3);
   EXPECT_EQ(spec.max_runtime, Duration(90min));
   EXPECT_EQ(spec.grace_period, Duration(2min));
   EXPECT_EQ(spec.TotalReplicas(), 3);
@@ -219,13 +219,49 @@ TEST(JobSpecParser, AppliesDefaults) {
             (Resources{.gpus = 0, .milli_cpus = 1000, .memory_bytes = kGi}));
   EXPECT_TRUE(spec.tasks[0].env.empty());
   EXPECT_EQ(spec.tasks[0].workdir, "");
-  EXPECT_EQ(spec.max_attempts, 1);
+  EXPECT_EQ(spec.restart, RestartPolicy{});
+  EXPECT_EQ(spec.restart.max_attempts, 3);
   EXPECT_EQ(spec.max_runtime, std::nullopt);
   EXPECT_EQ(spec.grace_period, kDefaultGracePeriod);
 
   // An empty resources mapping gives the same defaults.
   EXPECT_EQ(Parse(WithTask("resources: {}")).tasks[0].resources, spec.tasks[0].resources);
-  EXPECT_EQ(Parse(WithJob("restart: {}")).max_attempts, 1);
+  EXPECT_EQ(Parse(WithJob("restart: {}")).restart, RestartPolicy{});
+}
+
+TEST(JobSpecParser, RestartPolicyReadsEveryFieldAndBacksOffExponentially) {
+  JobSpec spec = Parse(
+      WithJob("restart: {max_attempts: 5, on: [node_lost, preempted, node_lost], backoff: 2s, "
+              "max_backoff: 10s}"));
+  EXPECT_EQ(spec.restart.max_attempts, 5);
+  EXPECT_EQ(spec.restart.on,
+            (std::vector<RestartCause>{RestartCause::kNodeLost, RestartCause::kPreempted}));
+  EXPECT_FALSE(spec.restart.RestartsOn(RestartCause::kFailure));
+  EXPECT_EQ(spec.restart.BackoffAfter(1), std::chrono::seconds(2));
+  EXPECT_EQ(spec.restart.BackoffAfter(2), std::chrono::seconds(4));
+  EXPECT_EQ(spec.restart.BackoffAfter(3), std::chrono::seconds(8));
+  EXPECT_EQ(spec.restart.BackoffAfter(4), std::chrono::seconds(10));
+  EXPECT_EQ(spec.restart.BackoffAfter(60), std::chrono::seconds(10));
+  // The canonical form reads back the same.
+  EXPECT_EQ(ParseJobSpecJson(ToJson(spec))->restart, spec.restart);
+  // Nothing restarts it.
+  EXPECT_TRUE(Parse(WithJob("restart: {on: []}")).restart.on.empty());
+  // A backoff longer than the default cap raises the cap with it.
+  EXPECT_EQ(Parse(WithJob("restart: {backoff: 10m}")).restart.max_backoff,
+            std::chrono::minutes(10));
+}
+
+TEST(JobSpecParser, RestartPolicyErrorsNameTheField) {
+  EXPECT_THAT(Errors(WithJob("restart: {on: [failure, crash]}")),
+              ElementsAre("restart.on[1]: \"crash\" is not a cause; use failure, node_lost or "
+                          "preempted"));
+  EXPECT_THAT(Errors(WithJob("restart: {on: failure}")),
+              ElementsAre("restart.on: must be a list such as [failure, node_lost, preempted], "
+                          "got \"failure\""));
+  EXPECT_THAT(Errors(WithJob("restart: {backoff: 2h}")),
+              ElementsAre("restart.backoff: must be at most 1h, got \"2h\""));
+  EXPECT_THAT(Errors(WithJob("restart: {backoff: 1m, max_backoff: 30s}")),
+              ElementsAre("restart.max_backoff: \"30s\" is shorter than restart.backoff (1m)"));
 }
 
 TEST(JobSpecParser, ToJsonWritesTheCanonicalDocument) {
@@ -251,7 +287,8 @@ TEST(JobSpecParser, ToJsonWritesTheCanonicalDocument) {
         "command": ["python3", "eval.py"]
       }
     ],
-    "restart": {"max_attempts": 3},
+    "restart": {"max_attempts": 3, "on": ["failure", "node_lost", "preempted"],
+                "backoff": "10s", "max_backoff": "5m"},
     "max_runtime": "1h30m",
     "grace_period": "2m"
   })");

@@ -147,6 +147,9 @@ Json ToJson(const Job& job) {
       {"preempted_for", job.preempted_for ? Json(*job.preempted_for) : Json(nullptr)},
       {"failures", job.failures},
       {"preemptions", job.preemptions},
+      {"not_before", TimeOrNull(job.not_before)},
+      {"request_id", job.request_id},
+      {"request_digest", job.request_digest},
       {"version", job.version},
       {"spec", ToJson(job.spec)},
       {"tasks", tasks},
@@ -176,6 +179,9 @@ StatusOr<Job> JobFromJson(const Json& j) {
     job.preempted_for = OptionalValue<JobId>(j, "preempted_for");
     job.failures = ValueOr<int>(j, "failures", 0);
     job.preemptions = ValueOr<int>(j, "preemptions", 0);
+    job.not_before = OptionalTime(j, "not_before");
+    job.request_id = ValueOr<std::string>(j, "request_id", "");
+    job.request_digest = ValueOr<std::string>(j, "request_digest", "");
     job.version = ValueOr<uint64_t>(j, "version", 0);
     for (const auto& t : j.at("tasks")) job.tasks.push_back(TaskFrom(t));
     if (auto it = j.find("history"); it != j.end()) {
@@ -236,7 +242,8 @@ Json ToJson(const NodeInfo& n) {
               {"gpu_source", n.gpu_source},
               {"ports", Json{{"first", n.ports.first}, {"last", n.ports.last}}},
               {"labels", n.labels},
-              {"agent_version", n.agent_version}};
+              {"agent_version", n.agent_version},
+              {"instance", n.instance}};
 }
 
 StatusOr<NodeInfo> NodeInfoFromJson(const Json& j) {
@@ -275,6 +282,7 @@ StatusOr<NodeInfo> NodeInfoFromJson(const Json& j) {
     }
     n.labels = ValueOr<std::map<std::string, std::string>>(j, "labels", {});
     n.agent_version = ValueOr<std::string>(j, "agent_version", "");
+    n.instance = ValueOr<std::string>(j, "instance", "");
     return n;
   });
   if (!info.ok()) return info;

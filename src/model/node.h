@@ -62,6 +62,11 @@ struct NodeInfo {
   PortRange ports;
   std::map<std::string, std::string> labels;
   std::string agent_version;
+  // A random name the agent keeps in its data directory. An agent that registers under a known
+  // node id with another instance has lost its memory (re-imaged, disk replaced): the tasks the
+  // master placed on the node are gone, and must not be started a second time. Empty: unknown
+  // (an older agent).
+  std::string instance;
 
   // The model of its GPUs ("" without GPUs; the first GPU's when they differ).
   std::string GpuModel() const { return gpus.empty() ? "" : gpus.front().model; }
@@ -72,12 +77,16 @@ struct NodeInfo {
   }
 };
 
-// READY: synced recently. UNREACHABLE: missed its heartbeats (or the master just restarted and
-// has not heard from it yet); its tasks are left alone and nothing new is placed there.
-enum class NodeState { kReady, kUnreachable };
+// READY: synced recently; work may be placed there (unless an admin drained it).
+// UNREACHABLE: the master restarted and has not heard from it yet; its tasks are left alone
+// and nothing new is placed there. LOST: silent past the node timeout (docs/reliability.md):
+// its tasks are LOST and their gangs requeued; it becomes READY again only once a sync shows it
+// runs nothing the master does not want.
+enum class NodeState { kReady, kUnreachable, kLost };
 inline constexpr auto kNodeStateNames = std::to_array<EnumName<NodeState>>({
     {NodeState::kReady, "READY"},
     {NodeState::kUnreachable, "UNREACHABLE"},
+    {NodeState::kLost, "LOST"},
 });
 const char* NodeStateName(NodeState s);
 
@@ -86,6 +95,11 @@ struct Node {
   NodeState state = NodeState::kUnreachable;
   Timestamp registered_at;
   Timestamp last_seen;
+  // Set by an admin (cohort node drain): nothing new is placed there; what runs keeps running.
+  bool drained = false;
+  std::string drain_reason;
+  // Whether the scheduler may place work there.
+  bool Schedulable() const { return state == NodeState::kReady && !drained; }
 };
 
 }  // namespace cohort

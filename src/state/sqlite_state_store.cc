@@ -47,6 +47,10 @@ const std::vector<std::string>& Migrations() {
         max_gpus INTEGER              -- NULL: no limit
       );
       )sql",
+      R"sql(
+      ALTER TABLE nodes ADD COLUMN drained INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE nodes ADD COLUMN drain_reason TEXT NOT NULL DEFAULT '';
+      )sql",
   };
   return kMigrations;
 }
@@ -233,20 +237,37 @@ class SqliteStateStore final : public StateStore {
   Status SaveNode(const Node& node) override {
     COHORT_ASSIGN_OR_RETURN(std::string record, EncodeRecord(ToJson(node.info), "node"));
     Statement upsert(db_,
-                     "INSERT INTO nodes (id, registered_at, last_seen, record) VALUES (?, ?, ?, ?) "
+                     "INSERT INTO nodes (id, registered_at, last_seen, record, drained, "
+                     "drain_reason) VALUES (?, ?, ?, ?, ?, ?) "
                      "ON CONFLICT(id) DO UPDATE SET registered_at = excluded.registered_at, "
-                     "last_seen = excluded.last_seen, record = excluded.record");
+                     "last_seen = excluded.last_seen, record = excluded.record, "
+                     "drained = excluded.drained, drain_reason = excluded.drain_reason");
     if (!upsert.prepared()) return Error("preparing a node upsert");
     upsert.Bind(1, node.info.id);
     upsert.Bind(2, ToMicros(node.registered_at));
     upsert.Bind(3, ToMicros(node.last_seen));
     upsert.Bind(4, record);
+    upsert.Bind(5, node.drained ? 1 : 0);
+    upsert.Bind(6, node.drain_reason);
     if (upsert.Step() != SQLITE_DONE) return Error("saving a node");
     return Status::Ok();
   }
 
+  Status DeleteNode(const std::string& id) override {
+    Statement del(db_, "DELETE FROM nodes WHERE id = ?");
+    if (!del.prepared()) return Error("preparing a node delete");
+    del.Bind(1, id);
+    if (del.Step() != SQLITE_DONE) return Error("deleting a node");
+    if (sqlite3_changes(db_) == 0) {
+      return Status::NotFound(fmt::format("node {} does not exist", id));
+    }
+    return Status::Ok();
+  }
+
   StatusOr<std::vector<Node>> LoadNodes() override {
-    Statement q(db_, "SELECT registered_at, last_seen, record FROM nodes ORDER BY id");
+    Statement q(
+        db_,
+        "SELECT registered_at, last_seen, record, drained, drain_reason FROM nodes ORDER BY id");
     if (!q.prepared()) return Error("preparing the node query");
     std::vector<Node> nodes;
     int rc;
@@ -259,6 +280,8 @@ class SqliteStateStore final : public StateStore {
       node.info = std::move(info).value();
       node.registered_at = FromMicros(q.Int(0));
       node.last_seen = FromMicros(q.Int(1));
+      node.drained = q.Int(3) != 0;
+      node.drain_reason = q.Text(4);
       node.state = NodeState::kUnreachable;  // until it syncs again
       nodes.push_back(std::move(node));
     }

@@ -35,7 +35,11 @@ class StateStore {
   virtual Status DeleteTeam(const std::string& name) = 0;
   virtual StatusOr<std::vector<TeamQuota>> LoadTeams() = 0;
 
+  // Saves what the master keeps of a node: its registration, times and drain. Its state is not
+  // kept: every node loads UNREACHABLE, until it syncs again.
   virtual Status SaveNode(const Node& node) = 0;
+  // kNotFound if there is no such node.
+  virtual Status DeleteNode(const std::string& id) = 0;
   virtual StatusOr<std::vector<Node>> LoadNodes() = 0;
 
   // The schema version the store is at (after migrations).

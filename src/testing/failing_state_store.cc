@@ -8,8 +8,9 @@ namespace {
 
 using Call = FailingStateStore::Call;
 
-constexpr std::initializer_list<Call> kWrites = {Call::kCreateJob, Call::kSaveJob, Call::kSaveTeam,
-                                                 Call::kDeleteTeam, Call::kSaveNode};
+constexpr std::initializer_list<Call> kWrites = {Call::kCreateJob, Call::kSaveJob,
+                                                 Call::kSaveTeam,  Call::kDeleteTeam,
+                                                 Call::kSaveNode,  Call::kDeleteNode};
 
 size_t Index(Call call) { return static_cast<size_t>(call); }
 static_assert(static_cast<size_t>(Call::kLoadNodes) + 1 == FailingStateStore::kCallCount);
@@ -23,6 +24,7 @@ bool FailingStateStore::IsWrite(Call call) {
     case Call::kSaveTeam:
     case Call::kDeleteTeam:
     case Call::kSaveNode:
+    case Call::kDeleteNode:
       return true;
     case Call::kLoadJobs:
     case Call::kLoadEvents:
@@ -130,6 +132,11 @@ StatusOr<std::vector<TeamQuota>> FailingStateStore::LoadTeams() {
 Status FailingStateStore::SaveNode(const Node& node) {
   COHORT_RETURN_IF_ERROR(Enter(Call::kSaveNode));
   return target_->SaveNode(node);
+}
+
+Status FailingStateStore::DeleteNode(const std::string& id) {
+  COHORT_RETURN_IF_ERROR(Enter(Call::kDeleteNode));
+  return target_->DeleteNode(id);
 }
 
 StatusOr<std::vector<Node>> FailingStateStore::LoadNodes() {

@@ -36,10 +36,11 @@ class FailingStateStore final : public state::StateStore {
     kDeleteTeam,
     kLoadTeams,
     kSaveNode,
+    kDeleteNode,
     kLoadNodes,
   };
-  static constexpr size_t kCallCount = 9;
-  // True for the writes: kCreateJob, kSaveJob, kSaveTeam, kDeleteTeam, kSaveNode.
+  static constexpr size_t kCallCount = 10;
+  // True for the writes: kCreateJob, kSaveJob, kSaveTeam, kDeleteTeam, kSaveNode, kDeleteNode.
   static bool IsWrite(Call call);
 
   explicit FailingStateStore(std::unique_ptr<state::StateStore> target);
@@ -70,6 +71,7 @@ class FailingStateStore final : public state::StateStore {
   StatusOr<std::vector<TeamQuota>> LoadTeams() override;
 
   Status SaveNode(const Node& node) override;
+  Status DeleteNode(const std::string& id) override;
   StatusOr<std::vector<Node>> LoadNodes() override;
 
   int SchemaVersion() const override;

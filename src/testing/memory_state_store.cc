@@ -20,6 +20,8 @@ struct MemoryStateStore::Contents {
     Timestamp registered_at;
     Timestamp last_seen;
     std::string record;  // the NodeInfo's JSON text
+    bool drained = false;
+    std::string drain_reason;
   };
   std::map<std::string, StoredNode> nodes;
 };
@@ -104,8 +106,16 @@ StatusOr<std::vector<TeamQuota>> MemoryStateStore::LoadTeams() {
 Status MemoryStateStore::SaveNode(const Node& node) {
   // Only what SQLite keeps: the state is not stored.
   COHORT_ASSIGN_OR_RETURN(std::string record, EncodeRecord(ToJson(node.info), "node"));
-  Contents::StoredNode stored{node.registered_at, node.last_seen, std::move(record)};
+  Contents::StoredNode stored{node.registered_at, node.last_seen, std::move(record), node.drained,
+                              node.drain_reason};
   contents_->nodes[node.info.id] = std::move(stored);
+  return Status::Ok();
+}
+
+Status MemoryStateStore::DeleteNode(const std::string& id) {
+  if (contents_->nodes.erase(id) == 0) {
+    return Status::NotFound(fmt::format("node {} does not exist", id));
+  }
   return Status::Ok();
 }
 
@@ -121,6 +131,8 @@ StatusOr<std::vector<Node>> MemoryStateStore::LoadNodes() {
     node.info = std::move(info).value();
     node.registered_at = stored.registered_at;
     node.last_seen = stored.last_seen;
+    node.drained = stored.drained;
+    node.drain_reason = stored.drain_reason;
     node.state = NodeState::kUnreachable;  // until it syncs again
     nodes.push_back(std::move(node));
   }

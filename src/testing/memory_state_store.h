@@ -53,6 +53,7 @@ class MemoryStateStore final : public state::StateStore {
   StatusOr<std::vector<TeamQuota>> LoadTeams() override;
 
   Status SaveNode(const Node& node) override;
+  Status DeleteNode(const std::string& id) override;
   StatusOr<std::vector<Node>> LoadNodes() override;
 
   // 0: there is no schema to migrate.

@@ -105,7 +105,10 @@ class StateStoreContract : public ::testing::TestWithParam<StateStoreContractPar
     chief.resources = Resources{0, 1500, 3LL << 20};
     chief.command = {"python3", "chief.py", "--port", "1234"};
     spec.tasks.push_back(chief);
-    spec.max_attempts = 3;
+    spec.restart.max_attempts = 3;
+    spec.restart.on = {RestartCause::kNodeLost, RestartCause::kFailure};
+    spec.restart.backoff = std::chrono::seconds(3);
+    spec.restart.max_backoff = std::chrono::minutes(2);
     spec.max_runtime = std::chrono::hours(2);
     spec.grace_period = std::chrono::seconds(45);
     spec.constraints.gpu_model = "H100";
@@ -121,6 +124,9 @@ class StateStoreContract : public ::testing::TestWithParam<StateStoreContractPar
     job.preempted_for = 12;
     job.failures = 1;
     job.preemptions = 2;
+    job.not_before = FromMicros(1'700'000'003'000'005);
+    job.request_id = "cli-7f3a9c";
+    job.request_digest = "9e107d9d372bb682";
     job.version = 9;
 
     Task t;
@@ -196,6 +202,9 @@ class StateStoreContract : public ::testing::TestWithParam<StateStoreContractPar
     EXPECT_EQ(actual.preempted_for, expected.preempted_for);
     EXPECT_EQ(actual.failures, expected.failures);
     EXPECT_EQ(actual.preemptions, expected.preemptions);
+    EXPECT_EQ(actual.not_before, expected.not_before);
+    EXPECT_EQ(actual.request_id, expected.request_id);
+    EXPECT_EQ(actual.request_digest, expected.request_digest);
     EXPECT_EQ(actual.version, expected.version);
     ASSERT_EQ(actual.tasks.size(), expected.tasks.size());
     for (size_t i = 0; i < expected.tasks.size(); ++i) {
@@ -248,6 +257,8 @@ class StateStoreContract : public ::testing::TestWithParam<StateStoreContractPar
     EXPECT_EQ(ToJson(actual.info).dump(), ToJson(expected.info).dump());
     EXPECT_EQ(actual.registered_at, expected.registered_at);
     EXPECT_EQ(actual.last_seen, expected.last_seen);
+    EXPECT_EQ(actual.drained, expected.drained);
+    EXPECT_EQ(actual.drain_reason, expected.drain_reason);
   }
 
   // Jobs as loaded, in order; an empty list after a failure.
@@ -531,6 +542,32 @@ TEST_P(StateStoreContract, NodesRoundTripAndComeBackUnreachable) {
   nodes = Nodes(*store);
   ASSERT_EQ(nodes.size(), 2u);
   ExpectSameNode(nodes[1], b);
+
+  // A drain is kept, with its reason, and so is undraining.
+  a.drained = true;
+  a.drain_reason = "disk errors; ticket 42";
+  a.info.instance = "5f0c";
+  ASSERT_TRUE(store->SaveNode(a).ok());
+  ExpectSameNode(Nodes(*store).at(0), a);
+  a.drained = false;
+  a.drain_reason.clear();
+  ASSERT_TRUE(store->SaveNode(a).ok());
+  ExpectSameNode(Nodes(*store).at(0), a);
+}
+
+TEST_P(StateStoreContract, DeletedNodesAreGone) {
+  auto store = Open();
+  ASSERT_NE(store, nullptr);
+  ASSERT_TRUE(store->SaveNode(FullNode("node-a")).ok());
+  ASSERT_TRUE(store->SaveNode(FullNode("node-b")).ok());
+  ASSERT_TRUE(store->DeleteNode("node-a").ok());
+  EXPECT_EQ(store->DeleteNode("node-a").code(), StatusCode::kNotFound);
+  auto nodes = Nodes(*store);
+  ASSERT_EQ(nodes.size(), 1u);
+  EXPECT_EQ(nodes[0].info.id, "node-b");
+  // A deleted node can come back.
+  ASSERT_TRUE(store->SaveNode(FullNode("node-a")).ok());
+  EXPECT_EQ(Nodes(*store).size(), 2u);
 }
 
 TEST_P(StateStoreContract, LoadsReturnCopies) {

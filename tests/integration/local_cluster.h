@@ -53,6 +53,9 @@ class LocalCluster {
   void StartAgent(const std::string& name, int gpus, std::vector<std::string> extra_args = {},
                   std::map<std::string, std::string> env = {});
   void StopAgent(const std::string& name);
+  // The machine died: SIGKILL to the agent and to every task it started (their supervisors'
+  // process trees), all at once. The agent's data directory is left as it was.
+  void KillMachine(const std::string& name);
 
   const std::string& url() const { return url_; }
   const std::string& dir() const { return dir_; }

@@ -1,0 +1,101 @@
+// Node health (docs/reliability.md): nodes that fall silent are LOST with their tasks, and
+// what an admin does to nodes (drain, undrain, remove).
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "common/strings.h"
+#include "common/units.h"
+#include "master/master.h"
+
+namespace cohort::master {
+
+void Master::SetNodeState(NodeEntry& entry, NodeState state) {
+  entry.node.state = state;
+  cluster_.SetReady(entry.node.info.id, entry.node.Schedulable());
+  InvalidateResidue();
+  if (listener_) listener_->OnNodeChanged(entry.node.info.id);
+}
+
+void Master::CheckNodeTimeouts(Timestamp now) {
+  std::vector<std::string> lost;
+  for (auto& [id, entry] : nodes_) {
+    if (entry.node.state == NodeState::kLost) continue;
+    if (now - entry.node.last_seen <= config_.node_timeout) continue;
+    lost.push_back(id);
+  }
+  for (const auto& id : lost) {
+    NodeEntry& entry = nodes_.at(id);
+    std::string silent = FormatDuration(now - entry.node.last_seen);
+    spdlog::warn("node {} is LOST: silent for {} (node timeout {}); its tasks are lost", id,
+                 silent, FormatDuration(config_.node_timeout));
+    SetNodeState(entry, NodeState::kLost);
+    Status s = LoseTasksOn(id, fmt::format("node {} was silent for {} (node timeout {})", id,
+                                           silent, FormatDuration(config_.node_timeout)));
+    if (!s.ok()) return;  // the write failed: the master has failed stop
+  }
+}
+
+Status Master::LoseTasksOn(const std::string& node_id, const std::string& why) {
+  TaskEnds ends;
+  Timestamp now = clock_.Now();
+  std::vector<JobId> active(active_.begin(), active_.end());
+  for (JobId id : active) {
+    Job& job = jobs_.at(id);
+    for (auto& t : job.tasks) {
+      if (t.node_id != node_id || IsTerminal(t.state)) continue;
+      TaskReport lost{job.IdOf(t), TaskState::kLost, std::nullopt, std::nullopt, 0, std::nullopt,
+                      now};
+      RecordTaskReport(ends, job, t, lost, why);
+    }
+  }
+  return Conclude(ends);
+}
+
+StatusOr<const Node*> Master::Drain(const std::string& node_id, std::string reason) {
+  auto it = nodes_.find(node_id);
+  if (it == nodes_.end()) return Status::NotFound(fmt::format("node {} does not exist", node_id));
+  Node node = it->second.node;
+  node.drained = true;
+  node.drain_reason = std::move(reason);
+  COHORT_RETURN_IF_ERROR(store_->SaveNode(node));
+  it->second.node = std::move(node);
+  spdlog::info("node {} drained{}", node_id,
+               it->second.node.drain_reason.empty() ? "" : ": " + it->second.node.drain_reason);
+  SetNodeState(it->second, it->second.node.state);
+  return &it->second.node;
+}
+
+StatusOr<const Node*> Master::Undrain(const std::string& node_id) {
+  auto it = nodes_.find(node_id);
+  if (it == nodes_.end()) return Status::NotFound(fmt::format("node {} does not exist", node_id));
+  Node node = it->second.node;
+  node.drained = false;
+  node.drain_reason.clear();
+  COHORT_RETURN_IF_ERROR(store_->SaveNode(node));
+  it->second.node = std::move(node);
+  spdlog::info("node {} undrained", node_id);
+  SetNodeState(it->second, it->second.node.state);
+  return &it->second.node;
+}
+
+Status Master::RemoveNode(const std::string& node_id) {
+  auto it = nodes_.find(node_id);
+  if (it == nodes_.end()) return Status::NotFound(fmt::format("node {} does not exist", node_id));
+  COHORT_RETURN_IF_ERROR(store_->DeleteNode(node_id));
+  spdlog::info("node {} removed", node_id);
+  // Nothing may be placed there while its tasks are given up.
+  SetNodeState(it->second, NodeState::kLost);
+  Status s = LoseTasksOn(node_id, fmt::format("node {} was removed by an admin", node_id));
+  cluster_.RemoveNode(node_id);
+  nodes_.erase(node_id);
+  InvalidateResidue();
+  if (listener_) listener_->OnNodeChanged(node_id);
+  return s;
+}
+
+void Master::NoteBackoff(const Job& job) {
+  if (!job.not_before) return;
+  if (!backoff_ends_ || *job.not_before < *backoff_ends_) backoff_ends_ = job.not_before;
+}
+
+}  // namespace cohort::master

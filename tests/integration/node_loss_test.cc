@@ -1,0 +1,157 @@
+// Machines that die, come back wiped, or are drained, on a real cluster (docs/reliability.md).
+#include <fmt/format.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "tests/integration/local_cluster.h"
+
+namespace cohort::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::string ReadAll(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+bool AnyEventHas(LocalCluster& cluster, JobId id, const std::string& text) {
+  auto events = cluster.client().Events(id);
+  if (!events.ok()) return false;
+  for (const auto& e : *events) {
+    if (e.message.find(text) != std::string::npos) return true;
+  }
+  return false;
+}
+
+// Each start of each task appends "<attempt> <task>" to `starts`, then the task sleeps.
+std::string Recorded(const std::string& starts, int replicas, const std::string& extra = "") {
+  return fmt::format(R"(
+name: recorded
+tasks:
+  - role: worker
+    replicas: {}
+    resources: {{gpus: 1}}
+    command: [sh, -c, 'echo "$COHORT_ATTEMPT $COHORT_TASK_INDEX" >> {}; exec sleep 600']
+restart: {{max_attempts: 3}}
+grace_period: 2s
+{})",
+                     replicas, starts, extra);
+}
+
+TEST(NodeLossTest, AMachineThatDiesHasItsGangRequeuedWithinFifteenSeconds) {
+  LocalCluster cluster("nodeloss");
+  cluster.StartMaster();  // the default --node-timeout: 10s
+  for (const char* node : {"node-a", "node-b", "node-c"}) cluster.StartAgent(node, 1);
+  std::string starts = cluster.dir() + "/starts";
+  JobId id = cluster.Submit(Recorded(starts, 2));
+  Job running = cluster.WaitForJob(id, [](const Job& j) {
+    return j.state == JobState::kRunning && j.tasks[0].pid != 0 && j.tasks[1].pid != 0;
+  });
+  ASSERT_EQ(running.state, JobState::kRunning);
+  std::string victim = running.tasks[1].node_id;
+  pid_t survivor = static_cast<pid_t>(running.tasks[0].pid);
+  auto killed_at = std::chrono::steady_clock::now();
+  cluster.KillMachine(victim);
+
+  Job requeued = cluster.WaitForJob(
+      id, [](const Job& j) { return j.attempt == 2 && j.state == JobState::kRunning; },
+      std::chrono::seconds(30));
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - killed_at).count();
+  ASSERT_EQ(requeued.attempt, 2) << requeued.message;
+  EXPECT_LT(seconds, 15.0) << "from the machine's death to attempt 2 running";
+  std::printf("machine loss to attempt 2 running: %.1f s\n", seconds);
+  EXPECT_FALSE(ProcessAlive(survivor)) << "the surviving task of attempt 1 must be stopped";
+  for (const auto& t : requeued.tasks) EXPECT_NE(t.node_id, victim);
+  EXPECT_TRUE(AnyEventHas(cluster, id, fmt::format("was lost: node {} was silent", victim)));
+  auto nodes = cluster.Cohort({"nodes"});
+  EXPECT_THAT(nodes.out, HasSubstr("LOST"));
+  // Every (attempt, task) started exactly once.
+  WaitFor([&] { return ReadAll(starts).size() >= std::string("1 0\n1 1\n2 0\n2 1\n").size(); });
+  EXPECT_EQ(ReadAll(starts).size(), std::string("1 0\n1 1\n2 0\n2 1\n").size()) << ReadAll(starts);
+
+  // A kill now ends the job at once, with nothing on the lost node to wait for.
+  ASSERT_EQ(cluster.Cohort({"kill", std::to_string(id)}).exit_code, 0);
+  EXPECT_EQ(cluster.WaitForState(id, JobState::kKilled, std::chrono::seconds(10)).state,
+            JobState::kKilled);
+}
+
+TEST(NodeLossTest, AMachineThatComesBackWipedNeverRestartsItsTasks) {
+  LocalCluster cluster("wiped");
+  cluster.StartMaster();
+  cluster.StartAgent("node-a", 1);
+  std::string starts = cluster.dir() + "/starts";
+  JobId id = cluster.Submit(Recorded(starts, 1));
+  Job running = cluster.WaitForJob(
+      id, [](const Job& j) { return j.state == JobState::kRunning && j.tasks[0].pid != 0; });
+  ASSERT_EQ(running.state, JobState::kRunning);
+  // Re-imaged: the machine dies, and comes back at once with an empty data directory.
+  cluster.KillMachine("node-a");
+  std::filesystem::remove_all(cluster.AgentDir("node-a"));
+  cluster.StartAgent("node-a", 1);
+
+  Job after = cluster.WaitForJob(
+      id, [](const Job& j) { return j.attempt == 2 && j.state == JobState::kRunning; },
+      std::chrono::seconds(20));
+  ASSERT_EQ(after.attempt, 2) << after.message;
+  EXPECT_TRUE(AnyEventHas(cluster, id, "came back without its tasks"));
+  WaitFor([&] { return ReadAll(starts).size() >= 8; });
+  EXPECT_EQ(ReadAll(starts), "1 0\n2 0\n") << "attempt 1 must never start twice";
+}
+
+TEST(NodeLossTest, DrainUndrainAndRemoveFromTheCli) {
+  LocalCluster cluster("drain");
+  cluster.StartMaster();
+  cluster.StartAgent("node-a", 1);
+  cluster.StartAgent("node-b", 1);
+  ASSERT_TRUE(WaitFor([&] { return cluster.Cohort({"nodes"}).out.find("node-b") != std::string::npos; }));
+  auto drained = cluster.Cohort({"node", "drain", "node-a", "--reason", "bad fan"});
+  ASSERT_EQ(drained.exit_code, 0) << drained.err;
+  EXPECT_THAT(cluster.Cohort({"nodes"}).out, HasSubstr("READY,DRAINED"));
+  std::string starts = cluster.dir() + "/starts";
+  JobId first = cluster.Submit(Recorded(starts, 1));
+  Job j = cluster.WaitForState(first, JobState::kRunning);
+  EXPECT_EQ(j.tasks.at(0).node_id, "node-b");
+  JobId second = cluster.Submit(Recorded(starts, 1));
+  cluster.WaitForJob(second, [](const Job& j) { return !j.message.empty(); });
+  EXPECT_EQ(cluster.client().GetJob(second)->state, JobState::kPending);
+  ASSERT_EQ(cluster.Cohort({"node", "undrain", "node-a"}).exit_code, 0);
+  EXPECT_EQ(cluster.WaitForState(second, JobState::kRunning).tasks.at(0).node_id, "node-a");
+
+  auto missing = cluster.Cohort({"node", "drain", "node-x"});
+  EXPECT_NE(missing.exit_code, 0);
+  EXPECT_THAT(missing.err, HasSubstr("node node-x does not exist"));
+
+  // Removing a node with a task on it: the task is LOST and its job requeued.
+  cluster.StopAgent("node-a");
+  ASSERT_EQ(cluster.Cohort({"node", "remove", "node-a"}).exit_code, 0);
+  EXPECT_THAT(cluster.Cohort({"nodes"}).out, ::testing::Not(HasSubstr("node-a")));
+  EXPECT_TRUE(WaitFor([&] { return AnyEventHas(cluster, second, "node node-a was removed"); }));
+}
+
+TEST(NodeLossTest, ASubmissionRetriedWithItsRequestIdCreatesOneJob) {
+  LocalCluster cluster("idempotent");
+  cluster.StartMaster();
+  std::string spec = cluster.dir() + "/job.yaml";
+  std::ofstream(spec) << "name: once\ntasks:\n  - role: worker\n    command: [echo, once]\n";
+  auto a = cluster.Cohort({"submit", "--request-id", "nightly-2026-11-23", spec});
+  auto b = cluster.Cohort({"submit", "--request-id", "nightly-2026-11-23", spec});
+  ASSERT_EQ(a.exit_code, 0) << a.err;
+  ASSERT_EQ(b.exit_code, 0) << b.err;
+  EXPECT_EQ(a.out, b.out);
+  auto c = cluster.Cohort({"submit", spec});  // a new request id: a new job
+  EXPECT_NE(c.out, a.out);
+  auto jobs = cluster.client().ListJobs();
+  ASSERT_TRUE(jobs.ok());
+  EXPECT_EQ(jobs->size(), 2u);
+}
+
+}  // namespace
+}  // namespace cohort::testing
