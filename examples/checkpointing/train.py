@@ -73,7 +73,7 @@ def main():
     start = 0
     if os.path.exists(ckpt):
         state = torch.load(ckpt, map_location="cpu")
-        model.load_state_dict(state["model"])
+        model.module.load_state_dict(state["model"])
         optimizer.load_state_dict(state["optimizer"])
         start = state["step"]
     # Every rank must agree on where to start, or the collectives would not line up.

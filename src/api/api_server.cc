@@ -525,8 +525,11 @@ void ApiServer::SyncAgent(const Call& call) {
       !desired->forget.empty()) {
     return responder->Send(JsonResponse(200, ToJson(*desired)));
   }
+  // A parked poll is no heartbeat (a paused agent's socket stays open): the agent must come
+  // back several times within the node timeout, whatever wait it asked for.
+  int64_t wait_ms = std::min<int64_t>(*timeout, ToMillis(master_.config().node_timeout) / 3);
   node_waiters_.Wait(node_id, static_cast<uint64_t>(*min_version),
-                     std::chrono::milliseconds(*timeout), responder);
+                     std::chrono::milliseconds(wait_ms), responder);
 }
 
 void ApiServer::UploadLog(const Call& call) {

@@ -26,8 +26,8 @@ void Master::CheckNodeTimeouts(Timestamp now) {
   for (const auto& id : lost) {
     NodeEntry& entry = nodes_.at(id);
     std::string silent = FormatDuration(now - entry.node.last_seen);
-    spdlog::warn("node {} is LOST: silent for {} (node timeout {}); its tasks are lost", id,
-                 silent, FormatDuration(config_.node_timeout));
+    spdlog::warn("node {} is LOST: silent for {} (node timeout {}); its tasks are lost", id, silent,
+                 FormatDuration(config_.node_timeout));
     SetNodeState(entry, NodeState::kLost);
     Status s = LoseTasksOn(id, fmt::format("node {} was silent for {} (node timeout {})", id,
                                            silent, FormatDuration(config_.node_timeout)));
@@ -43,8 +43,8 @@ Status Master::LoseTasksOn(const std::string& node_id, const std::string& why) {
     Job& job = jobs_.at(id);
     for (auto& t : job.tasks) {
       if (t.node_id != node_id || IsTerminal(t.state)) continue;
-      TaskReport lost{job.IdOf(t), TaskState::kLost, std::nullopt, std::nullopt, 0, std::nullopt,
-                      now};
+      TaskReport lost{job.IdOf(t), TaskState::kLost, std::nullopt, std::nullopt,
+                      0,           std::nullopt,     now};
       RecordTaskReport(ends, job, t, lost, why);
     }
   }

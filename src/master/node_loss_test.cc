@@ -50,10 +50,10 @@ class ReliabilityTest : public MasterTest {
     AgentReport report;
     report.applied_version = master_->DesiredFor(node)->version;
     for (const auto& id : tasks) {
-      report.tasks.push_back(TaskReport{id, state, std::nullopt, state == TaskState::kKilled
-                                                                     ? std::optional<int>(15)
-                                                                     : std::nullopt,
-                                        100, clock_.Now(), std::nullopt});
+      report.tasks.push_back(
+          TaskReport{id, state, std::nullopt,
+                     state == TaskState::kKilled ? std::optional<int>(15) : std::nullopt, 100,
+                     clock_.Now(), std::nullopt});
     }
     auto next = master_->Sync(node, report);
     EXPECT_TRUE(next.ok()) << next.status().ToString();

@@ -111,7 +111,8 @@ TEST(NodeLossTest, DrainUndrainAndRemoveFromTheCli) {
   cluster.StartMaster();
   cluster.StartAgent("node-a", 1);
   cluster.StartAgent("node-b", 1);
-  ASSERT_TRUE(WaitFor([&] { return cluster.Cohort({"nodes"}).out.find("node-b") != std::string::npos; }));
+  ASSERT_TRUE(
+      WaitFor([&] { return cluster.Cohort({"nodes"}).out.find("node-b") != std::string::npos; }));
   auto drained = cluster.Cohort({"node", "drain", "node-a", "--reason", "bad fan"});
   ASSERT_EQ(drained.exit_code, 0) << drained.err;
   EXPECT_THAT(cluster.Cohort({"nodes"}).out, HasSubstr("READY,DRAINED"));
