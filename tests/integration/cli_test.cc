@@ -93,12 +93,13 @@ TEST(Cli, RunWaitFollowsOutputAndReturnsTheJobsOutcome) {
   EXPECT_THAT(ok.out, HasSubstr("[worker/1] hello from 1"));
   EXPECT_THAT(ok.err, HasSubstr("SUCCEEDED"));
 
-  auto bad = cluster.Cohort({"run", "--wait", "--", "sh", "-c", "echo oops; exit 7"});
+  auto bad = cluster.Cohort(
+      {"run", "--wait", "--max-attempts", "1", "--", "sh", "-c", "echo oops; exit 7"});
   EXPECT_EQ(bad.exit_code, 1);
   EXPECT_EQ(bad.out, "oops\n");
   EXPECT_THAT(bad.err, HasSubstr("worker/0 exited with code 7"));
 
-  auto missing = cluster.Cohort({"run", "--wait", "--", "/no/such/program"});
+  auto missing = cluster.Cohort({"run", "--wait", "--max-attempts", "1", "--", "/no/such/program"});
   EXPECT_EQ(missing.exit_code, 1);
   EXPECT_THAT(missing.out, HasSubstr("cannot run \"/no/such/program\""));
 }
