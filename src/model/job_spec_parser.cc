@@ -843,11 +843,7 @@ class Validator {
       Error(path, parsed.status().message());
       return false;
     }
-    // Whole milliseconds, so that the canonical form (ToJson) says exactly the same.
-    if (parsed->count() % 1000 != 0) {
-      Error(path, fmt::format("{} is finer than a millisecond", Describe(v)));
-      return false;
-    }
+    // To the microsecond, as Duration counts; the canonical form (ToJson) says exactly the same.
     *out = *parsed;
     return true;
   }
@@ -957,12 +953,16 @@ std::string JsonSyntaxError(std::string_view source, const Json::parse_error& e)
   return fmt::format("{}: {}", source, what);
 }
 
-// Canonical text of a duration that ParseDuration reads back exactly (whole milliseconds).
+// Canonical text of a duration that ParseDuration reads back exactly, to the microsecond as
+// Duration counts (the state store keeps a job's spec in this form).
 std::string DurationText(Duration d) {
-  if (d == Duration::zero()) return "0s";
+  if (d <= Duration::zero()) return FormatDuration(d);
   Duration rest = d % std::chrono::seconds(1);
-  if (rest == Duration::zero() || d < std::chrono::seconds(1)) return FormatDuration(d);
-  return FormatDuration(d - rest) + FormatDuration(rest);
+  std::string text = d >= std::chrono::seconds(1) ? FormatDuration(d - rest) : "";
+  int64_t us = rest.count();
+  if (us % 1000 != 0) return text + fmt::format("{}us", us);
+  if (us != 0) text += fmt::format("{}ms", us / 1000);
+  return text;
 }
 
 }  // namespace
