@@ -88,6 +88,8 @@ int HttpStatusFor(StatusCode code) {
       return 504;
     case StatusCode::kInternal:
       return 500;
+    case StatusCode::kResourceExhausted:
+      return 507;  // Insufficient Storage: the request was fine, the master's disk is not
   }
   return 500;
 }

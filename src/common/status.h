@@ -27,6 +27,7 @@ enum class StatusCode {
   kUnavailable,         // a peer cannot be reached; retrying may help (503)
   kDeadlineExceeded,    // a wait ran out of time (504)
   kInternal,            // storage or system failure (500)
+  kResourceExhausted,  // the master's disk is full: nothing new is taken until space is freed (507)
 };
 
 inline constexpr auto kStatusCodeNames = std::to_array<EnumName<StatusCode>>({
@@ -38,6 +39,7 @@ inline constexpr auto kStatusCodeNames = std::to_array<EnumName<StatusCode>>({
     {StatusCode::kUnavailable, "unavailable"},
     {StatusCode::kDeadlineExceeded, "deadline_exceeded"},
     {StatusCode::kInternal, "internal"},
+    {StatusCode::kResourceExhausted, "resource_exhausted"},
 });
 // "not_found", as the API's errors say it.
 const char* StatusCodeName(StatusCode code);
@@ -66,6 +68,9 @@ class [[nodiscard]] Status {
     return Status(StatusCode::kDeadlineExceeded, std::move(m));
   }
   static Status Internal(std::string m) { return Status(StatusCode::kInternal, std::move(m)); }
+  static Status ResourceExhausted(std::string m) {
+    return Status(StatusCode::kResourceExhausted, std::move(m));
+  }
 
   bool ok() const { return code_ == StatusCode::kOk; }
   StatusCode code() const { return code_; }

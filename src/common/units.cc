@@ -157,7 +157,9 @@ StatusOr<Duration> ParseDuration(std::string_view text) {
     }
     std::string_view unit = after.substr(0, unit_len);
     double factor_us = 0;
-    if (unit == "ms") {
+    if (unit == "us") {
+      factor_us = 1;
+    } else if (unit == "ms") {
       factor_us = 1e3;
     } else if (unit == "s") {
       factor_us = 1e6;
@@ -172,7 +174,8 @@ StatusOr<Duration> ParseDuration(std::string_view text) {
     }
     double us = number * factor_us;
     if (us > 1e17) return Status::InvalidArgument(fmt::format("\"{}\" is too long", text));
-    total_us += static_cast<int64_t>(us);
+    // Rounded, not truncated: 1.001ms is 1000.9999... microseconds as a double.
+    total_us += std::llround(us);
     rest = after.substr(unit_len);
   }
   return Duration(total_us);

@@ -25,7 +25,8 @@ std::string FormatByteSizeApprox(int64_t bytes);
 StatusOr<int64_t> ParseMilliCpus(std::string_view text);
 std::string FormatMilliCpus(int64_t milli);
 
-// A sequence of <number><unit> with units d h m s ms: "90m", "1h30m", "45s", "500ms", "2d".
+// A sequence of <number><unit> with units d h m s ms us: "90m", "1h30m", "45s", "500ms", "2d",
+// "1s250us"; to the nearest microsecond.
 StatusOr<Duration> ParseDuration(std::string_view text);
 // "1h30m", "45s", "250ms", "0s".
 std::string FormatDuration(Duration d);

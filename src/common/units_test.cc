@@ -54,6 +54,14 @@ TEST(Duration, ParsesCompoundUnits) {
   EXPECT_EQ(*ParseDuration("500ms"), std::chrono::milliseconds(500));
   EXPECT_EQ(*ParseDuration("1d"), std::chrono::hours(24));
   EXPECT_EQ(*ParseDuration("1.5s"), std::chrono::milliseconds(1500));
+  EXPECT_EQ(*ParseDuration("1s250us"), std::chrono::microseconds(1'000'250));
+}
+
+TEST(Duration, ParsesToTheNearestMicrosecond) {
+  // As doubles these are a hair under the whole number; truncating would lose a microsecond.
+  EXPECT_EQ(*ParseDuration("1.001ms"), std::chrono::microseconds(1001));
+  EXPECT_EQ(*ParseDuration("0.000123s"), std::chrono::microseconds(123));
+  EXPECT_EQ(*ParseDuration("59.999999s"), std::chrono::microseconds(59'999'999));
 }
 
 TEST(Duration, RejectsUnknownUnitsAndBareNumbers) {

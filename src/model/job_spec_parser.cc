@@ -39,12 +39,16 @@ constexpr int64_t kMaxBytes = std::numeric_limits<int64_t>::max() / 2;  // that 
 constexpr Duration kMaxGracePeriod = std::chrono::hours(1);
 constexpr Duration kMaxBackoff = std::chrono::hours(1);
 
-// Canonical text of a duration that ParseDuration reads back exactly (whole milliseconds).
+// Canonical text of a duration that ParseDuration reads back exactly, to the microsecond as
+// Duration counts (the state store keeps a job's spec in this form).
 std::string DurationText(Duration d) {
-  if (d == Duration::zero()) return "0s";
+  if (d <= Duration::zero()) return FormatDuration(d);
   Duration rest = d % std::chrono::seconds(1);
-  if (rest == Duration::zero() || d < std::chrono::seconds(1)) return FormatDuration(d);
-  return FormatDuration(d - rest) + FormatDuration(rest);
+  std::string text = d >= std::chrono::seconds(1) ? FormatDuration(d - rest) : "";
+  int64_t us = rest.count();
+  if (us % 1000 != 0) return text + fmt::format("{}us", us);
+  if (us != 0) text += fmt::format("{}ms", us / 1000);
+  return text;
 }
 
 // Guards against documents that expand without bound through YAML aliases.
@@ -893,11 +897,7 @@ class Validator {
       Error(path, parsed.status().message());
       return false;
     }
-    // Whole milliseconds, so that the canonical form (ToJson) says exactly the same.
-    if (parsed->count() % 1000 != 0) {
-      Error(path, fmt::format("{} is finer than a millisecond", Describe(v)));
-      return false;
-    }
+    // To the microsecond, as Duration counts; the canonical form (ToJson) says exactly the same.
     *out = *parsed;
     return true;
   }

@@ -328,6 +328,7 @@ grace_period: 0s
 )"));
   ExpectRoundTrip(Parse(WithJob("max_runtime: 1.5s\ngrace_period: 1h")));
   ExpectRoundTrip(Parse(WithJob("max_runtime: 250ms\ngrace_period: 61500ms")));
+  ExpectRoundTrip(Parse(WithJob("max_runtime: 1h0.000007s\ngrace_period: 999us")));
   ExpectRoundTrip(Parse(WithJob("priority: low")));
   ExpectRoundTrip(Parse(WithJob("priority: 1000")));
 }
@@ -842,8 +843,7 @@ TEST(JobSpecErrors, Durations) {
                           "got 30"));
   EXPECT_THAT(Errors(WithJob("grace_period: 1h1s")),
               ElementsAre("grace_period: must be at most 1h, got \"1h1s\""));
-  EXPECT_THAT(Errors(WithJob("grace_period: 0.5ms")),
-              ElementsAre("grace_period: \"0.5ms\" is finer than a millisecond"));
+  EXPECT_EQ(Parse(WithJob("grace_period: 0.5ms")).grace_period, Duration(500));
   EXPECT_EQ(Parse(WithJob("max_runtime: 2h")).max_runtime, Duration(2h));
   EXPECT_EQ(Parse(WithJob("max_runtime: 1h30m")).max_runtime, Duration(90min));
 }

@@ -25,14 +25,21 @@ TEST(Process, RunsWithExtraEnvironmentAndCapturesOutput) {
 TEST(Process, FindsDescendantsAndCommandLines) {
   auto pid = Spawn({"/bin/sh", "-c", "sleep 30 & sleep 31 & wait"});
   ASSERT_TRUE(pid.ok());
+  // A child shows the shell's command line from its fork until its exec of sleep: wait for both
+  // execs, not only both forks.
   std::vector<pid_t> kids;
-  for (int i = 0; i < 200 && kids.size() < 2; ++i) {
+  std::vector<std::string> lines;
+  auto both_sleeping = [&] {
+    return lines.size() == 2 && lines[0].starts_with("sleep") && lines[1].starts_with("sleep");
+  };
+  for (int i = 0; i < 200 && !both_sleeping(); ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
     kids = Descendants(*pid);
+    lines.clear();
+    for (pid_t kid : kids) lines.push_back(CommandLine(kid));
   }
   ASSERT_EQ(kids.size(), 2u);
   EXPECT_EQ(ParentPid(kids[0]), *pid);
-  std::vector<std::string> lines = {CommandLine(kids[0]), CommandLine(kids[1])};
   std::sort(lines.begin(), lines.end());
   EXPECT_EQ(lines[0], "sleep 30 ");
   EXPECT_EQ(lines[1], "sleep 31 ");

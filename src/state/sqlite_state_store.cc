@@ -1,3 +1,4 @@
+#include <errno.h>
 #include <fmt/format.h>
 #include <sqlite3.h>
 
@@ -5,7 +6,7 @@
 #include <utility>
 #include <vector>
 
-#include "model/json.h"
+#include "state/records.h"
 #include "state/state_store.h"
 
 namespace cohort::state {
@@ -65,6 +66,11 @@ class Statement {
   Statement& operator=(const Statement&) = delete;
 
   bool prepared() const { return rc_ == SQLITE_OK; }
+  // For the next row of an insert: the statement runs again with new values.
+  void Reset() {
+    sqlite3_reset(stmt_);
+    sqlite3_clear_bindings(stmt_);
+  }
   void Bind(int i, int64_t v) { sqlite3_bind_int64(stmt_, i, v); }
   void Bind(int i, const std::string& v) {
     sqlite3_bind_text(stmt_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
@@ -87,14 +93,28 @@ class Statement {
 
 class SqliteStateStore final : public StateStore {
  public:
-  explicit SqliteStateStore(sqlite3* db) : db_(db) {}
+  SqliteStateStore(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
   ~SqliteStateStore() override { sqlite3_close(db_); }
 
-  Status Init(const std::string& path) {
-    COHORT_RETURN_IF_ERROR(Exec("PRAGMA journal_mode=WAL"));
-    // FULL: a commit is on disk before the master acknowledges it, even across a power cut.
-    COHORT_RETURN_IF_ERROR(Exec("PRAGMA synchronous=FULL"));
-    COHORT_RETURN_IF_ERROR(Exec("PRAGMA foreign_keys=ON"));
+  Status Init() {
+    {
+      // A file system that cannot hold a WAL leaves the old mode in place without an error.
+      Statement wal(db_, "PRAGMA journal_mode=WAL");
+      if (!wal.prepared() || wal.Step() != SQLITE_ROW) {
+        return Error("turning on the write-ahead log");
+      }
+      if (wal.Text(0) != "wal") {
+        return Status::FailedPrecondition(fmt::format(
+            "{}: cannot keep a write-ahead log there (journal mode stays {}); put the data "
+            "directory on a local file system",
+            path_, wal.Text(0)));
+      }
+    }
+    // FULL: every commit's WAL frames are fsynced before the call returns, so an acknowledged
+    // write survives a power cut too, not only a crash of the master (NORMAL would survive the
+    // crash but could lose the last commits to a power cut). docs/architecture.md, "Durability".
+    COHORT_RETURN_IF_ERROR(Exec("PRAGMA synchronous=FULL", "setting synchronous=FULL"));
+    COHORT_RETURN_IF_ERROR(Exec("PRAGMA foreign_keys=ON", "turning on foreign keys"));
     sqlite3_busy_timeout(db_, 5000);
     Statement v(db_, "PRAGMA user_version");
     if (!v.prepared() || v.Step() != SQLITE_ROW) return Error("reading the schema version");
@@ -102,31 +122,31 @@ class SqliteStateStore final : public StateStore {
     const auto& migrations = Migrations();
     if (version > static_cast<int>(migrations.size())) {
       return Status::FailedPrecondition(fmt::format(
-          "{}: schema version {} is newer than this cohortd knows ({}); upgrade cohortd", path,
+          "{}: schema version {} is newer than this cohortd knows ({}); upgrade cohortd", path_,
           version, migrations.size()));
     }
     for (size_t i = static_cast<size_t>(version); i < migrations.size(); ++i) {
-      COHORT_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE"));
-      Status s = Exec(migrations[i].c_str());
-      if (s.ok()) s = Exec(fmt::format("PRAGMA user_version={}", i + 1).c_str());
-      if (!s.ok()) {
-        (void)Exec("ROLLBACK");
-        return Status::Internal(
-            fmt::format("migrating {} to schema {}: {}", path, i + 1, s.message()));
-      }
-      COHORT_RETURN_IF_ERROR(Exec("COMMIT"));
+      std::string what = fmt::format("migrating to schema {}", i + 1);
+      COHORT_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE", what));
+      Status s = Exec(migrations[i].c_str(), what);
+      if (s.ok()) s = Exec(fmt::format("PRAGMA user_version={}", i + 1).c_str(), what);
+      if (s.ok()) s = Exec("COMMIT", what);
+      COHORT_RETURN_IF_ERROR(RollBackIfFailed(std::move(s)));
     }
     schema_version_ = static_cast<int>(migrations.size());
     return Status::Ok();
   }
 
   StatusOr<Job> CreateJob(Job job, std::vector<JobEvent> events) override {
-    COHORT_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE"));
+    COHORT_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE", "creating a job"));
     Status s = [&]() -> Status {
       Statement next(db_, "SELECT COALESCE(MAX(id), 0) + 1 FROM jobs");
       if (!next.prepared() || next.Step() != SQLITE_ROW) return Error("allocating a job id");
       job.id = next.Int(0);
+      // The caller cannot know the id yet: the events are the new job's.
       for (auto& e : events) e.job_id = job.id;
+      COHORT_RETURN_IF_ERROR(CheckEvents(job.id, events));
+      COHORT_ASSIGN_OR_RETURN(std::string record, EncodeJobRecord(job));
       Statement insert(db_,
                        "INSERT INTO jobs (id, name, team, user, state, submitted_at, record) "
                        "VALUES (?, ?, ?, ?, ?, ?, ?)");
@@ -137,9 +157,7 @@ class SqliteStateStore final : public StateStore {
       insert.Bind(4, job.user);
       insert.Bind(5, std::string(JobStateName(job.state)));
       insert.Bind(6, ToMicros(job.submitted_at));
-      auto record = EncodeRecord(ToJson(job), "job");
-      if (!record.ok()) return record.status();
-      insert.Bind(7, *record);
+      insert.Bind(7, record);
       if (insert.Step() != SQLITE_DONE) return Error("inserting a job");
       return InsertEvents(events);
     }();
@@ -147,14 +165,15 @@ class SqliteStateStore final : public StateStore {
   }
 
   Status SaveJob(const Job& job, const std::vector<JobEvent>& events) override {
-    COHORT_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE"));
+    // Refused before the transaction: nothing to roll back.
+    COHORT_RETURN_IF_ERROR(CheckEvents(job.id, events));
+    COHORT_ASSIGN_OR_RETURN(std::string record, EncodeJobRecord(job));
+    COHORT_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE", "saving a job"));
     Status s = [&]() -> Status {
       Statement update(db_, "UPDATE jobs SET state = ?, record = ? WHERE id = ?");
       if (!update.prepared()) return Error("preparing a job update");
       update.Bind(1, std::string(JobStateName(job.state)));
-      auto record = EncodeRecord(ToJson(job), "job");
-      if (!record.ok()) return record.status();
-      update.Bind(2, *record);
+      update.Bind(2, record);
       update.Bind(3, job.id);
       if (update.Step() != SQLITE_DONE) return Error("updating a job");
       if (sqlite3_changes(db_) == 0) return Status::NotFound(fmt::format("job {}", job.id));
@@ -169,11 +188,8 @@ class SqliteStateStore final : public StateStore {
     std::vector<Job> jobs;
     int rc;
     while ((rc = q.Step()) == SQLITE_ROW) {
-      auto doc = ParseJson(q.Text(0));
-      if (!doc.ok()) return Status::Internal("stored job is not JSON: " + doc.status().message());
-      auto job = JobFromJson(*doc);
-      if (!job.ok()) return Status::Internal("stored job: " + job.status().ToString());
-      jobs.push_back(std::move(job).value());
+      COHORT_ASSIGN_OR_RETURN(Job job, DecodeJobRecord(q.Text(0)));
+      jobs.push_back(std::move(job));
     }
     if (rc != SQLITE_DONE) return Error("reading jobs");
     return jobs;
@@ -235,7 +251,7 @@ class SqliteStateStore final : public StateStore {
   }
 
   Status SaveNode(const Node& node) override {
-    COHORT_ASSIGN_OR_RETURN(std::string record, EncodeRecord(ToJson(node.info), "node"));
+    COHORT_ASSIGN_OR_RETURN(std::string record, EncodeNodeRecord(node.info));
     Statement upsert(db_,
                      "INSERT INTO nodes (id, registered_at, last_seen, record, drained, "
                      "drain_reason) VALUES (?, ?, ?, ?, ?, ?) "
@@ -272,12 +288,8 @@ class SqliteStateStore final : public StateStore {
     std::vector<Node> nodes;
     int rc;
     while ((rc = q.Step()) == SQLITE_ROW) {
-      auto doc = ParseJson(q.Text(2));
-      if (!doc.ok()) return Status::Internal("stored node is not JSON");
-      auto info = NodeInfoFromJson(*doc);
-      if (!info.ok()) return Status::Internal("stored node: " + info.status().ToString());
       Node node;
-      node.info = std::move(info).value();
+      COHORT_ASSIGN_OR_RETURN(node.info, DecodeNodeRecord(q.Text(2)));
       node.registered_at = FromMicros(q.Int(0));
       node.last_seen = FromMicros(q.Int(1));
       node.drained = q.Int(3) != 0;
@@ -292,25 +304,43 @@ class SqliteStateStore final : public StateStore {
   int SchemaVersion() const override { return schema_version_; }
 
  private:
-  Status Exec(const char* sql) {
+  // `what` says what the statement was for, in the error.
+  Status Exec(const char* sql, const std::string& what) {
     char* err = nullptr;
-    if (sqlite3_exec(db_, sql, nullptr, nullptr, &err) != SQLITE_OK) {
-      std::string message = err ? err : sqlite3_errmsg(db_);
-      sqlite3_free(err);
-      return Status::Internal(fmt::format("sqlite: {}", message));
-    }
-    return Status::Ok();
+    int rc = sqlite3_exec(db_, sql, nullptr, nullptr, &err);
+    std::string message = err ? err : sqlite3_errmsg(db_);
+    sqlite3_free(err);
+    if (rc == SQLITE_OK) return Status::Ok();
+    return ErrorStatus(what, message);
   }
 
-  Status Error(const char* what) {
-    return Status::Internal(fmt::format("sqlite: {}: {}", what, sqlite3_errmsg(db_)));
+  Status Error(const std::string& what) { return ErrorStatus(what, sqlite3_errmsg(db_)); }
+
+  // A full disk is the one failure the master's user can do something about, so it is told
+  // apart: SQLite says SQLITE_FULL where the OS refused a write for lack of space part way, but
+  // an I/O error where it refused it outright, with the OS's errno kept aside.
+  Status ErrorStatus(const std::string& what, const std::string& message) {
+    int code = sqlite3_extended_errcode(db_);
+    int os_error = sqlite3_system_errno(db_);
+    bool full = (code & 0xff) == SQLITE_FULL ||
+                ((code & 0xff) == SQLITE_IOERR &&
+                 (os_error == ENOSPC || os_error == EDQUOT || os_error == EFBIG));
+    if (full) {
+      return Status::ResourceExhausted(fmt::format(
+          "the state database's disk is full: {}: {}: {}; free space there (until then nothing "
+          "new is stored; what was stored before is kept)",
+          path_, what, message));
+    }
+    return Status::Internal(fmt::format("sqlite: {}: {}: {}", path_, what, message));
   }
 
   Status InsertEvents(const std::vector<JobEvent>& events) {
+    if (events.empty()) return Status::Ok();
+    Statement insert(db_,
+                     "INSERT INTO job_events (job_id, time, type, message) VALUES (?, ?, ?, ?)");
+    if (!insert.prepared()) return Error("preparing an event insert");
     for (const auto& e : events) {
-      Statement insert(db_,
-                       "INSERT INTO job_events (job_id, time, type, message) VALUES (?, ?, ?, ?)");
-      if (!insert.prepared()) return Error("preparing an event insert");
+      insert.Reset();
       insert.Bind(1, e.job_id);
       insert.Bind(2, ToMicros(e.time));
       insert.Bind(3, e.type);
@@ -323,19 +353,26 @@ class SqliteStateStore final : public StateStore {
   // Commits if `s` is OK, rolls back otherwise.
   template <typename T>
   StatusOr<T> Finish(Status s, T value) {
-    if (!s.ok()) {
-      (void)Exec("ROLLBACK");
-      return s;
-    }
-    Status commit = Exec("COMMIT");
-    if (!commit.ok()) {
-      (void)Exec("ROLLBACK");
-      return commit;
-    }
+    if (s.ok()) s = Exec("COMMIT", "committing");
+    COHORT_RETURN_IF_ERROR(RollBackIfFailed(std::move(s)));
     return value;
   }
 
+  // After a failure inside a transaction, makes sure none is left open: one left open would
+  // refuse every later BEGIN, so the store would never take a write again even once the disk
+  // has room. SQLite rolls back by itself after some errors (SQLITE_FULL, I/O errors), not
+  // after others.
+  Status RollBackIfFailed(Status s) {
+    if (s.ok() || sqlite3_get_autocommit(db_)) return s;
+    Status rollback = Exec("ROLLBACK", "rolling back");
+    if (!rollback.ok() && !sqlite3_get_autocommit(db_)) {
+      return Status::Internal(fmt::format("{}; then {}", s.message(), rollback.message()));
+    }
+    return s;
+  }
+
   sqlite3* db_;
+  std::string path_;
   int schema_version_ = 0;
 };
 
@@ -350,8 +387,8 @@ StatusOr<std::unique_ptr<StateStore>> OpenSqliteStateStore(const std::string& pa
     sqlite3_close(db);
     return Status::Internal(fmt::format("opening {}: {}", path, message));
   }
-  auto store = std::make_unique<SqliteStateStore>(db);
-  COHORT_RETURN_IF_ERROR(store->Init(path));
+  auto store = std::make_unique<SqliteStateStore>(db, path);
+  COHORT_RETURN_IF_ERROR(store->Init());
   return std::unique_ptr<StateStore>(std::move(store));
 }
 

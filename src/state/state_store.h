@@ -1,8 +1,14 @@
 // Where the master keeps what must survive it: jobs, their events, nodes.
 //
 // Every write is durable when the call returns OK (the master acknowledges a submission only
-// after CreateJob returns). Not thread-safe: the master calls it from its one event-loop thread.
-// Errors: kInternal for storage failures, kNotFound where noted.
+// after CreateJob returns), and all or nothing: a write that fails, or is cut short by a crash,
+// leaves nothing of itself. Not thread-safe: the master calls it from its one event-loop thread.
+// Errors:
+// - kInvalidArgument: refused before anything is written: a job or node that would not load
+//   back (state/records.h), an event saved with another job than its own, text not UTF-8;
+// - kResourceExhausted: the disk is full ("the state database's disk is full: <path>: ...");
+//   nothing was written, and once there is room the store takes writes again;
+// - kNotFound where noted; kInternal for other storage failures.
 #pragma once
 
 #include <memory>
@@ -24,7 +30,8 @@ class StateStore {
   // Stores a new job with the next job id (ignoring job.id) and its events, atomically.
   // Returns the job with its id.
   virtual StatusOr<Job> CreateJob(Job job, std::vector<JobEvent> events) = 0;
-  // Overwrites an existing job and appends events, atomically. kNotFound if the id is unknown.
+  // Overwrites an existing job and appends events, atomically. kNotFound if the id is unknown;
+  // kInvalidArgument if an event's job_id is not job.id.
   virtual Status SaveJob(const Job& job, const std::vector<JobEvent>& events) = 0;
   virtual StatusOr<std::vector<Job>> LoadJobs() = 0;
   virtual StatusOr<std::vector<JobEvent>> LoadEvents(JobId job) = 0;

@@ -5,7 +5,7 @@
 #include <map>
 #include <utility>
 
-#include "model/json.h"
+#include "state/records.h"
 
 namespace cohort::testing {
 
@@ -41,8 +41,9 @@ StatusOr<Job> MemoryStateStore::CreateJob(Job job, std::vector<JobEvent> events)
   // SQLite takes MAX(id) + 1; with no way to delete a job that is also "never reused".
   job.id = contents_->jobs.empty() ? 1 : contents_->jobs.rbegin()->first + 1;
   for (auto& e : events) e.job_id = job.id;
-  // Encoded before anything changes: if it is refused, as in SQLite, nothing is stored.
-  COHORT_ASSIGN_OR_RETURN(std::string record, EncodeRecord(ToJson(job), "job"));
+  // Checked before anything changes: if it is refused, as in SQLite, nothing is stored.
+  COHORT_RETURN_IF_ERROR(state::CheckEvents(job.id, events));
+  COHORT_ASSIGN_OR_RETURN(std::string record, state::EncodeJobRecord(job));
   contents_->jobs.emplace(job.id, std::move(record));
   if (!events.empty()) {
     auto& stored = contents_->events[job.id];
@@ -54,16 +55,10 @@ StatusOr<Job> MemoryStateStore::CreateJob(Job job, std::vector<JobEvent> events)
 Status MemoryStateStore::SaveJob(const Job& job, const std::vector<JobEvent>& events) {
   auto it = contents_->jobs.find(job.id);
   if (it == contents_->jobs.end()) return Status::NotFound(fmt::format("job {}", job.id));
-  // SQLite files each event under its own job_id, which need not be job.id, and its foreign
-  // key refuses an event naming no job, rolling the whole save back.
-  for (const auto& e : events) {
-    if (!contents_->jobs.count(e.job_id)) {
-      return Status::Internal(
-          fmt::format("memory store: inserting an event: job {} does not exist", e.job_id));
-    }
-  }
-  COHORT_ASSIGN_OR_RETURN(it->second, EncodeRecord(ToJson(job), "job"));
-  for (const auto& e : events) contents_->events[e.job_id].push_back(e);
+  COHORT_RETURN_IF_ERROR(state::CheckEvents(job.id, events));
+  COHORT_ASSIGN_OR_RETURN(it->second, state::EncodeJobRecord(job));
+  auto& stored = contents_->events[job.id];
+  stored.insert(stored.end(), events.begin(), events.end());
   return Status::Ok();
 }
 
@@ -71,11 +66,8 @@ StatusOr<std::vector<Job>> MemoryStateStore::LoadJobs() {
   std::vector<Job> jobs;
   jobs.reserve(contents_->jobs.size());
   for (const auto& [id, record] : contents_->jobs) {
-    auto doc = ParseJson(record);
-    if (!doc.ok()) return Status::Internal("stored job is not JSON: " + doc.status().message());
-    auto job = JobFromJson(*doc);
-    if (!job.ok()) return Status::Internal("stored job: " + job.status().ToString());
-    jobs.push_back(std::move(job).value());
+    COHORT_ASSIGN_OR_RETURN(Job job, state::DecodeJobRecord(record));
+    jobs.push_back(std::move(job));
   }
   return jobs;
 }
@@ -105,7 +97,7 @@ StatusOr<std::vector<TeamQuota>> MemoryStateStore::LoadTeams() {
 
 Status MemoryStateStore::SaveNode(const Node& node) {
   // Only what SQLite keeps: the state is not stored.
-  COHORT_ASSIGN_OR_RETURN(std::string record, EncodeRecord(ToJson(node.info), "node"));
+  COHORT_ASSIGN_OR_RETURN(std::string record, state::EncodeNodeRecord(node.info));
   Contents::StoredNode stored{node.registered_at, node.last_seen, std::move(record), node.drained,
                               node.drain_reason};
   contents_->nodes[node.info.id] = std::move(stored);
@@ -123,12 +115,8 @@ StatusOr<std::vector<Node>> MemoryStateStore::LoadNodes() {
   std::vector<Node> nodes;
   nodes.reserve(contents_->nodes.size());
   for (const auto& [id, stored] : contents_->nodes) {
-    auto doc = ParseJson(stored.record);
-    if (!doc.ok()) return Status::Internal("stored node is not JSON");
-    auto info = NodeInfoFromJson(*doc);
-    if (!info.ok()) return Status::Internal("stored node: " + info.status().ToString());
     Node node;
-    node.info = std::move(info).value();
+    COHORT_ASSIGN_OR_RETURN(node.info, state::DecodeNodeRecord(stored.record));
     node.registered_at = stored.registered_at;
     node.last_seen = stored.last_seen;
     node.drained = stored.drained;

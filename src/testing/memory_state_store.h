@@ -14,9 +14,9 @@ namespace cohort::testing {
 // something about production (testing/state_store_contract.h runs the same tests on both):
 //
 // - job ids count from 1 and are never reused;
-// - jobs and nodes are kept in their JSON form (model/json.h) and decoded on load, as SQLite
-//   keeps them, so what does not survive that form does not survive here either, and a
-//   record that no longer decodes fails LoadJobs or LoadNodes with kInternal;
+// - jobs and nodes are kept in their JSON form, checked and decoded by the same code as SQLite's
+//   (state/records.h): a job or node that would not load back, an event naming another job or
+//   text that is not UTF-8 is refused with kInvalidArgument and nothing is stored;
 // - events are returned per job in the order they were stored; LoadEvents of a job that does
 //   not exist is an empty list, not kNotFound;
 // - teams are listed by name, nodes by id, byte by byte (SQLite's ORDER BY); loaded nodes are

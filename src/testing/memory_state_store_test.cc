@@ -40,22 +40,22 @@ TEST(MemoryStateStore, ReopenedStoresShareTheirContents) {
 TEST(MemoryStateStore, SeparateStoresDoNotShare) {
   MemoryStateStore one;
   MemoryStateStore two;
-  ASSERT_TRUE(one.CreateJob(Job{}, {}).ok());
+  ASSERT_TRUE(one.SaveTeam(TeamQuota{"vision", 4, std::nullopt}).ok());
+  auto teams = two.LoadTeams();
+  ASSERT_TRUE(teams.ok());
+  EXPECT_TRUE(teams->empty());
+  Job job;
+  job.spec.name = "a";
+  TaskGroupSpec g;
+  g.role = "main";
+  g.resources = Resources{0, 1000, 1LL << 30};
+  g.command = {"true"};
+  job.spec.tasks.push_back(g);
+  auto created = one.CreateJob(job, {});
+  ASSERT_TRUE(created.ok()) << created.status().ToString();
   auto jobs = two.LoadJobs();
   ASSERT_TRUE(jobs.ok());
   EXPECT_TRUE(jobs->empty());
-}
-
-TEST(MemoryStateStore, NodeThatDoesNotDecodeFailsTheLoadAsInSqlite) {
-  // SQLite keeps a node's JSON form and validates it on load; a node that could never have
-  // registered (no address) is stored, and then cannot be loaded.
-  MemoryStateStore store;
-  Node node;
-  node.info.id = "node-a";
-  ASSERT_TRUE(store.SaveNode(node).ok());
-  auto nodes = store.LoadNodes();
-  ASSERT_FALSE(nodes.ok());
-  EXPECT_EQ(nodes.status().code(), StatusCode::kInternal);
 }
 
 TEST(MemoryStateStore, SchemaVersionIsZero) { EXPECT_EQ(MemoryStateStore().SchemaVersion(), 0); }

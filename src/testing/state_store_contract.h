@@ -417,17 +417,114 @@ TEST_P(StateStoreContract, SaveIsAllOrNothing) {
   auto created = store->CreateJob(PendingJob(), {Event(0, 10, "submitted")});
   ASSERT_TRUE(created.ok());
 
-  // An event that names no job cannot be stored, so neither is the change it came with.
+  // One event cannot be stored (its text is not UTF-8), so neither is the change it came with,
+  // nor the events before it.
   Job job = *created;
   job.state = JobState::kRunning;
-  Status s = store->SaveJob(job, {Event(job.id, 20, "running"), Event(99, 21, "misfiled")});
-  EXPECT_FALSE(s.ok());
+  Status s = store->SaveJob(job, {Event(job.id, 20, "running"), Event(job.id, 21, "bad \xff")});
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.ToString();
+  EXPECT_NE(s.message().find("UTF-8"), std::string::npos) << s.message();
 
   auto jobs = Jobs(*store);
   ASSERT_EQ(jobs.size(), 1u);
   ExpectSameJob(jobs[0], *created);
   ExpectSameEvents(Events(*store, job.id), {Event(job.id, 10, "submitted")});
+  // An event with a text that is not UTF-8 cannot come in through CreateJob either.
+  auto refused = store->CreateJob(PendingJob(), {Event(0, 10, "caf\xe9")});
+  EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(Jobs(*store).size(), 1u);
+  EXPECT_TRUE(Events(*store, 2).empty());
+}
+
+TEST_P(StateStoreContract, AnEventOfAnotherJobIsRefused) {
+  auto store = Open();
+  ASSERT_NE(store, nullptr);
+  auto a = store->CreateJob(PendingJob("a"), {Event(0, 10, "submitted")});
+  auto b = store->CreateJob(PendingJob("b"), {Event(0, 11, "submitted")});
+  ASSERT_TRUE(a.ok() && b.ok());
+
+  // Saving job a with an event that names b (or no job at all) is a caller's bug: filing it
+  // under either job would put a wrong line in someone's history, so nothing is stored.
+  Job changed = *a;
+  changed.state = JobState::kRunning;
+  for (JobId other : {b->id, JobId{99}}) {
+    SCOPED_TRACE("event of job " + std::to_string(other));
+    Status s = store->SaveJob(changed, {Event(a->id, 20, "running"), Event(other, 21, "misfiled")});
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.ToString();
+    EXPECT_NE(s.message().find("job " + std::to_string(other)), std::string::npos) << s.message();
+  }
+  auto jobs = Jobs(*store);
+  ASSERT_EQ(jobs.size(), 2u);
+  ExpectSameJob(jobs[0], *a);
+  ExpectSameJob(jobs[1], *b);
+  ExpectSameEvents(Events(*store, a->id), {Event(a->id, 10, "submitted")});
+  ExpectSameEvents(Events(*store, b->id), {Event(b->id, 11, "submitted")});
   EXPECT_TRUE(Events(*store, 99).empty());
+  // The store takes the next, correct save.
+  ASSERT_TRUE(store->SaveJob(changed, {Event(a->id, 20, "running")}).ok());
+  ExpectSameEvents(Events(*store, a->id),
+                   {Event(a->id, 10, "submitted"), Event(a->id, 20, "running")});
+}
+
+TEST_P(StateStoreContract, DurationsRoundTripToTheMicrosecond) {
+  auto store = Open();
+  ASSERT_NE(store, nullptr);
+  // Duration counts microseconds; none may be lost on the way to the store and back.
+  const std::vector<std::pair<Duration, Duration>> cases = {
+      {Duration(1), Duration(0)},                    // max_runtime, grace_period
+      {Duration(999), Duration(1)},                  // under a millisecond
+      {Duration(1'001), Duration(59'999'999)},       // a millisecond and a bit; just under 1m
+      {Duration(3'600'000'007), Duration(123'457)},  // 1h and 7us; 123.457ms
+      {Duration(90'061'000'001), Duration(3'600'000'000)},  // 1d1h1m1s and 1us; 1h
+  };
+  std::vector<Job> saved;
+  for (const auto& [max_runtime, grace] : cases) {
+    Job job = PendingJob();
+    job.spec.max_runtime = max_runtime;
+    job.spec.grace_period = grace;
+    auto created = store->CreateJob(job, {});
+    ASSERT_TRUE(created.ok()) << created.status().ToString();
+    saved.push_back(*created);
+  }
+  // And through SaveJob.
+  Job changed = saved[0];
+  changed.spec.max_runtime = Duration(7'000'003);
+  changed.spec.grace_period = Duration(29'999'999);
+  ASSERT_TRUE(store->SaveJob(changed, {}).ok());
+  saved[0] = changed;
+
+  auto jobs = Jobs(*store);
+  ASSERT_EQ(jobs.size(), saved.size());
+  for (size_t i = 0; i < saved.size(); ++i) {
+    SCOPED_TRACE("job " + std::to_string(saved[i].id));
+    EXPECT_EQ(jobs[i].spec.max_runtime, saved[i].spec.max_runtime);
+    EXPECT_EQ(jobs[i].spec.grace_period, saved[i].spec.grace_period);
+    ExpectSameJob(jobs[i], saved[i]);
+  }
+}
+
+TEST_P(StateStoreContract, AJobThatWouldNotLoadBackIsRefused) {
+  auto store = Open();
+  ASSERT_NE(store, nullptr);
+  auto created = store->CreateJob(PendingJob(), {Event(0, 10, "submitted")});
+  ASSERT_TRUE(created.ok());
+
+  // A spec with no task is no job spec: stored, it would stop every later LoadJobs, so the
+  // master could not start.
+  Job broken = PendingJob("broken");
+  broken.spec.tasks.clear();
+  auto refused = store->CreateJob(broken, {Event(0, 10, "submitted")});
+  EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(refused.status().message().find("would not load back"), std::string::npos)
+      << refused.status().ToString();
+  broken.id = created->id;
+  Status s = store->SaveJob(broken, {Event(created->id, 20, "broken")});
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.ToString();
+
+  auto jobs = Jobs(*store);
+  ASSERT_EQ(jobs.size(), 1u);
+  ExpectSameJob(jobs[0], *created);
+  ExpectSameEvents(Events(*store, created->id), {Event(created->id, 10, "submitted")});
 }
 
 TEST_P(StateStoreContract, JobRoundTripsEveryField) {
@@ -568,6 +665,99 @@ TEST_P(StateStoreContract, DeletedNodesAreGone) {
   // A deleted node can come back.
   ASSERT_TRUE(store->SaveNode(FullNode("node-a")).ok());
   EXPECT_EQ(Nodes(*store).size(), 2u);
+}
+
+TEST_P(StateStoreContract, OddButValidNodesRoundTrip) {
+  auto store = Open();
+  ASSERT_NE(store, nullptr);
+  std::vector<Node> nodes;
+  // The least a node can be: one thousandth of a CPU, one byte, no GPUs, one port, no labels.
+  Node least;
+  least.info.id = "a";
+  least.info.address = "::1";
+  least.info.milli_cpus = 1;
+  least.info.memory_bytes = 1;
+  least.info.ports = PortRange{1, 1};
+  least.registered_at = FromMicros(1);
+  least.last_seen = FromMicros(1);
+  nodes.push_back(least);
+  // Awkward numbers and names.
+  Node odd = FullNode("b.node-\u00e9t\u00e9");
+  odd.info.address = "[fe80::1%eth0]";
+  odd.info.milli_cpus = 123'456'789'123;  // a thousandth past a double's easy decimals
+  odd.info.memory_bytes = (int64_t{1} << 62) + 1;
+  odd.info.ports = PortRange{65535, 65535};
+  odd.info.labels = {{"", ""}, {"a=b", "c,d"}, {"\u65e5\u672c", "\u00fc"}, {"sp ace", " "}};
+  odd.info.gpus[0].memory_bytes = 0;
+  odd.info.gpus[0].uuid = "";
+  odd.info.gpus[0].numa_node = -1;
+  odd.info.gpus[1].memory_bytes = 1;
+  odd.info.gpu_links.push_back(GpuLink{1, 0, GpuLinkType::kPcieHostBridge, 0});
+  odd.info.gpu_source = "";
+  odd.info.agent_version = "";
+  nodes.push_back(odd);
+  // Many GPUs, each pair linked.
+  Node wide = FullNode("c");
+  wide.info.milli_cpus = 999;
+  wide.info.gpus.clear();
+  wide.info.gpu_links.clear();
+  for (int i = 0; i < 16; ++i) {
+    wide.info.gpus.push_back(Gpu{i, "GPU-" + std::to_string(i), "A100", 40LL << 30, "", i % 2});
+    for (int j = 0; j < i; ++j) {
+      wide.info.gpu_links.push_back(GpuLink{j, i, static_cast<GpuLinkType>((i + j) % 4), i});
+    }
+  }
+  nodes.push_back(wide);
+  for (const auto& n : nodes) {
+    Status s = store->SaveNode(n);
+    EXPECT_TRUE(s.ok()) << n.info.id << ": " << s.ToString();
+  }
+  auto loaded = Nodes(*store);
+  ASSERT_EQ(loaded.size(), nodes.size());
+  for (size_t i = 0; i < nodes.size(); ++i) {
+    ExpectSameNode(loaded[i], nodes[i]);
+    EXPECT_EQ(loaded[i].info.milli_cpus, nodes[i].info.milli_cpus);
+    EXPECT_EQ(loaded[i].info.memory_bytes, nodes[i].info.memory_bytes);
+  }
+  // And again after a restart, which is where a node that does not load back would stop the
+  // master.
+  store.reset();
+  store = Open();
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(Nodes(*store).size(), nodes.size());
+}
+
+TEST_P(StateStoreContract, ANodeThatWouldNotLoadBackIsRefused) {
+  auto store = Open();
+  ASSERT_NE(store, nullptr);
+  ASSERT_TRUE(store->SaveNode(FullNode("good")).ok());
+
+  // Each of these would be stored and then fail LoadNodes, and the master could not start.
+  std::vector<Node> bad;
+  bad.push_back(FullNode("no-address"));
+  bad.back().info.address = "";
+  bad.push_back(FullNode("no-ports"));
+  bad.back().info.ports = PortRange{0, 0};
+  bad.push_back(FullNode("gpus-out-of-order"));
+  bad.back().info.gpus[0].index = 1;
+  bad.push_back(FullNode(""));
+  // Would load back as 0 CPUs rather than as it was saved.
+  bad.push_back(FullNode("negative-cpus"));
+  bad.back().info.milli_cpus = -1;
+  for (const auto& n : bad) {
+    Status s = store->SaveNode(n);
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument)
+        << "node " << n.info.id << ": " << s.ToString();
+    EXPECT_NE(s.message().find("cannot be stored"), std::string::npos) << s.message();
+  }
+  auto nodes = Nodes(*store);
+  ASSERT_EQ(nodes.size(), 1u);
+  ExpectSameNode(nodes[0], FullNode("good"));
+  // A refused save does not replace what was stored under that id.
+  Node worse = FullNode("good");
+  worse.info.address = "";
+  EXPECT_EQ(store->SaveNode(worse).code(), StatusCode::kInvalidArgument);
+  ExpectSameNode(Nodes(*store).at(0), FullNode("good"));
 }
 
 TEST_P(StateStoreContract, LoadsReturnCopies) {

@@ -1,0 +1,34 @@
+// What a StateStore keeps of jobs, nodes and events, shared by every store so that they all refuse
+// the same things.
+//
+// A record the master cannot load back stops it from starting at all (LoadJobs and LoadNodes fail
+// on it), which is worse than any refused write. So a record is checked before anything is
+// written: it must decode as a load decodes it (what passes loads), and decode to what was given
+// (a node whole, a job's spec).
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "common/status.h"
+#include "model/job.h"
+#include "model/node.h"
+
+namespace cohort::state {
+
+// The JSON text of a job or a node's NodeInfo, or kInvalidArgument (nothing to store) if it holds
+// text that is not UTF-8, would not load back, or would load back changed.
+StatusOr<std::string> EncodeJobRecord(const Job& job);
+StatusOr<std::string> EncodeNodeRecord(const NodeInfo& info);
+
+// Decode what the Encode functions wrote; kInternal if the stored text is damaged.
+StatusOr<Job> DecodeJobRecord(std::string_view text);
+StatusOr<NodeInfo> DecodeNodeRecord(std::string_view text);
+
+// The events saved with job `job`: each must name that job (an event filed under another job
+// would be a caller's bug hidden in someone else's history), and their text must be UTF-8, as
+// they are served as JSON. kInvalidArgument otherwise.
+Status CheckEvents(JobId job, const std::vector<JobEvent>& events);
+
+}  // namespace cohort::state
