@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "model/json.h"
+#include "model/workdir.h"
 #include "os/process.h"
 
 namespace cohort::agent {
@@ -122,6 +123,18 @@ void Agent::Launch(const TaskLaunch& launch) {
   std::error_code ec;
   fs::remove_all(t.dir, ec);
   fs::create_directories(t.dir, ec);
+  // The master checks workdirs too; a task that would run outside its directory all the same
+  // fails with the reason in its log, rather than run somewhere it was never meant to.
+  if (auto problem = WorkdirProblem(launch.workdir)) {
+    spdlog::error("task {}: refused: workdir {}", t.id.ToString(), *problem);
+    WriteFileAtomically(t.dir + "/output.log",
+                        fmt::format("cohort: the agent refused to start the task: workdir \"{}\" "
+                                    "{}\n",
+                                    launch.workdir, *problem));
+    t.exit = TaskExit{126, std::nullopt, false, t.started_at, t.started_at};
+    tasks_[t.id] = std::move(t);
+    return;
+  }
   Json spec{{"command", launch.command},
             {"env", launch.env},
             {"workdir", launch.workdir},
