@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "model/json.h"
+#include "model/limits.h"
 #include "model/workdir.h"
 #include "os/process.h"
 
@@ -24,7 +25,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr int64_t kShipChunk = 1 << 20;
+constexpr int64_t kShipChunk = kMaxLogUploadBytes;  // the master takes a little more
 
 // The write end of the pipe that wakes the agent's loop; -1 until it exists.
 std::atomic<int> g_child_exited_fd{-1};
