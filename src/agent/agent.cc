@@ -17,6 +17,8 @@
 #include <thread>
 
 #include "model/json.h"
+#include "model/limits.h"
+#include "model/workdir.h"
 #include "os/process.h"
 
 namespace cohort::agent {
@@ -24,7 +26,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr int64_t kShipChunk = 1 << 20;
+constexpr int64_t kShipChunk = kMaxLogUploadBytes;  // the master takes a little more
 
 // The write end of the pipe that wakes the agent's loop; -1 until it exists.
 std::atomic<int> g_child_exited_fd{-1};
@@ -144,6 +146,18 @@ void Agent::Launch(const TaskLaunch& launch) {
   std::error_code ec;
   fs::remove_all(t.dir, ec);
   fs::create_directories(t.dir, ec);
+  // The master checks workdirs too; a task that would run outside its directory all the same
+  // fails with the reason in its log, rather than run somewhere it was never meant to.
+  if (auto problem = WorkdirProblem(launch.workdir)) {
+    spdlog::error("task {}: refused: workdir {}", t.id.ToString(), *problem);
+    WriteFileAtomically(t.dir + "/output.log",
+                        fmt::format("cohort: the agent refused to start the task: workdir \"{}\" "
+                                    "{}\n",
+                                    launch.workdir, *problem));
+    t.exit = TaskExit{126, std::nullopt, false, t.started_at, t.started_at};
+    tasks_[t.id] = std::move(t);
+    return;
+  }
   Json spec{{"command", launch.command},
             {"env", launch.env},
             {"workdir", launch.workdir},

@@ -209,6 +209,29 @@ TEST_F(AgentTest, ATaskThatCannotStartIsReportedFailed) {
   EXPECT_EQ(launcher_.starts().size(), 1u);
 }
 
+// Defence in depth: the master refuses such a workdir, but an agent never runs a task outside
+// its own directory through "..", whatever it is sent.
+TEST_F(AgentTest, RefusesAWorkdirThatEscapesTheTaskDirectoryAndReportsTheTaskFailed) {
+  TaskId a = Id(7);
+  TaskLaunch escaping = Launch(a);
+  escaping.workdir = "../../../..";
+  TaskId b = Id(8);
+  TaskLaunch inside = Launch(b);
+  inside.workdir = "data/run";
+  master_.Want(kNode, Desired(1, {escaping, inside}));
+  auto agent = NewAgent();
+  ASSERT_TRUE(agent->Step().ok());
+  ASSERT_TRUE(agent->Step().ok());
+  EXPECT_EQ(launcher_.starts(), std::vector<std::string>{TaskDir(b)}) << "a is never started";
+  EXPECT_EQ(Reported(a).state, TaskState::kFailed);
+  EXPECT_EQ(Reported(a).exit_code, 126);
+  EXPECT_EQ(master_.log(a),
+            "cohort: the agent refused to start the task: workdir \"../../../..\" must not "
+            "contain a '..' component: a relative workdir stays within its directory; write an "
+            "absolute path to run elsewhere\n");
+  EXPECT_EQ(Reported(b).state, TaskState::kRunning);
+}
+
 TEST_F(AgentTest, StopsAnUnwantedTaskWithSigtermThenKillsEverythingAfterGraceAndSlack) {
   TaskId a = Id(7);
   master_.Want(kNode, Desired(1, {Launch(a, seconds(30))}));

@@ -10,12 +10,14 @@
 
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
 #include <vector>
 
 #include "model/json.h"
+#include "model/workdir.h"
 #include "os/process.h"
 #include "os/real_clock.h"
 
@@ -64,7 +66,7 @@ void SignalAll(int self, int main_pgid, int sig) {
   if (devnull >= 0) ::dup2(devnull, STDIN_FILENO);
   for (int s = 1; s < NSIG; ++s) ::signal(s, SIG_DFL);
   ::sigprocmask(SIG_SETMASK, &old_mask, nullptr);
-  std::string workdir = spec.workdir.empty() ? dir + "/work" : spec.workdir;
+  std::string workdir = ResolveWorkdir(dir + "/work", spec.workdir);
   if (::chdir(workdir.c_str()) != 0) {
     dprintf(STDERR_FILENO, "cohort: cannot enter the working directory %s: %s\n", workdir.c_str(),
             strerror(errno));
@@ -145,6 +147,11 @@ int RunTaskSupervisor(const std::string& dir) {
   // Orphans of the task become our children, so they can be found and killed.
   ::prctl(PR_SET_CHILD_SUBREAPER, 1);
   ::mkdir((dir + "/work").c_str(), 0755);
+  if (!spec->workdir.empty() && spec->workdir[0] != '/') {
+    // A relative workdir is a directory of the task's own (model/workdir.h): made here.
+    std::error_code ec;
+    std::filesystem::create_directories(ResolveWorkdir(dir + "/work", spec->workdir), ec);
+  }
   int log_fd =
       ::open((dir + "/output.log").c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
   if (log_fd < 0) {

@@ -12,6 +12,8 @@
 #include "common/strings.h"
 #include "model/job_spec_parser.h"
 #include "model/json.h"
+#include "model/limits.h"
+#include "model/node_validation.h"
 
 namespace cohort::api {
 namespace {
@@ -19,6 +21,14 @@ namespace {
 namespace net = boost::asio;
 
 constexpr int64_t kMaxWaitMs = 60'000;
+
+// Request bodies beyond what each route needs (docs/api.md, "Limits"); every other route takes
+// kSmallBodyLimit. A registration of 64 GPUs, every pair linked, is about 200 KiB; a sync
+// report is about 230 bytes a task (some 4,500 tasks here, read in about 25 ms); a log upload
+// is one chunk of the agent's.
+constexpr uint64_t kRegistrationBodyLimit = 512 * 1024;
+constexpr uint64_t kSyncBodyLimit = 1024 * 1024;
+constexpr uint64_t kLogUploadBodyLimit = 2 * kMaxLogUploadBytes;
 
 HttpResponse JsonResponse(int status, const Json& body) {
   return HttpResponse{status, "application/json", body.dump()};
@@ -105,7 +115,7 @@ HttpResponse ErrorResponse(const Status& status) {
 std::vector<Router<ApiServer::Handler>::Route> ApiServer::Routes() {
   return {
       {"GET", "/api/v1/health", &ApiServer::Health},
-      {"POST", "/api/v1/jobs", &ApiServer::SubmitJob},
+      {"POST", "/api/v1/jobs", &ApiServer::SubmitJob, kMaxSpecBytes},
       {"GET", "/api/v1/jobs", &ApiServer::ListJobs},
       {"GET", "/api/v1/jobs/{id}", &ApiServer::GetJob},
       {"POST", "/api/v1/jobs/{id}/kill", &ApiServer::KillJob},
@@ -120,16 +130,21 @@ std::vector<Router<ApiServer::Handler>::Route> ApiServer::Routes() {
       {"POST", "/api/v1/nodes/{node}/drain", &ApiServer::DrainNode},
       {"POST", "/api/v1/nodes/{node}/undrain", &ApiServer::UndrainNode},
       {"DELETE", "/api/v1/nodes/{node}", &ApiServer::RemoveNode},
-      {"POST", "/api/v1/agents/register", &ApiServer::RegisterAgent},
-      {"POST", "/api/v1/agents/{node}/sync", &ApiServer::SyncAgent},
-      {"POST", "/api/v1/agents/{node}/logs/{task}", &ApiServer::UploadLog},
+      {"POST", "/api/v1/agents/register", &ApiServer::RegisterAgent, kRegistrationBodyLimit},
+      {"POST", "/api/v1/agents/{node}/sync", &ApiServer::SyncAgent, kSyncBodyLimit},
+      {"POST", "/api/v1/agents/{node}/logs/{task}", &ApiServer::UploadLog, kLogUploadBodyLimit},
   };
 }
 
-ApiServer::ApiServer(net::io_context& ioc, master::Master& master)
+ApiServer::ApiServer(net::io_context& ioc, master::Master& master, HttpLimits limits)
     : ioc_(ioc),
       master_(master),
-      http_(ioc, [this](HttpRequest r, std::shared_ptr<Responder> w) { Handle(std::move(r), w); }),
+      http_(
+          ioc, [this](HttpRequest r, std::shared_ptr<Responder> w) { Handle(std::move(r), w); },
+          [this](std::string_view method, std::string_view path) {
+            return router_.Find(method, path).body_limit;
+          },
+          limits),
       router_(Routes()),
       job_waiters_(ioc, [this](JobId id, Responder& r) { AnswerJob(id, r); }),
       node_waiters_(ioc, [this](const std::string& id, Responder& r) { AnswerNode(id, r); }) {
@@ -503,6 +518,9 @@ void ApiServer::RegisterAgent(const Call& call) {
   if (!doc.ok()) return responder.Send(ErrorResponse(doc.status()));
   auto info = NodeInfoFromJson(*doc);
   if (!info.ok()) return responder.Send(ErrorResponse(info.status()));
+  if (Status valid = ValidateNodeInfo(*info); !valid.ok()) {
+    return responder.Send(ErrorResponse(valid));
+  }
   std::string id = info->id;
   auto desired = master_.Register(std::move(info).value());
   if (!desired.ok()) return responder.Send(ErrorResponse(desired.status()));
@@ -513,6 +531,7 @@ void ApiServer::SyncAgent(const Call& call) {
   const std::string& node_id = call.params.at("node");
   const HttpRequest& request = call.request;
   const std::shared_ptr<Responder>& responder = call.responder;
+  if (Status id = CheckNodeId(node_id); !id.ok()) return responder->Send(ErrorResponse(id));
   auto doc = ParseJson(request.body);
   if (!doc.ok()) return responder->Send(ErrorResponse(doc.status()));
   auto report = AgentReportFromJson(*doc);
@@ -539,6 +558,7 @@ void ApiServer::UploadLog(const Call& call) {
   const std::string& task_key = call.params.at("task");
   const HttpRequest& request = call.request;
   Responder& responder = *call.responder;
+  if (Status id = CheckNodeId(node_id); !id.ok()) return responder.Send(ErrorResponse(id));
   auto offset = QueryInt(request, "offset", -1, 0, INT64_MAX);
   if (!offset.ok()) return responder.Send(ErrorResponse(offset.status()));
   if (*offset < 0) {

@@ -26,7 +26,7 @@ HttpResponse ErrorResponse(const Status& status);
 
 class ApiServer final : public master::MasterListener {
  public:
-  ApiServer(boost::asio::io_context& ioc, master::Master& master);
+  ApiServer(boost::asio::io_context& ioc, master::Master& master, HttpLimits limits = {});
   ~ApiServer() override;
 
   Status Listen(const std::string& host, int port);

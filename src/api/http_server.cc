@@ -10,8 +10,13 @@
 #include <cctype>
 #include <charconv>
 #include <deque>
+#include <limits>
+#include <nlohmann/json.hpp>
+#include <optional>
 
+#include "api/memory_trim.h"
 #include "common/strings.h"
+#include "common/units.h"
 
 namespace cohort::api {
 namespace {
@@ -21,15 +26,62 @@ namespace http = beast::http;
 namespace net = boost::asio;
 using tcp = net::ip::tcp;
 
-constexpr auto kIdleTimeout = std::chrono::seconds(75);
-constexpr uint64_t kBodyLimit = 16 * 1024 * 1024;
+// A client that was refused (413, 414, 431, 503...) may still be sending; its data is read and
+// dropped for this long before the connection is closed, so that closing with unread data does
+// not reset the connection before the client has read why.
+constexpr auto kLingerTimeout = std::chrono::seconds(1);
+constexpr size_t kReadChunk = 16 * 1024;
+constexpr auto kTrimInterval = std::chrono::milliseconds(1000);
+
+std::string ErrorBody(std::string_view code, std::string_view message) {
+  return nlohmann::json{{"error", {{"code", code}, {"message", message}}}}.dump();
+}
+
+std::string Bytes(uint64_t n) {
+  if (n >= 1024 && n % 1024 == 0) {
+    return n % (1024 * 1024) == 0 ? fmt::format("{} MiB", n / (1024 * 1024))
+                                  : fmt::format("{} KiB", n / 1024);
+  }
+  return fmt::format("{} bytes", n);
+}
+
+// What every connection of one server shares.
+struct ServerShared {
+  ServerShared(net::io_context& ioc, Handler handler, BodyLimit body_limit, HttpLimits limits)
+      : handler(std::move(handler)),
+        body_limit(std::move(body_limit)),
+        limits(limits),
+        trimmer(std::make_shared<MemoryTrimmer>(ioc, kTrimInterval)) {}
+
+  Handler handler;
+  BodyLimit body_limit;
+  HttpLimits limits;
+  size_t connections = 0;  // counted sessions whose socket is open
+  std::shared_ptr<MemoryTrimmer> trimmer;
+};
 
 class Session : public Responder, public std::enable_shared_from_this<Session> {
  public:
-  Session(tcp::socket socket, Handler handler)
-      : stream_(std::move(socket)), handler_(std::move(handler)) {}
+  // A `counted` session holds one of the server's max_connections until it closes.
+  Session(tcp::socket socket, std::shared_ptr<ServerShared> shared, bool counted)
+      : stream_(std::move(socket)),
+        deadline_(stream_.get_executor()),
+        shared_(std::move(shared)),
+        counted_(counted) {
+    if (counted_) ++shared_->connections;
+  }
+  ~Session() override { Release(); }
 
-  void Start() { DoRead(); }
+  void Start() { ReadRequest(); }
+
+  // Answers `status` with a JSON error and closes, whatever the client sends meanwhile.
+  void Refuse(int status, std::string_view code, const std::string& message,
+              std::vector<std::pair<std::string, std::string>> headers = {}) {
+    keep_alive_ = false;
+    drain_before_close_ = true;
+    responded_ = false;
+    Send(HttpResponse{status, "application/json", ErrorBody(code, message), std::move(headers)});
+  }
 
   void Send(HttpResponse response) override {
     if (responded_ || closed_) return;
@@ -42,7 +94,7 @@ class Session : public Responder, public std::enable_shared_from_this<Session> {
     res->keep_alive(keep_alive_);
     res->body() = std::move(response.body);
     res->prepare_payload();
-    stream_.expires_after(kIdleTimeout);
+    stream_.expires_after(shared_->limits.idle_timeout);
     http::async_write(stream_, *res,
                       [self = shared_from_this(), res](beast::error_code ec, size_t) {
                         self->OnWritten(ec, res->need_eof());
@@ -96,64 +148,175 @@ class Session : public Responder, public std::enable_shared_from_this<Session> {
     bool last;
   };
 
-  void DoRead() {
+  const HttpLimits& limits() const { return shared_->limits; }
+
+  void ReadRequest() {
     parser_.emplace();
-    parser_->body_limit(kBodyLimit);
-    stream_.expires_after(kIdleTimeout);
-    http::async_read(
-        stream_, buffer_, *parser_,
-        [self = shared_from_this()](beast::error_code ec, size_t) { self->OnRead(ec); });
+    parser_->header_limit(limits().max_header_bytes);
+    // The route's limit is applied once the header is in. (Not boost::none: Beast 1.74 compares
+    // an announced length against it as against the smallest limit.)
+    parser_->body_limit(std::numeric_limits<uint64_t>::max());
+    if (buffer_.size() > 0) return ReadHeader();  // the client sent its next request already
+    // An idle kept-alive connection may wait long for its next request; the header clock
+    // starts with the request's first byte.
+    stream_.expires_after(limits().idle_timeout);
+    stream_.async_read_some(buffer_.prepare(kReadChunk),
+                            [self = shared_from_this()](beast::error_code ec, size_t n) {
+                              if (ec) return self->Close();  // idle too long, or gone
+                              self->buffer_.commit(n);
+                              self->ReadHeader();
+                            });
   }
 
-  void OnRead(beast::error_code ec) {
-    if (ec == http::error::end_of_stream || ec == beast::error::timeout ||
-        ec == net::error::connection_reset || ec == net::error::eof) {
-      return Close();
+  // The stream's own timeout would close the socket, leaving no way to say why: a read that
+  // takes too long is cancelled by this timer instead, and answered 408.
+  void StartDeadline(Duration timeout) {
+    stream_.expires_never();
+    timed_out_ = false;
+    deadline_.expires_after(timeout);
+    deadline_.async_wait([self = shared_from_this()](const beast::error_code& ec) {
+      if (ec || self->closed_) return;  // the read finished first
+      self->timed_out_ = true;
+      beast::error_code ignored;
+      self->stream_.socket().cancel(ignored);
+    });
+  }
+
+  // Whether the read that ended with `ec` was cut off by the deadline.
+  bool EndDeadline(const beast::error_code& ec) {
+    deadline_.cancel();
+    return ec == net::error::operation_aborted && timed_out_;
+  }
+
+  void ReadHeader() {
+    StartDeadline(limits().header_timeout);
+    http::async_read_header(
+        stream_, buffer_, *parser_,
+        [self = shared_from_this()](beast::error_code ec, size_t) { self->OnHeader(ec); });
+  }
+
+  void OnHeader(beast::error_code ec) {
+    if (EndDeadline(ec)) {
+      return Refuse(408, "invalid_argument",
+                    fmt::format("the request header did not arrive within {}",
+                                FormatDuration(limits().header_timeout)));
     }
-    if (ec) {
-      if (ec == http::error::body_limit) {
-        keep_alive_ = false;
-        version_ = 11;
-        return Send(HttpResponse{
-            413, "application/json",
-            R"({"error":{"code":"invalid_argument","message":"request body is larger than 16 MiB"}})"});
-      }
-      spdlog::debug("http read: {}", ec.message());
-      return Close();
-    }
+    if (ec == http::error::header_limit) return RefuseLongHeader();
+    if (ec) return OnReadError(ec);
     auto& req = parser_->get();
     version_ = req.version();
     keep_alive_ = req.keep_alive();
-    responded_ = false;
-    HttpRequest request;
-    request.method = std::string(req.method_string());
     std::string_view target(req.target().data(), req.target().size());
+    if (target.size() > limits().max_target_bytes) return RefuseLongTarget();
+    request_ = HttpRequest{};
+    request_.method = std::string(req.method_string());
     size_t q = target.find('?');
-    request.path = PercentDecode(target.substr(0, q), false);
-    if (q != std::string_view::npos) request.query = ParseQuery(target.substr(q + 1));
+    request_.path = PercentDecode(target.substr(0, q), false);
+    if (q != std::string_view::npos) request_.query = ParseQuery(target.substr(q + 1));
     for (const auto& field : req) {
       std::string name(field.name_string());
       std::transform(name.begin(), name.end(), name.begin(), ::tolower);
-      request.headers[name] = std::string(field.value());
+      request_.headers[name] = std::string(field.value());
     }
-    request.body = std::move(req.body());
     beast::error_code remote_ec;
     auto ep = stream_.socket().remote_endpoint(remote_ec);
-    if (!remote_ec) request.remote = fmt::format("{}:{}", ep.address().to_string(), ep.port());
+    if (!remote_ec) request_.remote = fmt::format("{}:{}", ep.address().to_string(), ep.port());
+
+    body_limit_ = shared_->body_limit(request_.method, request_.path);
+    if (auto length = parser_->content_length(); length && *length > body_limit_) {
+      return RefuseLargeBody(*length);
+    }
+    parser_->body_limit(body_limit_);  // for a chunked body, whose size is not announced
+    if (parser_->is_done()) return OnRequest();
+    StartDeadline(limits().body_timeout);
+    http::async_read(
+        stream_, buffer_, *parser_, [self = shared_from_this()](beast::error_code ec, size_t) {
+          if (self->EndDeadline(ec)) {
+            return self->Refuse(408, "invalid_argument",
+                                fmt::format("the request body did not arrive within {}",
+                                            FormatDuration(self->limits().body_timeout)));
+          }
+          if (ec == http::error::body_limit) return self->RefuseLargeBody({});
+          if (ec) return self->OnReadError(ec);
+          self->OnRequest();
+        });
+  }
+
+  void OnReadError(beast::error_code ec) {
+    // A request Beast could not parse is answered; a client that went away is not.
+    if (ec.category() == http::make_error_code(http::error::bad_target).category() &&
+        ec != http::error::end_of_stream && ec != http::error::partial_message) {
+      return Refuse(400, "invalid_argument", "malformed HTTP request: " + ec.message());
+    }
+    spdlog::debug("http read: {}", ec.message());
+    Close();
+  }
+
+  // 414 when the request line alone is too long, else 431: the header fields are.
+  void RefuseLongHeader() {
+    auto data = buffer_.data();
+    std::string_view seen(static_cast<const char*>(data.data()), data.size());
+    size_t line_end = seen.find("\r\n");
+    if (line_end == std::string_view::npos || line_end > limits().max_target_bytes) {
+      return RefuseLongTarget();
+    }
+    Refuse(431, "invalid_argument",
+           fmt::format("the request header is larger than {}, the limit",
+                       Bytes(limits().max_header_bytes)));
+  }
+
+  void RefuseLongTarget() {
+    Refuse(414, "invalid_argument",
+           fmt::format("the URL is longer than {}, the limit", Bytes(limits().max_target_bytes)));
+  }
+
+  void RefuseLargeBody(std::optional<uint64_t> length) {
+    std::string size = length ? fmt::format("{} bytes", *length) : "larger than that";
+    Refuse(413, "invalid_argument",
+           fmt::format("the request body is {}; {} {} takes at most {}", size, request_.method,
+                       request_.path, Bytes(body_limit_)));
+  }
+
+  void OnRequest() {
+    request_.body = std::move(parser_->get().body());
+    const size_t body_size = request_.body.size();
+    responded_ = false;
     // The handler may answer much later (long polls, log streams): no read timeout meanwhile.
     stream_.expires_never();
     try {
-      handler_(std::move(request), shared_from_this());
+      shared_->handler(std::move(request_), shared_from_this());
     } catch (const std::exception& e) {
       spdlog::error("handler threw: {}", e.what());
-      Send(HttpResponse{500, "application/json",
-                        R"({"error":{"code":"internal","message":"internal error"}})"});
+      Send(HttpResponse{500, "application/json", ErrorBody("internal", "internal error")});
+    }
+    if (body_size >= limits().trim_after_body_bytes) {
+      // The body is gone with the request; the read buffer that held it shrinks back too.
+      if (buffer_.capacity() > kReadChunk) buffer_.shrink_to_fit();
+      shared_->trimmer->Request();
     }
   }
 
   void OnWritten(beast::error_code ec, bool close) {
-    if (ec || close) return Close();
-    DoRead();
+    if (ec) return Close();
+    if (close) return drain_before_close_ ? DrainAndClose() : Close();
+    ReadRequest();
+  }
+
+  void DrainAndClose() {
+    beast::error_code ec;
+    stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
+    if (ec) return Close();
+    stream_.expires_after(kLingerTimeout);
+    Drain();
+  }
+
+  void Drain() {
+    buffer_.clear();
+    stream_.async_read_some(buffer_.prepare(kReadChunk),
+                            [self = shared_from_this()](beast::error_code ec, size_t) {
+                              if (ec) return self->Close();  // the client closed, or time is up
+                              self->Drain();
+                            });
   }
 
   void WriteNext() {
@@ -181,21 +344,36 @@ class Session : public Responder, public std::enable_shared_from_this<Session> {
   void Close() {
     if (closed_) return;
     closed_ = true;
+    deadline_.cancel();
     beast::error_code ec;
     stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
     stream_.close();
+    Release();
     for (auto& c : chunks_) {
       if (c.done) c.done(false);
     }
     chunks_.clear();
   }
 
+  // Gives the connection's place back (a handler may hold the session after its socket closed).
+  void Release() {
+    if (!counted_) return;
+    counted_ = false;
+    --shared_->connections;
+  }
+
   beast::tcp_stream stream_;
+  net::steady_timer deadline_;  // of the header or body being read
+  bool timed_out_ = false;
   beast::flat_buffer buffer_;
-  Handler handler_;
+  std::shared_ptr<ServerShared> shared_;
+  bool counted_;
   std::optional<http::request_parser<http::string_body>> parser_;
+  HttpRequest request_;      // the request being read
+  uint64_t body_limit_ = 0;  // its route's
   unsigned version_ = 11;
   bool keep_alive_ = true;
+  bool drain_before_close_ = false;
   bool responded_ = false;
   bool closed_ = false;
   bool streaming_ = false;
@@ -205,30 +383,78 @@ class Session : public Responder, public std::enable_shared_from_this<Session> {
   std::deque<Chunk> chunks_;
 };
 
+// Accepting fails this way when the process or the system is out of file descriptors or
+// memory: the connection stays in the backlog, so trying again at once would spin.
+bool IsResourceShortage(const beast::error_code& ec) {
+  namespace errc = boost::system::errc;
+  return ec == errc::too_many_files_open || ec == errc::too_many_files_open_in_system ||
+         ec == errc::no_buffer_space || ec == errc::not_enough_memory;
+}
+
 }  // namespace
 
 struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
-  Impl(net::io_context& ioc, Handler handler)
-      : ioc(ioc), acceptor(ioc), handler(std::move(handler)) {}
+  Impl(net::io_context& ioc, Handler handler, BodyLimit body_limit, HttpLimits limits)
+      : acceptor(ioc),
+        backoff(ioc),
+        shared(std::make_shared<ServerShared>(ioc, std::move(handler), std::move(body_limit),
+                                              limits)) {}
 
   void Accept() {
     acceptor.async_accept([self = shared_from_this()](beast::error_code ec, tcp::socket socket) {
       if (!self->acceptor.is_open()) return;
-      if (!ec) {
-        socket.set_option(tcp::no_delay(true), ec);
-        std::make_shared<Session>(std::move(socket), self->handler)->Start();
+      if (ec) return self->OnAcceptError(ec);
+      if (self->short_of_resources) {
+        spdlog::info("accepting connections again");
+        self->short_of_resources = false;
       }
+      socket.set_option(tcp::no_delay(true), ec);
+      self->Serve(std::move(socket));
       self->Accept();
     });
   }
 
-  net::io_context& ioc;
+  void Serve(tcp::socket socket) {
+    const size_t max = shared->limits.max_connections;
+    if (shared->connections < max) {
+      full = false;
+      std::make_shared<Session>(std::move(socket), shared, /*counted=*/true)->Start();
+      return;
+    }
+    if (!full) spdlog::warn("{} connections open, the limit: refusing new ones", max);
+    full = true;
+    std::make_shared<Session>(std::move(socket), shared, /*counted=*/false)
+        ->Refuse(503, "unavailable",
+                 fmt::format("the master has {} connections open, its limit; try again later", max),
+                 {{"Retry-After", "1"}});
+  }
+
+  void OnAcceptError(const beast::error_code& ec) {
+    if (!IsResourceShortage(ec)) {
+      spdlog::debug("accept: {}", ec.message());
+      return Accept();  // e.g. a connection reset before it was accepted
+    }
+    if (!short_of_resources) {
+      spdlog::warn("cannot accept connections: {}; trying again every {}ms", ec.message(),
+                   ToMillis(shared->limits.accept_backoff));
+    }
+    short_of_resources = true;
+    backoff.expires_after(shared->limits.accept_backoff);
+    backoff.async_wait([self = shared_from_this()](const beast::error_code& wait_ec) {
+      if (!wait_ec && self->acceptor.is_open()) self->Accept();
+    });
+  }
+
   tcp::acceptor acceptor;
-  Handler handler;
+  net::steady_timer backoff;
+  std::shared_ptr<ServerShared> shared;
+  bool full = false;                // refusing connections for max_connections
+  bool short_of_resources = false;  // backing off after accept failed
 };
 
-HttpServer::HttpServer(net::io_context& ioc, Handler handler)
-    : impl_(std::make_shared<Impl>(ioc, std::move(handler))) {}
+HttpServer::HttpServer(net::io_context& ioc, Handler handler, BodyLimit body_limit,
+                       HttpLimits limits)
+    : impl_(std::make_shared<Impl>(ioc, std::move(handler), std::move(body_limit), limits)) {}
 
 HttpServer::~HttpServer() { Stop(); }
 
@@ -258,7 +484,10 @@ int HttpServer::port() const {
 void HttpServer::Stop() {
   beast::error_code ec;
   impl_->acceptor.close(ec);
+  impl_->backoff.cancel();
 }
+
+size_t HttpServer::connections() const { return impl_->shared->connections; }
 
 std::string PercentDecode(std::string_view text, bool plus_is_space) {
   std::string out;

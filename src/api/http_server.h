@@ -11,10 +11,12 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
 #include "common/status.h"
+#include "common/time.h"
 
 namespace cohort::api {
 
@@ -48,15 +50,45 @@ class Responder {
 };
 
 using Handler = std::function<void(HttpRequest, std::shared_ptr<Responder>)>;
+// The most body bytes a request for `method` and (decoded) `path` may carry; a longer body is
+// refused with 413 before it is read (api/router.h keeps one limit per route).
+using BodyLimit = std::function<uint64_t(std::string_view method, std::string_view path)>;
+
+// What one client may take of the server: no request, slow client or flood of connections may
+// hold more than this, so the master's one event-loop thread keeps serving everyone else.
+struct HttpLimits {
+  // Connections open at once; one more is answered 503 and closed.
+  size_t max_connections = 1024;
+  // The request line and header fields together: more is a 431, or a 414 when the request line
+  // alone is longer than max_target_bytes.
+  uint32_t max_header_bytes = 16 * 1024;
+  size_t max_target_bytes = 8 * 1024;
+  // Between requests on a kept-alive connection.
+  Duration idle_timeout = std::chrono::seconds(75);
+  // From the first byte of a request to the end of its header (a client that trickles a header
+  // byte by byte, "slowloris", is cut off: 408), and for the whole body after it. Once a request
+  // is read there is no timeout: long polls and log streams wait as long as they need.
+  Duration header_timeout = std::chrono::seconds(10);
+  Duration body_timeout = std::chrono::seconds(60);
+  // When accepting fails for want of file descriptors, the pause before trying again (the
+  // waiting connection stays in the backlog; retrying at once would spin).
+  Duration accept_backoff = std::chrono::milliseconds(100);
+  // A request with a body at least this big is followed by giving freed memory back to the
+  // system (malloc_trim), at most once a second.
+  uint64_t trim_after_body_bytes = 256 * 1024;
+};
 
 class HttpServer {
  public:
-  HttpServer(boost::asio::io_context& ioc, Handler handler);
+  HttpServer(boost::asio::io_context& ioc, Handler handler, BodyLimit body_limit,
+             HttpLimits limits = {});
   ~HttpServer();
   // Binds and starts accepting. `port` 0 picks a free port (see port()).
   Status Listen(const std::string& host, int port);
   int port() const;
   void Stop();
+  // Connections open now (refused ones not counted).
+  size_t connections() const;
 
  private:
   struct Impl;

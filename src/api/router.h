@@ -1,5 +1,5 @@
-// A route table for the API: method + path pattern -> handler, and the one matcher that picks a
-// route for a request.
+// A route table for the API: method + path pattern -> handler and the largest body it takes, and
+// the one matcher that picks a route for a request.
 //
 // A pattern is a path whose segments are literals or "{name}" (one whole, non-empty segment,
 // handed to the handler by name): "/api/v1/jobs/{id}/events". A request path matches with or
@@ -7,6 +7,7 @@
 // match wins.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <string>
@@ -22,6 +23,9 @@ using PathParams = std::map<std::string, std::string, std::less<>>;
 // The parameters if `path` matches `pattern`, else nothing.
 std::optional<PathParams> MatchPath(std::string_view pattern, std::string_view path);
 
+// The body a request may carry unless its route says more: a GET's none, a kill's "{}".
+inline constexpr uint64_t kSmallBodyLimit = 4 * 1024;
+
 template <typename Handler>
 class Router {
  public:
@@ -29,6 +33,9 @@ class Router {
     std::string_view method;   // "GET", "POST", ...
     std::string_view pattern;  // "/api/v1/jobs/{id}"
     Handler handler;
+    // The most body bytes a request may carry; the server answers 413 to more before reading
+    // it (api/http_server.h).
+    uint64_t body_limit = kSmallBodyLimit;
   };
 
   // What a request found: a handler with its parameters, or, when no route has its method,
@@ -37,6 +44,7 @@ class Router {
     const Handler* handler = nullptr;
     PathParams params;
     std::vector<std::string_view> allowed;
+    uint64_t body_limit = kSmallBodyLimit;  // its route's; kSmallBodyLimit if none
   };
 
   explicit Router(std::vector<Route> routes) : routes_(std::move(routes)) {}
@@ -50,6 +58,7 @@ class Router {
         found.handler = &route.handler;
         found.params = std::move(*params);
         found.allowed.clear();
+        found.body_limit = route.body_limit;
         return found;
       }
       found.allowed.push_back(route.method);

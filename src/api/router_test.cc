@@ -47,5 +47,13 @@ TEST(Router, PicksByMethodAndPathAndSaysWhichMethodsAPathTakes) {
   EXPECT_TRUE(found.allowed.empty());
 }
 
+TEST(Router, KeepsEachRoutesBodyLimit) {
+  Router<std::string> router({{"GET", "/jobs", "list"}, {"POST", "/jobs", "submit", 1 << 20}});
+  EXPECT_EQ(router.Find("POST", "/jobs").body_limit, 1u << 20);
+  EXPECT_EQ(router.Find("GET", "/jobs").body_limit, kSmallBodyLimit);
+  EXPECT_EQ(router.Find("PUT", "/jobs").body_limit, kSmallBodyLimit) << "no route: a 405";
+  EXPECT_EQ(router.Find("POST", "/nowhere").body_limit, kSmallBodyLimit);
+}
+
 }  // namespace
 }  // namespace cohort::api

@@ -12,6 +12,7 @@
 #include "cohortd/commands.h"
 #include "common/strings.h"
 #include "common/units.h"
+#include "model/node_validation.h"
 #include "os/real_clock.h"
 
 namespace cohort::cohortd {
@@ -139,6 +140,18 @@ int RunAgent(const AgentOptions& o) {
   if (!gpus.ok()) {
     fmt::print(stderr, "cohortd agent: reading GPUs: {}\n", gpus.status().ToString());
     return 1;
+  }
+
+  // The master would refuse the node; say why here, naming the flag behind each field.
+  NodeInfo offered = node;
+  offered.gpus = gpus->gpus;
+  offered.gpu_links = gpus->links;
+  offered.gpu_source = gpus->source;
+  if (Status valid = ValidateNodeInfo(offered); !valid.ok()) {
+    fmt::print(stderr, "cohortd agent: {} (--name, --address, --cpus, --memory, --label):\n",
+               valid.message());
+    for (const auto& problem : valid.details()) fmt::print(stderr, "  {}\n", problem);
+    return 2;
   }
 
   auto master = agent::HttpMasterClient::Create(master_url);

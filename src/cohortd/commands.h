@@ -22,6 +22,7 @@ struct MasterOptions {
   std::string preemption_min_runtime = "1m";
   std::string unknown_team_fallback;
   size_t incremental_above = 1000;
+  size_t max_connections = 0;  // 0: kDefaultMaxConnections, or less if file descriptors are few
 };
 
 struct AgentOptions {

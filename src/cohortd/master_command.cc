@@ -1,6 +1,7 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <boost/asio.hpp>
 #include <filesystem>
 #include <fstream>
@@ -11,11 +12,21 @@
 #include "common/strings.h"
 #include "common/units.h"
 #include "master/master.h"
+#include "os/file_limit.h"
 #include "os/real_clock.h"
 #include "scheduler/scheduler.h"
 #include "state/state_store.h"
 
 namespace cohort::cohortd {
+namespace {
+
+// The cap on connections unless --max-connections says otherwise: about two per agent (its long
+// poll and its log uploads) for a thousand agents, and people following logs. And the file
+// descriptors kept free below the open-file limit for everything else (the database, logs).
+constexpr size_t kDefaultMaxConnections = 4096;
+constexpr size_t kReservedFiles = 128;
+
+}  // namespace
 
 void AddMasterCommand(CLI::App& app, MasterOptions& o) {
   auto* cmd = app.add_subcommand("master", "Run the Cohort master: API, scheduler and state");
@@ -59,6 +70,11 @@ void AddMasterCommand(CLI::App& app, MasterOptions& o) {
   cmd->add_option("--preemption-min-runtime", o.preemption_min_runtime,
                   "A job is never preempted before it has run this long")
       ->capture_default_str();
+  cmd->add_option("--max-connections", o.max_connections,
+                  fmt::format("Connections served at once; more are answered 503 (default {}, or "
+                              "the open-file limit less {} if that is lower)",
+                              kDefaultMaxConnections, kReservedFiles))
+      ->check(CLI::PositiveNumber);
 }
 
 namespace {
@@ -134,15 +150,21 @@ int RunMaster(const MasterOptions& o) {
     fmt::print(stderr, "cohortd master: {}\n", master.status().ToString());
     return 1;
   }
-  api::ApiServer server(ioc, **master);
+  api::HttpLimits limits;
+  const auto open_files = static_cast<size_t>(RaiseOpenFileLimit());
+  limits.max_connections = o.max_connections > 0
+                               ? o.max_connections
+                               : std::clamp(open_files - std::min(open_files, kReservedFiles),
+                                            size_t{16}, kDefaultMaxConnections);
+  api::ApiServer server(ioc, **master, limits);
   Status listening = server.Listen(o.listen.substr(0, colon), *port);
   if (!listening.ok()) {
     fmt::print(stderr, "cohortd master: {}\n", listening.message());
     return 1;
   }
   std::string url = fmt::format("http://{}:{}", o.listen.substr(0, colon), server.port());
-  spdlog::info("cohortd master {} listening on {} (data in {})", COHORT_VERSION, url,
-               config.data_dir);
+  spdlog::info("cohortd master {} listening on {} (data in {}; at most {} connections)",
+               COHORT_VERSION, url, config.data_dir, limits.max_connections);
   if (!o.url_file.empty()) {
     std::string tmp = o.url_file + ".tmp";
     std::ofstream(tmp) << url << "\n";

@@ -139,6 +139,12 @@ std::string FormatMilliCpus(int64_t milli) {
   return fmt::format("{}m", milli);
 }
 
+std::optional<int64_t> MilliCpusFromNumber(double cpus) {
+  constexpr double kLimit = 1e12;
+  if (!std::isfinite(cpus) || std::abs(cpus) > kLimit) return std::nullopt;
+  return std::llround(cpus * 1000);
+}
+
 StatusOr<Duration> ParseDuration(std::string_view text) {
   auto bad = [&] {
     return Status::InvalidArgument(

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -24,6 +25,9 @@ std::string FormatByteSizeApprox(int64_t bytes);
 // CPUs in thousandths: "2" -> 2000, "0.5" -> 500, "250m" -> 250.
 StatusOr<int64_t> ParseMilliCpus(std::string_view text);
 std::string FormatMilliCpus(int64_t milli);
+// A number of CPUs as JSON carries it (a double), in thousandths, rounded to the nearest; nothing
+// for a value that is not finite or beyond 1e12 CPUs either way, which a cast would overflow.
+std::optional<int64_t> MilliCpusFromNumber(double cpus);
 
 // A sequence of <number><unit> with units d h m s ms us: "90m", "1h30m", "45s", "500ms", "2d",
 // "1s250us"; to the nearest microsecond.

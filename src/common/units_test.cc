@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
+
 namespace cohort {
 namespace {
 
@@ -34,6 +36,17 @@ TEST(ByteSize, FormatsApproximatelyForPeople) {
   EXPECT_EQ(FormatByteSizeApprox(25273950208), "23.5Gi");
   EXPECT_EQ(FormatByteSizeApprox(32LL << 30), "32Gi");
   EXPECT_EQ(FormatByteSizeApprox(512), "512");
+}
+
+TEST(MilliCpus, FromJsonNumbersRefusingWhatWouldOverflow) {
+  EXPECT_EQ(MilliCpusFromNumber(8), 8000);
+  EXPECT_EQ(MilliCpusFromNumber(0.25), 250);
+  EXPECT_EQ(MilliCpusFromNumber(-2), -2000);  // a value; whether it is allowed is the caller's
+  EXPECT_EQ(MilliCpusFromNumber(1e12), int64_t{1'000'000'000'000'000});
+  EXPECT_EQ(MilliCpusFromNumber(1e300), std::nullopt);
+  EXPECT_EQ(MilliCpusFromNumber(-1e300), std::nullopt);
+  EXPECT_EQ(MilliCpusFromNumber(std::numeric_limits<double>::infinity()), std::nullopt);
+  EXPECT_EQ(MilliCpusFromNumber(std::numeric_limits<double>::quiet_NaN()), std::nullopt);
 }
 
 TEST(MilliCpus, ParsesWholeFractionAndMilli) {

@@ -15,6 +15,8 @@
 #include <filesystem>
 #include <limits>
 #include <map>
+#include <optional>
+#include <set>
 #include <span>
 #include <sstream>
 #include <string>
@@ -22,6 +24,9 @@
 #include <vector>
 
 #include "common/units.h"
+#include "model/limits.h"
+#include "model/node_validation.h"
+#include "model/workdir.h"
 
 namespace cohort {
 namespace {
@@ -30,12 +35,7 @@ constexpr std::string_view kDefaultSource = "job spec";
 
 constexpr size_t kMaxNameLength = 128;
 constexpr size_t kMaxTeamLength = 64;
-constexpr int64_t kMaxReplicas = 4096;
-constexpr int64_t kMaxTasks = 4096;
-constexpr int64_t kMaxGpus = 1024;
 constexpr int64_t kMaxAttempts = 100;
-constexpr int64_t kMaxMilliCpus = 1'000'000'000'000;  // the bound of ParseMilliCpus
-constexpr int64_t kMaxBytes = std::numeric_limits<int64_t>::max() / 2;  // that of ParseByteSize
 constexpr Duration kMaxGracePeriod = std::chrono::hours(1);
 constexpr Duration kMaxBackoff = std::chrono::hours(1);
 
@@ -272,6 +272,7 @@ class YamlConverter {
 
   Json Convert(const YAML::Node& node, const std::string& path, int depth) {
     if (depth > kMaxDepth || ++nodes_ > kMaxNodes) throw DocumentTooComplex{};
+    CheckTag(node, path);
     switch (node.Type()) {
       case YAML::NodeType::Null:
       case YAML::NodeType::Undefined:
@@ -301,6 +302,7 @@ class YamlConverter {
             continue;
           }
           std::string child = Child(path, name);
+          CheckTag(key, child);
           int line = key.Mark().line + 1;
           auto [it, inserted] = first_line.emplace(name, line);
           if (!inserted) {
@@ -329,6 +331,26 @@ class YamlConverter {
                    tag == std::string(kCore) + "null";
     // A quoted or block scalar ("!") or one tagged !!str stays a string.
     return resolve ? ResolvePlainScalar(text) : Json(text);
+  }
+
+  // A job spec is plain data: a tag asking for anything else (`!!python/object:os.system`,
+  // `!include`, `!!binary`) is refused rather than quietly read as text.
+  void CheckTag(const YAML::Node& node, const std::string& path) {
+    const std::string& tag = node.Tag();
+    if (tag.empty() || tag == "?" || tag == "!") return;  // untagged: plain, or quoted
+    static constexpr std::string_view kCore = "tag:yaml.org,2002:";
+    static constexpr std::array<std::string_view, 7> kPlainTypes = {"str",  "int", "float", "bool",
+                                                                    "null", "map", "seq"};
+    std::string_view name = tag;
+    const bool core = name.starts_with(kCore);
+    if (core) {
+      name.remove_prefix(kCore.size());
+      if (Contains(kPlainTypes, name)) return;
+    }
+    std::string shown = core ? fmt::format("!!{}", name) : tag;
+    Error(path, fmt::format("the YAML tag {} is not allowed; a job spec holds plain values only "
+                            "(tags allowed: !!str, !!int, !!float, !!bool, !!null, !!map, !!seq)",
+                            Json(shown).dump(-1, ' ', false, Json::error_handler_t::replace)));
   }
 
   void Error(const std::string& path, std::string_view reason) {
@@ -611,7 +633,7 @@ class Validator {
     Unknown(v, path, Level::kResources);
     if (const Json* g = Find(v, "gpus")) {
       int64_t n = 0;
-      if (Integer(*g, Child(path, "gpus"), 0, kMaxGpus, &n)) group->resources.gpus = n;
+      if (Integer(*g, Child(path, "gpus"), 0, kMaxTaskGpus, &n)) group->resources.gpus = n;
     }
     if (const Json* c = Find(v, "cpus")) Cpus(*c, Child(path, "cpus"), &group->resources);
     if (const Json* m = Find(v, "memory")) Memory(*m, Child(path, "memory"), &group->resources);
@@ -633,8 +655,8 @@ class Validator {
         Error(path, fmt::format("must be greater than 0, got {}", Describe(v)));
         return;
       }
-      if (cpus * 1000 > static_cast<double>(kMaxMilliCpus)) {
-        Error(path, fmt::format("{} is too large", Describe(v)));
+      if (cpus > static_cast<double>(kMaxTaskCpus)) {
+        Error(path, fmt::format("must be at most {}, got {}", kMaxTaskCpus, Describe(v)));
         return;
       }
       double exact = cpus * 1000;
@@ -653,6 +675,10 @@ class Validator {
       Error(path, fmt::format("must be greater than 0, got {}", Describe(v)));
       return;
     }
+    if (milli > kMaxTaskCpus * 1000) {
+      Error(path, fmt::format("must be at most {}, got {}", kMaxTaskCpus, Describe(v)));
+      return;
+    }
     out->milli_cpus = milli;
   }
 
@@ -667,17 +693,11 @@ class Validator {
       }
       bytes = *parsed;
     } else if (v.is_number_unsigned()) {
-      if (v.get<uint64_t>() > static_cast<uint64_t>(kMaxBytes)) {
-        Error(path, fmt::format("{} is too large", Describe(v)));
-        return;
-      }
-      bytes = static_cast<int64_t>(v.get<uint64_t>());
+      bytes = v.get<uint64_t>() > static_cast<uint64_t>(kMaxTaskMemoryBytes)
+                  ? kMaxTaskMemoryBytes + 1
+                  : static_cast<int64_t>(v.get<uint64_t>());
     } else if (v.is_number_integer()) {
       bytes = v.get<int64_t>();
-      if (bytes > kMaxBytes) {
-        Error(path, fmt::format("{} is too large", Describe(v)));
-        return;
-      }
     } else {
       Error(path, fmt::format("must be a size such as \"32Gi\" or a number of bytes, got {}",
                               Describe(v)));
@@ -685,6 +705,11 @@ class Validator {
     }
     if (bytes <= 0) {
       Error(path, fmt::format("must be greater than 0, got {}", Describe(v)));
+      return;
+    }
+    if (bytes > kMaxTaskMemoryBytes) {
+      Error(path, fmt::format("must be at most {}, got {}", FormatByteSize(kMaxTaskMemoryBytes),
+                              Describe(v)));
       return;
     }
     out->memory_bytes = bytes;
@@ -705,8 +730,13 @@ class Validator {
       Error(p, fmt::format("{}, got an empty list", kCommandHint));
       return;
     }
+    if (v->size() > kMaxCommandArgs) {
+      Error(p, fmt::format("has {} arguments; at most {} are allowed", v->size(), kMaxCommandArgs));
+      return;
+    }
     std::vector<std::string> command;
     bool ok = true;
+    size_t bytes = 0;
     for (size_t i = 0; i < v->size(); ++i) {
       const Json& arg = (*v)[i];
       std::string ap = Index(p, i);
@@ -716,6 +746,7 @@ class Validator {
         continue;
       }
       const std::string& s = arg.get_ref<const std::string&>();
+      bytes += s.size();
       if (s.find('\0') != std::string::npos) {
         Error(ap, "must not contain a NUL character");
         ok = false;
@@ -725,6 +756,11 @@ class Validator {
       }
       command.push_back(s);
     }
+    if (bytes > kMaxCommandBytes) {
+      Error(p, fmt::format("its arguments add up to {} bytes; at most {} ({}) are allowed", bytes,
+                           kMaxCommandBytes, FormatByteSize(kMaxCommandBytes)));
+      ok = false;
+    }
     if (ok) *out = std::move(command);
   }
 
@@ -733,7 +769,18 @@ class Validator {
       Error(path, fmt::format("must be a mapping of NAME: value, got {}", Describe(v)));
       return;
     }
+    if (v.size() > kMaxEnvVars) {
+      Error(path, fmt::format("has {} variables; at most {} are allowed", v.size(), kMaxEnvVars));
+      return;
+    }
+    size_t bytes = 0;
     for (const auto& [name, value] : v.items()) {
+      if (name.size() > kMaxEnvNameLength) {
+        Error(Child(path, name.substr(0, 32) + "..."),
+              fmt::format("a variable name is at most {} characters, got {}", kMaxEnvNameLength,
+                          name.size()));
+        continue;
+      }
       std::string p = Child(path, name);
       auto name_char = [](char c) {
         return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
@@ -763,27 +810,43 @@ class Validator {
         Error(p, "must not contain a NUL character");
         continue;
       }
+      if (text.size() > kMaxEnvValueBytes) {
+        Error(p, fmt::format("is {} bytes; a value is at most {} ({})", text.size(),
+                             kMaxEnvValueBytes, FormatByteSize(kMaxEnvValueBytes)));
+        continue;
+      }
+      bytes += name.size() + text.size();
       (*out)[name] = std::move(text);
+    }
+    if (bytes > kMaxEnvBytes) {
+      Error(path, fmt::format("names and values add up to {} bytes; at most {} ({}) are allowed",
+                              bytes, kMaxEnvBytes, FormatByteSize(kMaxEnvBytes)));
     }
   }
 
+  // Absolute, or relative without "..": below the spec file's directory when there is one
+  // (the CLI), else below the task's own directory on its node (model/workdir.h).
   void Workdir(const Json& v, const std::string& path, std::string* out) {
     if (!v.is_string()) {
       Error(path, fmt::format("must be a string, got {}", Describe(v)));
       return;
     }
-    std::string s = v.get_ref<const std::string&>();
-    if (!s.empty() && s[0] != '/' && !base_dir_.empty()) {
-      s = std::filesystem::path(base_dir_ + "/" + s).lexically_normal().string();
+    const std::string& given = v.get_ref<const std::string&>();
+    if (given.empty()) {
+      Error(path, "must not be empty; leave the field out to run in the task's own directory");
+      return;
+    }
+    if (auto problem = WorkdirProblem(given)) {
+      Error(path, fmt::format("{} {}", Describe(v), *problem));
+      return;
+    }
+    std::string s = given;
+    if (s[0] != '/') {
+      s = std::filesystem::path(base_dir_.empty() ? s : base_dir_ + "/" + s)
+              .lexically_normal()
+              .string();
       if (s.size() > 1 && s.back() == '/') s.pop_back();
-    }
-    if (s.empty() || s[0] != '/') {
-      Error(path, fmt::format("{} must be an absolute path, starting with /", Describe(v)));
-      return;
-    }
-    if (s.find('\0') != std::string::npos) {
-      Error(path, "must not contain a NUL character");
-      return;
+      if (s == ".") s.clear();  // the task's directory itself
     }
     *out = s;
   }
@@ -802,6 +865,10 @@ class Validator {
         Error("constraints.gpu_model",
               fmt::format("must be a GPU model name as `cohort nodes` shows it, got {}",
                           Describe(*m)));
+      } else if (m->get_ref<const std::string&>().size() > kMaxGpuModelLength) {
+        Error("constraints.gpu_model",
+              fmt::format("must be at most {} characters, got {}", kMaxGpuModelLength,
+                          m->get_ref<const std::string&>().size()));
       } else {
         out->gpu_model = m->get<std::string>();
       }
@@ -812,20 +879,34 @@ class Validator {
               fmt::format("must be a mapping of label: value, got {}", Describe(*l)));
         return;
       }
+      if (l->size() > kMaxLabels) {
+        Error("constraints.labels",
+              fmt::format("has {} labels; at most {} are allowed", l->size(), kMaxLabels));
+        return;
+      }
       for (const auto& [key, value] : l->items()) {
         std::string p = Child("constraints.labels", key);
-        if (key.empty() || key.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUV"
-                                                 "WXYZ0123456789._/-") != std::string::npos) {
-          Error(p, "not a valid label name: use letters, digits, '.', '_', '/' and '-'");
+        if (!IsValidLabelKey(key)) {
+          Error(p, fmt::format("not a valid label name: use 1 to {} letters, digits, '.', '_', "
+                               "'/' and '-'",
+                               kMaxLabelKeyLength));
           continue;
         }
+        std::string text;
         if (value.is_string()) {
-          out->labels[key] = value.get<std::string>();
+          text = value.get<std::string>();
         } else if (value.is_boolean() || value.is_number()) {
-          out->labels[key] = value.dump();
+          text = value.dump();
         } else {
           Error(p, fmt::format("must be a string, got {}", Describe(value)));
+          continue;
         }
+        if (text.size() > kMaxLabelValueLength) {
+          Error(p, fmt::format("must be at most {} characters, got {}", kMaxLabelValueLength,
+                               text.size()));
+          continue;
+        }
+        out->labels[key] = std::move(text);
       }
     }
   }
@@ -906,7 +987,7 @@ class Validator {
   void Replicas(const Json& v, const std::string& path, TaskGroupSpec* group) {
     int64_t n = 0;
     if (!v.is_object()) {
-      if (Integer(v, path, 1, kMaxReplicas, &n)) group->replicas = static_cast<int>(n);
+      if (Integer(v, path, 1, kMaxTasks, &n)) group->replicas = static_cast<int>(n);
       return;
     }
     for (const auto& [key, value] : v.items()) {
@@ -919,8 +1000,8 @@ class Validator {
     const Json* hi = Find(v, "max");
     if (!lo) Error(Child(path, "min"), "required field is missing");
     if (!hi) Error(Child(path, "max"), "required field is missing");
-    bool ok_lo = lo && Integer(*lo, Child(path, "min"), 1, kMaxReplicas, &min);
-    bool ok_hi = hi && Integer(*hi, Child(path, "max"), 1, kMaxReplicas, &max);
+    bool ok_lo = lo && Integer(*lo, Child(path, "min"), 1, kMaxTasks, &min);
+    bool ok_hi = hi && Integer(*hi, Child(path, "max"), 1, kMaxTasks, &max);
     if (!ok_lo || !ok_hi) return;
     if (max < min) {
       Error(Child(path, "max"), fmt::format("must be at least min ({}), got {}", min, max));
@@ -978,7 +1059,7 @@ class Validator {
   }
 
   std::vector<std::string> errors_;
-  std::string base_dir_;  // relative workdirs are taken relative to it; empty: refused
+  std::string base_dir_;  // relative workdirs are taken relative to it; empty: kept relative
 };
 
 StatusOr<JobSpec> Validate(const Json& doc, std::vector<std::string> errors,
@@ -1007,7 +1088,50 @@ std::string JsonSyntaxError(std::string_view source, const Json::parse_error& e)
   return fmt::format("{}: {}", source, what);
 }
 
+// A text that starts as a JSON object, as nlohmann's parser reads it; it is many times faster
+// than yaml-cpp's (docs/performance.md), and `cohort submit` sends JSON. `doc` is null when the
+// JSON is broken or repeats a key (nlohmann would keep the last one silently), and `problem`
+// then says what is wrong, for a text too long to hand to the YAML reader, which would say
+// where.
+struct PlainJson {
+  Json doc;
+  std::string problem;
+};
+
+std::optional<PlainJson> ReadPlainJson(std::string_view text, std::string_view source) {
+  size_t first = text.find_first_not_of(" \t\r\n");
+  if (first == std::string_view::npos || text[first] != '{') return std::nullopt;
+  std::vector<std::set<std::string>> keys;  // of each object being read
+  std::string repeated;
+  auto note = [&](int, Json::parse_event_t event, Json& parsed) {
+    if (event == Json::parse_event_t::object_start) {
+      keys.emplace_back();
+    } else if (event == Json::parse_event_t::object_end) {
+      keys.pop_back();
+    } else if (event == Json::parse_event_t::key && !keys.empty() && repeated.empty() &&
+               !keys.back().insert(parsed.get<std::string>()).second) {
+      repeated = parsed.get<std::string>();
+    }
+    return true;
+  };
+  try {
+    Json doc = Json::parse(text, note);
+    if (repeated.empty()) return PlainJson{std::move(doc), ""};
+    return PlainJson{nullptr, fmt::format("{}: the key {} is given twice in one object", source,
+                                          Json(repeated).dump())};
+  } catch (const Json::parse_error& e) {
+    return PlainJson{nullptr, JsonSyntaxError(source, e)};
+  } catch (const std::exception& e) {
+    return PlainJson{nullptr, fmt::format("{}: {}", source, e.what())};
+  }
+}
+
 }  // namespace
+
+std::string SpecTooLarge(uint64_t bytes) {
+  return fmt::format("{} bytes is too large; a job spec is at most {} bytes ({})", bytes,
+                     kMaxSpecBytes, FormatByteSize(kMaxSpecBytes));
+}
 
 StatusOr<JobSpec> ParseJobSpec(std::string_view text, std::string_view source) {
   return ParseJobSpecFile(text, source, "");
@@ -1016,7 +1140,20 @@ StatusOr<JobSpec> ParseJobSpec(std::string_view text, std::string_view source) {
 StatusOr<JobSpec> ParseJobSpecFile(std::string_view text, std::string_view source,
                                    const std::string& base_dir) {
   std::string prefix = source == kDefaultSource ? "" : fmt::format("{}: ", source);
+  if (static_cast<int64_t>(text.size()) > kMaxSpecBytes) {
+    return Status::InvalidArgument(fmt::format("{}: {}", source, SpecTooLarge(text.size())));
+  }
   try {
+    auto json = ReadPlainJson(text, source);
+    if (json && json->problem.empty()) return Validate(json->doc, {}, prefix, base_dir);
+    if (static_cast<int64_t>(text.size()) > kMaxYamlSpecBytes) {
+      if (json) return Status::InvalidArgument(json->problem);
+      return Status::InvalidArgument(fmt::format(
+          "{}: {} bytes is too large for YAML; a job spec in YAML is at most {} bytes ({}), in "
+          "JSON {} bytes ({})",
+          source, text.size(), kMaxYamlSpecBytes, FormatByteSize(kMaxYamlSpecBytes), kMaxSpecBytes,
+          FormatByteSize(kMaxSpecBytes)));
+    }
     DocumentCounter counter;
     YAML::Node root;
     try {

@@ -6,6 +6,8 @@
 // problem; its message summarises ("job spec has 3 errors").
 #pragma once
 
+#include <cstdint>
+#include <string>
 #include <string_view>
 
 #include "common/status.h"
@@ -18,9 +20,13 @@ namespace cohort {
 StatusOr<JobSpec> ParseJobSpec(std::string_view text, std::string_view source = "job spec");
 StatusOr<JobSpec> ParseJobSpecJson(const Json& doc);
 // As ParseJobSpec, but a relative `workdir` is taken relative to `base_dir` (the directory of
-// the spec file, as the CLI does) instead of being an error.
+// the spec file, as the CLI does) instead of the task's own directory on its node.
 StatusOr<JobSpec> ParseJobSpecFile(std::string_view text, std::string_view source,
                                    const std::string& base_dir);
+
+// "300000 bytes is too large; a job spec is at most 262144 bytes (256Ki)", for a text longer
+// than kMaxSpecBytes (model/limits.h), which ParseJobSpec refuses with this reason.
+std::string SpecTooLarge(uint64_t bytes);
 
 // The canonical JSON document of a valid spec; ParseJobSpecJson(ToJson(s)) gives s back.
 Json ToJson(const JobSpec& spec);

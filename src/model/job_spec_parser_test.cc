@@ -315,11 +315,11 @@ priority: -7
 framework: tensorflow
 tasks:
   - role: chief
-    resources: {cpus: 1.234, memory: 1000, gpus: 1024}
+    resources: {cpus: 1.234, memory: 1000, gpus: 64}
     command: [sh, "", "two words", "ünïcode"]
     env: {PI: 3.14159, "N": -5, F: false}
   - role: worker
-    replicas: 4095
+    replicas: 1023
     resources: {cpus: 250m, memory: 1.5Gi}
     command: [sh, -c, "echo \"$RANKS\""]
 restart: {max_attempts: 100}
@@ -360,7 +360,7 @@ tasks:
   EXPECT_THAT(Errors("name: 2024\ntasks: [{role: w, command: [x]}]"),
               ElementsAre("name: must be a string, got 2024"));
   EXPECT_THAT(Errors(WithTask("replicas: \"2\"")),
-              ElementsAre("tasks[0].replicas: must be an integer from 1 to 4096, got \"2\""));
+              ElementsAre("tasks[0].replicas: must be an integer from 1 to 1024, got \"2\""));
 }
 
 TEST(JobSpecParser, AcceptsPriorityNamesAndIntegers) {
@@ -479,7 +479,7 @@ tasks:
     resources: {gpus: -1, cpus: 0, memory: 32GB}
     command: python3 train.py
     env: {MY-VAR: x, RANK: "0"}
-    workdir: data
+    workdir: ../data
 restart: {max_attempts: 0}
 max_runtime: 0s
 grace_period: 2h
@@ -496,8 +496,8 @@ grace_period: 2h
                   "framework: \"jax\" is not a framework; use none, pytorch or tensorflow",
                   "tasks[0].role: \"Worker\" is not a valid role: use 1 to 32 lowercase letters, "
                   "digits, '_' or '-', starting with a letter",
-                  "tasks[0].replicas: must be an integer from 1 to 4096, got 0",
-                  "tasks[0].resources.gpus: must be an integer from 0 to 1024, got -1",
+                  "tasks[0].replicas: must be an integer from 1 to 1024, got 0",
+                  "tasks[0].resources.gpus: must be an integer from 0 to 64, got -1",
                   "tasks[0].resources.cpus: must be greater than 0, got 0",
                   "tasks[0].resources.memory: \"32GB\" is not a size; use e.g. 32Gi",
                   "tasks[0].command: must be a list of strings, e.g. [python3, train.py], got "
@@ -505,7 +505,8 @@ grace_period: 2h
                   "tasks[0].env.MY-VAR: not a valid variable name: use letters, digits and '_', "
                   "not starting with a digit",
                   "tasks[0].env.RANK: is set by Cohort and cannot be set in the spec",
-                  "tasks[0].workdir: \"data\" must be an absolute path, starting with /",
+                  "tasks[0].workdir: \"../data\" must not contain a '..' component: a relative "
+                  "workdir stays within its directory; write an absolute path to run elsewhere",
                   "restart.max_attempts: must be an integer from 1 to 100, got 0",
                   "max_runtime: must be longer than 0s, got \"0s\"",
                   "grace_period: must be at most 1h, got \"2h\""));
@@ -539,14 +540,14 @@ TEST(JobSpecErrors, WrongTypeForEveryField) {
        "tasks[0]: must be a mapping with role, command and the other task fields, got \"worker\""},
       {"name: x\ntasks: [{role: 5, command: [x]}]", "tasks[0].role: must be a string, got 5"},
       {WithTask("replicas: two"),
-       "tasks[0].replicas: must be an integer from 1 to 4096, got \"two\""},
-      {WithTask("replicas: 1.5"), "tasks[0].replicas: must be an integer from 1 to 4096, got 1.5"},
+       "tasks[0].replicas: must be an integer from 1 to 1024, got \"two\""},
+      {WithTask("replicas: 1.5"), "tasks[0].replicas: must be an integer from 1 to 1024, got 1.5"},
       {WithTask("replicas: true"),
-       "tasks[0].replicas: must be an integer from 1 to 4096, got true"},
+       "tasks[0].replicas: must be an integer from 1 to 1024, got true"},
       {WithTask("resources: 8"),
        "tasks[0].resources: must be a mapping with gpus, cpus and memory, got 8"},
       {WithTask("resources: {gpus: \"8\"}"),
-       "tasks[0].resources.gpus: must be an integer from 0 to 1024, got \"8\""},
+       "tasks[0].resources.gpus: must be an integer from 0 to 64, got \"8\""},
       {WithTask("resources: {cpus: [4]}"),
        "tasks[0].resources.cpus: must be a number of CPUs (4, 0.5) or a string (\"500m\"), got "
        "a list"},
@@ -584,11 +585,11 @@ TEST(JobSpecErrors, WrongTypeForEveryField) {
 TEST(JobSpecErrors, WrongJsonTypesSayWhatWasExpectedAndFound) {
   EXPECT_THAT(JsonErrors(R"({"name": "x", "tasks": [{"role": "w", "replicas": "two",
                              "command": ["x"]}]})"),
-              ElementsAre("tasks[0].replicas: must be an integer from 1 to 4096, got \"two\""));
+              ElementsAre("tasks[0].replicas: must be an integer from 1 to 1024, got \"two\""));
   EXPECT_THAT(JsonErrors(R"({"name": null, "tasks": [{"role": "w", "command": ["x"],
                              "resources": {"gpus": 1e2}}]})"),
               ElementsAre("name: must be a string, got null",
-                          "tasks[0].resources.gpus: must be an integer from 0 to 1024, got 100.0"));
+                          "tasks[0].resources.gpus: must be an integer from 0 to 64, got 100.0"));
   EXPECT_THAT(JsonErrors(R"({"name": "x", "tasks": [{"role": "w", "command": ["x"],
                              "env": {"DEBUG": null}}], "priority": {}})"),
               ElementsAre("priority: an empty mapping is not a priority; use low, normal, high or "
@@ -604,15 +605,15 @@ TEST(JobSpecErrors, WrongJsonTypesSayWhatWasExpectedAndFound) {
 }
 
 TEST(JobSpecErrors, OutOfRangeValues) {
-  EXPECT_THAT(Errors(WithTask("replicas: 4097")),
-              ElementsAre("tasks[0].replicas: must be an integer from 1 to 4096, got 4097"));
+  EXPECT_THAT(Errors(WithTask("replicas: 1025")),
+              ElementsAre("tasks[0].replicas: must be an integer from 1 to 1024, got 1025"));
   EXPECT_THAT(Errors(WithTask("replicas: -1")),
-              ElementsAre("tasks[0].replicas: must be an integer from 1 to 4096, got -1"));
+              ElementsAre("tasks[0].replicas: must be an integer from 1 to 1024, got -1"));
   EXPECT_THAT(Errors(WithTask("replicas: 99999999999999999999")),
-              ElementsAre("tasks[0].replicas: must be an integer from 1 to 4096, got "
+              ElementsAre("tasks[0].replicas: must be an integer from 1 to 1024, got "
                           "\"99999999999999999999\""));
-  EXPECT_THAT(Errors(WithTask("resources: {gpus: 1025}")),
-              ElementsAre("tasks[0].resources.gpus: must be an integer from 0 to 1024, got 1025"));
+  EXPECT_THAT(Errors(WithTask("resources: {gpus: 65}")),
+              ElementsAre("tasks[0].resources.gpus: must be an integer from 0 to 64, got 65"));
   EXPECT_THAT(Errors(WithTask("resources: {cpus: -2}")),
               ElementsAre("tasks[0].resources.cpus: must be greater than 0, got -2"));
   EXPECT_THAT(Errors(WithTask("resources: {cpus: 0m}")),
@@ -620,7 +621,7 @@ TEST(JobSpecErrors, OutOfRangeValues) {
   EXPECT_THAT(Errors(WithTask("resources: {cpus: 0.0005}")),
               ElementsAre("tasks[0].resources.cpus: 0.0005 is finer than a thousandth of a CPU"));
   EXPECT_THAT(Errors(WithTask("resources: {cpus: 1e10}")),
-              ElementsAre("tasks[0].resources.cpus: 10000000000.0 is too large"));
+              ElementsAre("tasks[0].resources.cpus: must be at most 16384, got 10000000000.0"));
   EXPECT_THAT(Errors(WithTask("resources: {memory: 0}")),
               ElementsAre("tasks[0].resources.memory: must be greater than 0, got 0"));
   EXPECT_THAT(Errors(WithTask("resources: {memory: \"0Gi\"}")),
@@ -723,17 +724,17 @@ tasks:
   EXPECT_TRUE(ParseJobSpec("name: x\ntasks: [{role: trainer, replicas: 2, command: [a]}]").ok());
 }
 
-TEST(JobSpecErrors, JobAtMost4096Tasks) {
+TEST(JobSpecErrors, JobAtMost1024Tasks) {
   EXPECT_THAT(Errors(R"(name: big
 tasks:
-  - {role: a, replicas: 4000, command: [x]}
-  - {role: b, replicas: 97, command: [x]}
+  - {role: a, replicas: 1000, command: [x]}
+  - {role: b, replicas: 25, command: [x]}
 )"),
-              ElementsAre("tasks: the job has 4097 tasks in all; at most 4096 are allowed"));
+              ElementsAre("tasks: the job has 1025 tasks in all; at most 1024 are allowed"));
   EXPECT_TRUE(ParseJobSpec(R"(name: big
 tasks:
-  - {role: a, replicas: 4000, command: [x]}
-  - {role: b, replicas: 96, command: [x]}
+  - {role: a, replicas: 1000, command: [x]}
+  - {role: b, replicas: 24, command: [x]}
 )")
                   .ok());
 }
@@ -808,12 +809,11 @@ TEST(JobSpecErrors, CommandMustBeAListOfStrings) {
               ElementsAre("tasks[0].command: required field is missing"));
 }
 
-TEST(JobSpecErrors, WorkdirMustBeAbsolute) {
-  EXPECT_THAT(Errors(WithTask("workdir: data/run")),
-              ElementsAre("tasks[0].workdir: \"data/run\" must be an absolute path, starting "
-                          "with /"));
+TEST(JobSpecErrors, WorkdirIsAbsoluteOrRelativeToTheTaskDirectory) {
+  EXPECT_EQ(Parse(WithTask("workdir: data/run")).tasks[0].workdir, "data/run");
   EXPECT_THAT(Errors(WithTask("workdir: \"\"")),
-              ElementsAre("tasks[0].workdir: \"\" must be an absolute path, starting with /"));
+              ElementsAre("tasks[0].workdir: must not be empty; leave the field out to run in the "
+                          "task's own directory"));
   EXPECT_EQ(Parse(WithTask("workdir: /data/run")).tasks[0].workdir, "/data/run");
 }
 
@@ -882,17 +882,17 @@ TEST(JobSpecFile, RelativeWorkdirIsTakenFromTheSpecFilesDirectory) {
 tasks:
   - role: worker
     command: [python3, train.py]
-    workdir: ../examples/./ddp/
+    workdir: examples/./ddp/
 )";
   auto spec = ParseJobSpecFile(kSpec, "job.yaml", "/home/ds/project");
   ASSERT_TRUE(spec.ok()) << spec.status().ToString();
-  EXPECT_EQ(spec->tasks[0].workdir, "/home/ds/examples/ddp");
+  EXPECT_EQ(spec->tasks[0].workdir, "/home/ds/project/examples/ddp");
   auto dot = ParseJobSpecFile("name: rel\ntasks: [{role: w, command: [x], workdir: .}]\n",
                               "job.yaml", "/srv/job");
   ASSERT_TRUE(dot.ok());
   EXPECT_EQ(dot->tasks[0].workdir, "/srv/job");
-  // Without a file to be relative to (the API), a relative workdir stays an error.
-  EXPECT_FALSE(ParseJobSpec(kSpec, "job.yaml").ok());
+  // Without a file to be relative to (the API), it stays relative: to the task's directory.
+  EXPECT_EQ(ParseJobSpec(kSpec, "job.yaml")->tasks[0].workdir, "examples/ddp");
 }
 
 }  // namespace
@@ -924,8 +924,8 @@ tasks: [{role: w, command: [x]}]
   EXPECT_THAT(bad.status().details(),
               ::testing::UnorderedElementsAre(
                   "constraints.gpu_modle: unknown field; did you mean \"gpu_model\"?",
-                  "constraints.labels.bad label: not a valid label name: use letters, digits, "
-                  "'.', '_', '/' and '-'",
+                  "constraints.labels.bad label: not a valid label name: use 1 to 128 letters, "
+                  "digits, '.', '_', '/' and '-'",
                   "constraints.labels.rack: must be a string, got a list"));
   auto empty_model =
       ParseJobSpec("name: c\nconstraints: {gpu_model: ''}\ntasks: [{role: w, command: [x]}]\n");
@@ -972,7 +972,7 @@ tasks:
                   "tasks[0].replicas.max: must be at least min (4), got 2",
                   "tasks[1].replicas.most: unknown field; expected min and max",
                   "tasks[1].replicas.max: required field is missing",
-                  "tasks[1].replicas.min: must be an integer from 1 to 4096, got 0"));
+                  "tasks[1].replicas.min: must be an integer from 1 to 1024, got 0"));
   auto tf = ParseJobSpec(R"(name: t
 framework: tensorflow
 tasks: [{role: worker, replicas: {min: 1, max: 4}, command: [x]}]

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <limits>
+
 #include "common/units.h"
 #include "model/job_spec_parser.h"
 
@@ -40,6 +42,41 @@ T ValueOr(const Json& j, const char* key, T fallback) {
   return it->get<T>();
 }
 
+// An integer field of type T. nlohmann's get<T> casts a float (1e300) or a wider integer
+// without a word, which overflows; this refuses them, naming the field.
+template <typename T>
+T IntegerAt(const Json& j, const char* key) {
+  const Json& v = j.at(key);
+  constexpr auto kMin = static_cast<int64_t>(std::numeric_limits<T>::min());
+  constexpr auto kMax = static_cast<int64_t>(std::numeric_limits<T>::max());
+  if (v.is_number_unsigned()) {
+    if (v.get<uint64_t>() <= static_cast<uint64_t>(kMax)) return static_cast<T>(v.get<uint64_t>());
+  } else if (v.is_number_integer()) {
+    const auto i = v.get<int64_t>();
+    if (i >= kMin && i <= kMax) return static_cast<T>(i);
+  }
+  throw std::runtime_error(
+      fmt::format("{}: must be an integer from {} to {}, got {}", key, kMin, kMax, v.dump()));
+}
+
+template <typename T>
+T IntegerOr(const Json& j, const char* key, T fallback) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return fallback;
+  return IntegerAt<T>(j, key);
+}
+
+// CPUs (a JSON number) in thousandths, refusing a value that would overflow.
+int64_t MilliCpusAt(const Json& j, const char* key) {
+  const Json& v = j.at(key);
+  if (!v.is_number()) {
+    throw std::runtime_error(fmt::format("{}: must be a number of CPUs, got {}", key, v.dump()));
+  }
+  auto milli = MilliCpusFromNumber(v.get<double>());
+  if (!milli) throw std::runtime_error(fmt::format("{}: {} is out of range", key, v.dump()));
+  return *milli;
+}
+
 Json ResourcesJson(const Resources& r) {
   return Json{{"gpus", r.gpus},
               {"cpus", static_cast<double>(r.milli_cpus) / 1000.0},
@@ -49,7 +86,7 @@ Json ResourcesJson(const Resources& r) {
 Resources ResourcesFrom(const Json& j) {
   Resources r;
   r.gpus = j.at("gpus").get<int64_t>();
-  r.milli_cpus = static_cast<int64_t>(j.at("cpus").get<double>() * 1000.0 + 0.5);
+  r.milli_cpus = MilliCpusAt(j, "cpus");
   auto mem = ParseByteSize(j.at("memory").get<std::string>());
   if (!mem.ok()) throw std::runtime_error("memory: " + mem.status().message());
   r.memory_bytes = *mem;
@@ -247,62 +284,46 @@ Json ToJson(const NodeInfo& n) {
 }
 
 StatusOr<NodeInfo> NodeInfoFromJson(const Json& j) {
-  auto info = Decode<NodeInfo>("node", [&] {
+  // Only what cannot be held is refused here; whether the values make sense is
+  // ValidateNodeInfo's to say (model/node_validation.h), when an agent registers.
+  return Decode<NodeInfo>("node", [&] {
     NodeInfo n;
     n.id = j.at("id").get<std::string>();
     n.address = j.at("address").get<std::string>();
-    n.milli_cpus = static_cast<int64_t>(j.at("cpus").get<double>() * 1000.0 + 0.5);
-    n.memory_bytes = j.at("memory_bytes").get<int64_t>();
+    n.milli_cpus = MilliCpusAt(j, "cpus");
+    n.memory_bytes = IntegerAt<int64_t>(j, "memory_bytes");
     for (const auto& g : j.at("gpus")) {
       Gpu gpu;
-      gpu.index = g.at("index").get<int>();
+      gpu.index = IntegerAt<int>(g, "index");
       gpu.uuid = ValueOr<std::string>(g, "uuid", "");
       gpu.model = ValueOr<std::string>(g, "model", "");
-      gpu.memory_bytes = ValueOr<int64_t>(g, "memory_bytes", 0);
+      gpu.memory_bytes = IntegerOr<int64_t>(g, "memory_bytes", 0);
       gpu.pci_bus_id = ValueOr<std::string>(g, "pci_bus_id", "");
-      gpu.numa_node = ValueOr<int>(g, "numa_node", -1);
+      gpu.numa_node = IntegerOr<int>(g, "numa_node", -1);
       n.gpus.push_back(std::move(gpu));
     }
     if (auto it = j.find("gpu_links"); it != j.end()) {
       for (const auto& l : *it) {
         GpuLink link;
-        link.a = l.at("a").get<int>();
-        link.b = l.at("b").get<int>();
+        link.a = IntegerAt<int>(l, "a");
+        link.b = IntegerAt<int>(l, "b");
         auto type = ParseGpuLinkType(l.at("type").get<std::string>());
         if (!type) throw std::runtime_error("gpu_links: unknown link type");
         link.type = *type;
-        link.nvlinks = ValueOr<int>(l, "nvlinks", 0);
+        link.nvlinks = IntegerOr<int>(l, "nvlinks", 0);
         n.gpu_links.push_back(link);
       }
     }
     n.gpu_source = ValueOr<std::string>(j, "gpu_source", "");
     if (auto it = j.find("ports"); it != j.end()) {
-      n.ports.first = it->at("first").get<int>();
-      n.ports.last = it->at("last").get<int>();
+      n.ports.first = IntegerAt<int>(*it, "first");
+      n.ports.last = IntegerAt<int>(*it, "last");
     }
     n.labels = ValueOr<std::map<std::string, std::string>>(j, "labels", {});
     n.agent_version = ValueOr<std::string>(j, "agent_version", "");
     n.instance = ValueOr<std::string>(j, "instance", "");
     return n;
   });
-  if (!info.ok()) return info;
-  // Semantic checks: a registering agent is outside input.
-  std::vector<std::string> problems;
-  if (info->id.empty()) problems.push_back("id: must not be empty");
-  if (info->address.empty()) problems.push_back("address: must not be empty");
-  if (info->ports.first < 1 || info->ports.last > 65535 || info->ports.first > info->ports.last) {
-    problems.push_back(fmt::format("ports: {}-{} is not a port range within 1-65535",
-                                   info->ports.first, info->ports.last));
-  }
-  for (size_t i = 0; i < info->gpus.size(); ++i) {
-    if (info->gpus[i].index != static_cast<int>(i)) {
-      problems.push_back(fmt::format("gpus[{}].index: expected {}", i, i));
-    }
-  }
-  if (!problems.empty()) {
-    return Status::InvalidArgument("invalid node registration", std::move(problems));
-  }
-  return info;
 }
 
 Json ToJson(const TaskId& id) {

@@ -1,0 +1,373 @@
+// The HTTP server's limits, against raw sockets: what a client that sends too much, too slowly
+// or too often gets, and that the server keeps serving everyone else.
+#include "api/http_server.h"
+
+#include <arpa/inet.h>
+#include <fmt/format.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <boost/asio/post.hpp>
+#include <boost/asio/steady_timer.hpp>
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <future>
+#include <optional>
+#include <sstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+namespace cohort::api {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::StartsWith;
+using namespace std::chrono_literals;
+
+// Answers 200 with the body it got, or, for /wait, 200 after 800 ms (a long poll).
+Handler EchoHandler(boost::asio::io_context& ioc) {
+  return [&ioc](HttpRequest request, std::shared_ptr<Responder> responder) {
+    if (request.path == "/wait") {
+      auto timer = std::make_shared<boost::asio::steady_timer>(ioc, 800ms);
+      timer->async_wait([timer, responder](const boost::system::error_code&) {
+        responder->Send(HttpResponse{200, "text/plain", "waited"});
+      });
+      return;
+    }
+    responder->Send(HttpResponse{200, "text/plain", fmt::format("got {}", request.body.size())});
+  };
+}
+
+// POST /small takes 1 KiB, everything else 64 KiB.
+uint64_t TestBodyLimit(std::string_view method, std::string_view path) {
+  return method == "POST" && path == "/small" ? 1024 : 64 * 1024;
+}
+
+HttpLimits SmallLimits() {
+  HttpLimits limits;
+  limits.max_connections = 64;
+  limits.max_header_bytes = 4096;
+  limits.max_target_bytes = 1024;
+  limits.header_timeout = 300ms;
+  limits.idle_timeout = 5s;
+  return limits;
+}
+
+// A server on its own io_context thread, on a free port of 127.0.0.1.
+class ServerThread {
+ public:
+  explicit ServerThread(HttpLimits limits = SmallLimits())
+      : server_(ioc_, EchoHandler(ioc_), TestBodyLimit, limits) {
+    Status s = server_.Listen("127.0.0.1", 0);
+    EXPECT_TRUE(s.ok()) << s.ToString();
+    thread_ = std::thread([this] { ioc_.run(); });
+  }
+  ~ServerThread() {
+    work_.reset();
+    ioc_.stop();
+    thread_.join();
+  }
+  int port() const { return server_.port(); }
+  // Read on the server's thread, where the count lives.
+  size_t connections() {
+    std::promise<size_t> count;
+    boost::asio::post(ioc_, [&] { count.set_value(server_.connections()); });
+    return count.get_future().get();
+  }
+
+ private:
+  boost::asio::io_context ioc_;
+  std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work_{
+      boost::asio::make_work_guard(ioc_)};
+  HttpServer server_;
+  std::thread thread_;
+};
+
+// A blocking client socket; reads give up after 5 s.
+int Connect(int port) {
+  int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  EXPECT_GE(fd, 0);
+  timeval timeout{5, 0};
+  ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_port = htons(static_cast<uint16_t>(port));
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  EXPECT_EQ(::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)), 0) << strerror(errno);
+  return fd;
+}
+
+void SendAll(int fd, std::string_view data) {
+  while (!data.empty()) {
+    ssize_t n = ::send(fd, data.data(), data.size(), MSG_NOSIGNAL);
+    if (n <= 0) return;  // the server may close early; what it answered is what counts
+    data.remove_prefix(static_cast<size_t>(n));
+  }
+}
+
+// Everything until the server closes the connection (or 5 s pass).
+std::string ReadUntilClosed(int fd) {
+  std::string out;
+  char buf[4096];
+  ssize_t n;
+  while ((n = ::recv(fd, buf, sizeof(buf), 0)) > 0) out.append(buf, static_cast<size_t>(n));
+  return out;
+}
+
+// One response on a kept-alive connection: the header and a Content-Length body.
+std::string ReadResponse(int fd) {
+  std::string out;
+  char buf[4096];
+  while (true) {
+    size_t end = out.find("\r\n\r\n");
+    if (end != std::string::npos) {
+      size_t at = out.find("Content-Length: ");
+      size_t length = at == std::string::npos ? 0 : std::stoul(out.substr(at + 16));
+      if (out.size() >= end + 4 + length) return out;
+    }
+    ssize_t n = ::recv(fd, buf, sizeof(buf), 0);
+    if (n <= 0) return out;
+    out.append(buf, static_cast<size_t>(n));
+  }
+}
+
+std::string Get(int port, const std::string& target) {
+  int fd = Connect(port);
+  SendAll(fd, fmt::format("GET {} HTTP/1.1\r\nHost: x\r\n\r\n", target));
+  std::string response = ReadResponse(fd);
+  ::close(fd);
+  return response;
+}
+
+std::string Body(const std::string& response) {
+  size_t end = response.find("\r\n\r\n");
+  return end == std::string::npos ? "" : response.substr(end + 4);
+}
+
+TEST(HttpServerLimits, ABodyOverItsRoutesLimitIs413BeforeItIsSent) {
+  ServerThread server;
+  int fd = Connect(server.port());
+  // Announced and never sent: the answer cannot wait for the body.
+  SendAll(fd, "POST /small HTTP/1.1\r\nHost: x\r\nContent-Length: 1000000\r\n\r\n");
+  std::string response = ReadUntilClosed(fd);
+  ::close(fd);
+  EXPECT_THAT(response, StartsWith("HTTP/1.1 413 "));
+  EXPECT_THAT(response, HasSubstr("Connection: close"));
+  EXPECT_EQ(Body(response),
+            R"({"error":{"code":"invalid_argument","message":"the request body is 1000000 bytes; )"
+            R"(POST /small takes at most 1 KiB"}})");
+}
+
+TEST(HttpServerLimits, AChunkedBodyOverTheLimitIs413AndOneWithinIsServed) {
+  ServerThread server;
+  int fd = Connect(server.port());
+  SendAll(fd, "POST /small HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n" +
+                  fmt::format("{:x}\r\n{}\r\n", 2000, std::string(2000, 'a')) + "0\r\n\r\n");
+  std::string response = ReadUntilClosed(fd);
+  ::close(fd);
+  EXPECT_THAT(response, StartsWith("HTTP/1.1 413 "));
+  EXPECT_THAT(Body(response), HasSubstr("the request body is larger than that; POST /small takes "
+                                        "at most 1 KiB"));
+
+  fd = Connect(server.port());
+  SendAll(fd, "POST /small HTTP/1.1\r\nHost: x\r\nContent-Length: 1024\r\n\r\n" +
+                  std::string(1024, 'a'));
+  response = ReadResponse(fd);
+  EXPECT_THAT(response, StartsWith("HTTP/1.1 200 "));
+  EXPECT_EQ(Body(response), "got 1024");
+  // Another route takes more, on the same connection.
+  SendAll(fd, "POST /other HTTP/1.1\r\nHost: x\r\nContent-Length: 60000\r\n\r\n" +
+                  std::string(60000, 'a'));
+  EXPECT_EQ(Body(ReadResponse(fd)), "got 60000");
+  ::close(fd);
+}
+
+TEST(HttpServerLimits, AClientSendingAWholeOversizedBodyStillReadsThe413) {
+  ServerThread server;
+  int fd = Connect(server.port());
+  // Sent in full before reading: the server must not reset the connection on the unread rest.
+  std::thread sender([&] {
+    SendAll(fd, "POST /small HTTP/1.1\r\nHost: x\r\nContent-Length: 300000\r\n\r\n" +
+                    std::string(300000, 'a'));
+  });
+  std::string response = ReadUntilClosed(fd);
+  sender.join();
+  ::close(fd);
+  EXPECT_THAT(response, StartsWith("HTTP/1.1 413 "));
+}
+
+TEST(HttpServerLimits, ALongUrlIs414) {
+  ServerThread server;
+  // Within the header limit but over the URL limit, and over both.
+  for (size_t length : {1500, 6000}) {
+    int fd = Connect(server.port());
+    SendAll(fd, fmt::format("GET /{} HTTP/1.1\r\nHost: x\r\n\r\n", std::string(length, 'a')));
+    std::string response = ReadUntilClosed(fd);
+    ::close(fd);
+    EXPECT_THAT(response, StartsWith("HTTP/1.1 414 ")) << length;
+    EXPECT_EQ(Body(response),
+              R"({"error":{"code":"invalid_argument","message":"the URL is longer than 1 KiB, )"
+              R"(the limit"}})");
+  }
+  EXPECT_THAT(Get(server.port(), "/" + std::string(1000, 'a')), StartsWith("HTTP/1.1 200 "));
+}
+
+TEST(HttpServerLimits, LargeHeadersAre431) {
+  ServerThread server;
+  int fd = Connect(server.port());
+  std::string request = "GET /x HTTP/1.1\r\nHost: x\r\n";
+  for (int i = 0; i < 100; ++i)
+    request += fmt::format("X-Filler-{}: {}\r\n", i, std::string(60, 'f'));
+  SendAll(fd, request + "\r\n");
+  std::string response = ReadUntilClosed(fd);
+  ::close(fd);
+  EXPECT_THAT(response, StartsWith("HTTP/1.1 431 "));
+  EXPECT_EQ(Body(response),
+            R"({"error":{"code":"invalid_argument","message":"the request header is larger )"
+            R"(than 4 KiB, the limit"}})");
+}
+
+TEST(HttpServerLimits, MalformedRequestsAre400) {
+  ServerThread server;
+  int fd = Connect(server.port());
+  SendAll(fd, "GET /x HTTP/1.1\r\nHost x\r\n\r\n");
+  std::string response = ReadUntilClosed(fd);
+  ::close(fd);
+  EXPECT_THAT(response, StartsWith("HTTP/1.1 400 "));
+  EXPECT_THAT(Body(response), HasSubstr("malformed HTTP request: "));
+}
+
+TEST(HttpServerTimeouts, AHeaderTrickledTooSlowlyIsCutOffWith408) {
+  ServerThread server;
+  int fd = Connect(server.port());
+  auto start = std::chrono::steady_clock::now();
+  SendAll(fd, "GET /x HTTP/1.1\r\n");
+  std::this_thread::sleep_for(100ms);
+  SendAll(fd, "Host: x\r\n");  // and never the end of the header
+  std::string response = ReadUntilClosed(fd);
+  auto took = std::chrono::steady_clock::now() - start;
+  ::close(fd);
+  EXPECT_THAT(response, StartsWith("HTTP/1.1 408 "));
+  EXPECT_THAT(Body(response), HasSubstr("the request header did not arrive within 300ms"));
+  EXPECT_LT(took, 3s);
+}
+
+TEST(HttpServerTimeouts, IdleConnectionsAndLongPollsOutliveTheHeaderTimeout) {
+  ServerThread server;
+  int fd = Connect(server.port());
+  std::this_thread::sleep_for(600ms);  // twice the header timeout, idle before a request
+  SendAll(fd, "GET /x HTTP/1.1\r\nHost: x\r\n\r\n");
+  EXPECT_THAT(ReadResponse(fd), StartsWith("HTTP/1.1 200 "));
+  // The answer to /wait comes after 800 ms, well past the header timeout.
+  SendAll(fd, "GET /wait HTTP/1.1\r\nHost: x\r\n\r\n");
+  EXPECT_EQ(Body(ReadResponse(fd)), "waited");
+  ::close(fd);
+}
+
+TEST(HttpServerConnections, OverTheCapANewConnectionIsRefusedWith503UntilOthersClose) {
+  HttpLimits limits = SmallLimits();
+  limits.max_connections = 4;
+  ServerThread server(limits);
+  std::vector<int> held;
+  for (int i = 0; i < 4; ++i) held.push_back(Connect(server.port()));
+  for (int i = 0; i < 200 && server.connections() < 4; ++i) std::this_thread::sleep_for(10ms);
+  ASSERT_EQ(server.connections(), 4u);
+
+  for (int extra = 0; extra < 3; ++extra) {
+    int fd = Connect(server.port());
+    SendAll(fd, "GET /x HTTP/1.1\r\nHost: x\r\n\r\n");
+    std::string response = ReadUntilClosed(fd);
+    ::close(fd);
+    EXPECT_THAT(response, StartsWith("HTTP/1.1 503 "));
+    EXPECT_THAT(response, HasSubstr("Retry-After: 1"));
+    EXPECT_EQ(Body(response),
+              R"({"error":{"code":"unavailable","message":"the master has 4 connections open, )"
+              R"(its limit; try again later"}})");
+  }
+  EXPECT_EQ(server.connections(), 4u) << "refused connections take no place";
+
+  ::close(held[0]);
+  ::close(held[1]);
+  for (int i = 0; i < 200 && server.connections() > 2; ++i) std::this_thread::sleep_for(10ms);
+  EXPECT_THAT(Get(server.port(), "/x"), StartsWith("HTTP/1.1 200 "));
+  ::close(held[2]);
+  ::close(held[3]);
+}
+
+// utime + stime of a process, in clock ticks.
+int64_t CpuTicks(pid_t pid) {
+  std::ifstream in(fmt::format("/proc/{}/stat", pid));
+  std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::istringstream fields(stat.substr(stat.rfind(')') + 2));
+  std::string field;
+  int64_t utime = 0, stime = 0;
+  for (int i = 3; i <= 15 && fields >> field; ++i) {
+    if (i == 14) utime = std::stoll(field);
+    if (i == 15) stime = std::stoll(field);
+  }
+  return utime + stime;
+}
+
+// Out of file descriptors, accept fails at once for as long as connections wait: the server
+// must pause between tries, not spin, and serve again once descriptors are free. The server
+// runs in a child process whose descriptor limit is lowered, so the test's own are not.
+TEST(HttpServerConnections, BacksOffWhileOutOfFileDescriptorsAndRecovers) {
+  int ports[2];
+  ASSERT_EQ(::pipe(ports), 0);
+  pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    ::close(ports[0]);
+    boost::asio::io_context ioc;
+    HttpLimits limits = SmallLimits();
+    limits.max_connections = 10000;  // descriptors run out first
+    HttpServer server(ioc, EchoHandler(ioc), TestBodyLimit, limits);
+    if (!server.Listen("127.0.0.1", 0).ok()) ::_exit(1);
+    size_t open = 0;
+    for ([[maybe_unused]] const auto& fd : std::filesystem::directory_iterator("/proc/self/fd")) {
+      ++open;
+    }
+    rlimit limit{};
+    ::getrlimit(RLIMIT_NOFILE, &limit);
+    limit.rlim_cur = open + 8;  // room for a few connections only
+    if (::setrlimit(RLIMIT_NOFILE, &limit) != 0) ::_exit(1);
+    int port = server.port();
+    if (::write(ports[1], &port, sizeof(port)) != sizeof(port)) ::_exit(1);
+    ioc.run();
+    ::_exit(0);
+  }
+  ::close(ports[1]);
+  int port = 0;
+  ASSERT_EQ(::read(ports[0], &port, sizeof(port)), static_cast<ssize_t>(sizeof(port)));
+  ::close(ports[0]);
+
+  std::vector<int> clients;
+  for (int i = 0; i < 40; ++i) clients.push_back(Connect(port));
+  std::this_thread::sleep_for(300ms);  // it has accepted what it can, and fails on the rest
+  int64_t before = CpuTicks(child);
+  std::this_thread::sleep_for(1s);
+  int64_t used = CpuTicks(child) - before;
+  const int64_t ticks_per_second = ::sysconf(_SC_CLK_TCK);
+  EXPECT_LE(used, ticks_per_second / 10) << "the server spun while out of descriptors";
+
+  for (int fd : clients) ::close(fd);
+  std::string response;
+  for (int i = 0; i < 100 && response.find("HTTP/1.1 200 ") != 0; ++i) {
+    std::this_thread::sleep_for(50ms);
+    response = Get(port, "/again");
+  }
+  EXPECT_THAT(response, StartsWith("HTTP/1.1 200 "));
+  ::kill(child, SIGKILL);
+  ::waitpid(child, nullptr, 0);
+}
+
+}  // namespace
+}  // namespace cohort::api

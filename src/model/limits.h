@@ -1,0 +1,70 @@
+// The bounds on what comes from outside: job specs (docs/job-spec.md, "Limits") and agents'
+// registrations (docs/api.md). A job spec is kilobytes and a node is one machine; these bounds
+// are far above either, and low enough that no sum of them overflows and no request holds the
+// master's one event-loop thread for long.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace cohort {
+
+inline constexpr int64_t kKiB = 1024;
+inline constexpr int64_t kMiB = 1024 * kKiB;
+inline constexpr int64_t kTiB = kMiB * kMiB;
+
+// --- Job specs ---
+
+// The whole text of a spec, as a file or a request body; real specs are a few KiB. The bounds
+// keep the master's event loop from being held more than a few milliseconds by one spec
+// (docs/performance.md): JSON, as `cohort submit` sends it, is read at about 200 MiB/s, YAML,
+// for people, at about 2 MiB/s at worst.
+inline constexpr int64_t kMaxSpecBytes = 256 * kKiB;
+inline constexpr int64_t kMaxYamlSpecBytes = 16 * kKiB;
+
+// Tasks of a job in all (the sum of replicas, elastic maximums included), and so of one group.
+inline constexpr int64_t kMaxTasks = 1024;
+// Per task; no node offers more (kMaxNodeGpus, kMaxNodeCpus, kMaxNodeMemoryBytes), so a larger
+// request could never run, and kMaxTasks times these cannot overflow.
+inline constexpr int64_t kMaxTaskGpus = 64;
+inline constexpr int64_t kMaxTaskCpus = 16384;
+inline constexpr int64_t kMaxTaskMemoryBytes = 64 * kTiB;
+
+// `command`: within what execve(2) takes (128 KiB per string on Linux).
+inline constexpr size_t kMaxCommandArgs = 1024;
+inline constexpr size_t kMaxCommandBytes = 128 * kKiB;  // all arguments together
+// `env`: the task's environment and Cohort's own variables must fit execve(2) together.
+inline constexpr size_t kMaxEnvVars = 256;
+inline constexpr size_t kMaxEnvNameLength = 256;
+inline constexpr size_t kMaxEnvValueBytes = 32 * kKiB;
+inline constexpr size_t kMaxEnvBytes = 256 * kKiB;  // names and values together
+// `workdir`: PATH_MAX.
+inline constexpr size_t kMaxWorkdirLength = 4096;
+// `constraints.gpu_model`, and a GPU's model, UUID and PCI bus id as an agent reports them.
+inline constexpr size_t kMaxGpuModelLength = 256;
+
+// Labels, of nodes and in constraints.
+inline constexpr size_t kMaxLabels = 64;
+inline constexpr size_t kMaxLabelKeyLength = 128;
+inline constexpr size_t kMaxLabelValueLength = 256;
+
+// --- Nodes (an agent's registration) ---
+
+// A node id names the node in URLs, task environments and file names:
+// [A-Za-z0-9][A-Za-z0-9._-]{0,63}.
+inline constexpr size_t kMaxNodeIdLength = 64;
+inline constexpr size_t kMaxAddressLength = 253;  // a DNS name
+inline constexpr int64_t kMaxNodeGpus = 64;
+inline constexpr int64_t kMaxNodeCpus = 16384;
+inline constexpr int64_t kMaxNodeMemoryBytes = 64 * kTiB;
+inline constexpr int64_t kMaxGpuMemoryBytes = 64 * kTiB;
+inline constexpr int kMaxNumaNode = 1023;
+inline constexpr int kMaxNvLinks = 256;  // lanes between two GPUs
+inline constexpr size_t kMaxVersionLength = 64;
+
+// --- Agent traffic ---
+
+// The most output an agent ships in one log upload; the master takes a little more.
+inline constexpr int64_t kMaxLogUploadBytes = 1 * kMiB;
+
+}  // namespace cohort
