@@ -22,6 +22,7 @@ struct MasterOptions {
   std::string preemption_min_runtime = "1m";
   std::string unknown_team_fallback;
   size_t incremental_above = 1000;
+  std::string log_limit = "256Mi";
 };
 
 struct AgentOptions {
@@ -38,6 +39,7 @@ struct AgentOptions {
   std::string ports = "30000-30999";
   std::vector<std::string> labels;
   std::string log_level = "info";
+  std::string log_limit = "256Mi";
 };
 
 void AddMasterCommand(CLI::App& app, MasterOptions& options);

@@ -9,7 +9,7 @@
 namespace cohort::master {
 
 StatusOr<int64_t> Master::AppendLog(const std::string& node_id, const TaskId& task, int64_t offset,
-                                    std::string_view data) {
+                                    std::string_view data, const LogAppend& options) {
   auto job_it = jobs_.find(task.job);
   if (job_it == jobs_.end()) {
     return Status::NotFound(fmt::format("job {} does not exist", task.job));
@@ -29,7 +29,7 @@ StatusOr<int64_t> Master::AppendLog(const std::string& node_id, const TaskId& ta
         fmt::format("job {} has no task {}/{}", task.job, task.role, task.index));
   }
   (void)node_id;
-  return logs_.Append(task, offset, data);
+  return logs_.Append(task, offset, data, options);
 }
 
 }  // namespace cohort::master
