@@ -14,8 +14,9 @@
 namespace cohort::agent {
 
 // Punches out of `fd` every whole MiB before its last `keep` bytes that `*trimmed` (where an
-// earlier call stopped; 0 at first) does not cover yet, and moves `*trimmed` on. kFailedPrecondition
-// if the file system has no holes (then later calls need not try), kInternal for other errors.
+// earlier call stopped; 0 at first) does not cover yet, and moves `*trimmed` on.
+// kFailedPrecondition if the file system has no holes (then later calls need not try), kInternal
+// for other errors.
 Status TrimOutput(int fd, int64_t keep, int64_t* trimmed);
 
 // The offset of the first byte of `fd` not punched out; 0 if none was; `size` if every byte

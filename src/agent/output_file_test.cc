@@ -19,11 +19,9 @@ constexpr int64_t kMi = 1 << 20;
 class OutputFileTest : public ::testing::Test {
  protected:
   OutputFileTest()
-      : path_(fs::temp_directory_path() / ("cohort-output-file-test-" +
-                                           std::to_string(::getpid()) + "-" +
-                                           ::testing::UnitTest::GetInstance()
-                                               ->current_test_info()
-                                               ->name())) {
+      : path_(fs::temp_directory_path() /
+              ("cohort-output-file-test-" + std::to_string(::getpid()) + "-" +
+               ::testing::UnitTest::GetInstance()->current_test_info()->name())) {
     fd_ = ::open(path_.c_str(), O_RDWR | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
   }
   ~OutputFileTest() override {

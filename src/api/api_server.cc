@@ -127,10 +127,15 @@ ApiServer::ApiServer(net::io_context& ioc, master::Master& master)
       job_waiters_(ioc, [this](JobId id, Responder& r) { AnswerJob(id, r); }),
       node_waiters_(ioc, [this](const std::string& id, Responder& r) { AnswerNode(id, r); }) {
   master_.SetListener(this);
+  // Log uploads are written on a thread of the log store's own: the event loop never waits for
+  // the disk on their account. Their answers come back here.
+  master_.logs().StartWriter(
+      [this](std::function<void()> work) { net::post(ioc_, std::move(work)); });
 }
 
 ApiServer::~ApiServer() {
   Stop();
+  master_.logs().StopWriter();
   master_.SetListener(nullptr);
 }
 
@@ -487,21 +492,24 @@ void ApiServer::UploadLog(const Call& call) {
     if (!end.ok()) return responder.Send(ErrorResponse(end.status()));
     options.end = *end;
   }
-  auto size = master_.AppendLog(node_id, *task, *offset, request.body, options);
-  if (size.ok()) {
-    // The limit tells the agent how far behind it may fall before it skips ahead.
-    return responder.Send(
-        JsonResponse(200, Json{{"size", *size}, {"limit", master_.logs().limits().per_task}}));
-  }
-  HttpResponse error = ErrorResponse(size.status());
-  if (size.status().code() == StatusCode::kFailedPrecondition) {
-    // Tell the agent where to resume.
-    Json body = Json::parse(error.body);
-    auto stored = master_.logs().Size(*task);
-    body["size"] = stored.ok() ? *stored : 0;
-    error.body = body.dump();
-  }
-  responder.Send(error);
+  // The bytes are written off the event loop; the answer comes once they are on disk.
+  auto answer = [this, responder = call.responder, task = *task](StatusOr<int64_t> size) {
+    if (size.ok()) {
+      // The limit tells the agent how far behind it may fall before it skips ahead.
+      return responder->Send(
+          JsonResponse(200, Json{{"size", *size}, {"limit", master_.logs().limits().per_task}}));
+    }
+    HttpResponse error = ErrorResponse(size.status());
+    if (size.status().code() == StatusCode::kFailedPrecondition) {
+      // Tell the agent where to resume.
+      Json body = Json::parse(error.body);
+      auto stored = master_.logs().Size(task);
+      body["size"] = stored.ok() ? *stored : 0;
+      error.body = body.dump();
+    }
+    responder->Send(error);
+  };
+  master_.AppendLog(node_id, *task, *offset, request.body, options, std::move(answer));
 }
 
 }  // namespace cohort::api

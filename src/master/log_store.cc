@@ -128,6 +128,58 @@ int64_t LogStore::TaskLog::stored() const {
 
 LogStore::LogStore(std::string dir, LogLimits limits) : dir_(std::move(dir)), limits_(limits) {}
 
+LogStore::~LogStore() { StopWriter(); }
+
+void LogStore::StartWriter(Post post) {
+  COHORT_CHECK(!writer_.joinable());
+  post_ = std::move(post);
+  stopping_ = false;
+  writer_ = std::thread([this] { RunWriter(); });
+}
+
+void LogStore::StopWriter() {
+  if (!writer_.joinable()) return;
+  {
+    std::lock_guard lock(queue_mu_);
+    stopping_ = true;
+    queue_.clear();
+  }
+  queue_cv_.notify_all();
+  writer_.join();
+  post_ = nullptr;
+}
+
+void LogStore::RunWriter() {
+  while (true) {
+    QueuedAppend next;
+    {
+      std::unique_lock lock(queue_mu_);
+      queue_cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
+      if (stopping_) return;
+      next = std::move(queue_.front());
+      queue_.pop_front();
+    }
+    bool changed = false;
+    auto size = AppendNow(next.task, next.offset, next.data, next.options, changed);
+    // Subscribers live on the event loop: they are told there, before the answer goes out.
+    post_([this, job = next.task.job, done = std::move(next.done), size = std::move(size),
+           changed]() mutable {
+      if (changed) subscribers_.Notify(job);
+      done(std::move(size));
+    });
+  }
+}
+
+void LogStore::AppendAsync(const TaskId& task, int64_t offset, std::string data, LogAppend options,
+                           AppendDone done) {
+  if (!writer_.joinable()) return done(Append(task, offset, data, options));
+  {
+    std::lock_guard lock(queue_mu_);
+    queue_.push_back(QueuedAppend{task, offset, std::move(data), options, std::move(done)});
+  }
+  queue_cv_.notify_one();
+}
+
 std::string LogStore::DirOf(const TaskId& task) const {
   return fmt::format("{}/{}/{}/{}.{}", dir_, task.job, task.attempt, task.role, task.index);
 }
@@ -136,7 +188,18 @@ std::string LogStore::SegmentPath(const TaskId& task, int64_t start) const {
   return fmt::format("{}/{:0{}}.log", DirOf(task), start, kOffsetDigits);
 }
 
-StatusOr<LogStore::TaskLog*> LogStore::Load(const TaskId& task) const {
+StatusOr<LogStore::TaskLog> LogStore::Index(const TaskId& task) const {
+  std::lock_guard lock(mu_);
+  COHORT_ASSIGN_OR_RETURN(TaskLog * log, LoadLocked(task));
+  return *log;
+}
+
+void LogStore::Forget(const TaskId& task) const {
+  std::lock_guard lock(mu_);
+  cache_.erase(task);
+}
+
+StatusOr<LogStore::TaskLog*> LogStore::LoadLocked(const TaskId& task) const {
   if (auto it = cache_.find(task); it != cache_.end()) return &it->second;
   if (cache_.size() >= kMaxCachedLogs) cache_.clear();
   std::string dir = DirOf(task);
@@ -186,43 +249,63 @@ StatusOr<LogStore::TaskLog*> LogStore::Load(const TaskId& task) const {
 
 StatusOr<int64_t> LogStore::Append(const TaskId& task, int64_t offset, std::string_view data,
                                    const LogAppend& options) {
+  bool changed = false;
+  auto size = AppendNow(task, offset, data, options, changed);
+  if (changed) subscribers_.Notify(task.job);
+  return size;
+}
+
+StatusOr<int64_t> LogStore::AppendNow(const TaskId& task, int64_t offset, std::string_view data,
+                                      const LogAppend& options, bool& changed) {
   COHORT_RETURN_IF_ERROR(CheckTask(task));
   COHORT_RETURN_IF_ERROR(CheckOffset(offset));
   if (options.end && *options.end < 0) {
     return Status::InvalidArgument(fmt::format("end {} is negative", *options.end));
   }
-  COHORT_ASSIGN_OR_RETURN(TaskLog * log, Load(task));
-  int64_t size = log->size();
+  // The files are written without the lock, from a copy of the index that goes back once they
+  // are: readers meanwhile see the log as it was.
+  COHORT_ASSIGN_OR_RETURN(TaskLog log, Index(task));
+  int64_t size = log.size();
   if (offset > size && !options.skip) {
     return Status::FailedPrecondition(
         fmt::format("log of {} has {} bytes; send from offset {}", task.ToString(), size, size));
   }
   // What fails leaves the files as the truth: the log is read again from them next time.
   auto failed = [&](Status s) {
-    cache_.erase(task);
+    Forget(task);
     return s;
   };
-  bool changed = false;
   int64_t known = size - offset;  // bytes of `data` already stored or dropped
   if (known < static_cast<int64_t>(data.size())) {
     int64_t from = std::max(offset, size);
     size_t skip = static_cast<size_t>(std::max<int64_t>(known, 0));
-    Status written = Write(task, *log, from, data.substr(skip));
+    Status written = Write(task, log, from, data.substr(skip));
     if (!written.ok()) return failed(written);
     changed = true;
   }
   if (options.end) {
-    int64_t end = std::max(*options.end, log->size());
-    if (log->end != end) {
-      Status written = WriteEnd(task, *log, end);
+    int64_t end = std::max(*options.end, log.size());
+    if (log.end != end) {
+      Status written = WriteEnd(task, log, end);
       if (!written.ok()) return failed(written);
       changed = true;
     }
   }
-  Status rotated = Rotate(task, *log);
-  if (!rotated.ok()) return failed(rotated);
-  size = log->size();
-  if (changed) subscribers_.Notify(task.job);
+  std::vector<int64_t> rotated = Rotate(log);
+  size = log.size();
+  {
+    std::lock_guard lock(mu_);
+    cache_.insert_or_assign(task, std::move(log));
+  }
+  // A reader that still holds the old index finds a segment gone and looks again. A crash
+  // before the directory reaches the disk may bring a deleted segment back: it is deleted again
+  // by the next rotation, so no sync is needed.
+  for (int64_t start : rotated) {
+    std::string path = SegmentPath(task, start);
+    if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
+      return failed(Status::Internal(fmt::format("deleting {}: {}", path, Errno())));
+    }
+  }
   return size;
 }
 
@@ -293,17 +376,13 @@ Status LogStore::WriteEnd(const TaskId& task, TaskLog& log, int64_t end) {
   return Status::Ok();
 }
 
-Status LogStore::Rotate(const TaskId& task, TaskLog& log) {
-  // A crash before the directory reaches the disk may bring a deleted segment back: it is
-  // deleted again by the next rotation, so no sync is needed here.
+std::vector<int64_t> LogStore::Rotate(TaskLog& log) const {
+  std::vector<int64_t> starts;
   while (log.segments.size() > 1 && log.stored() > limits_.per_task) {
-    std::string path = SegmentPath(task, log.segments.front().start);
-    if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
-      return Status::Internal(fmt::format("deleting {}: {}", path, Errno()));
-    }
+    starts.push_back(log.segments.front().start);
     log.segments.erase(log.segments.begin());
   }
-  return Status::Ok();
+  return starts;
 }
 
 StatusOr<int64_t> LogStore::Size(const TaskId& task) const {
@@ -313,44 +392,60 @@ StatusOr<int64_t> LogStore::Size(const TaskId& task) const {
 
 StatusOr<LogInfo> LogStore::Info(const TaskId& task) const {
   COHORT_RETURN_IF_ERROR(CheckTask(task));
-  COHORT_ASSIGN_OR_RETURN(TaskLog * log, Load(task));
+  std::lock_guard lock(mu_);
+  COHORT_ASSIGN_OR_RETURN(TaskLog * log, LoadLocked(task));
   return LogInfo{log->size(), log->stored(), log->end};
 }
 
 StatusOr<LogChunk> LogStore::Read(const TaskId& task, int64_t offset, size_t max_bytes) const {
   COHORT_RETURN_IF_ERROR(CheckTask(task));
   COHORT_RETURN_IF_ERROR(CheckOffset(offset));
-  COHORT_ASSIGN_OR_RETURN(TaskLog * log, Load(task));
-  LogChunk chunk;
-  chunk.size = log->size();
-  chunk.next = offset;
-  auto segment = std::find_if(log->segments.begin(), log->segments.end(),
-                              [&](const Segment& s) { return s.start + s.length > offset; });
-  if (segment == log->segments.end()) return chunk;
-  int64_t from = std::max(offset, segment->start);
-  chunk.dropped = from - offset;
-  chunk.next = from;
-  size_t want = static_cast<size_t>(
-      std::min<int64_t>(static_cast<int64_t>(max_bytes), segment->start + segment->length - from));
-  if (want == 0) return chunk;
-  std::string path = SegmentPath(task, segment->start);
-  Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!fd.ok()) return Status::Internal(fmt::format("opening {}: {}", path, Errno()));
-  chunk.data.resize(want);
-  size_t got = 0;
-  while (got < want) {
-    ssize_t n = ::pread(fd.get(), chunk.data.data() + got, want - got,
-                        static_cast<off_t>(from - segment->start + static_cast<int64_t>(got)));
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return Status::Internal(fmt::format("reading {}: {}", path, Errno()));
+  // A segment may be deleted between looking it up and opening it (rotation on the writer
+  // thread): then the log is looked up again, and what was in it counts as dropped.
+  for (int attempt = 0;; ++attempt) {
+    LogChunk chunk;
+    chunk.next = offset;
+    Segment segment;
+    {
+      std::lock_guard lock(mu_);
+      COHORT_ASSIGN_OR_RETURN(TaskLog * log, LoadLocked(task));
+      chunk.size = log->size();
+      auto it = std::find_if(log->segments.begin(), log->segments.end(),
+                             [&](const Segment& s) { return s.start + s.length > offset; });
+      if (it == log->segments.end()) return chunk;
+      segment = *it;
     }
-    if (n == 0) break;
-    got += static_cast<size_t>(n);
+    int64_t from = std::max(offset, segment.start);
+    chunk.dropped = from - offset;
+    chunk.next = from;
+    size_t want = static_cast<size_t>(
+        std::min<int64_t>(static_cast<int64_t>(max_bytes), segment.start + segment.length - from));
+    if (want == 0) return chunk;
+    std::string path = SegmentPath(task, segment.start);
+    Fd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+    if (!fd.ok()) {
+      if (errno == ENOENT && attempt < 2) {
+        if (attempt == 1) Forget(task);  // gone from the disk, not just rotated: start over
+        continue;
+      }
+      return Status::Internal(fmt::format("opening {}: {}", path, Errno()));
+    }
+    chunk.data.resize(want);
+    size_t got = 0;
+    while (got < want) {
+      ssize_t n = ::pread(fd.get(), chunk.data.data() + got, want - got,
+                          static_cast<off_t>(from - segment.start + static_cast<int64_t>(got)));
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        return Status::Internal(fmt::format("reading {}: {}", path, Errno()));
+      }
+      if (n == 0) break;
+      got += static_cast<size_t>(n);
+    }
+    chunk.data.resize(got);
+    chunk.next = from + static_cast<int64_t>(got);
+    return chunk;
   }
-  chunk.data.resize(got);
-  chunk.next = from + static_cast<int64_t>(got);
-  return chunk;
 }
 
 StatusOr<std::vector<TaskId>> LogStore::TasksWithLogs(JobId job, int attempt) const {

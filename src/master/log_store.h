@@ -14,15 +14,23 @@
 // (roles never contain dots). A log of an older master, <role>.<index>.log, becomes the segment
 // at offset 0 when first touched.
 //
-// Threading: not thread-safe; like the master, every call runs on its one event-loop thread.
+// Threading: every call runs on the master's one event-loop thread, except the work of
+// AppendAsync once StartWriter has been called: that runs on the store's own writer thread, so
+// that the event loop never waits for the disk (a write, above all an fdatasync, can take
+// 100 ms while something else floods the disk). The writer works on a copy of the log's index
+// and puts it back when its files are written; readers take the lock only to look at the index.
 #pragma once
 
+#include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <map>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
+#include <thread>
 #include <vector>
 
 #include "common/status.h"
@@ -77,9 +85,22 @@ std::string DroppedMarker(int64_t dropped, int64_t limit);
 class LogStore {
  public:
   using SubscriptionId = Subscribers<JobId>::Id;
+  using AppendDone = std::function<void(StatusOr<int64_t>)>;
+  // Runs work on the event loop's thread.
+  using Post = std::function<void(std::function<void()>)>;
 
   // `dir` is created on the first append if it does not exist.
   explicit LogStore(std::string dir, LogLimits limits = {});
+  ~LogStore();
+  LogStore(const LogStore&) = delete;
+  LogStore& operator=(const LogStore&) = delete;
+
+  // From now on AppendAsync appends on a thread of the store's own, and `post` brings each
+  // result back to the event loop. Call once.
+  void StartWriter(Post post);
+  // Finishes the append under way and joins the writer; appends still queued are dropped
+  // (their `done` never runs). Then AppendAsync appends at once again.
+  void StopWriter();
 
   // Stores `data` as the bytes of the task's log from `offset` on, and returns the log's size.
   // Idempotent: bytes it already holds (or has dropped) are skipped, so a resend after a lost
@@ -90,8 +111,14 @@ class LogStore {
   // to resend from. kInvalidArgument for a negative offset or end. kInternal for any failed file
   // operation; bytes of a failed append may be partly stored, which a retry from the same
   // offset repairs.
+  // Not while a writer runs (it would race with it).
   StatusOr<int64_t> Append(const TaskId& task, int64_t offset, std::string_view data,
                            const LogAppend& options = {});
+  // Append, on the writer thread if there is one: the job's subscribers, then `done` with what
+  // Append returns, run on the event loop once the bytes are on disk. Without a writer, all of
+  // it happens before AppendAsync returns.
+  void AppendAsync(const TaskId& task, int64_t offset, std::string data, LogAppend options,
+                   AppendDone done);
 
   // The log's size; 0 for a task without a log. kInternal if it cannot be read.
   StatusOr<int64_t> Size(const TaskId& task) const;
@@ -126,20 +153,44 @@ class LogStore {
     int64_t stored() const;
   };
 
+  struct QueuedAppend {
+    TaskId task;
+    int64_t offset;
+    std::string data;
+    LogAppend options;
+    AppendDone done;
+  };
+
   std::string DirOf(const TaskId& task) const;
   std::string SegmentPath(const TaskId& task, int64_t start) const;
-  // The log from the cache, or from its files.
-  StatusOr<TaskLog*> Load(const TaskId& task) const;
+  // A copy of the log's index, from the cache or from its files.
+  StatusOr<TaskLog> Index(const TaskId& task) const;
+  // The log from the cache, or from its files. Requires mu_.
+  StatusOr<TaskLog*> LoadLocked(const TaskId& task) const;
+  void Forget(const TaskId& task) const;  // the files are the truth again
+  // Append without waking anyone; `changed` is set if the log changed.
+  StatusOr<int64_t> AppendNow(const TaskId& task, int64_t offset, std::string_view data,
+                              const LogAppend& options, bool& changed);
   // Writes `data` at the end of the log, filling the last segment and starting new ones.
   Status Write(const TaskId& task, TaskLog& log, int64_t offset, std::string_view data);
-  // Deletes the oldest segments while more than the limit is stored.
-  Status Rotate(const TaskId& task, TaskLog& log);
   Status WriteEnd(const TaskId& task, TaskLog& log, int64_t end);
+  // Takes the oldest segments out of the index while more than the limit is stored; returns
+  // their starts, for their files to be deleted once the index no longer names them.
+  std::vector<int64_t> Rotate(TaskLog& log) const;
+  void RunWriter();
 
-  std::string dir_;
-  LogLimits limits_;
+  const std::string dir_;
+  const LogLimits limits_;
+  mutable std::mutex mu_;  // guards cache_
   mutable std::map<TaskId, TaskLog> cache_;
-  Subscribers<JobId> subscribers_;
+  Subscribers<JobId> subscribers_;  // the event loop's only
+
+  std::mutex queue_mu_;  // guards queue_ and stopping_
+  std::condition_variable queue_cv_;
+  std::deque<QueuedAppend> queue_;
+  bool stopping_ = false;
+  Post post_;
+  std::thread writer_;
 };
 
 }  // namespace cohort::master

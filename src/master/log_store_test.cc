@@ -7,8 +7,11 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <condition_variable>
 #include <filesystem>
 #include <fstream>
+#include <mutex>
+#include <optional>
 
 namespace cohort::master {
 namespace {
@@ -327,6 +330,121 @@ TEST_F(LogStoreTest, TakesOverTheLogOfAnOlderMaster) {
   EXPECT_EQ(ReadAll(store_, task, 0, 100), "old line\nnew line\n");
   EXPECT_FALSE(fs::exists(dir_ / "3" / "1" / "worker.0.log"));
   EXPECT_THAT(*store_.TasksWithLogs(3, 1), ElementsAre(task));
+}
+
+// Completions that a writer thread posts, run by the test when it says so: the event loop.
+class PostedWork {
+ public:
+  LogStore::Post post() {
+    return [this](std::function<void()> work) {
+      std::lock_guard lock(mu_);
+      work_.push_back(std::move(work));
+      cv_.notify_all();
+    };
+  }
+  // Waits until `n` completions are posted (or 10 s), then runs them.
+  size_t RunWhenPosted(size_t n) {
+    std::vector<std::function<void()>> run;
+    {
+      std::unique_lock lock(mu_);
+      cv_.wait_for(lock, std::chrono::seconds(10), [&] { return work_.size() >= n; });
+      run.swap(work_);
+    }
+    for (auto& w : run) w();
+    return run.size();
+  }
+
+ private:
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<std::function<void()>> work_;
+};
+
+TEST_F(LogStoreTest, WithoutAWriterAppendAsyncAppendsAtOnce) {
+  std::optional<StatusOr<int64_t>> result;
+  store_.AppendAsync({3, 1, "worker", 0}, 0, "hi\n", {},
+                     [&](StatusOr<int64_t> size) { result = std::move(size); });
+  ASSERT_TRUE(result.has_value());
+  EXPECT_EQ(**result, 3);
+}
+
+// With a writer, the caller's thread only queues: the bytes are written elsewhere, and the
+// subscribers and the answer come through the posted completion, in that order.
+TEST_F(LogStoreTest, AWriterAppendsElsewhereAndAnswersOnTheLoop) {
+  PostedWork loop;
+  store_.StartWriter(loop.post());
+  TaskId task{3, 1, "worker", 0};
+  std::vector<std::string> events;
+  store_.Subscribe(3, [&] { events.push_back("woken"); });
+  std::vector<int64_t> sizes;
+  int64_t offset = 0;
+  for (const char* line : {"a\n", "b\n", "c\n"}) {
+    store_.AppendAsync(task, offset, line, {}, [&](StatusOr<int64_t> size) {
+      events.push_back("done");
+      sizes.push_back(size.ok() ? *size : -1);
+    });
+    offset += 2;
+  }
+  store_.AppendAsync(task, 100, "gap", {}, [&](StatusOr<int64_t> size) {
+    events.push_back(size.status().code() == StatusCode::kFailedPrecondition ? "refused" : "?");
+  });
+  EXPECT_TRUE(events.empty()) << "nothing is answered inside AppendAsync";
+  EXPECT_EQ(loop.RunWhenPosted(4), 4u);
+  EXPECT_THAT(events, ElementsAre("woken", "done", "woken", "done", "woken", "done", "refused"));
+  EXPECT_THAT(sizes, ElementsAre(2, 4, 6));
+  EXPECT_EQ(ReadAll(store_, task), "a\nb\nc\n");
+  store_.StopWriter();
+  std::optional<StatusOr<int64_t>> inline_result;
+  store_.AppendAsync(task, 6, "d\n", {},
+                     [&](StatusOr<int64_t> size) { inline_result = std::move(size); });
+  ASSERT_TRUE(inline_result.has_value()) << "stopped: at once again";
+  EXPECT_EQ(**inline_result, 8);
+}
+
+// Readers on the loop while the writer appends and rotates: every byte read is the byte
+// written at that offset, and a segment deleted under a reader counts as dropped.
+TEST_F(LogStoreTest, ReadersSeeAConsistentLogWhileTheWriterRotates) {
+  LogStore store(dir_.string(), LogLimits{4000, 500});
+  PostedWork loop;
+  store.StartWriter(loop.post());
+  TaskId task{3, 1, "worker", 0};
+  auto byte_at = [](int64_t offset) { return static_cast<char>('a' + offset % 26); };
+  constexpr int kAppends = 400;
+  constexpr int64_t kChunk = 97;
+  for (int i = 0; i < kAppends; ++i) {
+    std::string data;
+    for (int64_t o = i * kChunk; o < (i + 1) * kChunk; ++o) data += byte_at(o);
+    store.AppendAsync(task, i * kChunk, std::move(data), {}, [](StatusOr<int64_t> size) {
+      EXPECT_TRUE(size.ok()) << size.status().ToString();
+    });
+  }
+  int64_t offset = 0;
+  int64_t dropped = 0;
+  int64_t read = 0;
+  size_t answered = 0;
+  while (offset < kAppends * kChunk) {
+    auto chunk = store.Read(task, offset, 300);
+    ASSERT_TRUE(chunk.ok()) << chunk.status().ToString();
+    dropped += chunk->dropped;
+    read += static_cast<int64_t>(chunk->data.size());
+    for (size_t i = 0; i < chunk->data.size(); ++i) {
+      ASSERT_EQ(chunk->data[i], byte_at(offset + chunk->dropped + static_cast<int64_t>(i)))
+          << "at " << offset + chunk->dropped + static_cast<int64_t>(i);
+    }
+    offset = chunk->next;
+    // A reader that starts over lands in the oldest segment, the next to be deleted.
+    auto oldest = store.Read(task, 0, 300);
+    ASSERT_TRUE(oldest.ok()) << oldest.status().ToString();
+    for (size_t i = 0; i < oldest->data.size(); ++i) {
+      ASSERT_EQ(oldest->data[i], byte_at(oldest->dropped + static_cast<int64_t>(i)));
+    }
+    answered += loop.RunWhenPosted(0);
+  }
+  store.StopWriter();
+  answered += loop.RunWhenPosted(0);
+  EXPECT_EQ(answered, static_cast<size_t>(kAppends));
+  EXPECT_LE(store.Info(task)->stored, 4000);
+  EXPECT_EQ(dropped + read, kAppends * kChunk) << "every byte was read or counted as dropped";
 }
 
 }  // namespace

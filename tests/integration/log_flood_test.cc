@@ -176,8 +176,8 @@ tasks:
   std::string task_dir = fmt::format("{}/tasks/{}.1.worker.0", cluster.AgentDir("node-a"), id);
   Monitor monitor(cluster, id, task_dir);
   for (int i = 0; i < 3; ++i) followers.push_back(std::make_unique<Follower>(cluster.url(), id));
-  Job job = cluster.WaitForJob(id, [](const Job& j) { return IsTerminal(j.state); },
-                               std::chrono::seconds(120));
+  Job job = cluster.WaitForJob(
+      id, [](const Job& j) { return IsTerminal(j.state); }, std::chrono::seconds(120));
   Timestamp seen = std::chrono::time_point_cast<Duration>(std::chrono::system_clock::now());
   Figures f;
   EXPECT_EQ(job.state, JobState::kSucceeded) << job.message;
@@ -205,13 +205,21 @@ TEST(LogFlood, AHugeLineWithoutNewlineIsStreamedInBoundedMemory) {
   cluster.StartAgent("node-a", 1);
   constexpr int64_t kBytes = 200'000'000;
   std::vector<std::unique_ptr<Follower>> followers;
-  Figures f = Flood(cluster, fmt::format("head -c {} /dev/zero | tr \"\\\\0\" x", kBytes),
-                    followers);
+  Figures f =
+      Flood(cluster, fmt::format("head -c {} /dev/zero | tr \"\\\\0\" x", kBytes), followers);
   fmt::print("{}\n", Describe("200 MB line", f));
   for (auto& follower : followers) {
     EXPECT_EQ(follower->bytes(), kBytes + 1) << "every byte, and the newline added at the end";
     EXPECT_EQ(follower->head().substr(0, 8), "xxxxxxxx");
   }
+  // The CLI passes the line through as it comes, without holding it.
+  auto cli = RunCommand({"/bin/sh", "-c", BinDir() + "/cohort logs 1 | wc -c"},
+                        {{"COHORT_MASTER", cluster.url()}});
+  EXPECT_EQ(cli.exit_code, 0) << cli.err;
+  EXPECT_EQ(std::string(Trim(cli.out)), std::to_string(kBytes + 1));
+  struct rusage usage {};
+  ::getrusage(RUSAGE_CHILDREN, &usage);  // the largest child waited for: the CLI, or less
+  EXPECT_LT(usage.ru_maxrss * 1024, 100 * kMi);
   EXPECT_LT(f.max_health_latency, milliseconds(500));
   EXPECT_LT(f.max_rss, 300 * kMi);
   EXPECT_LT(f.end_delay, milliseconds(3000));
