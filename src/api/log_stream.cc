@@ -180,7 +180,7 @@ Status LogStream::Read(File& f, std::string& out) {
       break;
     }
     f.offset = chunk.next;
-    last_progress_ = std::chrono::steady_clock::now();
+    waiting_since_.reset();
   }
   return Status::Ok();
 }
@@ -190,8 +190,10 @@ bool LogStream::Settled() const {
 }
 
 bool LogStream::GiveUpWaiting(std::string& out) {
-  auto deadline = last_progress_ + options_.late_output_wait;
-  if (std::chrono::steady_clock::now() >= deadline) {
+  auto now = std::chrono::steady_clock::now();
+  if (!waiting_since_) waiting_since_ = now;
+  auto deadline = *waiting_since_ + options_.late_output_wait;
+  if (now >= deadline) {
     for (auto& f : files_) {
       if (f.settled()) continue;
       spdlog::warn("job {}: {} announced {} bytes of output; {} arrived", options_.job,

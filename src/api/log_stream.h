@@ -114,7 +114,8 @@ class LogStream : public std::enable_shared_from_this<LogStream> {
   bool busy_ = false;     // a step is posted, or its chunk is being written
   bool woken_ = false;    // a wake-up came during the step under way
   bool finished_ = false;
-  std::chrono::steady_clock::time_point last_progress_ = std::chrono::steady_clock::now();
+  // Since when the stream has been waiting for announced output without getting any.
+  std::optional<std::chrono::steady_clock::time_point> waiting_since_;
   boost::asio::steady_timer late_timer_;
   bool late_timer_armed_ = false;
   std::optional<master::LogStore::SubscriptionId> log_subscription_;
