@@ -259,5 +259,16 @@ TEST(LogFlood, YesIsCappedAndItsEndIsReportedPromptly) {
   EXPECT_LE(log.size(), static_cast<size_t>(8 * kMi + 100));
 }
 
+TEST(LogFlood, LogLimitsAreCheckedWhereTheyAreGiven) {
+  auto master = RunCommand({BinDir() + "/cohortd", "master", "--log-limit", "1k", "--data-dir",
+                            "/tmp/cohort-log-limit-never-created"});
+  EXPECT_EQ(master.exit_code, 2);
+  EXPECT_THAT(master.err, ::testing::HasSubstr("--log-limit: must be at least 64Ki"));
+  auto agent = RunCommand({BinDir() + "/cohortd", "agent", "--log-limit", "lots", "--gpus", "0",
+                           "--data-dir", "/tmp/cohort-log-limit-never-created"});
+  EXPECT_EQ(agent.exit_code, 2);
+  EXPECT_THAT(agent.err, ::testing::HasSubstr("--log-limit: \"lots\" is not a size"));
+}
+
 }  // namespace
 }  // namespace cohort::testing
