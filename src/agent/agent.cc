@@ -16,6 +16,7 @@
 #include <set>
 #include <thread>
 
+#include "agent/output_file.h"
 #include "model/json.h"
 #include "model/limits.h"
 #include "model/workdir.h"
@@ -26,7 +27,11 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr int64_t kShipChunk = kMaxLogUploadBytes;  // the master takes a little more
+// One upload: bounds what the master takes in one request, and so how long it is busy with it.
+constexpr int64_t kShipChunk = kMaxLogUploadBytes;
+// Marks a task directory whose task the master has forgotten while its output is still being
+// shipped, so that an agent that restarts goes on shipping without reporting the task.
+constexpr const char* kForgottenFile = "forgotten";
 
 // The write end of the pipe that wakes the agent's loop; -1 until it exists.
 std::atomic<int> g_child_exited_fd{-1};
@@ -126,6 +131,7 @@ void Agent::AdoptExistingTasks() {
     t.supervisor = ReadPidFile(dir + "/supervisor.pid");
     t.pid = ReadPidFile(dir + "/task.pid");
     t.started_at = FromMicros(0);
+    t.forgotten = fs::exists(dir + "/" + kForgottenFile);
     auto exit = ReadTaskExit(dir);
     if (exit.ok()) {
       t.exit = *exit;
@@ -161,7 +167,8 @@ void Agent::Launch(const TaskLaunch& launch) {
   Json spec{{"command", launch.command},
             {"env", launch.env},
             {"workdir", launch.workdir},
-            {"grace_period_ms", ToMillis(launch.grace_period)}};
+            {"grace_period_ms", ToMillis(launch.grace_period)},
+            {"output_limit_bytes", config_.log_limit}};
   if (ec || !WriteFileAtomically(t.dir + "/spec.json", spec.dump())) {
     spdlog::error("task {}: cannot write its directory {}", t.id.ToString(), t.dir);
     WriteFileAtomically(t.dir + "/output.log",
@@ -187,8 +194,20 @@ void Agent::Apply(const DesiredState& desired) {
   for (const auto& id : desired.forget) {
     auto it = tasks_.find(id);
     if (it == tasks_.end() || !it->second.exit) continue;
+    LocalTask& t = it->second;
+    if (t.shipped < FileSize(t.dir + "/output.log")) {
+      // Its end was reported before all of its output was shipped: the rest still goes.
+      if (!t.forgotten && !WriteFileAtomically(t.dir + "/" + kForgottenFile, "")) {
+        spdlog::warn(
+            "task {}: cannot mark its directory forgotten; a restarted agent would "
+            "report it again",
+            id.ToString());
+      }
+      t.forgotten = true;
+      continue;
+    }
     std::error_code ec;
-    fs::remove_all(it->second.dir, ec);
+    fs::remove_all(t.dir, ec);
     tasks_.erase(it);
   }
   // Answers may cross on the two connections; an older desired state must not undo a newer one.
@@ -211,14 +230,15 @@ AgentReport Agent::BuildReport() {
   AgentReport report;
   report.applied_version = applied_version_;
   for (auto& [id, t] : tasks_) {
+    if (t.forgotten) continue;
     TaskReport r;
     r.id = id;
     r.pid = t.pid;
     r.started_at = t.started_at;
     r.state = TaskState::kRunning;
-    // An ended task is reported only once its whole output is with the master, so that a
-    // finished job never lacks the end of its log.
-    if (t.exit && t.shipped >= FileSize(t.dir + "/output.log")) {
+    // An ended task is reported only once its output is with the master, or at least its size,
+    // so that a finished job never lacks the end of its log: readers wait for the rest.
+    if (EndReportable(t)) {
       r.state = EndState(*t.exit);
       r.exit_code = t.exit->exit_code;
       r.signal = t.exit->signal;
@@ -263,56 +283,114 @@ bool Agent::CheckTasks() {
   return changed;
 }
 
+bool Agent::EndReportable(const LocalTask& t) const {
+  return t.exit && (t.end_announced || t.shipped >= FileSize(t.dir + "/output.log"));
+}
+
+int64_t Agent::BacklogLimit() const {
+  int64_t master = master_log_limit_;
+  return master > 0 ? std::min(master, config_.log_limit) : config_.log_limit;
+}
+
 bool Agent::ShipLogs() {
-  struct Work {
-    TaskId id;
-    std::string path;
-    int64_t shipped;
-  };
-  std::vector<Work> work;
+  std::vector<Shipment> work;
   {
     std::lock_guard lock(mu_);
     for (const auto& [id, t] : tasks_) {
-      std::string path = t.dir + "/output.log";
-      if (FileSize(path) > t.shipped) work.push_back(Work{id, path, t.shipped});
-    }
-  }
-  for (auto& w : work) {
-    int64_t size = FileSize(w.path);
-    std::ifstream in(w.path, std::ios::binary);
-    while (w.shipped < size && in) {
-      std::string buf(static_cast<size_t>(std::min(kShipChunk, size - w.shipped)), '\0');
-      in.seekg(w.shipped);
-      in.read(buf.data(), static_cast<std::streamsize>(buf.size()));
-      buf.resize(static_cast<size_t>(in.gcount()));
-      if (buf.empty()) break;
-      int64_t resume_at = -1;
-      auto stored = master_.ShipLog(config_.node.id, w.id, w.shipped, buf, &resume_at);
-      if (stored.ok()) {
-        w.shipped = *stored;
-      } else if (resume_at >= 0) {
-        w.shipped = resume_at;
-      } else {
-        if (stored.status().code() == StatusCode::kNotFound) w.shipped = size;  // job is gone
-        spdlog::debug("shipping output of {}: {}", w.id.ToString(), stored.status().ToString());
-        break;
+      if (FileSize(t.dir + "/output.log") > t.shipped) {
+        work.push_back(
+            Shipment{id, t.dir + "/output.log", t.shipped, t.exit.has_value(), t.end_announced});
       }
     }
   }
-  bool completed = false;
+  for (auto& s : work) Ship(s);
+  bool reportable = false;
   std::lock_guard lock(mu_);
-  for (const auto& w : work) {
-    auto it = tasks_.find(w.id);
+  for (const auto& s : work) {
+    auto it = tasks_.find(s.id);
     if (it == tasks_.end()) continue;
-    it->second.shipped = std::max(it->second.shipped, w.shipped);
+    it->second.shipped = std::max(it->second.shipped, s.shipped);
+    it->second.end_announced |= s.end_announced;
   }
-  for (auto& [id, t] : tasks_) {
-    if (t.exit && !t.reported_end && t.shipped >= FileSize(t.dir + "/output.log")) {
-      t.reported_end = true;
-      completed = true;
+  for (auto it = tasks_.begin(); it != tasks_.end();) {
+    LocalTask& t = it->second;
+    if (t.forgotten && t.shipped >= FileSize(t.dir + "/output.log")) {
+      std::error_code ec;
+      fs::remove_all(t.dir, ec);
+      it = tasks_.erase(it);
+      continue;
     }
+    if (!t.reported_end && EndReportable(t)) {
+      t.reported_end = true;
+      reportable = true;
+    }
+    ++it;
   }
-  return completed;
+  return reportable;
+}
+
+void Agent::Ship(Shipment& s) {
+  int raw = ::open(s.path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (raw < 0) return;
+  struct stat st {};
+  ::fstat(raw, &st);
+  int64_t size = st.st_size;
+  // Once the task has ended its output no longer grows; the master learns its final size with
+  // every upload, and the end waits for the rest only if little is left.
+  std::optional<int64_t> end;
+  if (s.ended) end = size;
+  int64_t budget = config_.ship_per_round;
+  if (s.ended && size - s.shipped <= config_.ship_before_end) {
+    budget = std::max(budget, size - s.shipped);
+  }
+  int64_t limit = BacklogLimit();
+  bool skip = false;
+  int64_t from = s.shipped;
+  std::string buf;
+  // Bounded, in case the master keeps sending the agent elsewhere.
+  for (int round = 0; round < 64; ++round) {
+    int64_t kept = FirstKeptByte(raw, size);
+    if (size - from > limit) {
+      from = size - limit;  // the master would drop the rest again
+      skip = true;
+    }
+    if (from < kept) {
+      from = kept;  // trimmed off the disk already
+      skip = true;
+    }
+    if (from >= size || budget <= 0) break;
+    buf.resize(
+        static_cast<size_t>(std::clamp<int64_t>(std::min(size - from, budget), 0, kShipChunk)));
+    ssize_t got = ::pread(raw, buf.data(), buf.size(), from);
+    if (got <= 0) break;
+    buf.resize(static_cast<size_t>(got));
+    if (FirstKeptByte(raw, size) > from) continue;  // trimmed while being read: read again
+    int64_t resume_at = -1;
+    auto stored =
+        master_.ShipLog(config_.node.id, s.id, LogUpload{from, buf, skip, end}, &resume_at);
+    if (stored.ok()) {
+      if (stored->limit > 0) master_log_limit_ = stored->limit;
+      s.shipped = stored->size;
+      s.end_announced |= s.ended;
+      budget -= got;
+      from = s.shipped;
+      skip = false;
+      continue;
+    }
+    if (resume_at >= 0) {
+      from = resume_at;
+      s.shipped = resume_at;
+      continue;
+    }
+    if (stored.status().code() == StatusCode::kNotFound) {
+      s.shipped = size;  // the job is gone: the output has nowhere to go
+      s.end_announced |= s.ended;
+    } else {
+      spdlog::debug("shipping output of {}: {}", s.id.ToString(), stored.status().ToString());
+    }
+    break;
+  }
+  ::close(raw);
 }
 
 Status Agent::SyncOnce(Duration wait) {

@@ -5,6 +5,14 @@
 // Tasks outlive the agent: stopping or restarting the agent leaves them running, and a new agent
 // on the same data directory adopts them.
 //
+// Task output must not flood the master or the node's disk: each task's output file keeps only
+// about its last `log_limit` bytes (agent/output_file.h), the agent ships at most
+// `ship_per_round` of it per task and round, and a backlog larger than the master's log limit
+// (or its own) is skipped, not shipped, for the master would only drop it again. A task's end
+// waits for its output only if little is left (`ship_before_end`); otherwise the end is reported
+// at once together with the output's final size, and the rest follows (even once the master
+// has forgotten the task).
+//
 // Everything the agent does to the world goes through AgentDeps: the clock, the task launcher
 // (processes and signals) and the master client (the network). Only the task directories are
 // real files. Tests drive an agent by hand on one thread, with Start() and then Step() for each
@@ -32,6 +40,10 @@ struct AgentConfig {
   NodeInfo node;         // id, address, CPUs, memory, ports, labels; GPUs come from the probe
   Duration sync_wait = std::chrono::seconds(5);  // long poll; also the heartbeat period
   Duration poll_interval = std::chrono::milliseconds(50);
+  // Each task's output kept on this node's disk, and the most of a backlog that is shipped.
+  int64_t log_limit = int64_t{256} << 20;
+  int64_t ship_per_round = int64_t{2} << 20;   // bytes per task and round (poll_interval)
+  int64_t ship_before_end = int64_t{4} << 20;  // what an ended task ships before its end
 };
 
 // What the agent acts through. Each must outlive the agent.
@@ -77,7 +89,19 @@ class Agent {
     Duration grace_period{};
     std::optional<TaskExit> exit;
     int64_t shipped = 0;  // bytes of output.log the master holds
+    // The master knows the task ended and how long its output is (it may not have all of it).
+    bool end_announced = false;
     bool reported_end = false;
+    // The master has recorded the end and forgotten the task; its output is still being shipped.
+    bool forgotten = false;
+  };
+  // What one round ships of one task's output, worked on without the lock.
+  struct Shipment {
+    TaskId id;
+    std::string path;
+    int64_t shipped = 0;
+    bool ended = false;
+    bool end_announced = false;
   };
 
   // Reads the agent's instance name from its data directory, or makes one up for a new one.
@@ -89,8 +113,14 @@ class Agent {
   // Notices new pids, ended supervisors and overdue stops; returns true if the master should
   // hear about it now.
   bool CheckTasks();
-  // Ships new output of every task; returns true if a task became fully shipped after ending.
+  // Ships new output of every task; returns true if an ended task may now be reported.
   bool ShipLogs();
+  // Ships what this round allows of one task's output.
+  void Ship(Shipment& s);
+  // The most of a task's backlog worth shipping: the smaller of the master's limit and ours.
+  int64_t BacklogLimit() const;
+  // Whether the task's end may be reported: its output is with the master, or announced.
+  bool EndReportable(const LocalTask& t) const;
   // One exchange with the master: Register if the agent is not registered, else Sync waiting up
   // to `wait`; applies the answer. kNotFound from Sync leaves the agent unregistered.
   Status SyncOnce(Duration wait);
@@ -105,6 +135,7 @@ class Agent {
   std::map<TaskId, LocalTask> tasks_;
   uint64_t applied_version_ = 0;
   std::atomic<bool> registered_{false};
+  std::atomic<int64_t> master_log_limit_{0};  // from the master's answers; 0 until one says
 };
 
 }  // namespace cohort::agent

@@ -3,6 +3,7 @@
 // Only the task directories are real, in a temporary directory.
 #include "agent/agent.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <unistd.h>
@@ -16,6 +17,7 @@
 #include <vector>
 
 #include "agent/fake_task_launcher.h"
+#include "agent/output_file.h"
 #include "model/json.h"
 #include "os/process.h"
 
@@ -52,17 +54,28 @@ class FakeMaster final : public MasterClient {
     return desired_[node_id];
   }
 
-  StatusOr<int64_t> ShipLog(const std::string& node_id, const TaskId& task, int64_t offset,
-                            std::string_view data, int64_t* resume_at) override {
+  // As the master's log store: idempotent by offset; bytes an agent skipped read as '#'.
+  StatusOr<LogUploadResult> ShipLog(const std::string& node_id, const TaskId& task,
+                                    const LogUpload& upload, int64_t* resume_at) override {
     std::lock_guard lock(mu_);
+    uploads_.push_back(Upload{task, upload.offset, static_cast<int64_t>(upload.data.size()),
+                              upload.skip, upload.end});
     if (!ship_error_.ok()) return ship_error_;
     std::string& log = logs_[task];
-    if (offset != static_cast<int64_t>(log.size())) {
-      if (resume_at) *resume_at = static_cast<int64_t>(log.size());
-      return Status::FailedPrecondition("offset mismatch");
+    int64_t size = static_cast<int64_t>(log.size());
+    if (upload.offset > size) {
+      if (!upload.skip) {
+        if (resume_at) *resume_at = size;
+        return Status::FailedPrecondition("offset mismatch");
+      }
+      log.append(static_cast<size_t>(upload.offset - size), '#');
     }
-    log.append(data);
-    return static_cast<int64_t>(log.size());
+    int64_t known = static_cast<int64_t>(log.size()) - upload.offset;
+    if (known < static_cast<int64_t>(upload.data.size())) {
+      log.append(upload.data.substr(static_cast<size_t>(known)));
+    }
+    if (upload.end) ends_[task] = *upload.end;
+    return LogUploadResult{static_cast<int64_t>(log.size()), limit_};
   }
 
   void CancelCalls() override {}  // nothing here ever waits
@@ -77,6 +90,21 @@ class FakeMaster final : public MasterClient {
   void FailSync(Status s) { sync_error_ = std::move(s); }
   void FailShipping(Status s) { ship_error_ = std::move(s); }
   void HoldLog(const TaskId& task, std::string bytes) { logs_[task] = std::move(bytes); }
+  void SetLogLimit(int64_t limit) { limit_ = limit; }
+
+  // One upload as the master saw it.
+  struct Upload {
+    TaskId task;
+    int64_t offset;
+    int64_t bytes;
+    bool skip;
+    std::optional<int64_t> end;
+  };
+  const std::vector<Upload>& uploads() const { return uploads_; }
+  std::optional<int64_t> end(const TaskId& task) const {
+    auto it = ends_.find(task);
+    return it == ends_.end() ? std::nullopt : std::optional<int64_t>(it->second);
+  }
 
   int registrations() const { return registrations_; }
   const std::vector<AgentReport>& reports() const { return reports_; }
@@ -96,6 +124,9 @@ class FakeMaster final : public MasterClient {
   int registrations_ = 0;
   std::vector<AgentReport> reports_;
   std::map<TaskId, std::string> logs_;
+  std::map<TaskId, int64_t> ends_;
+  std::vector<Upload> uploads_;
+  int64_t limit_ = 0;  // 0: the answers do not say
 };
 
 constexpr const char* kNode = "node-1";
@@ -129,7 +160,7 @@ class AgentTest : public ::testing::Test {
 
   // A new agent on the same data directory, machine (launcher) and master: a restart.
   std::unique_ptr<Agent> NewAgent() {
-    AgentConfig config;
+    AgentConfig config = config_;
     config.data_dir = dir_.string();
     config.node.id = kNode;
     auto agent = std::make_unique<Agent>(config, GpuInventory{{}, {}, "declared"},
@@ -165,6 +196,7 @@ class AgentTest : public ::testing::Test {
   }
 
   fs::path dir_;
+  AgentConfig config_;  // what NewAgent starts from
   ManualClock clock_;
   FakeTaskLauncher launcher_;
   FakeMaster master_;
@@ -347,6 +379,123 @@ TEST_F(AgentTest, ShipsOutputFromWhereTheMasterSaysItStands) {
   launcher_.WriteOutput(Supervisor(a), "hello\n");
   ASSERT_TRUE(agent->Step().ok());
   EXPECT_EQ(master_.log(a), "hello\n");
+}
+
+// A task that floods its output gets a bounded share of each round, so no agent drowns the
+// master; the output still arrives whole, round after round.
+TEST_F(AgentTest, ShipsABoundedAmountPerTaskAndRound) {
+  config_.ship_per_round = 1000;
+  TaskId a = Id(7);
+  TaskId b = Id(8);
+  master_.Want(kNode, Desired(1, {Launch(a), Launch(b)}));
+  auto agent = NewAgent();
+  ASSERT_TRUE(agent->Step().ok());
+  std::string output(4500, 'x');
+  launcher_.WriteOutput(Supervisor(a), output);
+  launcher_.WriteOutput(Supervisor(b), "small\n");
+  ASSERT_TRUE(agent->Step().ok());
+  EXPECT_EQ(master_.log(a).size(), 1000u);
+  EXPECT_EQ(master_.log(b), "small\n") << "one busy task does not hold up the others";
+  for (int round = 0; round < 4; ++round) ASSERT_TRUE(agent->Step().ok());
+  EXPECT_EQ(master_.log(a), output);
+  for (const auto& u : master_.uploads()) EXPECT_LE(u.bytes, 1000);
+}
+
+// The master keeps only its log limit of each task: a bigger backlog is skipped, not shipped,
+// and the master is told that the bytes in between are gone.
+TEST_F(AgentTest, SkipsABacklogLargerThanTheMastersLimit) {
+  config_.ship_per_round = 100;
+  master_.SetLogLimit(300);
+  TaskId a = Id(7);
+  master_.Want(kNode, Desired(1, {Launch(a)}));
+  auto agent = NewAgent();
+  ASSERT_TRUE(agent->Step().ok());
+  launcher_.WriteOutput(Supervisor(a), "first\n");
+  ASSERT_TRUE(agent->Step().ok());  // learns the master's limit from its answer
+  std::string flood;
+  for (int i = 0; i < 1000; ++i) flood += std::to_string(i % 10);
+  launcher_.WriteOutput(Supervisor(a), flood);
+  for (int round = 0; round < 5; ++round) ASSERT_TRUE(agent->Step().ok());
+  std::string log = master_.log(a);
+  ASSERT_EQ(log.size(), 6 + flood.size());
+  EXPECT_EQ(log.substr(0, 6), "first\n");
+  EXPECT_EQ(log.substr(6, flood.size() - 300), std::string(flood.size() - 300, '#'));
+  EXPECT_EQ(log.substr(log.size() - 300), flood.substr(flood.size() - 300));
+  int64_t shipped = 0;
+  for (const auto& u : master_.uploads()) shipped += u.bytes;
+  EXPECT_EQ(shipped, 6 + 300) << "nothing the master would drop again was shipped";
+}
+
+// Output the supervisor already trimmed off the node's disk cannot be shipped: the agent skips
+// to what is left.
+TEST_F(AgentTest, SkipsOutputTrimmedOffTheDisk) {
+  TaskId a = Id(7);
+  master_.Want(kNode, Desired(1, {Launch(a)}));
+  auto agent = NewAgent();
+  ASSERT_TRUE(agent->Step().ok());
+  constexpr int64_t kMi = 1 << 20;
+  launcher_.WriteOutput(Supervisor(a), std::string(3 * kMi, 'a') + "tail\n");
+  int fd = ::open((TaskDir(a) + "/output.log").c_str(), O_WRONLY | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  int64_t trimmed = 0;
+  Status trim = TrimOutput(fd, 1, &trimmed);
+  ::close(fd);
+  if (trim.code() == StatusCode::kFailedPrecondition) GTEST_SKIP() << trim.message();
+  ASSERT_TRUE(trim.ok()) << trim.ToString();
+  ASSERT_EQ(trimmed, 3 * kMi);
+  ASSERT_TRUE(agent->Step().ok());
+  std::string log = master_.log(a);
+  ASSERT_EQ(log.size(), static_cast<size_t>(3 * kMi + 5));
+  EXPECT_EQ(log.find_first_not_of('#'), static_cast<size_t>(3 * kMi));
+  EXPECT_EQ(log.substr(3 * kMi), "tail\n");
+}
+
+// With much output left when a task ends, the end is reported at once with the output's final
+// size, and the rest follows, even after the master has forgotten the task; the directory goes
+// once everything is shipped. A restarted agent goes on shipping without reporting it again.
+TEST_F(AgentTest, ReportsTheEndAtOnceAndShipsTheRestAfterwards) {
+  config_.ship_per_round = 1000;
+  config_.ship_before_end = 1500;
+  TaskId a = Id(7);
+  master_.Want(kNode, Desired(1, {Launch(a)}));
+  auto agent = NewAgent();
+  ASSERT_TRUE(agent->Step().ok());
+  std::string output(5000, 'x');
+  launcher_.WriteOutput(Supervisor(a), output);
+  launcher_.Exit(Supervisor(a), 0);
+  ASSERT_TRUE(agent->Step().ok());
+  EXPECT_EQ(Reported(a).state, TaskState::kSucceeded);
+  EXPECT_EQ(master_.end(a), 5000);
+  EXPECT_EQ(master_.log(a).size(), 1000u);
+
+  master_.Want(kNode, Desired(2, {}, {a}));  // the master recorded the end
+  ASSERT_TRUE(agent->Step().ok());
+  ASSERT_TRUE(agent->Step().ok());
+  EXPECT_FALSE(InLastReport(a));
+  EXPECT_TRUE(fs::exists(TaskDir(a))) << "its output is not all shipped yet";
+  master_.Want(kNode, Desired(2, {}));
+  agent.reset();
+  agent = NewAgent();  // a restart in the middle
+  for (int round = 0; round < 4; ++round) ASSERT_TRUE(agent->Step().ok());
+  EXPECT_EQ(master_.log(a), output);
+  EXPECT_FALSE(InLastReport(a));
+  EXPECT_FALSE(fs::exists(TaskDir(a)));
+}
+
+// A little output left: the end waits for it, so that a finished job's log is whole at once.
+TEST_F(AgentTest, ShipsASmallRestBeforeReportingTheEnd) {
+  config_.ship_per_round = 1000;
+  config_.ship_before_end = 3000;
+  TaskId a = Id(7);
+  master_.Want(kNode, Desired(1, {Launch(a)}));
+  auto agent = NewAgent();
+  ASSERT_TRUE(agent->Step().ok());
+  std::string output(2500, 'x');
+  launcher_.WriteOutput(Supervisor(a), output);
+  launcher_.Exit(Supervisor(a), 0);
+  ASSERT_TRUE(agent->Step().ok());
+  EXPECT_EQ(Reported(a).state, TaskState::kSucceeded);
+  EXPECT_EQ(master_.log(a), output);
 }
 
 TEST_F(AgentTest, ForgetDeletesAnEndedTaskAndItsDirectory) {

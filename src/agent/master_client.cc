@@ -51,11 +51,10 @@ StatusOr<DesiredState> HttpMasterClient::Sync(const std::string& node_id, const 
   return desired;
 }
 
-StatusOr<int64_t> HttpMasterClient::ShipLog(const std::string& node_id, const TaskId& task,
-                                            int64_t offset, std::string_view data,
-                                            int64_t* resume_at) {
+StatusOr<LogUploadResult> HttpMasterClient::ShipLog(const std::string& node_id, const TaskId& task,
+                                                    const LogUpload& upload, int64_t* resume_at) {
   auto client = Acquire();
-  auto size = client->ShipLog(node_id, task, offset, data, resume_at);
+  auto size = client->ShipLog(node_id, task, upload, resume_at);
   Release(std::move(client));
   return size;
 }

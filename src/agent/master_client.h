@@ -37,12 +37,13 @@ class MasterClient {
   virtual StatusOr<DesiredState> Sync(const std::string& node_id, const AgentReport& report,
                                       uint64_t wait_version, Duration wait) = 0;
 
-  // Appends `data` to the master's copy of the task's output, which must hold exactly `offset`
-  // bytes; returns the size it holds afterwards. On an offset mismatch, kFailedPrecondition with
-  // the master's size in `*resume_at` (untouched otherwise). kNotFound: the master has no such
-  // task (its job is gone), so the output has nowhere to go.
-  virtual StatusOr<int64_t> ShipLog(const std::string& node_id, const TaskId& task, int64_t offset,
-                                    std::string_view data, int64_t* resume_at) = 0;
+  // Appends the upload's bytes to the master's copy of the task's output, which must hold at
+  // least `upload.offset` bytes unless `upload.skip`; returns the size it holds afterwards and
+  // its log limit. On an offset mismatch, kFailedPrecondition with the master's size in
+  // `*resume_at` (untouched otherwise). kNotFound: the master has no such task (its job is
+  // gone), so the output has nowhere to go.
+  virtual StatusOr<LogUploadResult> ShipLog(const std::string& node_id, const TaskId& task,
+                                            const LogUpload& upload, int64_t* resume_at) = 0;
 
   // Makes the calls in progress on other threads (a long poll, above all) return at once with
   // kUnavailable. Calls that start afterwards are not affected, so a caller that wants a thread
@@ -60,8 +61,8 @@ class HttpMasterClient final : public MasterClient {
   StatusOr<DesiredState> Register(const NodeInfo& info) override;
   StatusOr<DesiredState> Sync(const std::string& node_id, const AgentReport& report,
                               uint64_t wait_version, Duration wait) override;
-  StatusOr<int64_t> ShipLog(const std::string& node_id, const TaskId& task, int64_t offset,
-                            std::string_view data, int64_t* resume_at) override;
+  StatusOr<LogUploadResult> ShipLog(const std::string& node_id, const TaskId& task,
+                                    const LogUpload& upload, int64_t* resume_at) override;
   void CancelCalls() override;
 
  private:

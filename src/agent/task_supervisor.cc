@@ -16,6 +16,7 @@
 #include <sstream>
 #include <vector>
 
+#include "agent/output_file.h"
 #include "model/json.h"
 #include "model/workdir.h"
 #include "os/process.h"
@@ -29,6 +30,7 @@ struct TaskSpec {
   std::map<std::string, std::string> env;
   std::string workdir;
   Duration grace_period = std::chrono::seconds(30);
+  int64_t output_limit = 0;  // 0: the output is kept whole
 };
 
 StatusOr<TaskSpec> ReadSpec(const std::string& dir) {
@@ -43,12 +45,28 @@ StatusOr<TaskSpec> ReadSpec(const std::string& dir) {
     spec.env = doc.at("env").get<std::map<std::string, std::string>>();
     spec.workdir = doc.value("workdir", "");
     spec.grace_period = std::chrono::milliseconds(doc.value("grace_period_ms", 30000));
+    spec.output_limit = doc.value("output_limit_bytes", int64_t{0});
     if (spec.command.empty()) return Status::InvalidArgument("spec.json: empty command");
     return spec;
   } catch (const std::exception& e) {
     return Status::InvalidArgument(fmt::format("spec.json: {}", e.what()));
   }
 }
+
+// Keeps the task's output within its limit, as long as the file system lets it.
+struct OutputTrimmer {
+  int fd;
+  int64_t limit;  // 0: none
+  int64_t trimmed = 0;
+
+  void Trim() {
+    if (limit <= 0) return;
+    Status s = TrimOutput(fd, limit, &trimmed);
+    if (s.ok()) return;
+    fmt::print(stderr, "run-task: the output is no longer bounded: {}\n", s.message());
+    limit = 0;
+  }
+};
 
 void SignalAll(int self, int main_pgid, int sig) {
   if (main_pgid > 0) ::kill(-main_pgid, sig);
@@ -171,8 +189,11 @@ int RunTaskSupervisor(const std::string& dir) {
   }
   if (child == 0) ExecTask(*spec, dir, log_fd, old_mask);
   ::setpgid(child, child);  // also in the parent, so that kill(-child) works at once
-  ::close(log_fd);
   WriteFileAtomically(dir + "/task.pid", std::to_string(child) + "\n");
+  // The output is bounded here, where it is written, so that it stays bounded while no agent
+  // runs. A task can write a lot in one round: rounds are short while there is a limit.
+  OutputTrimmer trimmer{log_fd, spec->output_limit};
+  const long round_ns = spec->output_limit > 0 ? 50'000'000 : 200'000'000;
 
   const int self = ::getpid();
   bool stopping = false;
@@ -180,7 +201,8 @@ int RunTaskSupervisor(const std::string& dir) {
   TaskExit exit;
   bool main_done = false;
   while (!main_done) {
-    timespec wait{0, 200'000'000};
+    trimmer.Trim();
+    timespec wait{0, round_ns};
     siginfo_t info;
     int sig = ::sigtimedwait(&handled, &info, &wait);
     if ((sig == SIGTERM || sig == SIGINT) && !stopping) {
@@ -211,6 +233,8 @@ int RunTaskSupervisor(const std::string& dir) {
     if (Descendants(self).empty()) break;
     ::usleep(10'000);
   }
+  trimmer.Trim();
+  ::close(log_fd);
   exit.stopped = stopping;
   return finish(exit);
 }

@@ -7,8 +7,10 @@
 // process the task starts stays its descendant, even one that double-forks or calls setsid().
 //
 // Files in DIR:
-//   spec.json        written by the agent: command, env, workdir, grace_period_ms
-//   output.log       stdout and stderr of the task, appended
+//   spec.json        written by the agent: command, env, workdir, grace_period_ms,
+//                    output_limit_bytes
+//   output.log       stdout and stderr of the task, appended; with a limit, only about the last
+//                    output_limit_bytes of it take space on disk (agent/output_file.h)
 //   task.pid         the command's pid (also its process group id), once started
 //   exit.json        written last: exit_code or signal, stopped (true if asked to stop), times
 //

@@ -149,10 +149,15 @@ ApiServer::ApiServer(net::io_context& ioc, master::Master& master, HttpLimits li
       job_waiters_(ioc, [this](JobId id, Responder& r) { AnswerJob(id, r); }),
       node_waiters_(ioc, [this](const std::string& id, Responder& r) { AnswerNode(id, r); }) {
   master_.SetListener(this);
+  // Log uploads are written on a thread of the log store's own: the event loop never waits for
+  // the disk on their account. Their answers come back here.
+  master_.logs().StartWriter(
+      [this](std::function<void()> work) { net::post(ioc_, std::move(work)); });
 }
 
 ApiServer::~ApiServer() {
   Stop();
+  master_.logs().StopWriter();
   master_.SetListener(nullptr);
 }
 
@@ -380,8 +385,17 @@ void ApiServer::StreamLogs(const Call& call) {
   if (auto it = request.query.find("follow"); it != request.query.end()) {
     follow = it->second == "true" || it->second == "1" || it->second.empty();
   }
+  // Each follower costs the master a connection and a chunk of memory for as long as the job
+  // runs: their number per job is bounded.
+  if (follow && !followers_.TryAdd(*id)) {
+    return responder->Send(ErrorResponse(Status::Unavailable(
+        fmt::format("job {} already has {} log followers; try again once one has ended", *id,
+                    followers_.max_per_job()))));
+  }
   LogStream::Options options{*id, attempt, task, follow};
-  std::make_shared<LogStream>(ioc_, master_, job_changes_, std::move(options), responder)->Start();
+  std::make_shared<LogStream>(ioc_, master_, job_changes_, std::move(options), responder,
+                              follow ? &followers_ : nullptr)
+      ->Start();
 }
 
 void ApiServer::ListTeams(const Call& call) {
@@ -566,17 +580,33 @@ void ApiServer::UploadLog(const Call& call) {
   }
   auto task = ParseTaskId(task_key);
   if (!task.ok()) return responder.Send(ErrorResponse(task.status()));
-  auto size = master_.AppendLog(node_id, *task, *offset, request.body);
-  if (size.ok()) return responder.Send(JsonResponse(200, Json{{"size", *size}}));
-  HttpResponse error = ErrorResponse(size.status());
-  if (size.status().code() == StatusCode::kFailedPrecondition) {
-    // Tell the agent where to resume.
-    Json body = Json::parse(error.body);
-    auto stored = master_.logs().Size(*task);
-    body["size"] = stored.ok() ? *stored : 0;
-    error.body = body.dump();
+  master::LogAppend options;
+  if (auto it = request.query.find("skip"); it != request.query.end()) {
+    options.skip = it->second == "true" || it->second == "1" || it->second.empty();
   }
-  responder.Send(error);
+  if (request.query.count("end")) {
+    auto end = QueryInt(request, "end", 0, 0, INT64_MAX);
+    if (!end.ok()) return responder.Send(ErrorResponse(end.status()));
+    options.end = *end;
+  }
+  // The bytes are written off the event loop; the answer comes once they are on disk.
+  auto answer = [this, responder = call.responder, task = *task](StatusOr<int64_t> size) {
+    if (size.ok()) {
+      // The limit tells the agent how far behind it may fall before it skips ahead.
+      return responder->Send(
+          JsonResponse(200, Json{{"size", *size}, {"limit", master_.logs().limits().per_task}}));
+    }
+    HttpResponse error = ErrorResponse(size.status());
+    if (size.status().code() == StatusCode::kFailedPrecondition) {
+      // Tell the agent where to resume.
+      Json body = Json::parse(error.body);
+      auto stored = master_.logs().Size(task);
+      body["size"] = stored.ok() ? *stored : 0;
+      error.body = body.dump();
+    }
+    responder->Send(error);
+  };
+  master_.AppendLog(node_id, *task, *offset, request.body, options, std::move(answer));
 }
 
 }  // namespace cohort::api

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "api/http_server.h"
+#include "api/log_stream.h"
 #include "api/router.h"
 #include "api/wait_list.h"
 #include "common/subscribers.h"
@@ -23,6 +24,9 @@ namespace cohort::api {
 int HttpStatusFor(StatusCode code);
 // {"error": {"code": "not_found", "message": "...", "details": [...]}}
 HttpResponse ErrorResponse(const Status& status);
+
+// Log streams that may follow one job at once.
+inline constexpr int kMaxFollowersPerJob = 64;
 
 class ApiServer final : public master::MasterListener {
  public:
@@ -82,6 +86,7 @@ class ApiServer final : public master::MasterListener {
   WaitList<JobId> job_waiters_;         // GET /jobs/{id}?wait_version=
   WaitList<std::string> node_waiters_;  // agents' syncs, by node
   Subscribers<JobId> job_changes_;      // log streams following a job
+  FollowerCount followers_{kMaxFollowersPerJob};
   bool stopped_ = false;
 };
 

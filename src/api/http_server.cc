@@ -119,6 +119,7 @@ class Session : public Responder, public std::enable_shared_from_this<Session> {
                              [self = shared_from_this()](beast::error_code ec, size_t) {
                                self->writing_ = false;
                                if (ec) return self->Close();
+                               self->WatchForClose();
                                self->WriteNext();
                              });
   }
@@ -140,6 +141,11 @@ class Session : public Responder, public std::enable_shared_from_this<Session> {
   }
 
   bool closed() const override { return closed_; }
+
+  void OnClose(std::function<void()> callback) override {
+    if (closed_) return callback();
+    on_close_.push_back(std::move(callback));
+  }
 
  private:
   struct Chunk {
@@ -296,6 +302,17 @@ class Session : public Responder, public std::enable_shared_from_this<Session> {
     }
   }
 
+  // A streaming client sends nothing more, so a read completes only when it goes away (or
+  // with bytes it should not have sent, which are dropped). Reading and writing at once is
+  // allowed on a tcp_stream.
+  void WatchForClose() {
+    stream_.async_read_some(net::buffer(probe_),
+                            [self = shared_from_this()](beast::error_code ec, size_t) {
+                              if (ec) return self->Close();
+                              self->WatchForClose();
+                            });
+  }
+
   void OnWritten(beast::error_code ec, bool close) {
     if (ec) return Close();
     if (close) return drain_before_close_ ? DrainAndClose() : Close();
@@ -353,6 +370,8 @@ class Session : public Responder, public std::enable_shared_from_this<Session> {
       if (c.done) c.done(false);
     }
     chunks_.clear();
+    auto callbacks = std::move(on_close_);
+    for (auto& callback : callbacks) callback();
   }
 
   // Gives the connection's place back (a handler may hold the session after its socket closed).
@@ -381,6 +400,8 @@ class Session : public Responder, public std::enable_shared_from_this<Session> {
   std::shared_ptr<http::response<http::empty_body>> header_;
   std::shared_ptr<http::response_serializer<http::empty_body>> serializer_;
   std::deque<Chunk> chunks_;
+  std::vector<std::function<void()>> on_close_;
+  char probe_[512];
 };
 
 // Accepting fails this way when the process or the system is out of file descriptors or

@@ -47,6 +47,10 @@ class Responder {
   virtual void WriteChunk(std::string data, std::function<void(bool)> done) = 0;
   virtual void EndStream() = 0;
   virtual bool closed() const = 0;
+  // `callback` runs once when the connection closes (at once if it has), during a stream even
+  // while nothing is being written: how a follower of a silent job learns that its reader left.
+  // A responder that cannot tell never calls it.
+  virtual void OnClose(std::function<void()> callback) { (void)callback; }
 };
 
 using Handler = std::function<void(HttpRequest, std::shared_ptr<Responder>)>;

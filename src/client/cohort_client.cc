@@ -181,17 +181,25 @@ StatusOr<DesiredState> CohortClient::Sync(const std::string& node_id, const Agen
   return DesiredStateFromJson(doc);
 }
 
-StatusOr<int64_t> CohortClient::ShipLog(const std::string& node_id, const TaskId& task,
-                                        int64_t offset, std::string_view data, int64_t* resume_at) {
+StatusOr<LogUploadResult> CohortClient::ShipLog(const std::string& node_id, const TaskId& task,
+                                                const LogUpload& upload, int64_t* resume_at) {
+  std::string target =
+      fmt::format("/api/v1/agents/{}/logs/{}?offset={}", node_id, task.ToString(), upload.offset);
+  if (upload.skip) target += "&skip=true";
+  if (upload.end) target += fmt::format("&end={}", *upload.end);
   COHORT_ASSIGN_OR_RETURN(HttpResult r,
-                          http_->Request("POST",
-                                         fmt::format("/api/v1/agents/{}/logs/{}?offset={}", node_id,
-                                                     task.ToString(), offset),
-                                         data, "application/octet-stream"));
+                          http_->Request("POST", target, upload.data, "application/octet-stream"));
   if (r.status / 100 == 2) {
     auto doc = ParseJson(r.body);
-    if (doc.ok() && doc->contains("size")) return (*doc)["size"].get<int64_t>();
-    return Status::Internal("log upload answer has no size");
+    if (!doc.ok() || !doc->contains("size") || !(*doc)["size"].is_number_integer()) {
+      return Status::Internal("log upload answer has no size");
+    }
+    LogUploadResult result;
+    result.size = (*doc)["size"].get<int64_t>();
+    if (doc->contains("limit") && (*doc)["limit"].is_number_integer()) {
+      result.limit = (*doc)["limit"].get<int64_t>();
+    }
+    return result;
   }
   Status s = StatusFromErrorBody(r.status, r.body);
   if (r.status == 409 && resume_at) {

@@ -60,10 +60,10 @@ class CohortClient {
   StatusOr<DesiredState> Register(const NodeInfo& info);
   StatusOr<DesiredState> Sync(const std::string& node_id, const AgentReport& report,
                               uint64_t wait_version, Duration wait);
-  // Returns the size the master now holds; on an offset mismatch, kFailedPrecondition with the
-  // master's size in `*resume_at`.
-  StatusOr<int64_t> ShipLog(const std::string& node_id, const TaskId& task, int64_t offset,
-                            std::string_view data, int64_t* resume_at);
+  // Returns the size the master now holds (and its log limit); on an offset mismatch,
+  // kFailedPrecondition with the master's size in `*resume_at`.
+  StatusOr<LogUploadResult> ShipLog(const std::string& node_id, const TaskId& task,
+                                    const LogUpload& upload, int64_t* resume_at);
 
   // Makes the call in progress on another thread fail at once (HttpClient::Cancel). Thread-safe.
   void Cancel() { http_->Cancel(); }

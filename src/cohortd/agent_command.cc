@@ -66,6 +66,10 @@ void AddAgentCommand(CLI::App& app, AgentOptions& o) {
   cmd->add_option("--ports", o.ports, "Port range FIRST-LAST that the master hands to tasks")
       ->capture_default_str();
   cmd->add_option("--label", o.labels, "A node label KEY=VALUE (repeatable)");
+  cmd->add_option("--log-limit", o.log_limit,
+                  "Keep at most about this much of each task's output on this node's disk, the "
+                  "most recent; also the most of a backlog shipped to the master")
+      ->capture_default_str();
   cmd->add_option("--log-level", o.log_level, "trace, debug, info, warn or error")
       ->capture_default_str();
 }
@@ -124,6 +128,11 @@ int RunAgent(const AgentOptions& o) {
     }
     node.labels[label.substr(0, eq)] = label.substr(eq + 1);
   }
+
+  auto log_limit = ParseByteSize(o.log_limit);
+  if (!log_limit.ok()) return fail("--log-limit: " + log_limit.status().message());
+  if (*log_limit < (1 << 20)) return fail("--log-limit: must be at least 1Mi");
+  config.log_limit = *log_limit;
 
   std::unique_ptr<agent::GpuProbe> probe;
   if (o.gpus >= 0) {

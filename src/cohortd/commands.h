@@ -23,6 +23,7 @@ struct MasterOptions {
   std::string unknown_team_fallback;
   size_t incremental_above = 1000;
   size_t max_connections = 0;  // 0: kDefaultMaxConnections, or less if file descriptors are few
+  std::string log_limit = "256Mi";
 };
 
 struct AgentOptions {
@@ -39,6 +40,7 @@ struct AgentOptions {
   std::string ports = "30000-30999";
   std::vector<std::string> labels;
   std::string log_level = "info";
+  std::string log_limit = "256Mi";
 };
 
 void AddMasterCommand(CLI::App& app, MasterOptions& options);

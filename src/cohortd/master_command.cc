@@ -75,9 +75,16 @@ void AddMasterCommand(CLI::App& app, MasterOptions& o) {
                               "the open-file limit less {} if that is lower)",
                               kDefaultMaxConnections, kReservedFiles))
       ->check(CLI::PositiveNumber);
+  cmd->add_option("--log-limit", o.log_limit,
+                  "Keep at most this much of each task's log, the most recent output; readers "
+                  "are told how much was dropped")
+      ->capture_default_str();
 }
 
 namespace {
+
+// Below this, a log would keep less than a screenful of long lines.
+constexpr int64_t kMinLogLimit = 64 * 1024;
 
 StatusOr<scheduler::SchedulerConfig> SchedulerConfigFrom(const MasterOptions& o) {
   scheduler::SchedulerConfig config;
@@ -119,6 +126,12 @@ int RunMaster(const MasterOptions& o) {
     fmt::print(stderr, "cohortd master: --node-timeout: {}\n", node_timeout.status().message());
     return 2;
   }
+  auto log_limit = ParseByteSize(o.log_limit);
+  if (!log_limit.ok() || *log_limit < kMinLogLimit) {
+    fmt::print(stderr, "cohortd master: --log-limit: {}\n",
+               log_limit.ok() ? "must be at least 64Ki" : log_limit.status().message());
+    return 2;
+  }
   auto scheduling = SchedulerConfigFrom(o);
   if (!scheduling.ok()) {
     fmt::print(stderr, "cohortd master: {}\n", scheduling.status().message());
@@ -130,6 +143,7 @@ int RunMaster(const MasterOptions& o) {
   config.node_timeout = *node_timeout;
   config.unknown_team_fallback = o.unknown_team_fallback;
   config.incremental_above = o.incremental_above;
+  config.log_limit = *log_limit;
   std::error_code ec;
   std::filesystem::create_directories(config.data_dir, ec);
   if (ec) {

@@ -20,7 +20,7 @@ namespace fs = std::filesystem;
 Master::Master(MasterConfig config, std::unique_ptr<state::StateStore> store,
                std::unique_ptr<scheduler::Scheduler> scheduler, const Clock& clock, EventLoop& loop)
     : config_(std::move(config)),
-      logs_(config_.data_dir + "/logs"),
+      logs_(config_.data_dir + "/logs", LogLimits::For(config_.log_limit)),
       store_(std::move(store)),
       clock_(clock),
       loop_(loop),

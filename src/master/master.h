@@ -49,6 +49,7 @@ struct MasterConfig {
   // work (a test's handler may, and then checks what the store holds). Unset: log and exit 70.
   std::function<void(const Status&)> fail_stop;
   Duration tick_interval = std::chrono::milliseconds(500);
+  int64_t log_limit = kDefaultLogLimit;  // stored bytes of each task's log (master/log_store.h)
 };
 
 // The team a spec gets when it names none; it exists without being created (no guarantee, no
@@ -152,12 +153,16 @@ class Master {
   Status RemoveNode(const std::string& node_id);
 
   // --- Logs (shipped by agents, served to users) ---
-  // Stores `data` as the bytes of the task's log starting at `offset` (LogStore::Append: durable,
-  // idempotent); returns the stored size. kNotFound unless `task` is one of the job's tasks in
-  // one of its attempts; kFailedPrecondition (with the expected offset in the message) if
-  // `offset` is past the end; kInternal if the write failed.
+  // Stores `data` as the bytes of the task's log starting at `offset` (LogStore::AppendAsync:
+  // durable, idempotent, on the store's writer thread if it runs); `done` gets the stored size,
+  // on the event loop. kNotFound unless `task` is one of the job's tasks in one of its
+  // attempts; kFailedPrecondition (with the expected offset in the message) if `offset` is past
+  // the end without `options.skip`; kInternal if the write failed.
+  void AppendLog(const std::string& node_id, const TaskId& task, int64_t offset, std::string data,
+                 const LogAppend& options, LogStore::AppendDone done);
+  // The same at once, for callers without a writer thread (tests).
   StatusOr<int64_t> AppendLog(const std::string& node_id, const TaskId& task, int64_t offset,
-                              std::string_view data);
+                              std::string_view data, const LogAppend& options = {});
   // Where the logs are read and followed; writes go through AppendLog.
   LogStore& logs() { return logs_; }
 

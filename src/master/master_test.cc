@@ -207,7 +207,7 @@ TEST_P(MasterTest, LogsAreAppendedIdempotently) {
     EXPECT_EQ(ParseTaskId(text).status().code(), StatusCode::kInvalidArgument) << text;
   }
   EXPECT_EQ(*ParseTaskId("12.3.ps-0.4"), (TaskId{12, 3, "ps-0", 4}));
-  EXPECT_EQ(*master_->logs().Read(key, 0, 100), "hello\nworld\n");
+  EXPECT_EQ(master_->logs().Read(key, 0, 100)->data, "hello\nworld\n");
 }
 
 TEST_P(MasterTest, TeamsAreDurableAndUnknownTeamsAreRefused) {

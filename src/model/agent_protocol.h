@@ -7,6 +7,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "common/time.h"
@@ -45,6 +46,22 @@ struct DesiredState {
   uint64_t version = 0;
   std::vector<TaskLaunch> tasks;  // should be running; anything else running must be stopped
   std::vector<TaskId> forget;     // ended tasks the master has recorded: stop reporting them
+};
+
+// One upload of a task's output: POST /api/v1/agents/{node}/logs/{task}.
+struct LogUpload {
+  int64_t offset = 0;  // where `data` starts in the task's output
+  std::string_view data;
+  // The agent no longer has the bytes between what the master holds and `offset` (it fell
+  // behind by more than the log limit and skipped ahead): the master records them as dropped.
+  bool skip = false;
+  std::optional<int64_t> end;  // the task has ended and its whole output is this long
+};
+
+// The master's answer to an upload.
+struct LogUploadResult {
+  int64_t size = 0;   // the size of the master's copy now
+  int64_t limit = 0;  // what the master keeps of each task's log; 0 if it did not say
 };
 
 }  // namespace cohort

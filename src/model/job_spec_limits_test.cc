@@ -184,15 +184,17 @@ TEST(JobSpecLimits, YamlIsBoundedLowerThanJson) {
 TEST(JobSpecLimits, UnknownFieldsStayErrorsAtEveryLevel) {
   Json doc = Minimal();
   doc["tasks"][0]["resources"] = Json{{"gpus", 1}, {"tpus", 2}};
-  doc["restart"] = Json{{"max_attempts", 2}, {"backoff", "1s"}};
+  doc["restart"] = Json{{"max_attempts", 2}, {"delay", "1s"}};
   doc["constraints"] = Json{{"zone", "a"}};
   doc["owner"] = "ada";
-  EXPECT_THAT(Errors(doc),
-              ElementsAre("owner: unknown field; expected one of: name, team, priority, framework, "
-                          "tasks, restart, max_runtime, grace_period, constraints",
-                          "tasks[0].resources.tpus: unknown field; did you mean \"gpus\"?",
-                          "restart.backoff: unknown field; expected one of: max_attempts",
-                          "constraints.zone: unknown field; expected one of: gpu_model, labels"));
+  EXPECT_THAT(
+      Errors(doc),
+      ElementsAre("owner: unknown field; expected one of: name, team, priority, framework, "
+                  "tasks, restart, max_runtime, grace_period, constraints",
+                  "tasks[0].resources.tpus: unknown field; did you mean \"gpus\"?",
+                  "restart.delay: unknown field; expected one of: max_attempts, on, backoff, "
+                  "max_backoff",
+                  "constraints.zone: unknown field; expected one of: gpu_model, labels"));
 }
 
 TEST(JobSpecTags, NonStandardTagsAreRefusedNamingTheField) {

@@ -59,6 +59,7 @@ class LocalCluster {
 
   const std::string& url() const { return url_; }
   const std::string& dir() const { return dir_; }
+  pid_t master_pid() const { return master_.pid; }
   client::CohortClient& client();
 
   // Submits a YAML or JSON spec; fails the test if refused.
