@@ -238,7 +238,9 @@ TEST(LogFlood, YesIsCappedAndItsEndIsReportedPromptly) {
   constexpr int64_t kSegment = kMi;  // an eighth of the limit
   EXPECT_LE(f.max_stored, 8 * kMi + kSegment);
   EXPECT_LE(f.final_stored, 8 * kMi);
-  EXPECT_LT(f.max_agent_disk, 256 * kMi) << "16Mi, and what yes writes between two trims";
+  // 16Mi, and what yes writes between two trims: 50 ms, but much more when the machine is
+  // starved (272 MiB was seen with other builds running). Untrimmed, 5 s of yes is about 4.5 GB.
+  EXPECT_LT(f.max_agent_disk, 1024 * kMi) << "16Mi, and what yes writes between two trims";
   EXPECT_LT(f.max_health_latency, milliseconds(500));
   EXPECT_LT(f.max_rss, 300 * kMi);
   EXPECT_LT(f.end_delay, milliseconds(3000));
