@@ -5,23 +5,15 @@
 
 #include <fmt/format.h>
 
-#include <fstream>
-#include <sstream>
 #include <thread>
 
+#include "os/process.h"
 #include "tests/integration/local_cluster.h"
 
 namespace cohort::testing {
 namespace {
 
 using ::testing::HasSubstr;
-
-std::string ReadAll(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 TEST(CheckpointingTest, ANodeLossResumesFromTheCheckpoint) {
   LocalCluster cluster("checkpointing");
@@ -60,7 +52,7 @@ grace_period: 5s
   ASSERT_EQ(done.state, JobState::kSucceeded) << done.message;
   EXPECT_EQ(done.attempt, 2);
   for (const auto& t : done.tasks) EXPECT_NE(t.node_id, victim) << "placed on the lost node";
-  std::string attempts = ReadAll(checkpoints + "/attempts.log");
+  std::string attempts = ReadFileOrEmpty(checkpoints + "/attempts.log");
   EXPECT_THAT(attempts, HasSubstr("attempt=1 start_step=0\n"));
   // Attempt 2 started where a checkpoint of attempt 1 left off: at step 30 or later.
   size_t at = attempts.find("attempt=2 start_step=");

@@ -5,21 +5,14 @@
 
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 
+#include "os/process.h"
 #include "tests/integration/local_cluster.h"
 
 namespace cohort::testing {
 namespace {
 
 using ::testing::HasSubstr;
-
-std::string ReadAll(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 bool AnyEventHas(LocalCluster& cluster, JobId id, const std::string& text) {
   auto events = cluster.client().Events(id);
@@ -74,8 +67,10 @@ TEST(NodeLossTest, AMachineThatDiesHasItsGangRequeuedWithinFifteenSeconds) {
   auto nodes = cluster.Cohort({"nodes"});
   EXPECT_THAT(nodes.out, HasSubstr("LOST"));
   // Every (attempt, task) started exactly once.
-  WaitFor([&] { return ReadAll(starts).size() >= std::string("1 0\n1 1\n2 0\n2 1\n").size(); });
-  EXPECT_EQ(ReadAll(starts).size(), std::string("1 0\n1 1\n2 0\n2 1\n").size()) << ReadAll(starts);
+  WaitFor(
+      [&] { return ReadFileOrEmpty(starts).size() >= std::string("1 0\n1 1\n2 0\n2 1\n").size(); });
+  EXPECT_EQ(ReadFileOrEmpty(starts).size(), std::string("1 0\n1 1\n2 0\n2 1\n").size())
+      << ReadFileOrEmpty(starts);
 
   // A kill now ends the job at once, with nothing on the lost node to wait for.
   ASSERT_EQ(cluster.Cohort({"kill", std::to_string(id)}).exit_code, 0);
@@ -102,8 +97,8 @@ TEST(NodeLossTest, AMachineThatComesBackWipedNeverRestartsItsTasks) {
       std::chrono::seconds(20));
   ASSERT_EQ(after.attempt, 2) << after.message;
   EXPECT_TRUE(AnyEventHas(cluster, id, "came back without its tasks"));
-  WaitFor([&] { return ReadAll(starts).size() >= 8; });
-  EXPECT_EQ(ReadAll(starts), "1 0\n2 0\n") << "attempt 1 must never start twice";
+  WaitFor([&] { return ReadFileOrEmpty(starts).size() >= 8; });
+  EXPECT_EQ(ReadFileOrEmpty(starts), "1 0\n2 0\n") << "attempt 1 must never start twice";
 }
 
 TEST(NodeLossTest, DrainUndrainAndRemoveFromTheCli) {
