@@ -2,11 +2,18 @@
 
 #include <fmt/format.h>
 
+#include <stdexcept>
+#include <type_traits>
+#include <utility>
+
 #include "common/units.h"
 #include "model/job_spec_parser.h"
 
 namespace cohort {
 namespace {
+
+// A week: far above any spec's grace period (at most an hour), far below an overflow.
+constexpr int64_t kMaxGraceMs = 7LL * 24 * 3600 * 1000;
 
 Json TimeOrNull(const std::optional<Timestamp>& t) {
   return t ? Json(FormatTimestamp(*t)) : Json(nullptr);
@@ -26,18 +33,66 @@ Timestamp RequiredTime(const Json& j, const char* key) {
   return *t;
 }
 
+// Every integer of a document goes through here: nlohmann's get<int>() converts a float
+// ("1e300") with a plain cast, undefined behaviour out of range, and wraps an integer that does
+// not fit. Either is an error naming the field.
+template <typename T>
+T Integer(const Json& v, const char* key) {
+  static_assert(std::is_integral_v<T> && !std::is_same_v<T, bool>);
+  if (!v.is_number_integer()) {
+    throw std::runtime_error(fmt::format("{}: must be an integer, not {}", key, v.type_name()));
+  }
+  bool fits = v.is_number_unsigned() ? std::in_range<T>(v.get<uint64_t>())
+                                     : std::in_range<T>(v.get<int64_t>());
+  if (!fits) throw std::runtime_error(fmt::format("{}: {} is out of range", key, v.dump()));
+  return v.is_number_unsigned() ? static_cast<T>(v.get<uint64_t>())
+                                : static_cast<T>(v.get<int64_t>());
+}
+
+template <typename T>
+T Get(const Json& v, const char* key) {
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    return Integer<T>(v, key);
+  } else {
+    return v.get<T>();
+  }
+}
+
+template <typename T>
+T At(const Json& j, const char* key) {
+  return Get<T>(j.at(key), key);
+}
+
 template <typename T>
 std::optional<T> OptionalValue(const Json& j, const char* key) {
   auto it = j.find(key);
   if (it == j.end() || it->is_null()) return std::nullopt;
-  return it->get<T>();
+  return Get<T>(*it, key);
 }
 
 template <typename T>
 T ValueOr(const Json& j, const char* key, T fallback) {
   auto it = j.find(key);
   if (it == j.end() || it->is_null()) return fallback;
-  return it->get<T>();
+  return Get<T>(*it, key);
+}
+
+std::vector<int> IntList(const Json& j, const char* key) {
+  const Json& list = j.at(key);
+  if (!list.is_array()) throw std::runtime_error(fmt::format("{}: must be a list", key));
+  std::vector<int> out;
+  for (const auto& v : list) out.push_back(Integer<int>(v, key));
+  return out;
+}
+
+// CPUs as a number ("cpus": 0.5) in thousandths, within ParseMilliCpus's bounds: the cast of a
+// double beyond int64_t is undefined, and a negative amount does not read back the same.
+int64_t MilliCpus(const Json& j, const char* key) {
+  double milli = j.at(key).get<double>() * 1000.0 + 0.5;
+  if (!(milli >= 0 && milli <= 1e12)) {
+    throw std::runtime_error(fmt::format("{}: must be from 0 to 1e9", key));
+  }
+  return static_cast<int64_t>(milli);
 }
 
 Json ResourcesJson(const Resources& r) {
@@ -48,8 +103,8 @@ Json ResourcesJson(const Resources& r) {
 
 Resources ResourcesFrom(const Json& j) {
   Resources r;
-  r.gpus = j.at("gpus").get<int64_t>();
-  r.milli_cpus = static_cast<int64_t>(j.at("cpus").get<double>() * 1000.0 + 0.5);
+  r.gpus = At<int64_t>(j, "gpus");
+  r.milli_cpus = MilliCpus(j, "cpus");
   auto mem = ParseByteSize(j.at("memory").get<std::string>());
   if (!mem.ok()) throw std::runtime_error("memory: " + mem.status().message());
   r.memory_bytes = *mem;
@@ -69,12 +124,12 @@ StatusOr<T> Decode(const char* what, F&& f) {
 Task TaskFrom(const Json& j) {
   Task t;
   t.role = j.at("role").get<std::string>();
-  t.index = j.at("index").get<int>();
-  t.rank = j.at("rank").get<int>();
+  t.index = At<int>(j, "index");
+  t.rank = At<int>(j, "rank");
   t.resources = ResourcesFrom(j.at("resources"));
   t.node_id = j.at("node").get<std::string>();
   t.host = ValueOr<std::string>(j, "host", "");
-  t.gpus = j.at("gpus").get<std::vector<int>>();
+  t.gpus = IntList(j, "gpus");
   t.port = ValueOr<int>(j, "port", 0);
   auto state = ParseTaskState(j.at("state").get<std::string>());
   if (!state) throw std::runtime_error("unknown task state");
@@ -156,7 +211,7 @@ Json ToJson(const Job& job) {
 StatusOr<Job> JobFromJson(const Json& j) {
   return Decode<Job>("job", [&]() -> Job {
     Job job;
-    job.id = j.at("id").get<JobId>();
+    job.id = At<JobId>(j, "id");
     auto spec = ParseJobSpecJson(j.at("spec"));
     if (!spec.ok()) throw std::runtime_error("spec: " + spec.status().ToString());
     job.spec = std::move(spec).value();
@@ -181,7 +236,7 @@ StatusOr<Job> JobFromJson(const Json& j) {
     if (auto it = j.find("history"); it != j.end()) {
       for (const auto& a : *it) {
         AttemptSummary s;
-        s.number = a.at("attempt").get<int>();
+        s.number = At<int>(a, "attempt");
         s.started_at = OptionalTime(a, "started_at");
         s.finished_at = OptionalTime(a, "finished_at");
         s.result = ValueOr<std::string>(a, "result", "");
@@ -202,7 +257,7 @@ Json ToJson(const JobEvent& e) {
 StatusOr<JobEvent> JobEventFromJson(const Json& j) {
   return Decode<JobEvent>("event", [&] {
     JobEvent e;
-    e.job_id = j.at("job_id").get<JobId>();
+    e.job_id = At<JobId>(j, "job_id");
     e.time = RequiredTime(j, "time");
     e.type = j.at("type").get<std::string>();
     e.message = ValueOr<std::string>(j, "message", "");
@@ -244,11 +299,11 @@ StatusOr<NodeInfo> NodeInfoFromJson(const Json& j) {
     NodeInfo n;
     n.id = j.at("id").get<std::string>();
     n.address = j.at("address").get<std::string>();
-    n.milli_cpus = static_cast<int64_t>(j.at("cpus").get<double>() * 1000.0 + 0.5);
-    n.memory_bytes = j.at("memory_bytes").get<int64_t>();
+    n.milli_cpus = MilliCpus(j, "cpus");
+    n.memory_bytes = At<int64_t>(j, "memory_bytes");
     for (const auto& g : j.at("gpus")) {
       Gpu gpu;
-      gpu.index = g.at("index").get<int>();
+      gpu.index = At<int>(g, "index");
       gpu.uuid = ValueOr<std::string>(g, "uuid", "");
       gpu.model = ValueOr<std::string>(g, "model", "");
       gpu.memory_bytes = ValueOr<int64_t>(g, "memory_bytes", 0);
@@ -259,8 +314,8 @@ StatusOr<NodeInfo> NodeInfoFromJson(const Json& j) {
     if (auto it = j.find("gpu_links"); it != j.end()) {
       for (const auto& l : *it) {
         GpuLink link;
-        link.a = l.at("a").get<int>();
-        link.b = l.at("b").get<int>();
+        link.a = At<int>(l, "a");
+        link.b = At<int>(l, "b");
         auto type = ParseGpuLinkType(l.at("type").get<std::string>());
         if (!type) throw std::runtime_error("gpu_links: unknown link type");
         link.type = *type;
@@ -270,8 +325,8 @@ StatusOr<NodeInfo> NodeInfoFromJson(const Json& j) {
     }
     n.gpu_source = ValueOr<std::string>(j, "gpu_source", "");
     if (auto it = j.find("ports"); it != j.end()) {
-      n.ports.first = it->at("first").get<int>();
-      n.ports.last = it->at("last").get<int>();
+      n.ports.first = At<int>(*it, "first");
+      n.ports.last = At<int>(*it, "last");
     }
     n.labels = ValueOr<std::map<std::string, std::string>>(j, "labels", {});
     n.agent_version = ValueOr<std::string>(j, "agent_version", "");
@@ -304,10 +359,10 @@ Json ToJson(const TaskId& id) {
 StatusOr<TaskId> TaskIdFromJson(const Json& j) {
   return Decode<TaskId>("task id", [&] {
     TaskId id;
-    id.job = j.at("job_id").get<JobId>();
-    id.attempt = j.at("attempt").get<int>();
+    id.job = At<JobId>(j, "job_id");
+    id.attempt = At<int>(j, "attempt");
     id.role = j.at("role").get<std::string>();
-    id.index = j.at("index").get<int>();
+    id.index = At<int>(j, "index");
     // The same rules as the text form: the id names a directory on the agent.
     auto checked = ParseTaskId(id.ToString());
     if (!checked.ok() || *checked != id) throw std::runtime_error(checked.status().message());
@@ -336,8 +391,13 @@ StatusOr<TaskLaunch> TaskLaunchFromJson(const Json& j) {
     l.command = j.at("command").get<std::vector<std::string>>();
     l.env = j.at("env").get<std::map<std::string, std::string>>();
     l.workdir = ValueOr<std::string>(j, "workdir", "");
-    l.gpus = j.at("gpus").get<std::vector<int>>();
-    l.grace_period = std::chrono::milliseconds(ValueOr<int64_t>(j, "grace_period_ms", 30000));
+    l.gpus = IntList(j, "gpus");
+    // Bounded before it becomes microseconds, where it would overflow.
+    int64_t grace_ms = ValueOr<int64_t>(j, "grace_period_ms", 30000);
+    if (grace_ms < 0 || grace_ms > kMaxGraceMs) {
+      throw std::runtime_error(fmt::format("grace_period_ms: must be from 0 to {}", kMaxGraceMs));
+    }
+    l.grace_period = std::chrono::milliseconds(grace_ms);
     return l;
   });
 }
@@ -399,7 +459,7 @@ Json ToJson(const DesiredState& d) {
 StatusOr<DesiredState> DesiredStateFromJson(const Json& j) {
   DesiredState d;
   try {
-    d.version = j.at("version").get<uint64_t>();
+    d.version = At<uint64_t>(j, "version");
     for (const auto& t : j.at("tasks")) {
       COHORT_ASSIGN_OR_RETURN(auto launch, TaskLaunchFromJson(t));
       d.tasks.push_back(std::move(launch));

@@ -66,6 +66,47 @@ TEST(NodeInfoJson, RoundTripsAndValidates) {
   EXPECT_EQ(refused.status().details().size(), 2u);
 }
 
+// Found by fuzz/agent_protocol_fuzzer.cc: integers were read with nlohmann's get<int>(), which
+// casts a float such as 1e300 (undefined behaviour) and wraps a large integer into another
+// value; CPUs and a grace period were converted without a bound. Each is now an error naming
+// the field.
+TEST(AgentProtocolJson, NumbersOutOfRangeAreErrorsNamingTheField) {
+  NodeInfo n;
+  n.id = "node-a";
+  n.address = "10.1.2.3";
+  n.gpus.push_back(Gpu{0, "GPU-a", "H100", 80LL << 30, "", 0});
+  auto refused = [](const StatusOr<NodeInfo>& r, const std::string& field) {
+    return !r.ok() && r.status().message().find(field) != std::string::npos;
+  };
+  Json doc = ToJson(n);
+  doc["gpus"][0]["index"] = 1e300;
+  EXPECT_TRUE(refused(NodeInfoFromJson(doc), "index"));
+  doc = ToJson(n);
+  doc["gpus"][0]["index"] = 4294967296;  // was read as GPU 0
+  EXPECT_TRUE(refused(NodeInfoFromJson(doc), "index"));
+  for (double cpus : {1e300, -1.0}) {
+    doc = ToJson(n);
+    doc["cpus"] = cpus;
+    EXPECT_TRUE(refused(NodeInfoFromJson(doc), "cpus")) << cpus;
+  }
+  doc = ToJson(n);
+  doc["ports"]["first"] = 0.5;
+  EXPECT_TRUE(refused(NodeInfoFromJson(doc), "first"));
+
+  Json report = ToJson(AgentReport{});
+  report["applied_version"] = -1;  // was read as 2^64 - 1
+  EXPECT_FALSE(AgentReportFromJson(report).ok());
+
+  TaskLaunch l;
+  l.id = TaskId{3, 1, "worker", 0};
+  Json launch = ToJson(l);
+  launch["grace_period_ms"] = 9'000'000'000'000'000'000ULL;
+  EXPECT_FALSE(TaskLaunchFromJson(launch).ok());
+  launch = ToJson(l);
+  launch["gpus"] = Json::array({0, 2.5});
+  EXPECT_FALSE(TaskLaunchFromJson(launch).ok());
+}
+
 TEST(JobJson, RoundTripsEveryField) {
   Job job;
   job.id = 7;
