@@ -75,11 +75,16 @@ for t in "${targets[@]}"; do
   mkdir -p "$run/corpus" "$run/artifacts"
   dict=()
   [ -f "$root/fuzz/$t.dict" ] && dict=(-dict="$root/fuzz/$t.dict")
+  # fuzz/TARGET.options: more libFuzzer flags for that target, one per line, # for comments.
+  options=()
+  if [ -f "$root/fuzz/$t.options" ]; then
+    mapfile -t options < <(grep -v -E '^\s*(#|$)' "$root/fuzz/$t.options")
+  fi
   echo "== $t: ${time_s}s"
   set +e
   (cd "$run" && nice -n 19 "$build_dir/bin/${t}_fuzzer" -max_total_time="$time_s" \
     -timeout="$hang_s" -rss_limit_mb="$rss_mb" -print_final_stats=1 \
-    -artifact_prefix="$run/artifacts/" "${dict[@]}" "$run/corpus" "$root/fuzz/corpus/$t" \
+    -artifact_prefix="$run/artifacts/" "${dict[@]}" "${options[@]}" "$run/corpus" "$root/fuzz/corpus/$t" \
     >"$run/log" 2>&1)
   rc=$?
   set -e
@@ -97,7 +102,7 @@ for t in "${targets[@]}"; do
   results+=("$t ${execs:-?} ${rate:-?} $crashes $hangs $ooms $leaks $reports $rc")
   if [ "$n" -ne 0 ]; then
     echo "   finding: see $run/log and $run/artifacts/"
-    grep -a -E -m3 'ERROR: |runtime error:|property broken|deadly signal' "$run/log" | sed 's/^/   /' || true
+    grep -a -E -m4 'ERROR: |runtime error:|property broken|what\(\):' "$run/log" | sed 's/^/   /' || true
   fi
   if [ "$merge" = 1 ]; then
     before=$(find "$root/fuzz/corpus/$t" -type f | wc -l)

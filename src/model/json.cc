@@ -150,7 +150,7 @@ Task TaskFrom(const Json& j) {
 StatusOr<Json> ParseJson(std::string_view text) {
   try {
     return Json::parse(text);
-  } catch (const Json::parse_error& e) {
+  } catch (const Json::exception& e) {  // parse_error, and out_of_range for a number like 1e400
     return Status::InvalidArgument(fmt::format("not valid JSON: {}", e.what()));
   }
 }

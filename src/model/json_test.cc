@@ -135,6 +135,14 @@ TEST(JobJson, RoundTripsEveryField) {
   EXPECT_EQ(back->preemptions, 2);
 }
 
+// Found by fuzz/job_spec_fuzzer.cc: a number beyond a double is nlohmann's out_of_range, not
+// its parse_error, and escaped ParseJson (a 500 from the API, a crash in a client).
+TEST(ParseJson, NumbersBeyondADoubleAreErrors) {
+  auto r = ParseJson("[1e400]");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("not valid JSON"), std::string::npos);
+}
+
 TEST(ParseJson, SaysWhereSyntaxBreaks) {
   auto r = ParseJson("{\"a\": }");
   ASSERT_FALSE(r.ok());
