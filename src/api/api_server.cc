@@ -30,8 +30,14 @@ constexpr uint64_t kRegistrationBodyLimit = 512 * 1024;
 constexpr uint64_t kSyncBodyLimit = 1024 * 1024;
 constexpr uint64_t kLogUploadBodyLimit = 2 * kMaxLogUploadBytes;
 
+// Answers quote what the client sent (a path, a query value), which need not be UTF-8; JSON
+// cannot carry that, and dump() would throw. Such bytes are shown as U+FFFD instead.
+std::string Dump(const Json& body) {
+  return body.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
 HttpResponse JsonResponse(int status, const Json& body) {
-  return HttpResponse{status, "application/json", body.dump()};
+  return HttpResponse{status, "application/json", Dump(body)};
 }
 
 // The integer query parameter `name`, or `fallback` when it is absent or empty.
@@ -602,7 +608,7 @@ void ApiServer::UploadLog(const Call& call) {
       Json body = Json::parse(error.body);
       auto stored = master_.logs().Size(task);
       body["size"] = stored.ok() ? *stored : 0;
-      error.body = body.dump();
+      error.body = Dump(body);
     }
     responder->Send(error);
   };

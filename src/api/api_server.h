@@ -40,6 +40,10 @@ class ApiServer final : public master::MasterListener {
   void OnJobChanged(JobId id) override;
   void OnNodeChanged(const std::string& node_id) override;
 
+  // Answers one request, as the HTTP server does for each it reads; public so that a request
+  // can be served without a socket (fuzz/api_fuzzer.cc).
+  void Handle(HttpRequest request, std::shared_ptr<Responder> responder);
+
  private:
   // One request as its handler sees it.
   struct Call {
@@ -50,7 +54,6 @@ class ApiServer final : public master::MasterListener {
   using Handler = void (ApiServer::*)(const Call&);
   static std::vector<Router<Handler>::Route> Routes();
 
-  void Handle(HttpRequest request, std::shared_ptr<Responder> responder);
   // The route's {id}; answers 400 and returns nothing if it is not a job id.
   std::optional<JobId> JobIdParam(const Call& call);
 

@@ -29,8 +29,13 @@ Status StatusFromErrorBody(int http_status, std::string_view body) {
         if (d.is_string()) details.push_back(d.get<std::string>());
       }
     }
-    std::string code = e.value("code", "");
-    return Status(CodeFromName(code, http_status), e.value("message", "unknown error"),
+    // Read with care: a body that is not the API's (a proxy's, a newer master's) must still
+    // become a Status, and Json::value throws when a field has another type.
+    auto text = [&](const char* key, const char* fallback) {
+      auto it = e.find(key);
+      return it != e.end() && it->is_string() ? it->get<std::string>() : std::string(fallback);
+    };
+    return Status(CodeFromName(text("code", ""), http_status), text("message", "unknown error"),
                   std::move(details));
   }
   return Status(CodeFromName("", http_status),

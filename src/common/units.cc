@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cctype>
+#include <charconv>
 #include <cmath>
 #include <limits>
 #include <utility>
@@ -17,6 +18,8 @@ struct Suffix {
 };
 
 constexpr int64_t kKi = 1024;
+// About 3,000 years: longer durations are mistakes, and sums of parts stay far from overflow.
+constexpr double kMaxDurationUs = 1e17;
 constexpr std::array<Suffix, 10> kByteSuffixes = {{
     {"Ki", kKi},
     {"Mi", kKi* kKi},
@@ -46,7 +49,19 @@ bool SplitNumber(std::string_view text, double* number, std::string_view* rest) 
     }
   }
   if (!digits) return false;
-  *number = std::stod(std::string(text.substr(0, i)));
+  // Not std::stod: that throws on a number beyond a double ("1" and 400 zeros), and every
+  // caller promises an error instead. Such a number becomes infinity (too large), or the
+  // smallest double if it is a fraction too small to hold, so that the callers' own range and
+  // whole-number checks refuse it.
+  auto [end, ec] = std::from_chars(text.data(), text.data() + i, *number);
+  if (ec == std::errc::result_out_of_range) {
+    std::string_view whole = text.substr(0, text.find('.'));
+    bool big = whole.find_first_not_of('0') != std::string_view::npos;
+    *number =
+        big ? std::numeric_limits<double>::infinity() : std::numeric_limits<double>::denorm_min();
+  } else if (ec != std::errc() || end != text.data() + i) {
+    return false;
+  }
   *rest = text.substr(i);
   return true;
 }
@@ -178,8 +193,12 @@ StatusOr<Duration> ParseDuration(std::string_view text) {
     } else {
       return bad();
     }
+    // The bound holds for the sum, not only for each part: "1157407d" repeated 100 times would
+    // overflow int64_t.
     double us = number * factor_us;
-    if (us > 1e17) return Status::InvalidArgument(fmt::format("\"{}\" is too long", text));
+    if (us > kMaxDurationUs - static_cast<double>(total_us)) {
+      return Status::InvalidArgument(fmt::format("\"{}\" is too long", text));
+    }
     // Rounded, not truncated: 1.001ms is 1000.9999... microseconds as a double.
     total_us += std::llround(us);
     rest = after.substr(unit_len);

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <limits>
+#include <string>
 
 namespace cohort {
 namespace {
@@ -85,6 +86,30 @@ TEST(Duration, RejectsUnknownUnitsAndBareNumbers) {
       EXPECT_NE(r.status().message().find("not a duration"), std::string::npos);
     }
   }
+}
+
+// Found by fuzz/small_parsers_fuzzer.cc: std::stod threw std::out_of_range on these.
+TEST(Units, NumbersBeyondADoubleAreErrorsNotExceptions) {
+  const std::string huge(400, '9');
+  const std::string tiny = "0." + std::string(400, '0') + "1";
+  EXPECT_FALSE(ParseByteSize(huge).ok());
+  EXPECT_FALSE(ParseByteSize(huge + "Gi").ok());
+  EXPECT_FALSE(ParseByteSize(tiny).ok());
+  EXPECT_FALSE(ParseMilliCpus(huge).ok());
+  EXPECT_FALSE(ParseMilliCpus(tiny).ok());
+  EXPECT_FALSE(ParseDuration(huge + "s").ok());
+  EXPECT_EQ(*ParseByteSize(std::string(300, '0') + "1Ki"), 1024);  // long but small is fine
+}
+
+// Found by fuzz/small_parsers_fuzzer.cc: every part was within bounds, but their sum overflowed
+// int64_t (undefined behaviour) and came out negative.
+TEST(Duration, TheSumOfThePartsIsBounded) {
+  std::string text;
+  for (int i = 0; i < 100; ++i) text += "1157407d";
+  auto r = ParseDuration(text);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("too long"), std::string::npos);
+  EXPECT_EQ(*ParseDuration("1000d1000d"), std::chrono::hours(48'000));
 }
 
 TEST(Duration, FormatsForPeople) {

@@ -64,6 +64,41 @@ TEST_P(MasterTest, PendingGangHoldsNothingAndStartsWhenANodeJoins) {
   for (const auto& t : GetJob(big).tasks) EXPECT_EQ(t.node_id, "b");
 }
 
+// Found by fuzz/api_fuzzer.cc: the scheduler does not count ports, so it placed a job on a node
+// whose port range was used up; the placement failed, the master asked for a pass at once, and
+// that pass chose the same placement again: the event loop never ran dry.
+TEST_P(MasterTest, APlacementWithoutAFreePortWaitsForTheTickInsteadOfLooping) {
+  NodeInfo info;
+  info.id = "a";
+  info.address = "127.0.0.1";
+  info.milli_cpus = 32000;
+  info.memory_bytes = 128LL << 30;
+  for (int i = 0; i < 4; ++i)
+    info.gpus.push_back(Gpu{i, "GPU-" + std::to_string(i), "H100", 0, "", 0});
+  info.ports = PortRange{31000, 31001};  // two tasks at most
+  ASSERT_TRUE(master_->Register(info).ok());
+  JobId first = Submit(2, 1);
+  JobId second = Submit(2, 1);
+  int ran = 0;
+  for (int round = 0; round < 3; ++round) {
+    while (!posted_.empty() && ran < 100) {
+      auto f = posted_.front();
+      posted_.pop_front();
+      f();
+      ++ran;
+    }
+    master_->Tick();
+  }
+  EXPECT_LT(ran, 100) << "the master keeps posting passes";
+  EXPECT_EQ(GetJob(first).state, JobState::kStarting);
+  EXPECT_EQ(GetJob(second).state, JobState::kPending);
+  // Once the first job's tasks are gone, their ports are free and the second job starts.
+  Report("a", TaskState::kSucceeded, 0);
+  RunPosted();
+  EXPECT_EQ(GetJob(first).state, JobState::kSucceeded);
+  EXPECT_EQ(GetJob(second).state, JobState::kStarting);
+}
+
 TEST_P(MasterTest, FailedTaskStopsTheGangAndRetriesWithinBudget) {
   AddNode("a", 4);
   JobId id = Submit(2, 1, /*max_attempts=*/2);

@@ -79,10 +79,12 @@ PendingJob Master::PendingOf(const Job& job) const {
 bool Master::StartDecided(Job& job, const std::vector<TaskPlacement>& placement) {
   Status s = ApplyPlacement(job, JobPlacement{job.id, placement});
   if (s.ok()) return true;
-  // The cluster core took the resources; the job did not start after all.
+  // The cluster core took the resources; the job did not start after all. A pass at once would
+  // choose the same placement and fail the same way (no free port on the node: the scheduler
+  // does not count ports), forever; the next full pass runs on the tick instead.
   spdlog::error("placing job {}: {}", job.id, s.ToString());
   cluster_.ReleaseJob(job.id);
-  InvalidateResidue();
+  dispatcher_.Invalidate();
   return false;
 }
 
@@ -122,7 +124,7 @@ void Master::Schedule() {
   // The cluster core has re-checked every part of the plan against the state as it is now and
   // taken what it uses; what is left is to make each part real.
   for (const auto& placement : applied.placements) {
-    consistent &= StartDecided(jobs_.at(placement.job_id), placement.tasks);
+    StartDecided(jobs_.at(placement.job_id), placement.tasks);
   }
   for (const auto& preemption : applied.preemptions) {
     Job& job = jobs_.at(preemption.victim);

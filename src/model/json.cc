@@ -3,12 +3,18 @@
 #include <fmt/format.h>
 
 #include <limits>
+#include <stdexcept>
+#include <type_traits>
+#include <utility>
 
 #include "common/units.h"
 #include "model/job_spec_parser.h"
 
 namespace cohort {
 namespace {
+
+// A week: far above any spec's grace period (at most an hour), far below an overflow.
+constexpr int64_t kMaxGraceMs = 7LL * 24 * 3600 * 1000;
 
 Json TimeOrNull(const std::optional<Timestamp>& t) {
   return t ? Json(FormatTimestamp(*t)) : Json(nullptr);
@@ -28,42 +34,56 @@ Timestamp RequiredTime(const Json& j, const char* key) {
   return *t;
 }
 
+// Every integer of a document goes through here: nlohmann's get<int>() converts a float
+// ("1e300") with a plain cast, undefined behaviour out of range, and wraps an integer that does
+// not fit. Either is an error naming the field.
+template <typename T>
+T Integer(const Json& v, const char* key) {
+  static_assert(std::is_integral_v<T> && !std::is_same_v<T, bool>);
+  if (!v.is_number_integer()) {
+    throw std::runtime_error(fmt::format("{}: must be an integer, not {}", key, v.type_name()));
+  }
+  bool fits = v.is_number_unsigned() ? std::in_range<T>(v.get<uint64_t>())
+                                     : std::in_range<T>(v.get<int64_t>());
+  if (!fits) throw std::runtime_error(fmt::format("{}: {} is out of range", key, v.dump()));
+  return v.is_number_unsigned() ? static_cast<T>(v.get<uint64_t>())
+                                : static_cast<T>(v.get<int64_t>());
+}
+
+template <typename T>
+T Get(const Json& v, const char* key) {
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    return Integer<T>(v, key);
+  } else {
+    return v.get<T>();
+  }
+}
+
+template <typename T>
+T At(const Json& j, const char* key) {
+  return Get<T>(j.at(key), key);
+}
+
 template <typename T>
 std::optional<T> OptionalValue(const Json& j, const char* key) {
   auto it = j.find(key);
   if (it == j.end() || it->is_null()) return std::nullopt;
-  return it->get<T>();
+  return Get<T>(*it, key);
 }
 
 template <typename T>
 T ValueOr(const Json& j, const char* key, T fallback) {
   auto it = j.find(key);
   if (it == j.end() || it->is_null()) return fallback;
-  return it->get<T>();
+  return Get<T>(*it, key);
 }
 
-// An integer field of type T. nlohmann's get<T> casts a float (1e300) or a wider integer
-// without a word, which overflows; this refuses them, naming the field.
-template <typename T>
-T IntegerAt(const Json& j, const char* key) {
-  const Json& v = j.at(key);
-  constexpr auto kMin = static_cast<int64_t>(std::numeric_limits<T>::min());
-  constexpr auto kMax = static_cast<int64_t>(std::numeric_limits<T>::max());
-  if (v.is_number_unsigned()) {
-    if (v.get<uint64_t>() <= static_cast<uint64_t>(kMax)) return static_cast<T>(v.get<uint64_t>());
-  } else if (v.is_number_integer()) {
-    const auto i = v.get<int64_t>();
-    if (i >= kMin && i <= kMax) return static_cast<T>(i);
-  }
-  throw std::runtime_error(
-      fmt::format("{}: must be an integer from {} to {}, got {}", key, kMin, kMax, v.dump()));
-}
-
-template <typename T>
-T IntegerOr(const Json& j, const char* key, T fallback) {
-  auto it = j.find(key);
-  if (it == j.end() || it->is_null()) return fallback;
-  return IntegerAt<T>(j, key);
+std::vector<int> IntList(const Json& j, const char* key) {
+  const Json& list = j.at(key);
+  if (!list.is_array()) throw std::runtime_error(fmt::format("{}: must be a list", key));
+  std::vector<int> out;
+  for (const auto& v : list) out.push_back(Integer<int>(v, key));
+  return out;
 }
 
 // CPUs (a JSON number) in thousandths, refusing a value that would overflow.
@@ -85,7 +105,7 @@ Json ResourcesJson(const Resources& r) {
 
 Resources ResourcesFrom(const Json& j) {
   Resources r;
-  r.gpus = j.at("gpus").get<int64_t>();
+  r.gpus = At<int64_t>(j, "gpus");
   r.milli_cpus = MilliCpusAt(j, "cpus");
   auto mem = ParseByteSize(j.at("memory").get<std::string>());
   if (!mem.ok()) throw std::runtime_error("memory: " + mem.status().message());
@@ -106,12 +126,12 @@ StatusOr<T> Decode(const char* what, F&& f) {
 Task TaskFrom(const Json& j) {
   Task t;
   t.role = j.at("role").get<std::string>();
-  t.index = j.at("index").get<int>();
-  t.rank = j.at("rank").get<int>();
+  t.index = At<int>(j, "index");
+  t.rank = At<int>(j, "rank");
   t.resources = ResourcesFrom(j.at("resources"));
   t.node_id = j.at("node").get<std::string>();
   t.host = ValueOr<std::string>(j, "host", "");
-  t.gpus = j.at("gpus").get<std::vector<int>>();
+  t.gpus = IntList(j, "gpus");
   t.port = ValueOr<int>(j, "port", 0);
   auto state = ParseTaskState(j.at("state").get<std::string>());
   if (!state) throw std::runtime_error("unknown task state");
@@ -132,7 +152,7 @@ Task TaskFrom(const Json& j) {
 StatusOr<Json> ParseJson(std::string_view text) {
   try {
     return Json::parse(text);
-  } catch (const Json::parse_error& e) {
+  } catch (const Json::exception& e) {  // parse_error, and out_of_range for a number like 1e400
     return Status::InvalidArgument(fmt::format("not valid JSON: {}", e.what()));
   }
 }
@@ -196,7 +216,7 @@ Json ToJson(const Job& job) {
 StatusOr<Job> JobFromJson(const Json& j) {
   return Decode<Job>("job", [&]() -> Job {
     Job job;
-    job.id = j.at("id").get<JobId>();
+    job.id = At<JobId>(j, "id");
     auto spec = ParseJobSpecJson(j.at("spec"));
     if (!spec.ok()) throw std::runtime_error("spec: " + spec.status().ToString());
     job.spec = std::move(spec).value();
@@ -224,7 +244,7 @@ StatusOr<Job> JobFromJson(const Json& j) {
     if (auto it = j.find("history"); it != j.end()) {
       for (const auto& a : *it) {
         AttemptSummary s;
-        s.number = a.at("attempt").get<int>();
+        s.number = At<int>(a, "attempt");
         s.started_at = OptionalTime(a, "started_at");
         s.finished_at = OptionalTime(a, "finished_at");
         s.result = ValueOr<std::string>(a, "result", "");
@@ -245,7 +265,7 @@ Json ToJson(const JobEvent& e) {
 StatusOr<JobEvent> JobEventFromJson(const Json& j) {
   return Decode<JobEvent>("event", [&] {
     JobEvent e;
-    e.job_id = j.at("job_id").get<JobId>();
+    e.job_id = At<JobId>(j, "job_id");
     e.time = RequiredTime(j, "time");
     e.type = j.at("type").get<std::string>();
     e.message = ValueOr<std::string>(j, "message", "");
@@ -291,33 +311,33 @@ StatusOr<NodeInfo> NodeInfoFromJson(const Json& j) {
     n.id = j.at("id").get<std::string>();
     n.address = j.at("address").get<std::string>();
     n.milli_cpus = MilliCpusAt(j, "cpus");
-    n.memory_bytes = IntegerAt<int64_t>(j, "memory_bytes");
+    n.memory_bytes = At<int64_t>(j, "memory_bytes");
     for (const auto& g : j.at("gpus")) {
       Gpu gpu;
-      gpu.index = IntegerAt<int>(g, "index");
+      gpu.index = At<int>(g, "index");
       gpu.uuid = ValueOr<std::string>(g, "uuid", "");
       gpu.model = ValueOr<std::string>(g, "model", "");
-      gpu.memory_bytes = IntegerOr<int64_t>(g, "memory_bytes", 0);
+      gpu.memory_bytes = ValueOr<int64_t>(g, "memory_bytes", 0);
       gpu.pci_bus_id = ValueOr<std::string>(g, "pci_bus_id", "");
-      gpu.numa_node = IntegerOr<int>(g, "numa_node", -1);
+      gpu.numa_node = ValueOr<int>(g, "numa_node", -1);
       n.gpus.push_back(std::move(gpu));
     }
     if (auto it = j.find("gpu_links"); it != j.end()) {
       for (const auto& l : *it) {
         GpuLink link;
-        link.a = IntegerAt<int>(l, "a");
-        link.b = IntegerAt<int>(l, "b");
+        link.a = At<int>(l, "a");
+        link.b = At<int>(l, "b");
         auto type = ParseGpuLinkType(l.at("type").get<std::string>());
         if (!type) throw std::runtime_error("gpu_links: unknown link type");
         link.type = *type;
-        link.nvlinks = IntegerOr<int>(l, "nvlinks", 0);
+        link.nvlinks = ValueOr<int>(l, "nvlinks", 0);
         n.gpu_links.push_back(link);
       }
     }
     n.gpu_source = ValueOr<std::string>(j, "gpu_source", "");
     if (auto it = j.find("ports"); it != j.end()) {
-      n.ports.first = IntegerAt<int>(*it, "first");
-      n.ports.last = IntegerAt<int>(*it, "last");
+      n.ports.first = At<int>(*it, "first");
+      n.ports.last = At<int>(*it, "last");
     }
     n.labels = ValueOr<std::map<std::string, std::string>>(j, "labels", {});
     n.agent_version = ValueOr<std::string>(j, "agent_version", "");
@@ -333,10 +353,10 @@ Json ToJson(const TaskId& id) {
 StatusOr<TaskId> TaskIdFromJson(const Json& j) {
   return Decode<TaskId>("task id", [&] {
     TaskId id;
-    id.job = j.at("job_id").get<JobId>();
-    id.attempt = j.at("attempt").get<int>();
+    id.job = At<JobId>(j, "job_id");
+    id.attempt = At<int>(j, "attempt");
     id.role = j.at("role").get<std::string>();
-    id.index = j.at("index").get<int>();
+    id.index = At<int>(j, "index");
     // The same rules as the text form: the id names a directory on the agent.
     auto checked = ParseTaskId(id.ToString());
     if (!checked.ok() || *checked != id) throw std::runtime_error(checked.status().message());
@@ -365,8 +385,13 @@ StatusOr<TaskLaunch> TaskLaunchFromJson(const Json& j) {
     l.command = j.at("command").get<std::vector<std::string>>();
     l.env = j.at("env").get<std::map<std::string, std::string>>();
     l.workdir = ValueOr<std::string>(j, "workdir", "");
-    l.gpus = j.at("gpus").get<std::vector<int>>();
-    l.grace_period = std::chrono::milliseconds(ValueOr<int64_t>(j, "grace_period_ms", 30000));
+    l.gpus = IntList(j, "gpus");
+    // Bounded before it becomes microseconds, where it would overflow.
+    int64_t grace_ms = ValueOr<int64_t>(j, "grace_period_ms", 30000);
+    if (grace_ms < 0 || grace_ms > kMaxGraceMs) {
+      throw std::runtime_error(fmt::format("grace_period_ms: must be from 0 to {}", kMaxGraceMs));
+    }
+    l.grace_period = std::chrono::milliseconds(grace_ms);
     return l;
   });
 }
@@ -428,7 +453,7 @@ Json ToJson(const DesiredState& d) {
 StatusOr<DesiredState> DesiredStateFromJson(const Json& j) {
   DesiredState d;
   try {
-    d.version = j.at("version").get<uint64_t>();
+    d.version = At<uint64_t>(j, "version");
     for (const auto& t : j.at("tasks")) {
       COHORT_ASSIGN_OR_RETURN(auto launch, TaskLaunchFromJson(t));
       d.tasks.push_back(std::move(launch));

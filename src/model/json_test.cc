@@ -74,14 +74,53 @@ TEST(NodeInfoJson, RefusesNumbersThatWouldOverflow) {
   EXPECT_EQ(with("cpus", 1e300), "malformed node: cpus: 1e+300 is out of range");
   EXPECT_EQ(with("cpus", "8"), "malformed node: cpus: must be a number of CPUs, got \"8\"");
   EXPECT_EQ(with("memory_bytes", 1e300),
-            "malformed node: memory_bytes: must be an integer from -9223372036854775808 to "
-            "9223372036854775807, got 1e+300");
+            "malformed node: memory_bytes: must be an integer, not number");
   EXPECT_EQ(with("ports", Json{{"first", 4294967297}, {"last", 2}}),
-            "malformed node: first: must be an integer from -2147483648 to 2147483647, got "
-            "4294967297");
+            "malformed node: first: 4294967297 is out of range");
   EXPECT_EQ(with("gpus", Json::array({Json{{"index", 0.5}}})),
-            "malformed node: index: must be an integer from -2147483648 to 2147483647, got 0.5");
+            "malformed node: index: must be an integer, not number");
   EXPECT_EQ(with("cpus", -4), "accepted");  // representable; ValidateNodeInfo refuses it
+}
+
+// Found by fuzz/agent_protocol_fuzzer.cc: integers were read with nlohmann's get<int>(), which
+// casts a float such as 1e300 (undefined behaviour) and wraps a large integer into another
+// value; CPUs and a grace period were converted without a bound. Each is now an error naming
+// the field.
+TEST(AgentProtocolJson, NumbersOutOfRangeAreErrorsNamingTheField) {
+  NodeInfo n;
+  n.id = "node-a";
+  n.address = "10.1.2.3";
+  n.gpus.push_back(Gpu{0, "GPU-a", "H100", 80LL << 30, "", 0});
+  auto refused = [](const StatusOr<NodeInfo>& r, const std::string& field) {
+    return !r.ok() && r.status().message().find(field) != std::string::npos;
+  };
+  Json doc = ToJson(n);
+  doc["gpus"][0]["index"] = 1e300;
+  EXPECT_TRUE(refused(NodeInfoFromJson(doc), "index"));
+  doc = ToJson(n);
+  doc["gpus"][0]["index"] = 4294967296;  // was read as GPU 0
+  EXPECT_TRUE(refused(NodeInfoFromJson(doc), "index"));
+  // Representable amounts are read (ValidateNodeInfo refuses a negative one at registration);
+  // one a double cannot turn into thousandths is refused here.
+  doc = ToJson(n);
+  doc["cpus"] = 1e300;
+  EXPECT_TRUE(refused(NodeInfoFromJson(doc), "cpus"));
+  doc = ToJson(n);
+  doc["ports"]["first"] = 0.5;
+  EXPECT_TRUE(refused(NodeInfoFromJson(doc), "first"));
+
+  Json report = ToJson(AgentReport{});
+  report["applied_version"] = -1;  // was read as 2^64 - 1
+  EXPECT_FALSE(AgentReportFromJson(report).ok());
+
+  TaskLaunch l;
+  l.id = TaskId{3, 1, "worker", 0};
+  Json launch = ToJson(l);
+  launch["grace_period_ms"] = 9'000'000'000'000'000'000ULL;
+  EXPECT_FALSE(TaskLaunchFromJson(launch).ok());
+  launch = ToJson(l);
+  launch["gpus"] = Json::array({0, 2.5});
+  EXPECT_FALSE(TaskLaunchFromJson(launch).ok());
 }
 
 TEST(JobJson, RoundTripsEveryField) {
@@ -110,6 +149,14 @@ TEST(JobJson, RoundTripsEveryField) {
   EXPECT_EQ(back->preempted_for, 9);
   EXPECT_EQ(back->failures, 1);
   EXPECT_EQ(back->preemptions, 2);
+}
+
+// Found by fuzz/job_spec_fuzzer.cc: a number beyond a double is nlohmann's out_of_range, not
+// its parse_error, and escaped ParseJson (a 500 from the API, a crash in a client).
+TEST(ParseJson, NumbersBeyondADoubleAreErrors) {
+  auto r = ParseJson("[1e400]");
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("not valid JSON"), std::string::npos);
 }
 
 TEST(ParseJson, SaysWhereSyntaxBreaks) {

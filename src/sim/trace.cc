@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cmath>
 #include <fstream>
 #include <sstream>
 
@@ -24,6 +25,8 @@ std::optional<double> Number(std::string_view text) {
   double v = 0;
   auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
   if (ec != std::errc() || ptr != text.data() + text.size()) return std::nullopt;
+  // from_chars reads "nan" and "inf" too: no time or count, and NaN slips past every "< 0".
+  if (!std::isfinite(v)) return std::nullopt;
   return v;
 }
 
@@ -31,11 +34,9 @@ std::optional<int> Integer(std::string_view text) {
   text = Trim(text);
   if (auto v = ParseInt(text)) return v;
   // Exported traces sometimes write counts as floats ("8.0", "1e2"); a whole one is accepted.
+  // The range first: converting a double beyond int64_t ("1e300") is undefined behaviour.
   auto v = Number(text);
-  if (!v || *v != static_cast<double>(static_cast<int64_t>(*v)) || *v < INT32_MIN ||
-      *v > INT32_MAX) {
-    return std::nullopt;
-  }
+  if (!v || *v < INT32_MIN || *v > INT32_MAX || *v != std::floor(*v)) return std::nullopt;
   return static_cast<int>(*v);
 }
 

@@ -45,6 +45,23 @@ TEST(Trace, TakesWholeFloatCountsAndRefusesFractions) {
   EXPECT_EQ(t->skipped[0].line, 3u);
 }
 
+// Found by fuzz/trace_fuzzer.cc: from_chars reads "nan" and "inf", and a NaN time passed every
+// check; a count of 1e300 was converted to int64_t before its range was checked (undefined).
+TEST(Trace, SkipsRowsWithNumbersThatAreNotFinite) {
+  auto t = ParseTrace(
+      "job_id,submission_time,duration,num_gpu\n"
+      "a,nan,100,1\n"
+      "b,1,inf,1\n"
+      "c,1,100,1e300\n"
+      "d,1,100,-inf\n"
+      "e,1,100,2",
+      std::nullopt);
+  ASSERT_TRUE(t.ok()) << t.status().ToString();
+  ASSERT_EQ(t->jobs.size(), 1u);
+  EXPECT_EQ(t->jobs[0].id, "e");
+  EXPECT_EQ(t->skipped.size(), 4u);
+}
+
 TEST(Trace, ReadsTiresiasAndCohortFormats) {
   auto tiresias = ParseTrace(
       "job_id,num_gpu,submit_time,iterations,model_name,duration,interval\n0,2,30,606,vgg19,164,"
