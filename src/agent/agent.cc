@@ -212,11 +212,16 @@ void Agent::Apply(const DesiredState& desired) {
   }
   // Answers may cross on the two connections; an older desired state must not undo a newer one.
   if (desired.version < applied_version_) return;
+  // Only a newer version starts tasks. A task's end changes no version, so an answer of the
+  // version already applied may have been made before some of its tasks ended, and arrive after
+  // the one that had them forgotten: started from it, an ended task would run a second time.
+  // Everything that adds a task to a node raises its version.
+  const bool newer = desired.version > applied_version_;
   applied_version_ = desired.version;
   std::set<TaskId> wanted;
   for (const auto& launch : desired.tasks) {
     wanted.insert(launch.id);
-    if (!tasks_.count(launch.id)) Launch(launch);
+    if (newer && !tasks_.count(launch.id)) Launch(launch);
   }
   for (auto& [id, t] : tasks_) {
     if (wanted.count(id) || t.exit || t.stop_sent_at) continue;

@@ -540,6 +540,34 @@ TEST_F(AgentTest, AnOlderDesiredStateDoesNotUndoANewerOne) {
   EXPECT_EQ(SignalsSent(Supervisor(a), false, SIGTERM), 1);
 }
 
+// Found by the chaos test (scripts/chaos.py): a task's end changes no version, so an answer of
+// the version the agent already applied may be older than one that had it forget the task.
+TEST_F(AgentTest, AnAnswerOfTheSameVersionFromBeforeATaskEndedDoesNotStartItAgain) {
+  TaskId a = Id(7);
+  master_.Want(kNode, Desired(5, {Launch(a)}));
+  auto agent = NewAgent();
+  ASSERT_TRUE(agent->Step().ok());
+  ASSERT_EQ(launcher_.starts().size(), 1u);
+  launcher_.Exit(Supervisor(a), 0);
+  // The master records a's end and has the agent forget it; the version stays 5.
+  master_.Want(kNode, Desired(5, {}, {a}));
+  ASSERT_TRUE(agent->Step().ok());
+  ASSERT_FALSE(fs::exists(TaskDir(a)));
+
+  // The answer to the long poll, computed before a ended, arrives late on the other connection.
+  master_.AnswerNextSyncWith(Desired(5, {Launch(a)}));
+  ASSERT_TRUE(agent->Step().ok());
+  EXPECT_EQ(launcher_.starts().size(), 1u) << "an ended task must never start again";
+  ASSERT_TRUE(agent->Step().ok());
+  EXPECT_FALSE(InLastReport(a));
+
+  // A newer version still starts what it adds.
+  TaskId b = Id(8);
+  master_.Want(kNode, Desired(6, {Launch(b)}));
+  ASSERT_TRUE(agent->Step().ok());
+  EXPECT_EQ(launcher_.starts(), (std::vector<std::string>{TaskDir(a), TaskDir(b)}));
+}
+
 TEST_F(AgentTest, RegistersAgainWhenTheMasterNoLongerKnowsTheNode) {
   TaskId a = Id(7);
   master_.Want(kNode, Desired(1, {Launch(a)}));

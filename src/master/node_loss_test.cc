@@ -135,6 +135,43 @@ TEST_P(ReliabilityTest, AReturningNodeStopsTasksOfEndedAttemptsBeforeItGetsNewWo
   EXPECT_EQ(GetJob(id).attempt, 2);
 }
 
+// Found by the chaos test (scripts/chaos.py): an agent paused while the answer placing a task
+// was on its way read that answer when it came back, after the task had been given up, and
+// started it on GPUs the master had just offered to the next job.
+TEST_P(ReliabilityTest, AReturningNodeGetsNewWorkOnlyOnceItHasAppliedTheLatestDesiredState) {
+  AddNode("a", 2);
+  AddNode("b", 2);
+  uint64_t applied_by_b = master_->DesiredFor("b")->version;
+  JobId id = Submit(2, 2, /*max_attempts=*/3);
+  RunPosted();
+  ASSERT_GT(master_->DesiredFor("b")->version, applied_by_b) << "the gang is placed on b too";
+  Report("a", TaskState::kRunning);
+  // b's agent is paused before it reads the answer that places worker/1 there.
+  clock_.Advance(std::chrono::seconds(11));
+  Report("a", TaskState::kRunning);
+  master_->Tick();
+  ASSERT_EQ(NodeOf("b").state, NodeState::kLost);
+  Report("a", TaskState::kKilled);
+  ASSERT_EQ(GetJob(id).state, JobState::kPending);
+
+  // It comes back running nothing, but that answer may still be unread in its socket: b is
+  // offered nothing until a sync shows that it has applied the latest desired state, after
+  // which it takes no older one.
+  AgentReport back;
+  back.applied_version = applied_by_b;
+  auto desired = master_->Sync("b", back);
+  ASSERT_TRUE(desired.ok());
+  EXPECT_THAT(desired->tasks, IsEmpty());
+  EXPECT_EQ(NodeOf("b").state, NodeState::kLost);
+  RunPosted();
+  EXPECT_EQ(GetJob(id).state, JobState::kPending);
+  ReportOnly("b", {}, TaskState::kRunning);
+  EXPECT_EQ(NodeOf("b").state, NodeState::kReady);
+  RunPosted();
+  EXPECT_EQ(GetJob(id).attempt, 2);
+  EXPECT_EQ(GetJob(id).state, JobState::kStarting);
+}
+
 TEST_P(ReliabilityTest, KillOfAJobOnALostNodeEndsItWithoutWaitingForTheNode) {
   AddNode("a", 2);
   JobId id = Submit(1, 2);

@@ -229,10 +229,13 @@ StatusOr<DesiredState> Master::Sync(const std::string& node_id, const AgentRepor
     if (IsTerminal(r.state) && !wanted.count(r.id)) desired.forget.push_back(r.id);
     if (!IsTerminal(r.state) && !wanted.count(r.id)) clean = false;
   }
+  // ...and will not start anything it should not: an answer it has yet to read (the long poll
+  // of an agent that was paused) may name tasks given up since, but once it has applied the
+  // latest version it takes no answer made before (Agent::Apply).
+  if (report.applied_version < desired.version) clean = false;
   if (entry.node.state != NodeState::kReady) {
     if (entry.node.state == NodeState::kLost && !clean) {
-      spdlog::info("node {} is back; it stops what it should not run before it gets new work",
-                   node_id);
+      spdlog::info("node {} is back; it gets new work once it runs only what it should", node_id);
     } else {
       spdlog::info("node {} is ready", node_id);
       SetNodeState(entry, NodeState::kReady);

@@ -3,6 +3,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <pthread.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -45,9 +46,29 @@ StatusOr<pid_t> Spawn(const std::vector<std::string>& argv, const SpawnOptions& 
   char** envp = options.env.empty() ? environ : env_ptrs.data();
   const char* output = options.output.empty() ? nullptr : options.output.c_str();
 
+  // Every signal is blocked across the fork, and the child puts the handlers it inherited back to
+  // their defaults before it unblocks them, as its exec would: a signal sent to the new pid at
+  // once (the agent stopping a task it has just started) must reach the new program, or end the
+  // child, not run this process's handler in the child and be lost.
+  sigset_t all, old_mask;
+  sigfillset(&all);
+  ::pthread_sigmask(SIG_SETMASK, &all, &old_mask);
   pid_t pid = ::fork();
-  if (pid < 0) return Status::Internal(fmt::format("fork: {}", strerror(errno)));
+  if (pid != 0) {
+    int fork_errno = errno;
+    ::pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
+    if (pid < 0) return Status::Internal(fmt::format("fork: {}", strerror(fork_errno)));
+  }
   if (pid == 0) {
+    for (int s = 1; s < NSIG; ++s) {
+      struct sigaction current {};
+      if (::sigaction(s, nullptr, &current) != 0) continue;
+      if (current.sa_handler == SIG_DFL || current.sa_handler == SIG_IGN) continue;
+      struct sigaction original {};
+      original.sa_handler = SIG_DFL;
+      sigemptyset(&original.sa_mask);
+      ::sigaction(s, &original, nullptr);
+    }
     if (options.new_session) ::setsid();
     sigset_t none;
     sigemptyset(&none);

@@ -22,8 +22,10 @@ struct SpawnOptions {
 std::vector<std::string> EnvironmentWith(const std::map<std::string, std::string>& overlay);
 
 // Starts `argv` (argv[0] is a path, not searched) as a child, with stdin from /dev/null and the
-// signal mask cleared. Safe to call from a multi-threaded process: everything the child needs is
-// prepared before fork, and the child only makes async-signal-safe calls.
+// signal mask cleared. A signal sent to the child at once reaches it with the default action (or
+// the new program's), never a handler of this process. Safe to call from a multi-threaded
+// process: everything the child needs is prepared before fork, and the child only makes
+// async-signal-safe calls.
 StatusOr<pid_t> Spawn(const std::vector<std::string>& argv, const SpawnOptions& options = {});
 
 // Runs `argv` to completion; returns its exit status (128 + signal if it was killed).

@@ -1,7 +1,9 @@
 #include "os/process.h"
 
+#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -46,6 +48,43 @@ TEST(Process, FindsDescendantsAndCommandLines) {
   ::kill(-*pid, SIGKILL);  // its own session and process group
   ::waitpid(*pid, nullptr, 0);
   EXPECT_EQ(CommandLine(*pid), "");
+}
+
+// Found by the chaos test (scripts/chaos.py): an agent that stops a task it has just started
+// sends SIGTERM to a supervisor that may not have exec'd yet. The signal must reach the child as
+// the new program would take it (here SIGTERM's default: death), not run a handler the parent
+// had, which would swallow it and let the task run on.
+TEST(Process, ASignalSentBeforeExecIsNotSwallowedByTheParentsHandler) {
+  struct sigaction handler {};
+  struct sigaction old {};
+  handler.sa_handler = [](int) {};
+  sigemptyset(&handler.sa_mask);
+  handler.sa_flags = SA_RESTART;
+  ASSERT_EQ(::sigaction(SIGTERM, &handler, &old), 0);
+  std::string fifo = "/tmp/cohort-process-test-fifo-" + std::to_string(::getpid());
+  ::unlink(fifo.c_str());
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
+  // The child opens its output, a FIFO nobody reads yet, before it execs: it waits there.
+  auto pid = Spawn({"/bin/sleep", "30"}, SpawnOptions{fifo, true, {}});
+  ASSERT_TRUE(pid.ok());
+  ::kill(*pid, SIGTERM);
+  int reader = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK);  // lets it go on, were it alive
+  int status = 0;
+  pid_t reaped = 0;
+  for (int i = 0; i < 500 && reaped == 0; ++i) {
+    reaped = ::waitpid(*pid, &status, WNOHANG);
+    if (reaped == 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  if (reaped == 0) {
+    ADD_FAILURE() << "the child took no notice of SIGTERM and ran sleep";
+    ::kill(*pid, SIGKILL);
+    ::waitpid(*pid, &status, 0);
+  } else {
+    EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM);
+  }
+  if (reader >= 0) ::close(reader);
+  ::unlink(fifo.c_str());
+  ::sigaction(SIGTERM, &old, nullptr);
 }
 
 TEST(Process, WritesFilesAtomically) {
