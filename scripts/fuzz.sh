@@ -47,6 +47,7 @@ if ! command -v clang++ >/dev/null ||
   sudo=""
   [ "$(id -u)" -eq 0 ] || sudo="sudo"
   echo "fuzz.sh: installing clang and libFuzzer"
+  $sudo apt-get update -q
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -q --no-install-recommends \
     clang libclang-rt-14-dev
 fi
