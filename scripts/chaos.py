@@ -5,11 +5,11 @@ Starts a master and several agents with fake GPUs in a scratch directory, submit
 short jobs (gangs and single tasks) that record every start and end of their tasks, and
 meanwhile injects faults at random (seeded) moments: kill -9 of the master, machine losses,
 machines that come back wiped, agents paused past the node timeout, agents killed alone, and
-log floods. A process of its own checks the master's health every 50 ms. At the end it lets the stream
-drain and checks, from the jobs' own records and the API, that no acknowledged job was lost,
-no task started twice, no GPU was used by two tasks at once, every job on a lost machine moved
-on in time, and the master kept answering. Exit status: 0 when every check held, 1 on a
-violation, 2 when the cluster itself could not be run.
+log floods. A process of its own checks the master's health every 50 ms. At the end it lets
+the stream drain and checks, from the jobs' own records and the API, that no acknowledged job
+was lost, no task started twice, no GPU was used by two tasks at once, every job on a lost
+machine was requeued in time, and the master kept answering. Exit status: 0 when every check
+held, 1 on a violation, 2 when the cluster itself could not be run.
 
 Only the Python standard library; run with /usr/bin/python3.
 """
@@ -158,7 +158,7 @@ class Api:
 
 
 class Cluster:
-    """The master and agents, as child processes; what was done to them is in `faults`."""
+    """The master and agents, as child processes of this script, and what can be done to them."""
 
     def __init__(self, args, root):
         self.args = args
@@ -172,7 +172,7 @@ class Cluster:
         # the epoch rising at every start and kill of the master. Written by this thread only.
         self.state = multiprocessing.get_context("fork").RawValue("q", 0)
         self.master_ups = []  # when a restarted master listened again
-        self.unexpected = []  # daemons that exited without being killed
+        self.unexpected = []  # findings about the daemons: exits nobody asked for, and such
         self.pdeathsig = ["setpriv", "--pdeathsig", "KILL", "--"] if shutil.which("setpriv") else []
 
     def spawn(self, args, log_path):
@@ -294,8 +294,8 @@ class Cluster:
         if self.master is not None and self.master.poll() is not None:
             self.set_master_up(False)
             code = self.master.returncode
-            self.unexpected.append(f"the master exited by itself with status {code}; its log ends:\n"
-                                   + tail(f"{self.root}/master.log"))
+            self.unexpected.append(f"the master exited by itself with status {code}; its log "
+                                   f"ends:\n{tail(f'{self.root}/master.log')}")
             log(f"the master exited by itself ({code}); restarting it")
             self.master_ups.append(self.start_master())
         for name, agent in self.agents.items():
@@ -307,17 +307,17 @@ class Cluster:
                 self.start_agent(name)
 
     def wait_ready(self, timeout):
+        """Waits until every node is READY; returns those that are not."""
         deadline = time.time() + timeout
-        while time.time() < deadline:
+        missing = set(self.agents)
+        while missing and time.time() < deadline:
             try:
                 nodes = self.api.get_json("/api/v1/nodes", timeout=5)["nodes"]
-                ready = {n["id"] for n in nodes if n["state"] == "READY"}
-                if ready >= set(self.agents):
-                    return
+                missing = set(self.agents) - {n["id"] for n in nodes if n["state"] == "READY"}
             except (OSError, ValueError):
                 pass
             time.sleep(0.2)
-        raise Infrastructure(f"the agents did not all register within {timeout:.0f} s")
+        return missing
 
     def task_processes(self):
         table = proc_table()
@@ -650,8 +650,8 @@ def health_figures(samples, limit_s, report):
     worst = max(samples, key=lambda s: s[1] if s[2] is None else 0)
     return (f"{len(latencies)} checks while the master was up, median "
             f"{statistics.median(latencies) * 1000:.1f} ms, p99 {p99 * 1000:.1f} ms, max "
-            f"{latencies[-1] * 1000:.1f} ms (at {time.strftime('%H:%M:%S', time.localtime(worst[0]))}"
-            f"), limit {limit_s * 1000:.0f} ms: {len(over)} over, {len(errors)} failed")
+            f"{latencies[-1] * 1000:.1f} ms (at {check.clock(worst[0])}), limit "
+            f"{limit_s * 1000:.0f} ms: {len(over)} over, {len(errors)} failed")
 
 
 def analyse(args, root, cluster, chaos, submitter, health, jobs, end_of_run, leftovers, report):
@@ -695,8 +695,12 @@ def analyse(args, root, cluster, chaos, submitter, health, jobs, end_of_run, lef
         print(f"  {FAULT_NAMES[kind]}:")
         print(f"    to the requeue: {check.summary(requeued.get(kind, []))}")
         print(f"    to the next attempt's first start: {check.summary(started.get(kind, []))}")
-    print(f"  every loss, to the requeue: {check.summary([t for v in requeued.values() for t in v])}")
-    print(f"  every loss, to the next start: {check.summary([t for v in started.values() for t in v])}")
+    every = [t for v in requeued.values() for t in v]
+    print(f"  every loss, to the requeue: {check.summary(every)}")
+    print("  every loss with no master restart before its bound, to the requeue: "
+          f"{check.summary(report.figures.get('requeue_without_master_restart', []))}")
+    every = [t for v in started.values() for t in v]
+    print(f"  every loss, to the next start: {check.summary(every)}")
     print(f"health: {health_line}")
     with open(f"{root}/details.txt", "w") as f:
         f.write("\n".join(report.details + report.violations) + "\n")
@@ -710,7 +714,7 @@ def arguments():
         description=__doc__.split("\n\n")[0] + "\n\n" + __doc__.split("\n\n")[1],
         formatter_class=argparse.RawDescriptionHelpFormatter,
         epilog="Short form (CI, `ctest -R chaos`): --duration 60 --health-limit-ms 500. "
-               "Long form by hand: nice scripts/chaos.sh --duration 600.")
+               "Long form by hand: scripts/chaos.sh --duration 600 (niced).")
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     p.add_argument("--bin-dir", default=f"{root}/build/bin",
                    help="where cohortd is (default: %(default)s)")
@@ -725,8 +729,8 @@ def arguments():
     p.add_argument("--node-timeout", type=parse_seconds, default=5.0,
                    help="the master's --node-timeout (default 5s)")
     p.add_argument("--recovery-slack", type=parse_seconds, default=5.0,
-                   help="a job on a lost machine moves on within the node timeout and this "
-                        "(default 5s)")
+                   help="a job on a lost machine is requeued within the node timeout and "
+                        "this (default 5s)")
     p.add_argument("--health-limit-ms", type=float, default=100,
                    help="the longest a health check may take (default %(default)s)")
     p.add_argument("--job-gap", type=float, default=1.5,
@@ -761,13 +765,17 @@ def main():
         cluster.start_master()
         for name in cluster.agents:
             cluster.start_agent(name)
-        cluster.wait_ready(60)
+        if cluster.wait_ready(60):
+            raise Infrastructure("the agents did not all register within 60 s")
         health.start()
         submitter.thread.start()
         chaos.run(time.time() + args.duration)
         log("faults over; waiting for the submissions and the jobs to finish")
         submitter.finish()
-        cluster.wait_ready(3 * args.node_timeout + 30)
+        not_ready = cluster.wait_ready(3 * args.node_timeout + 30)
+        if not_ready:
+            cluster.unexpected.append(f"nodes still not READY well after the faults ended: "
+                                      f"{sorted(not_ready)}")
         jobs = drain(cluster, submitter, args.drain_timeout)
         # Tasks of ended attempts on machines that were paused are stopped once their agent
         # syncs; any still running a while after every job ended outlived its job.

@@ -127,7 +127,8 @@ def intervals(lines, faults, end_of_run, report):
             out.append((line, kill.until))
         else:
             report.fail(f"job {line.job} attempt {line.attempt} task {line.index} on {line.node} "
-                        f"started at {clock(line.t)} and never ended, and its machine was not killed")
+                        f"started at {clock(line.t)} and never ended, and its machine was not "
+                        "killed")
             out.append((line, end_of_run))
     return out
 
@@ -147,8 +148,9 @@ def check_gpu_overlap(spans, report):
             if latest_end is not None and start < latest_end:
                 overlaps += 1
                 report.fail(f"GPU {gpu} of {node}: job {line.job} attempt {line.attempt} task "
-                            f"{line.index} started at {clock(start)} while job {holder.job} attempt "
-                            f"{holder.attempt} task {holder.index} held it until {clock(latest_end)}")
+                            f"{line.index} started at {clock(start)} while job {holder.job} "
+                            f"attempt {holder.attempt} task {holder.index} held it until "
+                            f"{clock(latest_end)}")
             if latest_end is None or end > latest_end:
                 latest_end, holder = end, line
     report.figures["gpu_overlaps"] = overlaps
@@ -281,6 +283,8 @@ def check_recovery(lines, faults, jobs, master_ups, bound, report):
                         f"{clock(f.t)} and the attempt ended only {requeued - f.t:.1f} s later "
                         f"(bound {due - f.t:.1f} s)")
         requeued_after[f.kind].append(requeued - f.t)
+        if due <= f.t + bound:
+            report.figures.setdefault("requeue_without_master_restart", []).append(requeued - f.t)
     return requeued_after, started_after
 
 
