@@ -7,13 +7,17 @@
 // An input is a script of requests separated by lines "===":
 //
 //   POST /api/v1/agents/register          <- method and target (path and query, encoded)
-//   x-cohort-user: ada                    <- header lines, up to an empty line
+//   as: join                              <- header lines, up to an empty line
 //
 //   {"id": "n1", ...}                     <- the body: everything after the empty line
 //   ===
 //   TICK 20                               <- not a request: the clock moves 20 s, Master::Tick
 //   ===
 //   RESTART                               <- not a request: a new master over the same store
+//
+// "as: WHO" is not sent: it becomes the Authorization header of a caller the world knows: root
+// (a cluster admin), ada (a member of the default team), join (the join token) or node:ID (that
+// node's credential). An "authorization" header is sent as written, to fuzz its parsing.
 //
 // Every answer must be well formed: a status the API documents (never 500: nothing here can
 // fail inside), JSON that parses, an error body with a code and a message, one answer per
@@ -38,6 +42,7 @@
 
 #include "api/api_server.h"
 #include "api/http_server.h"
+#include "auth/token.h"
 #include "common/strings.h"
 #include "fuzz/fuzz_check.h"
 #include "master/master.h"
@@ -81,7 +86,8 @@ class CheckingResponder final : public api::Responder {
     sent_ = true;
     const int s = response.status;
     if (s == 500) std::fprintf(stderr, "500: %s\n", response.body.c_str());
-    FUZZ_CHECK(s == 200 || s == 201 || s == 400 || s == 404 || s == 405 || s == 409 || s == 503);
+    FUZZ_CHECK(s == 200 || s == 201 || s == 400 || s == 401 || s == 403 || s == 404 || s == 405 ||
+               s == 409 || s == 503);
     FUZZ_CHECK(response.content_type == "application/json");
     auto doc = ParseJson(response.body);
     FUZZ_CHECK(doc.ok());
@@ -141,6 +147,36 @@ class World {
     FUZZ_CHECK(m.ok());
     master_ = std::move(m).value();
     api_ = std::make_unique<api::ApiServer>(ioc_, *master_);
+    if (!master_->accounts().HasUsers()) {
+      master::Accounts& accounts = master_->accounts();
+      FUZZ_CHECK(accounts.CreateUser(User{"root", true, {}, {}, {}, {}}).ok());
+      FUZZ_CHECK(
+          accounts.CreateUser(User{"ada", false, {{"default", TeamRole::kMember}}, {}, {}, {}})
+              .ok());
+    }
+  }
+
+  // The token of "root", "ada", "join" or "node:ID", made on first use, the same every time:
+  // its id and secret are spelled from the caller's name.
+  std::string TokenOf(std::string_view who) {
+    TokenKind kind = who == "join"              ? TokenKind::kJoin
+                     : who.starts_with("node:") ? TokenKind::kNode
+                                                : TokenKind::kUser;
+    std::string subject(kind == TokenKind::kNode   ? who.substr(5)
+                        : kind == TokenKind::kJoin ? ""
+                                                   : who);
+    std::string id = auth::HashToken(who).substr(0, auth::kTokenIdLength);
+    std::string token =
+        std::string(auth::kTokenPrefix) + id + "_" + std::string(auth::kTokenSecretLength, 'x');
+    if (!master_->accounts().FindToken(id)) {
+      TokenRecord record;
+      record.id = id;
+      record.kind = kind;
+      record.subject = subject;
+      record.hash = auth::HashToken(token);
+      (void)master_->accounts().Add(record);
+    }
+    return token;
   }
 
   ~World() {
@@ -151,6 +187,10 @@ class World {
   }
 
   void Serve(api::HttpRequest request) {
+    if (auto as = request.headers.find("as"); as != request.headers.end()) {
+      request.headers["authorization"] = "Bearer " + TokenOf(as->second);
+      request.headers.erase(as);
+    }
     if (Verbose()) std::fprintf(stderr, "-> %s %s\n", request.method.c_str(), request.path.c_str());
     api_->Handle(std::move(request), std::make_shared<CheckingResponder>(ioc_));
     Settle();

@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 
+#include "auth/token.h"
 #include "common/strings.h"
 #include "common/time.h"
 #include "common/units.h"
@@ -75,6 +76,20 @@ void Units(std::string_view text) {
   }
 }
 
+// Tokens and Authorization headers: a token whose shape is accepted has the id it starts with,
+// and never matches a hash it was not made from; a bearer header's token is a part of it.
+void Tokens(std::string_view text) {
+  if (auto id = auth::TokenId(text); id.ok()) {
+    FUZZ_CHECK(id->size() == auth::kTokenIdLength);
+    FUZZ_CHECK(text.substr(auth::kTokenPrefix.size(), auth::kTokenIdLength) == *id);
+    FUZZ_CHECK(auth::TokenMatches(text, auth::HashToken(text)));
+  }
+  FUZZ_CHECK(!auth::TokenMatches(text, "not a hash"));
+  if (auto token = auth::BearerToken(text); token.ok()) {
+    FUZZ_CHECK(!token->empty() && text.find(*token) != std::string_view::npos);
+  }
+}
+
 }  // namespace
 }  // namespace cohort
 
@@ -83,5 +98,6 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   cohort::Integers(text);
   cohort::Ids(text);
   cohort::Units(text);
+  cohort::Tokens(text);
   return 0;
 }

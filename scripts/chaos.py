@@ -138,13 +138,18 @@ def tree(roots, table):
 class Api:
     """Requests to the master, each on a new connection (the master may be restarted)."""
 
-    def __init__(self, port):
+    def __init__(self, port, token_file):
         self.port = port
+        self.token_file = token_file  # the admin token the master writes on its first start
 
     def request(self, method, path, body=None, headers=None, timeout=10.0):
+        headers = dict(headers or {})
+        if self.token_file and os.path.exists(self.token_file):
+            with open(self.token_file) as f:
+                headers["Authorization"] = "Bearer " + f.read().strip()
         conn = http.client.HTTPConnection("127.0.0.1", self.port, timeout=timeout)
         try:
-            conn.request(method, path, body=body, headers=headers or {})
+            conn.request(method, path, body=body, headers=headers)
             resp = conn.getresponse()
             return resp.status, {k.lower(): v for k, v in resp.getheaders()}, resp.read()
         finally:
@@ -164,7 +169,7 @@ class Cluster:
         self.args = args
         self.root = root
         self.port = free_port()
-        self.api = Api(self.port)
+        self.api = Api(self.port, f"{root}/master/admin-token")
         self.master = None
         self.agents = {f"node-{i}": None for i in range(1, args.agents + 1)}
         self.paused = set()
@@ -227,7 +232,8 @@ class Cluster:
             [f"{self.args.bin_dir}/cohortd", "agent", "--master", f"http://127.0.0.1:{self.port}",
              "--name", name, "--data-dir", self.agent_dir(name), "--cpus", "16", "--memory",
              "64Gi", "--gpus", str(self.args.gpus_per_agent), "--ports",
-             f"{first}-{first + 49}", "--log-level", "info"],
+             f"{first}-{first + 49}", "--join-token-file", f"{self.root}/master/join-token",
+             "--log-level", "info"],
             f"{self.root}/{name}.log")
 
     def machine_processes(self, name, table):
@@ -359,7 +365,7 @@ def probe_health(port, state, stop, path, parent):
     """GET /api/v1/health every 50 ms, in a process of its own so that nothing this script does
     delays a check. A check counts only if the master was up (not deliberately down, not
     restarted) from its start to its answer. One line per check: TIME SECONDS ERROR|-."""
-    api = Api(port)
+    api = Api(port, None)  # the health check needs no token
     with open(path, "w", buffering=1) as out:
         while not stop.is_set() and os.getppid() == parent:
             began = time.monotonic()
@@ -445,8 +451,7 @@ class Submitter:
             self.count += 1
             key = f"chaos-{self.args.seed}-{self.count}"
         body = json.dumps(self.spec(key, replicas, seconds, fail_first, flood))
-        headers = {"Content-Type": "application/json", "Idempotency-Key": key,
-                   "X-Cohort-User": "chaos"}
+        headers = {"Content-Type": "application/json", "Idempotency-Key": key}
         give_up = time.time() + 120
         while time.time() < give_up:
             try:

@@ -440,7 +440,9 @@ void Agent::SyncLoop(const std::atomic<bool>& stop) {
       continue;
     }
     if (!was_registered) {
-      if (s.code() == StatusCode::kInvalidArgument) {
+      // Refusals that retrying the same registration will not change: say so loudly.
+      if (s.code() == StatusCode::kInvalidArgument || s.code() == StatusCode::kUnauthenticated ||
+          s.code() == StatusCode::kPermissionDenied) {
         spdlog::error("the master refused this node: {}", s.ToString());
         SleepUnlessStopped(std::chrono::seconds(5), stop);
         continue;

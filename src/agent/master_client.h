@@ -51,12 +51,26 @@ class MasterClient {
   virtual void CancelCalls() = 0;
 };
 
+// How the agent proves to the master which node it is (docs/security.md, "Agents").
+struct AgentCredentials {
+  std::string join_token;  // the cluster's join token; empty: the agent can only use its credential
+  // Where the node's credential is kept (0600); the master hands it out when the agent
+  // registers with the join token.
+  std::string credential_path;
+};
+
 // The master's HTTP API. Each call in flight gets its own connection (an HTTP client serves one
 // thread); connections are kept alive for the next calls.
+//
+// Calls carry the node's credential. Registering without one, or with one the master no longer
+// takes (the node was removed, the master's database is new), uses the join token and keeps the
+// credential the master answers with. A sync or log upload the master refuses for its
+// credential returns kNotFound, so that the agent registers again.
 class HttpMasterClient final : public MasterClient {
  public:
   // kInvalidArgument if `master_url` is not http://HOST:PORT.
-  static StatusOr<std::unique_ptr<HttpMasterClient>> Create(std::string master_url);
+  static StatusOr<std::unique_ptr<HttpMasterClient>> Create(std::string master_url,
+                                                            AgentCredentials credentials = {});
 
   StatusOr<DesiredState> Register(const NodeInfo& info) override;
   StatusOr<DesiredState> Sync(const std::string& node_id, const AgentReport& report,
@@ -66,12 +80,17 @@ class HttpMasterClient final : public MasterClient {
   void CancelCalls() override;
 
  private:
-  explicit HttpMasterClient(std::string master_url) : master_url_(std::move(master_url)) {}
-  std::unique_ptr<client::CohortClient> Acquire();
+  HttpMasterClient(std::string master_url, AgentCredentials credentials);
+  // A client carrying the current credential, or `token` when given.
+  std::unique_ptr<client::CohortClient> Acquire(const std::string* token = nullptr);
   void Release(std::unique_ptr<client::CohortClient> client);
+  std::string Credential();
+  Status KeepCredential(const std::string& credential);
 
   const std::string master_url_;
+  const AgentCredentials credentials_;
   std::mutex mu_;
+  std::string credential_;                                   // guarded by mu_
   std::vector<std::unique_ptr<client::CohortClient>> idle_;  // guarded by mu_
   std::set<client::CohortClient*> busy_;                     // guarded by mu_
 };

@@ -9,6 +9,7 @@
 
 #include "api/log_stream.h"
 #include "api/router.h"
+#include "auth/token.h"
 #include "common/strings.h"
 #include "model/job_spec_parser.h"
 #include "model/json.h"
@@ -106,6 +107,12 @@ int HttpStatusFor(StatusCode code) {
       return 500;
     case StatusCode::kResourceExhausted:
       return 507;  // Insufficient Storage: the request was fine, the master's disk is not
+    case StatusCode::kUnauthenticated:
+      return 401;
+    case StatusCode::kPermissionDenied:
+      return 403;
+    case StatusCode::kTooManyRequests:
+      return 429;
   }
   return 500;
 }
@@ -118,28 +125,49 @@ HttpResponse ErrorResponse(const Status& status) {
 
 // The API, one line per route (docs/api.md). A path that matches no pattern is a 404; a path
 // that matches with another method is a 405 naming the methods it allows.
-std::vector<Router<ApiServer::Handler>::Route> ApiServer::Routes() {
+std::vector<Router<ApiServer::Handler, Access>::Route> ApiServer::Routes() {
+  using A = Access;
   return {
-      {"GET", "/api/v1/health", &ApiServer::Health},
-      {"POST", "/api/v1/jobs", &ApiServer::SubmitJob, kMaxSpecBytes},
-      {"GET", "/api/v1/jobs", &ApiServer::ListJobs},
-      {"GET", "/api/v1/jobs/{id}", &ApiServer::GetJob},
-      {"POST", "/api/v1/jobs/{id}/kill", &ApiServer::KillJob},
-      {"GET", "/api/v1/jobs/{id}/events", &ApiServer::JobEvents},
-      {"GET", "/api/v1/jobs/{id}/explain", &ApiServer::ExplainJob},
-      {"GET", "/api/v1/jobs/{id}/logs", &ApiServer::StreamLogs},
-      {"GET", "/api/v1/teams", &ApiServer::ListTeams},
-      {"GET", "/api/v1/teams/{name}", &ApiServer::GetTeam},
-      {"PUT", "/api/v1/teams/{name}", &ApiServer::SetTeam},
-      {"DELETE", "/api/v1/teams/{name}", &ApiServer::DeleteTeam},
-      {"GET", "/api/v1/nodes", &ApiServer::ListNodes},
-      {"POST", "/api/v1/nodes/{node}/drain", &ApiServer::DrainNode},
-      {"POST", "/api/v1/nodes/{node}/undrain", &ApiServer::UndrainNode},
-      {"DELETE", "/api/v1/nodes/{node}", &ApiServer::RemoveNode},
-      {"POST", "/api/v1/agents/register", &ApiServer::RegisterAgent, kRegistrationBodyLimit},
-      {"POST", "/api/v1/agents/{node}/sync", &ApiServer::SyncAgent, kSyncBodyLimit},
-      {"POST", "/api/v1/agents/{node}/logs/{task}", &ApiServer::UploadLog, kLogUploadBodyLimit},
+      {"GET", "/api/v1/health", &ApiServer::Health, A::kPublic},
+      {"GET", "/api/v1/whoami", &ApiServer::WhoAmI, A::kUser},
+      {"POST", "/api/v1/jobs", &ApiServer::SubmitJob, A::kUser, kMaxSpecBytes},
+      {"GET", "/api/v1/jobs", &ApiServer::ListJobs, A::kUser},
+      {"GET", "/api/v1/jobs/{id}", &ApiServer::GetJob, A::kUser},
+      {"POST", "/api/v1/jobs/{id}/kill", &ApiServer::KillJob, A::kUser},
+      {"GET", "/api/v1/jobs/{id}/events", &ApiServer::JobEvents, A::kUser},
+      {"GET", "/api/v1/jobs/{id}/explain", &ApiServer::ExplainJob, A::kUser},
+      {"GET", "/api/v1/jobs/{id}/logs", &ApiServer::StreamLogs, A::kUser},
+      {"GET", "/api/v1/teams", &ApiServer::ListTeams, A::kUser},
+      {"GET", "/api/v1/teams/{name}", &ApiServer::GetTeam, A::kUser},
+      {"PUT", "/api/v1/teams/{name}", &ApiServer::SetTeam, A::kAdmin},
+      {"DELETE", "/api/v1/teams/{name}", &ApiServer::DeleteTeam, A::kAdmin},
+      {"GET", "/api/v1/teams/{name}/members", &ApiServer::ListMembers, A::kUser},
+      {"PUT", "/api/v1/teams/{name}/members/{user}", &ApiServer::SetMember, A::kUser},
+      {"DELETE", "/api/v1/teams/{name}/members/{user}", &ApiServer::RemoveMember, A::kUser},
+      {"GET", "/api/v1/users", &ApiServer::ListUsers, A::kAdmin},
+      {"POST", "/api/v1/users", &ApiServer::CreateUser, A::kAdmin},
+      {"GET", "/api/v1/users/{name}", &ApiServer::GetUser, A::kUser},
+      {"PATCH", "/api/v1/users/{name}", &ApiServer::UpdateUser, A::kAdmin},
+      {"DELETE", "/api/v1/users/{name}", &ApiServer::DeleteUser, A::kAdmin},
+      {"GET", "/api/v1/tokens", &ApiServer::ListTokens, A::kUser},
+      {"POST", "/api/v1/tokens", &ApiServer::CreateToken, A::kUser},
+      {"DELETE", "/api/v1/tokens/{id}", &ApiServer::RevokeToken, A::kUser},
+      {"GET", "/api/v1/nodes", &ApiServer::ListNodes, A::kUser},
+      {"POST", "/api/v1/nodes/{node}/drain", &ApiServer::DrainNode, A::kAdmin},
+      {"POST", "/api/v1/nodes/{node}/undrain", &ApiServer::UndrainNode, A::kAdmin},
+      {"DELETE", "/api/v1/nodes/{node}", &ApiServer::RemoveNode, A::kAdmin},
+      {"POST", "/api/v1/agents/register", &ApiServer::RegisterAgent, A::kJoin,
+       kRegistrationBodyLimit},
+      {"POST", "/api/v1/agents/{node}/sync", &ApiServer::SyncAgent, A::kAgent, kSyncBodyLimit},
+      {"POST", "/api/v1/agents/{node}/logs/{task}", &ApiServer::UploadLog, A::kAgent,
+       kLogUploadBodyLimit},
   };
+}
+
+std::vector<std::pair<std::string_view, std::string_view>> ApiServer::RouteList() {
+  std::vector<std::pair<std::string_view, std::string_view>> list;
+  for (const auto& route : Routes()) list.emplace_back(route.method, route.pattern);
+  return list;
 }
 
 ApiServer::ApiServer(net::io_context& ioc, master::Master& master, HttpLimits limits)
@@ -209,9 +237,103 @@ void ApiServer::AnswerNode(const std::string& node_id, Responder& responder) {
   responder.Send(JsonResponse(200, ToJson(*desired)));
 }
 
+StatusOr<auth::Principal> ApiServer::Authenticate(const HttpRequest& request) {
+  auto it = request.headers.find("authorization");
+  if (it == request.headers.end()) return auth::Principal{};
+  std::string address = ClientAddress(request.remote);
+  if (Duration wait = failures_.Wait(address, master_.Now()); wait > Duration::zero()) {
+    return Status::TooManyRequests(fmt::format(
+        "too many refused tokens from {}; try again in {} ms", address, ToMillis(wait) + 1));
+  }
+  auto token = auth::BearerToken(it->second);
+  StatusOr<auth::Principal> caller =
+      token.ok() ? master_.accounts().Authenticate(*token)
+                 : StatusOr<auth::Principal>(Status::Unauthenticated(token.status().message()));
+  if (!caller.ok()) {
+    failures_.Failed(address, master_.Now());
+    spdlog::info("refused a token from {}: {}", request.remote, caller.status().message());
+  }
+  return caller;
+}
+
+Status ApiServer::CheckAccess(Access access, const auth::Principal& caller,
+                              const PathParams& params) {
+  if (access == Access::kPublic) return Status::Ok();
+  if (caller.kind == auth::CallerKind::kAnonymous) {
+    return Status::Unauthenticated(
+        "this call needs a token: log in with `cohort login` (or send \"Authorization: Bearer "
+        "<token>\"); an admin makes tokens with `cohort token create`");
+  }
+  auto denied = [&](std::string_view needs) {
+    return Status::PermissionDenied(
+        fmt::format("{} may not do this: {}", caller.Describe(), needs));
+  };
+  switch (access) {
+    case Access::kPublic:
+      return Status::Ok();
+    case Access::kUser:
+      return caller.is_user() ? Status::Ok() : denied("it takes a user's token");
+    case Access::kAdmin:
+      return auth::IsAdmin(caller) ? Status::Ok() : denied("only a cluster admin may");
+    case Access::kAgent: {
+      auto node = params.find("node");
+      bool own = caller.kind == auth::CallerKind::kNode && node != params.end() &&
+                 node->second == caller.name;
+      return own ? Status::Ok() : denied("only that node's agent may, with its credential");
+    }
+    case Access::kJoin:
+      return caller.kind == auth::CallerKind::kJoin || caller.kind == auth::CallerKind::kNode
+                 ? Status::Ok()
+                 : denied("agents register with the join token or their node's credential");
+  }
+  return denied("unknown access");
+}
+
+Json ApiServer::JobJsonFor(const auth::Principal& caller, const Job& job) {
+  if (auth::CanReadJob(caller, job.user, job.spec.team)) return ToJson(job);
+  // What the scheduler shows of everyone's jobs (who, which team, what resources, where, since
+  // when), without what the job runs: commands, environment, working directory, request ids.
+  Job shown = job;
+  for (auto& group : shown.spec.tasks) {
+    group.command = {"(hidden)"};
+    group.env.clear();
+    group.workdir.clear();
+  }
+  shown.request_id.clear();
+  shown.request_digest.clear();
+  Json j = ToJson(shown);
+  j["redacted"] = true;
+  return j;
+}
+
+bool ApiServer::CheckCanRead(const Call& call, const Job& job) {
+  if (auth::CanReadJob(call.caller, job.user, job.spec.team)) return true;
+  call.responder->Send(ErrorResponse(Status::PermissionDenied(
+      fmt::format("{} may not read job {}: its owner {}, members of team {} and admins may",
+                  call.caller.Describe(), job.id, job.user, job.spec.team))));
+  return false;
+}
+
 void ApiServer::Handle(HttpRequest request, std::shared_ptr<Responder> responder) {
   auto found = router_.Find(request.method, request.path);
-  if (found.handler) return (this->*(*found.handler))(Call{request, found.params, responder});
+  if (found.handler) {
+    auto caller = Authenticate(request);
+    Status allowed =
+        caller.ok() ? CheckAccess(found.access, *caller, found.params) : caller.status();
+    if (!allowed.ok()) {
+      HttpResponse response = ErrorResponse(allowed);
+      if (allowed.code() == StatusCode::kTooManyRequests)
+        response.headers.emplace_back("Retry-After", "1");
+      if (allowed.code() == StatusCode::kUnauthenticated) {
+        // RFC 6750: what a client without a valid token is expected to send.
+        response.headers.emplace_back(
+            "WWW-Authenticate", caller.ok() ? "Bearer realm=\"cohort\""
+                                            : "Bearer realm=\"cohort\", error=\"invalid_token\"");
+      }
+      return responder->Send(std::move(response));
+    }
+    return (this->*(*found.handler))(Call{request, found.params, responder, *caller});
+  }
   if (!found.allowed.empty()) {
     std::string allowed = Join({found.allowed.begin(), found.allowed.end()}, ", ");
     HttpResponse response = ErrorResponse(Status::InvalidArgument(fmt::format(
@@ -244,15 +366,6 @@ void ApiServer::Health(const Call& call) {
 void ApiServer::SubmitJob(const Call& call) {
   const HttpRequest& request = call.request;
   Responder& responder = *call.responder;
-  std::string user = "unknown";
-  if (auto it = request.headers.find("x-cohort-user"); it != request.headers.end()) {
-    static const std::regex kUser("[A-Za-z0-9._@-]{1,64}");
-    if (!std::regex_match(it->second, kUser)) {
-      return responder.Send(ErrorResponse(Status::InvalidArgument(
-          "X-Cohort-User: must be 1-64 letters, digits, '.', '_', '@' or '-'")));
-    }
-    user = it->second;
-  }
   // A client that retries a submission whose answer it never got sends the same key again, and
   // gets the job the first one created (docs/api.md, "Idempotent submission").
   std::string request_id;
@@ -266,8 +379,20 @@ void ApiServer::SubmitJob(const Call& call) {
   }
   auto spec = ParseJobSpec(request.body, "job spec");
   if (!spec.ok()) return responder.Send(ErrorResponse(spec.status()));
+  // A team that does not exist is the master's to refuse (or to replace by the fallback team,
+  // which the caller must then be in).
+  std::string team = spec->team;
+  if (!master_.TeamExists(team) && !master_.config().unknown_team_fallback.empty()) {
+    team = master_.config().unknown_team_fallback;
+  }
+  if (master_.TeamExists(team) && !auth::CanSubmitTo(call.caller, team)) {
+    return responder.Send(ErrorResponse(Status::PermissionDenied(fmt::format(
+        "{} may not submit to team {}: only its members and admins may; ask an admin of the "
+        "team to add you (cohort team add-member {} {})",
+        call.caller.Describe(), team, team, call.caller.name))));
+  }
   bool replayed = false;
-  auto job = master_.Submit(std::move(spec).value(), user, request_id, &replayed);
+  auto job = master_.Submit(std::move(spec).value(), call.caller.name, request_id, &replayed);
   if (!job.ok()) return responder.Send(ErrorResponse(job.status()));
   HttpResponse response = JsonResponse(replayed ? 200 : 201, ToJson(*job));
   if (replayed) response.headers.emplace_back("Idempotent-Replayed", "true");
@@ -290,7 +415,7 @@ void ApiServer::ListJobs(const Call& call) {
   if (!limit.ok()) return responder.Send(ErrorResponse(limit.status()));
   filter.limit = static_cast<size_t>(*limit);
   Json jobs = Json::array();
-  for (const Job* job : master_.ListJobs(filter)) jobs.push_back(ToJson(*job));
+  for (const Job* job : master_.ListJobs(filter)) jobs.push_back(JobJsonFor(call.caller, *job));
   responder.Send(JsonResponse(200, Json{{"jobs", jobs}}));
 }
 
@@ -301,8 +426,10 @@ void ApiServer::GetJob(const Call& call) {
   const std::shared_ptr<Responder>& responder = call.responder;
   auto job = master_.GetJob(*id);
   if (!job.ok()) return responder->Send(ErrorResponse(job.status()));
-  if (!request.query.count("wait_version")) {
-    return responder->Send(JsonResponse(200, ToJson(**job)));
+  // Long polls answer with the whole job (AnswerJob), so only those who may read it wait.
+  if (!request.query.count("wait_version") ||
+      !auth::CanReadJob(call.caller, (*job)->user, (*job)->spec.team)) {
+    return responder->Send(JsonResponse(200, JobJsonFor(call.caller, **job)));
   }
   auto min_version = QueryInt(request, "wait_version", 0, 0, INT64_MAX);
   auto timeout = QueryInt(request, "timeout_ms", 30'000, 0, kMaxWaitMs);
@@ -318,6 +445,14 @@ void ApiServer::GetJob(const Call& call) {
 void ApiServer::KillJob(const Call& call) {
   auto id = JobIdParam(call);
   if (!id) return;
+  auto found = master_.GetJob(*id);
+  if (!found.ok()) return call.responder->Send(ErrorResponse(found.status()));
+  if (!auth::CanChangeJob(call.caller, (*found)->user, (*found)->spec.team)) {
+    return call.responder->Send(ErrorResponse(Status::PermissionDenied(fmt::format(
+        "{} may not kill job {} of user {}: only its owner, an admin of team {} or a cluster "
+        "admin may",
+        call.caller.Describe(), *id, (*found)->user, (*found)->spec.team))));
+  }
   auto job = master_.Kill(*id);
   if (!job.ok()) return call.responder->Send(ErrorResponse(job.status()));
   call.responder->Send(JsonResponse(200, ToJson(**job)));
@@ -326,6 +461,9 @@ void ApiServer::KillJob(const Call& call) {
 void ApiServer::JobEvents(const Call& call) {
   auto id = JobIdParam(call);
   if (!id) return;
+  auto job = master_.GetJob(*id);
+  if (!job.ok()) return call.responder->Send(ErrorResponse(job.status()));
+  if (!CheckCanRead(call, **job)) return;
   auto events = master_.Events(*id);
   if (!events.ok()) return call.responder->Send(ErrorResponse(events.status()));
   Json list = Json::array();
@@ -336,6 +474,9 @@ void ApiServer::JobEvents(const Call& call) {
 void ApiServer::ExplainJob(const Call& call) {
   auto id = JobIdParam(call);
   if (!id) return;
+  auto job = master_.GetJob(*id);
+  if (!job.ok()) return call.responder->Send(ErrorResponse(job.status()));
+  if (!CheckCanRead(call, **job)) return;
   auto e = master_.Explain(*id);
   if (!e.ok()) return call.responder->Send(ErrorResponse(e.status()));
   call.responder->Send(JsonResponse(
@@ -356,6 +497,7 @@ void ApiServer::StreamLogs(const Call& call) {
   auto job_or = master_.GetJob(*id);
   if (!job_or.ok()) return responder->Send(ErrorResponse(job_or.status()));
   const Job& job = **job_or;
+  if (!CheckCanRead(call, job)) return;
   std::optional<int> attempt;
   if (request.query.count("attempt")) {
     auto a = QueryInt(request, "attempt", 0, 1, 1'000'000);
@@ -542,9 +684,30 @@ void ApiServer::RegisterAgent(const Call& call) {
     return responder.Send(ErrorResponse(valid));
   }
   std::string id = info->id;
+  // A node's credential registers that node only; the join token registers any, and takes a
+  // name over from a machine that had it (docs/security.md, "Agents").
+  if (call.caller.kind == auth::CallerKind::kNode && call.caller.name != id) {
+    return responder.Send(ErrorResponse(Status::PermissionDenied(
+        fmt::format("the credential of node {} cannot register node {}", call.caller.name, id))));
+  }
+  std::optional<master::IssuedToken> credential;
+  if (call.caller.kind == auth::CallerKind::kJoin) {
+    // Issued before the node is taken in: a failure leaves the node as it was, and a retry
+    // with the join token revokes this one again.
+    if (Status s = master_.accounts().RevokeAll(TokenKind::kNode, id); !s.ok()) {
+      return responder.Send(ErrorResponse(s));
+    }
+    auto issued = master_.accounts().Issue(TokenKind::kNode, id, "agent credential");
+    if (!issued.ok()) return responder.Send(ErrorResponse(issued.status()));
+    credential = std::move(issued).value();
+    spdlog::info("node {} joined with the join token from {}; its credential is {}", id,
+                 request.remote, credential->record.id);
+  }
   auto desired = master_.Register(std::move(info).value());
   if (!desired.ok()) return responder.Send(ErrorResponse(desired.status()));
-  responder.Send(JsonResponse(200, Json{{"node_id", id}, {"desired", ToJson(*desired)}}));
+  Json answer{{"node_id", id}, {"desired", ToJson(*desired)}};
+  if (credential) answer["credential"] = credential->token;
+  responder.Send(JsonResponse(200, answer));
 }
 
 void ApiServer::SyncAgent(const Call& call) {

@@ -11,12 +11,15 @@
 #include <string>
 #include <vector>
 
+#include "api/failure_limiter.h"
 #include "api/http_server.h"
 #include "api/log_stream.h"
 #include "api/router.h"
 #include "api/wait_list.h"
+#include "auth/principal.h"
 #include "common/subscribers.h"
 #include "master/master.h"
+#include "model/json.h"
 
 namespace cohort::api {
 
@@ -27,6 +30,16 @@ HttpResponse ErrorResponse(const Status& status);
 
 // Log streams that may follow one job at once.
 inline constexpr int kMaxFollowersPerJob = 64;
+
+// Who may call a route (docs/security.md, "The route matrix"); the handler may ask more, e.g.
+// whether the caller owns the job.
+enum class Access {
+  kPublic,  // anyone, without a token
+  kUser,    // any user's token
+  kAdmin,   // a cluster admin's token
+  kAgent,   // the credential of the node named in the path
+  kJoin,    // the join token, or a node's own credential
+};
 
 class ApiServer final : public master::MasterListener {
  public:
@@ -40,6 +53,9 @@ class ApiServer final : public master::MasterListener {
   void OnJobChanged(JobId id) override;
   void OnNodeChanged(const std::string& node_id) override;
 
+  // Every route as (method, pattern): for the access matrix test, which must cover each.
+  static std::vector<std::pair<std::string_view, std::string_view>> RouteList();
+
   // Answers one request, as the HTTP server does for each it reads; public so that a request
   // can be served without a socket (fuzz/api_fuzzer.cc).
   void Handle(HttpRequest request, std::shared_ptr<Responder> responder);
@@ -50,9 +66,23 @@ class ApiServer final : public master::MasterListener {
     const HttpRequest& request;
     const PathParams& params;  // the route's "{name}" segments
     std::shared_ptr<Responder> responder;
+    const auth::Principal& caller;
   };
   using Handler = void (ApiServer::*)(const Call&);
-  static std::vector<Router<Handler>::Route> Routes();
+  static std::vector<Router<Handler, Access>::Route> Routes();
+
+  // Who sent the request, from its Authorization header: anonymous without one; kUnauthenticated
+  // for a malformed or invalid token.
+  // Refused tokens count against the client's address; past FailureLimiter's budget, requests
+  // with a token get kTooManyRequests without it being checked.
+  StatusOr<auth::Principal> Authenticate(const HttpRequest& request);
+  // OK if `caller` may use a route of `access` with these path parameters; else
+  // kUnauthenticated (no token) or kPermissionDenied.
+  static Status CheckAccess(Access access, const auth::Principal& caller, const PathParams& params);
+  // The job as `caller` may see it: whole, or without its spec's commands and environment.
+  static Json JobJsonFor(const auth::Principal& caller, const Job& job);
+  // Answers 403 and returns false unless `caller` may read the whole job.
+  bool CheckCanRead(const Call& call, const Job& job);
 
   // The route's {id}; answers 400 and returns nothing if it is not a job id.
   std::optional<JobId> JobIdParam(const Call& call);
@@ -77,6 +107,19 @@ class ApiServer final : public master::MasterListener {
   void RegisterAgent(const Call& call);
   void SyncAgent(const Call& call);
   void UploadLog(const Call& call);
+  // Users, teams' members, tokens (account_routes.cc).
+  void WhoAmI(const Call& call);
+  void ListUsers(const Call& call);
+  void CreateUser(const Call& call);
+  void GetUser(const Call& call);
+  void UpdateUser(const Call& call);
+  void DeleteUser(const Call& call);
+  void ListMembers(const Call& call);
+  void SetMember(const Call& call);
+  void RemoveMember(const Call& call);
+  void ListTokens(const Call& call);
+  void CreateToken(const Call& call);
+  void RevokeToken(const Call& call);
 
   // Answer a long poll with the job, or with what the node should run.
   void AnswerJob(JobId id, Responder& responder);
@@ -85,11 +128,12 @@ class ApiServer final : public master::MasterListener {
   boost::asio::io_context& ioc_;
   master::Master& master_;
   HttpServer http_;
-  Router<Handler> router_;
+  Router<Handler, Access> router_;
   WaitList<JobId> job_waiters_;         // GET /jobs/{id}?wait_version=
   WaitList<std::string> node_waiters_;  // agents' syncs, by node
   Subscribers<JobId> job_changes_;      // log streams following a job
   FollowerCount followers_{kMaxFollowersPerJob};
+  FailureLimiter failures_;
   bool stopped_ = false;
 };
 

@@ -26,13 +26,15 @@ std::optional<PathParams> MatchPath(std::string_view pattern, std::string_view p
 // The body a request may carry unless its route says more: a GET's none, a kill's "{}".
 inline constexpr uint64_t kSmallBodyLimit = 4 * 1024;
 
-template <typename Handler>
+// `Access` is who may call a route (the API's own enum), handed back with the handler.
+template <typename Handler, typename Access = int>
 class Router {
  public:
   struct Route {
     std::string_view method;   // "GET", "POST", ...
     std::string_view pattern;  // "/api/v1/jobs/{id}"
     Handler handler;
+    Access access{};
     // The most body bytes a request may carry; the server answers 413 to more before reading
     // it (api/http_server.h).
     uint64_t body_limit = kSmallBodyLimit;
@@ -42,6 +44,7 @@ class Router {
   // the methods the path does allow (none: no route has the path at all).
   struct Found {
     const Handler* handler = nullptr;
+    Access access{};
     PathParams params;
     std::vector<std::string_view> allowed;
     uint64_t body_limit = kSmallBodyLimit;  // its route's; kSmallBodyLimit if none
@@ -56,6 +59,7 @@ class Router {
       if (!params) continue;
       if (route.method == method) {
         found.handler = &route.handler;
+        found.access = route.access;
         found.params = std::move(*params);
         found.allowed.clear();
         found.body_limit = route.body_limit;

@@ -48,7 +48,7 @@ TEST(Router, PicksByMethodAndPathAndSaysWhichMethodsAPathTakes) {
 }
 
 TEST(Router, KeepsEachRoutesBodyLimit) {
-  Router<std::string> router({{"GET", "/jobs", "list"}, {"POST", "/jobs", "submit", 1 << 20}});
+  Router<std::string> router({{"GET", "/jobs", "list"}, {"POST", "/jobs", "submit", 0, 1 << 20}});
   EXPECT_EQ(router.Find("POST", "/jobs").body_limit, 1u << 20);
   EXPECT_EQ(router.Find("GET", "/jobs").body_limit, kSmallBodyLimit);
   EXPECT_EQ(router.Find("PUT", "/jobs").body_limit, kSmallBodyLimit) << "no route: a 405";

@@ -1,4 +1,5 @@
 #include "cli/cli.h"
+#include "cli/credentials.h"
 
 #include <fmt/format.h>
 #include <unistd.h>
@@ -15,8 +16,13 @@ std::string MasterUrl(const GlobalOptions& g) {
   return client::kDefaultMasterUrl;
 }
 
+std::string Token(const GlobalOptions& g) {
+  if (!g.token.empty()) return g.token;
+  return SavedToken(MasterUrl(g)).value_or("");
+}
+
 StatusOr<std::unique_ptr<client::CohortClient>> Connect(const GlobalOptions& g) {
-  return client::CohortClient::Create(MasterUrl(g));
+  return client::CohortClient::Create(MasterUrl(g), Token(g));
 }
 
 int Fail(const std::string& command, const Status& status) {

@@ -13,10 +13,13 @@ namespace cohort::cli {
 
 struct GlobalOptions {
   std::string master;  // --master, else $COHORT_MASTER, else the default
+  std::string token;   // --token, else $COHORT_TOKEN, else the one `cohort login` saved
 };
 
 // The master URL the user asked for.
 std::string MasterUrl(const GlobalOptions& g);
+// The token to call the master with: --token, $COHORT_TOKEN, or the saved one ("" if none).
+std::string Token(const GlobalOptions& g);
 StatusOr<std::unique_ptr<client::CohortClient>> Connect(const GlobalOptions& g);
 
 // Prints "cohort <command>: <message>" and the status details to stderr; returns 1.
@@ -58,5 +61,6 @@ void AddJobCommands(CLI::App& app, GlobalOptions& g);
 void AddNodeCommands(CLI::App& app, GlobalOptions& g);
 void AddTeamCommands(CLI::App& app, GlobalOptions& g);
 void AddSimCommands(CLI::App& app);
+void AddAuthCommands(CLI::App& app, GlobalOptions& g);
 
 }  // namespace cohort::cli

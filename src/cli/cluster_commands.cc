@@ -17,6 +17,8 @@
 #include <thread>
 
 #include "cli/cli.h"
+#include "cli/credentials.h"
+#include "common/strings.h"
 #include "os/process.h"
 
 namespace cohort::cli {
@@ -184,20 +186,57 @@ int RunUp(const UpOptions& o) {
   Status s = start("master", {*cohortd, "master", "--data-dir", dir + "/master", "--listen",
                               fmt::format("127.0.0.1:{}", o.port)});
   if (!s.ok()) return abort(s, "");
+  auto deadline = std::chrono::steady_clock::now() +
+                  std::chrono::milliseconds(static_cast<int64_t>(o.timeout * 1000));
+  // The master writes the admin and join tokens on its first start, before it listens; agents
+  // join with the one, this command and the user's later commands use the other.
+  const std::string admin_token_file = dir + "/master/admin-token";
+  const std::string join_token_file = dir + "/master/join-token";
+  auto plain = client::CohortClient::Create(url);
+  if (!plain.ok()) return abort(plain.status(), "");
+  while (!(*plain)->Health().ok() || ReadFileOrEmpty(admin_token_file).empty()) {
+    int status = 0;
+    if (::waitpid(daemons[0].pid, &status, WNOHANG) == daemons[0].pid) {
+      return abort(Status::Internal("the master exited at start"), dir + "/master.log");
+    }
+    if (std::chrono::steady_clock::now() > deadline) {
+      return abort(
+          Status::DeadlineExceeded(fmt::format("the master did not start within {}s", o.timeout)),
+          dir + "/master.log");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  std::string admin_token(Trim(ReadFileOrEmpty(admin_token_file)));
   for (int i = 0; i < o.agents; ++i) {
     std::string name = fmt::format("agent-{}", i);
     // Agents of one machine share its ports: each gets its own range.
     int first = 30000 + i * 1000;
-    s = start(name, {*cohortd, "agent", "--master", url, "--name", name, "--data-dir",
-                     dir + "/" + name, "--gpus", std::to_string(o.gpus_per_agent), "--gpu-model",
-                     o.gpu_model, "--cpus", o.cpus_per_agent, "--memory", o.memory_per_agent,
-                     "--ports", fmt::format("{}-{}", first, first + 999)});
+    s = start(name, {*cohortd,
+                     "agent",
+                     "--master",
+                     url,
+                     "--name",
+                     name,
+                     "--data-dir",
+                     dir + "/" + name,
+                     "--gpus",
+                     std::to_string(o.gpus_per_agent),
+                     "--gpu-model",
+                     o.gpu_model,
+                     "--cpus",
+                     o.cpus_per_agent,
+                     "--memory",
+                     o.memory_per_agent,
+                     "--ports",
+                     fmt::format("{}-{}", first, first + 999),
+                     "--join-token-file",
+                     join_token_file});
     if (!s.ok()) return abort(s, "");
   }
-  auto client = client::CohortClient::Create(url);
+  auto client = client::CohortClient::Create(url, admin_token);
   if (!client.ok()) return abort(client.status(), "");
-  auto deadline = std::chrono::steady_clock::now() +
-                  std::chrono::milliseconds(static_cast<int64_t>(o.timeout * 1000));
+  // The local CLI finds the cluster's admin token by itself from now on (cohort login's file).
+  if (Status saved = SaveToken(url, admin_token); !saved.ok()) return abort(saved, "");
   while (true) {
     for (const auto& d : daemons) {
       int status = 0;

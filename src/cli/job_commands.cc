@@ -1,6 +1,5 @@
 // submit, run, jobs, status, logs, kill, wait.
 #include <fmt/format.h>
-#include <pwd.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -78,13 +77,6 @@ struct WaitOptions {
 
 void Finish(int rc) {
   if (rc != 0) throw CLI::RuntimeError(rc);
-}
-
-std::string CurrentUser() {
-  const char* user = std::getenv("USER");
-  if (user && *user) return user;
-  if (const passwd* pw = ::getpwuid(::getuid()); pw && pw->pw_name) return pw->pw_name;
-  return "unknown";
 }
 
 std::string TaskCount(const Job& job) {
@@ -304,7 +296,7 @@ int RunSubmit(const GlobalOptions& g, const SubmitOptions& o) {
   if (!spec.ok()) return Fail("submit", spec.status());
   auto c = Connect(g);
   if (!c.ok()) return Fail("submit", c.status());
-  auto job = (*c)->Submit(ToJson(*spec).dump(), CurrentUser(), o.request_id);
+  auto job = (*c)->Submit(ToJson(*spec).dump(), o.request_id);
   if (!job.ok()) return Fail("submit", job.status());
   if (o.output == "json") {
     fmt::print("{}\n", ToJson(*job).dump(2));
@@ -320,7 +312,7 @@ int RunRun(const GlobalOptions& g, const RunOptions& o) {
   if (!parsed.ok()) return Fail("run", parsed.status());
   auto c = Connect(g);
   if (!c.ok()) return Fail("run", c.status());
-  auto job = (*c)->Submit(spec.dump(), CurrentUser(), o.request_id);
+  auto job = (*c)->Submit(spec.dump(), o.request_id);
   if (!job.ok()) return Fail("run", job.status());
   if (!o.wait) {
     fmt::print("{}\n", job->id);

@@ -13,10 +13,14 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   cohort::cli::GlobalOptions global;
   app.add_option("--master", global.master, "URL of the Cohort master")->envname("COHORT_MASTER");
+  app.add_option("--token", global.token,
+                 "API token (default: $COHORT_TOKEN, else the one `cohort login` saved)")
+      ->envname("COHORT_TOKEN");
   cohort::cli::AddClusterCommands(app, global);
   cohort::cli::AddJobCommands(app, global);
   cohort::cli::AddNodeCommands(app, global);
   cohort::cli::AddTeamCommands(app, global);
+  cohort::cli::AddAuthCommands(app, global);
   cohort::cli::AddSimCommands(app);
   try {
     app.parse(argc, argv);

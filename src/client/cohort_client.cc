@@ -42,9 +42,54 @@ Status StatusFromErrorBody(int http_status, std::string_view body) {
                 fmt::format("HTTP {}: {}", http_status, body.substr(0, 200)));
 }
 
-StatusOr<std::unique_ptr<CohortClient>> CohortClient::Create(std::string_view master_url) {
+StatusOr<std::unique_ptr<CohortClient>> CohortClient::Create(std::string_view master_url,
+                                                             std::string token) {
   COHORT_ASSIGN_OR_RETURN(auto http, HttpClient::Create(master_url));
-  return std::unique_ptr<CohortClient>(new CohortClient(std::move(http)));
+  auto client = std::unique_ptr<CohortClient>(new CohortClient(std::move(http)));
+  client->SetToken(token);
+  return client;
+}
+
+void CohortClient::SetToken(const std::string& token) {
+  http_->SetHeader("Authorization", token.empty() ? std::string() : "Bearer " + token);
+}
+
+Status CohortClient::Health() {
+  return Call("GET", "/api/v1/health", {}, "application/json", std::chrono::seconds(2)).status();
+}
+StatusOr<Json> CohortClient::WhoAmI() { return Call("GET", "/api/v1/whoami"); }
+StatusOr<Json> CohortClient::Users() { return Call("GET", "/api/v1/users"); }
+StatusOr<Json> CohortClient::User(const std::string& name) {
+  return Call("GET", "/api/v1/users/" + name);
+}
+StatusOr<Json> CohortClient::CreateUser(const Json& user) {
+  return Call("POST", "/api/v1/users", user.dump());
+}
+StatusOr<Json> CohortClient::UpdateUser(const std::string& name, const Json& change) {
+  return Call("PATCH", "/api/v1/users/" + name, change.dump());
+}
+Status CohortClient::DeleteUser(const std::string& name) {
+  return Call("DELETE", "/api/v1/users/" + name).status();
+}
+StatusOr<Json> CohortClient::Members(const std::string& team) {
+  return Call("GET", fmt::format("/api/v1/teams/{}/members", team));
+}
+StatusOr<Json> CohortClient::SetMember(const std::string& team, const std::string& user,
+                                       const std::string& role) {
+  return Call("PUT", fmt::format("/api/v1/teams/{}/members/{}", team, user),
+              Json{{"role", role}}.dump());
+}
+StatusOr<Json> CohortClient::RemoveMember(const std::string& team, const std::string& user) {
+  return Call("DELETE", fmt::format("/api/v1/teams/{}/members/{}", team, user));
+}
+StatusOr<Json> CohortClient::Tokens(const std::string& user) {
+  return Call("GET", user.empty() ? std::string("/api/v1/tokens") : "/api/v1/tokens?user=" + user);
+}
+StatusOr<Json> CohortClient::CreateToken(const Json& request) {
+  return Call("POST", "/api/v1/tokens", request.dump());
+}
+StatusOr<Json> CohortClient::RevokeToken(const std::string& id) {
+  return Call("DELETE", "/api/v1/tokens/" + id);
 }
 
 StatusOr<Json> CohortClient::Call(std::string_view method, std::string_view target,
@@ -69,15 +114,14 @@ std::string NewRequestId() {
   return id;
 }
 
-StatusOr<Job> CohortClient::Submit(std::string_view spec_text, std::string_view user,
-                                   std::string request_id) {
+StatusOr<Job> CohortClient::Submit(std::string_view spec_text, std::string request_id) {
   if (request_id.empty()) request_id = NewRequestId();
   // Retrying is safe only because the key comes along: the master creates the job once.
   constexpr int kTries = 5;
   Duration pause = std::chrono::seconds(1);
   for (int attempt = 1;; ++attempt) {
     auto doc = Call("POST", "/api/v1/jobs", spec_text, "application/yaml", std::chrono::seconds(30),
-                    {{"X-Cohort-User", std::string(user)}, {"Idempotency-Key", request_id}});
+                    {{"Idempotency-Key", request_id}});
     if (doc.ok()) return JobFromJson(*doc);
     StatusCode code = doc.status().code();
     bool unanswered = code == StatusCode::kUnavailable || code == StatusCode::kDeadlineExceeded;
@@ -169,8 +213,14 @@ Status CohortClient::DeleteTeam(const std::string& name) {
   return Call("DELETE", "/api/v1/teams/" + name).status();
 }
 
-StatusOr<DesiredState> CohortClient::Register(const NodeInfo& info) {
+StatusOr<DesiredState> CohortClient::Register(const NodeInfo& info, std::string* credential) {
   COHORT_ASSIGN_OR_RETURN(Json doc, Call("POST", "/api/v1/agents/register", ToJson(info).dump()));
+  if (!doc.is_object() || !doc.contains("desired")) {
+    return Status::Internal("the master's answer to a registration has no \"desired\"");
+  }
+  if (auto it = doc.find("credential"); credential && it != doc.end() && it->is_string()) {
+    *credential = it->get<std::string>();
+  }
   return DesiredStateFromJson(doc.at("desired"));
 }
 

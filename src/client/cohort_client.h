@@ -23,14 +23,38 @@ std::string NewRequestId();
 
 class CohortClient {
  public:
-  static StatusOr<std::unique_ptr<CohortClient>> Create(std::string_view master_url);
+  // `token`: sent as "Authorization: Bearer <token>" with every call; empty: none (only the
+  // health check answers then).
+  static StatusOr<std::unique_ptr<CohortClient>> Create(std::string_view master_url,
+                                                        std::string token = {});
+  // From now on, calls carry this token (an agent swaps the join token for its credential).
+  void SetToken(const std::string& token);
+
+  // OK once the master answers its health check (which takes no token).
+  Status Health();
+  // Who the token belongs to (GET /api/v1/whoami): name, admin, teams.
+  StatusOr<Json> WhoAmI();
+
+  // Users, team members and tokens (docs/api.md): the raw documents.
+  StatusOr<Json> Users();
+  StatusOr<Json> User(const std::string& name);
+  StatusOr<Json> CreateUser(const Json& user);
+  StatusOr<Json> UpdateUser(const std::string& name, const Json& change);
+  Status DeleteUser(const std::string& name);
+  StatusOr<Json> Members(const std::string& team);
+  StatusOr<Json> SetMember(const std::string& team, const std::string& user,
+                           const std::string& role);
+  StatusOr<Json> RemoveMember(const std::string& team, const std::string& user);
+  StatusOr<Json> Tokens(const std::string& user = {});
+  // The new token's document, with its secret in "token" (shown once).
+  StatusOr<Json> CreateToken(const Json& request);
+  StatusOr<Json> RevokeToken(const std::string& id);
 
   // Jobs. `spec_text` is YAML or JSON; the master validates it. `request_id` names the
   // submission (Idempotency-Key): when the master cannot be reached or does not answer in time,
   // the call tries again with it, and a master that did create the job returns that job instead
   // of a second one. Empty: a new random id (NewRequestId).
-  StatusOr<Job> Submit(std::string_view spec_text, std::string_view user,
-                       std::string request_id = {});
+  StatusOr<Job> Submit(std::string_view spec_text, std::string request_id = {});
   StatusOr<std::vector<Job>> ListJobs(std::optional<JobState> state = std::nullopt,
                                       size_t limit = 0);
   StatusOr<Job> GetJob(JobId id);
@@ -56,8 +80,9 @@ class CohortClient {
                          std::optional<int64_t> max_gpus);
   Status DeleteTeam(const std::string& name);
 
-  // Agents.
-  StatusOr<DesiredState> Register(const NodeInfo& info);
+  // Agents. With the join token, the answer carries the node's new credential, put in
+  // `*credential` (left alone otherwise).
+  StatusOr<DesiredState> Register(const NodeInfo& info, std::string* credential = nullptr);
   StatusOr<DesiredState> Sync(const std::string& node_id, const AgentReport& report,
                               uint64_t wait_version, Duration wait);
   // Returns the size the master now holds (and its log limit); on an offset mismatch,

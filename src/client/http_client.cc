@@ -26,6 +26,8 @@ struct HttpClient::Impl {
   net::io_context ioc;
   std::optional<beast::tcp_stream> stream;
   beast::flat_buffer buffer;
+  // Sent with every request (SetHeader), e.g. the Authorization of the caller's token.
+  std::vector<std::pair<std::string, std::string>> fixed_headers;
   // Set by Cancel() from any thread; cleared by the requesting thread as a request starts.
   std::atomic<bool> cancel_requested{false};
 
@@ -99,6 +101,7 @@ struct HttpClient::Impl {
     req.set(http::field::host, host);
     req.set(http::field::user_agent, "cohort");
     req.keep_alive(true);
+    for (const auto& [name, value] : fixed_headers) req.set(name, value);
     if (!body.empty() || method == "POST") {
       req.set(http::field::content_type,
               beast::string_view(content_type.data(), content_type.size()));
@@ -199,6 +202,12 @@ StatusOr<HttpResult> HttpClient::Request(
     return result;
   }
   return Status::Unavailable(fmt::format("{}{}: connection closed", d.base_url, target));
+}
+
+void HttpClient::SetHeader(std::string name, std::string value) {
+  auto& headers = impl_->fixed_headers;
+  std::erase_if(headers, [&](const auto& h) { return h.first == name; });
+  if (!value.empty()) headers.emplace_back(std::move(name), std::move(value));
 }
 
 StatusOr<HttpResult> HttpClient::Stream(std::string_view target,

@@ -38,6 +38,10 @@ class HttpClient {
   StatusOr<HttpResult> Stream(std::string_view target,
                               const std::function<bool(std::string_view)>& on_data);
 
+  // Sends `name: value` with every request and stream from now on (an empty value: no longer).
+  // Not while a request is in progress.
+  void SetHeader(std::string name, std::string value);
+
   // Makes the request (or stream) in progress on another thread, if any, fail at once with
   // kUnavailable and its connection closed; a request that starts after Cancel returns is not
   // affected. Thread-safe: how a thread waiting in a long poll is told to give up.

@@ -13,6 +13,7 @@
 #include "common/strings.h"
 #include "common/units.h"
 #include "model/node_validation.h"
+#include "os/process.h"
 #include "os/real_clock.h"
 
 namespace cohort::cohortd {
@@ -70,6 +71,11 @@ void AddAgentCommand(CLI::App& app, AgentOptions& o) {
                   "Keep at most about this much of each task's output on this node's disk, the "
                   "most recent; also the most of a backlog shipped to the master")
       ->capture_default_str();
+  cmd->add_option("--join-token-file", o.join_token_file,
+                  "A file holding the cluster's join token (the master writes one to "
+                  "<its data-dir>/join-token), else $COHORT_JOIN_TOKEN. Needed to join the "
+                  "first time; afterwards the node's own credential in <data-dir>/credential "
+                  "is used");
   cmd->add_option("--log-level", o.log_level, "trace, debug, info, warn or error")
       ->capture_default_str();
 }
@@ -163,7 +169,18 @@ int RunAgent(const AgentOptions& o) {
     return 2;
   }
 
-  auto master = agent::HttpMasterClient::Create(master_url);
+  agent::AgentCredentials credentials;
+  credentials.credential_path = config.data_dir + "/credential";
+  if (!o.join_token_file.empty()) {
+    credentials.join_token = std::string(Trim(ReadFileOrEmpty(o.join_token_file)));
+    if (credentials.join_token.empty()) {
+      return fail(
+          fmt::format("--join-token-file: {} is missing, unreadable or empty", o.join_token_file));
+    }
+  } else if (const char* env = std::getenv("COHORT_JOIN_TOKEN"); env && *env) {
+    credentials.join_token = std::string(Trim(env));
+  }
+  auto master = agent::HttpMasterClient::Create(master_url, std::move(credentials));
   if (!master.ok()) {
     fmt::print(stderr, "cohortd agent: {}\n", master.status().ToString());
     return 1;

@@ -24,6 +24,7 @@ struct MasterOptions {
   size_t incremental_above = 1000;
   size_t max_connections = 0;  // 0: kDefaultMaxConnections, or less if file descriptors are few
   std::string log_limit = "256Mi";
+  std::string admin_user;  // empty: the Unix account the master runs as
 };
 
 struct AgentOptions {
@@ -41,6 +42,7 @@ struct AgentOptions {
   std::vector<std::string> labels;
   std::string log_level = "info";
   std::string log_limit = "256Mi";
+  std::string join_token_file;  // else $COHORT_JOIN_TOKEN
 };
 
 void AddMasterCommand(CLI::App& app, MasterOptions& options);

@@ -8,6 +8,7 @@
 
 #include "api/api_server.h"
 #include "api/asio_event_loop.h"
+#include "cohortd/bootstrap.h"
 #include "cohortd/commands.h"
 #include "common/strings.h"
 #include "common/units.h"
@@ -34,8 +35,8 @@ void AddMasterCommand(CLI::App& app, MasterOptions& o) {
       "--data-dir", o.data_dir,
       "Where the state database and task logs live (default " + DefaultDataDir("master") + ")");
   cmd->add_option("--listen", o.listen,
-                  "HOST:PORT to serve the API on; there is no authentication yet, so the "
-                  "default is loopback only")
+                  "HOST:PORT to serve the API on (every call but the health check needs a "
+                  "token; see docs/security.md)")
       ->capture_default_str();
   cmd->add_option("--storage-root", o.storage_root,
                   "Where jobs' checkpoints and outputs go; every node must see it at the same "
@@ -75,6 +76,9 @@ void AddMasterCommand(CLI::App& app, MasterOptions& o) {
                               "the open-file limit less {} if that is lower)",
                               kDefaultMaxConnections, kReservedFiles))
       ->check(CLI::PositiveNumber);
+  cmd->add_option("--admin-user", o.admin_user,
+                  "On the first start, the cluster admin's user name (default: this process's "
+                  "Unix account); their token goes to <data-dir>/admin-token");
   cmd->add_option("--log-limit", o.log_limit,
                   "Keep at most this much of each task's log, the most recent output; readers "
                   "are told how much was dropped")
@@ -162,6 +166,15 @@ int RunMaster(const MasterOptions& o) {
                                        scheduler::NewScheduler(*scheduling), clock, loop);
   if (!master.ok()) {
     fmt::print(stderr, "cohortd master: {}\n", master.status().ToString());
+    return 1;
+  }
+  std::string admin_user = o.admin_user.empty() ? ProcessUserName() : o.admin_user;
+  if (Status s = ValidateUserName(admin_user, "--admin-user"); !s.ok()) {
+    fmt::print(stderr, "cohortd master: {}\n", s.message());
+    return 2;
+  }
+  if (Status s = BootstrapAccess(**master, config.data_dir, admin_user); !s.ok()) {
+    fmt::print(stderr, "cohortd master: setting up access: {}\n", s.ToString());
     return 1;
   }
   api::HttpLimits limits;

@@ -28,6 +28,9 @@ enum class StatusCode {
   kDeadlineExceeded,    // a wait ran out of time (504)
   kInternal,            // storage or system failure (500)
   kResourceExhausted,  // the master's disk is full: nothing new is taken until space is freed (507)
+  kUnauthenticated,    // no valid token: who is calling is not known (401)
+  kPermissionDenied,   // the caller is known and may not do this (403)
+  kTooManyRequests,    // the caller must slow down, e.g. after failed logins (429)
 };
 
 inline constexpr auto kStatusCodeNames = std::to_array<EnumName<StatusCode>>({
@@ -40,6 +43,9 @@ inline constexpr auto kStatusCodeNames = std::to_array<EnumName<StatusCode>>({
     {StatusCode::kDeadlineExceeded, "deadline_exceeded"},
     {StatusCode::kInternal, "internal"},
     {StatusCode::kResourceExhausted, "resource_exhausted"},
+    {StatusCode::kUnauthenticated, "unauthenticated"},
+    {StatusCode::kPermissionDenied, "permission_denied"},
+    {StatusCode::kTooManyRequests, "too_many_requests"},
 });
 // "not_found", as the API's errors say it.
 const char* StatusCodeName(StatusCode code);
@@ -66,6 +72,15 @@ class [[nodiscard]] Status {
   }
   static Status DeadlineExceeded(std::string m) {
     return Status(StatusCode::kDeadlineExceeded, std::move(m));
+  }
+  static Status Unauthenticated(std::string m) {
+    return Status(StatusCode::kUnauthenticated, std::move(m));
+  }
+  static Status PermissionDenied(std::string m) {
+    return Status(StatusCode::kPermissionDenied, std::move(m));
+  }
+  static Status TooManyRequests(std::string m) {
+    return Status(StatusCode::kTooManyRequests, std::move(m));
   }
   static Status Internal(std::string m) { return Status(StatusCode::kInternal, std::move(m)); }
   static Status ResourceExhausted(std::string m) {

@@ -38,9 +38,7 @@ StatusOr<Job> Master::Submit(JobSpec spec, std::string user, std::string request
       return first;
     }
   }
-  bool known = spec.team == kDefaultTeam ||
-               std::any_of(teams_.begin(), teams_.end(),
-                           [&](const TeamQuota& t) { return t.name == spec.team; });
+  bool known = TeamExists(spec.team);
   std::string fallback_note;
   if (!known) {
     if (config_.unknown_team_fallback.empty()) {

@@ -24,6 +24,7 @@ Master::Master(MasterConfig config, std::unique_ptr<state::StateStore> store,
       store_(std::move(store)),
       clock_(clock),
       loop_(loop),
+      accounts_(*store_, clock_),
       dispatcher_(std::move(scheduler), config_.incremental_above) {
   if (config_.storage_root.empty()) config_.storage_root = config_.data_dir + "/storage";
 }
@@ -40,6 +41,7 @@ StatusOr<std::unique_ptr<Master>> Master::Create(MasterConfig config,
 }
 
 Status Master::Load() {
+  COHORT_RETURN_IF_ERROR(accounts_.Load());
   std::error_code ec;
   fs::create_directories(config_.data_dir + "/logs", ec);
   if (ec)
@@ -173,13 +175,15 @@ StatusOr<std::vector<JobEvent>> Master::Events(JobId id) {
 
 // --- Teams ---
 
+bool Master::TeamExists(std::string_view team) const {
+  return team == kDefaultTeam || std::any_of(teams_.begin(), teams_.end(),
+                                             [&](const TeamQuota& t) { return t.name == team; });
+}
+
 StatusOr<TeamQuota> Master::SetTeam(TeamQuota team) {
   std::vector<std::string> problems;
-  static const std::regex kName("[A-Za-z0-9][A-Za-z0-9._-]{0,63}");
-  if (!std::regex_match(team.name, kName)) {
-    problems.push_back(
-        fmt::format("name: \"{}\" is not a team name: use 1 to 64 letters, digits, '.', '_' or '-'",
-                    team.name));
+  if (Status name = ValidateTeamName(team.name, "name"); !name.ok()) {
+    problems.push_back(name.message());
   }
   if (team.guaranteed_gpus < 0) {
     problems.push_back(fmt::format("gpus: {} is negative", team.guaranteed_gpus));

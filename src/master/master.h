@@ -23,6 +23,7 @@
 #include "common/time.h"
 #include "dispatch/dispatcher.h"
 #include "framework/task_environment.h"
+#include "master/accounts.h"
 #include "master/event_loop.h"
 #include "master/log_store.h"
 #include "model/agent_protocol.h"
@@ -152,6 +153,12 @@ class Master {
   // registers again as a new node. kNotFound.
   Status RemoveNode(const std::string& node_id);
 
+  // --- Users and tokens (docs/security.md) ---
+  Accounts& accounts() { return accounts_; }
+  const Accounts& accounts() const { return accounts_; }
+  // Whether jobs may name `team`: the default team, or one an admin created.
+  bool TeamExists(std::string_view team) const;
+
   // --- Logs (shipped by agents, served to users) ---
   // Stores `data` as the bytes of the task's log starting at `offset` (LogStore::AppendAsync:
   // durable, idempotent, on the store's writer thread if it runs); `done` gets the stored size,
@@ -263,6 +270,7 @@ class Master {
   // does nothing.
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
   MasterListener* listener_ = nullptr;
+  Accounts accounts_;
 
   std::map<JobId, Job> jobs_;
   std::set<JobId> pending_;  // PENDING

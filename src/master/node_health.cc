@@ -81,6 +81,8 @@ StatusOr<const Node*> Master::Undrain(const std::string& node_id) {
 Status Master::RemoveNode(const std::string& node_id) {
   auto it = nodes_.find(node_id);
   if (it == nodes_.end()) return Status::NotFound(fmt::format("node {} does not exist", node_id));
+  // Its credential first: a removed node must join again (with the join token) to come back.
+  COHORT_RETURN_IF_ERROR(accounts_.RevokeAll(TokenKind::kNode, node_id));
   COHORT_RETURN_IF_ERROR(store_->DeleteNode(node_id));
   spdlog::info("node {} removed", node_id);
   // Nothing may be placed there while its tasks are given up.

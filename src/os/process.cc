@@ -109,9 +109,11 @@ pid_t ReadPidFile(const std::string& path) {
   return ParseInt(Trim(ReadFileOrEmpty(path)), 1).value_or(0);
 }
 
-bool WriteFileAtomically(const std::string& path, const std::string& content) {
+bool WriteFileAtomically(const std::string& path, const std::string& content, int mode) {
   std::string tmp = path + ".tmp";
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  ::unlink(tmp.c_str());  // O_CREAT keeps the mode of a leftover file
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_TRUNC | O_CLOEXEC,
+                  static_cast<mode_t>(mode));
   if (fd < 0) return false;
   bool ok = ::write(fd, content.data(), content.size()) == static_cast<ssize_t>(content.size());
   ok = ::fsync(fd) == 0 && ok;

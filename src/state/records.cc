@@ -73,6 +73,28 @@ StatusOr<NodeInfo> DecodeNodeRecord(std::string_view text) {
   return info;
 }
 
+StatusOr<std::string> EncodeUserTeams(const User& user) {
+  Json teams = Json::object();
+  for (const auto& [team, role] : user.teams) teams[team] = TeamRoleName(role);
+  return EncodeRecord(teams, fmt::format("the teams of user {}", user.name));
+}
+
+StatusOr<std::map<std::string, TeamRole>> DecodeUserTeams(std::string_view text) {
+  auto doc = ParseJson(text);
+  if (!doc.ok() || !doc->is_object()) {
+    return Status::Internal(fmt::format("a stored user's teams are damaged: {}", text));
+  }
+  std::map<std::string, TeamRole> teams;
+  for (const auto& [team, role] : doc->items()) {
+    auto parsed = role.is_string() ? ParseTeamRole(role.get<std::string>()) : std::nullopt;
+    if (!parsed) {
+      return Status::Internal(fmt::format("a stored user's role in team {} is damaged", team));
+    }
+    teams[team] = *parsed;
+  }
+  return teams;
+}
+
 Status CheckEvents(JobId job, const std::vector<JobEvent>& events) {
   for (const auto& e : events) {
     if (e.job_id != job) {

@@ -11,7 +11,10 @@
 #include <string_view>
 #include <vector>
 
+#include <map>
 #include "common/status.h"
+
+#include "model/account.h"
 #include "model/job.h"
 #include "model/node.h"
 
@@ -25,6 +28,11 @@ StatusOr<std::string> EncodeNodeRecord(const NodeInfo& info);
 // Decode what the Encode functions wrote; kInternal if the stored text is damaged.
 StatusOr<Job> DecodeJobRecord(std::string_view text);
 StatusOr<NodeInfo> DecodeNodeRecord(std::string_view text);
+
+// A user's team roles as stored: {"team": "role"}. Encode refuses team names that are not
+// UTF-8; Decode is kInternal on damaged text or an unknown role.
+StatusOr<std::string> EncodeUserTeams(const User& user);
+StatusOr<std::map<std::string, TeamRole>> DecodeUserTeams(std::string_view text);
 
 // The events saved with job `job`: each must name that job (an event filed under another job
 // would be a caller's bug hidden in someone else's history), and their text must be UTF-8, as

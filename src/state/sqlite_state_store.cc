@@ -52,6 +52,26 @@ const std::vector<std::string>& Migrations() {
       ALTER TABLE nodes ADD COLUMN drained INTEGER NOT NULL DEFAULT 0;
       ALTER TABLE nodes ADD COLUMN drain_reason TEXT NOT NULL DEFAULT '';
       )sql",
+      R"sql(
+      CREATE TABLE users (
+        name TEXT PRIMARY KEY,
+        admin INTEGER NOT NULL,
+        teams TEXT NOT NULL,            -- {"team": "role", ...} (state/records.h)
+        uid INTEGER,                    -- NULL: the Unix account named like the user
+        gid INTEGER,
+        created_at INTEGER NOT NULL
+      );
+      CREATE TABLE tokens (
+        id TEXT PRIMARY KEY,
+        kind TEXT NOT NULL,             -- user, node or join
+        subject TEXT NOT NULL,
+        description TEXT NOT NULL,
+        hash TEXT NOT NULL,             -- SHA-256 of the token; the token itself is never kept
+        created_at INTEGER NOT NULL,
+        expires_at INTEGER,
+        revoked_at INTEGER
+      );
+      )sql",
   };
   return kMigrations;
 }
@@ -90,6 +110,17 @@ class Statement {
   sqlite3_stmt* stmt_ = nullptr;
   int rc_;
 };
+
+void BindOptional(Statement& st, int i, const std::optional<int64_t>& v) {
+  if (v) {
+    st.Bind(i, *v);
+  } else {
+    st.BindNull(i);
+  }
+}
+void BindOptional(Statement& st, int i, const std::optional<Timestamp>& v) {
+  BindOptional(st, i, v ? std::optional<int64_t>(ToMicros(*v)) : std::nullopt);
+}
 
 class SqliteStateStore final : public StateStore {
  public:
@@ -248,6 +279,103 @@ class SqliteStateStore final : public StateStore {
     }
     if (rc != SQLITE_DONE) return Error("reading teams");
     return teams;
+  }
+
+  Status SaveUser(const User& user) override {
+    COHORT_ASSIGN_OR_RETURN(std::string teams, EncodeUserTeams(user));
+    Statement upsert(db_,
+                     "INSERT INTO users (name, admin, teams, uid, gid, created_at) "
+                     "VALUES (?, ?, ?, ?, ?, ?) "
+                     "ON CONFLICT(name) DO UPDATE SET admin = excluded.admin, "
+                     "teams = excluded.teams, uid = excluded.uid, gid = excluded.gid");
+    if (!upsert.prepared()) return Error("preparing a user upsert");
+    upsert.Bind(1, user.name);
+    upsert.Bind(2, user.admin ? 1 : 0);
+    upsert.Bind(3, teams);
+    BindOptional(upsert, 4, user.uid);
+    BindOptional(upsert, 5, user.gid);
+    upsert.Bind(6, ToMicros(user.created_at));
+    if (upsert.Step() != SQLITE_DONE) return Error("saving a user");
+    return Status::Ok();
+  }
+
+  Status DeleteUser(const std::string& name) override {
+    Statement del(db_, "DELETE FROM users WHERE name = ?");
+    if (!del.prepared()) return Error("preparing a user delete");
+    del.Bind(1, name);
+    if (del.Step() != SQLITE_DONE) return Error("deleting a user");
+    if (sqlite3_changes(db_) == 0) {
+      return Status::NotFound(fmt::format("user {} does not exist", name));
+    }
+    return Status::Ok();
+  }
+
+  StatusOr<std::vector<User>> LoadUsers() override {
+    Statement q(db_, "SELECT name, admin, teams, uid, gid, created_at FROM users ORDER BY name");
+    if (!q.prepared()) return Error("preparing the user query");
+    std::vector<User> users;
+    int rc;
+    while ((rc = q.Step()) == SQLITE_ROW) {
+      User u;
+      u.name = q.Text(0);
+      u.admin = q.Int(1) != 0;
+      COHORT_ASSIGN_OR_RETURN(u.teams, DecodeUserTeams(q.Text(2)));
+      if (!q.IsNull(3)) u.uid = q.Int(3);
+      if (!q.IsNull(4)) u.gid = q.Int(4);
+      u.created_at = FromMicros(q.Int(5));
+      users.push_back(std::move(u));
+    }
+    if (rc != SQLITE_DONE) return Error("reading users");
+    return users;
+  }
+
+  Status SaveToken(const TokenRecord& token) override {
+    Statement upsert(db_,
+                     "INSERT INTO tokens (id, kind, subject, description, hash, created_at, "
+                     "expires_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
+                     "ON CONFLICT(id) DO UPDATE SET kind = excluded.kind, "
+                     "subject = excluded.subject, description = excluded.description, "
+                     "hash = excluded.hash, expires_at = excluded.expires_at, "
+                     "revoked_at = excluded.revoked_at");
+    if (!upsert.prepared()) return Error("preparing a token upsert");
+    upsert.Bind(1, token.id);
+    upsert.Bind(2, std::string(TokenKindName(token.kind)));
+    upsert.Bind(3, token.subject);
+    upsert.Bind(4, token.description);
+    upsert.Bind(5, token.hash);
+    upsert.Bind(6, ToMicros(token.created_at));
+    BindOptional(upsert, 7, token.expires_at);
+    BindOptional(upsert, 8, token.revoked_at);
+    if (upsert.Step() != SQLITE_DONE) return Error("saving a token");
+    return Status::Ok();
+  }
+
+  StatusOr<std::vector<TokenRecord>> LoadTokens() override {
+    Statement q(db_,
+                "SELECT id, kind, subject, description, hash, created_at, expires_at, "
+                "revoked_at FROM tokens ORDER BY id");
+    if (!q.prepared()) return Error("preparing the token query");
+    std::vector<TokenRecord> tokens;
+    int rc;
+    while ((rc = q.Step()) == SQLITE_ROW) {
+      TokenRecord t;
+      t.id = q.Text(0);
+      auto kind = ParseTokenKind(q.Text(1));
+      if (!kind) {
+        return Status::Internal(
+            fmt::format("{}: token {} has an unknown kind \"{}\"", path_, t.id, q.Text(1)));
+      }
+      t.kind = *kind;
+      t.subject = q.Text(2);
+      t.description = q.Text(3);
+      t.hash = q.Text(4);
+      t.created_at = FromMicros(q.Int(5));
+      if (!q.IsNull(6)) t.expires_at = FromMicros(q.Int(6));
+      if (!q.IsNull(7)) t.revoked_at = FromMicros(q.Int(7));
+      tokens.push_back(std::move(t));
+    }
+    if (rc != SQLITE_DONE) return Error("reading tokens");
+    return tokens;
   }
 
   Status SaveNode(const Node& node) override {

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "common/status.h"
+#include "model/account.h"
 #include "model/job.h"
 #include "model/node.h"
 #include "model/plan.h"
@@ -48,6 +49,17 @@ class StateStore {
   // kNotFound if there is no such node.
   virtual Status DeleteNode(const std::string& id) = 0;
   virtual StatusOr<std::vector<Node>> LoadNodes() = 0;
+
+  // Users with their team roles (model/account.h). Save inserts or replaces.
+  virtual Status SaveUser(const User& user) = 0;
+  // kNotFound if there is no such user. Their tokens stay, revoked by the caller.
+  virtual Status DeleteUser(const std::string& name) = 0;
+  virtual StatusOr<std::vector<User>> LoadUsers() = 0;
+
+  // Tokens by id: only their hashes. Save inserts or replaces; a revocation saves the record
+  // again with its time, so that lists and the audit still show it.
+  virtual Status SaveToken(const TokenRecord& token) = 0;
+  virtual StatusOr<std::vector<TokenRecord>> LoadTokens() = 0;
 
   // The schema version the store is at (after migrations).
   virtual int SchemaVersion() const = 0;

@@ -69,11 +69,11 @@ TEST_F(SqliteStateStoreTest, NewDatabaseIsAtTheLatestSchema) {
   {
     auto store = Open();
     ASSERT_NE(store, nullptr);
-    EXPECT_EQ(store->SchemaVersion(), 3);
+    EXPECT_EQ(store->SchemaVersion(), 4);
   }
   auto store = Open();
   ASSERT_NE(store, nullptr);
-  EXPECT_EQ(store->SchemaVersion(), 3);
+  EXPECT_EQ(store->SchemaVersion(), 4);
 }
 
 TEST_F(SqliteStateStoreTest, MigratesAVersionOneDatabase) {
@@ -94,7 +94,7 @@ TEST_F(SqliteStateStoreTest, MigratesAVersionOneDatabase) {
             SQLITE_OK);
   sqlite3_close(db);
   auto store = Open();
-  EXPECT_EQ(store->SchemaVersion(), 3);
+  EXPECT_EQ(store->SchemaVersion(), 4);
   EXPECT_TRUE(store->SaveTeam(TeamQuota{"vision", 4, std::nullopt}).ok());
 }
 

@@ -8,12 +8,12 @@ namespace {
 
 using Call = FailingStateStore::Call;
 
-constexpr std::initializer_list<Call> kWrites = {Call::kCreateJob, Call::kSaveJob,
-                                                 Call::kSaveTeam,  Call::kDeleteTeam,
-                                                 Call::kSaveNode,  Call::kDeleteNode};
+constexpr std::initializer_list<Call> kWrites = {
+    Call::kCreateJob,  Call::kSaveJob,  Call::kSaveTeam,   Call::kDeleteTeam, Call::kSaveNode,
+    Call::kDeleteNode, Call::kSaveUser, Call::kDeleteUser, Call::kSaveToken};
 
 size_t Index(Call call) { return static_cast<size_t>(call); }
-static_assert(static_cast<size_t>(Call::kLoadNodes) + 1 == FailingStateStore::kCallCount);
+static_assert(static_cast<size_t>(Call::kLoadTokens) + 1 == FailingStateStore::kCallCount);
 
 }  // namespace
 
@@ -25,11 +25,16 @@ bool FailingStateStore::IsWrite(Call call) {
     case Call::kDeleteTeam:
     case Call::kSaveNode:
     case Call::kDeleteNode:
+    case Call::kSaveUser:
+    case Call::kDeleteUser:
+    case Call::kSaveToken:
       return true;
     case Call::kLoadJobs:
     case Call::kLoadEvents:
     case Call::kLoadTeams:
     case Call::kLoadNodes:
+    case Call::kLoadUsers:
+    case Call::kLoadTokens:
       return false;
   }
   return false;
@@ -142,6 +147,31 @@ Status FailingStateStore::DeleteNode(const std::string& id) {
 StatusOr<std::vector<Node>> FailingStateStore::LoadNodes() {
   Count(Call::kLoadNodes);
   return target_->LoadNodes();
+}
+
+Status FailingStateStore::SaveUser(const User& user) {
+  COHORT_RETURN_IF_ERROR(Enter(Call::kSaveUser));
+  return target_->SaveUser(user);
+}
+
+Status FailingStateStore::DeleteUser(const std::string& name) {
+  COHORT_RETURN_IF_ERROR(Enter(Call::kDeleteUser));
+  return target_->DeleteUser(name);
+}
+
+StatusOr<std::vector<User>> FailingStateStore::LoadUsers() {
+  Count(Call::kLoadUsers);
+  return target_->LoadUsers();
+}
+
+Status FailingStateStore::SaveToken(const TokenRecord& token) {
+  COHORT_RETURN_IF_ERROR(Enter(Call::kSaveToken));
+  return target_->SaveToken(token);
+}
+
+StatusOr<std::vector<TokenRecord>> FailingStateStore::LoadTokens() {
+  Count(Call::kLoadTokens);
+  return target_->LoadTokens();
 }
 
 int FailingStateStore::SchemaVersion() const { return target_->SchemaVersion(); }

@@ -38,9 +38,15 @@ class FailingStateStore final : public state::StateStore {
     kSaveNode,
     kDeleteNode,
     kLoadNodes,
+    kSaveUser,
+    kDeleteUser,
+    kLoadUsers,
+    kSaveToken,
+    kLoadTokens,
   };
-  static constexpr size_t kCallCount = 10;
-  // True for the writes: kCreateJob, kSaveJob, kSaveTeam, kDeleteTeam, kSaveNode, kDeleteNode.
+  static constexpr size_t kCallCount = 15;
+  // True for the writes: kCreateJob, kSaveJob, kSaveTeam, kDeleteTeam, kSaveNode, kDeleteNode,
+  // kSaveUser, kDeleteUser, kSaveToken.
   static bool IsWrite(Call call);
 
   explicit FailingStateStore(std::unique_ptr<state::StateStore> target);
@@ -73,6 +79,13 @@ class FailingStateStore final : public state::StateStore {
   Status SaveNode(const Node& node) override;
   Status DeleteNode(const std::string& id) override;
   StatusOr<std::vector<Node>> LoadNodes() override;
+
+  Status SaveUser(const User& user) override;
+  Status DeleteUser(const std::string& name) override;
+  StatusOr<std::vector<User>> LoadUsers() override;
+
+  Status SaveToken(const TokenRecord& token) override;
+  StatusOr<std::vector<TokenRecord>> LoadTokens() override;
 
   int SchemaVersion() const override;
 

@@ -24,6 +24,12 @@ struct MemoryStateStore::Contents {
     std::string drain_reason;
   };
   std::map<std::string, StoredNode> nodes;
+  struct StoredUser {
+    User user;          // without its teams, which are kept as SQLite keeps them:
+    std::string teams;  // their JSON text
+  };
+  std::map<std::string, StoredUser> users;
+  std::map<std::string, TokenRecord> tokens;
 };
 
 MemoryStateStore::MemoryStateStore() : contents_(std::make_shared<Contents>()) {}
@@ -93,6 +99,50 @@ StatusOr<std::vector<TeamQuota>> MemoryStateStore::LoadTeams() {
   teams.reserve(contents_->teams.size());
   for (const auto& [name, team] : contents_->teams) teams.push_back(team);
   return teams;
+}
+
+Status MemoryStateStore::SaveUser(const User& user) {
+  COHORT_ASSIGN_OR_RETURN(std::string teams, state::EncodeUserTeams(user));
+  auto& stored = contents_->users[user.name];
+  Timestamp created_at = stored.user.name.empty() ? user.created_at : stored.user.created_at;
+  stored.user = user;
+  stored.user.teams.clear();
+  stored.user.created_at = created_at;  // as SQLite's upsert keeps the first one
+  stored.teams = std::move(teams);
+  return Status::Ok();
+}
+
+Status MemoryStateStore::DeleteUser(const std::string& name) {
+  if (contents_->users.erase(name) == 0) {
+    return Status::NotFound(fmt::format("user {} does not exist", name));
+  }
+  return Status::Ok();
+}
+
+StatusOr<std::vector<User>> MemoryStateStore::LoadUsers() {
+  std::vector<User> users;
+  for (const auto& [name, stored] : contents_->users) {
+    User u = stored.user;
+    COHORT_ASSIGN_OR_RETURN(u.teams, state::DecodeUserTeams(stored.teams));
+    users.push_back(std::move(u));
+  }
+  return users;
+}
+
+Status MemoryStateStore::SaveToken(const TokenRecord& token) {
+  auto [it, inserted] = contents_->tokens.try_emplace(token.id, token);
+  if (!inserted) {
+    Timestamp created_at = it->second.created_at;
+    it->second = token;
+    it->second.created_at = created_at;
+  }
+  return Status::Ok();
+}
+
+StatusOr<std::vector<TokenRecord>> MemoryStateStore::LoadTokens() {
+  std::vector<TokenRecord> tokens;
+  for (const auto& [id, token] : contents_->tokens) tokens.push_back(token);
+  return tokens;
 }
 
 Status MemoryStateStore::SaveNode(const Node& node) {

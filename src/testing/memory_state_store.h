@@ -57,6 +57,13 @@ class MemoryStateStore final : public state::StateStore {
   StatusOr<std::vector<Node>> LoadNodes() override;
 
   // 0: there is no schema to migrate.
+  Status SaveUser(const User& user) override;
+  Status DeleteUser(const std::string& name) override;
+  StatusOr<std::vector<User>> LoadUsers() override;
+
+  Status SaveToken(const TokenRecord& token) override;
+  StatusOr<std::vector<TokenRecord>> LoadTokens() override;
+
   int SchemaVersion() const override;
 
  private:

@@ -612,6 +612,73 @@ TEST_P(StateStoreContract, TeamsAreUpsertedListedByNameAndDeleted) {
   EXPECT_EQ(TeamNames(*store), (std::vector<std::string>{"Zeta", "nlp", "nlp-b", "vision"}));
 }
 
+TEST_P(StateStoreContract, UsersRoundTripWithTheirTeamsAndAreDeleted) {
+  auto store = Open();
+  ASSERT_NE(store, nullptr);
+  User ada{"ada", false, {{"vision", TeamRole::kAdmin}, {"nlp", TeamRole::kViewer}},
+           1001,  1001,  FromMicros(5)};
+  User root{"root", true, {}, std::nullopt, std::nullopt, FromMicros(1)};
+  ASSERT_TRUE(store->SaveUser(ada).ok());
+  ASSERT_TRUE(store->SaveUser(root).ok());
+  auto users = store->LoadUsers();
+  ASSERT_TRUE(users.ok()) << users.status().ToString();
+  ASSERT_EQ(users->size(), 2u);
+  EXPECT_EQ((*users)[0].name, "ada");
+  EXPECT_FALSE((*users)[0].admin);
+  EXPECT_EQ((*users)[0].teams, ada.teams);
+  EXPECT_EQ((*users)[0].uid, std::optional<int64_t>(1001));
+  EXPECT_EQ((*users)[0].created_at, FromMicros(5));
+  EXPECT_TRUE((*users)[1].admin);
+  EXPECT_FALSE((*users)[1].uid.has_value());
+
+  // Replacing keeps the creation time and drops the teams not given again.
+  ada.teams = {{"nlp", TeamRole::kMember}};
+  ada.uid.reset();
+  ada.created_at = FromMicros(99);
+  ASSERT_TRUE(store->SaveUser(ada).ok());
+  users = store->LoadUsers();
+  ASSERT_TRUE(users.ok());
+  EXPECT_EQ((*users)[0].teams, ada.teams);
+  EXPECT_FALSE((*users)[0].uid.has_value());
+  EXPECT_EQ((*users)[0].created_at, FromMicros(5));
+
+  ASSERT_TRUE(store->DeleteUser("ada").ok());
+  EXPECT_EQ(store->DeleteUser("ada").code(), StatusCode::kNotFound);
+  EXPECT_EQ(store->LoadUsers()->size(), 1u);
+
+  User bad{"eve", false, {{"\xff", TeamRole::kMember}}, {}, {}, FromMicros(1)};
+  EXPECT_EQ(store->SaveUser(bad).code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(store->LoadUsers()->size(), 1u);
+}
+
+TEST_P(StateStoreContract, TokensKeepTheirHashAndRevocation) {
+  auto store = Open();
+  ASSERT_NE(store, nullptr);
+  TokenRecord a{"00000000000000aa", TokenKind::kUser, "ada",       "laptop", std::string(64, 'a'),
+                FromMicros(10),     FromMicros(1000), std::nullopt};
+  TokenRecord n{"00000000000000bb",   TokenKind::kNode, "node-1",     "",
+                std::string(64, 'b'), FromMicros(20),   std::nullopt, std::nullopt};
+  ASSERT_TRUE(store->SaveToken(n).ok());
+  ASSERT_TRUE(store->SaveToken(a).ok());
+  a.revoked_at = FromMicros(500);
+  ASSERT_TRUE(store->SaveToken(a).ok());
+  auto tokens = store->LoadTokens();
+  ASSERT_TRUE(tokens.ok()) << tokens.status().ToString();
+  ASSERT_EQ(tokens->size(), 2u);
+  const TokenRecord& got = (*tokens)[0];
+  EXPECT_EQ(got.id, a.id);
+  EXPECT_EQ(got.kind, TokenKind::kUser);
+  EXPECT_EQ(got.subject, "ada");
+  EXPECT_EQ(got.description, "laptop");
+  EXPECT_EQ(got.hash, a.hash);
+  EXPECT_EQ(got.created_at, FromMicros(10));
+  EXPECT_EQ(got.expires_at, std::optional<Timestamp>(FromMicros(1000)));
+  EXPECT_EQ(got.revoked_at, std::optional<Timestamp>(FromMicros(500)));
+  EXPECT_EQ((*tokens)[1].kind, TokenKind::kNode);
+  EXPECT_FALSE((*tokens)[1].expires_at.has_value());
+  EXPECT_FALSE((*tokens)[1].revoked_at.has_value());
+}
+
 TEST_P(StateStoreContract, NodesRoundTripAndComeBackUnreachable) {
   auto store = Open();
   ASSERT_NE(store, nullptr);

@@ -37,7 +37,7 @@ TEST(BadSpec, CliNamesTheFieldsAndSubmitsNothing) {
 TEST(BadSpec, ApiAnswers400WithEveryDetail) {
   LocalCluster cluster("badspecapi");
   cluster.StartMaster();
-  auto http = client::HttpClient::Create(cluster.url());
+  auto http = cluster.Http();
   ASSERT_TRUE(http.ok());
   auto r = (*http)->Request("POST", "/api/v1/jobs", kBadSpec, "application/yaml");
   ASSERT_TRUE(r.ok());
@@ -51,8 +51,11 @@ TEST(BadSpec, ApiAnswers400WithEveryDetail) {
   EXPECT_EQ((*http)->Request("GET", "/api/v1/jobs/abc")->status, 400);
   EXPECT_EQ((*http)->Request("GET", "/api/v2/jobs")->status, 404);
   EXPECT_EQ((*http)->Request("GET", "/api/v1/jobs?state=DANCING")->status, 400);
-  EXPECT_EQ((*http)->Request("POST", "/api/v1/agents/register", "{\"id\": 3}")->status, 400);
-  EXPECT_EQ((*http)->Request("POST", "/api/v1/agents/ghost/sync", R"({"tasks": []})")->status, 404);
+  auto join = cluster.Http(cluster.join_token());
+  ASSERT_TRUE(join.ok());
+  EXPECT_EQ((*join)->Request("POST", "/api/v1/agents/register", "{\"id\": 3}")->status, 400);
+  // Only a node's own credential syncs it; no other token gets as far as looking for the node.
+  EXPECT_EQ((*http)->Request("POST", "/api/v1/agents/ghost/sync", R"({"tasks": []})")->status, 403);
   EXPECT_EQ((*http)->Request("POST", "/api/v1/jobs", "not: [valid")->status, 400);
   EXPECT_TRUE(cluster.client().ListJobs()->empty());
 }

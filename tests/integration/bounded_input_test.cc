@@ -19,8 +19,9 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 
-std::unique_ptr<client::HttpClient> Http(const LocalCluster& cluster) {
-  auto http = client::HttpClient::Create(cluster.url());
+std::unique_ptr<client::HttpClient> Http(const LocalCluster& cluster,
+                                         const std::string& token = {}) {
+  auto http = cluster.Http(token);
   EXPECT_TRUE(http.ok());
   return std::move(http).value();
 }
@@ -125,7 +126,7 @@ TEST(BoundedInput, TheCliSaysADirectoryIsNotASpecAndRefusesAnOversizedFile) {
 TEST(BoundedInput, AbsurdRegistrationsAndNodeIdsAreRefused) {
   LocalCluster cluster("register");
   cluster.StartMaster();
-  auto http = Http(cluster);
+  auto http = Http(cluster, cluster.join_token());
   Json node{{"id", "../../x"},
             {"address", "127.0.0.1"},
             {"cpus", -8},
@@ -151,11 +152,10 @@ TEST(BoundedInput, AbsurdRegistrationsAndNodeIdsAreRefused) {
   EXPECT_EQ(error["message"], "malformed node: cpus: 1e+300 is out of range");
   EXPECT_TRUE((*cluster.client().Nodes())["nodes"].empty());
 
-  // A node id from the URL: "%2E%2E" is "..".
-  error = ErrorOf(http->Request("POST", "/api/v1/agents/%2E%2E/sync", R"({"tasks": []})"), 400);
-  EXPECT_EQ(error["message"],
-            "node: \"..\" is not a valid node id: use 1 to 64 letters, digits, '.', '_' or '-', "
-            "starting with a letter or digit");
+  // A node id from the URL: "%2E%2E" is "..". No credential names such a node, so the call is
+  // refused before its syntax matters.
+  error = ErrorOf(http->Request("POST", "/api/v1/agents/%2E%2E/sync", R"({"tasks": []})"), 403);
+  EXPECT_THAT(error["message"].get<std::string>(), HasSubstr("only that node's agent may"));
 }
 
 TEST(BoundedInput, AnAgentChecksItsNodeBeforeRegistering) {

@@ -18,11 +18,14 @@ namespace {
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
 
+// No token is passed: `cohort up` saves the local cluster's admin token where `cohort login`
+// would (in this test's own config directory), and every later command finds it there.
 CommandResult Cohort(const std::string& master, std::vector<std::string> args) {
   args.insert(args.begin(), BinDir() + "/cohort");
-  return RunCommand(args, master.empty()
-                              ? std::map<std::string, std::string>{}
-                              : std::map<std::string, std::string>{{"COHORT_MASTER", master}});
+  std::map<std::string, std::string> env{
+      {"XDG_CONFIG_HOME", "/tmp/cohort-it-config-" + std::to_string(::getpid())}};
+  if (!master.empty()) env["COHORT_MASTER"] = master;
+  return RunCommand(args, env);
 }
 
 TEST(Cli, UpRunsAClusterAndDownStopsExactlyIt) {

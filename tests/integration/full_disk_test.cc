@@ -91,13 +91,13 @@ TEST(FullDisk, SubmitIsRefusedClearlyAndEveryAcknowledgedJobIsKept) {
   EXPECT_THAT(submit.err, HasSubstr("the state database's disk is full"));
   EXPECT_THAT(submit.err, HasSubstr(cluster.dir() + "/master/"));
   // The API answers 507 Insufficient Storage, with the code a client can act on.
-  auto http = client::HttpClient::Create(cluster.url());
+  auto http = cluster.Http();
   ASSERT_TRUE(http.ok());
   auto answer = (*http)->Request("POST", "/api/v1/jobs", SpecNamed("refused"), "application/yaml");
   ASSERT_TRUE(answer.ok()) << answer.status().ToString();
   EXPECT_EQ(answer->status, 507) << answer->body;
   EXPECT_THAT(answer->body, HasSubstr("\"resource_exhausted\""));
-  auto refused = cluster.client().Submit(SpecNamed("refused"), "ada");
+  auto refused = cluster.client().Submit(SpecNamed("refused"));
   EXPECT_EQ(refused.status().code(), StatusCode::kResourceExhausted) << refused.status().ToString();
 
   auto expect_every_acknowledged_job = [&] {

@@ -12,6 +12,7 @@
 #include <sstream>
 #include <thread>
 
+#include "common/strings.h"
 #include "os/process.h"
 
 namespace cohort::testing {
@@ -177,7 +178,10 @@ void LocalCluster::StartMaster(std::vector<std::string> extra_args) {
   std::string url = ReadFileOrEmpty(url_file);
   url_ = url.substr(0, url.find('\n'));
   master_port_ = std::atoi(url_.substr(url_.rfind(':') + 1).c_str());
-  auto c = client::CohortClient::Create(url_);
+  // The first start wrote the admin token before listening; later starts keep it.
+  admin_token_ = std::string(Trim(ReadFileOrEmpty(dir_ + "/master/admin-token")));
+  ASSERT_FALSE(admin_token_.empty()) << "the master wrote no admin token";
+  auto c = client::CohortClient::Create(url_, admin_token_);
   ASSERT_TRUE(c.ok());
   client_ = std::move(c).value();
 }
@@ -208,6 +212,8 @@ void LocalCluster::StartAgent(const std::string& name, int gpus,
                                    "64Gi",
                                    "--ports",
                                    fmt::format("{}-{}", first, first + 19),
+                                   "--join-token-file",
+                                   dir_ + "/master/join-token",
                                    "--log-level",
                                    "debug"};
   if (gpus >= 0) {
@@ -253,13 +259,23 @@ void LocalCluster::KillMachine(const std::string& name) {
   agents_.erase(it);
 }
 
+std::string LocalCluster::join_token() const {
+  return std::string(Trim(ReadFileOrEmpty(dir_ + "/master/join-token")));
+}
+
+StatusOr<std::unique_ptr<client::HttpClient>> LocalCluster::Http(const std::string& token) const {
+  COHORT_ASSIGN_OR_RETURN(auto http, client::HttpClient::Create(url_));
+  http->SetHeader("Authorization", "Bearer " + (token.empty() ? admin_token_ : token));
+  return http;
+}
+
 client::CohortClient& LocalCluster::client() {
   COHORT_CHECK(client_ != nullptr);
   return *client_;
 }
 
 JobId LocalCluster::Submit(const std::string& spec) {
-  auto job = client().Submit(spec, "tester");
+  auto job = client().Submit(spec);
   EXPECT_TRUE(job.ok()) << job.status().ToString();
   return job.ok() ? job->id : 0;
 }
@@ -298,7 +314,10 @@ std::string LocalCluster::Logs(JobId id, const std::string& task, int attempt) {
 
 CommandResult LocalCluster::Cohort(std::vector<std::string> args) {
   args.insert(args.begin(), BinDir() + "/cohort");
-  return RunCommand(args, {{"COHORT_MASTER", url_}});
+  // The cluster's own config directory: `cohort login` in a test must not touch the user's.
+  return RunCommand(args, {{"COHORT_MASTER", url_},
+                           {"COHORT_TOKEN", admin_token_},
+                           {"XDG_CONFIG_HOME", dir_ + "/config"}});
 }
 
 }  // namespace cohort::testing

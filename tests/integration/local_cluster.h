@@ -58,6 +58,12 @@ class LocalCluster {
   void KillMachine(const std::string& name);
 
   const std::string& url() const { return url_; }
+  // The token of the cluster admin that the master made on its first start.
+  const std::string& admin_token() const { return admin_token_; }
+  // The join token agents join with.
+  std::string join_token() const;
+  // A raw HTTP client of the master sending `token` (default: the admin's) with every request.
+  StatusOr<std::unique_ptr<client::HttpClient>> Http(const std::string& token = {}) const;
   const std::string& dir() const { return dir_; }
   pid_t master_pid() const { return master_.pid; }
   client::CohortClient& client();
@@ -86,6 +92,7 @@ class LocalCluster {
   int first_port_;
   std::string dir_;
   std::string url_;
+  std::string admin_token_;
   int master_port_ = 0;
   Child master_;
   std::map<std::string, Child> agents_;

@@ -75,7 +75,7 @@ class Monitor {
 
  private:
   void PollHealth() {
-    auto http = client::HttpClient::Create(cluster_.url());
+    auto http = cluster_.Http();
     ASSERT_TRUE(http.ok());
     while (!stop_) {
       auto start = steady_clock::now();
@@ -116,9 +116,9 @@ class Monitor {
 // Follows a job's logs on its own connection, keeping only a count and the first bytes.
 class Follower {
  public:
-  Follower(const std::string& url, JobId job) {
-    thread_ = std::thread([this, url, job] {
-      auto c = client::CohortClient::Create(url);
+  Follower(const std::string& url, const std::string& token, JobId job) {
+    thread_ = std::thread([this, url, token, job] {
+      auto c = client::CohortClient::Create(url, token);
       ASSERT_TRUE(c.ok());
       status_ = (*c)->Logs(job, "", 0, true, [this](std::string_view data) {
         if (head_.size() < 256) head_.append(data.substr(0, 256 - head_.size()));
@@ -175,7 +175,8 @@ tasks:
                                         command));
   std::string task_dir = fmt::format("{}/tasks/{}.1.worker.0", cluster.AgentDir("node-a"), id);
   Monitor monitor(cluster, id, task_dir);
-  for (int i = 0; i < 3; ++i) followers.push_back(std::make_unique<Follower>(cluster.url(), id));
+  for (int i = 0; i < 3; ++i)
+    followers.push_back(std::make_unique<Follower>(cluster.url(), cluster.admin_token(), id));
   Job job = cluster.WaitForJob(
       id, [](const Job& j) { return IsTerminal(j.state); }, std::chrono::seconds(120));
   Timestamp seen = std::chrono::time_point_cast<Duration>(std::chrono::system_clock::now());
@@ -213,8 +214,9 @@ TEST(LogFlood, AHugeLineWithoutNewlineIsStreamedInBoundedMemory) {
     EXPECT_EQ(follower->head().substr(0, 8), "xxxxxxxx");
   }
   // The CLI passes the line through as it comes, without holding it.
-  auto cli = RunCommand({"/bin/sh", "-c", BinDir() + "/cohort logs 1 | wc -c"},
-                        {{"COHORT_MASTER", cluster.url()}});
+  auto cli =
+      RunCommand({"/bin/sh", "-c", BinDir() + "/cohort logs 1 | wc -c"},
+                 {{"COHORT_MASTER", cluster.url()}, {"COHORT_TOKEN", cluster.admin_token()}});
   EXPECT_EQ(cli.exit_code, 0) << cli.err;
   EXPECT_EQ(std::string(Trim(cli.out)), std::to_string(kBytes + 1));
   struct rusage usage {};

@@ -26,7 +26,7 @@ using std::chrono::steady_clock;
 // what a reader looks like to the master, without a thread per reader.
 class RawFollower {
  public:
-  RawFollower(int port, JobId job) {
+  RawFollower(int port, const std::string& token, JobId job) {
     fd_ = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
     sockaddr_in addr{};
     addr.sin_family = AF_INET;
@@ -34,7 +34,9 @@ class RawFollower {
     addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     if (fd_ < 0 || ::connect(fd_, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) != 0) return;
     std::string request = fmt::format(
-        "GET /api/v1/jobs/{}/logs?follow=true HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n", job);
+        "GET /api/v1/jobs/{}/logs?follow=true HTTP/1.1\r\nHost: 127.0.0.1\r\nAuthorization: Bearer "
+        "{}\r\n\r\n",
+        job, token);
     (void)!::write(fd_, request.data(), request.size());
   }
   ~RawFollower() { Close(); }
@@ -84,10 +86,10 @@ tasks:
 
   std::vector<std::unique_ptr<RawFollower>> followers;
   for (int i = 0; i < 64; ++i) {
-    followers.push_back(std::make_unique<RawFollower>(port, id));
+    followers.push_back(std::make_unique<RawFollower>(port, cluster.admin_token(), id));
     ASSERT_EQ(followers.back()->Status(), 200) << "follower " << i;
   }
-  RawFollower one_too_many(port, id);
+  RawFollower one_too_many(port, cluster.admin_token(), id);
   EXPECT_EQ(one_too_many.Status(), 503);
   EXPECT_THAT(one_too_many.body(), ::testing::HasSubstr("already has 64 log followers"));
 
@@ -96,7 +98,7 @@ tasks:
   auto closed_at = steady_clock::now();
   bool accepted = false;
   while (!accepted && steady_clock::now() - closed_at < std::chrono::seconds(5)) {
-    RawFollower next(port, id);
+    RawFollower next(port, cluster.admin_token(), id);
     accepted = next.Status() == 200;
     if (!accepted) std::this_thread::sleep_for(milliseconds(20));
   }

@@ -1,0 +1,370 @@
+// Every route of the API against every kind of caller (docs/security.md, "The route matrix"):
+// each cell is a fresh master with the same users, teams, node and job, one request, and the
+// status it must get.
+#include <gtest/gtest.h>
+
+#include <boost/asio/io_context.hpp>
+#include <deque>
+#include <filesystem>
+#include <set>
+
+#include "api/api_server.h"
+#include "auth/token.h"
+#include "master/master.h"
+#include "model/json.h"
+#include "scheduler/scheduler.h"
+#include "testing/memory_state_store.h"
+
+namespace cohort::api {
+namespace {
+
+namespace fs = std::filesystem;
+
+class QueueLoop final : public master::EventLoop {
+ public:
+  void Post(std::function<void()> work) override { queue.push_back(std::move(work)); }
+  void RunAfter(Duration, std::function<void()>) override {}
+  std::deque<std::function<void()>> queue;
+};
+
+class Recorder final : public Responder {
+ public:
+  void Send(HttpResponse response) override {
+    if (status == 0) {
+      status = response.status;
+      body = response.body;
+      headers = response.headers;
+    }
+  }
+  void StartStream(int s, std::string) override {
+    if (status == 0) status = s;
+  }
+  void WriteChunk(std::string data, std::function<void(bool)> done) override {
+    body += data;
+    done(true);
+  }
+  void EndStream() override {}
+  bool closed() const override { return false; }
+
+  int status = 0;
+  std::string body;
+  std::vector<std::pair<std::string, std::string>> headers;
+};
+
+// The callers of the matrix, in its column order.
+enum Caller { kAnonymous, kAdmin, kTeamAdmin, kMember, kViewer, kOutsider, kNode, kJoin, kCallers };
+const char* kCallerNames[] = {"anonymous", "admin",    "team admin", "member",
+                              "viewer",    "outsider", "node",       "join"};
+
+// A master with: teams vision and nlp; users root (admin), tam (vision admin), mem (vision
+// member), vic (vision viewer), out (nlp member), bob (vision member, owns job 1); node n1 with
+// its credential; a join token.
+class World {
+ public:
+  World() : dir_(fs::temp_directory_path() / ("cohort-access-" + std::to_string(::getpid()))) {
+    fs::remove_all(dir_);
+    master::MasterConfig config;
+    config.data_dir = dir_.string();
+    config.fail_stop = [](const Status& s) { FAIL() << s.ToString(); };
+    auto m = master::Master::Create(config, disk_.Reopen(), scheduler::NewScheduler(), clock_,
+                                    loop_);
+    EXPECT_TRUE(m.ok()) << m.status().ToString();
+    master_ = std::move(m).value();
+    api_ = std::make_unique<ApiServer>(ioc_, *master_);
+    EXPECT_TRUE(master_->SetTeam(TeamQuota{"vision", 2, std::nullopt}).ok());
+    EXPECT_TRUE(master_->SetTeam(TeamQuota{"nlp", 0, std::nullopt}).ok());
+    auto& accounts = master_->accounts();
+    auto user = [&](const std::string& name, bool admin, std::map<std::string, TeamRole> teams) {
+      EXPECT_TRUE(accounts.CreateUser(User{name, admin, std::move(teams), {}, {}, {}}).ok());
+      return accounts.Issue(TokenKind::kUser, name, "test")->token;
+    };
+    tokens_[kAdmin] = user("root", true, {});
+    tokens_[kTeamAdmin] = user("tam", false, {{"vision", TeamRole::kAdmin}});
+    tokens_[kMember] = user("mem", false, {{"vision", TeamRole::kMember}});
+    tokens_[kViewer] = user("vic", false, {{"vision", TeamRole::kViewer}});
+    tokens_[kOutsider] = user("out", false, {{"nlp", TeamRole::kMember}});
+    bob_token_ = user("bob", false, {{"vision", TeamRole::kMember}});
+    bob_token_id_ = *auth::TokenId(bob_token_);
+    tokens_[kJoin] = accounts.Issue(TokenKind::kJoin, "", "test")->token;
+    // The node joins as an agent does, and job 1 runs on it.
+    auto joined = Serve(kJoin, "POST", "/api/v1/agents/register", NodeJson("n1"));
+    EXPECT_EQ(joined.status, 200) << joined.body;
+    tokens_[kNode] = (*ParseJson(joined.body))["credential"].get<std::string>();
+    auto job = Serve(bob_token_, "POST", "/api/v1/jobs", JobSpecText());
+    EXPECT_EQ(job.status, 201) << job.body;
+    master_->Schedule();
+    Settle();
+  }
+
+  ~World() {
+    api_->Stop();
+    Settle();
+    api_.reset();
+    master_.reset();
+    fs::remove_all(dir_);
+  }
+
+  static std::string NodeJson(const std::string& id) {
+    NodeInfo info;
+    info.id = id;
+    info.address = "10.0.0.1";
+    info.milli_cpus = 8000;
+    info.memory_bytes = 64LL << 30;
+    info.gpus = {Gpu{0, "GPU-0", "H100", 80LL << 30, "", 0}, Gpu{1, "GPU-1", "H100", 80LL << 30, "", 0}};
+    info.instance = "i1";
+    return ToJson(info).dump();
+  }
+  static std::string JobSpecText() {
+    return R"({"name": "train", "team": "vision", "tasks": [{"role": "worker", "command": ["python3", "train.py"], "env": {"WANDB_API_KEY": "secret-value"}, "resources": {"gpus": 1}}]})";
+  }
+
+  Recorder Serve(Caller caller, std::string method, std::string target, std::string body = {}) {
+    return Serve(caller == kAnonymous ? std::string() : tokens_[caller], std::move(method),
+                 std::move(target), std::move(body));
+  }
+
+  Recorder Serve(const std::string& token, std::string method, std::string target,
+                 std::string body = {}) {
+    return ServeRaw(token.empty() ? std::string() : "Bearer " + token, std::move(method),
+                    std::move(target), std::move(body));
+  }
+
+  // With this Authorization header (none if empty).
+  Recorder ServeRaw(const std::string& authorization, std::string method, std::string target,
+                    std::string body = {}) {
+    HttpRequest request;
+    request.method = std::move(method);
+    size_t q = target.find('?');
+    request.path = target.substr(0, q);
+    if (q != std::string::npos) request.query = ParseQuery(target.substr(q + 1));
+    if (!authorization.empty()) request.headers["authorization"] = authorization;
+    request.body = std::move(body);
+    request.remote = remote;
+    auto recorder = std::make_shared<Recorder>();
+    api_->Handle(std::move(request), recorder);
+    Settle();
+    return *recorder;
+  }
+
+  std::string remote = "127.0.0.1:40000";
+  master::Master& master() { return *master_; }
+  ManualClock& clock() { return clock_; }
+  const std::string& bob_token() const { return bob_token_; }
+  const std::string& bob_token_id() const { return bob_token_id_; }
+  const std::string& token(Caller c) { return tokens_[c]; }
+
+ private:
+  void Settle() {
+    for (int round = 0; round < 1000; ++round) {
+      bool worked = false;
+      while (!loop_.queue.empty()) {
+        auto work = std::move(loop_.queue.front());
+        loop_.queue.pop_front();
+        work();
+        worked = true;
+      }
+      ioc_.restart();
+      if (ioc_.poll() > 0) worked = true;
+      if (!worked) return;
+    }
+  }
+
+  fs::path dir_;
+  boost::asio::io_context ioc_;
+  QueueLoop loop_;
+  ManualClock clock_;
+  testing::MemoryStateStore disk_;
+  std::unique_ptr<master::Master> master_;
+  std::unique_ptr<ApiServer> api_;
+  std::map<Caller, std::string> tokens_;
+  std::string bob_token_;
+  std::string bob_token_id_;
+};
+
+struct Cell {
+  const char* method;
+  const char* route;  // as the route table names it
+  std::string target;
+  std::string body;
+  // One status per caller, in the order of Caller.
+  std::array<int, kCallers> expected;
+};
+
+std::vector<Cell> Matrix() {
+  const std::string report = R"({"applied_version": 0, "tasks": []})";
+  // clang-format off
+  //                                                                        anon adm  tadm mem  view out  node join
+  return {
+      {"GET", "/api/v1/health", "/api/v1/health", "",                       {200, 200, 200, 200, 200, 200, 200, 200}},
+      {"GET", "/api/v1/whoami", "/api/v1/whoami", "",                       {401, 200, 200, 200, 200, 200, 403, 403}},
+      {"POST", "/api/v1/jobs", "/api/v1/jobs", World::JobSpecText(),        {401, 201, 201, 201, 403, 403, 403, 403}},
+      {"GET", "/api/v1/jobs", "/api/v1/jobs", "",                           {401, 200, 200, 200, 200, 200, 403, 403}},
+      {"GET", "/api/v1/jobs/{id}", "/api/v1/jobs/1", "",                    {401, 200, 200, 200, 200, 200, 403, 403}},
+      {"POST", "/api/v1/jobs/{id}/kill", "/api/v1/jobs/1/kill", "",         {401, 200, 200, 403, 403, 403, 403, 403}},
+      {"GET", "/api/v1/jobs/{id}/events", "/api/v1/jobs/1/events", "",      {401, 200, 200, 200, 200, 403, 403, 403}},
+      {"GET", "/api/v1/jobs/{id}/explain", "/api/v1/jobs/1/explain", "",    {401, 200, 200, 200, 200, 403, 403, 403}},
+      {"GET", "/api/v1/jobs/{id}/logs", "/api/v1/jobs/1/logs", "",          {401, 200, 200, 200, 200, 403, 403, 403}},
+      {"GET", "/api/v1/teams", "/api/v1/teams", "",                         {401, 200, 200, 200, 200, 200, 403, 403}},
+      {"GET", "/api/v1/teams/{name}", "/api/v1/teams/vision", "",           {401, 200, 200, 200, 200, 200, 403, 403}},
+      {"PUT", "/api/v1/teams/{name}", "/api/v1/teams/vision", R"({"guaranteed_gpus": 1})",
+                                                                            {401, 200, 403, 403, 403, 403, 403, 403}},
+      {"DELETE", "/api/v1/teams/{name}", "/api/v1/teams/nlp", "",           {401, 200, 403, 403, 403, 403, 403, 403}},
+      {"GET", "/api/v1/teams/{name}/members", "/api/v1/teams/vision/members", "",
+                                                                            {401, 200, 200, 200, 200, 200, 403, 403}},
+      {"PUT", "/api/v1/teams/{name}/members/{user}", "/api/v1/teams/vision/members/out", R"({"role": "viewer"})",
+                                                                            {401, 200, 200, 403, 403, 403, 403, 403}},
+      {"DELETE", "/api/v1/teams/{name}/members/{user}", "/api/v1/teams/vision/members/bob", "",
+                                                                            {401, 200, 200, 403, 403, 403, 403, 403}},
+      {"GET", "/api/v1/users", "/api/v1/users", "",                         {401, 200, 403, 403, 403, 403, 403, 403}},
+      {"POST", "/api/v1/users", "/api/v1/users", R"({"name": "new"})",      {401, 201, 403, 403, 403, 403, 403, 403}},
+      {"GET", "/api/v1/users/{name}", "/api/v1/users/bob", "",              {401, 200, 403, 403, 403, 403, 403, 403}},
+      {"PATCH", "/api/v1/users/{name}", "/api/v1/users/bob", R"({"admin": true})",
+                                                                            {401, 200, 403, 403, 403, 403, 403, 403}},
+      {"DELETE", "/api/v1/users/{name}", "/api/v1/users/bob", "",           {401, 200, 403, 403, 403, 403, 403, 403}},
+      {"GET", "/api/v1/tokens", "/api/v1/tokens", "",                       {401, 200, 200, 200, 200, 200, 403, 403}},
+      {"POST", "/api/v1/tokens", "/api/v1/tokens", "{}",                    {401, 201, 201, 201, 201, 201, 403, 403}},
+      {"DELETE", "/api/v1/tokens/{id}", "/api/v1/tokens/BOB", "",           {401, 200, 404, 404, 404, 404, 403, 403}},
+      {"GET", "/api/v1/nodes", "/api/v1/nodes", "",                         {401, 200, 200, 200, 200, 200, 403, 403}},
+      {"POST", "/api/v1/nodes/{node}/drain", "/api/v1/nodes/n1/drain", "{}",{401, 200, 403, 403, 403, 403, 403, 403}},
+      {"POST", "/api/v1/nodes/{node}/undrain", "/api/v1/nodes/n1/undrain", "",
+                                                                            {401, 200, 403, 403, 403, 403, 403, 403}},
+      {"DELETE", "/api/v1/nodes/{node}", "/api/v1/nodes/n1", "",            {401, 200, 403, 403, 403, 403, 403, 403}},
+      {"POST", "/api/v1/agents/register", "/api/v1/agents/register", World::NodeJson("n1"),
+                                                                            {401, 403, 403, 403, 403, 403, 200, 200}},
+      {"POST", "/api/v1/agents/{node}/sync", "/api/v1/agents/n1/sync", report,
+                                                                            {401, 403, 403, 403, 403, 403, 200, 403}},
+      {"POST", "/api/v1/agents/{node}/logs/{task}", "/api/v1/agents/n1/logs/9.1.worker.0?offset=0", "x",
+                                                                            {401, 403, 403, 403, 403, 403, 404, 403}},
+  };
+  // clang-format on
+}
+
+TEST(Access, EveryRouteAgainstEveryCaller) {
+  std::set<std::pair<std::string, std::string>> covered;
+  for (const Cell& cell : Matrix()) {
+    covered.emplace(cell.method, cell.route);
+    for (int c = 0; c < kCallers; ++c) {
+      World world;
+      std::string target = cell.target;
+      if (auto at = target.find("BOB"); at != std::string::npos) {
+        target.replace(at, 3, world.bob_token_id());
+      }
+      Recorder r = world.Serve(static_cast<Caller>(c), cell.method, target, cell.body);
+      EXPECT_EQ(r.status, cell.expected[c])
+          << cell.method << " " << target << " as " << kCallerNames[c] << ": " << r.body;
+      if (r.status == 401) {
+        EXPECT_TRUE(std::any_of(r.headers.begin(), r.headers.end(),
+                                [](const auto& h) { return h.first == "WWW-Authenticate"; }));
+      }
+    }
+  }
+  // Every route of the API is in the matrix: a new route must say who may call it.
+  for (const auto& [method, pattern] : ApiServer::RouteList()) {
+    EXPECT_TRUE(covered.count({std::string(method), std::string(pattern)}))
+        << method << " " << pattern << " is not in the matrix";
+  }
+  EXPECT_EQ(covered.size(), ApiServer::RouteList().size());
+}
+
+TEST(Access, OwnersChangeTheirOwnJobsAndReadThemselves) {
+  World world;
+  EXPECT_EQ(world.Serve(world.bob_token(), "GET", "/api/v1/users/bob").status, 200);
+  EXPECT_EQ(world.Serve(world.bob_token(), "POST", "/api/v1/jobs/1/kill").status, 200);
+  EXPECT_EQ(world.Serve(world.bob_token(), "DELETE", "/api/v1/tokens/" + world.bob_token_id()).status,
+            200);
+  // A revoked token is refused, saying so.
+  Recorder r = world.Serve(world.bob_token(), "GET", "/api/v1/jobs");
+  EXPECT_EQ(r.status, 401);
+  EXPECT_NE(r.body.find("revoked"), std::string::npos) << r.body;
+}
+
+TEST(Access, OutsidersSeeOtherTeamsJobsWithoutWhatTheyRun) {
+  World world;
+  for (const char* target : {"/api/v1/jobs/1", "/api/v1/jobs"}) {
+    Recorder outsider = world.Serve(kOutsider, "GET", target);
+    ASSERT_EQ(outsider.status, 200);
+    EXPECT_EQ(outsider.body.find("secret-value"), std::string::npos) << outsider.body;
+    EXPECT_EQ(outsider.body.find("train.py"), std::string::npos) << outsider.body;
+    EXPECT_NE(outsider.body.find("\"redacted\":true"), std::string::npos) << outsider.body;
+    EXPECT_NE(outsider.body.find("\"user\":\"bob\""), std::string::npos) << outsider.body;
+    Recorder viewer = world.Serve(kViewer, "GET", target);
+    EXPECT_NE(viewer.body.find("train.py"), std::string::npos) << viewer.body;
+  }
+  // Nor may they wait on it, which would answer with the whole job.
+  Recorder wait = world.Serve(kOutsider, "GET", "/api/v1/jobs/1?wait_version=999&timeout_ms=1000");
+  EXPECT_EQ(wait.status, 200);
+  EXPECT_EQ(wait.body.find("train.py"), std::string::npos);
+}
+
+TEST(Access, ForgedAgentCallsAreRefused) {
+  World world;
+  // n2 joins and gets its own credential; with it, it cannot speak for n1.
+  Recorder joined = world.Serve(kJoin, "POST", "/api/v1/agents/register", World::NodeJson("n2"));
+  ASSERT_EQ(joined.status, 200);
+  std::string n2 = (*ParseJson(joined.body))["credential"].get<std::string>();
+  std::string report =
+      R"({"applied_version": 1, "tasks": [{"id": {"job": 1, "attempt": 1, "role": "worker", "index": 0}, "state": "SUCCEEDED", "exit_code": 0}]})";
+  EXPECT_EQ(world.Serve(n2, "POST", "/api/v1/agents/n1/sync", report).status, 403);
+  EXPECT_EQ(world.Serve(n2, "POST", "/api/v1/agents/register", World::NodeJson("n1")).status, 403);
+  EXPECT_EQ(world.Serve(n2, "POST", "/api/v1/agents/n1/logs/1.1.worker.0?offset=0", "x").status,
+            403);
+  EXPECT_EQ(world.master().GetJob(1).value()->state, JobState::kStarting);
+  // A user's token is no agent's either, not even an admin's.
+  EXPECT_EQ(world.Serve(kAdmin, "POST", "/api/v1/agents/n1/sync", report).status, 403);
+  // Joining again under n1's name revokes n1's old credential.
+  ASSERT_EQ(world.Serve(kJoin, "POST", "/api/v1/agents/register", World::NodeJson("n1")).status,
+            200);
+  EXPECT_EQ(world.Serve(kNode, "POST", "/api/v1/agents/n1/sync", report).status, 401);
+}
+
+TEST(Access, BadTokensAreRefusedWithoutSayingWhichPartWasWrong) {
+  World world;
+  std::string admin = world.token(kAdmin);
+  std::string forged = admin;
+  forged.back() = forged.back() == 'A' ? 'B' : 'A';
+  for (const std::string& header : std::vector<std::string>{
+           "Bearer " + forged, "Bearer coh_", "Basic cm9vdDpyb290", "Bearer " + admin + "x",
+           "Bearer coh_ffffffffffffffff_" + std::string(43, 'a')}) {
+    auto r = world.ServeRaw(header, "GET", "/api/v1/jobs");
+    EXPECT_EQ(r.status, 401) << header;
+    EXPECT_EQ(r.body.find(forged), std::string::npos);
+  }
+  // Expiry: a token made for an hour is refused after it.
+  auto issued = world.master().accounts().Issue(TokenKind::kUser, "mem", "short",
+                                                std::chrono::hours(1));
+  ASSERT_TRUE(issued.ok());
+  EXPECT_EQ(world.Serve(issued->token, "GET", "/api/v1/whoami").status, 200);
+  world.clock().Advance(std::chrono::minutes(61));
+  Recorder expired = world.Serve(issued->token, "GET", "/api/v1/whoami");
+  EXPECT_EQ(expired.status, 401);
+  EXPECT_NE(expired.body.find("expired"), std::string::npos) << expired.body;
+}
+
+TEST(Access, GuessingTokensIsSlowedDownPerAddress) {
+  World world;
+  world.remote = "203.0.113.9:5000";
+  std::string guess = "coh_ffffffffffffffff_" + std::string(43, 'a');
+  for (int i = 0; i < 10; ++i) {
+    EXPECT_EQ(world.Serve(guess, "GET", "/api/v1/jobs").status, 401) << i;
+  }
+  Recorder limited = world.Serve(guess, "GET", "/api/v1/jobs");
+  EXPECT_EQ(limited.status, 429) << limited.body;
+  EXPECT_TRUE(std::any_of(limited.headers.begin(), limited.headers.end(),
+                          [](const auto& h) { return h.first == "Retry-After"; }));
+  // While limited, the address's tokens are not even checked, a good one included.
+  world.remote = "203.0.113.9:5001";
+  EXPECT_EQ(world.Serve(kMember, "GET", "/api/v1/jobs").status, 429);
+  // Other addresses are not held up; the health check needs no token.
+  EXPECT_EQ(world.Serve(kAnonymous, "GET", "/api/v1/health").status, 200);
+  world.remote = "198.51.100.7:5000";
+  EXPECT_EQ(world.Serve(kMember, "GET", "/api/v1/jobs").status, 200);
+  // One more try a second later.
+  world.remote = "203.0.113.9:5000";
+  world.clock().Advance(std::chrono::seconds(1));
+  EXPECT_EQ(world.Serve(kMember, "GET", "/api/v1/jobs").status, 200);
+  EXPECT_EQ(world.Serve(guess, "GET", "/api/v1/jobs").status, 401);
+  EXPECT_EQ(world.Serve(guess, "GET", "/api/v1/jobs").status, 429);
+}
+
+}  // namespace
+}  // namespace cohort::api

@@ -1,0 +1,152 @@
+// Users, tokens and agents' credentials against real daemons (docs/security.md): the first
+// start's files, login, who may kill whose job, forged agent calls, revocation, and that no
+// token reaches a log.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+
+#include <filesystem>
+
+#include "common/strings.h"
+#include "model/json.h"
+#include "os/process.h"
+#include "tests/integration/local_cluster.h"
+
+namespace cohort::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+int ModeOf(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) return -1;
+  return static_cast<int>(st.st_mode & 0777);
+}
+
+// The CLI as a user with only what they typed: their own config directory, no token from the
+// environment.
+CommandResult As(LocalCluster& cluster, const std::string& home, const std::string& command) {
+  return RunCommand({"/bin/sh", "-c", command},
+                    {{"COHORT_MASTER", cluster.url()},
+                     {"COHORT_TOKEN", ""},
+                     {"XDG_CONFIG_HOME", cluster.dir() + "/" + home},
+                     {"PATH", BinDir() + ":/usr/bin:/bin"}});
+}
+
+TEST(Auth, UsersLogInAndTouchOnlyWhatTheirRolesAllow) {
+  LocalCluster cluster("auth");
+  cluster.StartMaster();
+  cluster.StartAgent("node-a", 2);
+  const std::string data = cluster.dir() + "/master";
+  // The first start's files: only the master's account reads them.
+  EXPECT_EQ(ModeOf(data + "/admin-token"), 0600);
+  EXPECT_EQ(ModeOf(data + "/join-token"), 0600);
+  EXPECT_EQ(ModeOf(data + "/cohort.db"), 0600);
+  EXPECT_EQ(ModeOf(data), 0711);
+  EXPECT_EQ(ModeOf(cluster.AgentDir("node-a") + "/credential"), 0600);
+
+  // Without a token, the CLI says what to do.
+  auto anonymous = As(cluster, "nobody", "cohort jobs");
+  EXPECT_EQ(anonymous.exit_code, 1);
+  EXPECT_THAT(anonymous.err, HasSubstr("cohort login"));
+
+  // The admin makes two users and a token for each.
+  ASSERT_EQ(cluster.Cohort({"user", "create", "ada"}).exit_code, 0);
+  ASSERT_EQ(cluster.Cohort({"team", "set", "nlp", "--gpus", "0"}).exit_code, 0);
+  ASSERT_EQ(cluster.Cohort({"user", "create", "mallory", "--team", "nlp"}).exit_code, 0);
+  auto ada_token = cluster.Cohort({"token", "create", "--user", "ada", "--expires", "1d"});
+  ASSERT_EQ(ada_token.exit_code, 0) << ada_token.err;
+  auto mallory_token = cluster.Cohort({"token", "create", "--user", "mallory"});
+  ASSERT_EQ(mallory_token.exit_code, 0) << mallory_token.err;
+  std::string ada(Trim(ada_token.out)), mallory(Trim(mallory_token.out));
+
+  // ada logs in; the token is kept 0600 and found by every later command.
+  auto login = As(cluster, "ada", "echo " + ada + " | cohort login");
+  ASSERT_EQ(login.exit_code, 0) << login.err;
+  EXPECT_THAT(login.out, HasSubstr("as ada"));
+  EXPECT_EQ(ModeOf(cluster.dir() + "/ada/cohort/credentials.json"), 0600);
+  auto run = As(cluster, "ada", "cohort run --gpus 1 -- sleep 300");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  JobId id = std::stoll(std::string(Trim(run.out)));
+  EXPECT_EQ(cluster.client().GetJob(id)->user, "ada");
+
+  // mallory, of another team, sees the job, not what it runs, and cannot kill it.
+  ASSERT_EQ(As(cluster, "mallory", "echo " + mallory + " | cohort login").exit_code, 0);
+  auto seen = As(cluster, "mallory", "cohort jobs -o json");
+  ASSERT_EQ(seen.exit_code, 0) << seen.err;
+  EXPECT_THAT(seen.out, HasSubstr("\"user\": \"ada\""));
+  EXPECT_THAT(seen.out, HasSubstr("(hidden)"));
+  EXPECT_THAT(seen.out, ::testing::Not(HasSubstr("\"300\"")));
+  auto kill = As(cluster, "mallory", "cohort kill " + std::to_string(id));
+  EXPECT_EQ(kill.exit_code, 1);
+  EXPECT_THAT(kill.err, HasSubstr("user mallory may not kill job"));
+  EXPECT_NE(cluster.client().GetJob(id)->state, JobState::kKilled);
+  auto logs = As(cluster, "mallory", "cohort logs " + std::to_string(id));
+  EXPECT_EQ(logs.exit_code, 1);
+  EXPECT_THAT(logs.err, HasSubstr("may not read job"));
+
+  // Forged agent calls: no token, a user's token, the admin's.
+  std::string report = R"({"applied_version": 1, "tasks": []})";
+  for (const std::string& token : {std::string("none"), mallory, cluster.admin_token()}) {
+    auto http = client::HttpClient::Create(cluster.url());
+    ASSERT_TRUE(http.ok());
+    if (token != "none") (*http)->SetHeader("Authorization", "Bearer " + token);
+    auto sync = (*http)->Request("POST", "/api/v1/agents/node-a/sync", report);
+    ASSERT_TRUE(sync.ok());
+    EXPECT_EQ(sync->status, token == "none" ? 401 : 403) << sync->body;
+    auto hijack = (*http)->Request("POST", "/api/v1/agents/register",
+                                   R"({"id": "node-a", "address": "6.6.6.6"})");
+    EXPECT_EQ(hijack->status, token == "none" ? 401 : 403) << hijack->body;
+  }
+  EXPECT_EQ(cluster.client().GetJob(id)->state, JobState::kRunning);
+
+  // ada kills her own job; once her token is revoked, she is refused.
+  EXPECT_EQ(As(cluster, "ada", "cohort kill " + std::to_string(id)).exit_code, 0);
+  cluster.WaitForState(id, JobState::kKilled);
+  std::string ada_id = ada.substr(4, 16);
+  ASSERT_EQ(cluster.Cohort({"token", "revoke", ada_id}).exit_code, 0);
+  auto revoked = As(cluster, "ada", "cohort jobs");
+  EXPECT_EQ(revoked.exit_code, 1);
+  EXPECT_THAT(revoked.err, HasSubstr("revoked"));
+
+  // No token, credential or join token ever reaches a daemon's log.
+  std::vector<std::string> secrets = {ada, mallory, cluster.admin_token(), cluster.join_token(),
+                                      std::string(Trim(ReadFileOrEmpty(
+                                          cluster.AgentDir("node-a") + "/credential")))};
+  for (const char* log : {"master.log", "node-a.log"}) {
+    std::string text = ReadFileOrEmpty(cluster.dir() + "/" + log);
+    EXPECT_FALSE(text.empty());
+    for (const auto& secret : secrets) {
+      ASSERT_FALSE(secret.empty());
+      EXPECT_EQ(text.find(secret.substr(21)), std::string::npos) << log;
+    }
+  }
+}
+
+TEST(Auth, AnAgentWithoutTheJoinTokenCannotJoinAndARemovedNodeJoinsAgain) {
+  LocalCluster cluster("auth-join");
+  cluster.StartMaster();
+  // An agent started without --join-token-file keeps trying, and says why it cannot join.
+  auto rogue = RunCommand({"/usr/bin/timeout", "3", BinDir() + "/cohortd", "agent", "--master",
+                           cluster.url(), "--name", "rogue", "--data-dir",
+                           cluster.dir() + "/rogue", "--gpus", "1", "--log-level", "info"},
+                          {{"COHORT_JOIN_TOKEN", ""}});
+  EXPECT_EQ(rogue.exit_code, 124);  // still trying when timeout stopped it
+  EXPECT_THAT(rogue.err, HasSubstr("no credential and no join token"));
+  EXPECT_TRUE((*cluster.client().Nodes())["nodes"].empty());
+
+  cluster.StartAgent("node-a", 1);
+  std::string first = ReadFileOrEmpty(cluster.AgentDir("node-a") + "/credential");
+  ASSERT_EQ(cluster.Cohort({"node", "remove", "node-a"}).exit_code, 0);
+  // Its credential is revoked; the agent joins again with the join token, with a new one.
+  ASSERT_TRUE(WaitFor([&] {
+    auto nodes = cluster.client().Nodes();
+    return nodes.ok() && !(*nodes)["nodes"].empty() &&
+           (*nodes)["nodes"][0]["state"] == "READY";
+  }));
+  ASSERT_TRUE(WaitFor(
+      [&] { return ReadFileOrEmpty(cluster.AgentDir("node-a") + "/credential") != first; }));
+}
+
+}  // namespace
+}  // namespace cohort::testing
