@@ -2,10 +2,13 @@
 
 namespace cohort::agent {
 
-StatusOr<std::unique_ptr<HttpMasterClient>> HttpMasterClient::Create(std::string master_url) {
-  // Checks the URL once, so that later connections cannot fail on it.
-  COHORT_ASSIGN_OR_RETURN(auto first, client::CohortClient::Create(master_url));
-  auto self = std::unique_ptr<HttpMasterClient>(new HttpMasterClient(std::move(master_url)));
+StatusOr<std::unique_ptr<HttpMasterClient>> HttpMasterClient::Create(std::string master_url,
+                                                                     client::TlsOptions tls) {
+  // Checks the URL and loads the CA file once, so that later connections cannot fail on them.
+  COHORT_ASSIGN_OR_RETURN(tls, client::LoadTls(master_url, std::move(tls)));
+  COHORT_ASSIGN_OR_RETURN(auto first, client::CohortClient::Create(master_url, tls));
+  auto self = std::unique_ptr<HttpMasterClient>(
+      new HttpMasterClient(std::move(master_url), std::move(tls)));
   self->idle_.push_back(std::move(first));
   return self;
 }
@@ -17,8 +20,8 @@ std::unique_ptr<client::CohortClient> HttpMasterClient::Acquire() {
     client = std::move(idle_.back());
     idle_.pop_back();
   } else {
-    auto created = client::CohortClient::Create(master_url_);
-    COHORT_CHECK(created.ok());  // the URL was checked by Create
+    auto created = client::CohortClient::Create(master_url_, tls_);
+    COHORT_CHECK(created.ok());  // the URL and CA file were checked by Create
     client = std::move(created).value();
   }
   busy_.insert(client.get());

@@ -55,8 +55,10 @@ class MasterClient {
 // thread); connections are kept alive for the next calls.
 class HttpMasterClient final : public MasterClient {
  public:
-  // kInvalidArgument if `master_url` is not http://HOST:PORT.
-  static StatusOr<std::unique_ptr<HttpMasterClient>> Create(std::string master_url);
+  // kInvalidArgument if `master_url` is not http(s)://HOST:PORT, or `tls` names a CA file that
+  // cannot be used.
+  static StatusOr<std::unique_ptr<HttpMasterClient>> Create(std::string master_url,
+                                                            client::TlsOptions tls = {});
 
   StatusOr<DesiredState> Register(const NodeInfo& info) override;
   StatusOr<DesiredState> Sync(const std::string& node_id, const AgentReport& report,
@@ -66,11 +68,13 @@ class HttpMasterClient final : public MasterClient {
   void CancelCalls() override;
 
  private:
-  explicit HttpMasterClient(std::string master_url) : master_url_(std::move(master_url)) {}
+  HttpMasterClient(std::string master_url, client::TlsOptions tls)
+      : master_url_(std::move(master_url)), tls_(std::move(tls)) {}
   std::unique_ptr<client::CohortClient> Acquire();
   void Release(std::unique_ptr<client::CohortClient> client);
 
   const std::string master_url_;
+  const client::TlsOptions tls_;
   std::mutex mu_;
   std::vector<std::unique_ptr<client::CohortClient>> idle_;  // guarded by mu_
   std::set<client::CohortClient*> busy_;                     // guarded by mu_

@@ -16,7 +16,7 @@ std::string MasterUrl(const GlobalOptions& g) {
 }
 
 StatusOr<std::unique_ptr<client::CohortClient>> Connect(const GlobalOptions& g) {
-  return client::CohortClient::Create(MasterUrl(g));
+  return client::CohortClient::Create(MasterUrl(g), client::TlsOptions{g.ca_file});
 }
 
 int Fail(const std::string& command, const Status& status) {

@@ -12,7 +12,8 @@
 namespace cohort::cli {
 
 struct GlobalOptions {
-  std::string master;  // --master, else $COHORT_MASTER, else the default
+  std::string master;   // --master, else $COHORT_MASTER, else the default
+  std::string ca_file;  // --ca-file, else $COHORT_CA_FILE: the CA of an https:// master
 };
 
 // The master URL the user asked for.

@@ -42,8 +42,9 @@ Status StatusFromErrorBody(int http_status, std::string_view body) {
                 fmt::format("HTTP {}: {}", http_status, body.substr(0, 200)));
 }
 
-StatusOr<std::unique_ptr<CohortClient>> CohortClient::Create(std::string_view master_url) {
-  COHORT_ASSIGN_OR_RETURN(auto http, HttpClient::Create(master_url));
+StatusOr<std::unique_ptr<CohortClient>> CohortClient::Create(std::string_view master_url,
+                                                             const TlsOptions& tls) {
+  COHORT_ASSIGN_OR_RETURN(auto http, HttpClient::Create(master_url, tls));
   return std::unique_ptr<CohortClient>(new CohortClient(std::move(http)));
 }
 

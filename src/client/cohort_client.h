@@ -23,7 +23,9 @@ std::string NewRequestId();
 
 class CohortClient {
  public:
-  static StatusOr<std::unique_ptr<CohortClient>> Create(std::string_view master_url);
+  // `tls`: how an https:// master's certificate is verified (HttpClient::Create).
+  static StatusOr<std::unique_ptr<CohortClient>> Create(std::string_view master_url,
+                                                        const TlsOptions& tls = {});
 
   // Jobs. `spec_text` is YAML or JSON; the master validates it. `request_id` names the
   // submission (Idempotency-Key): when the master cannot be reached or does not answer in time,
