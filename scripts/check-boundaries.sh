@@ -24,6 +24,7 @@ build_dir=${2:-}
 declare -A allowed=(
   [common]=""
   [os]="common"
+  [tls]="common"
   [model]="common"
   [scheduler]="model common"
   [cluster]="model common"
@@ -32,12 +33,12 @@ declare -A allowed=(
   [state]="model common"
   [testing]="*"
   [master]="scheduler cluster dispatch state framework auth model common"
-  [api]="master scheduler cluster dispatch state framework auth model common"
-  [client]="model common"
+  [api]="master scheduler cluster dispatch state framework auth model tls common"
+  [client]="model tls common"
   [agent]="client model os common"
   [sim]="scheduler cluster dispatch model common"
   [dispatch]="scheduler cluster model common"
-  [cli]="client sim scheduler cluster dispatch model os common"
+  [cli]="client sim scheduler cluster dispatch model os tls common"
   [cohortd]="*"
 )
 

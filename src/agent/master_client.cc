@@ -18,19 +18,24 @@ Status Unknown(Status s) {
 
 }  // namespace
 
-HttpMasterClient::HttpMasterClient(std::string master_url, AgentCredentials credentials)
-    : master_url_(std::move(master_url)), credentials_(std::move(credentials)) {
+HttpMasterClient::HttpMasterClient(std::string master_url, AgentCredentials credentials,
+                                   client::TlsOptions tls)
+    : master_url_(std::move(master_url)),
+      credentials_(std::move(credentials)),
+      tls_(std::move(tls)) {
   if (!credentials_.credential_path.empty()) {
     credential_ = std::string(Trim(ReadFileOrEmpty(credentials_.credential_path)));
   }
 }
 
 StatusOr<std::unique_ptr<HttpMasterClient>> HttpMasterClient::Create(std::string master_url,
-                                                                     AgentCredentials credentials) {
-  // Checks the URL once, so that later connections cannot fail on it.
-  COHORT_ASSIGN_OR_RETURN(auto first, client::CohortClient::Create(master_url));
+                                                                     AgentCredentials credentials,
+                                                                     client::TlsOptions tls) {
+  // Checks the URL and loads the CA file once, so that later connections cannot fail on them.
+  COHORT_ASSIGN_OR_RETURN(tls, client::LoadTls(master_url, std::move(tls)));
+  COHORT_ASSIGN_OR_RETURN(auto first, client::CohortClient::Create(master_url, {}, tls));
   auto self = std::unique_ptr<HttpMasterClient>(
-      new HttpMasterClient(std::move(master_url), std::move(credentials)));
+      new HttpMasterClient(std::move(master_url), std::move(credentials), std::move(tls)));
   self->idle_.push_back(std::move(first));
   return self;
 }
@@ -58,8 +63,8 @@ std::unique_ptr<client::CohortClient> HttpMasterClient::Acquire(const std::strin
     client = std::move(idle_.back());
     idle_.pop_back();
   } else {
-    auto created = client::CohortClient::Create(master_url_);
-    COHORT_CHECK(created.ok());  // the URL was checked by Create
+    auto created = client::CohortClient::Create(master_url_, {}, tls_);
+    COHORT_CHECK(created.ok());  // the URL and CA file were checked by Create
     client = std::move(created).value();
   }
   client->SetToken(token ? *token : credential_);

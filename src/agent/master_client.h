@@ -68,9 +68,11 @@ struct AgentCredentials {
 // credential returns kNotFound, so that the agent registers again.
 class HttpMasterClient final : public MasterClient {
  public:
-  // kInvalidArgument if `master_url` is not http://HOST:PORT.
+  // kInvalidArgument if `master_url` is not http(s)://HOST:PORT, or `tls` names a CA file that
+  // cannot be used.
   static StatusOr<std::unique_ptr<HttpMasterClient>> Create(std::string master_url,
-                                                            AgentCredentials credentials = {});
+                                                            AgentCredentials credentials = {},
+                                                            client::TlsOptions tls = {});
 
   StatusOr<DesiredState> Register(const NodeInfo& info) override;
   StatusOr<DesiredState> Sync(const std::string& node_id, const AgentReport& report,
@@ -80,7 +82,7 @@ class HttpMasterClient final : public MasterClient {
   void CancelCalls() override;
 
  private:
-  HttpMasterClient(std::string master_url, AgentCredentials credentials);
+  HttpMasterClient(std::string master_url, AgentCredentials credentials, client::TlsOptions tls);
   // A client carrying the current credential, or `token` when given.
   std::unique_ptr<client::CohortClient> Acquire(const std::string* token = nullptr);
   void Release(std::unique_ptr<client::CohortClient> client);
@@ -89,6 +91,7 @@ class HttpMasterClient final : public MasterClient {
 
   const std::string master_url_;
   const AgentCredentials credentials_;
+  const client::TlsOptions tls_;
   std::mutex mu_;
   std::string credential_;                                   // guarded by mu_
   std::vector<std::unique_ptr<client::CohortClient>> idle_;  // guarded by mu_

@@ -66,8 +66,8 @@ class World {
     master::MasterConfig config;
     config.data_dir = dir_.string();
     config.fail_stop = [](const Status& s) { FAIL() << s.ToString(); };
-    auto m = master::Master::Create(config, disk_.Reopen(), scheduler::NewScheduler(), clock_,
-                                    loop_);
+    auto m =
+        master::Master::Create(config, disk_.Reopen(), scheduler::NewScheduler(), clock_, loop_);
     EXPECT_TRUE(m.ok()) << m.status().ToString();
     master_ = std::move(m).value();
     api_ = std::make_unique<ApiServer>(ioc_, *master_);
@@ -110,7 +110,8 @@ class World {
     info.address = "10.0.0.1";
     info.milli_cpus = 8000;
     info.memory_bytes = 64LL << 30;
-    info.gpus = {Gpu{0, "GPU-0", "H100", 80LL << 30, "", 0}, Gpu{1, "GPU-1", "H100", 80LL << 30, "", 0}};
+    info.gpus = {Gpu{0, "GPU-0", "H100", 80LL << 30, "", 0},
+                 Gpu{1, "GPU-1", "H100", 80LL << 30, "", 0}};
     info.instance = "i1";
     return ToJson(info).dump();
   }
@@ -270,8 +271,9 @@ TEST(Access, OwnersChangeTheirOwnJobsAndReadThemselves) {
   World world;
   EXPECT_EQ(world.Serve(world.bob_token(), "GET", "/api/v1/users/bob").status, 200);
   EXPECT_EQ(world.Serve(world.bob_token(), "POST", "/api/v1/jobs/1/kill").status, 200);
-  EXPECT_EQ(world.Serve(world.bob_token(), "DELETE", "/api/v1/tokens/" + world.bob_token_id()).status,
-            200);
+  EXPECT_EQ(
+      world.Serve(world.bob_token(), "DELETE", "/api/v1/tokens/" + world.bob_token_id()).status,
+      200);
   // A revoked token is refused, saying so.
   Recorder r = world.Serve(world.bob_token(), "GET", "/api/v1/jobs");
   EXPECT_EQ(r.status, 401);
@@ -330,8 +332,8 @@ TEST(Access, BadTokensAreRefusedWithoutSayingWhichPartWasWrong) {
     EXPECT_EQ(r.body.find(forged), std::string::npos);
   }
   // Expiry: a token made for an hour is refused after it.
-  auto issued = world.master().accounts().Issue(TokenKind::kUser, "mem", "short",
-                                                std::chrono::hours(1));
+  auto issued =
+      world.master().accounts().Issue(TokenKind::kUser, "mem", "short", std::chrono::hours(1));
   ASSERT_TRUE(issued.ok());
   EXPECT_EQ(world.Serve(issued->token, "GET", "/api/v1/whoami").status, 200);
   world.clock().Advance(std::chrono::minutes(61));

@@ -41,8 +41,8 @@ Json TokenJson(const TokenRecord& t, Timestamp now) {
 }
 
 // The body as an object whose keys are all in `allowed`; InvalidArgument naming each stranger.
-StatusOr<Json> ObjectBody(const HttpRequest& request, std::initializer_list<std::string_view> allowed,
-                          std::string_view shape) {
+StatusOr<Json> ObjectBody(const HttpRequest& request,
+                          std::initializer_list<std::string_view> allowed, std::string_view shape) {
   Json doc = Json::object();
   if (!request.body.empty()) {
     COHORT_ASSIGN_OR_RETURN(doc, ParseJson(request.body));
@@ -77,7 +77,8 @@ Status ReadUnixId(const Json& doc, const char* key, std::optional<std::optional<
 Status ReadBool(const Json& doc, const char* key, std::optional<bool>& out) {
   auto it = doc.find(key);
   if (it == doc.end()) return Status::Ok();
-  if (!it->is_boolean()) return Status::InvalidArgument(fmt::format("{}: must be true or false", key));
+  if (!it->is_boolean())
+    return Status::InvalidArgument(fmt::format("{}: must be true or false", key));
   out = it->get<bool>();
   return Status::Ok();
 }
@@ -97,9 +98,8 @@ void ApiServer::WhoAmI(const Call& call) {
   const auth::Principal& p = call.caller;
   Json teams = Json::object();
   for (const auto& [team, role] : p.teams) teams[team] = TeamRoleName(role);
-  call.responder->Send(
-      JsonAnswer(200, Json{{"name", p.name}, {"admin", p.admin}, {"teams", teams},
-                           {"token_id", p.token_id}}));
+  call.responder->Send(JsonAnswer(
+      200, Json{{"name", p.name}, {"admin", p.admin}, {"teams", teams}, {"token_id", p.token_id}}));
 }
 
 void ApiServer::ListUsers(const Call& call) {
@@ -161,9 +161,9 @@ void ApiServer::CreateUser(const Call& call) {
 void ApiServer::GetUser(const Call& call) {
   const std::string& name = call.params.at("name");
   if (!auth::IsAdmin(call.caller) && call.caller.name != name) {
-    return call.responder->Send(ErrorResponse(Status::PermissionDenied(fmt::format(
-        "{} may not read user {}: users read themselves, admins everyone", call.caller.Describe(),
-        name))));
+    return call.responder->Send(ErrorResponse(Status::PermissionDenied(
+        fmt::format("{} may not read user {}: users read themselves, admins everyone",
+                    call.caller.Describe(), name))));
   }
   const User* user = master_.accounts().FindUser(name);
   if (!user) {
@@ -198,8 +198,8 @@ void ApiServer::UpdateUser(const Call& call) {
 void ApiServer::DeleteUser(const Call& call) {
   const std::string& name = call.params.at("name");
   if (name == call.caller.name) {
-    return call.responder->Send(ErrorResponse(Status::FailedPrecondition(
-        "an admin cannot delete themselves; another admin can")));
+    return call.responder->Send(ErrorResponse(
+        Status::FailedPrecondition("an admin cannot delete themselves; another admin can")));
   }
   Status s = master_.accounts().DeleteUser(name);
   if (!s.ok()) return call.responder->Send(ErrorResponse(s));
@@ -225,18 +225,18 @@ void ApiServer::SetMember(const Call& call) {
   const std::string& team = call.params.at("name");
   const std::string& user = call.params.at("user");
   if (!auth::CanManageMembers(call.caller, team)) {
-    return call.responder->Send(ErrorResponse(Status::PermissionDenied(fmt::format(
-        "{} may not change the members of team {}: its admins and cluster admins may",
-        call.caller.Describe(), team))));
+    return call.responder->Send(ErrorResponse(Status::PermissionDenied(
+        fmt::format("{} may not change the members of team {}: its admins and cluster admins may",
+                    call.caller.Describe(), team))));
   }
   auto doc = ObjectBody(call.request, {"role"}, "{\"role\": \"viewer\"|\"member\"|\"admin\"}");
   if (!doc.ok()) return call.responder->Send(ErrorResponse(doc.status()));
   auto role = ReadRole(doc->contains("role") ? (*doc)["role"] : Json("member"), "role");
   if (!role.ok()) return call.responder->Send(ErrorResponse(role.status()));
   if (!master_.TeamExists(team)) {
-    return call.responder->Send(ErrorResponse(Status::NotFound(fmt::format(
-        "team {} does not exist; an admin creates it with: cohort team set {} --gpus N", team,
-        team))));
+    return call.responder->Send(ErrorResponse(Status::NotFound(
+        fmt::format("team {} does not exist; an admin creates it with: cohort team set {} --gpus N",
+                    team, team))));
   }
   auto updated = master_.accounts().SetTeamRole(user, team, *role);
   if (!updated.ok()) return call.responder->Send(ErrorResponse(updated.status()));
@@ -247,9 +247,9 @@ void ApiServer::RemoveMember(const Call& call) {
   const std::string& team = call.params.at("name");
   const std::string& user = call.params.at("user");
   if (!auth::CanManageMembers(call.caller, team)) {
-    return call.responder->Send(ErrorResponse(Status::PermissionDenied(fmt::format(
-        "{} may not change the members of team {}: its admins and cluster admins may",
-        call.caller.Describe(), team))));
+    return call.responder->Send(ErrorResponse(Status::PermissionDenied(
+        fmt::format("{} may not change the members of team {}: its admins and cluster admins may",
+                    call.caller.Describe(), team))));
   }
   auto updated = master_.accounts().SetTeamRole(user, team, std::nullopt);
   if (!updated.ok()) return call.responder->Send(ErrorResponse(updated.status()));
@@ -338,7 +338,8 @@ void ApiServer::RevokeToken(const Call& call) {
   }
   Status s = master_.accounts().Revoke(id);
   if (!s.ok()) return call.responder->Send(ErrorResponse(s));
-  call.responder->Send(JsonAnswer(200, TokenJson(*master_.accounts().FindToken(id), master_.Now())));
+  call.responder->Send(
+      JsonAnswer(200, TokenJson(*master_.accounts().FindToken(id), master_.Now())));
 }
 
 }  // namespace cohort::api

@@ -46,6 +46,10 @@ class ApiServer final : public master::MasterListener {
   ApiServer(boost::asio::io_context& ioc, master::Master& master, HttpLimits limits = {});
   ~ApiServer() override;
 
+  // HTTPS instead of plain HTTP (HttpServer::UseTls); before Listen.
+  void UseTls(std::shared_ptr<boost::asio::ssl::context> context) {
+    http_.UseTls(std::move(context));
+  }
   Status Listen(const std::string& host, int port);
   int port() const { return http_.port(); }
   void Stop();

@@ -6,8 +6,8 @@
 namespace cohort::api {
 
 double FailureLimiter::Drained(const Bucket& b, Timestamp now) const {
-  double refills = static_cast<double>((now - b.at).count()) /
-                   static_cast<double>(limits_.refill.count());
+  double refills =
+      static_cast<double>((now - b.at).count()) / static_cast<double>(limits_.refill.count());
   return std::max(0.0, b.failures - std::max(0.0, refills));
 }
 
@@ -27,9 +27,9 @@ void FailureLimiter::Failed(const std::string& address, Timestamp now) {
     // way the table stays bounded, whatever addresses a flood comes from.
     std::erase_if(buckets_, [&](const auto& entry) { return Drained(entry.second, now) == 0; });
     if (buckets_.size() >= limits_.max_addresses) {
-      auto oldest = std::min_element(buckets_.begin(), buckets_.end(), [](const auto& a, const auto& b) {
-        return a.second.at < b.second.at;
-      });
+      auto oldest =
+          std::min_element(buckets_.begin(), buckets_.end(),
+                           [](const auto& a, const auto& b) { return a.second.at < b.second.at; });
       buckets_.erase(oldest);
     }
   }

@@ -13,9 +13,9 @@ namespace cohort::api {
 class FailureLimiter {
  public:
   struct Limits {
-    double burst = 10;                             // failures allowed at once
-    Duration refill = std::chrono::seconds(1);     // one more failure allowed per this long
-    size_t max_addresses = 10'000;                 // what the table may hold
+    double burst = 10;                          // failures allowed at once
+    Duration refill = std::chrono::seconds(1);  // one more failure allowed per this long
+    size_t max_addresses = 10'000;              // what the table may hold
   };
 
   FailureLimiter() : FailureLimiter(Limits{}) {}

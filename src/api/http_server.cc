@@ -5,14 +5,17 @@
 
 #include <algorithm>
 #include <boost/asio.hpp>
+#include <boost/asio/ssl.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
 #include <cctype>
 #include <charconv>
 #include <deque>
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <type_traits>
 
 #include "api/memory_trim.h"
 #include "common/strings.h"
@@ -25,11 +28,17 @@ namespace beast = boost::beast;
 namespace http = beast::http;
 namespace net = boost::asio;
 using tcp = net::ip::tcp;
+using PlainStream = beast::tcp_stream;
+using TlsStream = beast::ssl_stream<beast::tcp_stream>;
+using SteadyTime = std::chrono::steady_clock::time_point;
 
 // A client that was refused (413, 414, 431, 503...) may still be sending; its data is read and
 // dropped for this long before the connection is closed, so that closing with unread data does
-// not reset the connection before the client has read why.
+// not reset the connection before the client has read why. A refused TLS client has as long to
+// finish its handshake.
 constexpr auto kLingerTimeout = std::chrono::seconds(1);
+// Every TLS connection starts with a handshake record (content type 22).
+constexpr unsigned char kTlsHandshakeRecord = 0x16;
 constexpr size_t kReadChunk = 16 * 1024;
 constexpr auto kTrimInterval = std::chrono::milliseconds(1000);
 
@@ -58,13 +67,18 @@ struct ServerShared {
   HttpLimits limits;
   size_t connections = 0;  // counted sessions whose socket is open
   std::shared_ptr<MemoryTrimmer> trimmer;
+  std::shared_ptr<net::ssl::context> tls;  // null: plain HTTP
 };
 
-class Session : public Responder, public std::enable_shared_from_this<Session> {
+// One connection, over plain TCP (PlainStream) or TLS (TlsStream).
+template <typename Stream>
+class Session : public Responder, public std::enable_shared_from_this<Session<Stream>> {
+  static constexpr bool kTls = std::is_same_v<Stream, TlsStream>;
+
  public:
   // A `counted` session holds one of the server's max_connections until it closes.
   Session(tcp::socket socket, std::shared_ptr<ServerShared> shared, bool counted)
-      : stream_(std::move(socket)),
+      : stream_(NewStream(std::move(socket), *shared)),
         deadline_(stream_.get_executor()),
         shared_(std::move(shared)),
         counted_(counted) {
@@ -72,7 +86,19 @@ class Session : public Responder, public std::enable_shared_from_this<Session> {
   }
   ~Session() override { Release(); }
 
-  void Start() { ReadRequest(); }
+  // A TLS client has the header timeout to finish its handshake, like a slowloris its header.
+  void Start() {
+    Handshake(limits().header_timeout, [](Session& self) { self.ReadRequest(); });
+  }
+
+  // Over the connection cap: the answer, once there is a channel to send it on.
+  void StartRefused(int status, std::string_view code, std::string message,
+                    std::vector<std::pair<std::string, std::string>> headers) {
+    Handshake(kLingerTimeout, [status, code, message = std::move(message),
+                               headers = std::move(headers)](Session& self) mutable {
+      self.Refuse(status, code, message, std::move(headers));
+    });
+  }
 
   // Answers `status` with a JSON error and closes, whatever the client sends meanwhile.
   void Refuse(int status, std::string_view code, const std::string& message,
@@ -94,7 +120,7 @@ class Session : public Responder, public std::enable_shared_from_this<Session> {
     res->keep_alive(keep_alive_);
     res->body() = std::move(response.body);
     res->prepare_payload();
-    stream_.expires_after(shared_->limits.idle_timeout);
+    Tcp().expires_after(shared_->limits.idle_timeout);
     http::async_write(stream_, *res,
                       [self = shared_from_this(), res](beast::error_code ec, size_t) {
                         self->OnWritten(ec, res->need_eof());
@@ -114,7 +140,7 @@ class Session : public Responder, public std::enable_shared_from_this<Session> {
     header_->chunked(true);
     serializer_ = std::make_shared<http::response_serializer<http::empty_body>>(*header_);
     writing_ = true;
-    stream_.expires_never();
+    Tcp().expires_never();
     http::async_write_header(stream_, *serializer_,
                              [self = shared_from_this()](beast::error_code ec, size_t) {
                                self->writing_ = false;
@@ -154,7 +180,86 @@ class Session : public Responder, public std::enable_shared_from_this<Session> {
     bool last;
   };
 
+  using std::enable_shared_from_this<Session<Stream>>::shared_from_this;
+
+  static Stream NewStream(tcp::socket socket, ServerShared& shared) {
+    if constexpr (kTls) {
+      return Stream(std::move(socket), *shared.tls);
+    } else {
+      return Stream(std::move(socket));
+    }
+  }
+
+  // The TCP layer: timeouts, cancellation, shutdown, and raw bytes where TLS has no part.
+  beast::tcp_stream& Tcp() { return beast::get_lowest_layer(stream_); }
+
   const HttpLimits& limits() const { return shared_->limits; }
+
+  // Runs `then` once a TLS handshake has succeeded within `timeout` (at once without TLS). A
+  // client that speaks plain HTTP to the TLS port is told so in plain HTTP; any other failure
+  // closes the connection.
+  template <typename Then>
+  void Handshake(Duration timeout, Then then) {
+    if constexpr (!kTls) {
+      then(*this);
+    } else {
+      const SteadyTime deadline = std::chrono::steady_clock::now() + timeout;
+      StartDeadline(deadline);
+      Tcp().socket().async_wait(tcp::socket::wait_read, [self = shared_from_this(), deadline,
+                                                         then = std::move(then)](
+                                                            beast::error_code ec) mutable {
+        if (self->EndDeadline(ec) || ec) return self->HandshakeFailed(ec);
+        if (self->SpeaksPlainHttp()) return self->RefusePlainHttp();
+        self->StartDeadline(deadline);
+        self->stream_.async_handshake(net::ssl::stream_base::server,
+                                      [self, then = std::move(then)](beast::error_code ec) mutable {
+                                        if (self->EndDeadline(ec) || ec)
+                                          return self->HandshakeFailed(ec);
+                                        then(*self);
+                                      });
+      });
+    }
+  }
+
+  // Looks at the first byte the client sent without taking it: an HTTP request starts with a
+  // method in capitals, a TLS connection with a handshake record.
+  bool SpeaksPlainHttp() {
+    unsigned char first = 0;
+    ssize_t n = ::recv(Tcp().socket().native_handle(), &first, 1, MSG_PEEK | MSG_DONTWAIT);
+    return n == 1 && first != kTlsHandshakeRecord && std::isupper(first);
+  }
+
+  void HandshakeFailed(const beast::error_code& ec) {
+    if (timed_out_) {
+      spdlog::debug("TLS handshake from {}: no handshake within the time allowed", Remote());
+    } else {
+      spdlog::debug("TLS handshake from {}: {}", Remote(), ec.message());
+    }
+    Close();
+  }
+
+  // Answered without TLS, since the client speaks none, and closed.
+  void RefusePlainHttp() {
+    auto res = std::make_shared<http::response<http::string_body>>(http::status::bad_request, 11);
+    res->set(http::field::server, "cohort");
+    res->set(http::field::content_type, "application/json");
+    res->keep_alive(false);
+    res->body() = ErrorBody("invalid_argument",
+                            "this port serves HTTPS, not plain HTTP: use an https:// master URL");
+    res->prepare_payload();
+    responded_ = true;
+    Tcp().expires_after(kLingerTimeout);
+    http::async_write(Tcp(), *res, [self = shared_from_this(), res](beast::error_code ec, size_t) {
+      if (ec) return self->Close();
+      self->DrainAndClose();
+    });
+  }
+
+  std::string Remote() {
+    beast::error_code ec;
+    auto ep = Tcp().socket().remote_endpoint(ec);
+    return ec ? "?" : fmt::format("{}:{}", ep.address().to_string(), ep.port());
+  }
 
   void ReadRequest() {
     parser_.emplace();
@@ -165,7 +270,7 @@ class Session : public Responder, public std::enable_shared_from_this<Session> {
     if (buffer_.size() > 0) return ReadHeader();  // the client sent its next request already
     // An idle kept-alive connection may wait long for its next request; the header clock
     // starts with the request's first byte.
-    stream_.expires_after(limits().idle_timeout);
+    Tcp().expires_after(limits().idle_timeout);
     stream_.async_read_some(buffer_.prepare(kReadChunk),
                             [self = shared_from_this()](beast::error_code ec, size_t n) {
                               if (ec) return self->Close();  // idle too long, or gone
@@ -177,14 +282,17 @@ class Session : public Responder, public std::enable_shared_from_this<Session> {
   // The stream's own timeout would close the socket, leaving no way to say why: a read that
   // takes too long is cancelled by this timer instead, and answered 408.
   void StartDeadline(Duration timeout) {
-    stream_.expires_never();
+    StartDeadline(std::chrono::steady_clock::now() + timeout);
+  }
+  void StartDeadline(SteadyTime at) {
+    Tcp().expires_never();
     timed_out_ = false;
-    deadline_.expires_after(timeout);
+    deadline_.expires_at(at);
     deadline_.async_wait([self = shared_from_this()](const beast::error_code& ec) {
       if (ec || self->closed_) return;  // the read finished first
       self->timed_out_ = true;
       beast::error_code ignored;
-      self->stream_.socket().cancel(ignored);
+      self->Tcp().socket().cancel(ignored);
     });
   }
 
@@ -224,9 +332,7 @@ class Session : public Responder, public std::enable_shared_from_this<Session> {
       std::transform(name.begin(), name.end(), name.begin(), ::tolower);
       request_.headers[name] = std::string(field.value());
     }
-    beast::error_code remote_ec;
-    auto ep = stream_.socket().remote_endpoint(remote_ec);
-    if (!remote_ec) request_.remote = fmt::format("{}:{}", ep.address().to_string(), ep.port());
+    request_.remote = Remote();
 
     body_limit_ = shared_->body_limit(request_.method, request_.path);
     if (auto length = parser_->content_length(); length && *length > body_limit_) {
@@ -288,7 +394,7 @@ class Session : public Responder, public std::enable_shared_from_this<Session> {
     const size_t body_size = request_.body.size();
     responded_ = false;
     // The handler may answer much later (long polls, log streams): no read timeout meanwhile.
-    stream_.expires_never();
+    Tcp().expires_never();
     try {
       shared_->handler(std::move(request_), shared_from_this());
     } catch (const std::exception& e) {
@@ -304,7 +410,7 @@ class Session : public Responder, public std::enable_shared_from_this<Session> {
 
   // A streaming client sends nothing more, so a read completes only when it goes away (or
   // with bytes it should not have sent, which are dropped). Reading and writing at once is
-  // allowed on a tcp_stream.
+  // allowed on a tcp_stream, and on an SSL stream over it.
   void WatchForClose() {
     stream_.async_read_some(net::buffer(probe_),
                             [self = shared_from_this()](beast::error_code ec, size_t) {
@@ -319,21 +425,22 @@ class Session : public Responder, public std::enable_shared_from_this<Session> {
     ReadRequest();
   }
 
+  // What is drained is dropped, so it is read below TLS, undeciphered.
   void DrainAndClose() {
     beast::error_code ec;
-    stream_.socket().shutdown(tcp::socket::shutdown_send, ec);
+    Tcp().socket().shutdown(tcp::socket::shutdown_send, ec);
     if (ec) return Close();
-    stream_.expires_after(kLingerTimeout);
+    Tcp().expires_after(kLingerTimeout);
     Drain();
   }
 
   void Drain() {
     buffer_.clear();
-    stream_.async_read_some(buffer_.prepare(kReadChunk),
-                            [self = shared_from_this()](beast::error_code ec, size_t) {
-                              if (ec) return self->Close();  // the client closed, or time is up
-                              self->Drain();
-                            });
+    Tcp().async_read_some(buffer_.prepare(kReadChunk),
+                          [self = shared_from_this()](beast::error_code ec, size_t) {
+                            if (ec) return self->Close();  // the client closed, or time is up
+                            self->Drain();
+                          });
   }
 
   void WriteNext() {
@@ -362,9 +469,11 @@ class Session : public Responder, public std::enable_shared_from_this<Session> {
     if (closed_) return;
     closed_ = true;
     deadline_.cancel();
+    // No TLS close_notify: every response is delimited by its length or its last chunk, and
+    // waiting for the peer's close_notify could hold the connection.
     beast::error_code ec;
-    stream_.socket().shutdown(tcp::socket::shutdown_both, ec);
-    stream_.close();
+    Tcp().socket().shutdown(tcp::socket::shutdown_both, ec);
+    Tcp().close();
     Release();
     for (auto& c : chunks_) {
       if (c.done) c.done(false);
@@ -381,8 +490,8 @@ class Session : public Responder, public std::enable_shared_from_this<Session> {
     --shared_->connections;
   }
 
-  beast::tcp_stream stream_;
-  net::steady_timer deadline_;  // of the header or body being read
+  Stream stream_;
+  net::steady_timer deadline_;  // of the TLS handshake, or of the header or body being read
   bool timed_out_ = false;
   beast::flat_buffer buffer_;
   std::shared_ptr<ServerShared> shared_;
@@ -436,18 +545,26 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
   }
 
   void Serve(tcp::socket socket) {
+    if (shared->tls) return Serve<TlsStream>(std::move(socket));
+    Serve<PlainStream>(std::move(socket));
+  }
+
+  // A TLS connection counts against the cap from its first byte, handshake included.
+  template <typename Stream>
+  void Serve(tcp::socket socket) {
     const size_t max = shared->limits.max_connections;
     if (shared->connections < max) {
       full = false;
-      std::make_shared<Session>(std::move(socket), shared, /*counted=*/true)->Start();
+      std::make_shared<Session<Stream>>(std::move(socket), shared, /*counted=*/true)->Start();
       return;
     }
     if (!full) spdlog::warn("{} connections open, the limit: refusing new ones", max);
     full = true;
-    std::make_shared<Session>(std::move(socket), shared, /*counted=*/false)
-        ->Refuse(503, "unavailable",
-                 fmt::format("the master has {} connections open, its limit; try again later", max),
-                 {{"Retry-After", "1"}});
+    std::make_shared<Session<Stream>>(std::move(socket), shared, /*counted=*/false)
+        ->StartRefused(
+            503, "unavailable",
+            fmt::format("the master has {} connections open, its limit; try again later", max),
+            {{"Retry-After", "1"}});
   }
 
   void OnAcceptError(const beast::error_code& ec) {
@@ -478,6 +595,12 @@ HttpServer::HttpServer(net::io_context& ioc, Handler handler, BodyLimit body_lim
     : impl_(std::make_shared<Impl>(ioc, std::move(handler), std::move(body_limit), limits)) {}
 
 HttpServer::~HttpServer() { Stop(); }
+
+void HttpServer::UseTls(std::shared_ptr<net::ssl::context> context) {
+  impl_->shared->tls = std::move(context);
+}
+
+bool HttpServer::tls() const { return impl_->shared->tls != nullptr; }
 
 Status HttpServer::Listen(const std::string& host, int port) {
   beast::error_code ec;

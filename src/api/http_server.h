@@ -18,6 +18,10 @@
 #include "common/status.h"
 #include "common/time.h"
 
+namespace boost::asio::ssl {
+class context;
+}
+
 namespace cohort::api {
 
 struct HttpRequest {
@@ -71,7 +75,9 @@ struct HttpLimits {
   Duration idle_timeout = std::chrono::seconds(75);
   // From the first byte of a request to the end of its header (a client that trickles a header
   // byte by byte, "slowloris", is cut off: 408), and for the whole body after it. Once a request
-  // is read there is no timeout: long polls and log streams wait as long as they need.
+  // is read there is no timeout: long polls and log streams wait as long as they need. Over
+  // TLS, the handshake too must finish within header_timeout of the connection's start, or the
+  // connection is closed (a client without TLS has no channel for a 408).
   Duration header_timeout = std::chrono::seconds(10);
   Duration body_timeout = std::chrono::seconds(60);
   // When accepting fails for want of file descriptors, the pause before trying again (the
@@ -87,6 +93,10 @@ class HttpServer {
   HttpServer(boost::asio::io_context& ioc, Handler handler, BodyLimit body_limit,
              HttpLimits limits = {});
   ~HttpServer();
+  // Serves HTTPS with `context` (tls/context.h) instead of plain HTTP; call before Listen. The
+  // limits hold as they are; the TLS handshake must finish within header_timeout.
+  void UseTls(std::shared_ptr<boost::asio::ssl::context> context);
+  bool tls() const;
   // Binds and starts accepting. `port` 0 picks a free port (see port()).
   Status Listen(const std::string& host, int port);
   int port() const;

@@ -18,7 +18,8 @@ namespace cohort::auth {
 inline constexpr std::string_view kTokenPrefix = "coh_";
 inline constexpr size_t kTokenIdLength = 16;
 inline constexpr size_t kTokenSecretLength = 43;
-inline constexpr size_t kTokenLength = kTokenPrefix.size() + kTokenIdLength + 1 + kTokenSecretLength;
+inline constexpr size_t kTokenLength =
+    kTokenPrefix.size() + kTokenIdLength + 1 + kTokenSecretLength;
 
 struct MintedToken {
   std::string id;

@@ -54,10 +54,8 @@ TEST(Token, MalformedTokensSayWhatIsWrongWithoutQuotingThem) {
       {good + "y", "has 65 characters"},
       {"coh_0123456789ABCDEF_" + std::string(kTokenSecretLength, 'x'), "not lowercase hex"},
       {"coh_0123456789abcdef-" + std::string(kTokenSecretLength, 'x'), "no '_' after its id"},
-      {"coh_0123456789abcdef_" + std::string(kTokenSecretLength - 1, 'x') + "=",
-       "not base64url"},
-      {"coh_0123456789abcdef_" + std::string(kTokenSecretLength - 1, 'x') + "\n",
-       "not base64url"},
+      {"coh_0123456789abcdef_" + std::string(kTokenSecretLength - 1, 'x') + "=", "not base64url"},
+      {"coh_0123456789abcdef_" + std::string(kTokenSecretLength - 1, 'x') + "\n", "not base64url"},
   };
   for (const auto& c : cases) {
     auto id = TokenId(c.token);
@@ -74,8 +72,8 @@ TEST(Token, BearerHeaders) {
   EXPECT_EQ(*BearerToken("Bearer abc"), "abc");
   EXPECT_EQ(*BearerToken("bearer   abc  "), "abc");
   EXPECT_EQ(*BearerToken("BEARER abc"), "abc");
-  for (std::string_view bad : {"", "Bearer", "Bearer ", "Bearer    ", "Basic YWRhOnB3", "Bearerabc",
-                               "Token abc"}) {
+  for (std::string_view bad :
+       {"", "Bearer", "Bearer ", "Bearer    ", "Basic YWRhOnB3", "Bearerabc", "Token abc"}) {
     auto t = BearerToken(bad);
     ASSERT_FALSE(t.ok()) << bad;
     EXPECT_NE(t.status().message().find("Authorization"), std::string::npos);

@@ -54,8 +54,8 @@ void PrintTokens(const Json& tokens) {
   Table table({"ID", "KIND", "SUBJECT", "DESCRIPTION", "CREATED", "EXPIRES", "STATE"});
   for (const auto& t : tokens) {
     std::string state = !t["revoked_at"].is_null() ? "revoked"
-                        : t["valid"].get<bool>()    ? "valid"
-                                                    : "expired";
+                        : t["valid"].get<bool>()   ? "valid"
+                                                   : "expired";
     table.Add({Text(t, "id"), Text(t, "kind"), Text(t, "subject"),
                t["description"].get<std::string>().empty() ? "-" : Text(t, "description"),
                Text(t, "created_at"), t["expires_at"].is_null() ? "never" : Text(t, "expires_at"),
@@ -84,9 +84,8 @@ StatusOr<std::pair<std::string, std::string>> TeamAndRole(const std::string& tex
 void AddLogin(CLI::App& app, GlobalOptions& g) {
   auto token_stdin = std::make_shared<bool>(false);
   auto* login = app.add_subcommand(
-      "login",
-      "Check a token with the master and save it for this master URL (0600, in " +
-          CredentialsPath() + "); reads it from stdin, or --token / $COHORT_TOKEN");
+      "login", "Check a token with the master and save it for this master URL (0600, in " +
+                   CredentialsPath() + "); reads it from stdin, or --token / $COHORT_TOKEN");
   login->callback([&g, token_stdin] {
     GlobalOptions with = g;
     if (with.token.empty()) {
@@ -186,9 +185,10 @@ void AddUser(CLI::App& app, GlobalOptions& g) {
     WithClient(g, "user create", [&](client::CohortClient& c) -> Status {
       COHORT_ASSIGN_OR_RETURN(Json u, c.CreateUser(body));
       Print(u, create->output, [&] {
-        fmt::print("user {} created (teams: {}); give them a token with: cohort token create "
-                   "--user {}\n",
-                   Text(u, "name"), TeamsText(u["teams"]), Text(u, "name"));
+        fmt::print(
+            "user {} created (teams: {}); give them a token with: cohort token create "
+            "--user {}\n",
+            Text(u, "name"), TeamsText(u["teams"]), Text(u, "name"));
       });
       return Status::Ok();
     });
@@ -246,7 +246,8 @@ void AddToken(CLI::App& app, GlobalOptions& g) {
       "create", "Make a token for yourself, or (admins) for --user, or a --join token for agents");
   cr->add_option("--user", create->user, "Whose token (admins; default: yours)");
   cr->add_option("--description", create->description, "What it is for: laptop, ci, ...");
-  cr->add_option("--expires", create->expires, "Valid for this long: 12h, 30d (default: no expiry)");
+  cr->add_option("--expires", create->expires,
+                 "Valid for this long: 12h, 30d (default: no expiry)");
   cr->add_flag("--join", create->join, "A join token, for agents to join the cluster (admins)");
   AddOutputOption(cr, create->output);
   cr->callback([&g, create] {
@@ -259,8 +260,7 @@ void AddToken(CLI::App& app, GlobalOptions& g) {
       COHORT_ASSIGN_OR_RETURN(Json t, c.CreateToken(body));
       Print(t, create->output, [&] {
         fmt::print("{}\n", Text(t, "token"));
-        fmt::print(stderr,
-                   "token {} for {}{}: it is shown only now; {}\n", Text(t, "id"),
+        fmt::print(stderr, "token {} for {}{}: it is shown only now; {}\n", Text(t, "id"),
                    create->join ? "joining agents" : Text(t, "subject"),
                    t["expires_at"].is_null() ? "" : ", expires " + Text(t, "expires_at"),
                    create->join ? "give it to agents with --join-token-file"

@@ -22,7 +22,7 @@ std::string Token(const GlobalOptions& g) {
 }
 
 StatusOr<std::unique_ptr<client::CohortClient>> Connect(const GlobalOptions& g) {
-  return client::CohortClient::Create(MasterUrl(g), Token(g));
+  return client::CohortClient::Create(MasterUrl(g), Token(g), client::TlsOptions{g.ca_file});
 }
 
 int Fail(const std::string& command, const Status& status) {

@@ -12,8 +12,9 @@
 namespace cohort::cli {
 
 struct GlobalOptions {
-  std::string master;  // --master, else $COHORT_MASTER, else the default
-  std::string token;   // --token, else $COHORT_TOKEN, else the one `cohort login` saved
+  std::string master;   // --master, else $COHORT_MASTER, else the default
+  std::string token;    // --token, else $COHORT_TOKEN, else the one `cohort login` saved
+  std::string ca_file;  // --ca-file, else $COHORT_CA_FILE: the CA of an https:// master
 };
 
 // The master URL the user asked for.

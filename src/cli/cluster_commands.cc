@@ -1,9 +1,10 @@
 // up and down: a local cluster (one master, N agents with declared GPUs) on this machine.
 //
 // `up` starts the daemons in their own sessions, writes one pid file each into the data
-// directory, and waits until every agent has registered. `down` stops exactly the processes
-// named by those pid files (checking that each pid is still that cohortd), and the tasks that
-// those agents started.
+// directory, and waits until every agent has registered. With --tls, the master serves HTTPS
+// with a certificate of a CA kept in DATA_DIR/tls, which the agents and the CLI trust. `down` stops
+// exactly the processes named by those pid files (checking that each pid is still that cohortd),
+// and the tasks that those agents started.
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <limits.h>
@@ -20,6 +21,7 @@
 #include "cli/credentials.h"
 #include "common/strings.h"
 #include "os/process.h"
+#include "tls/certificates.h"
 
 namespace cohort::cli {
 namespace {
@@ -35,6 +37,7 @@ struct UpOptions {
   int port = 7420;
   std::string data_dir;
   double timeout = 30;
+  bool tls = false;
 };
 
 struct DownOptions {
@@ -73,6 +76,25 @@ StatusOr<std::string> FindCohortd() {
     if (::access(candidate.c_str(), X_OK) == 0) return candidate;
   }
   return Status::NotFound("cannot find the cohortd binary next to cohort or on PATH");
+}
+
+struct LocalCertificates {
+  std::string ca;  // what agents and clients trust
+  std::string cert;
+  std::string key;
+};
+
+// The CA of `dir` (made on the first `up --tls`, kept afterwards, so that an exported
+// COHORT_CA_FILE stays good), and a new certificate for the master on loopback.
+StatusOr<LocalCertificates> MakeCertificates(const std::string& dir) {
+  tls::CaFiles ca = tls::CaFilesIn(dir);
+  std::error_code ec;
+  if (!fs::exists(ca.cert, ec) || !fs::exists(ca.key, ec)) {
+    COHORT_ASSIGN_OR_RETURN(ca, tls::CreateCa(dir, /*force=*/true));
+  }
+  COHORT_ASSIGN_OR_RETURN(tls::IssuedFiles master, tls::IssueCertificate(tls::IssueRequest{
+                                                       dir, "master", {"127.0.0.1", "localhost"}}));
+  return LocalCertificates{ca.cert, master.cert, master.key};
 }
 
 std::string Tail(const std::string& path, size_t lines) {
@@ -161,7 +183,16 @@ int RunUp(const UpOptions& o) {
   }
   auto cohortd = FindCohortd();
   if (!cohortd.ok()) return Fail("up", cohortd.status());
-  std::string url = fmt::format("http://127.0.0.1:{}", o.port);
+  std::string url = fmt::format("{}://127.0.0.1:{}", o.tls ? "https" : "http", o.port);
+  std::vector<std::string> master_tls, agent_tls;
+  client::TlsOptions tls_options;
+  if (o.tls) {
+    auto certs = MakeCertificates(dir + "/tls");
+    if (!certs.ok()) return Fail("up", certs.status());
+    master_tls = {"--tls-cert", certs->cert, "--tls-key", certs->key};
+    agent_tls = {"--ca-file", certs->ca};
+    tls_options.ca_file = certs->ca;
+  }
   Progress progress;
   progress.Update("starting the master");
   struct Daemon {
@@ -183,8 +214,11 @@ int RunUp(const UpOptions& o) {
     daemons.push_back(Daemon{name, *pid});
     return Status::Ok();
   };
-  Status s = start("master", {*cohortd, "master", "--data-dir", dir + "/master", "--listen",
-                              fmt::format("127.0.0.1:{}", o.port)});
+  std::vector<std::string> master_args = {*cohortd,     "master",
+                                          "--data-dir", dir + "/master",
+                                          "--listen",   fmt::format("127.0.0.1:{}", o.port)};
+  master_args.insert(master_args.end(), master_tls.begin(), master_tls.end());
+  Status s = start("master", master_args);
   if (!s.ok()) return abort(s, "");
   auto deadline = std::chrono::steady_clock::now() +
                   std::chrono::milliseconds(static_cast<int64_t>(o.timeout * 1000));
@@ -192,7 +226,7 @@ int RunUp(const UpOptions& o) {
   // join with the one, this command and the user's later commands use the other.
   const std::string admin_token_file = dir + "/master/admin-token";
   const std::string join_token_file = dir + "/master/join-token";
-  auto plain = client::CohortClient::Create(url);
+  auto plain = client::CohortClient::Create(url, {}, tls_options);
   if (!plain.ok()) return abort(plain.status(), "");
   while (!(*plain)->Health().ok() || ReadFileOrEmpty(admin_token_file).empty()) {
     int status = 0;
@@ -211,29 +245,31 @@ int RunUp(const UpOptions& o) {
     std::string name = fmt::format("agent-{}", i);
     // Agents of one machine share its ports: each gets its own range.
     int first = 30000 + i * 1000;
-    s = start(name, {*cohortd,
-                     "agent",
-                     "--master",
-                     url,
-                     "--name",
-                     name,
-                     "--data-dir",
-                     dir + "/" + name,
-                     "--gpus",
-                     std::to_string(o.gpus_per_agent),
-                     "--gpu-model",
-                     o.gpu_model,
-                     "--cpus",
-                     o.cpus_per_agent,
-                     "--memory",
-                     o.memory_per_agent,
-                     "--ports",
-                     fmt::format("{}-{}", first, first + 999),
-                     "--join-token-file",
-                     join_token_file});
+    std::vector<std::string> args = {*cohortd,
+                                     "agent",
+                                     "--master",
+                                     url,
+                                     "--name",
+                                     name,
+                                     "--data-dir",
+                                     dir + "/" + name,
+                                     "--gpus",
+                                     std::to_string(o.gpus_per_agent),
+                                     "--gpu-model",
+                                     o.gpu_model,
+                                     "--cpus",
+                                     o.cpus_per_agent,
+                                     "--memory",
+                                     o.memory_per_agent,
+                                     "--ports",
+                                     fmt::format("{}-{}", first, first + 999),
+                                     "--join-token-file",
+                                     join_token_file};
+    args.insert(args.end(), agent_tls.begin(), agent_tls.end());
+    s = start(name, args);
     if (!s.ok()) return abort(s, "");
   }
-  auto client = client::CohortClient::Create(url, admin_token);
+  auto client = client::CohortClient::Create(url, admin_token, tls_options);
   if (!client.ok()) return abort(client.status(), "");
   // The local CLI finds the cluster's admin token by itself from now on (cohort login's file).
   if (Status saved = SaveToken(url, admin_token); !saved.ok()) return abort(saved, "");
@@ -255,7 +291,7 @@ int RunUp(const UpOptions& o) {
     progress.Update(nodes.ok()
                         ? fmt::format("waiting for agents: {}/{} registered", ready, o.agents)
                         : "waiting for the master");
-    if (ready >= o.agents) break;
+    if (nodes.ok() && ready >= o.agents) break;  // with no agents, still the master
     if (std::chrono::steady_clock::now() > deadline) {
       return abort(Status::DeadlineExceeded(fmt::format(
                        "only {} of {} agents registered within {}s", ready, o.agents, o.timeout)),
@@ -266,6 +302,12 @@ int RunUp(const UpOptions& o) {
   progress.Done();
   fmt::print(stderr, "cluster up: {} agents x {} GPUs, data and logs in {}\n", o.agents,
              o.gpus_per_agent, dir);
+  if (o.tls) {
+    // On stdout, so that `eval "$(cohort up --tls)"` sets them.
+    fmt::print(stderr, "over HTTPS; use it with:\n");
+    fmt::print("export COHORT_MASTER={}\nexport COHORT_CA_FILE={}\n", url, tls_options.ca_file);
+    return 0;
+  }
   if (url != client::kDefaultMasterUrl) {
     fmt::print(stderr, "use it with: export COHORT_MASTER={}\n", url);
   }
@@ -299,6 +341,9 @@ void AddClusterCommands(CLI::App& app, GlobalOptions& g) {
                     DefaultClusterDir() + ")");
   u->add_option("--timeout", up->timeout, "Seconds to wait for every agent to register")
       ->capture_default_str();
+  u->add_flag("--tls", up->tls,
+              "Serve HTTPS: a CA in <data-dir>/tls (made once, then kept) signs the master's "
+              "certificate; prints the COHORT_MASTER and COHORT_CA_FILE to export");
   u->callback([up] {
     int rc = RunUp(*up);
     if (rc) throw CLI::RuntimeError(rc);

@@ -54,7 +54,8 @@ Status SaveToken(const std::string& master_url, const std::string& token) {
   std::string path = CredentialsPath();
   std::error_code ec;
   std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
-  if (ec) return Status::Internal(fmt::format("creating the directory of {}: {}", path, ec.message()));
+  if (ec)
+    return Status::Internal(fmt::format("creating the directory of {}: {}", path, ec.message()));
   if (!WriteFileAtomically(path, doc.dump(2) + "\n", 0600)) {
     return Status::Internal(fmt::format("cannot write {}: {}", path, std::strerror(errno)));
   }

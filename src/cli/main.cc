@@ -8,7 +8,9 @@ int main(int argc, char** argv) {
   std::signal(SIGPIPE, SIG_IGN);
   CLI::App app{
       "cohort: submit, follow and manage jobs on a Cohort GPU cluster\n"
-      "The master is --master URL, else $COHORT_MASTER, else http://127.0.0.1:7420."};
+      "The master is --master URL, else $COHORT_MASTER, else http://127.0.0.1:7420; an "
+      "https:// master's certificate must be signed by --ca-file, else by a CA the system "
+      "trusts."};
   app.set_version_flag("--version", COHORT_VERSION);
   app.require_subcommand(1);
   cohort::cli::GlobalOptions global;
@@ -16,6 +18,10 @@ int main(int argc, char** argv) {
   app.add_option("--token", global.token,
                  "API token (default: $COHORT_TOKEN, else the one `cohort login` saved)")
       ->envname("COHORT_TOKEN");
+  app.add_option("--ca-file", global.ca_file,
+                 "CA certificate (PEM) that an https:// master's certificate is signed by, e.g. "
+                 "the cluster's ca.crt (cohortd cert ca)")
+      ->envname("COHORT_CA_FILE");
   cohort::cli::AddClusterCommands(app, global);
   cohort::cli::AddJobCommands(app, global);
   cohort::cli::AddNodeCommands(app, global);

@@ -43,8 +43,9 @@ Status StatusFromErrorBody(int http_status, std::string_view body) {
 }
 
 StatusOr<std::unique_ptr<CohortClient>> CohortClient::Create(std::string_view master_url,
-                                                             std::string token) {
-  COHORT_ASSIGN_OR_RETURN(auto http, HttpClient::Create(master_url));
+                                                             std::string token,
+                                                             const TlsOptions& tls) {
+  COHORT_ASSIGN_OR_RETURN(auto http, HttpClient::Create(master_url, tls));
   auto client = std::unique_ptr<CohortClient>(new CohortClient(std::move(http)));
   client->SetToken(token);
   return client;

@@ -24,9 +24,11 @@ std::string NewRequestId();
 class CohortClient {
  public:
   // `token`: sent as "Authorization: Bearer <token>" with every call; empty: none (only the
-  // health check answers then).
+  // health check answers then). `tls`: how an https:// master's certificate is verified
+  // (HttpClient::Create).
   static StatusOr<std::unique_ptr<CohortClient>> Create(std::string_view master_url,
-                                                        std::string token = {});
+                                                        std::string token = {},
+                                                        const TlsOptions& tls = {});
   // From now on, calls carry this token (an agent swaps the join token for its credential).
   void SetToken(const std::string& token);
 

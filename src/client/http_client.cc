@@ -2,12 +2,21 @@
 
 #include <fmt/format.h>
 
+#include <openssl/ssl.h>
+
 #include <atomic>
 #include <boost/asio.hpp>
+#include <boost/asio/ssl.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
+#include <boost/beast/ssl.hpp>
 #include <limits>
 #include <optional>
+
+#include "client/tls_errors.h"
+#include "tls/certificates.h"
+#include "tls/context.h"
+#include "tls/openssl.h"
 
 namespace cohort::client {
 namespace {
@@ -16,6 +25,15 @@ namespace beast = boost::beast;
 namespace http = beast::http;
 namespace net = boost::asio;
 using tcp = net::ip::tcp;
+using TlsStream = beast::ssl_stream<beast::tcp_stream>;
+
+// A kept-alive connection that the server has closed meanwhile fails the next request this way,
+// before any of the answer arrives (over TLS, a close without close_notify is "truncated").
+bool IsStale(const beast::error_code& ec) {
+  return ec == http::error::end_of_stream || ec == net::error::connection_reset ||
+         ec == net::error::broken_pipe || ec == net::error::eof ||
+         ec == net::ssl::error::stream_truncated;
+}
 
 }  // namespace
 
@@ -23,13 +41,29 @@ struct HttpClient::Impl {
   std::string base_url;
   std::string host;
   std::string port;
+  // https://: the context (trusted CAs), and the CA file it came from, for error messages.
+  std::shared_ptr<net::ssl::context> tls;
+  std::string ca_file;
   net::io_context ioc;
-  std::optional<beast::tcp_stream> stream;
+  // The connection: one of the two, or neither.
+  std::optional<beast::tcp_stream> plain;
+  std::optional<TlsStream> secure;
   beast::flat_buffer buffer;
   // Sent with every request (SetHeader), e.g. the Authorization of the caller's token.
   std::vector<std::pair<std::string, std::string>> fixed_headers;
   // Set by Cancel() from any thread; cleared by the requesting thread as a request starts.
   std::atomic<bool> cancel_requested{false};
+  // The names the server's certificate carries, when none matched `host`.
+  std::string names_seen;
+
+  bool connected() const { return plain || secure; }
+  beast::tcp_stream& Tcp() { return secure ? beast::get_lowest_layer(*secure) : *plain; }
+
+  // Runs `f` on the connection's stream, whichever kind it is.
+  template <typename F>
+  beast::error_code WithStream(F&& f) {
+    return secure ? f(*secure) : f(*plain);
+  }
 
   // Runs one asynchronous operation to completion on the private io_context.
   template <typename Start>
@@ -47,36 +81,80 @@ struct HttpClient::Impl {
   }
 
   Status Connect(Duration timeout) {
-    if (stream && stream->socket().is_open()) return Status::Ok();
+    if (connected() && Tcp().socket().is_open()) return Status::Ok();
     tcp::resolver resolver(ioc);
     beast::error_code ec;
     auto results = resolver.resolve(host, port, ec);
     if (ec) {
       return Status::Unavailable(fmt::format("cannot resolve {}: {}", host, ec.message()));
     }
-    stream.emplace(ioc);
+    if (tls) {
+      secure.emplace(ioc, *tls);
+    } else {
+      plain.emplace(ioc);
+    }
     buffer.clear();
-    stream->expires_after(timeout);
+    Tcp().expires_after(timeout);
     ec = Run([&](auto handler) {
-      stream->async_connect(
+      Tcp().async_connect(
           results, [handler](beast::error_code e, const tcp::endpoint&) mutable { handler(e); });
     });
     if (ec) {
-      stream.reset();
+      Drop();
       return Status::Unavailable(
           fmt::format("cannot reach the Cohort master at {}: {}; is it running (cohort up)?",
                       base_url, ec.message()));
     }
     beast::error_code ignored;
-    stream->socket().set_option(tcp::no_delay(true), ignored);
-    return Status::Ok();
+    Tcp().socket().set_option(tcp::no_delay(true), ignored);
+    return tls ? Handshake(timeout) : Status::Ok();
+  }
+
+  // The TLS handshake, verifying the master's certificate: its chain against the trusted CAs
+  // (OpenSSL), its names against `host` (Asio's host_name_verification: an IP address against
+  // the certificate's IP entries, a name against its DNS entries).
+  Status Handshake(Duration timeout) {
+    std::string name = host;
+    if (name.size() > 2 && name.front() == '[' && name.back() == ']') {
+      name = name.substr(1, name.size() - 2);
+    }
+    const bool is_address = tls::IsIpAddress(name);
+    // SNI carries names only, never addresses (RFC 6066).
+    if (!is_address) SSL_set_tlsext_host_name(secure->native_handle(), name.c_str());
+    names_seen.clear();
+    secure->set_verify_callback([this, is_address, check = net::ssl::host_name_verification(name)](
+                                    bool preverified, net::ssl::verify_context& ctx) {
+      if (!preverified) return false;  // OpenSSL's reason stands
+      if (check(preverified, ctx)) return true;
+      // The chain was good; the certificate is for other names. Say so in the result.
+      X509_STORE_CTX* store = ctx.native_handle();
+      names_seen = tls::SubjectAltNames(X509_STORE_CTX_get_current_cert(store));
+      X509_STORE_CTX_set_error(
+          store, is_address ? X509_V_ERR_IP_ADDRESS_MISMATCH : X509_V_ERR_HOSTNAME_MISMATCH);
+      return false;
+    });
+    Tcp().expires_after(timeout);
+    beast::error_code ec = Run([&](auto handler) {
+      secure->async_handshake(net::ssl::stream_base::client,
+                              [handler](beast::error_code e) mutable { handler(e); });
+    });
+    if (!ec) return Status::Ok();
+    Status failure =
+        ec == beast::error::timeout || (ec == net::error::operation_aborted && cancel_requested)
+            ? Failure(ec, "")
+            : HandshakeFailure(base_url, ec, SSL_get_verify_result(secure->native_handle()), name,
+                               names_seen, ca_file);
+    Drop();
+    return failure;
   }
 
   void Drop() {
-    if (!stream) return;
-    beast::error_code ec;
-    stream->socket().shutdown(tcp::socket::shutdown_both, ec);
-    stream.reset();
+    if (connected()) {
+      beast::error_code ec;
+      Tcp().socket().shutdown(tcp::socket::shutdown_both, ec);
+    }
+    plain.reset();
+    secure.reset();
     buffer.clear();
   }
 
@@ -115,15 +193,17 @@ struct HttpClient::Impl {
 HttpClient::HttpClient(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 HttpClient::~HttpClient() = default;
 
-StatusOr<std::unique_ptr<HttpClient>> HttpClient::Create(std::string_view base_url) {
+StatusOr<std::unique_ptr<HttpClient>> HttpClient::Create(std::string_view base_url,
+                                                         const TlsOptions& tls) {
   std::string url(base_url);
   while (!url.empty() && url.back() == '/') url.pop_back();
-  constexpr std::string_view kScheme = "http://";
-  if (url.rfind(kScheme, 0) != 0) {
+  const bool https = url.starts_with("https://");
+  if (!https && !url.starts_with("http://")) {
     return Status::InvalidArgument(fmt::format(
-        "master URL \"{}\" must start with http://, e.g. http://127.0.0.1:7420", base_url));
+        "master URL \"{}\" must start with http:// or https://, e.g. http://127.0.0.1:7420",
+        base_url));
   }
-  std::string hostport = url.substr(kScheme.size());
+  std::string hostport = url.substr(https ? 8 : 7);
   if (hostport.find('/') != std::string::npos) {
     return Status::InvalidArgument(fmt::format(
         "master URL \"{}\" must not have a path, e.g. http://127.0.0.1:7420", base_url));
@@ -133,7 +213,7 @@ StatusOr<std::unique_ptr<HttpClient>> HttpClient::Create(std::string_view base_u
   size_t colon = hostport.rfind(':');
   if (colon == std::string::npos) {
     impl->host = hostport;
-    impl->port = "80";
+    impl->port = https ? "443" : "80";
   } else {
     impl->host = hostport.substr(0, colon);
     impl->port = hostport.substr(colon + 1);
@@ -141,9 +221,20 @@ StatusOr<std::unique_ptr<HttpClient>> HttpClient::Create(std::string_view base_u
   if (impl->host.empty() || impl->port.empty() ||
       impl->port.find_first_not_of("0123456789") != std::string::npos) {
     return Status::InvalidArgument(
-        fmt::format("master URL \"{}\" is not http://HOST:PORT", base_url));
+        fmt::format("master URL \"{}\" is not http(s)://HOST:PORT", base_url));
+  }
+  if (https) {
+    COHORT_ASSIGN_OR_RETURN(TlsOptions loaded, LoadTls(url, tls));
+    impl->tls = loaded.context;
+    impl->ca_file = loaded.ca_file;
   }
   return std::unique_ptr<HttpClient>(new HttpClient(std::move(impl)));
+}
+
+StatusOr<TlsOptions> LoadTls(std::string_view base_url, TlsOptions tls) {
+  if (tls.context || !base_url.starts_with("https://")) return tls;
+  COHORT_ASSIGN_OR_RETURN(tls.context, tls::NewClientContext(tls.ca_file));
+  return tls;
 }
 
 const std::string& HttpClient::base_url() const { return impl_->base_url; }
@@ -155,7 +246,7 @@ void HttpClient::Cancel() {
   // io_context. Posted while no request runs, it runs at the start of the next one and, the
   // flag being cleared by then, does nothing.
   net::post(d->ioc, [d] {
-    if (d->cancel_requested && d->stream) d->stream->cancel();
+    if (d->cancel_requested && d->connected()) d->Tcp().cancel();
   });
 }
 
@@ -168,27 +259,29 @@ StatusOr<HttpResult> HttpClient::Request(
   // A kept-alive connection may have been closed by the server meanwhile; then (and only then,
   // before anything of the answer arrived) the request is sent once more on a new connection.
   for (int try_number = 0; try_number < 2; ++try_number) {
-    bool reused = d.stream.has_value();
+    bool reused = d.connected();
     COHORT_RETURN_IF_ERROR(d.Connect(timeout));
     auto req = d.MakeRequest(method, target, body, content_type);
     for (const auto& [name, value] : headers) req.set(name, value);
-    d.stream->expires_after(timeout);
-    beast::error_code ec = d.Run([&](auto handler) {
-      http::async_write(*d.stream, req,
-                        [handler](beast::error_code e, size_t) mutable { handler(e); });
+    d.Tcp().expires_after(timeout);
+    beast::error_code ec = d.WithStream([&](auto& stream) {
+      return d.Run([&](auto handler) {
+        http::async_write(stream, req,
+                          [handler](beast::error_code e, size_t) mutable { handler(e); });
+      });
     });
     http::response_parser<http::string_body> parser;
     parser.body_limit(256 * 1024 * 1024);
     if (!ec) {
-      ec = d.Run([&](auto handler) {
-        http::async_read(*d.stream, d.buffer, parser,
-                         [handler](beast::error_code e, size_t) mutable { handler(e); });
+      ec = d.WithStream([&](auto& stream) {
+        return d.Run([&](auto handler) {
+          http::async_read(stream, d.buffer, parser,
+                           [handler](beast::error_code e, size_t) mutable { handler(e); });
+        });
       });
     }
     if (ec) {
-      bool stale = reused && try_number == 0 && !parser.got_some() &&
-                   (ec == http::error::end_of_stream || ec == net::error::connection_reset ||
-                    ec == net::error::broken_pipe || ec == net::error::eof);
+      bool stale = reused && try_number == 0 && !parser.got_some() && IsStale(ec);
       d.Drop();
       if (stale) continue;
       return d.Failure(ec, target);
@@ -218,18 +311,22 @@ StatusOr<HttpResult> HttpClient::Stream(std::string_view target,
   COHORT_RETURN_IF_ERROR(d.Connect(std::chrono::seconds(10)));
   auto req = d.MakeRequest("GET", target, {}, {});
   req.keep_alive(false);
-  d.stream->expires_after(std::chrono::seconds(30));
-  beast::error_code ec = d.Run([&](auto handler) {
-    http::async_write(*d.stream, req,
-                      [handler](beast::error_code e, size_t) mutable { handler(e); });
+  d.Tcp().expires_after(std::chrono::seconds(30));
+  beast::error_code ec = d.WithStream([&](auto& stream) {
+    return d.Run([&](auto handler) {
+      http::async_write(stream, req,
+                        [handler](beast::error_code e, size_t) mutable { handler(e); });
+    });
   });
   if (ec) return d.Failure(ec, target);
   http::response_parser<http::buffer_body> parser;
   // Not boost::none: Beast 1.74 compares a Content-Length against an empty limit as "too big".
   parser.body_limit(std::numeric_limits<std::uint64_t>::max());
-  ec = d.Run([&](auto handler) {
-    http::async_read_header(*d.stream, d.buffer, parser,
-                            [handler](beast::error_code e, size_t) mutable { handler(e); });
+  ec = d.WithStream([&](auto& stream) {
+    return d.Run([&](auto handler) {
+      http::async_read_header(stream, d.buffer, parser,
+                              [handler](beast::error_code e, size_t) mutable { handler(e); });
+    });
   });
   if (ec) return d.Failure(ec, target);
   HttpResult result;
@@ -238,13 +335,15 @@ StatusOr<HttpResult> HttpClient::Stream(std::string_view target,
   bool ok = result.status / 100 == 2;
   char buf[64 * 1024];
   // A followed log may stay quiet for a long time: no deadline while streaming.
-  d.stream->expires_never();
+  d.Tcp().expires_never();
   while (!parser.is_done()) {
     parser.get().body().data = buf;
     parser.get().body().size = sizeof(buf);
-    ec = d.Run([&](auto handler) {
-      http::async_read_some(*d.stream, d.buffer, parser,
-                            [handler](beast::error_code e, size_t) mutable { handler(e); });
+    ec = d.WithStream([&](auto& stream) {
+      return d.Run([&](auto handler) {
+        http::async_read_some(stream, d.buffer, parser,
+                              [handler](beast::error_code e, size_t) mutable { handler(e); });
+      });
     });
     if (ec == http::error::need_buffer) ec = {};
     if (ec) return d.Failure(ec, target);

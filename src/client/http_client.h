@@ -1,5 +1,6 @@
-// A blocking HTTP/1.1 client for the CLI and the agent, on Boost.Beast. One connection, kept
-// alive between requests. Not thread-safe (use one client per thread), except for Cancel().
+// A blocking HTTP/1.1 client for the CLI and the agent, on Boost.Beast, over plain TCP or TLS
+// (https:// URLs). One connection, kept alive between requests. Not thread-safe (use one client
+// per thread), except for Cancel().
 #pragma once
 
 #include <functional>
@@ -12,6 +13,10 @@
 #include "common/status.h"
 #include "common/time.h"
 
+namespace boost::asio::ssl {
+class context;
+}
+
 namespace cohort::client {
 
 struct HttpResult {
@@ -20,13 +25,31 @@ struct HttpResult {
   std::string body;
 };
 
+// How an https:// master's certificate is verified: against the CA certificates in `ca_file`
+// (PEM), else the system's; and always against the URL's host (a DNS name, or an IP address the
+// certificate must list as such). Plain http:// ignores it.
+struct TlsOptions {
+  std::string ca_file;
+  // The CAs of ca_file once loaded (LoadTls); clients made with it share them and never read
+  // the file again.
+  std::shared_ptr<boost::asio::ssl::context> context = nullptr;
+};
+
+// `tls` with its context loaded from its CA file if `base_url` is https:// and it has none yet:
+// for a process that makes clients again and again (the agent), so that a CA file deleted
+// later cannot make one fail. kInvalidArgument naming the file if it cannot be used.
+StatusOr<TlsOptions> LoadTls(std::string_view base_url, TlsOptions tls);
+
 class HttpClient {
  public:
-  // `base_url`: "http://host:port". InvalidArgument for anything else.
-  static StatusOr<std::unique_ptr<HttpClient>> Create(std::string_view base_url);
+  // `base_url`: "http://host:port" or "https://host:port". InvalidArgument for anything else, or
+  // for a CA file that cannot be used (naming it).
+  static StatusOr<std::unique_ptr<HttpClient>> Create(std::string_view base_url,
+                                                      const TlsOptions& tls = {});
   ~HttpClient();
 
-  // kUnavailable if the server cannot be reached; kDeadlineExceeded after `timeout`.
+  // kUnavailable if the server cannot be reached or its certificate is not trusted (the message
+  // says why and what to do); kDeadlineExceeded after `timeout`.
   StatusOr<HttpResult> Request(
       std::string_view method, std::string_view target, std::string_view body = {},
       std::string_view content_type = "application/json",

@@ -46,6 +46,10 @@ void AddAgentCommand(CLI::App& app, AgentOptions& o) {
       app.add_subcommand("agent", "Run a Cohort agent: offer this machine's GPUs and run tasks");
   cmd->add_option("--master", o.master,
                   "The master's URL (default $COHORT_MASTER, else http://127.0.0.1:7420)");
+  cmd->add_option("--ca-file", o.ca_file,
+                  "For an https:// master: the CA certificate (PEM) its certificate must be "
+                  "signed by, e.g. the cluster's ca.crt (default: the system's CAs)")
+      ->envname("COHORT_CA_FILE");
   cmd->add_option("--name", o.name, "This node's unique name (default: the host name)");
   cmd->add_option("--address", o.address,
                   "How tasks on other nodes reach this one (default 127.0.0.1 when the master "
@@ -180,7 +184,8 @@ int RunAgent(const AgentOptions& o) {
   } else if (const char* env = std::getenv("COHORT_JOIN_TOKEN"); env && *env) {
     credentials.join_token = std::string(Trim(env));
   }
-  auto master = agent::HttpMasterClient::Create(master_url, std::move(credentials));
+  auto master = agent::HttpMasterClient::Create(master_url, std::move(credentials),
+                                                client::TlsOptions{o.ca_file});
   if (!master.ok()) {
     fmt::print(stderr, "cohortd agent: {}\n", master.status().ToString());
     return 1;

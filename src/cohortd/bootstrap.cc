@@ -14,8 +14,9 @@ namespace cohort::cohortd {
 namespace {
 
 // Mints a token, writes it to `path` (0600), then stores its record.
-StatusOr<std::string> IssueToFile(master::Master& master, TokenKind kind, const std::string& subject,
-                                  const std::string& description, const std::string& path) {
+StatusOr<std::string> IssueToFile(master::Master& master, TokenKind kind,
+                                  const std::string& subject, const std::string& description,
+                                  const std::string& path) {
   COHORT_ASSIGN_OR_RETURN(auth::MintedToken minted, auth::MintToken());
   if (!WriteFileAtomically(path, minted.token + "\n", 0600)) {
     return Status::Internal(fmt::format("cannot write {}: {}", path, std::strerror(errno)));
@@ -61,8 +62,8 @@ Status BootstrapAccess(master::Master& master, const std::string& data_dir,
     std::string path = data_dir + "/" + kAdminTokenFile;
     COHORT_ASSIGN_OR_RETURN(std::string id, IssueToFile(master, TokenKind::kUser, admin_user,
                                                         "first admin token", path));
-    spdlog::info("first start: user {} is the cluster admin; their token ({}) is in {}",
-                 admin_user, id, path);
+    spdlog::info("first start: user {} is the cluster admin; their token ({}) is in {}", admin_user,
+                 id, path);
   }
 
   std::string join_path = data_dir + "/" + kJoinTokenFile;
@@ -72,8 +73,8 @@ Status BootstrapAccess(master::Master& master, const std::string& data_dir,
   bool valid = record && record->kind == TokenKind::kJoin && record->ValidAt(master.Now()) &&
                auth::TokenMatches(join, record->hash);
   if (!valid) {
-    COHORT_ASSIGN_OR_RETURN(std::string id, IssueToFile(master, TokenKind::kJoin, "",
-                                                        "join token", join_path));
+    COHORT_ASSIGN_OR_RETURN(std::string id,
+                            IssueToFile(master, TokenKind::kJoin, "", "join token", join_path));
     spdlog::info("agents join with the token ({}) in {}", id, join_path);
   }
   return Status::Ok();

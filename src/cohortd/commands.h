@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "tls/certificates.h"
+
 namespace cohort::cohortd {
 
 struct MasterOptions {
@@ -25,6 +27,8 @@ struct MasterOptions {
   size_t max_connections = 0;  // 0: kDefaultMaxConnections, or less if file descriptors are few
   std::string log_limit = "256Mi";
   std::string admin_user;  // empty: the Unix account the master runs as
+  std::string tls_cert;    // both or neither: HTTPS instead of plain HTTP
+  std::string tls_key;
 };
 
 struct AgentOptions {
@@ -43,12 +47,26 @@ struct AgentOptions {
   std::string log_level = "info";
   std::string log_limit = "256Mi";
   std::string join_token_file;  // else $COHORT_JOIN_TOKEN
+  std::string ca_file;          // trusted for an https:// master; empty: the system's CAs
+};
+
+// cohortd cert ca | issue.
+struct CertOptions {
+  std::string dir;  // ca: where the CA goes
+  bool force = false;
+  std::string ca_dir;  // issue: the CA that signs
+  std::string name;
+  std::vector<std::string> hosts;
+  std::string out_dir;
+  int days = tls::kDefaultCertificateDays;
 };
 
 void AddMasterCommand(CLI::App& app, MasterOptions& options);
 void AddAgentCommand(CLI::App& app, AgentOptions& options);
 int RunMaster(const MasterOptions& options);
 int RunAgent(const AgentOptions& options);
+// Adds `cert` with its subcommands `ca` and `issue`; each runs from its own callback.
+void AddCertCommand(CLI::App& app, CertOptions& options);
 int RunTask(const std::string& task_dir);
 
 // ~/.local/share/cohort/<what> (or $XDG_DATA_HOME/cohort/<what>).

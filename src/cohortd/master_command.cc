@@ -17,6 +17,7 @@
 #include "os/real_clock.h"
 #include "scheduler/scheduler.h"
 #include "state/state_store.h"
+#include "tls/context.h"
 
 namespace cohort::cohortd {
 namespace {
@@ -83,6 +84,10 @@ void AddMasterCommand(CLI::App& app, MasterOptions& o) {
                   "Keep at most this much of each task's log, the most recent output; readers "
                   "are told how much was dropped")
       ->capture_default_str();
+  cmd->add_option("--tls-cert", o.tls_cert,
+                  "Serve HTTPS instead of plain HTTP, with this certificate (PEM, then any "
+                  "intermediates; cohortd cert issue); needs --tls-key");
+  cmd->add_option("--tls-key", o.tls_key, "The private key of --tls-cert (PEM, unencrypted)");
 }
 
 namespace {
@@ -141,6 +146,21 @@ int RunMaster(const MasterOptions& o) {
     fmt::print(stderr, "cohortd master: {}\n", scheduling.status().message());
     return 2;
   }
+  if (o.tls_cert.empty() != o.tls_key.empty()) {
+    fmt::print(stderr,
+               "cohortd master: --tls-cert and --tls-key go together: both for HTTPS, or "
+               "neither for plain HTTP\n");
+    return 2;
+  }
+  std::shared_ptr<boost::asio::ssl::context> tls;
+  if (!o.tls_cert.empty()) {
+    auto context = tls::NewServerContext(o.tls_cert, o.tls_key);
+    if (!context.ok()) {
+      fmt::print(stderr, "cohortd master: {}\n", context.status().message());
+      return 2;
+    }
+    tls = *context;
+  }
   master::MasterConfig config;
   config.data_dir = o.data_dir.empty() ? DefaultDataDir("master") : o.data_dir;
   config.storage_root = o.storage_root;
@@ -184,12 +204,14 @@ int RunMaster(const MasterOptions& o) {
                                : std::clamp(open_files - std::min(open_files, kReservedFiles),
                                             size_t{16}, kDefaultMaxConnections);
   api::ApiServer server(ioc, **master, limits);
+  if (tls) server.UseTls(tls);
   Status listening = server.Listen(o.listen.substr(0, colon), *port);
   if (!listening.ok()) {
     fmt::print(stderr, "cohortd master: {}\n", listening.message());
     return 1;
   }
-  std::string url = fmt::format("http://{}:{}", o.listen.substr(0, colon), server.port());
+  std::string url =
+      fmt::format("{}://{}:{}", tls ? "https" : "http", o.listen.substr(0, colon), server.port());
   spdlog::info("cohortd master {} listening on {} (data in {}; at most {} connections)",
                COHORT_VERSION, url, config.data_dir, limits.max_connections);
   if (!o.url_file.empty()) {

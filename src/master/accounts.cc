@@ -108,8 +108,8 @@ std::vector<User> Accounts::ListUsers() const {
   return users;
 }
 
-StatusOr<IssuedToken> Accounts::Issue(TokenKind kind, std::string subject,
-                                      std::string description, std::optional<Duration> ttl) {
+StatusOr<IssuedToken> Accounts::Issue(TokenKind kind, std::string subject, std::string description,
+                                      std::optional<Duration> ttl) {
   if (kind == TokenKind::kUser && !users_.count(subject)) return UnknownUser(subject);
   if (description.size() > 256) {
     return Status::InvalidArgument("description: longer than 256 bytes");
@@ -182,9 +182,8 @@ StatusOr<auth::Principal> Accounts::Authenticate(std::string_view token) const {
         "the token is not valid; log in again with a current token (cohort login)");
   }
   if (record->revoked_at) {
-    return Status::Unauthenticated(fmt::format(
-        "token {} was revoked on {}; ask for a new one", record->id,
-        FormatTimestamp(*record->revoked_at)));
+    return Status::Unauthenticated(fmt::format("token {} was revoked on {}; ask for a new one",
+                                               record->id, FormatTimestamp(*record->revoked_at)));
   }
   if (record->expires_at && clock_.Now() >= *record->expires_at) {
     return Status::Unauthenticated(fmt::format("token {} expired on {}; make a new one", record->id,
@@ -196,9 +195,8 @@ StatusOr<auth::Principal> Accounts::Authenticate(std::string_view token) const {
     case TokenKind::kUser: {
       const User* user = FindUser(record->subject);
       if (!user) {
-        return Status::Unauthenticated(
-            fmt::format("token {} belongs to user {}, who no longer exists", record->id,
-                        record->subject));
+        return Status::Unauthenticated(fmt::format(
+            "token {} belongs to user {}, who no longer exists", record->id, record->subject));
       }
       return auth::Principal::ForUser(*user, record->id);
     }

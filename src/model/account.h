@@ -64,9 +64,7 @@ struct TokenRecord {
   std::optional<Timestamp> expires_at;
   std::optional<Timestamp> revoked_at;
 
-  bool ValidAt(Timestamp now) const {
-    return !revoked_at && (!expires_at || now < *expires_at);
-  }
+  bool ValidAt(Timestamp now) const { return !revoked_at && (!expires_at || now < *expires_at); }
 };
 
 }  // namespace cohort

@@ -26,11 +26,10 @@ int ModeOf(const std::string& path) {
 // The CLI as a user with only what they typed: their own config directory, no token from the
 // environment.
 CommandResult As(LocalCluster& cluster, const std::string& home, const std::string& command) {
-  return RunCommand({"/bin/sh", "-c", command},
-                    {{"COHORT_MASTER", cluster.url()},
-                     {"COHORT_TOKEN", ""},
-                     {"XDG_CONFIG_HOME", cluster.dir() + "/" + home},
-                     {"PATH", BinDir() + ":/usr/bin:/bin"}});
+  return RunCommand({"/bin/sh", "-c", command}, {{"COHORT_MASTER", cluster.url()},
+                                                 {"COHORT_TOKEN", ""},
+                                                 {"XDG_CONFIG_HOME", cluster.dir() + "/" + home},
+                                                 {"PATH", BinDir() + ":/usr/bin:/bin"}});
 }
 
 TEST(Auth, UsersLogInAndTouchOnlyWhatTheirRolesAllow) {
@@ -110,9 +109,9 @@ TEST(Auth, UsersLogInAndTouchOnlyWhatTheirRolesAllow) {
   EXPECT_THAT(revoked.err, HasSubstr("revoked"));
 
   // No token, credential or join token ever reaches a daemon's log.
-  std::vector<std::string> secrets = {ada, mallory, cluster.admin_token(), cluster.join_token(),
-                                      std::string(Trim(ReadFileOrEmpty(
-                                          cluster.AgentDir("node-a") + "/credential")))};
+  std::vector<std::string> secrets = {
+      ada, mallory, cluster.admin_token(), cluster.join_token(),
+      std::string(Trim(ReadFileOrEmpty(cluster.AgentDir("node-a") + "/credential")))};
   for (const char* log : {"master.log", "node-a.log"}) {
     std::string text = ReadFileOrEmpty(cluster.dir() + "/" + log);
     EXPECT_FALSE(text.empty());
@@ -127,10 +126,10 @@ TEST(Auth, AnAgentWithoutTheJoinTokenCannotJoinAndARemovedNodeJoinsAgain) {
   LocalCluster cluster("auth-join");
   cluster.StartMaster();
   // An agent started without --join-token-file keeps trying, and says why it cannot join.
-  auto rogue = RunCommand({"/usr/bin/timeout", "3", BinDir() + "/cohortd", "agent", "--master",
-                           cluster.url(), "--name", "rogue", "--data-dir",
-                           cluster.dir() + "/rogue", "--gpus", "1", "--log-level", "info"},
-                          {{"COHORT_JOIN_TOKEN", ""}});
+  auto rogue = RunCommand(
+      {"/usr/bin/timeout", "3", BinDir() + "/cohortd", "agent", "--master", cluster.url(), "--name",
+       "rogue", "--data-dir", cluster.dir() + "/rogue", "--gpus", "1", "--log-level", "info"},
+      {{"COHORT_JOIN_TOKEN", ""}});
   EXPECT_EQ(rogue.exit_code, 124);  // still trying when timeout stopped it
   EXPECT_THAT(rogue.err, HasSubstr("no credential and no join token"));
   EXPECT_TRUE((*cluster.client().Nodes())["nodes"].empty());
@@ -141,8 +140,7 @@ TEST(Auth, AnAgentWithoutTheJoinTokenCannotJoinAndARemovedNodeJoinsAgain) {
   // Its credential is revoked; the agent joins again with the join token, with a new one.
   ASSERT_TRUE(WaitFor([&] {
     auto nodes = cluster.client().Nodes();
-    return nodes.ok() && !(*nodes)["nodes"].empty() &&
-           (*nodes)["nodes"][0]["state"] == "READY";
+    return nodes.ok() && !(*nodes)["nodes"].empty() && (*nodes)["nodes"][0]["state"] == "READY";
   }));
   ASSERT_TRUE(WaitFor(
       [&] { return ReadFileOrEmpty(cluster.AgentDir("node-a") + "/credential") != first; }));

@@ -14,6 +14,7 @@
 
 #include "common/strings.h"
 #include "os/process.h"
+#include "tls/certificates.h"
 
 namespace cohort::testing {
 namespace {
@@ -103,13 +104,24 @@ std::vector<pid_t> ProcessTree(pid_t root) {
   return out;
 }
 
-LocalCluster::LocalCluster(const std::string& name) {
+LocalCluster::LocalCluster(const std::string& name, LocalClusterOptions options) {
   // Each test process gets its own task port ranges, so that tests running in parallel never
   // hand out the same port.
   first_port_ = 20000 + static_cast<int>(::getpid() % 400) * 100;
   dir_ = fmt::format("/tmp/cohort-it-{}-{}", name, ::getpid());
   fs::remove_all(dir_);
   fs::create_directories(dir_);
+  if (options.tls) {
+    auto ca = tls::CreateCa(dir_ + "/tls", false);
+    EXPECT_TRUE(ca.ok()) << ca.status().ToString();
+    auto master = tls::IssueCertificate(
+        tls::IssueRequest{dir_ + "/tls", "master", {"127.0.0.1", "localhost"}});
+    EXPECT_TRUE(master.ok()) << master.status().ToString();
+    if (ca.ok() && master.ok()) {
+      ca_file_ = ca->cert;
+      tls_args_ = {"--tls-cert", master->cert, "--tls-key", master->key};
+    }
+  }
 }
 
 LocalCluster::~LocalCluster() {
@@ -170,6 +182,7 @@ void LocalCluster::StartMaster(std::vector<std::string> extra_args) {
                                    url_file,
                                    "--log-level",
                                    "debug"};
+  args.insert(args.end(), tls_args_.begin(), tls_args_.end());
   args.insert(args.end(), extra_args.begin(), extra_args.end());
   master_ = Child{Spawn(args, dir_ + "/master.log", {}), dir_ + "/master.log"};
   ASSERT_TRUE(WaitFor([&] { return fs::exists(url_file); }, std::chrono::seconds(10)))
@@ -181,8 +194,8 @@ void LocalCluster::StartMaster(std::vector<std::string> extra_args) {
   // The first start wrote the admin token before listening; later starts keep it.
   admin_token_ = std::string(Trim(ReadFileOrEmpty(dir_ + "/master/admin-token")));
   ASSERT_FALSE(admin_token_.empty()) << "the master wrote no admin token";
-  auto c = client::CohortClient::Create(url_, admin_token_);
-  ASSERT_TRUE(c.ok());
+  auto c = client::CohortClient::Create(url_, admin_token_, client::TlsOptions{ca_file_});
+  ASSERT_TRUE(c.ok()) << c.status().ToString();
   client_ = std::move(c).value();
 }
 
@@ -197,6 +210,22 @@ void LocalCluster::StopMaster() {
 void LocalCluster::StartAgent(const std::string& name, int gpus,
                               std::vector<std::string> extra_args,
                               std::map<std::string, std::string> env) {
+  LaunchAgent(name, gpus, std::move(extra_args), std::move(env));
+  bool registered = WaitFor([&] {
+    auto nodes = client().Nodes();
+    if (!nodes.ok()) return false;
+    for (const auto& n : (*nodes)["nodes"]) {
+      if (n["id"] == name && n["state"] == "READY") return true;
+    }
+    return false;
+  });
+  ASSERT_TRUE(registered) << "agent " << name << " did not register:\n"
+                          << ReadFileOrEmpty(AgentLog(name));
+}
+
+void LocalCluster::LaunchAgent(const std::string& name, int gpus,
+                               std::vector<std::string> extra_args,
+                               std::map<std::string, std::string> env, bool trust_ca) {
   int first = first_port_ + agent_count_++ * 20;
   std::vector<std::string> args = {BinDir() + "/cohortd",
                                    "agent",
@@ -220,18 +249,12 @@ void LocalCluster::StartAgent(const std::string& name, int gpus,
     args.push_back("--gpus");
     args.push_back(std::to_string(gpus));
   }
+  if (!ca_file_.empty() && trust_ca) {
+    args.push_back("--ca-file");
+    args.push_back(ca_file_);
+  }
   args.insert(args.end(), extra_args.begin(), extra_args.end());
-  std::string log = dir_ + "/" + name + ".log";
-  agents_[name] = Child{Spawn(args, log, env), log};
-  bool registered = WaitFor([&] {
-    auto nodes = client().Nodes();
-    if (!nodes.ok()) return false;
-    for (const auto& n : (*nodes)["nodes"]) {
-      if (n["id"] == name && n["state"] == "READY") return true;
-    }
-    return false;
-  });
-  ASSERT_TRUE(registered) << "agent " << name << " did not register:\n" << ReadFileOrEmpty(log);
+  agents_[name] = Child{Spawn(args, AgentLog(name), env), AgentLog(name)};
 }
 
 void LocalCluster::StopAgent(const std::string& name) {
@@ -264,7 +287,8 @@ std::string LocalCluster::join_token() const {
 }
 
 StatusOr<std::unique_ptr<client::HttpClient>> LocalCluster::Http(const std::string& token) const {
-  COHORT_ASSIGN_OR_RETURN(auto http, client::HttpClient::Create(url_));
+  COHORT_ASSIGN_OR_RETURN(auto http,
+                          client::HttpClient::Create(url_, client::TlsOptions{ca_file_}));
   http->SetHeader("Authorization", "Bearer " + (token.empty() ? admin_token_ : token));
   return http;
 }
@@ -315,9 +339,11 @@ std::string LocalCluster::Logs(JobId id, const std::string& task, int attempt) {
 CommandResult LocalCluster::Cohort(std::vector<std::string> args) {
   args.insert(args.begin(), BinDir() + "/cohort");
   // The cluster's own config directory: `cohort login` in a test must not touch the user's.
-  return RunCommand(args, {{"COHORT_MASTER", url_},
-                           {"COHORT_TOKEN", admin_token_},
-                           {"XDG_CONFIG_HOME", dir_ + "/config"}});
+  std::map<std::string, std::string> env = {{"COHORT_MASTER", url_},
+                                            {"COHORT_TOKEN", admin_token_},
+                                            {"XDG_CONFIG_HOME", dir_ + "/config"}};
+  if (!ca_file_.empty()) env["COHORT_CA_FILE"] = ca_file_;
+  return RunCommand(args, env);
 }
 
 }  // namespace cohort::testing

@@ -42,9 +42,15 @@ std::string JoinGpus(const std::vector<int>& gpus);
 // The pids of `root` and all its descendants.
 std::vector<pid_t> ProcessTree(pid_t root);
 
+struct LocalClusterOptions {
+  // HTTPS: a CA and a master certificate for 127.0.0.1 in the cluster's directory; the master
+  // serves with them, agents get --ca-file, the test's client and Cohort() trust the CA.
+  bool tls = false;
+};
+
 class LocalCluster {
  public:
-  explicit LocalCluster(const std::string& name);
+  explicit LocalCluster(const std::string& name, LocalClusterOptions options = {});
   ~LocalCluster();
 
   void StartMaster(std::vector<std::string> extra_args = {});
@@ -52,6 +58,10 @@ class LocalCluster {
   void StopMaster();
   void StartAgent(const std::string& name, int gpus, std::vector<std::string> extra_args = {},
                   std::map<std::string, std::string> env = {});
+  // Starts an agent and returns at once, without waiting for it to register; with TLS, it gets
+  // the CA file only if `trust_ca`.
+  void LaunchAgent(const std::string& name, int gpus, std::vector<std::string> extra_args = {},
+                   std::map<std::string, std::string> env = {}, bool trust_ca = true);
   void StopAgent(const std::string& name);
   // The machine died: SIGKILL to the agent and to every task it started (their supervisors'
   // process trees), all at once. The agent's data directory is left as it was.
@@ -65,6 +75,8 @@ class LocalCluster {
   // A raw HTTP client of the master sending `token` (default: the admin's) with every request.
   StatusOr<std::unique_ptr<client::HttpClient>> Http(const std::string& token = {}) const;
   const std::string& dir() const { return dir_; }
+  // With TLS, the CA certificate that signed the master's; else "".
+  const std::string& ca_file() const { return ca_file_; }
   pid_t master_pid() const { return master_.pid; }
   client::CohortClient& client();
 
@@ -77,10 +89,11 @@ class LocalCluster {
                    std::chrono::milliseconds timeout = std::chrono::seconds(30));
   // The whole output of a job (every task of the current attempt, or of `attempt`).
   std::string Logs(JobId id, const std::string& task = "", int attempt = 0);
-  // Runs the `cohort` CLI against this cluster.
+  // Runs the `cohort` CLI against this cluster (with TLS, trusting its CA: COHORT_CA_FILE).
   CommandResult Cohort(std::vector<std::string> args);
-  // The agent's data directory.
+  // The agent's data directory, and its log.
   std::string AgentDir(const std::string& name) const { return dir_ + "/" + name; }
+  std::string AgentLog(const std::string& name) const { return dir_ + "/" + name + ".log"; }
 
  private:
   struct Child {
@@ -93,6 +106,8 @@ class LocalCluster {
   std::string dir_;
   std::string url_;
   std::string admin_token_;
+  std::vector<std::string> tls_args_;  // the master's --tls-cert and --tls-key
+  std::string ca_file_;
   int master_port_ = 0;
   Child master_;
   std::map<std::string, Child> agents_;
