@@ -4,6 +4,7 @@
 //
 //   build/bin/e2e_bench [--jobs 100] [--gangs 100] [--burst 500] [--agents 4] [--gpus 8]
 #include <fmt/format.h>
+#include <pwd.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <CLI/CLI.hpp>
@@ -33,6 +34,13 @@ double Percentile(std::vector<double> v, double p) {
 
 std::string SelfDir() { return fs::read_symlink("/proc/self/exe").parent_path().string(); }
 
+// The jobs are the account's running the benchmark: their tasks run as it (docs/security.md;
+// `cohort up` lets root's tasks run as root).
+std::string Submitter() {
+  const passwd* pw = ::getpwuid(::geteuid());
+  return pw && pw->pw_name ? pw->pw_name : std::to_string(::geteuid());
+}
+
 std::string Spec(const std::string& name, int replicas, int gpus, const std::string& cmd) {
   return fmt::format(
       "{{\"name\": \"{}\", \"tasks\": [{{\"role\": \"worker\", \"replicas\": {}, "
@@ -49,7 +57,7 @@ std::vector<double> MeasureStart(cohort::client::CohortClient& c, int count, int
   std::vector<double> latencies;
   for (int i = 0; i < count; ++i) {
     auto begin = std::chrono::steady_clock::now();
-    auto job = c.Submit(Spec("latency", replicas, 1, "sleep 600"), "bench");
+    auto job = c.Submit(Spec("latency", replicas, 1, "sleep 600"), Submitter());
     if (!job.ok()) {
       fmt::print(stderr, "submit: {}\n", job.status().ToString());
       std::exit(1);
@@ -120,7 +128,7 @@ int main(int argc, char** argv) {
       threads.emplace_back([&, t] {
         auto own = cohort::client::CohortClient::Create(url);
         while (next.fetch_add(1) < burst) {
-          auto job = (*own)->Submit(Spec("burst", 1, 1, "true"), "bench");
+          auto job = (*own)->Submit(Spec("burst", 1, 1, "true"), Submitter());
           if (job.ok()) ids[static_cast<size_t>(t)].push_back(job->id);
         }
       });

@@ -20,6 +20,7 @@ import http.client
 import json
 import multiprocessing
 import os
+import pwd
 import random
 import shutil
 import signal
@@ -227,7 +228,7 @@ class Cluster:
             [f"{self.args.bin_dir}/cohortd", "agent", "--master", f"http://127.0.0.1:{self.port}",
              "--name", name, "--data-dir", self.agent_dir(name), "--cpus", "16", "--memory",
              "64Gi", "--gpus", str(self.args.gpus_per_agent), "--ports",
-             f"{first}-{first + 49}", "--log-level", "info"],
+             f"{first}-{first + 49}", "--log-level", "info", "--allow-root-tasks"],
             f"{self.root}/{name}.log")
 
     def machine_processes(self, name, table):
@@ -446,7 +447,7 @@ class Submitter:
             key = f"chaos-{self.args.seed}-{self.count}"
         body = json.dumps(self.spec(key, replicas, seconds, fail_first, flood))
         headers = {"Content-Type": "application/json", "Idempotency-Key": key,
-                   "X-Cohort-User": "chaos"}
+                   "X-Cohort-User": pwd.getpwuid(os.geteuid()).pw_name}
         give_up = time.time() + 120
         while time.time() < give_up:
             try:

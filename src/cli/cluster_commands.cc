@@ -184,14 +184,24 @@ int RunUp(const UpOptions& o) {
   Status s = start("master", {*cohortd, "master", "--data-dir", dir + "/master", "--listen",
                               fmt::format("127.0.0.1:{}", o.port)});
   if (!s.ok()) return abort(s, "");
+  // Run as root, `up` is root's own cluster: its jobs are root's, and their tasks run as root
+  // (an agent refuses that unless told). Tasks of other users run as those users.
+  const bool root = ::geteuid() == 0;
   for (int i = 0; i < o.agents; ++i) {
     std::string name = fmt::format("agent-{}", i);
     // Agents of one machine share its ports: each gets its own range.
     int first = 30000 + i * 1000;
-    s = start(name, {*cohortd, "agent", "--master", url, "--name", name, "--data-dir",
-                     dir + "/" + name, "--gpus", std::to_string(o.gpus_per_agent), "--gpu-model",
-                     o.gpu_model, "--cpus", o.cpus_per_agent, "--memory", o.memory_per_agent,
-                     "--ports", fmt::format("{}-{}", first, first + 999)});
+    std::vector<std::string> args = {*cohortd,      "agent",
+                                     "--master",    url,
+                                     "--name",      name,
+                                     "--data-dir",  dir + "/" + name,
+                                     "--gpus",      std::to_string(o.gpus_per_agent),
+                                     "--gpu-model", o.gpu_model,
+                                     "--cpus",      o.cpus_per_agent,
+                                     "--memory",    o.memory_per_agent,
+                                     "--ports",     fmt::format("{}-{}", first, first + 999)};
+    if (root) args.push_back("--allow-root-tasks");
+    s = start(name, args);
     if (!s.ok()) return abort(s, "");
   }
   auto client = client::CohortClient::Create(url);
@@ -227,6 +237,11 @@ int RunUp(const UpOptions& o) {
   progress.Done();
   fmt::print(stderr, "cluster up: {} agents x {} GPUs, data and logs in {}\n", o.agents,
              o.gpus_per_agent, dir);
+  if (root) {
+    fmt::print(stderr,
+               "running as root: tasks of root's jobs run as root (agents have "
+               "--allow-root-tasks); other users' tasks run as those users\n");
+  }
   if (url != client::kDefaultMasterUrl) {
     fmt::print(stderr, "use it with: export COHORT_MASTER={}\n", url);
   }

@@ -41,6 +41,7 @@ struct AgentOptions {
   std::vector<std::string> labels;
   std::string log_level = "info";
   std::string log_limit = "256Mi";
+  bool allow_root_tasks = false;
 };
 
 void AddMasterCommand(CLI::App& app, MasterOptions& options);

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <pwd.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -77,6 +78,11 @@ bool WaitFor(const std::function<bool()>& condition, std::chrono::milliseconds t
     if (std::chrono::steady_clock::now() > deadline) return false;
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
+}
+
+std::string TestAccount() {
+  const passwd* pw = ::getpwuid(::geteuid());
+  return pw && pw->pw_name ? pw->pw_name : std::to_string(::geteuid());
 }
 
 bool ProcessAlive(pid_t pid) {
@@ -192,7 +198,7 @@ void LocalCluster::StopMaster() {
 
 void LocalCluster::StartAgent(const std::string& name, int gpus,
                               std::vector<std::string> extra_args,
-                              std::map<std::string, std::string> env) {
+                              std::map<std::string, std::string> env, bool allow_root_tasks) {
   int first = first_port_ + agent_count_++ * 20;
   std::vector<std::string> args = {BinDir() + "/cohortd",
                                    "agent",
@@ -210,6 +216,7 @@ void LocalCluster::StartAgent(const std::string& name, int gpus,
                                    fmt::format("{}-{}", first, first + 19),
                                    "--log-level",
                                    "debug"};
+  if (allow_root_tasks) args.push_back("--allow-root-tasks");
   if (gpus >= 0) {
     args.push_back("--gpus");
     args.push_back(std::to_string(gpus));
@@ -259,7 +266,9 @@ client::CohortClient& LocalCluster::client() {
 }
 
 JobId LocalCluster::Submit(const std::string& spec) {
-  auto job = client().Submit(spec, "tester");
+  // As the account running the test: its tasks run as that account (root, with
+  // --allow-root-tasks, in CI).
+  auto job = client().Submit(spec, TestAccount());
   EXPECT_TRUE(job.ok()) << job.status().ToString();
   return job.ok() ? job->id : 0;
 }
