@@ -4,6 +4,7 @@
 //
 //   build/bin/e2e_bench [--jobs 100] [--gangs 100] [--burst 500] [--agents 4] [--gpus 8]
 #include <fmt/format.h>
+#include <pwd.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <CLI/CLI.hpp>
@@ -14,6 +15,7 @@
 #include <thread>
 
 #include "client/cohort_client.h"
+#include "common/strings.h"
 #include "os/process.h"
 
 namespace {
@@ -49,7 +51,7 @@ std::vector<double> MeasureStart(cohort::client::CohortClient& c, int count, int
   std::vector<double> latencies;
   for (int i = 0; i < count; ++i) {
     auto begin = std::chrono::steady_clock::now();
-    auto job = c.Submit(Spec("latency", replicas, 1, "sleep 600"), "bench");
+    auto job = c.Submit(Spec("latency", replicas, 1, "sleep 600"), {});
     if (!job.ok()) {
       fmt::print(stderr, "submit: {}\n", job.status().ToString());
       std::exit(1);
@@ -101,7 +103,10 @@ int main(int argc, char** argv) {
     fmt::print(stderr, "cohort up failed; see {}\n", dir);
     return 1;
   }
-  auto client = cohort::client::CohortClient::Create(url);
+  // The jobs are the cluster admin's: the account running the benchmark, whose tasks run as it
+  // (docs/security.md; `cohort up` lets root's tasks run as root).
+  const std::string token(cohort::Trim(cohort::ReadFileOrEmpty(dir + "/master/admin-token")));
+  auto client = cohort::client::CohortClient::Create(url, token);
   int rc = 0;
   {
     auto& c = **client;
@@ -118,9 +123,9 @@ int main(int argc, char** argv) {
     std::vector<std::thread> threads;
     for (int t = 0; t < submitters; ++t) {
       threads.emplace_back([&, t] {
-        auto own = cohort::client::CohortClient::Create(url);
+        auto own = cohort::client::CohortClient::Create(url, token);
         while (next.fetch_add(1) < burst) {
-          auto job = (*own)->Submit(Spec("burst", 1, 1, "true"), "bench");
+          auto job = (*own)->Submit(Spec("burst", 1, 1, "true"), {});
           if (job.ok()) ids[static_cast<size_t>(t)].push_back(job->id);
         }
       });

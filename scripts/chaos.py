@@ -20,6 +20,7 @@ import http.client
 import json
 import multiprocessing
 import os
+import pwd
 import random
 import shutil
 import signal
@@ -233,7 +234,7 @@ class Cluster:
              "--name", name, "--data-dir", self.agent_dir(name), "--cpus", "16", "--memory",
              "64Gi", "--gpus", str(self.args.gpus_per_agent), "--ports",
              f"{first}-{first + 49}", "--join-token-file", f"{self.root}/master/join-token",
-             "--log-level", "info"],
+             "--log-level", "info", "--allow-root-tasks"],
             f"{self.root}/{name}.log")
 
     def machine_processes(self, name, table):

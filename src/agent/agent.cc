@@ -10,16 +10,20 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <random>
 #include <set>
 #include <thread>
 
+#include "agent/job_directories.h"
 #include "agent/output_file.h"
 #include "model/json.h"
 #include "model/limits.h"
 #include "model/workdir.h"
+#include "os/directory.h"
 #include "os/process.h"
 
 namespace cohort::agent {
@@ -58,6 +62,37 @@ TaskState EndState(const TaskExit& exit) {
   return TaskState::kFailed;
 }
 
+// The exit of a task that never ran, and why.
+TaskExit NeverRan(Timestamp at, std::string why) {
+  TaskExit exit;
+  exit.exit_code = 126;
+  exit.started_at = at;
+  exit.finished_at = at;
+  exit.message = std::move(why);
+  return exit;
+}
+
+// Deletes a task's directory. A scratch directory its supervisor did not take back (it was
+// killed first) is emptied as its account: walked by root, a link swapped in at the right moment
+// could make root delete a file anywhere.
+Status RemoveTaskDir(const std::string& dir) {
+  std::string work = dir + "/work";
+  struct stat st {};
+  if (::lstat(work.c_str(), &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid != ::geteuid()) {
+    COHORT_RETURN_IF_ERROR(EmptyDirectoryAs(work, Owner{st.st_uid, st.st_gid}));
+  }
+  std::error_code ec;
+  fs::remove_all(dir, ec);
+  if (ec) return Status::Internal(fmt::format("cannot delete {}: {}", dir, ec.message()));
+  return Status::Ok();
+}
+
+// The same, for a task the agent is done with: what is left is only logged.
+void DiscardTaskDir(const std::string& dir) {
+  Status removed = RemoveTaskDir(dir);
+  if (!removed.ok()) spdlog::error("{} is left on disk: {}", dir, removed.message());
+}
+
 // Sleeps for `d`, or less once `stop` is set, so that stopping never waits out a back-off.
 void SleepUnlessStopped(Duration d, const std::atomic<bool>& stop) {
   constexpr Duration kSlice = std::chrono::milliseconds(50);
@@ -81,14 +116,33 @@ Agent::Agent(AgentConfig config, GpuInventory gpus, AgentDeps deps)
 Agent::~Agent() = default;
 
 Status Agent::Start() {
-  std::error_code ec;
-  fs::create_directories(config_.data_dir + "/tasks", ec);
-  if (ec) {
-    return Status::Internal(
-        fmt::format("cannot create {}/tasks: {}", config_.data_dir, ec.message()));
-  }
+  accounts_ = TaskAccounts::OfThisProcess(config_.allow_root_tasks, config_.node.id);
+  spdlog::info("{}", accounts_->Describe());
+  COHORT_RETURN_IF_ERROR(PrepareDataDir());
   COHORT_RETURN_IF_ERROR(LoadInstance());
   AdoptExistingTasks();
+  return Status::Ok();
+}
+
+Status Agent::PrepareDataDir() {
+  const std::string& dir = config_.data_dir;
+  const Owner self{::geteuid(), ::getegid()};
+  struct stat st {};
+  if (::stat(dir.c_str(), &st) != 0) {
+    if (errno != ENOENT) {
+      return Status::Internal(fmt::format("data directory {}: {}", dir, strerror(errno)));
+    }
+    Status made = EnsureDirectory(dir, 0711, self);
+    if (!made.ok()) return Status::Internal("cannot create the data directory " + made.message());
+  } else if (!S_ISDIR(st.st_mode) || st.st_uid != self.uid || (st.st_mode & 022) != 0) {
+    // Whoever may write in it could swap a task's files for links that the agent then follows.
+    return Status::Internal(fmt::format(
+        "data directory {} must be a directory of this agent's (uid {}) that no one else may "
+        "write in; it is owned by uid {} with mode {:04o}",
+        dir, self.uid, st.st_uid, st.st_mode & 07777));
+  }
+  Status tasks = EnsureDirectory(dir + "/tasks", 0711, self);
+  if (!tasks.ok()) return Status::Internal("cannot prepare " + tasks.message());
   return Status::Ok();
 }
 
@@ -104,7 +158,7 @@ Status Agent::LoadInstance() {
   }
   std::random_device random;
   for (int i = 0; i < 4; ++i) instance += fmt::format("{:08x}", random());
-  if (!WriteFileAtomically(path, instance + "\n")) {
+  if (!WriteFileAtomically(path, instance + "\n", 0600)) {
     return Status::Internal(fmt::format("cannot write {}", path));
   }
   spdlog::info("new data directory {}: this agent is instance {}", config_.data_dir, instance);
@@ -143,49 +197,78 @@ void Agent::AdoptExistingTasks() {
   }
 }
 
+void Agent::NotStarted(LocalTask& t, const char* what, const std::string& why) {
+  spdlog::error("task {}: the agent {} it: {}", t.id.ToString(), what, why);
+  // Best effort: the report carries the reason whether or not the output could be written.
+  WriteFileAtomically(t.dir + "/output.log",
+                      fmt::format("cohort: the agent {} the task: {}\n", what, why), 0600);
+  t.exit = NeverRan(t.started_at, why);
+}
+
 void Agent::Launch(const TaskLaunch& launch) {
   LocalTask t;
   t.id = launch.id;
   t.dir = fmt::format("{}/tasks/{}", config_.data_dir, launch.id.ToString());
   t.grace_period = launch.grace_period;
   t.started_at = clock_.Now();
-  std::error_code ec;
-  fs::remove_all(t.dir, ec);
-  fs::create_directories(t.dir, ec);
-  // The master checks workdirs too; a task that would run outside its directory all the same
-  // fails with the reason in its log, rather than run somewhere it was never meant to.
-  if (auto problem = WorkdirProblem(launch.workdir)) {
-    spdlog::error("task {}: refused: workdir {}", t.id.ToString(), *problem);
-    WriteFileAtomically(t.dir + "/output.log",
-                        fmt::format("cohort: the agent refused to start the task: workdir \"{}\" "
-                                    "{}\n",
-                                    launch.workdir, *problem));
-    t.exit = TaskExit{126, std::nullopt, false, t.started_at, t.started_at};
-    tasks_[t.id] = std::move(t);
-    return;
-  }
-  Json spec{{"command", launch.command},
-            {"env", launch.env},
-            {"workdir", launch.workdir},
-            {"grace_period_ms", ToMillis(launch.grace_period)},
-            {"output_limit_bytes", config_.log_limit}};
-  if (ec || !WriteFileAtomically(t.dir + "/spec.json", spec.dump())) {
-    spdlog::error("task {}: cannot write its directory {}", t.id.ToString(), t.dir);
-    WriteFileAtomically(t.dir + "/output.log",
-                        "cohort: the agent could not prepare the task directory\n");
-    t.exit = TaskExit{126, std::nullopt, false, t.started_at, t.started_at};
-    tasks_[t.id] = std::move(t);
-    return;
-  }
-  auto pid = launcher_.StartSupervisor(t.dir);
-  if (!pid.ok()) {
-    spdlog::error("task {}: {}", t.id.ToString(), pid.status().ToString());
-    t.exit = TaskExit{126, std::nullopt, false, t.started_at, t.started_at};
-  } else {
+  // Fills in `t` and records it however the launch goes.
+  auto launch_into = [&]() {
+    // The agent's (0711): the task's account reaches its scratch directory inside, and can
+    // list or read nothing else (docs/security.md).
+    Status made = RemoveTaskDir(t.dir);
+    if (made.ok()) made = EnsureDirectory(t.dir, 0711, Owner{::geteuid(), ::getegid()});
+    if (!made.ok()) {
+      spdlog::error("task {}: cannot create its directory: {}", t.id.ToString(), made.message());
+      t.exit = NeverRan(t.started_at,
+                        "the agent could not prepare the task's directory: " + made.message());
+      return;
+    }
+    // The master checks workdirs too; a task that would run outside its directory all the same
+    // fails with the reason in its log, rather than run somewhere it was never meant to.
+    if (auto problem = WorkdirProblem(launch.workdir)) {
+      return NotStarted(t, "refused to start",
+                        fmt::format("workdir \"{}\" {}", launch.workdir, *problem));
+    }
+    auto account = accounts_->Resolve(launch.run_as, t.dir + "/work");
+    if (!account.ok()) {
+      return NotStarted(t, "refused to start", account.status().message());
+    }
+    auto job_dirs = PrepareJobDirectories(launch, *account, accounts_->root());
+    if (!job_dirs.ok()) {
+      return NotStarted(t, "could not start", job_dirs.status().message());
+    }
+    Json spec{{"command", launch.command},
+              {"env", launch.env},
+              {"workdir", launch.workdir},
+              {"grace_period_ms", ToMillis(launch.grace_period)},
+              {"output_limit_bytes", config_.log_limit},
+              {"uid", account->uid},
+              {"gid", account->gid},
+              {"user", account->name},
+              {"home", account->home},
+              {"job_dirs", *job_dirs}};
+    // 0600: the environment may hold the job's secrets.
+    if (!WriteFileAtomically(t.dir + "/spec.json", spec.dump(), 0600)) {
+      return NotStarted(t, "could not start",
+                        fmt::format("cannot write {}/spec.json: {}", t.dir, strerror(errno)));
+    }
+    auto pid = launcher_.StartSupervisor(t.dir);
+    if (!pid.ok()) {
+      spdlog::error("task {}: {}", t.id.ToString(), pid.status().ToString());
+      t.exit = NeverRan(t.started_at, "the agent could not start the task's supervisor: " +
+                                          pid.status().message());
+      return;
+    }
     t.supervisor = *pid;
-    WriteFileAtomically(t.dir + "/supervisor.pid", std::to_string(*pid));
-    spdlog::info("task {} started (supervisor pid {})", t.id.ToString(), *pid);
-  }
+    if (!WriteFileAtomically(t.dir + "/supervisor.pid", std::to_string(*pid), 0600)) {
+      // A restarted agent would not find the supervisor, and would report the task lost.
+      spdlog::warn("task {}: cannot write {}/supervisor.pid: {}", t.id.ToString(), t.dir,
+                   strerror(errno));
+    }
+    spdlog::info("task {} started as {} (uid {}; supervisor pid {})", t.id.ToString(),
+                 account->name, account->uid, *pid);
+  };
+  launch_into();
   tasks_[t.id] = std::move(t);
 }
 
@@ -197,7 +280,7 @@ void Agent::Apply(const DesiredState& desired) {
     LocalTask& t = it->second;
     if (t.shipped < FileSize(t.dir + "/output.log")) {
       // Its end was reported before all of its output was shipped: the rest still goes.
-      if (!t.forgotten && !WriteFileAtomically(t.dir + "/" + kForgottenFile, "")) {
+      if (!t.forgotten && !WriteFileAtomically(t.dir + "/" + kForgottenFile, "", 0600)) {
         spdlog::warn(
             "task {}: cannot mark its directory forgotten; a restarted agent would "
             "report it again",
@@ -206,8 +289,7 @@ void Agent::Apply(const DesiredState& desired) {
       t.forgotten = true;
       continue;
     }
-    std::error_code ec;
-    fs::remove_all(t.dir, ec);
+    DiscardTaskDir(t.dir);
     tasks_.erase(it);
   }
   // Answers may cross on the two connections; an older desired state must not undo a newer one.
@@ -248,6 +330,7 @@ AgentReport Agent::BuildReport() {
       r.exit_code = t.exit->exit_code;
       r.signal = t.exit->signal;
       r.finished_at = t.exit->finished_at;
+      r.message = t.exit->message;
     }
     report.tasks.push_back(std::move(r));
   }
@@ -320,8 +403,7 @@ bool Agent::ShipLogs() {
   for (auto it = tasks_.begin(); it != tasks_.end();) {
     LocalTask& t = it->second;
     if (t.forgotten && t.shipped >= FileSize(t.dir + "/output.log")) {
-      std::error_code ec;
-      fs::remove_all(t.dir, ec);
+      DiscardTaskDir(t.dir);
       it = tasks_.erase(it);
       continue;
     }

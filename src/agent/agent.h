@@ -27,6 +27,7 @@
 
 #include "agent/gpu_probe.h"
 #include "agent/master_client.h"
+#include "agent/task_account.h"
 #include "agent/task_launcher.h"
 #include "agent/task_supervisor.h"
 #include "common/time.h"
@@ -44,6 +45,8 @@ struct AgentConfig {
   int64_t log_limit = int64_t{256} << 20;
   int64_t ship_per_round = int64_t{2} << 20;   // bytes per task and round (poll_interval)
   int64_t ship_before_end = int64_t{4} << 20;  // what an ended task ships before its end
+  // An agent running as root runs a task of root as root only with this (--allow-root-tasks).
+  bool allow_root_tasks = false;
 };
 
 // What the agent acts through. Each must outlive the agent.
@@ -60,7 +63,8 @@ class Agent {
 
   // Creates the task directories' root and adopts the tasks an earlier agent left in it (their
   // supervisors keep running; ended ones are reported with their exit). kInternal if the data
-  // directory is unusable. Call once, before the rest.
+  // directory is unusable: not this process's, or writable by others. Call once, before the
+  // rest.
   Status Start();
 
   // One round, as a test drives it: notices new pids, ended supervisors and overdue stops;
@@ -104,10 +108,16 @@ class Agent {
     bool end_announced = false;
   };
 
+  // Makes the data directory and its tasks/ this process's, searchable by tasks (0711: each
+  // task's account reaches its own scratch directory) and readable by no one else.
+  Status PrepareDataDir();
   // Reads the agent's instance name from its data directory, or makes one up for a new one.
   Status LoadInstance();
   void AdoptExistingTasks();
   void Launch(const TaskLaunch& launch);  // requires mu_
+  // Records a task that the agent `what` ("refused to start"): `why` goes to its output and
+  // its report.
+  void NotStarted(LocalTask& t, const char* what, const std::string& why);
   void Apply(const DesiredState& desired);
   AgentReport BuildReport();
   // Notices new pids, ended supervisors and overdue stops; returns true if the master should
@@ -131,6 +141,7 @@ class Agent {
   const Clock& clock_;
   TaskLauncher& launcher_;
   MasterClient& master_;
+  std::optional<TaskAccounts> accounts_;  // from Start()
   std::mutex mu_;  // guards tasks_, applied_version_ and every call of launcher_
   std::map<TaskId, LocalTask> tasks_;
   uint64_t applied_version_ = 0;

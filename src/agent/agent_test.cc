@@ -4,11 +4,14 @@
 #include "agent/agent.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <filesystem>
+#include <fstream>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -19,6 +22,7 @@
 #include "agent/fake_task_launcher.h"
 #include "agent/output_file.h"
 #include "model/json.h"
+#include "os/credentials.h"
 #include "os/process.h"
 
 namespace cohort::agent {
@@ -133,9 +137,17 @@ constexpr const char* kNode = "node-1";
 
 TaskId Id(JobId job, int index = 0) { return TaskId{job, 1, "worker", index}; }
 
+// The account running the test: the tasks of these tests run as it (root in CI, where the
+// fixture's agents allow root tasks).
+std::string Self() {
+  auto self = AccountOfUid(::geteuid());
+  return self.ok() ? self->name : std::to_string(::geteuid());
+}
+
 TaskLaunch Launch(const TaskId& id, Duration grace = seconds(30)) {
   TaskLaunch l;
   l.id = id;
+  l.run_as.user = Self();
   l.command = {"/bin/sh", "-c", "echo hi"};
   l.env = {{"COHORT_JOB_ID", std::to_string(id.job)}};
   l.grace_period = grace;
@@ -155,6 +167,7 @@ class AgentTest : public ::testing::Test {
               ::testing::UnitTest::GetInstance()->current_test_info()->name())),
         launcher_(clock_) {
     fs::remove_all(dir_);
+    config_.allow_root_tasks = true;
   }
   ~AgentTest() override { fs::remove_all(dir_); }
 
@@ -262,6 +275,84 @@ TEST_F(AgentTest, RefusesAWorkdirThatEscapesTheTaskDirectoryAndReportsTheTaskFai
             "contain a '..' component: a relative workdir stays within its directory; write an "
             "absolute path to run elsewhere\n");
   EXPECT_EQ(Reported(b).state, TaskState::kRunning);
+}
+
+// docs/security.md: only the task's account reaches its scratch directory; the files the agent
+// acts on are its own and no one else's.
+TEST_F(AgentTest, KeepsItsDataDirectoryAndEveryTaskFilePrivate) {
+  TaskId a = Id(7);
+  master_.Want(kNode, Desired(1, {Launch(a)}));
+  auto agent = NewAgent();
+  ASSERT_TRUE(agent->Step().ok());
+  auto mode = [](const std::string& path) {
+    struct stat st {};
+    EXPECT_EQ(::lstat(path.c_str(), &st), 0) << path;
+    return st.st_mode & 07777;
+  };
+  EXPECT_EQ(mode(dir_.string()), 0711u);
+  EXPECT_EQ(mode(dir_ / "tasks"), 0711u);
+  EXPECT_EQ(mode(dir_ / "instance"), 0600u);
+  EXPECT_EQ(mode(TaskDir(a)), 0711u);
+  EXPECT_EQ(mode(TaskDir(a) + "/spec.json"), 0600u);
+  EXPECT_EQ(mode(TaskDir(a) + "/supervisor.pid"), 0600u);
+  // The spec names the account the supervisor makes the command.
+  auto spec = ParseJson(ReadFileOrEmpty(TaskDir(a) + "/spec.json"));
+  ASSERT_TRUE(spec.ok());
+  auto self = AccountOfUid(::geteuid());
+  ASSERT_TRUE(self.ok());
+  EXPECT_EQ((*spec)["uid"], self->uid);
+  EXPECT_EQ((*spec)["gid"], self->gid);
+  EXPECT_EQ((*spec)["user"], self->name);
+  EXPECT_EQ((*spec)["home"], self->home);
+}
+
+TEST_F(AgentTest, RefusesADataDirectoryOthersMayWriteIn) {
+  fs::create_directories(dir_);
+  fs::permissions(dir_, fs::perms::all);
+  AgentConfig config = config_;
+  config.data_dir = dir_.string();
+  config.node.id = kNode;
+  Agent agent(config, GpuInventory{{}, {}, "declared"}, AgentDeps{clock_, launcher_, master_});
+  Status s = agent.Start();
+  EXPECT_EQ(s.code(), StatusCode::kInternal);
+  EXPECT_EQ(s.message(),
+            fmt::format("data directory {} must be a directory of this agent's (uid {}) that no "
+                        "one else may write in; it is owned by uid {} with mode 0777",
+                        dir_.string(), ::geteuid(), ::geteuid()));
+}
+
+// What the agent of a root agent refuses fails the task alone, with the reason in its output
+// and in its report (which the master puts in the job's events).
+TEST_F(AgentTest, ATaskThatCannotRunAsItsUserFailsWithTheReason) {
+  if (::geteuid() != 0) GTEST_SKIP() << "an agent that is not root runs every task as itself";
+  config_.allow_root_tasks = false;
+  std::string missing = "cohort-t-none-" + std::to_string(::getpid());
+  TaskId a = Id(7), b = Id(8), c = Id(9);
+  TaskLaunch of_missing = Launch(a);
+  of_missing.run_as.user = missing;
+  TaskLaunch of_root = Launch(b);
+  of_root.run_as.user = "root";
+  TaskLaunch of_nobody = Launch(c);
+  of_nobody.run_as.user = "nobody";
+  master_.Want(kNode, Desired(1, {of_missing, of_root, of_nobody}));
+  auto agent = NewAgent();
+  ASSERT_TRUE(agent->Step().ok());
+  ASSERT_TRUE(agent->Step().ok());
+  EXPECT_EQ(launcher_.starts(), std::vector<std::string>{TaskDir(c)}) << "only c starts";
+
+  const std::string no_account = "no Unix account \"" + missing +
+                                 "\" on node-1: create it, or have an admin map the Cohort "
+                                 "user to a uid";
+  EXPECT_EQ(Reported(a).state, TaskState::kFailed);
+  EXPECT_EQ(Reported(a).exit_code, 126);
+  EXPECT_EQ(Reported(a).message, no_account);
+  EXPECT_EQ(master_.log(a), "cohort: the agent refused to start the task: " + no_account + "\n");
+  EXPECT_EQ(Reported(b).state, TaskState::kFailed);
+  EXPECT_EQ(Reported(b).message,
+            "the task would run as root (uid 0, user \"root\") on node-1, which this agent "
+            "refuses: start the agent with --allow-root-tasks to run tasks of root");
+  EXPECT_EQ(Reported(c).state, TaskState::kRunning);
+  EXPECT_EQ(Reported(c).message, "");
 }
 
 TEST_F(AgentTest, StopsAnUnwantedTaskWithSigtermThenKillsEverythingAfterGraceAndSlack) {
@@ -517,6 +608,42 @@ TEST_F(AgentTest, ForgetDeletesAnEndedTaskAndItsDirectory) {
   EXPECT_FALSE(InLastReport(a));
   EXPECT_EQ(Reported(b).state, TaskState::kRunning);
   EXPECT_EQ(launcher_.starts().size(), 2u);
+}
+
+// A supervisor killed before it took its scratch directory back leaves it to the account: the
+// agent empties it as the account, so that no link the account swaps in sends root elsewhere.
+TEST_F(AgentTest, DeletesAScratchDirectoryLeftToItsAccountAsThatAccount) {
+  if (::geteuid() != 0) GTEST_SKIP() << "acting as another account needs root";
+  TaskId a = Id(7);
+  master_.Want(kNode, Desired(1, {Launch(a)}));
+  auto agent = NewAgent();
+  ASSERT_TRUE(agent->Step().ok());
+  fs::path work = fs::path(TaskDir(a)) / "work";
+  fs::create_directories(work / "sub");
+  fs::path outside = dir_ / "precious";
+  std::ofstream(outside) << "keep";
+  fs::create_symlink(outside, work / "sub" / "link");
+  for (const fs::path& p : {work, work / "sub", work / "sub" / "link"}) {
+    ASSERT_EQ(::lchown(p.c_str(), 65534, 65534), 0);
+  }
+  // And one in which the account cannot delete everything (root's own, there): root does not
+  // finish the job, so the directory stays on disk.
+  TaskId b = Id(8);
+  master_.Want(kNode, Desired(2, {Launch(b)}));
+  ASSERT_TRUE(agent->Step().ok());
+  fs::path work_b = fs::path(TaskDir(b)) / "work";
+  fs::create_directories(work_b / "roots");
+  std::ofstream(work_b / "roots" / "f") << "x";
+  ASSERT_EQ(::chown(work_b.c_str(), 65534, 65534), 0);
+
+  launcher_.Crash(Supervisor(a));
+  launcher_.Crash(Supervisor(b));
+  ASSERT_TRUE(agent->Step().ok());
+  master_.Want(kNode, Desired(3, {}, {a, b}));
+  ASSERT_TRUE(agent->Step().ok());
+  EXPECT_FALSE(fs::exists(TaskDir(a)));
+  EXPECT_EQ(ReadFileOrEmpty(outside.string()), "keep");
+  EXPECT_TRUE(fs::exists(work_b / "roots" / "f")) << "deleted as root";
 }
 
 TEST_F(AgentTest, AnOlderDesiredStateDoesNotUndoANewerOne) {

@@ -1,11 +1,14 @@
 #include "agent/task_launcher.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <signal.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstring>
 
 #include "os/process.h"
 
@@ -19,8 +22,18 @@ StatusOr<std::unique_ptr<ProcessTaskLauncher>> ProcessTaskLauncher::Create(std::
 }
 
 StatusOr<pid_t> ProcessTaskLauncher::StartSupervisor(const std::string& task_dir) {
+  // Made here, 0600, so that the supervisor's output is as private as the rest of the task's
+  // directory (Spawn would make it 0644).
+  std::string log = task_dir + "/supervisor.log";
+  int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_NOFOLLOW | O_CLOEXEC, 0600);
+  if (fd < 0 || ::fchmod(fd, 0600) != 0) {
+    Status s = Status::Internal(fmt::format("cannot create {}: {}", log, strerror(errno)));
+    if (fd >= 0) ::close(fd);
+    return s;
+  }
+  ::close(fd);
   return Spawn({cohortd_, "run-task", "--task-dir", task_dir},
-               SpawnOptions{task_dir + "/supervisor.log", /*new_session=*/true, {}});
+               SpawnOptions{log, /*new_session=*/true, {}});
 }
 
 void ProcessTaskLauncher::SignalSupervisor(pid_t pid, int signal) {

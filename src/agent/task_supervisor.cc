@@ -17,8 +17,11 @@
 #include <vector>
 
 #include "agent/output_file.h"
+#include "common/strings.h"
 #include "model/json.h"
 #include "model/workdir.h"
+#include "os/credentials.h"
+#include "os/directory.h"
 #include "os/process.h"
 #include "os/real_clock.h"
 
@@ -31,6 +34,12 @@ struct TaskSpec {
   std::string workdir;
   Duration grace_period = std::chrono::seconds(30);
   int64_t output_limit = 0;  // 0: the output is kept whole
+  // Who the command runs as, as the agent resolved it.
+  uid_t uid = 0;
+  gid_t gid = 0;
+  std::string user;
+  std::string home;
+  std::vector<std::string> job_dirs;  // must be usable by the account
 };
 
 StatusOr<TaskSpec> ReadSpec(const std::string& dir) {
@@ -46,6 +55,11 @@ StatusOr<TaskSpec> ReadSpec(const std::string& dir) {
     spec.workdir = doc.value("workdir", "");
     spec.grace_period = std::chrono::milliseconds(doc.value("grace_period_ms", 30000));
     spec.output_limit = doc.value("output_limit_bytes", int64_t{0});
+    spec.uid = doc.at("uid").get<uid_t>();
+    spec.gid = doc.at("gid").get<gid_t>();
+    spec.user = doc.at("user").get<std::string>();
+    spec.home = doc.at("home").get<std::string>();
+    spec.job_dirs = doc.value("job_dirs", std::vector<std::string>{});
     if (spec.command.empty()) return Status::InvalidArgument("spec.json: empty command");
     return spec;
   } catch (const std::exception& e) {
@@ -73,8 +87,51 @@ void SignalAll(int self, int main_pgid, int sig) {
   for (int pid : Descendants(self)) ::kill(pid, sig);
 }
 
+// In the child: the write end of the pipe that tells the supervisor why the command could not
+// be started (closed by a successful exec).
+int g_setup_error_fd = -1;
+
+// A failure to set the task up, before its command runs: to its output, and to the supervisor,
+// which puts it in exit.json for the task's report.
+[[noreturn]] void Fail(const char* what, const std::string& where) {
+  std::string message = fmt::format("{} {}: {}", what, where, strerror(errno));
+  dprintf(STDERR_FILENO, "cohort: %s\n", message.c_str());
+  if (g_setup_error_fd >= 0) (void)!::write(g_setup_error_fd, message.data(), message.size());
+  _exit(126);
+}
+
+// Becomes the task's account for good (docs/security.md). A supervisor that is not root runs
+// every task as its own account, which has nothing to give up.
+void BecomeTheAccount(const TaskSpec& spec) {
+  std::string who = fmt::format("as {} (uid {}, gid {})", spec.user, spec.uid, spec.gid);
+  if (::geteuid() == 0) {
+    if (const char* failed = DropPrivileges(spec.uid, spec.gid)) {
+      Fail("cannot run the task", fmt::format("{}: {}", who, failed));
+    }
+    return;
+  }
+  if (::getuid() != spec.uid) {
+    errno = EPERM;
+    Fail("cannot run the task", who + ": this supervisor is not root");
+  }
+  if (const char* failed = ForbidNewPrivileges()) Fail("cannot run the task", failed);
+}
+
+// Makes the relative workdir below the working directory, as the account, so that it owns it.
+void MakeRelativeWorkdir(const std::string& workdir) {
+  std::string path;
+  for (const std::string& part : Split(workdir, '/')) {
+    if (part.empty() || part == ".") continue;
+    path += (path.empty() ? "" : "/") + part;
+    if (::mkdir(path.c_str(), 0755) != 0 && errno != EEXIST) {
+      Fail("cannot create the working directory", path);
+    }
+  }
+}
+
 // Exec of the task's command, in the child. Only async-signal-safe calls until exec, except
-// for the error path, which writes to the log and exits.
+// for the error path, which writes to the log and exits. (The supervisor is single-threaded,
+// so the child may still allocate.)
 [[noreturn]] void ExecTask(const TaskSpec& spec, const std::string& dir, int log_fd,
                            const sigset_t& old_mask) {
   ::setpgid(0, 0);
@@ -84,15 +141,28 @@ void SignalAll(int self, int main_pgid, int sig) {
   if (devnull >= 0) ::dup2(devnull, STDIN_FILENO);
   for (int s = 1; s < NSIG; ++s) ::signal(s, SIG_DFL);
   ::sigprocmask(SIG_SETMASK, &old_mask, nullptr);
-  std::string workdir = ResolveWorkdir(dir + "/work", spec.workdir);
-  if (::chdir(workdir.c_str()) != 0) {
-    dprintf(STDERR_FILENO, "cohort: cannot enter the working directory %s: %s\n", workdir.c_str(),
-            strerror(errno));
-    _exit(126);
+  // The scratch directory is entered while still root: its parents (the agent's data directory)
+  // need not be searchable by the account, and the directory itself is the account's.
+  std::string scratch = dir + "/work";
+  if (::chdir(scratch.c_str()) != 0) Fail("cannot enter the working directory", scratch);
+  BecomeTheAccount(spec);
+  // Everything from here on is checked with the account's rights, not root's.
+  if (!spec.workdir.empty() && spec.workdir[0] != '/') MakeRelativeWorkdir(spec.workdir);
+  std::string workdir = ResolveWorkdir(scratch, spec.workdir);
+  // Relative to the scratch directory, or absolute.
+  const char* enter = spec.workdir.empty() ? "." : spec.workdir.c_str();
+  if (::chdir(enter) != 0) Fail("cannot enter the working directory", workdir);
+  for (const auto& d : spec.job_dirs) {
+    if (::access(d.c_str(), R_OK | W_OK | X_OK) != 0) {
+      Fail(fmt::format("{} cannot use the job's directory", spec.user).c_str(),
+           d + " (every directory above it must be searchable by the account)");
+    }
   }
-  // The agent's environment (PATH, HOME, LANG, ...) with the task's on top. (The supervisor is
-  // single-threaded, so the child may still allocate.)
-  std::vector<std::string> env_strings = EnvironmentWith(spec.env);
+  // The agent's environment (PATH, LANG, ...), the account's, then the task's on top.
+  std::map<std::string, std::string> overlay = {
+      {"HOME", spec.home}, {"USER", spec.user}, {"LOGNAME", spec.user}};
+  for (const auto& [k, v] : spec.env) overlay[k] = v;
+  std::vector<std::string> env_strings = EnvironmentWith(overlay);
   std::vector<char*> envp;
   for (auto& s : env_strings) envp.push_back(s.data());
   envp.push_back(nullptr);
@@ -124,6 +194,7 @@ StatusOr<TaskExit> ReadTaskExit(const std::string& task_dir) {
     exit.stopped = doc.value("stopped", false);
     exit.started_at = FromMicros(doc.value("started_at_us", int64_t{0}));
     exit.finished_at = FromMicros(doc.value("finished_at_us", int64_t{0}));
+    exit.message = doc.value("message", "");
     return exit;
   } catch (const std::exception& e) {
     return Status::Internal(fmt::format("{}/exit.json: {}", task_dir, e.what()));
@@ -136,7 +207,8 @@ Status WriteTaskExit(const std::string& task_dir, const TaskExit& exit) {
            {"stopped", exit.stopped},
            {"started_at_us", ToMicros(exit.started_at)},
            {"finished_at_us", ToMicros(exit.finished_at)}};
-  if (!WriteFileAtomically(task_dir + "/exit.json", doc.dump() + "\n")) {
+  if (!exit.message.empty()) doc["message"] = exit.message;
+  if (!WriteFileAtomically(task_dir + "/exit.json", doc.dump() + "\n", 0600)) {
     return Status::Internal(
         fmt::format("cannot write {}/exit.json: {}", task_dir, strerror(errno)));
   }
@@ -164,16 +236,19 @@ int RunTaskSupervisor(const std::string& dir) {
   }
   // Orphans of the task become our children, so they can be found and killed.
   ::prctl(PR_SET_CHILD_SUBREAPER, 1);
-  ::mkdir((dir + "/work").c_str(), 0755);
-  if (!spec->workdir.empty() && spec->workdir[0] != '/') {
-    // A relative workdir is a directory of the task's own (model/workdir.h): made here.
-    std::error_code ec;
-    std::filesystem::create_directories(ResolveWorkdir(dir + "/work", spec->workdir), ec);
+  // The scratch directory and the output are the account's, and no one else's; the rest of the
+  // task directory stays the supervisor's (docs/security.md).
+  std::optional<Owner> owner;
+  if (::geteuid() == 0) owner = Owner{spec->uid, spec->gid};
+  if (Status work = EnsureDirectory(dir + "/work", 0700, owner); !work.ok()) {
+    fmt::print(stderr, "run-task: {}\n", work.message());
+    return finish(TaskExit{126, std::nullopt, false, {}, {}, work.message()});
   }
-  int log_fd =
-      ::open((dir + "/output.log").c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
-  if (log_fd < 0) {
-    fmt::print(stderr, "run-task: cannot open {}/output.log: {}\n", dir, strerror(errno));
+  int log_fd = ::open((dir + "/output.log").c_str(),
+                      O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
+  if (log_fd < 0 || (owner && ::fchown(log_fd, owner->uid, owner->gid) != 0)) {
+    fmt::print(stderr, "run-task: cannot open {}/output.log for {}: {}\n", dir, spec->user,
+               strerror(errno));
     return finish(TaskExit{126, std::nullopt, false, {}, {}});
   }
 
@@ -182,14 +257,26 @@ int RunTaskSupervisor(const std::string& dir) {
   for (int s : {SIGCHLD, SIGTERM, SIGINT, SIGHUP}) sigaddset(&handled, s);
   ::sigprocmask(SIG_BLOCK, &handled, &old_mask);
 
+  int setup_error[2];
+  if (::pipe2(setup_error, O_CLOEXEC) != 0) {
+    dprintf(log_fd, "cohort: cannot start the task: pipe: %s\n", strerror(errno));
+    return finish(TaskExit{126, std::nullopt, false, {}, {}});
+  }
   pid_t child = ::fork();
   if (child < 0) {
     dprintf(log_fd, "cohort: cannot start the task: %s\n", strerror(errno));
     return finish(TaskExit{126, std::nullopt, false, {}, {}});
   }
-  if (child == 0) ExecTask(*spec, dir, log_fd, old_mask);
+  if (child == 0) {
+    g_setup_error_fd = setup_error[1];
+    ExecTask(*spec, dir, log_fd, old_mask);
+  }
+  ::close(setup_error[1]);
   ::setpgid(child, child);  // also in the parent, so that kill(-child) works at once
-  WriteFileAtomically(dir + "/task.pid", std::to_string(child) + "\n");
+  if (!WriteFileAtomically(dir + "/task.pid", std::to_string(child) + "\n", 0600)) {
+    // The agent learns the pid later, or never; the task runs all the same.
+    fmt::print(stderr, "run-task: cannot write {}/task.pid: {}\n", dir, strerror(errno));
+  }
   // The output is bounded here, where it is written, so that it stays bounded while no agent
   // runs. A task can write a lot in one round: rounds are short while there is a limit.
   OutputTrimmer trimmer{log_fd, spec->output_limit};
@@ -235,6 +322,18 @@ int RunTaskSupervisor(const std::string& dir) {
   }
   trimmer.Trim();
   ::close(log_fd);
+  // Nothing of the task runs any more: its scratch directory is emptied as its account, then
+  // taken back, so that the agent, as root, later deletes only what the account can no longer
+  // touch.
+  Status emptied = EmptyDirectoryAs(dir + "/work", owner);
+  if (emptied.ok() && owner)
+    emptied = EnsureDirectory(dir + "/work", 0700, Owner{::geteuid(), ::getegid()});
+  if (!emptied.ok()) fmt::print(stderr, "run-task: {}\n", emptied.message());
+  // The child has ended, so every write end is closed: this reads what it said, or nothing.
+  char why[1024];
+  ssize_t n = ::read(setup_error[0], why, sizeof(why));
+  if (n > 0) exit.message.assign(why, static_cast<size_t>(n));
+  ::close(setup_error[0]);
   exit.stopped = stopping;
   return finish(exit);
 }

@@ -8,11 +8,18 @@
 //
 // Files in DIR:
 //   spec.json        written by the agent: command, env, workdir, grace_period_ms,
-//                    output_limit_bytes
-//   output.log       stdout and stderr of the task, appended; with a limit, only about the last
-//                    output_limit_bytes of it take space on disk (agent/output_file.h)
+//                    output_limit_bytes, and the account (uid, gid, user, home, job_dirs)
+//   work/            the scratch directory, the account's (0700)
+//   output.log       stdout and stderr of the task, appended, the account's (0600); with a
+//                    limit, only about the last output_limit_bytes of it take space on disk
+//                    (agent/output_file.h)
 //   task.pid         the command's pid (also its process group id), once started
 //   exit.json        written last: exit_code or signal, stopped (true if asked to stop), times
+// Every other file is the supervisor's (0600): the agent trusts the pids and exits in them.
+//
+// The supervisor stays root when the agent is: only the command's process becomes the task's
+// account (os/credentials.h), so the task cannot signal, trace or outlive its supervisor, nor
+// write the files the agent acts on as root.
 //
 // Stopping: SIGTERM (or SIGINT) to the supervisor sends SIGTERM to every process of the task,
 // waits the grace period, then sends SIGKILL to whatever is left. When the command's main process
@@ -33,6 +40,7 @@ struct TaskExit {
   bool stopped = false;  // the supervisor was asked to stop the task
   Timestamp started_at;
   Timestamp finished_at;
+  std::string message = {};  // why the task could not start; empty if it ran
 };
 
 // The main of `cohortd run-task`. Returns the process exit status of the supervisor (0 once

@@ -241,6 +241,9 @@ int RunUp(const UpOptions& o) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   std::string admin_token(Trim(ReadFileOrEmpty(admin_token_file)));
+  // Run as root, `up` is root's own cluster: its jobs are root's, and their tasks run as root
+  // (an agent refuses that unless told). Tasks of other users run as those users.
+  const bool root = ::geteuid() == 0;
   for (int i = 0; i < o.agents; ++i) {
     std::string name = fmt::format("agent-{}", i);
     // Agents of one machine share its ports: each gets its own range.
@@ -265,6 +268,7 @@ int RunUp(const UpOptions& o) {
                                      fmt::format("{}-{}", first, first + 999),
                                      "--join-token-file",
                                      join_token_file};
+    if (root) args.push_back("--allow-root-tasks");
     args.insert(args.end(), agent_tls.begin(), agent_tls.end());
     s = start(name, args);
     if (!s.ok()) return abort(s, "");
@@ -302,6 +306,11 @@ int RunUp(const UpOptions& o) {
   progress.Done();
   fmt::print(stderr, "cluster up: {} agents x {} GPUs, data and logs in {}\n", o.agents,
              o.gpus_per_agent, dir);
+  if (root) {
+    fmt::print(stderr,
+               "running as root: tasks of root's jobs run as root (agents have "
+               "--allow-root-tasks); other users' tasks run as those users\n");
+  }
   if (o.tls) {
     // On stdout, so that `eval "$(cohort up --tls)"` sets them.
     fmt::print(stderr, "over HTTPS; use it with:\n");

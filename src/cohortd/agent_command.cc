@@ -80,6 +80,9 @@ void AddAgentCommand(CLI::App& app, AgentOptions& o) {
                   "<its data-dir>/join-token), else $COHORT_JOIN_TOKEN. Needed to join the "
                   "first time; afterwards the node's own credential in <data-dir>/credential "
                   "is used");
+  cmd->add_flag("--allow-root-tasks", o.allow_root_tasks,
+                "Run the tasks of jobs whose user is root as root; without it, an agent running "
+                "as root refuses them (every other task runs as its job's user)");
   cmd->add_option("--log-level", o.log_level, "trace, debug, info, warn or error")
       ->capture_default_str();
 }
@@ -143,6 +146,7 @@ int RunAgent(const AgentOptions& o) {
   if (!log_limit.ok()) return fail("--log-limit: " + log_limit.status().message());
   if (*log_limit < (1 << 20)) return fail("--log-limit: must be at least 1Mi");
   config.log_limit = *log_limit;
+  config.allow_root_tasks = o.allow_root_tasks;
 
   std::unique_ptr<agent::GpuProbe> probe;
   if (o.gpus >= 0) {

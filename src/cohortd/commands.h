@@ -48,6 +48,7 @@ struct AgentOptions {
   std::string log_limit = "256Mi";
   std::string join_token_file;  // else $COHORT_JOIN_TOKEN
   std::string ca_file;          // trusted for an https:// master; empty: the system's CAs
+  bool allow_root_tasks = false;
 };
 
 // cohortd cert ca | issue.

@@ -18,6 +18,18 @@ Status CheckUnixId(const std::optional<int64_t>& id, std::string_view field) {
       fmt::format("{}: {} is not a Unix id: use 0 to {}", field, *id, kMaxUnixId));
 }
 
+// A task runs as a uid with its gid: an admin maps a user to both, or to neither.
+Status CheckUnixIds(const User& user) {
+  COHORT_RETURN_IF_ERROR(CheckUnixId(user.uid, "uid"));
+  COHORT_RETURN_IF_ERROR(CheckUnixId(user.gid, "gid"));
+  if (user.uid.has_value() != user.gid.has_value()) {
+    return Status::InvalidArgument(
+        "uid, gid: give both, or neither (the account named like the "
+        "user)");
+  }
+  return Status::Ok();
+}
+
 Status UnknownUser(std::string_view name) {
   return Status::NotFound(fmt::format("user {} does not exist; see `cohort user list`", name));
 }
@@ -43,8 +55,7 @@ Status Accounts::Load() {
 
 StatusOr<User> Accounts::CreateUser(User user) {
   COHORT_RETURN_IF_ERROR(ValidateUserName(user.name));
-  COHORT_RETURN_IF_ERROR(CheckUnixId(user.uid, "uid"));
-  COHORT_RETURN_IF_ERROR(CheckUnixId(user.gid, "gid"));
+  COHORT_RETURN_IF_ERROR(CheckUnixIds(user));
   for (const auto& [team, role] : user.teams) {
     COHORT_RETURN_IF_ERROR(ValidateTeamName(team, "teams"));
   }
@@ -64,8 +75,7 @@ StatusOr<User> Accounts::UpdateUser(const std::string& name, const UserChange& c
   if (change.admin) user.admin = *change.admin;
   if (change.uid) user.uid = *change.uid;
   if (change.gid) user.gid = *change.gid;
-  COHORT_RETURN_IF_ERROR(CheckUnixId(user.uid, "uid"));
-  COHORT_RETURN_IF_ERROR(CheckUnixId(user.gid, "gid"));
+  COHORT_RETURN_IF_ERROR(CheckUnixIds(user));
   COHORT_RETURN_IF_ERROR(store_.SaveUser(user));
   it->second = user;
   return user;

@@ -81,7 +81,10 @@ void Master::ApplyTaskReport(Job& job, Task& task, const TaskReport& report,
   task.signal = report.signal;
   if (report.pid) task.pid = report.pid;
   task.finished_at = report.finished_at.value_or(clock_.Now());
-  std::string what = DescribeExit(task, lost_why);
+  // An agent that did not start the task says why ("no Unix account ...").
+  std::string what = report.message.empty()
+                         ? DescribeExit(task, lost_why)
+                         : fmt::format("{} did not start: {}", task.Name(), report.message);
   events.push_back(Event(job, task.state == TaskState::kLost ? "task_lost" : "task_ended",
                          fmt::format("{}: {}", TaskStateName(task.state), what)));
   if (job.state == JobState::kStopping) return;
@@ -267,6 +270,16 @@ StatusOr<DesiredState> Master::DesiredFor(const std::string& node_id) const {
       launch.env = framework::TaskEnvironment(job, i, dirs);
       launch.gpus = t.gpus;
       launch.grace_period = job.spec.grace_period;
+      // The job's user names the account, unless an admin mapped them to a uid and gid
+      // (cohort user set --uid --gid; docs/security.md).
+      launch.run_as.user = job.user;
+      if (const User* user = accounts_.FindUser(job.user); user && user->uid && user->gid) {
+        launch.run_as.uid = static_cast<uint32_t>(*user->uid);
+        launch.run_as.gid = static_cast<uint32_t>(*user->gid);
+      }
+      launch.checkpoint_dir = dirs.checkpoint_dir;
+      launch.output_dir = dirs.output_dir;
+      launch.log_dir = dirs.log_dir;
       desired.tasks.push_back(std::move(launch));
     }
   }

@@ -12,6 +12,7 @@
 
 #include "common/time.h"
 #include "model/job.h"
+#include "model/run_as.h"
 
 namespace cohort {
 
@@ -23,6 +24,14 @@ struct TaskLaunch {
   std::string workdir;                     // empty: the task's scratch directory
   std::vector<int> gpus;
   Duration grace_period = std::chrono::seconds(30);
+  // Who the task runs as (docs/security.md). An empty user (a master older than the agent) is
+  // refused by an agent running as root.
+  RunAs run_as;
+  // The job's directories that outlive the task (framework::JobDirectories), which the agent
+  // gives to the task's account before it starts; empty: none.
+  std::string checkpoint_dir;
+  std::string output_dir;
+  std::string log_dir;
 };
 
 // What an agent knows of one task it started.
@@ -34,6 +43,9 @@ struct TaskReport {
   int64_t pid = 0;
   std::optional<Timestamp> started_at;
   std::optional<Timestamp> finished_at;
+  // Why the agent could not start the task ("no Unix account ..."); empty when it ran. (An
+  // initializer, so that aggregates that leave it out still mean "empty" without a warning.)
+  std::string message = {};
 };
 
 struct AgentReport {

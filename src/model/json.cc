@@ -370,12 +370,57 @@ TaskId TaskIdOrThrow(const Json& j) {
   if (!id.ok()) throw std::runtime_error("task: " + id.status().message());
   return *id;
 }
+
+Json RunAsJson(const RunAs& r) {
+  Json j{{"user", r.user}};
+  if (r.uid) j["uid"] = *r.uid;
+  if (r.gid) j["gid"] = *r.gid;
+  return j;
+}
+
+// The name is only a string here: its syntax is checked by the agent for its one task, so that a
+// user name no node can have fails that user's task, not every task of the desired state.
+RunAs RunAsFrom(const Json& j) {
+  if (!j.is_object()) throw std::runtime_error("run_as: must be an object");
+  RunAs r;
+  auto user = j.find("user");
+  if (user == j.end() || !user->is_string()) {
+    throw std::runtime_error("run_as.user: must be a string (a Unix account name)");
+  }
+  r.user = user->get<std::string>();
+  for (auto [key, id] : {std::pair{"uid", &r.uid}, std::pair{"gid", &r.gid}}) {
+    auto it = j.find(key);
+    if (it == j.end() || it->is_null()) continue;
+    std::string field = fmt::format("run_as.{}", key);
+    // As a signed 64-bit integer, so that -1 is out of range rather than 2^32 - 1.
+    int64_t value = it->is_number_unsigned() && it->get<uint64_t>() > kMaxUnixId
+                        ? int64_t{kMaxUnixId} + 1
+                        : Integer<int64_t>(*it, field.c_str());
+    if (value < 0 || value > kMaxUnixId) {
+      throw std::runtime_error(
+          fmt::format("{}: {} is out of range (0 to {})", field, it->dump(), kMaxUnixId));
+    }
+    *id = static_cast<uint32_t>(value);
+  }
+  if (r.uid.has_value() != r.gid.has_value()) {
+    throw std::runtime_error("run_as: a uid and a gid go together, or neither is given");
+  }
+  return r;
+}
+
 }  // namespace
 
 Json ToJson(const TaskLaunch& l) {
-  return Json{{"task", ToJson(l.id)}, {"command", l.command},
-              {"env", l.env},         {"workdir", l.workdir},
-              {"gpus", l.gpus},       {"grace_period_ms", ToMillis(l.grace_period)}};
+  return Json{{"task", ToJson(l.id)},
+              {"command", l.command},
+              {"env", l.env},
+              {"workdir", l.workdir},
+              {"gpus", l.gpus},
+              {"grace_period_ms", ToMillis(l.grace_period)},
+              {"run_as", RunAsJson(l.run_as)},
+              {"checkpoint_dir", l.checkpoint_dir},
+              {"output_dir", l.output_dir},
+              {"log_dir", l.log_dir}};
 }
 
 StatusOr<TaskLaunch> TaskLaunchFromJson(const Json& j) {
@@ -392,18 +437,25 @@ StatusOr<TaskLaunch> TaskLaunchFromJson(const Json& j) {
       throw std::runtime_error(fmt::format("grace_period_ms: must be from 0 to {}", kMaxGraceMs));
     }
     l.grace_period = std::chrono::milliseconds(grace_ms);
+    // Absent from a master older than the agent: the agent then refuses to guess.
+    if (auto it = j.find("run_as"); it != j.end() && !it->is_null()) l.run_as = RunAsFrom(*it);
+    l.checkpoint_dir = ValueOr<std::string>(j, "checkpoint_dir", "");
+    l.output_dir = ValueOr<std::string>(j, "output_dir", "");
+    l.log_dir = ValueOr<std::string>(j, "log_dir", "");
     return l;
   });
 }
 
 Json ToJson(const TaskReport& r) {
-  return Json{{"task", ToJson(r.id)},
-              {"state", TaskStateName(r.state)},
-              {"exit_code", r.exit_code ? Json(*r.exit_code) : Json(nullptr)},
-              {"signal", r.signal ? Json(*r.signal) : Json(nullptr)},
-              {"pid", r.pid},
-              {"started_at", TimeOrNull(r.started_at)},
-              {"finished_at", TimeOrNull(r.finished_at)}};
+  Json j{{"task", ToJson(r.id)},
+         {"state", TaskStateName(r.state)},
+         {"exit_code", r.exit_code ? Json(*r.exit_code) : Json(nullptr)},
+         {"signal", r.signal ? Json(*r.signal) : Json(nullptr)},
+         {"pid", r.pid},
+         {"started_at", TimeOrNull(r.started_at)},
+         {"finished_at", TimeOrNull(r.finished_at)}};
+  if (!r.message.empty()) j["message"] = r.message;
+  return j;
 }
 
 StatusOr<TaskReport> TaskReportFromJson(const Json& j) {
@@ -418,6 +470,7 @@ StatusOr<TaskReport> TaskReportFromJson(const Json& j) {
     r.pid = ValueOr<int64_t>(j, "pid", 0);
     r.started_at = OptionalTime(j, "started_at");
     r.finished_at = OptionalTime(j, "finished_at");
+    r.message = ValueOr<std::string>(j, "message", "");
     return r;
   });
 }

@@ -22,6 +22,70 @@ TEST(AgentProtocolJson, DesiredStateRoundTrips) {
   EXPECT_EQ(back->tasks.at(0).grace_period, std::chrono::seconds(5));
 }
 
+TEST(AgentProtocolJson, TheAccountAndTheJobDirectoriesOfATaskRoundTrip) {
+  TaskLaunch l;
+  l.id = TaskId{3, 1, "worker", 0};
+  l.run_as = RunAs{"ada", 1000u, 1001u};
+  l.checkpoint_dir = "/srv/cohort/jobs/3/checkpoints";
+  l.output_dir = "/srv/cohort/jobs/3/outputs";
+  l.log_dir = "/srv/cohort/jobs/3/logs";
+  Json doc = ToJson(l);
+  EXPECT_EQ(doc["run_as"], (Json{{"user", "ada"}, {"uid", 1000}, {"gid", 1001}}));
+  auto back = TaskLaunchFromJson(doc);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->run_as, l.run_as);
+  EXPECT_EQ(back->checkpoint_dir, l.checkpoint_dir);
+  EXPECT_EQ(back->output_dir, l.output_dir);
+  EXPECT_EQ(back->log_dir, l.log_dir);
+  EXPECT_EQ(ToJson(*back), doc);
+
+  // Without a mapping, only the name; from a master older than the agent, nothing at all.
+  l.run_as = RunAs{"ada", {}, {}};
+  EXPECT_EQ(ToJson(l)["run_as"], (Json{{"user", "ada"}}));
+  doc.erase("run_as");
+  back = TaskLaunchFromJson(doc);
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back->run_as, RunAs{});
+}
+
+TEST(AgentProtocolJson, RefusesIdsOutOfRangeOrAlone) {
+  TaskLaunch l;
+  l.id = TaskId{3, 1, "worker", 0};
+  auto refused = [&](Json run_as) {
+    Json doc = ToJson(l);
+    doc["run_as"] = std::move(run_as);
+    auto launch = TaskLaunchFromJson(doc);
+    EXPECT_EQ(launch.status().code(), StatusCode::kInvalidArgument);
+    return launch.status().message();
+  };
+  EXPECT_EQ(refused(Json{{"user", "ada"}, {"uid", -1}, {"gid", 0}}),
+            "malformed task launch: run_as.uid: -1 is out of range (0 to 4294967294)");
+  EXPECT_EQ(refused(Json{{"user", "ada"}, {"uid", 0}, {"gid", 4294967295U}}),
+            "malformed task launch: run_as.gid: 4294967295 is out of range (0 to 4294967294)");
+  EXPECT_EQ(refused(Json{{"user", "ada"}, {"uid", 1000}}),
+            "malformed task launch: run_as: a uid and a gid go together, or neither is given");
+  EXPECT_EQ(refused(Json{{"user", "ada"}, {"uid", 1.5}, {"gid", 1}}),
+            "malformed task launch: run_as.uid: must be an integer, not number");
+  EXPECT_EQ(refused(Json{{"uid", 1}, {"gid", 1}}),
+            "malformed task launch: run_as.user: must be a string (a Unix account name)");
+  EXPECT_EQ(refused(Json{{"user", "ada"}, {"uid", 18446744073709551615ULL}, {"gid", 1}}),
+            "malformed task launch: run_as.uid: 18446744073709551615 is out of range (0 to "
+            "4294967294)");
+  EXPECT_EQ(refused("ada"), "malformed task launch: run_as: must be an object");
+}
+
+TEST(AgentProtocolJson, AReportSaysWhyATaskDidNotStart) {
+  TaskReport r{TaskId{3, 1, "worker", 0},          TaskState::kFailed, 126, std::nullopt, 0, {}, {},
+               "no Unix account \"ada\" on node-1"};
+  Json doc = ToJson(r);
+  EXPECT_EQ(doc["message"], "no Unix account \"ada\" on node-1");
+  auto back = TaskReportFromJson(doc);
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back->message, r.message);
+  r.message.clear();
+  EXPECT_FALSE(ToJson(r).contains("message")) << "a task that ran says nothing";
+}
+
 TEST(AgentProtocolJson, ReportRoundTripsAndRejectsGarbage) {
   AgentReport r;
   r.applied_version = 9;

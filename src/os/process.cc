@@ -45,6 +45,7 @@ StatusOr<pid_t> Spawn(const std::vector<std::string>& argv, const SpawnOptions& 
   env_ptrs.push_back(nullptr);
   char** envp = options.env.empty() ? environ : env_ptrs.data();
   const char* output = options.output.empty() ? nullptr : options.output.c_str();
+  const std::optional<Owner> as = options.as;
 
   // Every signal is blocked across the fork, and the child puts the handlers it inherited back to
   // their defaults before it unblocks them, as its exec would: a signal sent to the new pid at
@@ -70,6 +71,7 @@ StatusOr<pid_t> Spawn(const std::vector<std::string>& argv, const SpawnOptions& 
       ::sigaction(s, &original, nullptr);
     }
     if (options.new_session) ::setsid();
+    if (as && DropPrivileges(as->uid, as->gid) != nullptr) _exit(126);
     sigset_t none;
     sigemptyset(&none);
     ::sigprocmask(SIG_SETMASK, &none, nullptr);
@@ -109,11 +111,11 @@ pid_t ReadPidFile(const std::string& path) {
   return ParseInt(Trim(ReadFileOrEmpty(path)), 1).value_or(0);
 }
 
-bool WriteFileAtomically(const std::string& path, const std::string& content, int mode) {
+bool WriteFileAtomically(const std::string& path, const std::string& content, mode_t mode) {
   std::string tmp = path + ".tmp";
-  ::unlink(tmp.c_str());  // O_CREAT keeps the mode of a leftover file
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_TRUNC | O_CLOEXEC,
-                  static_cast<mode_t>(mode));
+  // A temporary file left by an earlier crash would keep its own mode: made anew.
+  if (::unlink(tmp.c_str()) != 0 && errno != ENOENT) return false;
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
   if (fd < 0) return false;
   bool ok = ::write(fd, content.data(), content.size()) == static_cast<ssize_t>(content.size());
   ok = ::fsync(fd) == 0 && ok;

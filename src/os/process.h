@@ -5,10 +5,12 @@
 #include <sys/types.h>
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "common/status.h"
+#include "os/credentials.h"
 
 namespace cohort {
 
@@ -16,6 +18,9 @@ struct SpawnOptions {
   std::string output;       // stdout and stderr are appended here; empty: inherited
   bool new_session = true;  // setsid(): no controlling terminal, its own process group
   std::map<std::string, std::string> env;  // set on top of this process's environment
+  // Runs it as this account (DropPrivileges, before the output is opened); needs root. A child
+  // that cannot become it exits with 126.
+  std::optional<Owner> as = {};
 };
 
 // This process's environment with `overlay` on top, as "NAME=value" strings, sorted.
@@ -37,9 +42,8 @@ std::string ReadFileOrEmpty(const std::string& path);
 // anything else.
 pid_t ReadPidFile(const std::string& path);
 // Writes through a temporary file, fsyncs and renames, so a reader sees all or nothing. The
-// file is created with `mode` (less the umask): 0600 for a secret, which is never readable by
-// others, not even for a moment.
-bool WriteFileAtomically(const std::string& path, const std::string& content, int mode = 0644);
+// file gets `mode` (less the umask) from its first byte.
+bool WriteFileAtomically(const std::string& path, const std::string& content, mode_t mode = 0644);
 
 // The command line of a live process, arguments separated by spaces; "" if it is gone.
 std::string CommandLine(pid_t pid);

@@ -24,6 +24,19 @@ TEST(Process, RunsWithExtraEnvironmentAndCapturesOutput) {
   EXPECT_EQ(RunToCompletion({"/no/such/binary"}), 127);
 }
 
+TEST(Process, RunsAsAnotherAccountWhenAsked) {
+  if (::geteuid() != 0) GTEST_SKIP() << "acting as another account needs root";
+  std::string out = "/tmp/cohort-process-test-as-" + std::to_string(::getpid());
+  SpawnOptions options{out, true, {}};
+  options.as = Owner{65534, 65534};
+  EXPECT_EQ(RunToCompletion({"/bin/sh", "-c", "echo $(id -u) $(id -G)"}, options), 0);
+  EXPECT_EQ(ReadFileOrEmpty(out), "65534 65534\n");
+  struct stat st {};
+  ASSERT_EQ(::stat(out.c_str(), &st), 0);
+  EXPECT_EQ(st.st_uid, 65534u) << "the output is opened as the account";
+  ::unlink(out.c_str());
+}
+
 TEST(Process, FindsDescendantsAndCommandLines) {
   auto pid = Spawn({"/bin/sh", "-c", "sleep 30 & sleep 31 & wait"});
   ASSERT_TRUE(pid.ok());

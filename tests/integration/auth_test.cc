@@ -49,8 +49,10 @@ TEST(Auth, UsersLogInAndTouchOnlyWhatTheirRolesAllow) {
   EXPECT_EQ(anonymous.exit_code, 1);
   EXPECT_THAT(anonymous.err, HasSubstr("cohort login"));
 
-  // The admin makes two users and a token for each.
-  ASSERT_EQ(cluster.Cohort({"user", "create", "ada"}).exit_code, 0);
+  // The admin makes two users and a token for each. ada has no Unix account on this machine:
+  // the admin maps her to nobody's uid and gid, which her tasks then run as.
+  ASSERT_EQ(cluster.Cohort({"user", "create", "ada", "--uid", "65534", "--gid", "65534"}).exit_code,
+            0);
   ASSERT_EQ(cluster.Cohort({"team", "set", "nlp", "--gpus", "0"}).exit_code, 0);
   ASSERT_EQ(cluster.Cohort({"user", "create", "mallory", "--team", "nlp"}).exit_code, 0);
   auto ada_token = cluster.Cohort({"token", "create", "--user", "ada", "--expires", "1d"});
@@ -68,6 +70,8 @@ TEST(Auth, UsersLogInAndTouchOnlyWhatTheirRolesAllow) {
   ASSERT_EQ(run.exit_code, 0) << run.err;
   JobId id = std::stoll(std::string(Trim(run.out)));
   EXPECT_EQ(cluster.client().GetJob(id)->user, "ada");
+  // It runs: as uid 65534, which the agent was told (run_as_test checks the ids themselves).
+  cluster.WaitForState(id, JobState::kRunning);
 
   // mallory, of another team, sees the job, not what it runs, and cannot kill it.
   ASSERT_EQ(As(cluster, "mallory", "echo " + mallory + " | cohort login").exit_code, 0);

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <pwd.h>
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -79,6 +80,11 @@ bool WaitFor(const std::function<bool()>& condition, std::chrono::milliseconds t
     if (std::chrono::steady_clock::now() > deadline) return false;
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
+}
+
+std::string TestAccount() {
+  const passwd* pw = ::getpwuid(::geteuid());
+  return pw && pw->pw_name ? pw->pw_name : std::to_string(::geteuid());
 }
 
 bool ProcessAlive(pid_t pid) {
@@ -209,8 +215,8 @@ void LocalCluster::StopMaster() {
 
 void LocalCluster::StartAgent(const std::string& name, int gpus,
                               std::vector<std::string> extra_args,
-                              std::map<std::string, std::string> env) {
-  LaunchAgent(name, gpus, std::move(extra_args), std::move(env));
+                              std::map<std::string, std::string> env, bool allow_root_tasks) {
+  LaunchAgent(name, gpus, std::move(extra_args), std::move(env), true, allow_root_tasks);
   bool registered = WaitFor([&] {
     auto nodes = client().Nodes();
     if (!nodes.ok()) return false;
@@ -225,7 +231,8 @@ void LocalCluster::StartAgent(const std::string& name, int gpus,
 
 void LocalCluster::LaunchAgent(const std::string& name, int gpus,
                                std::vector<std::string> extra_args,
-                               std::map<std::string, std::string> env, bool trust_ca) {
+                               std::map<std::string, std::string> env, bool trust_ca,
+                               bool allow_root_tasks) {
   int first = first_port_ + agent_count_++ * 20;
   std::vector<std::string> args = {BinDir() + "/cohortd",
                                    "agent",
@@ -245,6 +252,7 @@ void LocalCluster::LaunchAgent(const std::string& name, int gpus,
                                    dir_ + "/master/join-token",
                                    "--log-level",
                                    "debug"};
+  if (allow_root_tasks) args.push_back("--allow-root-tasks");
   if (gpus >= 0) {
     args.push_back("--gpus");
     args.push_back(std::to_string(gpus));

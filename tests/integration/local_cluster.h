@@ -36,6 +36,9 @@ CommandResult RunCommand(const std::vector<std::string>& args,
 bool WaitFor(const std::function<bool()>& condition,
              std::chrono::milliseconds timeout = std::chrono::seconds(20));
 
+// The name of the account running the test, which the cluster's jobs are submitted as.
+std::string TestAccount();
+
 bool ProcessAlive(pid_t pid);
 // "0,1" as CUDA_VISIBLE_DEVICES writes GPU indices.
 std::string JoinGpus(const std::vector<int>& gpus);
@@ -56,12 +59,14 @@ class LocalCluster {
   void StartMaster(std::vector<std::string> extra_args = {});
   // SIGTERM, and waits for it to exit.
   void StopMaster();
+  // With `allow_root_tasks`, the agent runs tasks of root as root (the tests run as root).
   void StartAgent(const std::string& name, int gpus, std::vector<std::string> extra_args = {},
-                  std::map<std::string, std::string> env = {});
+                  std::map<std::string, std::string> env = {}, bool allow_root_tasks = true);
   // Starts an agent and returns at once, without waiting for it to register; with TLS, it gets
   // the CA file only if `trust_ca`.
   void LaunchAgent(const std::string& name, int gpus, std::vector<std::string> extra_args = {},
-                   std::map<std::string, std::string> env = {}, bool trust_ca = true);
+                   std::map<std::string, std::string> env = {}, bool trust_ca = true,
+                   bool allow_root_tasks = true);
   void StopAgent(const std::string& name);
   // The machine died: SIGKILL to the agent and to every task it started (their supervisors'
   // process trees), all at once. The agent's data directory is left as it was.
@@ -80,7 +85,7 @@ class LocalCluster {
   pid_t master_pid() const { return master_.pid; }
   client::CohortClient& client();
 
-  // Submits a YAML or JSON spec; fails the test if refused.
+  // Submits a YAML or JSON spec as TestAccount(); fails the test if refused.
   JobId Submit(const std::string& spec);
   // Waits until `predicate` holds for the job; returns its latest state either way.
   Job WaitForJob(JobId id, const std::function<bool(const Job&)>& predicate,

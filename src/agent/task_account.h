@@ -1,0 +1,42 @@
+// Who each task runs as on this node (docs/security.md, "Tasks run as their user").
+//
+// An agent running as root starts each task as the Unix account its job's user names
+// (TaskLaunch::run_as): the name is looked up on this node, or the uid and gid an admin mapped the
+// user to are taken as they are. A task of root is refused unless the agent was started with
+// --allow-root-tasks. An agent that is not root cannot start anything as anyone else, so every
+// task runs as the agent's own account.
+#pragma once
+
+#include <string>
+
+#include "common/status.h"
+#include "model/run_as.h"
+#include "os/credentials.h"
+
+namespace cohort::agent {
+
+class TaskAccounts {
+ public:
+  // `self`: the account the agent runs as; `node`: this node's name, for messages.
+  TaskAccounts(Account self, bool allow_root_tasks, std::string node);
+  // The policy of this process: its effective uid's account (a uid the user database does not
+  // know is named by its number, with $HOME as its home).
+  static TaskAccounts OfThisProcess(bool allow_root_tasks, std::string node);
+
+  // The account a task that asks for `run_as` runs as. `scratch` is the task's scratch
+  // directory, the home of a mapped uid the node has no entry for. An error's message is meant
+  // for the job's user ("no Unix account \"ada\" on node-1: create it, or ...").
+  StatusOr<Account> Resolve(const RunAs& run_as, const std::string& scratch) const;
+
+  bool root() const { return self_.uid == 0; }
+  const Account& self() const { return self_; }
+  // One line for the agent's log at start: who runs the tasks.
+  std::string Describe() const;
+
+ private:
+  Account self_;
+  bool allow_root_tasks_;
+  std::string node_;
+};
+
+}  // namespace cohort::agent

@@ -1,0 +1,131 @@
+// `cohortd run-task` as a root agent starts it: the supervisor stays root, the command becomes
+// the task's account. Run in a forked child of the test, on a real task directory; needs root.
+#include "agent/task_supervisor.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "model/json.h"
+#include "os/process.h"
+
+namespace cohort::agent {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr uid_t kNobody = 65534;
+
+class TaskSupervisorTest : public ::testing::Test {
+ protected:
+  TaskSupervisorTest()
+      : dir_(fs::temp_directory_path() /
+             ("cohort-supervisor-test-" + std::to_string(::getpid()) + "-" +
+              ::testing::UnitTest::GetInstance()->current_test_info()->name())) {
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+    fs::permissions(dir_, static_cast<fs::perms>(0711));  // as the agent makes it
+  }
+  ~TaskSupervisorTest() override { fs::remove_all(dir_); }
+
+  void SetUp() override {
+    if (::geteuid() != 0) GTEST_SKIP() << "running a task as another account needs root";
+  }
+
+  // Writes spec.json for a task of nobody and runs its supervisor to the end; returns the
+  // supervisor's exit status.
+  int Run(const std::string& script, const std::string& workdir = "",
+          std::vector<std::string> job_dirs = {}) {
+    Json spec{{"command", {"/bin/sh", "-c", script}},
+              {"env", {{"LC_ALL", "C"}}},
+              {"workdir", workdir},
+              {"grace_period_ms", 1000},
+              {"uid", kNobody},
+              {"gid", kNobody},
+              {"user", "nobody"},
+              {"home", "/nonexistent"},
+              {"job_dirs", job_dirs}};
+    EXPECT_TRUE(WriteFileAtomically(dir_ / "spec.json", spec.dump(), 0600));
+    pid_t pid = ::fork();
+    if (pid == 0) _exit(RunTaskSupervisor(dir_));
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
+
+  std::string Output() { return ReadFileOrEmpty(dir_ / "output.log"); }
+  struct stat Stat(const fs::path& p) {
+    struct stat st {};
+    EXPECT_EQ(::lstat(p.c_str(), &st), 0) << p;
+    return st;
+  }
+
+  fs::path dir_;
+};
+
+TEST_F(TaskSupervisorTest, TheCommandRunsAsTheAccountWithNothingElse) {
+  ASSERT_EQ(Run("echo \"ids $(id -u) $(id -g) $(id -G)\"; grep NoNewPrivs /proc/self/status; "
+                "grep CapEff /proc/self/status; echo \"env $HOME $USER $LOGNAME\"; "
+                "echo \"cwd $(pwd)\"; touch mine && echo wrote; "
+                "stat -c 'work %u %a' ../..; stat -c 'data %u %a' ..; "
+                "stat -c 'output.log %u %a' ../../../output.log; "
+                "cat ../../../spec.json >/dev/null 2>&1 || echo 'spec.json: denied'; "
+                "ls ../../.. >/dev/null 2>&1 || echo 'task directory: denied'",
+                "data/run"),
+            0);
+  EXPECT_EQ(Output(),
+            "ids 65534 65534 65534\n"
+            "NoNewPrivs:\t1\n"
+            "CapEff:\t0000000000000000\n"
+            "env /nonexistent nobody nobody\n"
+            "cwd " +
+                (dir_ / "work/data/run").string() +
+                "\n"
+                "wrote\n"
+                "work 65534 700\n"
+                "data 65534 755\n"
+                "output.log 65534 600\n"
+                "spec.json: denied\n"
+                "task directory: denied\n");
+  auto exit = ReadTaskExit(dir_);
+  ASSERT_TRUE(exit.ok());
+  EXPECT_EQ(exit->exit_code, 0);
+  EXPECT_EQ(exit->message, "") << "it ran";
+  // Once the task is over, its scratch directory is emptied and taken back: the agent deletes
+  // nothing as root that the account could still change. The rest was root's all along.
+  EXPECT_TRUE(fs::is_empty(dir_ / "work"));
+  for (const auto& [path, uid, mode] :
+       {std::tuple{dir_ / "work", 0u, 0700u}, std::tuple{dir_ / "output.log", kNobody, 0600u},
+        std::tuple{dir_ / "task.pid", 0u, 0600u}, std::tuple{dir_ / "exit.json", 0u, 0600u}}) {
+    EXPECT_EQ(Stat(path).st_uid, uid) << path;
+    EXPECT_EQ(Stat(path).st_mode & 07777, mode) << path;
+  }
+}
+
+TEST_F(TaskSupervisorTest, AWorkdirTheAccountCannotEnterFailsClearly) {
+  EXPECT_EQ(Run("echo never", "/root"), 0);
+  EXPECT_EQ(Output(), "cohort: cannot enter the working directory /root: Permission denied\n");
+  EXPECT_EQ(ReadTaskExit(dir_)->exit_code, 126);
+  EXPECT_EQ(ReadTaskExit(dir_)->message,
+            "cannot enter the working directory /root: Permission denied")
+      << "the reason reaches the task's report";
+}
+
+TEST_F(TaskSupervisorTest, AJobDirectoryTheAccountCannotUseFailsClearly) {
+  fs::path hidden = dir_ / "private" / "jobs" / "7" / "checkpoints";
+  fs::create_directories(hidden);
+  fs::permissions(dir_ / "private", static_cast<fs::perms>(0700));
+  EXPECT_EQ(Run("echo never", "", {hidden.string()}), 0);
+  EXPECT_EQ(Output(), "cohort: nobody cannot use the job's directory " + hidden.string() +
+                          " (every directory above it must be searchable by the account): "
+                          "Permission denied\n");
+  EXPECT_EQ(ReadTaskExit(dir_)->exit_code, 126);
+  EXPECT_THAT(ReadTaskExit(dir_)->message, ::testing::StartsWith("nobody cannot use"));
+}
+
+}  // namespace
+}  // namespace cohort::agent

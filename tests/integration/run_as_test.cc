@@ -1,0 +1,271 @@
+// Tasks run as their user (docs/security.md): two real Unix accounts, A and B, a job of each on
+// one node, and what A's task can do to B's. Creating accounts needs root, as CI runs the tests;
+// skipped otherwise.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+#include <pwd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include <random>
+
+#include "common/strings.h"
+#include "os/process.h"
+#include "tests/integration/local_cluster.h"
+
+namespace cohort::testing {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+std::string RandomSuffix() {
+  std::random_device random;
+  return fmt::format("{:06x}", random() & 0xffffff);
+}
+
+// A Unix account made for one test (with its own group, and optionally in one more), removed
+// with it.
+class TestUser {
+ public:
+  explicit TestUser(const std::string& name, const std::string& extra_group = "") : name_(name) {
+    std::vector<std::string> args = {"/usr/sbin/useradd", "--no-create-home", "--home-dir",
+                                     "/nonexistent",      "--shell",          "/usr/sbin/nologin",
+                                     "--user-group"};
+    if (!extra_group.empty()) {
+      args.push_back("--groups");
+      args.push_back(extra_group);
+    }
+    args.push_back(name);
+    auto r = RunCommand(args);
+    EXPECT_EQ(r.exit_code, 0) << "useradd " << name << ": " << r.err;
+    const passwd* pw = ::getpwnam(name.c_str());
+    EXPECT_NE(pw, nullptr) << name;
+    if (pw) {
+      uid_ = pw->pw_uid;
+      gid_ = pw->pw_gid;
+    }
+  }
+  ~TestUser() {
+    // Its tasks are being killed as the cluster goes: userdel refuses while any is alive.
+    CommandResult r;
+    bool gone = WaitFor(
+        [&] {
+          r = RunCommand({"/usr/sbin/userdel", name_});
+          return r.exit_code == 0;
+        },
+        std::chrono::seconds(10));
+    EXPECT_TRUE(gone) << "userdel " << name_ << ": " << r.err;
+  }
+  const std::string& name() const { return name_; }
+  uid_t uid() const { return uid_; }
+  gid_t gid() const { return gid_; }
+
+ private:
+  std::string name_;
+  uid_t uid_ = 0;
+  gid_t gid_ = 0;
+};
+
+class TestGroup {
+ public:
+  explicit TestGroup(const std::string& name) : name_(name) {
+    auto r = RunCommand({"/usr/sbin/groupadd", name});
+    EXPECT_EQ(r.exit_code, 0) << "groupadd " << name << ": " << r.err;
+  }
+  ~TestGroup() {
+    auto r = RunCommand({"/usr/sbin/groupdel", name_});
+    EXPECT_EQ(r.exit_code, 0) << "groupdel " << name_ << ": " << r.err;
+  }
+  const std::string& name() const { return name_; }
+
+ private:
+  std::string name_;
+};
+
+// The one place that chooses who a job belongs to: the Cohort user of that name (made by the
+// admin on first use, a member of the default team), with a token of theirs.
+JobId SubmitAs(LocalCluster& cluster, const std::string& user, const std::string& spec) {
+  auto created = cluster.client().CreateUser(Json{{"name", user}});
+  EXPECT_TRUE(created.ok() || created.status().code() == StatusCode::kAlreadyExists)
+      << created.status().ToString();
+  auto token = cluster.client().CreateToken(Json{{"user", user}});
+  EXPECT_TRUE(token.ok()) << token.status().ToString();
+  if (!token.ok()) return 0;
+  auto client = client::CohortClient::Create(cluster.url(), (*token)["token"].get<std::string>());
+  EXPECT_TRUE(client.ok());
+  if (!client.ok()) return 0;
+  auto job = (*client)->Submit(spec);
+  EXPECT_TRUE(job.ok()) << job.status().ToString();
+  return job.ok() ? job->id : 0;
+}
+
+struct stat Stat(const std::string& path) {
+  struct stat st {};
+  EXPECT_EQ(::lstat(path.c_str(), &st), 0) << path;
+  return st;
+}
+
+// "Uid:\t1000\t1000\t1000\t1000" of /proc/<pid>/status: the real uid.
+uid_t ProcessUid(pid_t pid) {
+  for (const auto& line : Split(ReadFileOrEmpty(fmt::format("/proc/{}/status", pid)), '\n')) {
+    if (line.starts_with("Uid:")) {
+      return static_cast<uid_t>(std::atoi(std::string(Trim(line.substr(4))).c_str()));
+    }
+  }
+  return static_cast<uid_t>(-1);
+}
+
+// A's probes of B's task: each prints "<what>: allowed", or the reason it was not.
+constexpr const char* kProbe = R"sh(
+probe() { what=$1; shift; if err=$("$@" 2>&1 >/dev/null); then echo "$what: allowed"; else echo "$what: ${err##*: }"; fi; }
+echo "ids $(id -u) $(id -g) groups $(id -G)"
+grep NoNewPrivs /proc/self/status
+echo "home $HOME user $USER logname $LOGNAME"
+probe "list B's task directory" ls "$2"
+probe "read B's spec" cat "$2/spec.json"
+probe "read B's output" cat "$2/output.log"
+probe "list B's scratch directory" ls "$2/work"
+probe "list B's checkpoints" ls "$3"
+probe "write in B's checkpoints" touch "$3/planted"
+probe "list B's outputs" ls "$4"
+probe "signal B's task" kill -KILL "$1"
+probe "read B's environment" cat "/proc/$1/environ"
+probe "write its own checkpoints" touch "$COHORT_CHECKPOINT_DIR/mine"
+probe "write its own scratch directory by its path" touch "$(pwd)/mine"
+)sh";
+
+TEST(RunAs, ATaskRunsAsItsUserAndCannotTouchAnotherUsersTask) {
+  if (::geteuid() != 0) GTEST_SKIP() << "creating Unix accounts needs root";
+  std::string suffix = RandomSuffix();
+  // Before the cluster, so that they outlive its tasks.
+  TestGroup team("cohort-t-g-" + suffix);
+  TestUser a("cohort-t-a-" + suffix, team.name());
+  TestUser b("cohort-t-b-" + suffix);
+  LocalCluster cluster("run-as");
+  cluster.StartMaster({"--storage-root", cluster.dir() + "/storage"});
+  cluster.StartAgent("node-1", 0);
+
+  JobId job_b = SubmitAs(cluster, b.name(), R"(
+name: b-secret
+tasks:
+  - role: main
+    command: [/bin/sh, -c, "echo ready; exec sleep 600"]
+    env: {SECRET: b-secret-7f3a}
+)");
+  Job running_b = cluster.WaitForJob(job_b, [](const Job& j) {
+    return j.state == JobState::kRunning && !j.tasks.empty() && j.tasks[0].pid > 0;
+  });
+  ASSERT_EQ(running_b.state, JobState::kRunning) << running_b.message;
+  ASSERT_TRUE(WaitFor([&] { return cluster.Logs(job_b).find("ready") != std::string::npos; }));
+  pid_t pid_b = static_cast<pid_t>(running_b.tasks[0].pid);
+  std::string dir_b =
+      cluster.AgentDir("node-1") + "/tasks/" + TaskId{job_b, 1, "main", 0}.ToString();
+  std::string storage_b = fmt::format("{}/storage/jobs/{}", cluster.dir(), job_b);
+
+  JobId job_a = SubmitAs(cluster, a.name(),
+                         fmt::format(R"(
+name: a-probes
+tasks:
+  - role: main
+    command: [/bin/sh, -c, {}, probe, "{}", "{}", "{}", "{}"]
+    env: {{LC_ALL: C}}
+restart: {{max_attempts: 1}}
+)",
+                                     Json(kProbe).dump(), pid_b, dir_b, storage_b + "/checkpoints",
+                                     storage_b + "/outputs"));
+  Job done_a = cluster.WaitForState(job_a, JobState::kSucceeded);
+  std::string out = cluster.Logs(job_a);
+  EXPECT_EQ(out, fmt::format("ids {} {} groups {}\n"
+                             "NoNewPrivs:\t1\n"
+                             "home /nonexistent user {} logname {}\n"
+                             "list B's task directory: Permission denied\n"
+                             "read B's spec: Permission denied\n"
+                             "read B's output: Permission denied\n"
+                             "list B's scratch directory: Permission denied\n"
+                             "list B's checkpoints: Permission denied\n"
+                             "write in B's checkpoints: Permission denied\n"
+                             "list B's outputs: Permission denied\n"
+                             "signal B's task: Operation not permitted\n"
+                             "read B's environment: Permission denied\n"
+                             "write its own checkpoints: allowed\n"
+                             "write its own scratch directory by its path: allowed\n",
+                             a.uid(), a.gid(), a.gid(), a.name(), a.name()));
+  EXPECT_THAT(out, Not(HasSubstr("b-secret-7f3a")));
+
+  // B's task is untouched, runs as B, under a supervisor that stayed root.
+  EXPECT_TRUE(ProcessAlive(pid_b));
+  EXPECT_EQ(cluster.client().GetJob(job_b)->state, JobState::kRunning);
+  EXPECT_EQ(ProcessUid(pid_b), b.uid());
+  EXPECT_EQ(ProcessUid(ReadPidFile(dir_b + "/supervisor.pid")), 0u);
+  EXPECT_THAT(ReadFileOrEmpty(fmt::format("/proc/{}/environ", pid_b)), HasSubstr("b-secret-7f3a"))
+      << "root reads it: the secret was there to be hidden";
+
+  // The modes behind it, as docs/security.md lists them.
+  struct Expected {
+    std::string path;
+    uid_t uid;
+    mode_t mode;
+  };
+  for (const Expected& e : std::vector<Expected>{
+           {cluster.AgentDir("node-1"), 0, 0711},
+           {cluster.AgentDir("node-1") + "/tasks", 0, 0711},
+           {dir_b, 0, 0711},
+           {dir_b + "/spec.json", 0, 0600},
+           {dir_b + "/supervisor.pid", 0, 0600},
+           {dir_b + "/supervisor.log", 0, 0600},
+           {dir_b + "/task.pid", 0, 0600},
+           {dir_b + "/work", b.uid(), 0700},
+           {dir_b + "/output.log", b.uid(), 0600},
+           {storage_b + "/checkpoints", b.uid(), 0700},
+           {storage_b + "/outputs", b.uid(), 0750},
+           {storage_b + "/logs", b.uid(), 0700},
+       }) {
+    struct stat st = Stat(e.path);
+    EXPECT_EQ(st.st_uid, e.uid) << e.path;
+    EXPECT_EQ(st.st_mode & 07777, e.mode) << e.path;
+  }
+  EXPECT_EQ(Stat(storage_b + "/outputs").st_gid, b.gid()) << "B's group may read B's outputs";
+  EXPECT_FALSE(std::filesystem::exists(storage_b + "/checkpoints/planted"));
+
+  ASSERT_TRUE(cluster.client().Kill(job_b).ok());
+  cluster.WaitForState(job_b, JobState::kKilled);
+}
+
+TEST(RunAs, ATaskThatCannotRunAsItsUserFailsWithTheReason) {
+  if (::geteuid() != 0) GTEST_SKIP() << "an agent that is not root runs every task as itself";
+  LocalCluster cluster("run-as-refused");
+  cluster.StartMaster();
+  cluster.StartAgent("node-1", 0, {}, {}, /*allow_root_tasks=*/false);
+  const std::string spec =
+      "name: x\ntasks: [{role: main, command: [\"true\"]}]\n"
+      "restart: {max_attempts: 1}\n";
+
+  std::string missing = "cohort-t-none-" + RandomSuffix();
+  JobId of_missing = SubmitAs(cluster, missing, spec);
+  Job failed = cluster.WaitForState(of_missing, JobState::kFailed);
+  const std::string no_account = fmt::format(
+      "main/0 did not start: no Unix account \"{}\" on node-1: create it, or have an "
+      "admin map the Cohort user to a uid",
+      missing);
+  EXPECT_THAT(failed.message, HasSubstr(no_account));
+  EXPECT_THAT(cluster.Logs(of_missing),
+              HasSubstr("cohort: the agent refused to start the task: no Unix account"));
+  auto events = cluster.client().Events(of_missing);
+  ASSERT_TRUE(events.ok());
+  bool told = false;
+  for (const auto& e : *events) told |= e.message == "FAILED: " + no_account;
+  EXPECT_TRUE(told) << "a task_ended event gives the reason";
+
+  JobId of_root = SubmitAs(cluster, "root", spec);
+  failed = cluster.WaitForState(of_root, JobState::kFailed);
+  EXPECT_THAT(failed.message,
+              HasSubstr("main/0 did not start: the task would run as root (uid 0, user \"root\") "
+                        "on node-1, which this agent refuses: start the agent with "
+                        "--allow-root-tasks to run tasks of root"));
+}
+
+}  // namespace
+}  // namespace cohort::testing
