@@ -7,6 +7,7 @@
 #include <regex>
 #include <set>
 
+#include "api/audit_hook.h"
 #include "api/log_stream.h"
 #include "api/router.h"
 #include "common/strings.h"
@@ -139,6 +140,8 @@ std::vector<Router<ApiServer::Handler>::Route> ApiServer::Routes() {
       {"POST", "/api/v1/agents/register", &ApiServer::RegisterAgent, kRegistrationBodyLimit},
       {"POST", "/api/v1/agents/{node}/sync", &ApiServer::SyncAgent, kSyncBodyLimit},
       {"POST", "/api/v1/agents/{node}/logs/{task}", &ApiServer::UploadLog, kLogUploadBodyLimit},
+      {"GET", "/api/v1/usage", &ApiServer::Usage},
+      {"GET", "/api/v1/audit", &ApiServer::AuditLog},
   };
 }
 
@@ -211,6 +214,11 @@ void ApiServer::AnswerNode(const std::string& node_id, Responder& responder) {
 
 void ApiServer::Handle(HttpRequest request, std::shared_ptr<Responder> responder) {
   auto found = router_.Find(request.method, request.path);
+  // Every answer to a state-changing call, errors included, passes through its audit entry.
+  if (IsAudited(request)) {
+    responder = StartAudit(request, found.params, std::move(responder));
+    if (!responder) return;  // refused: the call could not be recorded
+  }
   if (found.handler) return (this->*(*found.handler))(Call{request, found.params, responder});
   if (!found.allowed.empty()) {
     std::string allowed = Join({found.allowed.begin(), found.allowed.end()}, ", ");
@@ -241,18 +249,22 @@ void ApiServer::Health(const Call& call) {
   call.responder->Send(JsonResponse(200, Json{{"status", "ok"}}));
 }
 
+StatusOr<std::string> ApiServer::CallerName(const HttpRequest& request) const {
+  auto it = request.headers.find("x-cohort-user");
+  if (it == request.headers.end()) return std::string("unknown");
+  static const std::regex kUser("[A-Za-z0-9._@-]{1,64}");
+  if (!std::regex_match(it->second, kUser)) {
+    return Status::InvalidArgument(
+        "X-Cohort-User: must be 1-64 letters, digits, '.', '_', '@' or '-'");
+  }
+  return it->second;
+}
+
 void ApiServer::SubmitJob(const Call& call) {
   const HttpRequest& request = call.request;
   Responder& responder = *call.responder;
-  std::string user = "unknown";
-  if (auto it = request.headers.find("x-cohort-user"); it != request.headers.end()) {
-    static const std::regex kUser("[A-Za-z0-9._@-]{1,64}");
-    if (!std::regex_match(it->second, kUser)) {
-      return responder.Send(ErrorResponse(Status::InvalidArgument(
-          "X-Cohort-User: must be 1-64 letters, digits, '.', '_', '@' or '-'")));
-    }
-    user = it->second;
-  }
+  auto user = CallerName(request);
+  if (!user.ok()) return responder.Send(ErrorResponse(user.status()));
   // A client that retries a submission whose answer it never got sends the same key again, and
   // gets the job the first one created (docs/api.md, "Idempotent submission").
   std::string request_id;
@@ -267,7 +279,7 @@ void ApiServer::SubmitJob(const Call& call) {
   auto spec = ParseJobSpec(request.body, "job spec");
   if (!spec.ok()) return responder.Send(ErrorResponse(spec.status()));
   bool replayed = false;
-  auto job = master_.Submit(std::move(spec).value(), user, request_id, &replayed);
+  auto job = master_.Submit(std::move(spec).value(), *user, request_id, &replayed);
   if (!job.ok()) return responder.Send(ErrorResponse(job.status()));
   HttpResponse response = JsonResponse(replayed ? 200 : 201, ToJson(*job));
   if (replayed) response.headers.emplace_back("Idempotent-Replayed", "true");

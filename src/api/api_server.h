@@ -44,6 +44,11 @@ class ApiServer final : public master::MasterListener {
   // can be served without a socket (fuzz/api_fuzzer.cc).
   void Handle(HttpRequest request, std::shared_ptr<Responder> responder);
 
+  // Who is calling, the one place the API decides it: the X-Cohort-User header, or "unknown"
+  // without one; kInvalidArgument for a header that is no user name. Jobs are submitted and
+  // audit entries written under this name.
+  StatusOr<std::string> CallerName(const HttpRequest& request) const;
+
  private:
   // One request as its handler sees it.
   struct Call {
@@ -77,6 +82,14 @@ class ApiServer final : public master::MasterListener {
   void RegisterAgent(const Call& call);
   void SyncAgent(const Call& call);
   void UploadLog(const Call& call);
+  void Usage(const Call& call);     // api/accounting_routes.cc
+  void AuditLog(const Call& call);  // api/accounting_routes.cc
+
+  // Begins the audit entry of a state-changing call and returns the responder that completes it
+  // with the answer; if the entry cannot be written, answers the error itself and returns null:
+  // the call must not run (api/audit_hook.h).
+  std::shared_ptr<Responder> StartAudit(const HttpRequest& request, const PathParams& params,
+                                        std::shared_ptr<Responder> responder);
 
   // Answer a long poll with the job, or with what the node should run.
   void AnswerJob(JobId id, Responder& responder);

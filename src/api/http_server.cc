@@ -226,7 +226,12 @@ class Session : public Responder, public std::enable_shared_from_this<Session> {
     }
     beast::error_code remote_ec;
     auto ep = stream_.socket().remote_endpoint(remote_ec);
-    if (!remote_ec) request_.remote = fmt::format("{}:{}", ep.address().to_string(), ep.port());
+    if (!remote_ec) {
+      // "[::1]:40000" for IPv6, so that the port cannot be read as part of the address.
+      std::string address = ep.address().to_string();
+      if (ep.address().is_v6()) address = "[" + address + "]";
+      request_.remote = fmt::format("{}:{}", address, ep.port());
+    }
 
     body_limit_ = shared_->body_limit(request_.method, request_.path);
     if (auto length = parser_->content_length(); length && *length > body_limit_) {

@@ -1,6 +1,7 @@
 #include "cli/cli.h"
 
 #include <fmt/format.h>
+#include <pwd.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -15,8 +16,17 @@ std::string MasterUrl(const GlobalOptions& g) {
   return client::kDefaultMasterUrl;
 }
 
+std::string CurrentUser() {
+  const char* user = std::getenv("USER");
+  if (user && *user) return user;
+  if (const passwd* pw = ::getpwuid(::getuid()); pw && pw->pw_name) return pw->pw_name;
+  return "unknown";
+}
+
 StatusOr<std::unique_ptr<client::CohortClient>> Connect(const GlobalOptions& g) {
-  return client::CohortClient::Create(MasterUrl(g));
+  COHORT_ASSIGN_OR_RETURN(auto client, client::CohortClient::Create(MasterUrl(g)));
+  client->set_user(CurrentUser());
+  return client;
 }
 
 int Fail(const std::string& command, const Status& status) {

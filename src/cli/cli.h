@@ -17,6 +17,9 @@ struct GlobalOptions {
 
 // The master URL the user asked for.
 std::string MasterUrl(const GlobalOptions& g);
+// Who runs this command: $USER, else the account's name. Sent with every call (the master's
+// audit log names it) and as the owner of submitted jobs.
+std::string CurrentUser();
 StatusOr<std::unique_ptr<client::CohortClient>> Connect(const GlobalOptions& g);
 
 // Prints "cohort <command>: <message>" and the status details to stderr; returns 1.
@@ -57,6 +60,7 @@ void AddClusterCommands(CLI::App& app, GlobalOptions& g);
 void AddJobCommands(CLI::App& app, GlobalOptions& g);
 void AddNodeCommands(CLI::App& app, GlobalOptions& g);
 void AddTeamCommands(CLI::App& app, GlobalOptions& g);
+void AddAccountingCommands(CLI::App& app, GlobalOptions& g);
 void AddSimCommands(CLI::App& app);
 
 }  // namespace cohort::cli

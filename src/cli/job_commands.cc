@@ -1,6 +1,5 @@
 // submit, run, jobs, status, logs, kill, wait.
 #include <fmt/format.h>
-#include <pwd.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -78,13 +77,6 @@ struct WaitOptions {
 
 void Finish(int rc) {
   if (rc != 0) throw CLI::RuntimeError(rc);
-}
-
-std::string CurrentUser() {
-  const char* user = std::getenv("USER");
-  if (user && *user) return user;
-  if (const passwd* pw = ::getpwuid(::getuid()); pw && pw->pw_name) return pw->pw_name;
-  return "unknown";
 }
 
 std::string TaskCount(const Job& job) {

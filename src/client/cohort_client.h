@@ -25,6 +25,10 @@ class CohortClient {
  public:
   static StatusOr<std::unique_ptr<CohortClient>> Create(std::string_view master_url);
 
+  // Names the caller on every call (X-Cohort-User), the name the master records in its audit
+  // log (docs/security.md). Empty: none is sent.
+  void set_user(std::string user) { user_ = std::move(user); }
+
   // Jobs. `spec_text` is YAML or JSON; the master validates it. `request_id` names the
   // submission (Idempotency-Key): when the master cannot be reached or does not answer in time,
   // the call tries again with it, and a master that did create the job returns that job instead
@@ -56,6 +60,12 @@ class CohortClient {
                          std::optional<int64_t> max_gpus);
   Status DeleteTeam(const std::string& name);
 
+  // Accounting and audit: the raw answers of GET /api/v1/usage and /api/v1/audit, with these
+  // query parameters (those with empty values are left out).
+  using Query = std::vector<std::pair<std::string, std::string>>;
+  StatusOr<Json> Usage(const Query& query);
+  StatusOr<Json> Audit(const Query& query);
+
   // Agents.
   StatusOr<DesiredState> Register(const NodeInfo& info);
   StatusOr<DesiredState> Sync(const std::string& node_id, const AgentReport& report,
@@ -78,6 +88,7 @@ class CohortClient {
                       std::vector<std::pair<std::string, std::string>> headers = {});
 
   std::unique_ptr<HttpClient> http_;
+  std::string user_;
 };
 
 // Turns an API error document into a Status (exposed for tests).

@@ -24,6 +24,7 @@ struct MasterOptions {
   size_t incremental_above = 1000;
   size_t max_connections = 0;  // 0: kDefaultMaxConnections, or less if file descriptors are few
   std::string log_limit = "256Mi";
+  std::string audit_retention = "90d";
 };
 
 struct AgentOptions {
