@@ -225,6 +225,8 @@ std::vector<Cell> Matrix() {
       {"GET", "/api/v1/tokens", "/api/v1/tokens", "",                       {401, 200, 200, 200, 200, 200, 403, 403}},
       {"POST", "/api/v1/tokens", "/api/v1/tokens", "{}",                    {401, 201, 201, 201, 201, 201, 403, 403}},
       {"DELETE", "/api/v1/tokens/{id}", "/api/v1/tokens/BOB", "",           {401, 200, 404, 404, 404, 404, 403, 403}},
+      {"GET", "/api/v1/usage", "/api/v1/usage", "",                         {401, 200, 200, 200, 200, 200, 403, 403}},
+      {"GET", "/api/v1/audit", "/api/v1/audit", "",                         {401, 200, 403, 403, 403, 403, 403, 403}},
       {"GET", "/api/v1/nodes", "/api/v1/nodes", "",                         {401, 200, 200, 200, 200, 200, 403, 403}},
       {"POST", "/api/v1/nodes/{node}/drain", "/api/v1/nodes/n1/drain", "{}",{401, 200, 403, 403, 403, 403, 403, 403}},
       {"POST", "/api/v1/nodes/{node}/undrain", "/api/v1/nodes/n1/undrain", "",

@@ -7,6 +7,7 @@
 #include <regex>
 #include <set>
 
+#include "api/audit_hook.h"
 #include "api/log_stream.h"
 #include "api/router.h"
 #include "auth/token.h"
@@ -161,6 +162,8 @@ std::vector<Router<ApiServer::Handler, Access>::Route> ApiServer::Routes() {
       {"POST", "/api/v1/agents/{node}/sync", &ApiServer::SyncAgent, A::kAgent, kSyncBodyLimit},
       {"POST", "/api/v1/agents/{node}/logs/{task}", &ApiServer::UploadLog, A::kAgent,
        kLogUploadBodyLimit},
+      {"GET", "/api/v1/usage", &ApiServer::Usage, A::kUser},
+      {"GET", "/api/v1/audit", &ApiServer::AuditLog, A::kAdmin},
   };
 }
 
@@ -235,6 +238,21 @@ void ApiServer::AnswerNode(const std::string& node_id, Responder& responder) {
   auto desired = master_.DesiredFor(node_id);
   if (!desired.ok()) return responder.Send(ErrorResponse(desired.status()));
   responder.Send(JsonResponse(200, ToJson(*desired)));
+}
+
+std::string ApiServer::AuditName(const StatusOr<auth::Principal>& caller) {
+  if (!caller.ok()) return "(refused token)";
+  switch (caller->kind) {
+    case auth::CallerKind::kAnonymous:
+      return "(anonymous)";
+    case auth::CallerKind::kUser:
+      return caller->name;
+    case auth::CallerKind::kNode:
+      return "node:" + caller->name;
+    case auth::CallerKind::kJoin:
+      return "(join token)";
+  }
+  return "?";
 }
 
 StatusOr<auth::Principal> ApiServer::Authenticate(const HttpRequest& request) {
@@ -316,8 +334,19 @@ bool ApiServer::CheckCanRead(const Call& call, const Job& job) {
 
 void ApiServer::Handle(HttpRequest request, std::shared_ptr<Responder> responder) {
   auto found = router_.Find(request.method, request.path);
+  StatusOr<auth::Principal> caller = Authenticate(request);
+  // Every answer to a state-changing call, errors included, passes through its audit entry: a
+  // call with a token, or with a refused one (the failure limiter bounds how many an address
+  // makes). Calls with no token, and those held back by the limiter, write nothing: a stranger
+  // cannot fill the audit log.
+  const bool audited =
+      IsAudited(request) && (caller.ok() ? caller->kind != auth::CallerKind::kAnonymous
+                                         : caller.status().code() == StatusCode::kUnauthenticated);
+  if (audited) {
+    responder = StartAudit(request, found.params, AuditName(caller), std::move(responder));
+    if (!responder) return;  // refused: the call could not be recorded
+  }
   if (found.handler) {
-    auto caller = Authenticate(request);
     Status allowed =
         caller.ok() ? CheckAccess(found.access, *caller, found.params) : caller.status();
     if (!allowed.ok()) {

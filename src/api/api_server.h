@@ -124,6 +124,17 @@ class ApiServer final : public master::MasterListener {
   void ListTokens(const Call& call);
   void CreateToken(const Call& call);
   void RevokeToken(const Call& call);
+  void Usage(const Call& call);     // api/accounting_routes.cc
+  void AuditLog(const Call& call);  // api/accounting_routes.cc
+
+  // Begins the audit entry of a state-changing call and returns the responder that completes it
+  // with the answer; if the entry cannot be written, answers the error itself and returns null:
+  // the call must not run (api/audit_hook.h).
+  std::shared_ptr<Responder> StartAudit(const HttpRequest& request, const PathParams& params,
+                                        std::string who, std::shared_ptr<Responder> responder);
+  // Who an audit entry names: the user, "node:NAME", "(join token)", "(anonymous)" or
+  // "(refused token)".
+  static std::string AuditName(const StatusOr<auth::Principal>& caller);
 
   // Answer a long poll with the job, or with what the node should run.
   void AnswerJob(JobId id, Responder& responder);

@@ -255,10 +255,14 @@ class Session : public Responder, public std::enable_shared_from_this<Session<St
     });
   }
 
+  // "[::1]:40000" for IPv6, so that the port cannot be read as part of the address.
   std::string Remote() {
     beast::error_code ec;
     auto ep = Tcp().socket().remote_endpoint(ec);
-    return ec ? "?" : fmt::format("{}:{}", ep.address().to_string(), ep.port());
+    if (ec) return "?";
+    std::string address = ep.address().to_string();
+    if (ep.address().is_v6()) address = "[" + address + "]";
+    return fmt::format("{}:{}", address, ep.port());
   }
 
   void ReadRequest() {

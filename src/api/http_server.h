@@ -30,7 +30,7 @@ struct HttpRequest {
   std::map<std::string, std::string> query;
   std::map<std::string, std::string> headers;  // lower-case names
   std::string body;
-  std::string remote;  // "127.0.0.1:53412"
+  std::string remote;  // the client's address and port: "127.0.0.1:53412", "[::1]:53412"
 };
 
 struct HttpResponse {

@@ -32,9 +32,13 @@ using ::testing::HasSubstr;
 using ::testing::StartsWith;
 using namespace std::chrono_literals;
 
-// Answers 200 with the body it got, or, for /wait, 200 after 800 ms (a long poll).
+// Answers 200 with the body it got, or, for /wait, 200 after 800 ms (a long poll); /remote
+// answers the client's address as the request carries it.
 Handler EchoHandler(boost::asio::io_context& ioc) {
   return [&ioc](HttpRequest request, std::shared_ptr<Responder> responder) {
+    if (request.path == "/remote") {
+      return responder->Send(HttpResponse{200, "text/plain", request.remote});
+    }
     if (request.path == "/wait") {
       auto timer = std::make_shared<boost::asio::steady_timer>(ioc, 800ms);
       timer->async_wait([timer, responder](const boost::system::error_code&) {
@@ -150,6 +154,19 @@ std::string Get(int port, const std::string& target) {
 std::string Body(const std::string& response) {
   size_t end = response.find("\r\n\r\n");
   return end == std::string::npos ? "" : response.substr(end + 4);
+}
+
+// The audit log records where each call came from.
+TEST(HttpServer, TheRequestCarriesTheClientsAddressAndPort) {
+  ServerThread server;
+  int fd = Connect(server.port());
+  sockaddr_in local{};
+  socklen_t length = sizeof(local);
+  ASSERT_EQ(::getsockname(fd, reinterpret_cast<sockaddr*>(&local), &length), 0);
+  SendAll(fd, "GET /remote HTTP/1.1\r\nHost: x\r\n\r\n");
+  std::string response = ReadResponse(fd);
+  ::close(fd);
+  EXPECT_EQ(Body(response), fmt::format("127.0.0.1:{}", ntohs(local.sin_port)));
 }
 
 TEST(HttpServerLimits, ABodyOverItsRoutesLimitIs413BeforeItIsSent) {

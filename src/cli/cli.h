@@ -61,6 +61,7 @@ void AddClusterCommands(CLI::App& app, GlobalOptions& g);
 void AddJobCommands(CLI::App& app, GlobalOptions& g);
 void AddNodeCommands(CLI::App& app, GlobalOptions& g);
 void AddTeamCommands(CLI::App& app, GlobalOptions& g);
+void AddAccountingCommands(CLI::App& app, GlobalOptions& g);
 void AddSimCommands(CLI::App& app);
 void AddAuthCommands(CLI::App& app, GlobalOptions& g);
 

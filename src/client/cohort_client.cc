@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
 #include <random>
 #include <thread>
 
@@ -15,6 +17,28 @@ StatusCode CodeFromName(std::string_view name, int http_status) {
   if (http_status == 409) return StatusCode::kFailedPrecondition;
   if (http_status / 100 == 4) return StatusCode::kInvalidArgument;
   return StatusCode::kInternal;
+}
+
+// "?a=1&b=x%20y", percent-encoding all but unreserved characters; empty values left out.
+std::string QueryString(const CohortClient::Query& query) {
+  auto encode = [](std::string_view text) {
+    std::string out;
+    for (unsigned char c : text) {
+      if (std::isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~') {
+        out += static_cast<char>(c);
+      } else {
+        out += fmt::format("%{:02X}", c);
+      }
+    }
+    return out;
+  };
+  std::string out;
+  for (const auto& [name, value] : query) {
+    if (value.empty()) continue;
+    out += out.empty() ? "?" : "&";
+    out += encode(name) + "=" + encode(value);
+  }
+  return out;
 }
 
 }  // namespace
@@ -212,6 +236,14 @@ StatusOr<Json> CohortClient::SetTeam(const std::string& name, int64_t guaranteed
 
 Status CohortClient::DeleteTeam(const std::string& name) {
   return Call("DELETE", "/api/v1/teams/" + name).status();
+}
+
+StatusOr<Json> CohortClient::Usage(const Query& query) {
+  return Call("GET", "/api/v1/usage" + QueryString(query));
+}
+
+StatusOr<Json> CohortClient::Audit(const Query& query) {
+  return Call("GET", "/api/v1/audit" + QueryString(query));
 }
 
 StatusOr<DesiredState> CohortClient::Register(const NodeInfo& info, std::string* credential) {

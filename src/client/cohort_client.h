@@ -82,6 +82,12 @@ class CohortClient {
                          std::optional<int64_t> max_gpus);
   Status DeleteTeam(const std::string& name);
 
+  // Accounting and audit: the raw answers of GET /api/v1/usage and /api/v1/audit, with these
+  // query parameters (those with empty values are left out).
+  using Query = std::vector<std::pair<std::string, std::string>>;
+  StatusOr<Json> Usage(const Query& query);
+  StatusOr<Json> Audit(const Query& query);
+
   // Agents. With the join token, the answer carries the node's new credential, put in
   // `*credential` (left alone otherwise).
   StatusOr<DesiredState> Register(const NodeInfo& info, std::string* credential = nullptr);

@@ -29,6 +29,7 @@ struct MasterOptions {
   std::string admin_user;  // empty: the Unix account the master runs as
   std::string tls_cert;    // both or neither: HTTPS instead of plain HTTP
   std::string tls_key;
+  std::string audit_retention = "90d";
 };
 
 struct AgentOptions {

@@ -88,6 +88,9 @@ void AddMasterCommand(CLI::App& app, MasterOptions& o) {
                   "Serve HTTPS instead of plain HTTP, with this certificate (PEM, then any "
                   "intermediates; cohortd cert issue); needs --tls-key");
   cmd->add_option("--tls-key", o.tls_key, "The private key of --tls-cert (PEM, unencrypted)");
+  cmd->add_option("--audit-retention", o.audit_retention,
+                  "Keep audit log entries this long (pruned at most once an hour)")
+      ->capture_default_str();
 }
 
 namespace {
@@ -141,6 +144,12 @@ int RunMaster(const MasterOptions& o) {
                log_limit.ok() ? "must be at least 64Ki" : log_limit.status().message());
     return 2;
   }
+  auto audit_retention = ParseDuration(o.audit_retention);
+  if (!audit_retention.ok() || *audit_retention < std::chrono::hours(1)) {
+    fmt::print(stderr, "cohortd master: --audit-retention: {}\n",
+               audit_retention.ok() ? "must be at least 1h" : audit_retention.status().message());
+    return 2;
+  }
   auto scheduling = SchedulerConfigFrom(o);
   if (!scheduling.ok()) {
     fmt::print(stderr, "cohortd master: {}\n", scheduling.status().message());
@@ -168,6 +177,7 @@ int RunMaster(const MasterOptions& o) {
   config.unknown_team_fallback = o.unknown_team_fallback;
   config.incremental_above = o.incremental_above;
   config.log_limit = *log_limit;
+  config.audit_retention = *audit_retention;
   std::error_code ec;
   std::filesystem::create_directories(config.data_dir, ec);
   if (ec) {
@@ -205,6 +215,15 @@ int RunMaster(const MasterOptions& o) {
                                             size_t{16}, kDefaultMaxConnections);
   api::ApiServer server(ioc, **master, limits);
   if (tls) server.UseTls(tls);
+  // Usage reports read through a connection of their own, on a thread of their own.
+  auto report_store = state::OpenSqliteStateStore(config.data_dir + "/cohort.db");
+  if (!report_store.ok()) {
+    fmt::print(stderr, "cohortd master: {}\n", report_store.status().ToString());
+    return 1;
+  }
+  (*master)->StartUsageReader(std::move(report_store).value(), [&ioc](std::function<void()> work) {
+    boost::asio::post(ioc, std::move(work));
+  });
   Status listening = server.Listen(o.listen.substr(0, colon), *port);
   if (!listening.ok()) {
     fmt::print(stderr, "cohortd master: {}\n", listening.message());

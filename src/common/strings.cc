@@ -1,6 +1,7 @@
 #include "common/strings.h"
 
 #include <charconv>
+#include <cstdint>
 
 namespace cohort {
 
@@ -64,6 +65,38 @@ std::optional<int> ParseInt(std::string_view text, int min, int max) {
   auto value = ParseInteger(text, min, max);
   if (!value) return std::nullopt;
   return static_cast<int>(*value);
+}
+
+std::string ValidUtf8(std::string_view text) {
+  std::string out;
+  out.reserve(text.size());
+  size_t i = 0;
+  while (i < text.size()) {
+    auto byte = [&](size_t k) { return static_cast<unsigned char>(text[k]); };
+    unsigned char c = byte(i);
+    size_t len = c < 0x80           ? 1
+                 : (c >> 5) == 0x6  ? 2
+                 : (c >> 4) == 0xe  ? 3
+                 : (c >> 3) == 0x1e ? 4
+                                    : 0;
+    bool valid = len > 0 && i + len <= text.size();
+    for (size_t k = 1; valid && k < len; ++k) valid = (byte(i + k) & 0xc0) == 0x80;
+    if (valid && len > 1) {
+      // Overlong forms, surrogates and code points past U+10FFFF are not UTF-8 either.
+      uint32_t cp = c & (0x7f >> len);
+      for (size_t k = 1; k < len; ++k) cp = (cp << 6) | (byte(i + k) & 0x3f);
+      static constexpr uint32_t kMin[] = {0, 0, 0x80, 0x800, 0x10000};
+      valid = cp >= kMin[len] && cp <= 0x10ffff && (cp < 0xd800 || cp > 0xdfff);
+    }
+    if (valid) {
+      out.append(text.substr(i, len));
+      i += len;
+    } else {
+      out += "\xef\xbf\xbd";  // U+FFFD
+      ++i;
+    }
+  }
+  return out;
 }
 
 }  // namespace cohort

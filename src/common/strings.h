@@ -13,6 +13,9 @@ namespace cohort {
 std::vector<std::string> Split(std::string_view text, char sep);
 std::string Join(const std::vector<std::string>& parts, std::string_view sep);
 std::string_view Trim(std::string_view text);
+// `text` with every byte that is not part of valid UTF-8 replaced by U+FFFD, for text from the
+// network that must be stored or served as JSON.
+std::string ValidUtf8(std::string_view text);
 // Quotes a string for a POSIX shell when it needs it, for showing commands to people.
 std::string ShellQuote(std::string_view arg);
 

@@ -32,5 +32,19 @@ TEST(ParseInt, DefaultsToTheRangeOfInt) {
   EXPECT_EQ(ParseInt("80", 1024, 65535), std::nullopt);
 }
 
+TEST(ValidUtf8, KeepsUtf8AndReplacesEverythingElse) {
+  EXPECT_EQ(ValidUtf8("/api/v1/jobs/12"), "/api/v1/jobs/12");
+  EXPECT_EQ(ValidUtf8("caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x9a\x80"),
+            "caf\xc3\xa9 \xe2\x82\xac \xf0\x9f\x9a\x80");
+  EXPECT_EQ(ValidUtf8("a\xff"
+                      "b"),
+            "a\xef\xbf\xbd"
+            "b");
+  EXPECT_EQ(ValidUtf8("\xc3"), "\xef\xbf\xbd");                                  // cut short
+  EXPECT_EQ(ValidUtf8("\xc0\xaf"), "\xef\xbf\xbd\xef\xbf\xbd");                  // overlong '/'
+  EXPECT_EQ(ValidUtf8("\xed\xa0\x80"), "\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd");  // surrogate
+  EXPECT_EQ(ValidUtf8(std::string("a\0b", 3)), std::string("a\0b", 3));
+}
+
 }  // namespace
 }  // namespace cohort

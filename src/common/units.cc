@@ -9,6 +9,8 @@
 #include <limits>
 #include <utility>
 
+#include "common/strings.h"
+
 namespace cohort {
 namespace {
 
@@ -223,6 +225,42 @@ std::string FormatDuration(Duration d) {
   if (m) out += fmt::format("{}m", m);
   if (sec || out == sign) out += fmt::format("{}s", sec);
   return out;
+}
+
+StatusOr<Timestamp> ParseTimeSpec(std::string_view text, Timestamp now) {
+  auto bad = [&] {
+    return Status::InvalidArgument(
+        fmt::format("\"{}\" is not a time; use a date (2026-11-01), an RFC 3339 time "
+                    "(2026-11-01T08:00:00Z) or how long ago (7d, 12h)",
+                    text));
+  };
+  if (text == "now") return now;
+  std::string_view ago = text;
+  if (ago.ends_with(" ago")) ago.remove_suffix(4);
+  if (!ago.empty() && std::isdigit(static_cast<unsigned char>(ago[0])) &&
+      ago.find('-') == ago.npos && ago.find(':') == ago.npos) {
+    auto d = ParseDuration(ago);
+    if (!d.ok()) return bad();
+    return *d >= now.time_since_epoch() ? FromMicros(0) : now - *d;
+  }
+  std::string iso(text);
+  if (iso.size() == 10) iso += "T00:00:00Z";  // a date: its midnight, UTC
+  // An offset: the same clock reading in UTC, less the offset.
+  Duration offset{0};
+  if (iso.size() > 6 && iso[iso.size() - 3] == ':' &&
+      (iso[iso.size() - 6] == '+' || iso[iso.size() - 6] == '-')) {
+    auto hours = ParseInt(std::string_view(iso).substr(iso.size() - 5, 2), 0, 23);
+    auto minutes = ParseInt(std::string_view(iso).substr(iso.size() - 2, 2), 0, 59);
+    if (!hours || !minutes || iso.size() < 25) return bad();
+    offset = std::chrono::hours(*hours) + std::chrono::minutes(*minutes);
+    if (iso[iso.size() - 6] == '-') offset = -offset;
+    iso = iso.substr(0, iso.size() - 6) + "Z";
+  }
+  auto t = ParseTimestamp(iso);
+  if (!t.ok()) return bad();
+  Timestamp utc = *t - offset;
+  if (utc < FromMicros(0)) return bad();
+  return utc;
 }
 
 }  // namespace cohort

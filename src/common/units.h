@@ -35,4 +35,9 @@ StatusOr<Duration> ParseDuration(std::string_view text);
 // "1h30m", "45s", "250ms", "0s".
 std::string FormatDuration(Duration d);
 
+// A moment as people write it on a command line: a UTC date ("2026-11-01", its midnight), an
+// RFC 3339 time ("2026-11-01T08:00:00Z", "2026-11-01T10:00:00+02:00"), "now", or how long
+// before `now` ("7d", "36h", "7d ago"). Never before the epoch.
+StatusOr<Timestamp> ParseTimeSpec(std::string_view text, Timestamp now);
+
 }  // namespace cohort

@@ -88,6 +88,39 @@ TEST(Duration, RejectsUnknownUnitsAndBareNumbers) {
   }
 }
 
+TEST(TimeSpec, TakesDatesRfc3339TimesAndHowLongAgo) {
+  Timestamp now = *ParseTimestamp("2026-11-22T10:00:00Z");
+  auto at = [&](const char* text) {
+    auto t = ParseTimeSpec(text, now);
+    EXPECT_TRUE(t.ok()) << text << ": " << t.status().ToString();
+    return t.ok() ? FormatTimestamp(*t) : std::string();
+  };
+  EXPECT_EQ(at("2026-11-01"), "2026-11-01T00:00:00.000000Z");
+  EXPECT_EQ(at("2026-11-01T08:30:00Z"), "2026-11-01T08:30:00.000000Z");
+  EXPECT_EQ(at("2026-11-01T08:30:00.25Z"), "2026-11-01T08:30:00.250000Z");
+  EXPECT_EQ(at("2026-11-01T10:30:00+02:00"), "2026-11-01T08:30:00.000000Z");
+  EXPECT_EQ(at("2026-11-01T03:30:00-05:00"), "2026-11-01T08:30:00.000000Z");
+  EXPECT_EQ(at("7d"), "2026-11-15T10:00:00.000000Z");
+  EXPECT_EQ(at("36h ago"), "2026-11-20T22:00:00.000000Z");
+  EXPECT_EQ(at("1h30m"), "2026-11-22T08:30:00.000000Z");
+  EXPECT_EQ(at("now"), "2026-11-22T10:00:00.000000Z");
+  EXPECT_EQ(at("1000000d"), "1970-01-01T00:00:00.000000Z");  // never before the epoch
+}
+
+TEST(TimeSpec, RefusesWithTheFormsItTakes) {
+  Timestamp now = *ParseTimestamp("2026-11-22T10:00:00Z");
+  for (const char* bad : {"", "yesterday", "7", "7w", "2026-13-01", "2026-11-01T08:00:00",
+                          "2026-11-01T08:00:00+2:00", "2026-11-01 08:00", "-7d", "11/01/2026"}) {
+    auto t = ParseTimeSpec(bad, now);
+    EXPECT_FALSE(t.ok()) << bad;
+    if (!t.ok()) {
+      EXPECT_NE(t.status().message().find("is not a time; use a date (2026-11-01)"),
+                std::string::npos)
+          << t.status().message();
+    }
+  }
+}
+
 // Found by fuzz/small_parsers_fuzzer.cc: std::stod threw std::out_of_range on these.
 TEST(Units, NumbersBeyondADoubleAreErrorsNotExceptions) {
   const std::string huge(400, '9');

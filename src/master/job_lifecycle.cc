@@ -209,6 +209,10 @@ Status Master::ApplyPlacement(Job& job, const JobPlacement& placement) {
   job.state = JobState::kStarting;
   job.placed_at = clock_.Now();
   job.running_at.reset();
+  for (auto& t : job.tasks) {
+    t.held_since = job.placed_at;
+    NoteHold(job, t);
+  }
   std::vector<std::string> where;
   for (const auto& n : nodes) {
     uint64_t version = BumpNode(n);

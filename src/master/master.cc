@@ -64,6 +64,11 @@ Status Master::Load() {
     if (job.state == JobState::kStarting || job.state == JobState::kRunning ||
         job.state == JobState::kStopping) {
       active_.insert(job.id);
+      // Stored before tasks kept the start of their hold: it was their attempt's placement, as
+      // the store's migration took it (state::UsageFromRecord).
+      for (auto& t : job.tasks) {
+        if (!t.held_since) t.held_since = job.placed_at;
+      }
     }
     JobId id = job.id;
     jobs_.emplace(id, std::move(job));
@@ -119,7 +124,12 @@ JobEvent Master::Event(const Job& job, std::string type, std::string message) co
 
 Status Master::Persist(Job& job, std::vector<JobEvent> events) {
   ++job.version;
-  Status s = store_->SaveJob(job, events);
+  std::vector<state::TaskUsage> holds;
+  if (auto it = unsaved_holds_.find(job.id); it != unsaved_holds_.end()) {
+    holds = std::move(it->second);
+    unsaved_holds_.erase(it);
+  }
+  Status s = store_->SaveJob(job, events, holds);
   if (!s.ok()) {
     // Memory has moved on and the store has not: the two must never disagree silently.
     s = Status::Internal(fmt::format("saving job {}: {}", job.id, s.message()));

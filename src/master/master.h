@@ -26,6 +26,8 @@
 #include "master/accounts.h"
 #include "master/event_loop.h"
 #include "master/log_store.h"
+#include "master/usage_reader.h"
+#include "master/usage_report.h"
 #include "model/agent_protocol.h"
 #include "model/job.h"
 #include "model/node.h"
@@ -51,6 +53,8 @@ struct MasterConfig {
   std::function<void(const Status&)> fail_stop;
   Duration tick_interval = std::chrono::milliseconds(500);
   int64_t log_limit = kDefaultLogLimit;  // stored bytes of each task's log (master/log_store.h)
+  // Audit entries older than this are pruned, from the tick, at most once an hour.
+  Duration audit_retention = std::chrono::hours(24 * 90);
 };
 
 // The team a spec gets when it names none; it exists without being created (no guarantee, no
@@ -173,6 +177,26 @@ class Master {
   // Where the logs are read and followed; writes go through AppendLog.
   LogStore& logs() { return logs_; }
 
+  // --- Accounting and audit (master/accounting.cc, docs/security.md) ---
+  // GPU and CPU time, jobs and queueing delay per team, user and period, from the store (every
+  // hold and milestone there is written with its job). kInvalidArgument for a query that is
+  // empty, too long for its periods, or that would have too many rows.
+  StatusOr<UsageReport> Usage(const UsageQuery& query);
+  // The same, computed on the usage reader's thread once StartUsageReader has been called (a
+  // report can take a third of a second: master/usage_reader.h); `done` runs on the event loop.
+  // Without a reader, at once. kUnavailable when too many reports are under way.
+  void Usage(const UsageQuery& query, std::function<void(StatusOr<UsageReport>)> done);
+  // `store`: another connection to the master's database, read only by the reader's thread;
+  // `post` runs work on the event loop.
+  void StartUsageReader(std::unique_ptr<state::StateStore> store, UsageReader::Post post);
+  // The audit log: an entry is begun (stamped with the master's time) before a state-changing
+  // call runs and finished with its answer. Errors are the store's: the caller must not run the
+  // call if BeginAudit fails, and must not report success if FinishAudit does.
+  StatusOr<int64_t> BeginAudit(state::AuditEntry entry);
+  Status FinishAudit(int64_t seq, int status, const std::string& target,
+                     const std::string& outcome);
+  StatusOr<std::vector<state::AuditEntry>> Audit(const state::AuditQuery& query);
+
   // --- Time ---
   // Marks silent nodes LOST (and requeues their gangs), stops jobs past their max_runtime, lets
   // jobs whose restart backoff is over be scheduled, runs a full pass that was put off. Runs by
@@ -213,6 +237,12 @@ class Master {
   uint64_t BumpNode(const std::string& node_id);
   // Writes the job (and bumps its version); on failure, fails stop and returns the error.
   Status Persist(Job& job, std::vector<JobEvent> events);
+  // Records the task's hold on its resources as it is now (taken, or given back once it ended),
+  // to be written with the job's next Persist.
+  void NoteHold(const Job& job, const Task& task);
+  // Prunes audit entries past the retention: once an hour, in bounded batches on each tick
+  // until none is left.
+  void PruneAudit(Timestamp now);
   // Persist where the caller has no one to return an error to.
   void Commit(Job& job, std::vector<JobEvent> events);
   void FailStop(const Status& status);
@@ -288,6 +318,11 @@ class Master {
   std::map<std::pair<std::string, std::string>, JobId> requests_;
   uint64_t next_version_ = 1;
   bool schedule_posted_ = false;
+  // Task holds noted and not yet written, by job: they go with the job's next write.
+  std::map<JobId, std::vector<state::TaskUsage>> unsaved_holds_;
+  std::unique_ptr<UsageReader> usage_reader_;  // null: reports run on the event loop
+  std::optional<Timestamp> audit_pruned_at_;   // the start of the last round of pruning
+  bool audit_pruning_ = false;                 // a round has more to prune
 };
 
 }  // namespace cohort::master

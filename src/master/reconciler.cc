@@ -148,6 +148,7 @@ void Master::RecordTaskReport(TaskEnds& ends, Job& job, Task& t, const TaskRepor
   // A task that ended gave its resources back: someone may be waiting for them.
   if (!IsTerminal(before) && IsTerminal(t.state)) {
     cluster_.ReleaseTask(job.id, t.role, t.index);
+    NoteHold(job, t);
     ends.released.emplace_back(job.id, t);
   }
 }

@@ -177,8 +177,10 @@ bool Master::ApplyGrowth(const Growth& growth) {
       continue;
     }
     t.started_at = clock_.Now();
+    t.held_since = t.started_at;
     nodes.insert(t.node_id);
     added.push_back(fmt::format("{} on {}", t.Name(), t.node_id));
+    NoteHold(job, t);
     job.tasks.push_back(std::move(t));
   }
   for (const auto& n : nodes) {
@@ -254,6 +256,7 @@ int Master::AssignPort(NodeEntry& entry) {
 void Master::Tick() {
   Timestamp now = clock_.Now();
   CheckNodeTimeouts(now);
+  PruneAudit(now);
   std::vector<JobId> active(active_.begin(), active_.end());
   for (JobId id : active) {
     Job& job = jobs_.at(id);

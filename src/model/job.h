@@ -86,6 +86,9 @@ struct Task {
   int64_t pid = 0;
   std::optional<Timestamp> started_at;
   std::optional<Timestamp> finished_at;
+  // When the master took its resources (placement or growth): the start of its usage
+  // (state/usage.h), which started_at, the agent's report of the process start, is not.
+  std::optional<Timestamp> held_since;
   // The node's desired-state version that first included this task: an agent report that
   // has applied this version and does not mention the task means the task is gone.
   uint64_t assigned_version = 0;

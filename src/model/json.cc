@@ -143,6 +143,7 @@ Task TaskFrom(const Json& j) {
   t.pid = ValueOr<int64_t>(j, "pid", 0);
   t.started_at = OptionalTime(j, "started_at");
   t.finished_at = OptionalTime(j, "finished_at");
+  t.held_since = OptionalTime(j, "held_since");
   t.assigned_version = ValueOr<uint64_t>(j, "assigned_version", 0);
   return t;
 }
@@ -174,6 +175,7 @@ Json ToJson(const Task& t) {
               {"pid", t.pid},
               {"started_at", TimeOrNull(t.started_at)},
               {"finished_at", TimeOrNull(t.finished_at)},
+              {"held_since", TimeOrNull(t.held_since)},
               {"assigned_version", t.assigned_version}};
 }
 

@@ -107,4 +107,59 @@ Status CheckEvents(JobId job, const std::vector<JobEvent>& events) {
   return Status::Ok();
 }
 
+Status CheckUsage(JobId job, const std::vector<TaskUsage>& usage) {
+  for (const auto& u : usage) {
+    if (u.job_id != job) {
+      return Status::InvalidArgument(fmt::format(
+          "a task hold of job {} ({}) was given with job {}: holds are stored with their own job",
+          u.job_id, u.task, job));
+    }
+    if (u.end && *u.end < u.start) {
+      return Status::InvalidArgument(
+          fmt::format("the hold of job {} task {} ends before it starts", job, u.task));
+    }
+    Json text{u.task, u.team, u.user};
+    COHORT_RETURN_IF_ERROR(EncodeRecord(text, fmt::format("task hold of job {}", job)).status());
+  }
+  return Status::Ok();
+}
+
+Status CheckAuditEntry(const AuditEntry& entry) {
+  Json text{entry.user, entry.remote, entry.method, entry.path, entry.target, entry.outcome};
+  return EncodeRecord(text, "audit entry").status();
+}
+
+std::vector<TaskUsage> UsageFromRecord(const Job& job) {
+  std::vector<TaskUsage> usage;
+  auto add = [&](int attempt, std::string task, const Resources& r, Timestamp start,
+                 std::optional<Timestamp> end) {
+    if (end && *end < start) end = start;
+    usage.push_back(TaskUsage{job.id, attempt, std::move(task), job.spec.team, job.user, r.gpus,
+                              r.milli_cpus, start, end});
+  };
+  bool current_known = job.attempt > 0 && job.placed_at && !job.tasks.empty();
+  for (const auto& a : job.history) {
+    if (!a.started_at || !a.finished_at) continue;
+    if (current_known && a.number == job.attempt) continue;  // its tasks say more
+    for (const auto& g : job.spec.tasks) {
+      for (int i = 0; i < g.replicas; ++i) {
+        add(a.number, fmt::format("{}/{}", g.role, i), g.resources, *a.started_at, a.finished_at);
+      }
+    }
+  }
+  if (!current_known) return usage;
+  // An ended task without its own end ended with its attempt.
+  std::optional<Timestamp> attempt_end = job.finished_at;
+  if (!job.history.empty() && job.history.back().number == job.attempt) {
+    attempt_end = job.history.back().finished_at;
+  }
+  for (const auto& t : job.tasks) {
+    Timestamp start = t.held_since.value_or(*job.placed_at);
+    std::optional<Timestamp> end;
+    if (IsTerminal(t.state)) end = t.finished_at ? t.finished_at : attempt_end.value_or(start);
+    add(job.attempt, t.Name(), t.resources, start, end);
+  }
+  return usage;
+}
+
 }  // namespace cohort::state

@@ -17,6 +17,8 @@
 #include "model/account.h"
 #include "model/job.h"
 #include "model/node.h"
+#include "state/audit.h"
+#include "state/usage.h"
 
 namespace cohort::state {
 
@@ -38,5 +40,13 @@ StatusOr<std::map<std::string, TeamRole>> DecodeUserTeams(std::string_view text)
 // would be a caller's bug hidden in someone else's history), and their text must be UTF-8, as
 // they are served as JSON. kInvalidArgument otherwise.
 Status CheckEvents(JobId job, const std::vector<JobEvent>& events);
+// The same for task holds saved with job `job`; and an audit entry's text must be UTF-8.
+Status CheckUsage(JobId job, const std::vector<TaskUsage>& usage);
+Status CheckAuditEntry(const AuditEntry& entry);
+
+// The task holds a job's record tells of, for jobs stored before holds were written (the
+// migration to schema 4): the current attempt's tasks as they are, and each earlier attempt as
+// its spec's task groups from its start to its end (elastic growth before then is not known).
+std::vector<TaskUsage> UsageFromRecord(const Job& job);
 
 }  // namespace cohort::state

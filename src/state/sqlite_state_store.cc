@@ -2,6 +2,7 @@
 #include <fmt/format.h>
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <string>
 #include <utility>
 #include <vector>
@@ -13,6 +14,7 @@ namespace cohort::state {
 namespace {
 
 // Each entry brings the schema from version i to i+1. Never edit a released entry: add one.
+constexpr int kUsageSchema = 5;  // the migration that adds accounting
 const std::vector<std::string>& Migrations() {
   static const std::vector<std::string> kMigrations = {
       R"sql(
@@ -71,6 +73,47 @@ const std::vector<std::string>& Migrations() {
         expires_at INTEGER,
         revoked_at INTEGER
       );
+      )sql",
+      // Accounting and the audit log (state/usage.h, state/audit.h). Filled for the jobs
+      // already stored by BackfillUsage, in the same transaction.
+      R"sql(
+      ALTER TABLE jobs ADD COLUMN finished_at INTEGER;  -- NULL until it ends
+      CREATE INDEX jobs_by_submission ON jobs(submitted_at);
+      CREATE INDEX jobs_by_end ON jobs(finished_at);
+      CREATE TABLE job_attempts (
+        job_id INTEGER NOT NULL REFERENCES jobs(id),
+        attempt INTEGER NOT NULL,
+        started_at INTEGER NOT NULL,
+        PRIMARY KEY (job_id, attempt)
+      );
+      CREATE INDEX job_attempts_by_start ON job_attempts(started_at);
+      CREATE TABLE task_usage (
+        job_id INTEGER NOT NULL REFERENCES jobs(id),
+        attempt INTEGER NOT NULL,
+        task TEXT NOT NULL,
+        team TEXT NOT NULL,
+        user TEXT NOT NULL,
+        gpus INTEGER NOT NULL,
+        milli_cpus INTEGER NOT NULL,
+        start_at INTEGER NOT NULL,
+        end_at INTEGER,                 -- NULL while the task holds its resources
+        PRIMARY KEY (job_id, attempt, task, start_at)
+      );
+      -- A range of time is an index range: holds that ended after its start, and open ones.
+      CREATE INDEX task_usage_by_end ON task_usage(end_at);
+      CREATE TABLE audit (
+        seq INTEGER PRIMARY KEY AUTOINCREMENT,
+        time INTEGER NOT NULL,
+        user TEXT NOT NULL,
+        remote TEXT NOT NULL,
+        method TEXT NOT NULL,
+        path TEXT NOT NULL,
+        target TEXT NOT NULL,
+        status INTEGER,                 -- NULL: the call's outcome was never recorded
+        outcome TEXT NOT NULL
+      );
+      CREATE INDEX audit_by_time ON audit(time);
+      CREATE INDEX audit_by_user ON audit(user, time);
       )sql",
   };
   return kMigrations;
@@ -160,6 +203,7 @@ class SqliteStateStore final : public StateStore {
       std::string what = fmt::format("migrating to schema {}", i + 1);
       COHORT_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE", what));
       Status s = Exec(migrations[i].c_str(), what);
+      if (s.ok() && i + 1 == kUsageSchema) s = BackfillUsage();
       if (s.ok()) s = Exec(fmt::format("PRAGMA user_version={}", i + 1).c_str(), what);
       if (s.ok()) s = Exec("COMMIT", what);
       COHORT_RETURN_IF_ERROR(RollBackIfFailed(std::move(s)));
@@ -190,14 +234,18 @@ class SqliteStateStore final : public StateStore {
       insert.Bind(6, ToMicros(job.submitted_at));
       insert.Bind(7, record);
       if (insert.Step() != SQLITE_DONE) return Error("inserting a job");
+      COHORT_RETURN_IF_ERROR(IndexJob(job));
       return InsertEvents(events);
     }();
     return Finish(std::move(s), std::move(job));
   }
 
-  Status SaveJob(const Job& job, const std::vector<JobEvent>& events) override {
+  using StateStore::SaveJob;
+  Status SaveJob(const Job& job, const std::vector<JobEvent>& events,
+                 const std::vector<TaskUsage>& usage) override {
     // Refused before the transaction: nothing to roll back.
     COHORT_RETURN_IF_ERROR(CheckEvents(job.id, events));
+    COHORT_RETURN_IF_ERROR(CheckUsage(job.id, usage));
     COHORT_ASSIGN_OR_RETURN(std::string record, EncodeJobRecord(job));
     COHORT_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE", "saving a job"));
     Status s = [&]() -> Status {
@@ -208,9 +256,171 @@ class SqliteStateStore final : public StateStore {
       update.Bind(3, job.id);
       if (update.Step() != SQLITE_DONE) return Error("updating a job");
       if (sqlite3_changes(db_) == 0) return Status::NotFound(fmt::format("job {}", job.id));
+      COHORT_RETURN_IF_ERROR(IndexJob(job));
+      COHORT_RETURN_IF_ERROR(WriteUsage(usage));
       return InsertEvents(events);
     }();
     return Finish(std::move(s), true).status();
+  }
+
+  Status ScanUsage(const UsageScan& scan,
+                   const std::function<void(const TaskUsage&)>& hold) override {
+    // Two index ranges of task_usage_by_end: holds that ended after `since`, and open ones.
+    Statement q(db_,
+                "SELECT job_id, attempt, task, team, user, gpus, milli_cpus, start_at, end_at "
+                "FROM task_usage WHERE end_at > ?1 AND start_at < ?2 "
+                "AND (?3 = '' OR team = ?3) AND (?4 = '' OR user = ?4) "
+                "UNION ALL "
+                "SELECT job_id, attempt, task, team, user, gpus, milli_cpus, start_at, end_at "
+                "FROM task_usage WHERE end_at IS NULL AND start_at < ?2 "
+                "AND (?3 = '' OR team = ?3) AND (?4 = '' OR user = ?4)");
+    if (!q.prepared()) return Error("preparing the usage query");
+    BindScan(q, scan);
+    TaskUsage u;
+    int rc;
+    while ((rc = q.Step()) == SQLITE_ROW) {
+      u.job_id = q.Int(0);
+      u.attempt = static_cast<int>(q.Int(1));
+      u.task = q.Text(2);
+      u.team = q.Text(3);
+      u.user = q.Text(4);
+      u.gpus = q.Int(5);
+      u.milli_cpus = q.Int(6);
+      u.start = FromMicros(q.Int(7));
+      u.end = q.IsNull(8) ? std::nullopt : std::optional<Timestamp>(FromMicros(q.Int(8)));
+      hold(u);
+    }
+    if (rc != SQLITE_DONE) return Error("reading usage");
+    return Status::Ok();
+  }
+
+  Status ScanMilestones(const UsageScan& scan,
+                        const std::function<void(const JobMilestone&)>& milestone) override {
+    using Kind = JobMilestone::Kind;
+    constexpr const char* kFilter = " AND (?3 = '' OR j.team = ?3) AND (?4 = '' OR j.user = ?4)";
+    struct Query {
+      Kind kind;
+      std::string sql;
+    };
+    const Query queries[] = {
+        {Kind::kSubmitted,
+         std::string("SELECT j.id, j.team, j.user, j.submitted_at, 0, j.state, j.submitted_at "
+                     "FROM jobs j WHERE j.submitted_at >= ?1 AND j.submitted_at < ?2") +
+             kFilter},
+        {Kind::kAttemptStarted,
+         std::string("SELECT j.id, j.team, j.user, a.started_at, a.attempt, j.state, "
+                     "j.submitted_at FROM job_attempts a JOIN jobs j ON j.id = a.job_id "
+                     "WHERE a.started_at >= ?1 AND a.started_at < ?2") +
+             kFilter},
+        {Kind::kFinished,
+         std::string("SELECT j.id, j.team, j.user, j.finished_at, 0, j.state, j.submitted_at "
+                     "FROM jobs j WHERE j.finished_at >= ?1 AND j.finished_at < ?2") +
+             kFilter},
+    };
+    JobMilestone m;
+    for (const auto& query : queries) {
+      Statement q(db_, query.sql.c_str());
+      if (!q.prepared()) return Error("preparing the job milestone query");
+      BindScan(q, scan);
+      int rc;
+      while ((rc = q.Step()) == SQLITE_ROW) {
+        m.kind = query.kind;
+        m.job_id = q.Int(0);
+        m.team = q.Text(1);
+        m.user = q.Text(2);
+        m.at = FromMicros(q.Int(3));
+        m.attempt = static_cast<int>(q.Int(4));
+        m.final_state = ParseJobState(q.Text(5)).value_or(JobState::kPending);
+        m.submitted_at = FromMicros(q.Int(6));
+        milestone(m);
+      }
+      if (rc != SQLITE_DONE) return Error("reading job milestones");
+    }
+    return Status::Ok();
+  }
+
+  StatusOr<int64_t> BeginAudit(const AuditEntry& entry) override {
+    COHORT_RETURN_IF_ERROR(CheckAuditEntry(entry));
+    // No fsync of its own (NORMAL): the WAL keeps commits in order, so the fsync of the call's
+    // own change, or of FinishAudit, makes this entry durable first.
+    COHORT_RETURN_IF_ERROR(Exec("PRAGMA synchronous=NORMAL", "beginning an audit entry"));
+    StatusOr<int64_t> seq = [&]() -> StatusOr<int64_t> {
+      Statement insert(db_,
+                       "INSERT INTO audit (time, user, remote, method, path, target, status, "
+                       "outcome) VALUES (?, ?, ?, ?, ?, ?, NULL, '')");
+      if (!insert.prepared()) return Error("preparing an audit insert");
+      insert.Bind(1, ToMicros(entry.time));
+      insert.Bind(2, entry.user);
+      insert.Bind(3, entry.remote);
+      insert.Bind(4, entry.method);
+      insert.Bind(5, entry.path);
+      insert.Bind(6, entry.target);
+      if (insert.Step() != SQLITE_DONE) return Error("inserting an audit entry");
+      return static_cast<int64_t>(sqlite3_last_insert_rowid(db_));
+    }();
+    COHORT_RETURN_IF_ERROR(Exec("PRAGMA synchronous=FULL", "setting synchronous=FULL"));
+    return seq;
+  }
+
+  Status FinishAudit(int64_t seq, int status, const std::string& target,
+                     const std::string& outcome) override {
+    AuditEntry text;
+    text.target = target;
+    text.outcome = outcome;
+    COHORT_RETURN_IF_ERROR(CheckAuditEntry(text));
+    Statement update(db_, "UPDATE audit SET status = ?, target = ?, outcome = ? WHERE seq = ?");
+    if (!update.prepared()) return Error("preparing an audit update");
+    update.Bind(1, static_cast<int64_t>(status));
+    update.Bind(2, target);
+    update.Bind(3, outcome);
+    update.Bind(4, seq);
+    if (update.Step() != SQLITE_DONE) return Error("completing an audit entry");
+    if (sqlite3_changes(db_) == 0) {
+      return Status::NotFound(fmt::format("audit entry {} does not exist", seq));
+    }
+    return Status::Ok();
+  }
+
+  StatusOr<std::vector<AuditEntry>> LoadAudit(const AuditQuery& query) override {
+    // Newest first through the index, so that LIMIT stops the scan; put back in order below.
+    Statement q(db_,
+                "SELECT seq, time, user, remote, method, path, target, status, outcome FROM audit "
+                "WHERE time >= ?1 AND time < ?2 AND (?3 = '' OR user = ?3) "
+                "ORDER BY time DESC, seq DESC LIMIT ?4");
+    if (!q.prepared()) return Error("preparing the audit query");
+    q.Bind(1, ToMicros(query.since));
+    q.Bind(2, ToMicros(query.until));
+    q.Bind(3, query.user);
+    q.Bind(4, query.limit);
+    std::vector<AuditEntry> entries;
+    int rc;
+    while ((rc = q.Step()) == SQLITE_ROW) {
+      AuditEntry e;
+      e.seq = q.Int(0);
+      e.time = FromMicros(q.Int(1));
+      e.user = q.Text(2);
+      e.remote = q.Text(3);
+      e.method = q.Text(4);
+      e.path = q.Text(5);
+      e.target = q.Text(6);
+      if (!q.IsNull(7)) e.status = static_cast<int>(q.Int(7));
+      e.outcome = q.Text(8);
+      entries.push_back(std::move(e));
+    }
+    if (rc != SQLITE_DONE) return Error("reading the audit log");
+    std::reverse(entries.begin(), entries.end());
+    return entries;
+  }
+
+  StatusOr<int64_t> PruneAudit(Timestamp before, int64_t max_entries) override {
+    Statement del(db_,
+                  "DELETE FROM audit WHERE seq IN "
+                  "(SELECT seq FROM audit WHERE time < ? ORDER BY time LIMIT ?)");
+    if (!del.prepared()) return Error("preparing the audit pruning");
+    del.Bind(1, ToMicros(before));
+    del.Bind(2, max_entries);
+    if (del.Step() != SQLITE_DONE) return Error("pruning the audit log");
+    return static_cast<int64_t>(sqlite3_changes(db_));
   }
 
   StatusOr<std::vector<Job>> LoadJobs() override {
@@ -460,6 +670,89 @@ class SqliteStateStore final : public StateStore {
           path_, what, message));
     }
     return Status::Internal(fmt::format("sqlite: {}: {}: {}", path_, what, message));
+  }
+
+  static void BindScan(Statement& q, const UsageScan& scan) {
+    q.Bind(1, ToMicros(scan.since));
+    q.Bind(2, ToMicros(scan.until));
+    q.Bind(3, scan.team);
+    q.Bind(4, scan.user);
+  }
+
+  // The columns and rows that index a job's record for accounting: its end, and the start of
+  // its current attempt (every attempt is saved as it is placed, so each gets its row).
+  Status IndexJob(const Job& job) {
+    Statement end(db_, "UPDATE jobs SET finished_at = ? WHERE id = ?");
+    if (!end.prepared()) return Error("preparing a job's end");
+    if (IsTerminal(job.state) && job.finished_at) {
+      end.Bind(1, ToMicros(*job.finished_at));
+    } else {
+      end.BindNull(1);
+    }
+    end.Bind(2, job.id);
+    if (end.Step() != SQLITE_DONE) return Error("saving a job's end");
+    if (job.attempt > 0 && job.placed_at) {
+      COHORT_RETURN_IF_ERROR(InsertAttempt(job.id, job.attempt, *job.placed_at));
+    }
+    return Status::Ok();
+  }
+
+  Status InsertAttempt(JobId job, int attempt, Timestamp started_at) {
+    Statement insert(db_,
+                     "INSERT OR IGNORE INTO job_attempts (job_id, attempt, started_at) "
+                     "VALUES (?, ?, ?)");
+    if (!insert.prepared()) return Error("preparing an attempt insert");
+    insert.Bind(1, job);
+    insert.Bind(2, static_cast<int64_t>(attempt));
+    insert.Bind(3, ToMicros(started_at));
+    if (insert.Step() != SQLITE_DONE) return Error("inserting an attempt");
+    return Status::Ok();
+  }
+
+  // A hold written again (its end, or after a restart) updates its row: the key is the hold.
+  Status WriteUsage(const std::vector<TaskUsage>& usage) {
+    if (usage.empty()) return Status::Ok();
+    Statement upsert(db_,
+                     "INSERT INTO task_usage (job_id, attempt, task, team, user, gpus, "
+                     "milli_cpus, start_at, end_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) "
+                     "ON CONFLICT(job_id, attempt, task, start_at) "
+                     "DO UPDATE SET end_at = excluded.end_at");
+    if (!upsert.prepared()) return Error("preparing a usage upsert");
+    for (const auto& u : usage) {
+      upsert.Reset();
+      upsert.Bind(1, u.job_id);
+      upsert.Bind(2, static_cast<int64_t>(u.attempt));
+      upsert.Bind(3, u.task);
+      upsert.Bind(4, u.team);
+      upsert.Bind(5, u.user);
+      upsert.Bind(6, u.gpus);
+      upsert.Bind(7, u.milli_cpus);
+      upsert.Bind(8, ToMicros(u.start));
+      if (u.end) {
+        upsert.Bind(9, ToMicros(*u.end));
+      } else {
+        upsert.BindNull(9);
+      }
+      if (upsert.Step() != SQLITE_DONE) return Error("writing usage");
+    }
+    return Status::Ok();
+  }
+
+  // Schema 4 for the jobs stored before it: their ends, attempts and holds from their records.
+  Status BackfillUsage() {
+    Statement q(db_, "SELECT record FROM jobs ORDER BY id");
+    if (!q.prepared()) return Error("preparing the usage backfill");
+    int rc;
+    while ((rc = q.Step()) == SQLITE_ROW) {
+      COHORT_ASSIGN_OR_RETURN(Job job, DecodeJobRecord(q.Text(0)));
+      COHORT_RETURN_IF_ERROR(IndexJob(job));
+      for (const auto& a : job.history) {
+        if (a.started_at) COHORT_RETURN_IF_ERROR(InsertAttempt(job.id, a.number, *a.started_at));
+      }
+      COHORT_RETURN_IF_ERROR(WriteUsage(UsageFromRecord(job)));
+    }
+    if (rc != SQLITE_DONE) return Error("reading jobs for the usage backfill");
+    return Status::Ok();
   }
 
   Status InsertEvents(const std::vector<JobEvent>& events) {

@@ -11,6 +11,7 @@
 // - kNotFound where noted; kInternal for other storage failures.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -21,6 +22,8 @@
 #include "model/job.h"
 #include "model/node.h"
 #include "model/plan.h"
+#include "state/audit.h"
+#include "state/usage.h"
 
 namespace cohort::state {
 
@@ -31,9 +34,14 @@ class StateStore {
   // Stores a new job with the next job id (ignoring job.id) and its events, atomically.
   // Returns the job with its id.
   virtual StatusOr<Job> CreateJob(Job job, std::vector<JobEvent> events) = 0;
-  // Overwrites an existing job and appends events, atomically. kNotFound if the id is unknown;
-  // kInvalidArgument if an event's job_id is not job.id.
-  virtual Status SaveJob(const Job& job, const std::vector<JobEvent>& events) = 0;
+  // Overwrites an existing job, appends events and writes task holds (each inserted, or its end
+  // set if that hold is stored already), atomically. kNotFound if the id is unknown;
+  // kInvalidArgument if an event's or a hold's job_id is not job.id.
+  virtual Status SaveJob(const Job& job, const std::vector<JobEvent>& events,
+                         const std::vector<TaskUsage>& usage) = 0;
+  Status SaveJob(const Job& job, const std::vector<JobEvent>& events) {
+    return SaveJob(job, events, {});
+  }
   virtual StatusOr<std::vector<Job>> LoadJobs() = 0;
   virtual StatusOr<std::vector<JobEvent>> LoadEvents(JobId job) = 0;
 
@@ -60,6 +68,27 @@ class StateStore {
   // again with its time, so that lists and the audit still show it.
   virtual Status SaveToken(const TokenRecord& token) = 0;
   virtual StatusOr<std::vector<TokenRecord>> LoadTokens() = 0;
+
+  // --- Accounting (state/usage.h) ---
+  // Calls `hold` for every task hold that overlaps [scan.since, scan.until) (an open one runs
+  // on), `milestone` for every moment within it, in no particular order.
+  virtual Status ScanUsage(const UsageScan& scan,
+                           const std::function<void(const TaskUsage&)>& hold) = 0;
+  virtual Status ScanMilestones(const UsageScan& scan,
+                                const std::function<void(const JobMilestone&)>& milestone) = 0;
+
+  // --- Audit (state/audit.h) ---
+  // Appends an entry without its outcome (its seq and status are ignored); returns its seq.
+  // Not fsynced by itself: the next write that is (the call's own change, or FinishAudit)
+  // makes it durable with everything before it, so no change of the call can outlive it.
+  virtual StatusOr<int64_t> BeginAudit(const AuditEntry& entry) = 0;
+  // Completes the entry with the call's answer. kNotFound for an unknown seq.
+  virtual Status FinishAudit(int64_t seq, int status, const std::string& target,
+                             const std::string& outcome) = 0;
+  virtual StatusOr<std::vector<AuditEntry>> LoadAudit(const AuditQuery& query) = 0;
+  // Deletes the oldest entries older than `before`, at most `max_entries` of them (a bounded
+  // write); returns how many went.
+  virtual StatusOr<int64_t> PruneAudit(Timestamp before, int64_t max_entries) = 0;
 
   // The schema version the store is at (after migrations).
   virtual int SchemaVersion() const = 0;

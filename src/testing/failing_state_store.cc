@@ -9,11 +9,12 @@ namespace {
 using Call = FailingStateStore::Call;
 
 constexpr std::initializer_list<Call> kWrites = {
-    Call::kCreateJob,  Call::kSaveJob,  Call::kSaveTeam,   Call::kDeleteTeam, Call::kSaveNode,
-    Call::kDeleteNode, Call::kSaveUser, Call::kDeleteUser, Call::kSaveToken};
+    Call::kCreateJob, Call::kSaveJob,    Call::kSaveTeam,    Call::kDeleteTeam,
+    Call::kSaveNode,  Call::kDeleteNode, Call::kSaveUser,    Call::kDeleteUser,
+    Call::kSaveToken, Call::kBeginAudit, Call::kFinishAudit, Call::kPruneAudit};
 
 size_t Index(Call call) { return static_cast<size_t>(call); }
-static_assert(static_cast<size_t>(Call::kLoadTokens) + 1 == FailingStateStore::kCallCount);
+static_assert(static_cast<size_t>(Call::kPruneAudit) + 1 == FailingStateStore::kCallCount);
 
 }  // namespace
 
@@ -28,6 +29,9 @@ bool FailingStateStore::IsWrite(Call call) {
     case Call::kSaveUser:
     case Call::kDeleteUser:
     case Call::kSaveToken:
+    case Call::kBeginAudit:
+    case Call::kFinishAudit:
+    case Call::kPruneAudit:
       return true;
     case Call::kLoadJobs:
     case Call::kLoadEvents:
@@ -35,6 +39,9 @@ bool FailingStateStore::IsWrite(Call call) {
     case Call::kLoadNodes:
     case Call::kLoadUsers:
     case Call::kLoadTokens:
+    case Call::kScanUsage:
+    case Call::kScanMilestones:
+    case Call::kLoadAudit:
       return false;
   }
   return false;
@@ -104,9 +111,10 @@ StatusOr<Job> FailingStateStore::CreateJob(Job job, std::vector<JobEvent> events
   return target_->CreateJob(std::move(job), std::move(events));
 }
 
-Status FailingStateStore::SaveJob(const Job& job, const std::vector<JobEvent>& events) {
+Status FailingStateStore::SaveJob(const Job& job, const std::vector<JobEvent>& events,
+                                  const std::vector<state::TaskUsage>& usage) {
   COHORT_RETURN_IF_ERROR(Enter(Call::kSaveJob));
-  return target_->SaveJob(job, events);
+  return target_->SaveJob(job, events, usage);
 }
 
 StatusOr<std::vector<Job>> FailingStateStore::LoadJobs() {
@@ -172,6 +180,41 @@ Status FailingStateStore::SaveToken(const TokenRecord& token) {
 StatusOr<std::vector<TokenRecord>> FailingStateStore::LoadTokens() {
   Count(Call::kLoadTokens);
   return target_->LoadTokens();
+}
+
+Status FailingStateStore::ScanUsage(const state::UsageScan& scan,
+                                    const std::function<void(const state::TaskUsage&)>& hold) {
+  Count(Call::kScanUsage);
+  return target_->ScanUsage(scan, hold);
+}
+
+Status FailingStateStore::ScanMilestones(
+    const state::UsageScan& scan,
+    const std::function<void(const state::JobMilestone&)>& milestone) {
+  Count(Call::kScanMilestones);
+  return target_->ScanMilestones(scan, milestone);
+}
+
+StatusOr<int64_t> FailingStateStore::BeginAudit(const state::AuditEntry& entry) {
+  COHORT_RETURN_IF_ERROR(Enter(Call::kBeginAudit));
+  return target_->BeginAudit(entry);
+}
+
+Status FailingStateStore::FinishAudit(int64_t seq, int status, const std::string& target,
+                                      const std::string& outcome) {
+  COHORT_RETURN_IF_ERROR(Enter(Call::kFinishAudit));
+  return target_->FinishAudit(seq, status, target, outcome);
+}
+
+StatusOr<std::vector<state::AuditEntry>> FailingStateStore::LoadAudit(
+    const state::AuditQuery& query) {
+  Count(Call::kLoadAudit);
+  return target_->LoadAudit(query);
+}
+
+StatusOr<int64_t> FailingStateStore::PruneAudit(Timestamp before, int64_t max_entries) {
+  COHORT_RETURN_IF_ERROR(Enter(Call::kPruneAudit));
+  return target_->PruneAudit(before, max_entries);
 }
 
 int FailingStateStore::SchemaVersion() const { return target_->SchemaVersion(); }

@@ -43,10 +43,16 @@ class FailingStateStore final : public state::StateStore {
     kLoadUsers,
     kSaveToken,
     kLoadTokens,
+    kScanUsage,
+    kScanMilestones,
+    kBeginAudit,
+    kFinishAudit,
+    kLoadAudit,
+    kPruneAudit,
   };
-  static constexpr size_t kCallCount = 15;
+  static constexpr size_t kCallCount = 21;
   // True for the writes: kCreateJob, kSaveJob, kSaveTeam, kDeleteTeam, kSaveNode, kDeleteNode,
-  // kSaveUser, kDeleteUser, kSaveToken.
+  // kSaveUser, kDeleteUser, kSaveToken, kBeginAudit, kFinishAudit, kPruneAudit.
   static bool IsWrite(Call call);
 
   explicit FailingStateStore(std::unique_ptr<state::StateStore> target);
@@ -68,7 +74,9 @@ class FailingStateStore final : public state::StateStore {
   int64_t InjectedFailures() const;
 
   StatusOr<Job> CreateJob(Job job, std::vector<JobEvent> events) override;
-  Status SaveJob(const Job& job, const std::vector<JobEvent>& events) override;
+  using StateStore::SaveJob;
+  Status SaveJob(const Job& job, const std::vector<JobEvent>& events,
+                 const std::vector<state::TaskUsage>& usage) override;
   StatusOr<std::vector<Job>> LoadJobs() override;
   StatusOr<std::vector<JobEvent>> LoadEvents(JobId job) override;
 
@@ -86,6 +94,17 @@ class FailingStateStore final : public state::StateStore {
 
   Status SaveToken(const TokenRecord& token) override;
   StatusOr<std::vector<TokenRecord>> LoadTokens() override;
+
+  Status ScanUsage(const state::UsageScan& scan,
+                   const std::function<void(const state::TaskUsage&)>& hold) override;
+  Status ScanMilestones(const state::UsageScan& scan,
+                        const std::function<void(const state::JobMilestone&)>& milestone) override;
+
+  StatusOr<int64_t> BeginAudit(const state::AuditEntry& entry) override;
+  Status FinishAudit(int64_t seq, int status, const std::string& target,
+                     const std::string& outcome) override;
+  StatusOr<std::vector<state::AuditEntry>> LoadAudit(const state::AuditQuery& query) override;
+  StatusOr<int64_t> PruneAudit(Timestamp before, int64_t max_entries) override;
 
   int SchemaVersion() const override;
 

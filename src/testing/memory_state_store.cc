@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
+#include <tuple>
 #include <utility>
 
 #include "state/records.h"
@@ -30,7 +32,38 @@ struct MemoryStateStore::Contents {
   };
   std::map<std::string, StoredUser> users;
   std::map<std::string, TokenRecord> tokens;
+  // The columns of `jobs` that accounting reads, and job_attempts, task_usage and audit.
+  struct JobIndex {
+    std::string team;
+    std::string user;
+    Timestamp submitted_at;
+    JobState state = JobState::kPending;
+    std::optional<Timestamp> finished_at;
+  };
+  std::map<JobId, JobIndex> job_index;
+  std::map<std::pair<JobId, int>, Timestamp> attempts;
+  std::map<std::tuple<JobId, int, std::string, int64_t>, state::TaskUsage> usage;
+  std::map<int64_t, state::AuditEntry> audit;  // by seq
+  int64_t next_audit_seq = 1;
+
+  void Index(const Job& job) {
+    std::optional<Timestamp> end;
+    if (IsTerminal(job.state)) end = job.finished_at;
+    job_index[job.id] = JobIndex{job.spec.team, job.user, job.submitted_at, job.state, end};
+    if (job.attempt > 0 && job.placed_at)
+      attempts.emplace(std::pair{job.id, job.attempt}, *job.placed_at);
+  }
 };
+
+namespace {
+
+bool Matches(const state::UsageScan& scan, const std::string& team, const std::string& user) {
+  return (scan.team.empty() || scan.team == team) && (scan.user.empty() || scan.user == user);
+}
+
+bool Within(const state::UsageScan& scan, Timestamp t) { return scan.since <= t && t < scan.until; }
+
+}  // namespace
 
 MemoryStateStore::MemoryStateStore() : contents_(std::make_shared<Contents>()) {}
 
@@ -51,6 +84,7 @@ StatusOr<Job> MemoryStateStore::CreateJob(Job job, std::vector<JobEvent> events)
   COHORT_RETURN_IF_ERROR(state::CheckEvents(job.id, events));
   COHORT_ASSIGN_OR_RETURN(std::string record, state::EncodeJobRecord(job));
   contents_->jobs.emplace(job.id, std::move(record));
+  contents_->Index(job);
   if (!events.empty()) {
     auto& stored = contents_->events[job.id];
     stored.insert(stored.end(), events.begin(), events.end());
@@ -58,11 +92,19 @@ StatusOr<Job> MemoryStateStore::CreateJob(Job job, std::vector<JobEvent> events)
   return job;
 }
 
-Status MemoryStateStore::SaveJob(const Job& job, const std::vector<JobEvent>& events) {
+Status MemoryStateStore::SaveJob(const Job& job, const std::vector<JobEvent>& events,
+                                 const std::vector<state::TaskUsage>& usage) {
   auto it = contents_->jobs.find(job.id);
   if (it == contents_->jobs.end()) return Status::NotFound(fmt::format("job {}", job.id));
   COHORT_RETURN_IF_ERROR(state::CheckEvents(job.id, events));
+  COHORT_RETURN_IF_ERROR(state::CheckUsage(job.id, usage));
   COHORT_ASSIGN_OR_RETURN(it->second, state::EncodeJobRecord(job));
+  contents_->Index(job);
+  for (const auto& u : usage) {
+    auto key = std::tuple{u.job_id, u.attempt, u.task, ToMicros(u.start)};
+    auto [held, inserted] = contents_->usage.emplace(key, u);
+    if (!inserted) held->second.end = u.end;  // as SQLite's upsert: only the end changes
+  }
   auto& stored = contents_->events[job.id];
   stored.insert(stored.end(), events.begin(), events.end());
   return Status::Ok();
@@ -175,6 +217,96 @@ StatusOr<std::vector<Node>> MemoryStateStore::LoadNodes() {
     nodes.push_back(std::move(node));
   }
   return nodes;
+}
+
+Status MemoryStateStore::ScanUsage(const state::UsageScan& scan,
+                                   const std::function<void(const state::TaskUsage&)>& hold) {
+  for (const auto& [key, u] : contents_->usage) {
+    if (!Matches(scan, u.team, u.user) || u.start >= scan.until) continue;
+    if (u.end && *u.end <= scan.since) continue;
+    hold(u);
+  }
+  return Status::Ok();
+}
+
+Status MemoryStateStore::ScanMilestones(
+    const state::UsageScan& scan,
+    const std::function<void(const state::JobMilestone&)>& milestone) {
+  using Kind = state::JobMilestone::Kind;
+  for (const auto& [id, j] : contents_->job_index) {
+    if (!Matches(scan, j.team, j.user)) continue;
+    if (Within(scan, j.submitted_at)) {
+      milestone({Kind::kSubmitted, id, j.team, j.user, j.submitted_at, 0, j.state, j.submitted_at});
+    }
+    if (j.finished_at && Within(scan, *j.finished_at)) {
+      milestone({Kind::kFinished, id, j.team, j.user, *j.finished_at, 0, j.state, j.submitted_at});
+    }
+  }
+  for (const auto& [key, started_at] : contents_->attempts) {
+    const auto& j = contents_->job_index.at(key.first);
+    if (!Matches(scan, j.team, j.user) || !Within(scan, started_at)) continue;
+    milestone({Kind::kAttemptStarted, key.first, j.team, j.user, started_at, key.second, j.state,
+               j.submitted_at});
+  }
+  return Status::Ok();
+}
+
+StatusOr<int64_t> MemoryStateStore::BeginAudit(const state::AuditEntry& entry) {
+  COHORT_RETURN_IF_ERROR(state::CheckAuditEntry(entry));
+  state::AuditEntry stored = entry;
+  stored.seq = contents_->next_audit_seq++;
+  stored.status.reset();
+  stored.outcome.clear();
+  contents_->audit.emplace(stored.seq, stored);
+  return stored.seq;
+}
+
+Status MemoryStateStore::FinishAudit(int64_t seq, int status, const std::string& target,
+                                     const std::string& outcome) {
+  state::AuditEntry text;
+  text.target = target;
+  text.outcome = outcome;
+  COHORT_RETURN_IF_ERROR(state::CheckAuditEntry(text));
+  auto it = contents_->audit.find(seq);
+  if (it == contents_->audit.end()) {
+    return Status::NotFound(fmt::format("audit entry {} does not exist", seq));
+  }
+  it->second.status = status;
+  it->second.target = target;
+  it->second.outcome = outcome;
+  return Status::Ok();
+}
+
+StatusOr<std::vector<state::AuditEntry>> MemoryStateStore::LoadAudit(
+    const state::AuditQuery& query) {
+  std::vector<state::AuditEntry> entries;
+  for (const auto& [seq, e] : contents_->audit) {
+    if (e.time < query.since || e.time >= query.until) continue;
+    if (!query.user.empty() && e.user != query.user) continue;
+    entries.push_back(e);
+  }
+  // SQLite's order: by time, then seq; the newest `limit`.
+  std::stable_sort(entries.begin(), entries.end(),
+                   [](const auto& a, const auto& b) { return a.time < b.time; });
+  if (query.limit >= 0 && entries.size() > static_cast<size_t>(query.limit)) {
+    entries.erase(entries.begin(), entries.end() - query.limit);
+  }
+  return entries;
+}
+
+StatusOr<int64_t> MemoryStateStore::PruneAudit(Timestamp before, int64_t max_entries) {
+  std::vector<std::pair<Timestamp, int64_t>> old;
+  for (const auto& [seq, e] : contents_->audit) {
+    if (e.time < before) old.emplace_back(e.time, seq);
+  }
+  std::sort(old.begin(), old.end());
+  int64_t pruned = 0;
+  for (const auto& [time, seq] : old) {
+    if (pruned == max_entries) break;
+    contents_->audit.erase(seq);
+    ++pruned;
+  }
+  return pruned;
 }
 
 int MemoryStateStore::SchemaVersion() const { return 0; }

@@ -21,7 +21,9 @@ namespace cohort::testing {
 //   not exist is an empty list, not kNotFound;
 // - teams are listed by name, nodes by id, byte by byte (SQLite's ORDER BY); loaded nodes are
 //   UNREACHABLE until their agent syncs;
-// - every Load* returns copies; a write that fails changes nothing.
+// - every Load* returns copies; a write that fails changes nothing;
+// - task holds are keyed by job, attempt, task and start, and scans return what SQLite's do
+//   (in another order: a scan promises none); audit entries are numbered from 1, never reused.
 //
 // Each write still costs a JSON encoding, as in the SQLite store, which is what makes the first
 // two points hold; it is no store for millions of writes a second.
@@ -44,7 +46,9 @@ class MemoryStateStore final : public state::StateStore {
   std::unique_ptr<MemoryStateStore> Reopen() const;
 
   StatusOr<Job> CreateJob(Job job, std::vector<JobEvent> events) override;
-  Status SaveJob(const Job& job, const std::vector<JobEvent>& events) override;
+  using StateStore::SaveJob;
+  Status SaveJob(const Job& job, const std::vector<JobEvent>& events,
+                 const std::vector<state::TaskUsage>& usage) override;
   StatusOr<std::vector<Job>> LoadJobs() override;
   StatusOr<std::vector<JobEvent>> LoadEvents(JobId job) override;
 
@@ -55,6 +59,17 @@ class MemoryStateStore final : public state::StateStore {
   Status SaveNode(const Node& node) override;
   Status DeleteNode(const std::string& id) override;
   StatusOr<std::vector<Node>> LoadNodes() override;
+
+  Status ScanUsage(const state::UsageScan& scan,
+                   const std::function<void(const state::TaskUsage&)>& hold) override;
+  Status ScanMilestones(const state::UsageScan& scan,
+                        const std::function<void(const state::JobMilestone&)>& milestone) override;
+
+  StatusOr<int64_t> BeginAudit(const state::AuditEntry& entry) override;
+  Status FinishAudit(int64_t seq, int status, const std::string& target,
+                     const std::string& outcome) override;
+  StatusOr<std::vector<state::AuditEntry>> LoadAudit(const state::AuditQuery& query) override;
+  StatusOr<int64_t> PruneAudit(Timestamp before, int64_t max_entries) override;
 
   // 0: there is no schema to migrate.
   Status SaveUser(const User& user) override;

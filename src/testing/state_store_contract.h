@@ -24,10 +24,14 @@
 
 #include <gtest/gtest.h>
 
+#include <fmt/format.h>
+
+#include <algorithm>
 #include <functional>
 #include <memory>
 #include <ostream>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -146,6 +150,7 @@ class StateStoreContract : public ::testing::TestWithParam<StateStoreContractPar
     t.pid = 4242;
     t.started_at = job.running_at;
     t.finished_at = FromMicros(1'700'000'001'900'004);
+    t.held_since = FromMicros(1'700'000'001'000'001);
     t.assigned_version = 7;
     job.tasks.push_back(t);
     Task chief_task;
@@ -227,6 +232,7 @@ class StateStoreContract : public ::testing::TestWithParam<StateStoreContractPar
       EXPECT_EQ(a.pid, e.pid);
       EXPECT_EQ(a.started_at, e.started_at);
       EXPECT_EQ(a.finished_at, e.finished_at);
+      EXPECT_EQ(a.held_since, e.held_since);
       EXPECT_EQ(a.assigned_version, e.assigned_version);
     }
     ASSERT_EQ(actual.history.size(), expected.history.size());
@@ -897,6 +903,286 @@ TEST_P(StateStoreContract, EverythingSurvivesReopen) {
   auto third = store->CreateJob(PendingJob(), {});
   ASSERT_TRUE(third.ok());
   EXPECT_EQ(third->id, 3);
+}
+
+// --- Accounting ---
+
+namespace contract {
+
+inline std::vector<state::TaskUsage> Holds(state::StateStore& store, const state::UsageScan& scan) {
+  std::vector<state::TaskUsage> holds;
+  Status s = store.ScanUsage(scan, [&](const state::TaskUsage& u) { holds.push_back(u); });
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  std::sort(holds.begin(), holds.end(), [](const auto& a, const auto& b) {
+    return std::tie(a.job_id, a.attempt, a.task, a.start) <
+           std::tie(b.job_id, b.attempt, b.task, b.start);
+  });
+  return holds;
+}
+
+// "submitted 1 @100", "attempt 2 of 1 @300 (submitted @100)", "finished 1 SUCCEEDED @400".
+inline std::vector<std::string> Milestones(state::StateStore& store, const state::UsageScan& scan) {
+  std::vector<std::string> out;
+  Status s = store.ScanMilestones(scan, [&](const state::JobMilestone& m) {
+    using Kind = state::JobMilestone::Kind;
+    std::string who = m.team + "/" + m.user;
+    switch (m.kind) {
+      case Kind::kSubmitted:
+        out.push_back(fmt::format("submitted {} {} @{}", m.job_id, who, ToMicros(m.at)));
+        break;
+      case Kind::kAttemptStarted:
+        out.push_back(fmt::format("attempt {} of {} {} @{} (submitted @{})", m.attempt, m.job_id,
+                                  who, ToMicros(m.at), ToMicros(m.submitted_at)));
+        break;
+      case Kind::kFinished:
+        out.push_back(fmt::format("finished {} {} {} @{}", m.job_id, who,
+                                  JobStateName(m.final_state), ToMicros(m.at)));
+        break;
+    }
+  });
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+inline state::UsageScan Range(int64_t since, int64_t until, std::string team = "",
+                              std::string user = "") {
+  return state::UsageScan{FromMicros(since), FromMicros(until), std::move(team), std::move(user)};
+}
+
+inline state::TaskUsage Hold(JobId job, int attempt, std::string task, int64_t start,
+                             std::optional<int64_t> end = std::nullopt) {
+  state::TaskUsage u{job, attempt, std::move(task),   "vision",    "ada",
+                     2,   4000,    FromMicros(start), std::nullopt};
+  if (end) u.end = FromMicros(*end);
+  return u;
+}
+
+}  // namespace contract
+
+TEST_P(StateStoreContract, TaskHoldsAreSavedWithTheJobAndScannedByOverlap) {
+  using contract::Hold;
+  using contract::Holds;
+  using contract::Range;
+  auto store = Open();
+  ASSERT_NE(store, nullptr);
+  auto job = store->CreateJob(PendingJob(), {});
+  ASSERT_TRUE(job.ok());
+  JobId id = job->id;
+  ASSERT_TRUE(
+      store->SaveJob(*job, {}, {Hold(id, 1, "worker/0", 100), Hold(id, 1, "worker/1", 100)}).ok());
+  auto open = Holds(*store, Range(0, 1000));
+  ASSERT_EQ(open.size(), 2u);
+  EXPECT_EQ(open[0].task, "worker/0");
+  EXPECT_EQ(open[0].team, "vision");
+  EXPECT_EQ(open[0].user, "ada");
+  EXPECT_EQ(open[0].gpus, 2);
+  EXPECT_EQ(open[0].milli_cpus, 4000);
+  EXPECT_EQ(open[0].start, FromMicros(100));
+  EXPECT_EQ(open[0].end, std::nullopt);
+  // An open hold runs on: any range after its start overlaps it.
+  EXPECT_EQ(Holds(*store, Range(5000, 6000)).size(), 2u);
+  EXPECT_TRUE(Holds(*store, Range(0, 100)).empty());
+
+  // Writing the hold again sets its end; the other one stays open.
+  ASSERT_TRUE(store->SaveJob(*job, {}, {Hold(id, 1, "worker/0", 100, 400)}).ok());
+  auto ended = Holds(*store, Range(0, 1000));
+  ASSERT_EQ(ended.size(), 2u);
+  EXPECT_EQ(ended[0].end, std::optional<Timestamp>(FromMicros(400)));
+  EXPECT_EQ(ended[1].end, std::nullopt);
+  // [100, 400) overlaps [399, 401) and [0, 101), not [400, ...).
+  EXPECT_EQ(Holds(*store, Range(399, 401)).size(), 2u);
+  EXPECT_EQ(Holds(*store, Range(0, 101)).size(), 2u);
+  auto later = Holds(*store, Range(400, 1000));
+  ASSERT_EQ(later.size(), 1u);
+  EXPECT_EQ(later[0].task, "worker/1");
+
+  // The same task again in the same attempt (an elastic replica grown back) is another hold.
+  ASSERT_TRUE(store->SaveJob(*job, {}, {Hold(id, 1, "worker/0", 500)}).ok());
+  EXPECT_EQ(Holds(*store, Range(0, 1000)).size(), 3u);
+  EXPECT_EQ(Holds(*store, Range(0, 1000, "vision", "ada")).size(), 3u);
+  EXPECT_TRUE(Holds(*store, Range(0, 1000, "nlp")).empty());
+  EXPECT_TRUE(Holds(*store, Range(0, 1000, "", "bob")).empty());
+}
+
+TEST_P(StateStoreContract, AHoldOfAnotherJobOrEndingBeforeItStartsIsRefused) {
+  using contract::Hold;
+  auto store = Open();
+  ASSERT_NE(store, nullptr);
+  auto job = store->CreateJob(PendingJob(), {});
+  ASSERT_TRUE(job.ok());
+  Job changed = *job;
+  changed.message = "changed";
+  Status other = store->SaveJob(changed, {}, {Hold(job->id + 1, 1, "worker/0", 100)});
+  EXPECT_EQ(other.code(), StatusCode::kInvalidArgument);
+  Status backwards = store->SaveJob(changed, {}, {Hold(job->id, 1, "worker/0", 100, 50)});
+  EXPECT_EQ(backwards.code(), StatusCode::kInvalidArgument);
+  // Nothing of either save was stored.
+  EXPECT_TRUE(contract::Holds(*store, contract::Range(0, 1000)).empty());
+  EXPECT_EQ(Jobs(*store).at(0).message, job->message);
+}
+
+TEST_P(StateStoreContract, MilestonesComeFromTheJobsAsSaved) {
+  using contract::Milestones;
+  using contract::Range;
+  auto store = Open();
+  ASSERT_NE(store, nullptr);
+  Job pending = PendingJob();
+  pending.submitted_at = FromMicros(100);
+  auto job = store->CreateJob(pending, {});
+  ASSERT_TRUE(job.ok());
+  Job j = *job;
+  j.state = JobState::kStarting;
+  j.attempt = 1;
+  j.placed_at = FromMicros(250);
+  ASSERT_TRUE(store->SaveJob(j, {}).ok());
+  j.state = JobState::kRunning;  // saved again: still one attempt
+  ASSERT_TRUE(store->SaveJob(j, {}).ok());
+  j.state = JobState::kPending;  // requeued
+  j.placed_at.reset();
+  j.history.push_back(AttemptSummary{1, FromMicros(250), FromMicros(280), "failed: worker/0"});
+  ASSERT_TRUE(store->SaveJob(j, {}).ok());
+  j.state = JobState::kStarting;
+  j.attempt = 2;
+  j.placed_at = FromMicros(300);
+  ASSERT_TRUE(store->SaveJob(j, {}).ok());
+  j.state = JobState::kSucceeded;
+  j.finished_at = FromMicros(400);
+  ASSERT_TRUE(store->SaveJob(j, {}).ok());
+  auto other = store->CreateJob(PendingJob(), {});  // submitted at 1'700'000'000'123'456
+  ASSERT_TRUE(other.ok());
+
+  EXPECT_EQ(Milestones(*store, Range(0, 1000)),
+            (std::vector<std::string>{
+                "attempt 1 of 1 vision/ada @250 (submitted @100)",
+                "attempt 2 of 1 vision/ada @300 (submitted @100)",
+                "finished 1 vision/ada SUCCEEDED @400",
+                "submitted 1 vision/ada @100",
+            }));
+  EXPECT_EQ(Milestones(*store, Range(250, 400)),
+            (std::vector<std::string>{"attempt 1 of 1 vision/ada @250 (submitted @100)",
+                                      "attempt 2 of 1 vision/ada @300 (submitted @100)"}));
+  EXPECT_TRUE(Milestones(*store, Range(0, 1000, "nlp")).empty());
+  EXPECT_TRUE(Milestones(*store, Range(0, 1000, "", "bob")).empty());
+  EXPECT_EQ(Milestones(*store, Range(1'700'000'000'000'000, 1'800'000'000'000'000)),
+            (std::vector<std::string>{"submitted 2 vision/ada @1700000000123456"}));
+}
+
+// --- Audit ---
+
+namespace contract {
+
+inline state::AuditEntry Entry(int64_t time, std::string user, std::string path) {
+  state::AuditEntry e;
+  e.time = FromMicros(time);
+  e.user = std::move(user);
+  e.remote = "10.0.0.7:40000";
+  e.method = "POST";
+  e.path = std::move(path);
+  e.target = "";
+  return e;
+}
+
+inline std::vector<std::string> Paths(const std::vector<state::AuditEntry>& entries) {
+  std::vector<std::string> paths;
+  for (const auto& e : entries) paths.push_back(e.path);
+  return paths;
+}
+
+inline std::vector<state::AuditEntry> Audit(state::StateStore& store, int64_t since, int64_t until,
+                                            std::string user = "", int64_t limit = 100) {
+  auto entries = store.LoadAudit(
+      state::AuditQuery{FromMicros(since), FromMicros(until), std::move(user), limit});
+  EXPECT_TRUE(entries.ok()) << entries.status().ToString();
+  return entries.ok() ? *entries : std::vector<state::AuditEntry>{};
+}
+
+}  // namespace contract
+
+TEST_P(StateStoreContract, AuditEntriesAreAppendedCompletedAndQueried) {
+  using contract::Audit;
+  using contract::Entry;
+  using contract::Paths;
+  auto store = Open();
+  ASSERT_NE(store, nullptr);
+  auto a = store->BeginAudit(Entry(100, "ada", "/a"));
+  auto b = store->BeginAudit(Entry(200, "bob", "/b"));
+  auto c = store->BeginAudit(Entry(300, "ada", "/c"));
+  ASSERT_TRUE(a.ok() && b.ok() && c.ok());
+  EXPECT_LT(*a, *b);
+  EXPECT_LT(*b, *c);
+  ASSERT_TRUE(store->FinishAudit(*a, 201, "job 4", "").ok());
+  ASSERT_TRUE(store->FinishAudit(*b, 409, "job 4", "failed_precondition: job 4 has ended").ok());
+
+  auto all = Audit(*store, 0, 1000);
+  ASSERT_EQ(all.size(), 3u);
+  EXPECT_EQ(all[0].seq, *a);
+  EXPECT_EQ(all[0].time, FromMicros(100));
+  EXPECT_EQ(all[0].user, "ada");
+  EXPECT_EQ(all[0].remote, "10.0.0.7:40000");
+  EXPECT_EQ(all[0].method, "POST");
+  EXPECT_EQ(all[0].path, "/a");
+  EXPECT_EQ(all[0].target, "job 4");
+  EXPECT_EQ(all[0].status, std::optional<int>(201));
+  EXPECT_EQ(all[1].outcome, "failed_precondition: job 4 has ended");
+  EXPECT_EQ(all[2].status, std::nullopt);  // never completed
+  EXPECT_EQ(all[2].outcome, "");
+
+  // The newest `limit`, oldest first; by time and by user.
+  EXPECT_EQ(Paths(Audit(*store, 0, 1000, "", 2)), (std::vector<std::string>{"/b", "/c"}));
+  EXPECT_EQ(Paths(Audit(*store, 100, 300)), (std::vector<std::string>{"/a", "/b"}));
+  EXPECT_EQ(Paths(Audit(*store, 0, 1000, "ada")), (std::vector<std::string>{"/a", "/c"}));
+  EXPECT_EQ(Paths(Audit(*store, 0, 1000, "ada", 1)), (std::vector<std::string>{"/c"}));
+
+  EXPECT_EQ(store->FinishAudit(*c + 100, 200, "", "").code(), StatusCode::kNotFound);
+  state::AuditEntry bad = Entry(400, "ada", std::string("/\xff\xfe"));
+  EXPECT_EQ(store->BeginAudit(bad).status().code(), StatusCode::kInvalidArgument);
+  EXPECT_EQ(Audit(*store, 0, 1000).size(), 3u);
+}
+
+TEST_P(StateStoreContract, AuditPruningTakesTheOldestFirstAndAtMostAsMany) {
+  using contract::Audit;
+  using contract::Entry;
+  using contract::Paths;
+  auto store = Open();
+  ASSERT_NE(store, nullptr);
+  for (int i = 1; i <= 5; ++i) {
+    ASSERT_TRUE(store->BeginAudit(Entry(i * 100, "ada", "/" + std::to_string(i))).ok());
+  }
+  auto pruned = store->PruneAudit(FromMicros(400), 2);  // three are older; two may go
+  ASSERT_TRUE(pruned.ok());
+  EXPECT_EQ(*pruned, 2);
+  EXPECT_EQ(Paths(Audit(*store, 0, 1000)), (std::vector<std::string>{"/3", "/4", "/5"}));
+  pruned = store->PruneAudit(FromMicros(400), 10);
+  ASSERT_TRUE(pruned.ok());
+  EXPECT_EQ(*pruned, 1);
+  EXPECT_EQ(Paths(Audit(*store, 0, 1000)), (std::vector<std::string>{"/4", "/5"}));
+  // Numbers are never reused.
+  auto next = store->BeginAudit(Entry(600, "ada", "/6"));
+  ASSERT_TRUE(next.ok());
+  EXPECT_GT(*next, Audit(*store, 0, 1000).at(1).seq);
+}
+
+TEST_P(StateStoreContract, HoldsAndAuditSurviveReopen) {
+  {
+    auto store = Open();
+    ASSERT_NE(store, nullptr);
+    auto job = store->CreateJob(PendingJob(), {});
+    ASSERT_TRUE(job.ok());
+    ASSERT_TRUE(store->SaveJob(*job, {}, {contract::Hold(job->id, 1, "worker/0", 100)}).ok());
+    auto seq = store->BeginAudit(contract::Entry(100, "ada", "/a"));
+    ASSERT_TRUE(seq.ok());
+    ASSERT_TRUE(store->FinishAudit(*seq, 200, "team vision", "").ok());
+  }
+  auto store = Open();
+  ASSERT_NE(store, nullptr);
+  auto holds = contract::Holds(*store, contract::Range(0, 1000));
+  ASSERT_EQ(holds.size(), 1u);
+  EXPECT_EQ(holds[0].end, std::nullopt);
+  auto audit = contract::Audit(*store, 0, 1000);
+  ASSERT_EQ(audit.size(), 1u);
+  EXPECT_EQ(audit[0].target, "team vision");
+  EXPECT_EQ(audit[0].status, std::optional<int>(200));
 }
 
 }  // namespace cohort::testing
