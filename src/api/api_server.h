@@ -124,6 +124,10 @@ class ApiServer final : public master::MasterListener {
   void ListTokens(const Call& call);
   void CreateToken(const Call& call);
   void RevokeToken(const Call& call);
+  // Environment secrets (secret_routes.cc).
+  void ListSecrets(const Call& call);
+  void SetSecret(const Call& call);
+  void DeleteSecret(const Call& call);
 
   // Answer a long poll with the job, or with what the node should run.
   void AnswerJob(JobId id, Responder& responder);

@@ -63,5 +63,6 @@ void AddNodeCommands(CLI::App& app, GlobalOptions& g);
 void AddTeamCommands(CLI::App& app, GlobalOptions& g);
 void AddSimCommands(CLI::App& app);
 void AddAuthCommands(CLI::App& app, GlobalOptions& g);
+void AddSecretCommands(CLI::App& app, GlobalOptions& g);
 
 }  // namespace cohort::cli

@@ -27,6 +27,7 @@ int main(int argc, char** argv) {
   cohort::cli::AddNodeCommands(app, global);
   cohort::cli::AddTeamCommands(app, global);
   cohort::cli::AddAuthCommands(app, global);
+  cohort::cli::AddSecretCommands(app, global);
   cohort::cli::AddSimCommands(app);
   try {
     app.parse(argc, argv);

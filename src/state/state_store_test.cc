@@ -69,11 +69,11 @@ TEST_F(SqliteStateStoreTest, NewDatabaseIsAtTheLatestSchema) {
   {
     auto store = Open();
     ASSERT_NE(store, nullptr);
-    EXPECT_EQ(store->SchemaVersion(), 4);
+    EXPECT_EQ(store->SchemaVersion(), 5);
   }
   auto store = Open();
   ASSERT_NE(store, nullptr);
-  EXPECT_EQ(store->SchemaVersion(), 4);
+  EXPECT_EQ(store->SchemaVersion(), 5);
 }
 
 TEST_F(SqliteStateStoreTest, MigratesAVersionOneDatabase) {
@@ -94,8 +94,9 @@ TEST_F(SqliteStateStoreTest, MigratesAVersionOneDatabase) {
             SQLITE_OK);
   sqlite3_close(db);
   auto store = Open();
-  EXPECT_EQ(store->SchemaVersion(), 4);
+  EXPECT_EQ(store->SchemaVersion(), 5);
   EXPECT_TRUE(store->SaveTeam(TeamQuota{"vision", 4, std::nullopt}).ok());
+  EXPECT_TRUE(store->SaveSecret(Secret{SecretScope::kUser, "ada", "wandb", "v", {}}).ok());
 }
 
 TEST_F(SqliteStateStoreTest, UsesWriteAheadLog) {

@@ -9,11 +9,12 @@ namespace {
 using Call = FailingStateStore::Call;
 
 constexpr std::initializer_list<Call> kWrites = {
-    Call::kCreateJob,  Call::kSaveJob,  Call::kSaveTeam,   Call::kDeleteTeam, Call::kSaveNode,
-    Call::kDeleteNode, Call::kSaveUser, Call::kDeleteUser, Call::kSaveToken};
+    Call::kCreateJob, Call::kSaveJob,    Call::kSaveTeam,    Call::kDeleteTeam,
+    Call::kSaveNode,  Call::kDeleteNode, Call::kSaveUser,    Call::kDeleteUser,
+    Call::kSaveToken, Call::kSaveSecret, Call::kDeleteSecret};
 
 size_t Index(Call call) { return static_cast<size_t>(call); }
-static_assert(static_cast<size_t>(Call::kLoadTokens) + 1 == FailingStateStore::kCallCount);
+static_assert(static_cast<size_t>(Call::kLoadSecrets) + 1 == FailingStateStore::kCallCount);
 
 }  // namespace
 
@@ -28,6 +29,8 @@ bool FailingStateStore::IsWrite(Call call) {
     case Call::kSaveUser:
     case Call::kDeleteUser:
     case Call::kSaveToken:
+    case Call::kSaveSecret:
+    case Call::kDeleteSecret:
       return true;
     case Call::kLoadJobs:
     case Call::kLoadEvents:
@@ -35,6 +38,7 @@ bool FailingStateStore::IsWrite(Call call) {
     case Call::kLoadNodes:
     case Call::kLoadUsers:
     case Call::kLoadTokens:
+    case Call::kLoadSecrets:
       return false;
   }
   return false;
@@ -172,6 +176,22 @@ Status FailingStateStore::SaveToken(const TokenRecord& token) {
 StatusOr<std::vector<TokenRecord>> FailingStateStore::LoadTokens() {
   Count(Call::kLoadTokens);
   return target_->LoadTokens();
+}
+
+Status FailingStateStore::SaveSecret(const Secret& secret) {
+  COHORT_RETURN_IF_ERROR(Enter(Call::kSaveSecret));
+  return target_->SaveSecret(secret);
+}
+
+Status FailingStateStore::DeleteSecret(SecretScope scope, const std::string& owner,
+                                       const std::string& name) {
+  COHORT_RETURN_IF_ERROR(Enter(Call::kDeleteSecret));
+  return target_->DeleteSecret(scope, owner, name);
+}
+
+StatusOr<std::vector<Secret>> FailingStateStore::LoadSecrets() {
+  Count(Call::kLoadSecrets);
+  return target_->LoadSecrets();
 }
 
 int FailingStateStore::SchemaVersion() const { return target_->SchemaVersion(); }

@@ -43,10 +43,13 @@ class FailingStateStore final : public state::StateStore {
     kLoadUsers,
     kSaveToken,
     kLoadTokens,
+    kSaveSecret,
+    kDeleteSecret,
+    kLoadSecrets,
   };
-  static constexpr size_t kCallCount = 15;
+  static constexpr size_t kCallCount = 18;
   // True for the writes: kCreateJob, kSaveJob, kSaveTeam, kDeleteTeam, kSaveNode, kDeleteNode,
-  // kSaveUser, kDeleteUser, kSaveToken.
+  // kSaveUser, kDeleteUser, kSaveToken, kSaveSecret, kDeleteSecret.
   static bool IsWrite(Call call);
 
   explicit FailingStateStore(std::unique_ptr<state::StateStore> target);
@@ -86,6 +89,11 @@ class FailingStateStore final : public state::StateStore {
 
   Status SaveToken(const TokenRecord& token) override;
   StatusOr<std::vector<TokenRecord>> LoadTokens() override;
+
+  Status SaveSecret(const Secret& secret) override;
+  Status DeleteSecret(SecretScope scope, const std::string& owner,
+                      const std::string& name) override;
+  StatusOr<std::vector<Secret>> LoadSecrets() override;
 
   int SchemaVersion() const override;
 

@@ -20,7 +20,7 @@ namespace cohort::testing {
 // - events are returned per job in the order they were stored; LoadEvents of a job that does
 //   not exist is an empty list, not kNotFound;
 // - teams are listed by name, nodes by id, byte by byte (SQLite's ORDER BY); loaded nodes are
-//   UNREACHABLE until their agent syncs;
+//   UNREACHABLE until their agent syncs; secrets by scope (user before team), owner, name;
 // - every Load* returns copies; a write that fails changes nothing.
 //
 // Each write still costs a JSON encoding, as in the SQLite store, which is what makes the first
@@ -63,6 +63,11 @@ class MemoryStateStore final : public state::StateStore {
 
   Status SaveToken(const TokenRecord& token) override;
   StatusOr<std::vector<TokenRecord>> LoadTokens() override;
+
+  Status SaveSecret(const Secret& secret) override;
+  Status DeleteSecret(SecretScope scope, const std::string& owner,
+                      const std::string& name) override;
+  StatusOr<std::vector<Secret>> LoadSecrets() override;
 
   int SchemaVersion() const override;
 
