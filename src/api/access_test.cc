@@ -58,7 +58,7 @@ const char* kCallerNames[] = {"anonymous", "admin",    "team admin", "member",
 
 // A master with: teams vision and nlp; users root (admin), tam (vision admin), mem (vision
 // member), vic (vision viewer), out (nlp member), bob (vision member, owns job 1); node n1 with
-// its credential; a join token.
+// its credential; a join token; team vision's secret wandb.
 class World {
  public:
   World() : dir_(fs::temp_directory_path() / ("cohort-access-" + std::to_string(::getpid()))) {
@@ -90,6 +90,7 @@ class World {
     auto joined = Serve(kJoin, "POST", "/api/v1/agents/register", NodeJson("n1"));
     EXPECT_EQ(joined.status, 200) << joined.body;
     tokens_[kNode] = (*ParseJson(joined.body))["credential"].get<std::string>();
+    EXPECT_TRUE(master_->secrets().Set(SecretScope::kTeam, "vision", "wandb", "team-value").ok());
     auto job = Serve(bob_token_, "POST", "/api/v1/jobs", JobSpecText());
     EXPECT_EQ(job.status, 201) << job.body;
     master_->Schedule();
@@ -227,6 +228,14 @@ std::vector<Cell> Matrix() {
       {"DELETE", "/api/v1/tokens/{id}", "/api/v1/tokens/BOB", "",           {401, 200, 404, 404, 404, 404, 403, 403}},
       {"GET", "/api/v1/usage", "/api/v1/usage", "",                         {401, 200, 200, 200, 200, 200, 403, 403}},
       {"GET", "/api/v1/audit", "/api/v1/audit", "",                         {401, 200, 403, 403, 403, 403, 403, 403}},
+      {"GET", "/api/v1/secrets", "/api/v1/secrets", "",                     {401, 200, 200, 200, 200, 200, 403, 403}},
+      {"PUT", "/api/v1/secrets/{name}", "/api/v1/secrets/hf", R"({"value": "v"})",
+                                                                            {401, 200, 200, 200, 200, 200, 403, 403}},
+      {"PUT", "/api/v1/secrets/{name}", "/api/v1/secrets/wandb", R"({"value": "v", "team": "vision"})",
+                                                                            {401, 200, 200, 403, 403, 403, 403, 403}},
+      {"DELETE", "/api/v1/secrets/{name}", "/api/v1/secrets/wandb?team=vision", "",
+                                                                            {401, 200, 200, 403, 403, 403, 403, 403}},
+      {"DELETE", "/api/v1/secrets/{name}", "/api/v1/secrets/wandb", "",     {401, 404, 404, 404, 404, 404, 403, 403}},
       {"GET", "/api/v1/nodes", "/api/v1/nodes", "",                         {401, 200, 200, 200, 200, 200, 403, 403}},
       {"POST", "/api/v1/nodes/{node}/drain", "/api/v1/nodes/n1/drain", "{}",{401, 200, 403, 403, 403, 403, 403, 403}},
       {"POST", "/api/v1/nodes/{node}/undrain", "/api/v1/nodes/n1/undrain", "",
@@ -267,6 +276,90 @@ TEST(Access, EveryRouteAgainstEveryCaller) {
         << method << " " << pattern << " is not in the matrix";
   }
   EXPECT_EQ(covered.size(), ApiServer::RouteList().size());
+}
+
+// Which secrets each caller changes and lists; that no answer holds a value, while the agent
+// of the node that runs the task gets it.
+TEST(Access, SecretsAreChangedByTheirOwnersAndNeverReadBack) {
+  World world;
+  const std::string team_value = "vision-team-secret-7f3a";
+  const std::string own_value = "mem-own-secret-91bc";
+  auto set = [&](Caller c, const std::string& name, const std::string& body) {
+    return world.Serve(c, "PUT", "/api/v1/secrets/" + name, body);
+  };
+  // A member cannot set the team's secret; its admin can; a cluster admin can too.
+  Recorder member = set(kMember, "wandb", R"({"value": "x", "team": "vision"})");
+  EXPECT_EQ(member.status, 403);
+  EXPECT_NE(member.body.find("its admins and cluster admins may"), std::string::npos);
+  EXPECT_EQ(set(kOutsider, "wandb", R"({"value": "x", "team": "vision"})").status, 403);
+  Recorder team =
+      set(kTeamAdmin, "wandb", R"({"value": ")" + team_value + R"(", "team": "vision"})");
+  EXPECT_EQ(team.status, 200) << team.body;
+  EXPECT_EQ(set(kAdmin, "nope", R"({"value": "x", "team": "nosuch"})").status, 404);
+  Recorder own = set(kMember, "wandb", R"({"value": ")" + own_value + R"("})");
+  EXPECT_EQ(own.status, 200) << own.body;
+  // Bad requests name the field, and never echo the value.
+  Recorder unknown = set(kMember, "x", R"({"value": "hunter2", "scope": "team"})");
+  EXPECT_EQ(unknown.status, 400);
+  EXPECT_NE(unknown.body.find("scope: unknown field"), std::string::npos) << unknown.body;
+  Recorder broken = set(kMember, "x", R"({"value": hunter2})");
+  EXPECT_EQ(broken.status, 400);
+  Recorder empty = set(kMember, "x", R"({"value": ""})");
+  EXPECT_EQ(empty.status, 400);
+  EXPECT_NE(empty.body.find("value: must not be empty"), std::string::npos) << empty.body;
+  EXPECT_EQ(set(kMember, "a..b%2F", R"({"value": "v"})").status, 400);
+  EXPECT_EQ(set(kMember, "x", R"({"team": "vision"})").status, 400);
+  for (const Recorder& r : {unknown, broken}) EXPECT_EQ(r.body.find("hunter2"), std::string::npos);
+
+  // Lists: one's own and one's teams', names only; another team's member sees none of them.
+  Recorder mine = world.Serve(kMember, "GET", "/api/v1/secrets");
+  EXPECT_NE(mine.body.find(R"("owner":"mem")"), std::string::npos) << mine.body;
+  EXPECT_NE(mine.body.find(R"("owner":"vision")"), std::string::npos) << mine.body;
+  EXPECT_NE(world.Serve(kViewer, "GET", "/api/v1/secrets").body.find(R"("owner":"vision")"),
+            std::string::npos);
+  EXPECT_EQ(world.Serve(kOutsider, "GET", "/api/v1/secrets").body, R"({"secrets":[]})");
+  EXPECT_EQ(world.Serve(kAdmin, "GET", "/api/v1/secrets").body.find(R"("owner":"mem")"),
+            std::string::npos);
+
+  // A job naming the secret: its owner's own wins; the job shows the reference only.
+  Recorder job = world.Serve(
+      kMember, "POST", "/api/v1/jobs",
+      R"({"name": "s", "team": "vision", "tasks": [{"role": "worker", "command": ["sh"], "resources": {"gpus": 1}, "env": {"WANDB_API_KEY": {"secret": "wandb"}}}]})");
+  ASSERT_EQ(job.status, 201) << job.body;
+  EXPECT_NE(job.body.find(R"("WANDB_API_KEY":{"secret":"wandb"})"), std::string::npos) << job.body;
+  world.master().Schedule();
+  Recorder sync = world.Serve(kNode, "POST", "/api/v1/agents/n1/sync",
+                              R"({"applied_version": 0, "tasks": []})");
+  ASSERT_EQ(sync.status, 200);
+  EXPECT_NE(sync.body.find(own_value), std::string::npos) << "the node's agent gets the value";
+  EXPECT_EQ(sync.body.find(team_value), std::string::npos);
+  for (Caller c : {kAdmin, kTeamAdmin, kMember, kViewer, kOutsider}) {
+    for (const char* target : {"/api/v1/secrets", "/api/v1/jobs", "/api/v1/jobs/2",
+                               "/api/v1/jobs/2/events", "/api/v1/users/mem", "/api/v1/teams"}) {
+      Recorder r = world.Serve(c, "GET", target);
+      EXPECT_EQ(r.body.find(own_value), std::string::npos) << kCallerNames[c] << " " << target;
+      EXPECT_EQ(r.body.find(team_value), std::string::npos) << kCallerNames[c] << " " << target;
+    }
+  }
+  for (const Recorder& r : {team, own, mine}) {
+    EXPECT_EQ(r.body.find(own_value), std::string::npos);
+    EXPECT_EQ(r.body.find(team_value), std::string::npos);
+  }
+
+  // A reference to a secret nobody has is refused, naming the variable and what to do.
+  Recorder missing = world.Serve(
+      kMember, "POST", "/api/v1/jobs",
+      R"({"name": "s", "team": "vision", "tasks": [{"role": "worker", "command": ["sh"], "env": {"HF_TOKEN": {"secret": "hf"}}}]})");
+  EXPECT_EQ(missing.status, 400);
+  EXPECT_NE(missing.body.find("tasks[0].env.HF_TOKEN: secret hf does not exist for user mem or "
+                              "team vision; set it with `cohort secret set hf`"),
+            std::string::npos)
+      << missing.body;
+
+  // A user's secrets go with the user.
+  ASSERT_EQ(world.Serve(kAdmin, "DELETE", "/api/v1/users/mem").status, 200);
+  EXPECT_TRUE(world.master().secrets().List(SecretScope::kUser, "mem").empty());
+  EXPECT_EQ(world.master().secrets().ListTeams().size(), 1u);
 }
 
 TEST(Access, OwnersChangeTheirOwnJobsAndReadThemselves) {

@@ -201,7 +201,9 @@ void ApiServer::DeleteUser(const Call& call) {
     return call.responder->Send(ErrorResponse(
         Status::FailedPrecondition("an admin cannot delete themselves; another admin can")));
   }
-  Status s = master_.accounts().DeleteUser(name);
+  // Their secrets first: a user created later under the same name must not find them.
+  Status s = master_.secrets().DeleteAll(SecretScope::kUser, name);
+  if (s.ok()) s = master_.accounts().DeleteUser(name);
   if (!s.ok()) return call.responder->Send(ErrorResponse(s));
   call.responder->Send(JsonAnswer(200, Json{{"deleted", name}}));
 }

@@ -16,6 +16,7 @@
 #include "model/json.h"
 #include "model/limits.h"
 #include "model/node_validation.h"
+#include "model/secret.h"
 
 namespace cohort::api {
 namespace {
@@ -31,6 +32,8 @@ constexpr int64_t kMaxWaitMs = 60'000;
 constexpr uint64_t kRegistrationBodyLimit = 512 * 1024;
 constexpr uint64_t kSyncBodyLimit = 1024 * 1024;
 constexpr uint64_t kLogUploadBodyLimit = 2 * kMaxLogUploadBytes;
+// A secret's value, each byte escaped as JSON may write it (\u00XX), and the rest of the body.
+constexpr uint64_t kSecretBodyLimit = 6 * kMaxSecretValueBytes + 1024;
 
 // Answers quote what the client sent (a path, a query value), which need not be UTF-8; JSON
 // cannot carry that, and dump() would throw. Such bytes are shown as U+FFFD instead.
@@ -153,6 +156,9 @@ std::vector<Router<ApiServer::Handler, Access>::Route> ApiServer::Routes() {
       {"GET", "/api/v1/tokens", &ApiServer::ListTokens, A::kUser},
       {"POST", "/api/v1/tokens", &ApiServer::CreateToken, A::kUser},
       {"DELETE", "/api/v1/tokens/{id}", &ApiServer::RevokeToken, A::kUser},
+      {"GET", "/api/v1/secrets", &ApiServer::ListSecrets, A::kUser},
+      {"PUT", "/api/v1/secrets/{name}", &ApiServer::SetSecret, A::kUser, kSecretBodyLimit},
+      {"DELETE", "/api/v1/secrets/{name}", &ApiServer::DeleteSecret, A::kUser},
       {"GET", "/api/v1/nodes", &ApiServer::ListNodes, A::kUser},
       {"POST", "/api/v1/nodes/{node}/drain", &ApiServer::DrainNode, A::kAdmin},
       {"POST", "/api/v1/nodes/{node}/undrain", &ApiServer::UndrainNode, A::kAdmin},
@@ -315,6 +321,7 @@ Json ApiServer::JobJsonFor(const auth::Principal& caller, const Job& job) {
   for (auto& group : shown.spec.tasks) {
     group.command = {"(hidden)"};
     group.env.clear();
+    group.env_secrets.clear();
     group.workdir.clear();
   }
   shown.request_id.clear();

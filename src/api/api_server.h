@@ -135,6 +135,10 @@ class ApiServer final : public master::MasterListener {
   // Who an audit entry names: the user, "node:NAME", "(join token)", "(anonymous)" or
   // "(refused token)".
   static std::string AuditName(const StatusOr<auth::Principal>& caller);
+  // Environment secrets (secret_routes.cc).
+  void ListSecrets(const Call& call);
+  void SetSecret(const Call& call);
+  void DeleteSecret(const Call& call);
 
   // Answer a long poll with the job, or with what the node should run.
   void AnswerJob(JobId id, Responder& responder);

@@ -57,4 +57,9 @@ bool CanManageMembers(const Principal& p, std::string_view team) {
   return p.admin || p.RoleIn(team) == TeamRole::kAdmin;
 }
 
+bool CanManageTeamSecrets(const Principal& p, std::string_view team) {
+  if (!p.is_user()) return false;
+  return p.admin || p.RoleIn(team) == TeamRole::kAdmin;
+}
+
 }  // namespace cohort::auth

@@ -45,5 +45,8 @@ bool CanReadJob(const Principal& p, std::string_view owner, std::string_view tea
 bool CanChangeJob(const Principal& p, std::string_view owner, std::string_view team);
 // Add and remove a team's members: an admin, or an admin of that team.
 bool CanManageMembers(const Principal& p, std::string_view team);
+// Set and delete a team's environment secrets: an admin, or an admin of that team. Nobody reads
+// a value back.
+bool CanManageTeamSecrets(const Principal& p, std::string_view team);
 
 }  // namespace cohort::auth

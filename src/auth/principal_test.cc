@@ -32,6 +32,9 @@ TEST(Principal, OwnersAndTeamAdminsChangeJobs) {
   EXPECT_FALSE(CanChangeJob(team_admin, "bob", "nlp"));
   EXPECT_TRUE(CanManageMembers(team_admin, "vision"));
   EXPECT_FALSE(CanManageMembers(member, "vision"));
+  EXPECT_TRUE(CanManageTeamSecrets(team_admin, "vision"));
+  EXPECT_FALSE(CanManageTeamSecrets(team_admin, "nlp"));
+  EXPECT_FALSE(CanManageTeamSecrets(member, "vision"));
   auto viewer = UserIn({{"vision", TeamRole::kViewer}});
   EXPECT_TRUE(CanReadJob(viewer, "bob", "vision"));
   EXPECT_FALSE(CanChangeJob(viewer, "bob", "vision"));
@@ -47,6 +50,7 @@ TEST(Principal, NodesAndTheJoinTokenActForNoUser) {
   EXPECT_FALSE(CanReadJob(node, "ada", "default"));
   EXPECT_FALSE(CanChangeJob(node, "ada", "default"));
   EXPECT_FALSE(CanManageMembers(node, "default"));
+  EXPECT_FALSE(CanManageTeamSecrets(node, "default"));
   EXPECT_EQ(node.Describe(), "node ada");
   EXPECT_EQ(Principal{}.Describe(), "an anonymous caller");
 }

@@ -64,5 +64,6 @@ void AddTeamCommands(CLI::App& app, GlobalOptions& g);
 void AddAccountingCommands(CLI::App& app, GlobalOptions& g);
 void AddSimCommands(CLI::App& app);
 void AddAuthCommands(CLI::App& app, GlobalOptions& g);
+void AddSecretCommands(CLI::App& app, GlobalOptions& g);
 
 }  // namespace cohort::cli

@@ -7,6 +7,8 @@
 #include <random>
 #include <thread>
 
+#include "model/secret.h"
+
 namespace cohort::client {
 namespace {
 
@@ -115,6 +117,19 @@ StatusOr<Json> CohortClient::CreateToken(const Json& request) {
 }
 StatusOr<Json> CohortClient::RevokeToken(const std::string& id) {
   return Call("DELETE", "/api/v1/tokens/" + id);
+}
+
+StatusOr<Json> CohortClient::Secrets() { return Call("GET", "/api/v1/secrets"); }
+StatusOr<Json> CohortClient::SetSecret(const std::string& name, const std::string& value,
+                                       const std::string& team) {
+  // Checked here, not only by the master: JSON cannot carry what is not UTF-8.
+  COHORT_RETURN_IF_ERROR(ValidateSecretValue(value));
+  Json body{{"value", value}};
+  if (!team.empty()) body["team"] = team;
+  return Call("PUT", "/api/v1/secrets/" + name, body.dump());
+}
+StatusOr<Json> CohortClient::DeleteSecret(const std::string& name, const std::string& team) {
+  return Call("DELETE", "/api/v1/secrets/" + name + (team.empty() ? "" : "?team=" + team));
 }
 
 StatusOr<Json> CohortClient::Call(std::string_view method, std::string_view target,

@@ -52,6 +52,13 @@ class CohortClient {
   StatusOr<Json> CreateToken(const Json& request);
   StatusOr<Json> RevokeToken(const std::string& id);
 
+  // Environment secrets (docs/api.md, "Secrets"): the caller's own, or `team`'s when it is
+  // not empty. Answers name secrets and never hold a value.
+  StatusOr<Json> Secrets();
+  StatusOr<Json> SetSecret(const std::string& name, const std::string& value,
+                           const std::string& team = {});
+  StatusOr<Json> DeleteSecret(const std::string& name, const std::string& team = {});
+
   // Jobs. `spec_text` is YAML or JSON; the master validates it. `request_id` names the
   // submission (Idempotency-Key): when the master cannot be reached or does not answer in time,
   // the call tries again with it, and a master that did create the job returns that job instead

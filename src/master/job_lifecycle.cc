@@ -51,6 +51,7 @@ StatusOr<Job> Master::Submit(JobSpec spec, std::string user, std::string request
                                 config_.unknown_team_fallback);
     spec.team = config_.unknown_team_fallback;
   }
+  COHORT_RETURN_IF_ERROR(CheckSecretReferences(spec, user));
   Job job;
   job.spec = std::move(spec);
   job.user = std::move(user);

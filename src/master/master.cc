@@ -25,6 +25,7 @@ Master::Master(MasterConfig config, std::unique_ptr<state::StateStore> store,
       clock_(clock),
       loop_(loop),
       accounts_(*store_, clock_),
+      secrets_(*store_, clock_),
       dispatcher_(std::move(scheduler), config_.incremental_above) {
   if (config_.storage_root.empty()) config_.storage_root = config_.data_dir + "/storage";
 }
@@ -42,6 +43,7 @@ StatusOr<std::unique_ptr<Master>> Master::Create(MasterConfig config,
 
 Status Master::Load() {
   COHORT_RETURN_IF_ERROR(accounts_.Load());
+  COHORT_RETURN_IF_ERROR(secrets_.Load());
   std::error_code ec;
   fs::create_directories(config_.data_dir + "/logs", ec);
   if (ec)
@@ -231,6 +233,8 @@ Status Master::DeleteTeam(const std::string& name) {
         fmt::format("team {} has {} job{} that {} not ended; kill or wait for them first", name,
                     live, live == 1 ? "" : "s", live == 1 ? "has" : "have"));
   }
+  // A team created again under this name must not find the old team's secrets.
+  COHORT_RETURN_IF_ERROR(secrets_.DeleteAll(SecretScope::kTeam, name));
   COHORT_RETURN_IF_ERROR(store_->DeleteTeam(name));
   teams_.erase(it);
   cluster_.SetTeams(teams_);

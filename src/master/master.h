@@ -26,6 +26,7 @@
 #include "master/accounts.h"
 #include "master/event_loop.h"
 #include "master/log_store.h"
+#include "master/secrets.h"
 #include "master/usage_reader.h"
 #include "master/usage_report.h"
 #include "model/agent_protocol.h"
@@ -147,8 +148,9 @@ class Master {
   // Applies an agent's report and returns what it should run. kNotFound if the node never
   // registered (the agent registers again).
   StatusOr<DesiredState> Sync(const std::string& node_id, const AgentReport& report);
-  // kNotFound for an unknown node.
-  StatusOr<DesiredState> DesiredFor(const std::string& node_id) const;
+  // kNotFound for an unknown node. Not const: a secret a task names that is gone since its
+  // submission is left out of its environment, and its job gets an event saying so.
+  StatusOr<DesiredState> DesiredFor(const std::string& node_id);
   std::vector<NodeStatus> ListNodes() const;
   // Nothing new is placed on a drained node; what runs there keeps running. kNotFound.
   StatusOr<const Node*> Drain(const std::string& node_id, std::string reason);
@@ -162,6 +164,10 @@ class Master {
   const Accounts& accounts() const { return accounts_; }
   // Whether jobs may name `team`: the default team, or one an admin created.
   bool TeamExists(std::string_view team) const;
+
+  // --- Environment secrets (docs/security.md) ---
+  Secrets& secrets() { return secrets_; }
+  const Secrets& secrets() const { return secrets_; }
 
   // --- Logs (shipped by agents, served to users) ---
   // Stores `data` as the bytes of the task's log starting at `offset` (LogStore::AppendAsync:
@@ -258,6 +264,16 @@ class Master {
   void ApplyShrink(const Shrink& shrink);
   framework::JobDirectories DirectoriesOf(const Job& job) const;
 
+  // Environment secrets (task_secrets.cc). At submission: every secret the spec names exists
+  // for `user` or the spec's team, and the environment fits with their values; kInvalidArgument
+  // naming each variable otherwise.
+  Status CheckSecretReferences(const JobSpec& spec, const std::string& user) const;
+  // Puts the values of the secrets that the task's group names into `env`. One that is gone, or
+  // has grown past the environment's bound, is left out, and the job gets an event saying so,
+  // once per attempt and variable.
+  void InjectSecrets(const Job& job, const std::string& role,
+                     std::map<std::string, std::string>& env);
+
   // Asks every live task of the job to stop; the job finishes as `target` once all are gone.
   void StopJob(Job& job, JobState target, std::string reason, std::vector<JobEvent>& events);
   // If a STOPPING job has no live task left, moves it to its target state.
@@ -301,6 +317,9 @@ class Master {
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
   MasterListener* listener_ = nullptr;
   Accounts accounts_;
+  Secrets secrets_;
+  // Per active job: the attempt, and the variables it was told were left out in it.
+  std::map<JobId, std::pair<int, std::set<std::string>>> secrets_left_out_;
 
   std::map<JobId, Job> jobs_;
   std::set<JobId> pending_;  // PENDING

@@ -248,7 +248,7 @@ StatusOr<DesiredState> Master::Sync(const std::string& node_id, const AgentRepor
   return desired;
 }
 
-StatusOr<DesiredState> Master::DesiredFor(const std::string& node_id) const {
+StatusOr<DesiredState> Master::DesiredFor(const std::string& node_id) {
   auto it = nodes_.find(node_id);
   if (it == nodes_.end()) {
     return Status::NotFound(fmt::format("node {} is not registered", node_id));
@@ -269,6 +269,7 @@ StatusOr<DesiredState> Master::DesiredFor(const std::string& node_id) const {
         launch.workdir = g.workdir;
       }
       launch.env = framework::TaskEnvironment(job, i, dirs);
+      InjectSecrets(job, t.role, launch.env);
       launch.gpus = t.gpus;
       launch.grace_period = job.spec.grace_period;
       // The job's user names the account, unless an admin mapped them to a uid and gid

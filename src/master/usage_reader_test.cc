@@ -61,6 +61,11 @@ class SlowStore final : public state::StateStore {
   StatusOr<std::vector<User>> LoadUsers() override { return Unused(); }
   Status SaveToken(const TokenRecord&) override { return Unused(); }
   StatusOr<std::vector<TokenRecord>> LoadTokens() override { return Unused(); }
+  Status SaveSecret(const Secret&) override { return Unused(); }
+  Status DeleteSecret(SecretScope, const std::string&, const std::string&) override {
+    return Unused();
+  }
+  StatusOr<std::vector<Secret>> LoadSecrets() override { return Unused(); }
   int SchemaVersion() const override { return 0; }
 
  private:

@@ -54,6 +54,10 @@ struct TaskGroupSpec {
   Resources resources;   // per replica
   std::vector<std::string> command;
   std::map<std::string, std::string> env;
+  // Variables whose value is a secret of the job's user or team, by the secret's name
+  // (model/secret.h): the spec keeps the reference, never the value, which the master puts
+  // into the task's environment when it builds the task's launch. No name is in both maps.
+  std::map<std::string, std::string> env_secrets;
   std::string workdir;  // empty: the task's own scratch directory on the agent
 
   bool elastic() const { return max_replicas > replicas; }

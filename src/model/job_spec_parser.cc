@@ -26,6 +26,7 @@
 #include "common/units.h"
 #include "model/limits.h"
 #include "model/node_validation.h"
+#include "model/secret.h"
 #include "model/workdir.h"
 
 namespace cohort {
@@ -599,7 +600,7 @@ class Validator {
     if (const Json* r = Find(v, "replicas")) Replicas(*r, Child(path, "replicas"), &group);
     if (const Json* r = Find(v, "resources")) ResourcesField(*r, Child(path, "resources"), &group);
     Command(v, path, &group.command);
-    if (const Json* e = Find(v, "env")) Env(*e, Child(path, "env"), &group.env);
+    if (const Json* e = Find(v, "env")) Env(*e, Child(path, "env"), &group);
     if (const Json* w = Find(v, "workdir")) Workdir(*w, Child(path, "workdir"), &group.workdir);
     return group;
   }
@@ -764,7 +765,7 @@ class Validator {
     if (ok) *out = std::move(command);
   }
 
-  void Env(const Json& v, const std::string& path, std::map<std::string, std::string>* out) {
+  void Env(const Json& v, const std::string& path, TaskGroupSpec* group) {
     if (!v.is_object()) {
       Error(path, fmt::format("must be a mapping of NAME: value, got {}", Describe(v)));
       return;
@@ -796,13 +797,23 @@ class Validator {
         Error(p, "is set by Cohort and cannot be set in the spec");
         continue;
       }
+      if (value.is_object()) {
+        // A reference counts as a variable, and its names as bytes; the value is counted when
+        // the master resolves it.
+        if (auto secret = SecretReference(value, p)) {
+          bytes += name.size() + secret->size();
+          group->env_secrets[name] = std::move(*secret);
+        }
+        continue;
+      }
       std::string text;
       if (value.is_string()) {
         text = value.get<std::string>();
       } else if (value.is_boolean() || value.is_number()) {
         text = value.dump();
       } else {
-        Error(p, fmt::format("must be a string, number or bool, got {}{}", Describe(value),
+        Error(p, fmt::format("must be a string, number, bool or {{secret: NAME}}, got {}{}",
+                             Describe(value),
                              value.is_null() ? "; write \"\" for an empty value" : ""));
         continue;
       }
@@ -816,12 +827,43 @@ class Validator {
         continue;
       }
       bytes += name.size() + text.size();
-      (*out)[name] = std::move(text);
+      group->env[name] = std::move(text);
     }
     if (bytes > kMaxEnvBytes) {
       Error(path, fmt::format("names and values add up to {} bytes; at most {} ({}) are allowed",
                               bytes, kMaxEnvBytes, FormatByteSize(kMaxEnvBytes)));
     }
+  }
+
+  // `{secret: NAME}`: the name of a secret of the job's user or team (model/secret.h).
+  std::optional<std::string> SecretReference(const Json& v, const std::string& path) {
+    constexpr std::string_view kShape =
+        "a secret reference is {secret: NAME}, e.g. {secret: wandb} (set with `cohort secret "
+        "set wandb`)";
+    bool ok = true;
+    for (const auto& [key, value] : v.items()) {
+      if (key != "secret") {
+        Error(Child(path, key), fmt::format("unknown field; {}", kShape));
+        ok = false;
+      }
+    }
+    auto it = v.find("secret");
+    if (it == v.end()) {
+      if (ok) Error(path, fmt::format("the mapping has no field secret; {}", kShape));
+      return std::nullopt;
+    }
+    std::string p = Child(path, "secret");
+    if (!it->is_string()) {
+      Error(p, fmt::format("must be the secret's name, a string, got {}", Describe(*it)));
+      return std::nullopt;
+    }
+    const std::string& name = it->get_ref<const std::string&>();
+    if (Status valid = ValidateSecretName(name, p); !valid.ok()) {
+      errors_.push_back(valid.message());
+      return std::nullopt;
+    }
+    if (!ok) return std::nullopt;
+    return name;
   }
 
   // Absolute, or relative without "..": below the spec file's directory when there is one
@@ -1245,7 +1287,12 @@ Json ToJson(const JobSpec& spec) {
                     {"cpus", cpus},
                     {"memory", FormatByteSize(g.resources.memory_bytes)}}},
                   {"command", g.command}};
-    if (!g.env.empty()) group["env"] = g.env;
+    if (!g.env.empty() || !g.env_secrets.empty()) {
+      Json env = Json::object();
+      for (const auto& [var, value] : g.env) env[var] = value;
+      for (const auto& [var, secret] : g.env_secrets) env[var] = Json{{"secret", secret}};
+      group["env"] = std::move(env);
+    }
     if (!g.workdir.empty()) group["workdir"] = g.workdir;
     tasks.push_back(std::move(group));
   }

@@ -142,6 +142,7 @@ void ExpectSameSpec(const JobSpec& a, const JobSpec& b) {
     EXPECT_EQ(a.tasks[i].resources, b.tasks[i].resources);
     EXPECT_EQ(a.tasks[i].command, b.tasks[i].command);
     EXPECT_EQ(a.tasks[i].env, b.tasks[i].env);
+    EXPECT_EQ(a.tasks[i].env_secrets, b.tasks[i].env_secrets);
     EXPECT_EQ(a.tasks[i].workdir, b.tasks[i].workdir);
   }
 }
@@ -561,12 +562,13 @@ TEST(JobSpecErrors, WrongTypeForEveryField) {
        "mapping"},
       {WithTask("env: [A=b]"), "tasks[0].env: must be a mapping of NAME: value, got a list"},
       {WithTask("env: {A: [1, 2]}"),
-       "tasks[0].env.A: must be a string, number or bool, got a list"},
+       "tasks[0].env.A: must be a string, number, bool or {secret: NAME}, got a list"},
       {WithTask("env: {A: {b: c}}"),
-       "tasks[0].env.A: must be a string, number or bool, got a mapping"},
+       "tasks[0].env.A.b: unknown field; a secret reference is {secret: NAME}, e.g. {secret: "
+       "wandb} (set with `cohort secret set wandb`)"},
       {WithTask("env: {A: }"),
-       "tasks[0].env.A: must be a string, number or bool, got null; write \"\" for an empty "
-       "value"},
+       "tasks[0].env.A: must be a string, number, bool or {secret: NAME}, got null; write \"\" "
+       "for an empty value"},
       {WithTask("workdir: 5"), "tasks[0].workdir: must be a string, got 5"},
       {WithJob("restart: 3"), "restart: must be a mapping such as {max_attempts: 3}, got 3"},
       {WithJob("restart: {max_attempts: three}"),
@@ -594,8 +596,8 @@ TEST(JobSpecErrors, WrongJsonTypesSayWhatWasExpectedAndFound) {
                              "env": {"DEBUG": null}}], "priority": {}})"),
               ElementsAre("priority: an empty mapping is not a priority; use low, normal, high or "
                           "an integer from -1000 to 1000",
-                          "tasks[0].env.DEBUG: must be a string, number or bool, got null; write "
-                          "\"\" for an empty value"));
+                          "tasks[0].env.DEBUG: must be a string, number, bool or {secret: NAME}, "
+                          "got null; write \"\" for an empty value"));
   EXPECT_THAT(JsonErrors("[1, 2]"),
               ElementsAre("job spec must be a mapping with fields such as name and tasks, got a "
                           "list"));

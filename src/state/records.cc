@@ -95,6 +95,21 @@ StatusOr<std::map<std::string, TeamRole>> DecodeUserTeams(std::string_view text)
   return teams;
 }
 
+Status CheckSecret(const Secret& secret) {
+  COHORT_RETURN_IF_ERROR(ValidateSecretName(secret.name, "secret"));
+  if (!ParseSecretScope(SecretScopeName(secret.scope))) {
+    return Status::InvalidArgument(
+        fmt::format("secret {}: its scope is not user or team", secret.name));
+  }
+  COHORT_RETURN_IF_ERROR(
+      EncodeRecord(Json(secret.owner), fmt::format("the owner of secret {}", secret.name))
+          .status());
+  if (secret.owner.empty()) {
+    return Status::InvalidArgument(fmt::format("secret {}: it has no owner", secret.name));
+  }
+  return ValidateSecretValue(secret.value, fmt::format("secret {}", secret.name));
+}
+
 Status CheckEvents(JobId job, const std::vector<JobEvent>& events) {
   for (const auto& e : events) {
     if (e.job_id != job) {

@@ -17,6 +17,7 @@
 #include "model/account.h"
 #include "model/job.h"
 #include "model/node.h"
+#include "model/secret.h"
 #include "state/audit.h"
 #include "state/usage.h"
 
@@ -35,6 +36,10 @@ StatusOr<NodeInfo> DecodeNodeRecord(std::string_view text);
 // UTF-8; Decode is kInternal on damaged text or an unknown role.
 StatusOr<std::string> EncodeUserTeams(const User& user);
 StatusOr<std::map<std::string, TeamRole>> DecodeUserTeams(std::string_view text);
+
+// A secret as a store may keep it: a valid name (model/secret.h), an owner, a scope, and a value
+// that ValidateSecretValue takes; kInvalidArgument otherwise, never quoting the value.
+Status CheckSecret(const Secret& secret);
 
 // The events saved with job `job`: each must name that job (an event filed under another job
 // would be a caller's bug hidden in someone else's history), and their text must be UTF-8, as

@@ -115,6 +115,16 @@ const std::vector<std::string>& Migrations() {
       CREATE INDEX audit_by_time ON audit(time);
       CREATE INDEX audit_by_user ON audit(user, time);
       )sql",
+      R"sql(
+      CREATE TABLE secrets (
+        scope TEXT NOT NULL,            -- user or team
+        owner TEXT NOT NULL,            -- the user or the team
+        name TEXT NOT NULL,
+        value TEXT NOT NULL,            -- in plaintext: the file is the master's alone (0600)
+        updated_at INTEGER NOT NULL,
+        PRIMARY KEY (scope, owner, name)
+      );
+      )sql",
   };
   return kMigrations;
 }
@@ -586,6 +596,63 @@ class SqliteStateStore final : public StateStore {
     }
     if (rc != SQLITE_DONE) return Error("reading tokens");
     return tokens;
+  }
+
+  Status SaveSecret(const Secret& secret) override {
+    COHORT_RETURN_IF_ERROR(CheckSecret(secret));
+    Statement upsert(db_,
+                     "INSERT INTO secrets (scope, owner, name, value, updated_at) "
+                     "VALUES (?, ?, ?, ?, ?) ON CONFLICT(scope, owner, name) DO UPDATE SET "
+                     "value = excluded.value, updated_at = excluded.updated_at");
+    if (!upsert.prepared()) return Error("preparing a secret upsert");
+    upsert.Bind(1, std::string(SecretScopeName(secret.scope)));
+    upsert.Bind(2, secret.owner);
+    upsert.Bind(3, secret.name);
+    upsert.Bind(4, secret.value);
+    upsert.Bind(5, ToMicros(secret.updated_at));
+    if (upsert.Step() != SQLITE_DONE) return Error("saving a secret");
+    return Status::Ok();
+  }
+
+  Status DeleteSecret(SecretScope scope, const std::string& owner,
+                      const std::string& name) override {
+    Statement del(db_, "DELETE FROM secrets WHERE scope = ? AND owner = ? AND name = ?");
+    if (!del.prepared()) return Error("preparing a secret delete");
+    del.Bind(1, std::string(SecretScopeName(scope)));
+    del.Bind(2, owner);
+    del.Bind(3, name);
+    if (del.Step() != SQLITE_DONE) return Error("deleting a secret");
+    if (sqlite3_changes(db_) == 0) {
+      return Status::NotFound(
+          fmt::format("{} {} has no secret {}", SecretScopeName(scope), owner, name));
+    }
+    return Status::Ok();
+  }
+
+  StatusOr<std::vector<Secret>> LoadSecrets() override {
+    // DESC: "user" sorts after "team", and users' secrets come first.
+    Statement q(db_,
+                "SELECT scope, owner, name, value, updated_at FROM secrets "
+                "ORDER BY scope DESC, owner, name");
+    if (!q.prepared()) return Error("preparing the secret query");
+    std::vector<Secret> secrets;
+    int rc;
+    while ((rc = q.Step()) == SQLITE_ROW) {
+      Secret secret;
+      auto scope = ParseSecretScope(q.Text(0));
+      if (!scope) {
+        return Status::Internal(
+            fmt::format("{}: a secret has an unknown scope \"{}\"", path_, q.Text(0)));
+      }
+      secret.scope = *scope;
+      secret.owner = q.Text(1);
+      secret.name = q.Text(2);
+      secret.value = q.Text(3);
+      secret.updated_at = FromMicros(q.Int(4));
+      secrets.push_back(std::move(secret));
+    }
+    if (rc != SQLITE_DONE) return Error("reading secrets");
+    return secrets;
   }
 
   Status SaveNode(const Node& node) override {

@@ -1,4 +1,5 @@
-// Where the master keeps what must survive it: jobs, their events, nodes.
+// Where the master keeps what must survive it: jobs, their events, nodes, teams, users, tokens
+// and secrets.
 //
 // Every write is durable when the call returns OK (the master acknowledges a submission only
 // after CreateJob returns), and all or nothing: a write that fails, or is cut short by a crash,
@@ -22,6 +23,7 @@
 #include "model/job.h"
 #include "model/node.h"
 #include "model/plan.h"
+#include "model/secret.h"
 #include "state/audit.h"
 #include "state/usage.h"
 
@@ -89,6 +91,16 @@ class StateStore {
   // Deletes the oldest entries older than `before`, at most `max_entries` of them (a bounded
   // write); returns how many went.
   virtual StatusOr<int64_t> PruneAudit(Timestamp before, int64_t max_entries) = 0;
+
+  // Environment secrets (model/secret.h), by scope, owner and name, values included: the master
+  // holds them all. Save inserts or replaces; kInvalidArgument for a record state/records.h's
+  // CheckSecret refuses.
+  virtual Status SaveSecret(const Secret& secret) = 0;
+  // kNotFound if there is no such secret.
+  virtual Status DeleteSecret(SecretScope scope, const std::string& owner,
+                              const std::string& name) = 0;
+  // By scope (user, team), owner, name.
+  virtual StatusOr<std::vector<Secret>> LoadSecrets() = 0;
 
   // The schema version the store is at (after migrations).
   virtual int SchemaVersion() const = 0;

@@ -70,11 +70,11 @@ TEST_F(SqliteStateStoreTest, NewDatabaseIsAtTheLatestSchema) {
   {
     auto store = Open();
     ASSERT_NE(store, nullptr);
-    EXPECT_EQ(store->SchemaVersion(), 5);
+    EXPECT_EQ(store->SchemaVersion(), 6);
   }
   auto store = Open();
   ASSERT_NE(store, nullptr);
-  EXPECT_EQ(store->SchemaVersion(), 5);
+  EXPECT_EQ(store->SchemaVersion(), 6);
 }
 
 TEST_F(SqliteStateStoreTest, MigratesAVersionOneDatabase) {
@@ -95,8 +95,9 @@ TEST_F(SqliteStateStoreTest, MigratesAVersionOneDatabase) {
             SQLITE_OK);
   sqlite3_close(db);
   auto store = Open();
-  EXPECT_EQ(store->SchemaVersion(), 5);
+  EXPECT_EQ(store->SchemaVersion(), 6);
   EXPECT_TRUE(store->SaveTeam(TeamQuota{"vision", 4, std::nullopt}).ok());
+  EXPECT_TRUE(store->SaveSecret(Secret{SecretScope::kUser, "ada", "wandb", "v", {}}).ok());
 }
 
 // Jobs stored before accounting existed get their ends, attempts and holds from their records.
@@ -175,7 +176,7 @@ TEST_F(SqliteStateStoreTest, MigrationToSchemaFiveBackfillsAccountingFromTheReco
 
   auto store = Open();
   ASSERT_NE(store, nullptr);
-  EXPECT_EQ(store->SchemaVersion(), 5);
+  EXPECT_EQ(store->SchemaVersion(), 6);
   std::vector<std::string> holds;
   ASSERT_TRUE(store
                   ->ScanUsage(UsageScan{seconds(0), seconds(100'000), "", ""},

@@ -9,12 +9,12 @@ namespace {
 using Call = FailingStateStore::Call;
 
 constexpr std::initializer_list<Call> kWrites = {
-    Call::kCreateJob, Call::kSaveJob,    Call::kSaveTeam,    Call::kDeleteTeam,
-    Call::kSaveNode,  Call::kDeleteNode, Call::kSaveUser,    Call::kDeleteUser,
-    Call::kSaveToken, Call::kBeginAudit, Call::kFinishAudit, Call::kPruneAudit};
+    Call::kCreateJob,   Call::kSaveJob,    Call::kSaveTeam,   Call::kDeleteTeam,  Call::kSaveNode,
+    Call::kDeleteNode,  Call::kSaveUser,   Call::kDeleteUser, Call::kSaveToken,   Call::kBeginAudit,
+    Call::kFinishAudit, Call::kPruneAudit, Call::kSaveSecret, Call::kDeleteSecret};
 
 size_t Index(Call call) { return static_cast<size_t>(call); }
-static_assert(static_cast<size_t>(Call::kPruneAudit) + 1 == FailingStateStore::kCallCount);
+static_assert(static_cast<size_t>(Call::kLoadSecrets) + 1 == FailingStateStore::kCallCount);
 
 }  // namespace
 
@@ -32,6 +32,8 @@ bool FailingStateStore::IsWrite(Call call) {
     case Call::kBeginAudit:
     case Call::kFinishAudit:
     case Call::kPruneAudit:
+    case Call::kSaveSecret:
+    case Call::kDeleteSecret:
       return true;
     case Call::kLoadJobs:
     case Call::kLoadEvents:
@@ -42,6 +44,7 @@ bool FailingStateStore::IsWrite(Call call) {
     case Call::kScanUsage:
     case Call::kScanMilestones:
     case Call::kLoadAudit:
+    case Call::kLoadSecrets:
       return false;
   }
   return false;
@@ -215,6 +218,22 @@ StatusOr<std::vector<state::AuditEntry>> FailingStateStore::LoadAudit(
 StatusOr<int64_t> FailingStateStore::PruneAudit(Timestamp before, int64_t max_entries) {
   COHORT_RETURN_IF_ERROR(Enter(Call::kPruneAudit));
   return target_->PruneAudit(before, max_entries);
+}
+
+Status FailingStateStore::SaveSecret(const Secret& secret) {
+  COHORT_RETURN_IF_ERROR(Enter(Call::kSaveSecret));
+  return target_->SaveSecret(secret);
+}
+
+Status FailingStateStore::DeleteSecret(SecretScope scope, const std::string& owner,
+                                       const std::string& name) {
+  COHORT_RETURN_IF_ERROR(Enter(Call::kDeleteSecret));
+  return target_->DeleteSecret(scope, owner, name);
+}
+
+StatusOr<std::vector<Secret>> FailingStateStore::LoadSecrets() {
+  Count(Call::kLoadSecrets);
+  return target_->LoadSecrets();
 }
 
 int FailingStateStore::SchemaVersion() const { return target_->SchemaVersion(); }

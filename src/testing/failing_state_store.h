@@ -49,10 +49,14 @@ class FailingStateStore final : public state::StateStore {
     kFinishAudit,
     kLoadAudit,
     kPruneAudit,
+    kSaveSecret,
+    kDeleteSecret,
+    kLoadSecrets,
   };
-  static constexpr size_t kCallCount = 21;
+  static constexpr size_t kCallCount = 24;
   // True for the writes: kCreateJob, kSaveJob, kSaveTeam, kDeleteTeam, kSaveNode, kDeleteNode,
-  // kSaveUser, kDeleteUser, kSaveToken, kBeginAudit, kFinishAudit, kPruneAudit.
+  // kSaveUser, kDeleteUser, kSaveToken, kBeginAudit, kFinishAudit, kPruneAudit, kSaveSecret,
+  // kDeleteSecret.
   static bool IsWrite(Call call);
 
   explicit FailingStateStore(std::unique_ptr<state::StateStore> target);
@@ -105,6 +109,11 @@ class FailingStateStore final : public state::StateStore {
                      const std::string& outcome) override;
   StatusOr<std::vector<state::AuditEntry>> LoadAudit(const state::AuditQuery& query) override;
   StatusOr<int64_t> PruneAudit(Timestamp before, int64_t max_entries) override;
+
+  Status SaveSecret(const Secret& secret) override;
+  Status DeleteSecret(SecretScope scope, const std::string& owner,
+                      const std::string& name) override;
+  StatusOr<std::vector<Secret>> LoadSecrets() override;
 
   int SchemaVersion() const override;
 

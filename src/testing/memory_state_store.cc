@@ -53,6 +53,8 @@ struct MemoryStateStore::Contents {
     if (job.attempt > 0 && job.placed_at)
       attempts.emplace(std::pair{job.id, job.attempt}, *job.placed_at);
   }
+  // (scope, owner, name): the secrets table's key and order.
+  std::map<std::tuple<SecretScope, std::string, std::string>, Secret> secrets;
 };
 
 namespace {
@@ -185,6 +187,27 @@ StatusOr<std::vector<TokenRecord>> MemoryStateStore::LoadTokens() {
   std::vector<TokenRecord> tokens;
   for (const auto& [id, token] : contents_->tokens) tokens.push_back(token);
   return tokens;
+}
+
+Status MemoryStateStore::SaveSecret(const Secret& secret) {
+  COHORT_RETURN_IF_ERROR(state::CheckSecret(secret));
+  contents_->secrets[{secret.scope, secret.owner, secret.name}] = secret;
+  return Status::Ok();
+}
+
+Status MemoryStateStore::DeleteSecret(SecretScope scope, const std::string& owner,
+                                      const std::string& name) {
+  if (contents_->secrets.erase({scope, owner, name}) == 0) {
+    return Status::NotFound(
+        fmt::format("{} {} has no secret {}", SecretScopeName(scope), owner, name));
+  }
+  return Status::Ok();
+}
+
+StatusOr<std::vector<Secret>> MemoryStateStore::LoadSecrets() {
+  std::vector<Secret> secrets;
+  for (const auto& [key, secret] : contents_->secrets) secrets.push_back(secret);
+  return secrets;
 }
 
 Status MemoryStateStore::SaveNode(const Node& node) {

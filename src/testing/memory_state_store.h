@@ -20,7 +20,7 @@ namespace cohort::testing {
 // - events are returned per job in the order they were stored; LoadEvents of a job that does
 //   not exist is an empty list, not kNotFound;
 // - teams are listed by name, nodes by id, byte by byte (SQLite's ORDER BY); loaded nodes are
-//   UNREACHABLE until their agent syncs;
+//   UNREACHABLE until their agent syncs; secrets by scope (user before team), owner, name;
 // - every Load* returns copies; a write that fails changes nothing;
 // - task holds are keyed by job, attempt, task and start, and scans return what SQLite's do
 //   (in another order: a scan promises none); audit entries are numbered from 1, never reused.
@@ -78,6 +78,11 @@ class MemoryStateStore final : public state::StateStore {
 
   Status SaveToken(const TokenRecord& token) override;
   StatusOr<std::vector<TokenRecord>> LoadTokens() override;
+
+  Status SaveSecret(const Secret& secret) override;
+  Status DeleteSecret(SecretScope scope, const std::string& owner,
+                      const std::string& name) override;
+  StatusOr<std::vector<Secret>> LoadSecrets() override;
 
   int SchemaVersion() const override;
 

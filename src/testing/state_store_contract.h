@@ -685,6 +685,101 @@ TEST_P(StateStoreContract, TokensKeepTheirHashAndRevocation) {
   EXPECT_FALSE((*tokens)[1].revoked_at.has_value());
 }
 
+TEST_P(StateStoreContract, SecretsAreUpsertedListedByScopeOwnerAndNameAndDeleted) {
+  auto store = Open();
+  ASSERT_NE(store, nullptr);
+  // A value as large as allowed, of every kind of UTF-8 text an environment variable may hold.
+  std::string big = "line one\nzwei: ünïcode ✓\t" + std::string(kMaxSecretValueBytes - 32, 'k');
+  big.resize(kMaxSecretValueBytes, 'x');
+  Secret team{SecretScope::kTeam, "vision", "wandb", "team-value", FromMicros(30)};
+  Secret ada_wandb{SecretScope::kUser, "ada", "wandb", big, FromMicros(10)};
+  Secret ada_hf{SecretScope::kUser, "ada", "hf", "hf-value", FromMicros(20)};
+  Secret bob{SecretScope::kUser, "bob", "wandb", "bob-value", FromMicros(40)};
+  for (const Secret& s : {team, bob, ada_wandb, ada_hf}) {
+    ASSERT_TRUE(store->SaveSecret(s).ok()) << s.name;
+  }
+  auto loaded = store->LoadSecrets();
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  ASSERT_EQ(loaded->size(), 4u);
+  auto expect = [](const Secret& got, const Secret& want) {
+    EXPECT_EQ(got.scope, want.scope);
+    EXPECT_EQ(got.owner, want.owner);
+    EXPECT_EQ(got.name, want.name);
+    EXPECT_TRUE(got.value == want.value) << "the value of " << want.owner << "/" << want.name;
+    EXPECT_EQ(got.updated_at, want.updated_at);
+  };
+  // Users' before teams', then by owner and name.
+  expect((*loaded)[0], ada_hf);
+  expect((*loaded)[1], ada_wandb);
+  expect((*loaded)[2], bob);
+  expect((*loaded)[3], team);
+
+  // Saving again replaces the value and the time.
+  ada_hf.value = "rotated";
+  ada_hf.updated_at = FromMicros(99);
+  ASSERT_TRUE(store->SaveSecret(ada_hf).ok());
+  loaded = store->LoadSecrets();
+  ASSERT_TRUE(loaded.ok());
+  ASSERT_EQ(loaded->size(), 4u);
+  expect((*loaded)[0], ada_hf);
+
+  // The scope is part of the key: a team named like a user is another owner.
+  EXPECT_EQ(store->DeleteSecret(SecretScope::kTeam, "ada", "wandb").code(), StatusCode::kNotFound);
+  ASSERT_TRUE(store->DeleteSecret(SecretScope::kUser, "ada", "wandb").ok());
+  EXPECT_EQ(store->DeleteSecret(SecretScope::kUser, "ada", "wandb").code(), StatusCode::kNotFound);
+  loaded = store->LoadSecrets();
+  ASSERT_TRUE(loaded.ok());
+  ASSERT_EQ(loaded->size(), 3u);
+  expect((*loaded)[0], ada_hf);
+  expect((*loaded)[2], team);
+  // A deleted secret can come back.
+  ASSERT_TRUE(store->SaveSecret(ada_wandb).ok());
+  EXPECT_EQ(store->LoadSecrets()->size(), 4u);
+}
+
+TEST_P(StateStoreContract, SecretsThatCouldNotBeUsedAreRefusedWithoutQuotingThem) {
+  auto store = Open();
+  ASSERT_NE(store, nullptr);
+  Secret good{SecretScope::kUser, "ada", "wandb", "hunter2", FromMicros(1)};
+  ASSERT_TRUE(store->SaveSecret(good).ok());
+  std::vector<Secret> bad(6, good);
+  bad[0].value = "";
+  bad[1].value = "hunter2\xff";
+  bad[2].value = std::string("hunter2\0b", 9);
+  bad[3].value = std::string(kMaxSecretValueBytes + 1, 'h');
+  bad[4].name = "no/slash";
+  bad[5].owner = "";
+  for (size_t i = 0; i < bad.size(); ++i) {
+    Status s = store->SaveSecret(bad[i]);
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << i;
+    EXPECT_EQ(s.message().find("hunter2"), std::string::npos) << s.message();
+  }
+  // Nothing of them was stored; the store takes the next write.
+  auto loaded = store->LoadSecrets();
+  ASSERT_TRUE(loaded.ok());
+  ASSERT_EQ(loaded->size(), 1u);
+  EXPECT_EQ((*loaded)[0].value, "hunter2");
+  EXPECT_TRUE(store->SaveSecret(Secret{SecretScope::kTeam, "vision", "w", "v", {}}).ok());
+}
+
+TEST_P(StateStoreContract, SecretsSurviveReopen) {
+  {
+    auto store = Open();
+    ASSERT_NE(store, nullptr);
+    ASSERT_TRUE(store->SaveSecret({SecretScope::kUser, "ada", "wandb", "v1", FromMicros(5)}).ok());
+    ASSERT_TRUE(store->SaveSecret({SecretScope::kTeam, "nlp", "hf", "v2", FromMicros(6)}).ok());
+    ASSERT_TRUE(store->DeleteSecret(SecretScope::kTeam, "nlp", "hf").ok());
+  }
+  auto store = Open();
+  ASSERT_NE(store, nullptr);
+  auto loaded = store->LoadSecrets();
+  ASSERT_TRUE(loaded.ok());
+  ASSERT_EQ(loaded->size(), 1u);
+  EXPECT_EQ((*loaded)[0].owner, "ada");
+  EXPECT_EQ((*loaded)[0].value, "v1");
+  EXPECT_EQ((*loaded)[0].updated_at, FromMicros(5));
+}
+
 TEST_P(StateStoreContract, NodesRoundTripAndComeBackUnreachable) {
   auto store = Open();
   ASSERT_NE(store, nullptr);

@@ -1,0 +1,99 @@
+// Environment secrets in jobs (docs/security.md, "Environment secrets"): every reference is
+// checked at submission, and the values are put into each task's environment only when its
+// launch is built for its node's agent. No value reaches a message, an event or the log.
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "common/units.h"
+#include "master/master.h"
+#include "model/limits.h"
+
+namespace cohort::master {
+namespace {
+
+// What the spec's own variables take of the environment's bound (kMaxEnvBytes).
+size_t LiteralBytes(const TaskGroupSpec& group) {
+  size_t bytes = 0;
+  for (const auto& [name, value] : group.env) bytes += name.size() + value.size();
+  return bytes;
+}
+
+std::string HowToSet(const std::string& secret, const std::string& team) {
+  return fmt::format(
+      "set it with `cohort secret set {}` (yours), or `cohort secret set {} --team {}` (the "
+      "team's, by one of its admins)",
+      secret, secret, team);
+}
+
+}  // namespace
+
+Status Master::CheckSecretReferences(const JobSpec& spec, const std::string& user) const {
+  std::vector<std::string> problems;
+  for (size_t i = 0; i < spec.tasks.size(); ++i) {
+    const TaskGroupSpec& group = spec.tasks[i];
+    if (group.env_secrets.empty()) continue;
+    size_t bytes = LiteralBytes(group);
+    for (const auto& [var, name] : group.env_secrets) {
+      const Secret* secret = secrets_.Resolve(user, spec.team, name);
+      if (secret == nullptr) {
+        problems.push_back(
+            fmt::format("tasks[{}].env.{}: secret {} does not exist for user {} or "
+                        "team {}; {}",
+                        i, var, name, user, spec.team, HowToSet(name, spec.team)));
+        continue;
+      }
+      bytes += var.size() + secret->value.size();
+    }
+    if (bytes > kMaxEnvBytes) {
+      problems.push_back(fmt::format(
+          "tasks[{}].env: with the values of its secrets, names and values add up to {} bytes; "
+          "at most {} ({}) are allowed",
+          i, bytes, kMaxEnvBytes, FormatByteSize(kMaxEnvBytes)));
+    }
+  }
+  if (problems.empty()) return Status::Ok();
+  size_t n = problems.size();
+  return Status::InvalidArgument(fmt::format("job spec has {} error{}", n, n == 1 ? "" : "s"),
+                                 std::move(problems));
+}
+
+void Master::InjectSecrets(const Job& job, const std::string& role,
+                           std::map<std::string, std::string>& env) {
+  for (const auto& group : job.spec.tasks) {
+    if (group.role != role || group.env_secrets.empty()) continue;
+    size_t bytes = LiteralBytes(group);
+    for (const auto& [var, name] : group.env_secrets) {
+      const Secret* secret = secrets_.Resolve(job.user, job.spec.team, name);
+      std::string why;
+      if (secret == nullptr) {
+        why = fmt::format("secret {} no longer exists for user {} or team {}; {}", name, job.user,
+                          job.spec.team, HowToSet(name, job.spec.team));
+      } else if (bytes + var.size() + secret->value.size() > kMaxEnvBytes) {
+        why = fmt::format(
+            "secret {} has grown since the submission: with it, the environment's names and "
+            "values would add up to more than {} bytes",
+            name, kMaxEnvBytes);
+      } else {
+        bytes += var.size() + secret->value.size();
+        env[var] = secret->value;
+        continue;
+      }
+      // Told once per attempt and variable: the launch is built again at every sync.
+      for (auto it = secrets_left_out_.begin(); it != secrets_left_out_.end();) {
+        it = active_.count(it->first) ? std::next(it) : secrets_left_out_.erase(it);
+      }
+      auto& [attempt, told] = secrets_left_out_[job.id];
+      if (attempt != job.attempt) {
+        attempt = job.attempt;
+        told.clear();
+      }
+      if (!told.insert(var).second) continue;
+      std::string message = fmt::format("attempt {}: {} is left out of the tasks' environment: {}",
+                                        job.attempt, var, why);
+      spdlog::warn("job {}: {}", job.id, message);
+      Commit(jobs_.at(job.id), {Event(job, "secret_left_out", std::move(message))});
+    }
+  }
+}
+
+}  // namespace cohort::master
