@@ -85,21 +85,29 @@ class TestGroup {
   std::string name_;
 };
 
-// The one place that chooses who a job belongs to: the Cohort user of that name (made by the
-// admin on first use, a member of the default team), with a token of theirs.
-JobId SubmitAs(LocalCluster& cluster, const std::string& user, const std::string& spec) {
+// A token of the Cohort user of that name, made by the admin on first use (a member of the
+// default team).
+std::string TokenOf(LocalCluster& cluster, const std::string& user) {
   auto created = cluster.client().CreateUser(Json{{"name", user}});
   EXPECT_TRUE(created.ok() || created.status().code() == StatusCode::kAlreadyExists)
       << created.status().ToString();
   auto token = cluster.client().CreateToken(Json{{"user", user}});
   EXPECT_TRUE(token.ok()) << token.status().ToString();
-  if (!token.ok()) return 0;
-  auto client = client::CohortClient::Create(cluster.url(), (*token)["token"].get<std::string>());
+  return token.ok() ? (*token)["token"].get<std::string>() : "";
+}
+
+JobId SubmitWith(LocalCluster& cluster, const std::string& token, const std::string& spec) {
+  auto client = client::CohortClient::Create(cluster.url(), token);
   EXPECT_TRUE(client.ok());
   if (!client.ok()) return 0;
   auto job = (*client)->Submit(spec);
   EXPECT_TRUE(job.ok()) << job.status().ToString();
   return job.ok() ? job->id : 0;
+}
+
+// The one place that chooses who a job belongs to: the Cohort user of that name.
+JobId SubmitAs(LocalCluster& cluster, const std::string& user, const std::string& spec) {
+  return SubmitWith(cluster, TokenOf(cluster, user), spec);
 }
 
 struct stat Stat(const std::string& path) {
@@ -265,6 +273,94 @@ TEST(RunAs, ATaskThatCannotRunAsItsUserFailsWithTheReason) {
               HasSubstr("main/0 did not start: the task would run as root (uid 0, user \"root\") "
                         "on node-1, which this agent refuses: start the agent with "
                         "--allow-root-tasks to run tasks of root"));
+}
+
+// A's task asks the master about B's job, without a token and with A's own (a task may well hold
+// its user's token): B is in another team, so the answers hold nothing of what B's job runs.
+constexpr const char* kApiProbe = R"py(
+import json, sys, urllib.request, urllib.error
+url, job, node, token = sys.argv[1:5]
+def call(what, method, path, tok, body=None):
+    req = urllib.request.Request(url + path, method=method, data=body)
+    if tok:
+        req.add_header("Authorization", "Bearer " + tok)
+    try:
+        with urllib.request.urlopen(req, timeout=10) as r:
+            status, text = r.status, r.read().decode()
+    except urllib.error.HTTPError as e:
+        status, text = e.code, e.read().decode()
+    if path == "/api/v1/jobs":  # only B's entry: A's own job holds this very script
+        entries = [j for j in json.loads(text)["jobs"] if j["id"] == int(job)]
+        what += f" ({len(entries)} of B's)"
+        text = json.dumps(entries)
+    leaked = "LEAKED" if "b-secret-7f3a" in text or "SECRET" in text else "nothing of B's"
+    print(f"{what}: {status}, {leaked}")
+call("B's job without a token", "GET", f"/api/v1/jobs/{job}", None)
+call("B's job", "GET", f"/api/v1/jobs/{job}", token)
+call("every job, B's entry", "GET", "/api/v1/jobs", token)
+call("B's events", "GET", f"/api/v1/jobs/{job}/events", token)
+call("B's logs", "GET", f"/api/v1/jobs/{job}/logs", token)
+call("B's node's sync", "POST", f"/api/v1/agents/{node}/sync", token, b"{}")
+call("killing B's job", "POST", f"/api/v1/jobs/{job}/kill", token, b"")
+)py";
+
+TEST(RunAs, ATaskCannotReadAnotherTeamsEnvironmentThroughTheApi) {
+  if (::geteuid() != 0) GTEST_SKIP() << "creating Unix accounts needs root";
+  std::string suffix = RandomSuffix();
+  TestUser a("cohort-t-a-" + suffix);
+  TestUser b("cohort-t-b-" + suffix);
+  LocalCluster cluster("run-as-api");
+  cluster.StartMaster();
+  cluster.StartAgent("node-1", 0);
+
+  const std::string team_b = "team-b-" + suffix;
+  ASSERT_TRUE(cluster.client().SetTeam(team_b, 0, std::nullopt).ok());
+  std::string token_b = TokenOf(cluster, b.name());
+  ASSERT_TRUE(cluster.client().SetMember(team_b, b.name(), "member").ok());
+  JobId job_b = SubmitWith(cluster, token_b,
+                           fmt::format(R"(
+name: b-secret
+team: {}
+tasks:
+  - role: main
+    command: [/bin/sh, -c, "echo ready; exec sleep 600"]
+    env: {{SECRET: b-secret-7f3a}}
+)",
+                                       team_b));
+  ASSERT_EQ(cluster.WaitForState(job_b, JobState::kRunning).state, JobState::kRunning);
+
+  std::string token_a = TokenOf(cluster, a.name());
+  JobId job_a = SubmitWith(cluster, token_a,
+                           fmt::format(R"(
+name: a-api-probes
+tasks:
+  - role: main
+    command: [/usr/bin/python3, -c, {}, "{}", "{}", node-1, "{}"]
+restart: {{max_attempts: 1}}
+)",
+                                       Json(kApiProbe).dump(), cluster.url(), job_b, token_a));
+  Job done_a = cluster.WaitForState(job_a, JobState::kSucceeded);
+  EXPECT_EQ(cluster.Logs(job_a),
+            "B's job without a token: 401, nothing of B's\n"
+            "B's job: 200, nothing of B's\n"
+            "every job, B's entry (1 of B's): 200, nothing of B's\n"
+            "B's events: 403, nothing of B's\n"
+            "B's logs: 403, nothing of B's\n"
+            "B's node's sync: 403, nothing of B's\n"
+            "killing B's job: 403, nothing of B's\n")
+      << done_a.message;
+
+  // The same calls with B's token do see it: the probe can tell a leak from an empty answer.
+  auto seen_by_b = client::CohortClient::Create(cluster.url(), token_b);
+  ASSERT_TRUE(seen_by_b.ok());
+  auto seen = (*seen_by_b)->GetJob(job_b);
+  ASSERT_TRUE(seen.ok()) << seen.status().ToString();
+  ASSERT_FALSE(seen->spec.tasks.empty());
+  EXPECT_EQ(seen->spec.tasks[0].env["SECRET"], "b-secret-7f3a");
+  EXPECT_EQ(cluster.client().GetJob(job_b)->state, JobState::kRunning);
+
+  ASSERT_TRUE(cluster.client().Kill(job_b).ok());
+  cluster.WaitForState(job_b, JobState::kKilled);
 }
 
 }  // namespace
