@@ -2,7 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <regex>
+#include <tuple>
 
 #include "auth/token.h"
 
@@ -127,6 +129,20 @@ StatusOr<IssuedToken> Accounts::Issue(TokenKind kind, std::string subject, std::
   if (ttl && *ttl <= Duration::zero()) {
     return Status::InvalidArgument("expires_in: must be positive");
   }
+  if (kind == TokenKind::kUser) {
+    Timestamp now = clock_.Now();
+    size_t valid = 0;
+    for (const auto& [id, token] : tokens_) {
+      valid += token.kind == kind && token.subject == subject && token.ValidAt(now);
+    }
+    if (valid >= kMaxValidTokensPerUser) {
+      return Status::FailedPrecondition(fmt::format(
+          "user {} already holds {} valid tokens, the most a user may: revoke unused ones with "
+          "`cohort token revoke ID` (`cohort token list` shows them)",
+          subject, valid));
+    }
+  }
+  COHORT_RETURN_IF_ERROR(PruneDeadTokens(kind, subject));
   COHORT_ASSIGN_OR_RETURN(auth::MintedToken minted, auth::MintToken());
   TokenRecord record;
   record.id = minted.id;
@@ -138,6 +154,29 @@ StatusOr<IssuedToken> Accounts::Issue(TokenKind kind, std::string subject, std::
   if (ttl) record.expires_at = record.created_at + *ttl;
   COHORT_RETURN_IF_ERROR(Add(record));
   return IssuedToken{std::move(record), std::move(minted.token)};
+}
+
+Status Accounts::PruneDeadTokens(TokenKind kind, const std::string& subject) {
+  Timestamp now = clock_.Now();
+  std::vector<const TokenRecord*> dead;
+  for (const auto& [id, token] : tokens_) {
+    if (token.kind == kind && token.subject == subject && !token.ValidAt(now)) {
+      dead.push_back(&token);
+    }
+  }
+  if (dead.size() <= kKeptDeadTokensPerSubject) return Status::Ok();
+  std::sort(dead.begin(), dead.end(), [](const TokenRecord* a, const TokenRecord* b) {
+    return std::tie(a->created_at, a->id) < std::tie(b->created_at, b->id);
+  });
+  std::vector<std::string> oldest;
+  for (size_t i = 0; i + kKeptDeadTokensPerSubject < dead.size(); ++i) {
+    oldest.push_back(dead[i]->id);
+  }
+  for (const std::string& id : oldest) {
+    COHORT_RETURN_IF_ERROR(store_.DeleteToken(id));
+    tokens_.erase(id);
+  }
+  return Status::Ok();
 }
 
 Status Accounts::Add(TokenRecord record) {

@@ -31,6 +31,12 @@ struct UserChange {
   std::optional<std::optional<int64_t>> gid;
 };
 
+// What a user's tokens may cost the master: a user holds at most this many valid tokens, and
+// of each subject's revoked and expired tokens (kept so that lists and the audit can name them)
+// only the newest this many stay; older ones are deleted when a new one is issued.
+inline constexpr size_t kMaxValidTokensPerUser = 100;
+inline constexpr size_t kKeptDeadTokensPerSubject = 100;
+
 class Accounts {
  public:
   Accounts(state::StateStore& store, const Clock& clock) : store_(store), clock_(clock) {}
@@ -53,7 +59,8 @@ class Accounts {
 
   // --- Tokens ---
   // A new token for `subject` (a user for kUser, a node for kNode, empty for kJoin), valid for
-  // `ttl` if given. kNotFound for a user token of an unknown user.
+  // `ttl` if given. kNotFound for a user token of an unknown user; kFailedPrecondition for a
+  // user who holds kMaxValidTokensPerUser already.
   StatusOr<IssuedToken> Issue(TokenKind kind, std::string subject, std::string description,
                               std::optional<Duration> ttl = std::nullopt);
   // Keeps a token minted by the caller (the first start writes it to a file before it is
@@ -76,6 +83,9 @@ class Accounts {
   const Clock& clock_;
   std::map<std::string, User, std::less<>> users_;
   std::map<std::string, TokenRecord, std::less<>> tokens_;
+
+  // Deletes the oldest revoked or expired tokens of `subject` beyond kKeptDeadTokensPerSubject.
+  Status PruneDeadTokens(TokenKind kind, const std::string& subject);
 };
 
 // A team name: 1 to 64 letters, digits, '.', '_' or '-' (what teams are created with).

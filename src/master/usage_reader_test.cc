@@ -60,6 +60,7 @@ class SlowStore final : public state::StateStore {
   Status DeleteUser(const std::string&) override { return Unused(); }
   StatusOr<std::vector<User>> LoadUsers() override { return Unused(); }
   Status SaveToken(const TokenRecord&) override { return Unused(); }
+  Status DeleteToken(const std::string&) override { return Unused(); }
   StatusOr<std::vector<TokenRecord>> LoadTokens() override { return Unused(); }
   Status SaveSecret(const Secret&) override { return Unused(); }
   Status DeleteSecret(SecretScope, const std::string&, const std::string&) override {

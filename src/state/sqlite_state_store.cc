@@ -570,6 +570,14 @@ class SqliteStateStore final : public StateStore {
     return Status::Ok();
   }
 
+  Status DeleteToken(const std::string& id) override {
+    Statement del(db_, "DELETE FROM tokens WHERE id = ?");
+    if (!del.prepared()) return Error("preparing a token delete");
+    del.Bind(1, id);
+    if (del.Step() != SQLITE_DONE) return Error("deleting a token");
+    return Status::Ok();
+  }
+
   StatusOr<std::vector<TokenRecord>> LoadTokens() override {
     Statement q(db_,
                 "SELECT id, kind, subject, description, hash, created_at, expires_at, "

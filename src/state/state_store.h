@@ -69,6 +69,9 @@ class StateStore {
   // Tokens by id: only their hashes. Save inserts or replaces; a revocation saves the record
   // again with its time, so that lists and the audit still show it.
   virtual Status SaveToken(const TokenRecord& token) = 0;
+  // Forgets a token for good (the master prunes old revoked and expired ones). Deleting one that
+  // is not there is fine.
+  virtual Status DeleteToken(const std::string& id) = 0;
   virtual StatusOr<std::vector<TokenRecord>> LoadTokens() = 0;
 
   // --- Accounting (state/usage.h) ---

@@ -9,9 +9,10 @@ namespace {
 using Call = FailingStateStore::Call;
 
 constexpr std::initializer_list<Call> kWrites = {
-    Call::kCreateJob,   Call::kSaveJob,    Call::kSaveTeam,   Call::kDeleteTeam,  Call::kSaveNode,
-    Call::kDeleteNode,  Call::kSaveUser,   Call::kDeleteUser, Call::kSaveToken,   Call::kBeginAudit,
-    Call::kFinishAudit, Call::kPruneAudit, Call::kSaveSecret, Call::kDeleteSecret};
+    Call::kCreateJob,  Call::kSaveJob,     Call::kSaveTeam,    Call::kDeleteTeam,
+    Call::kSaveNode,   Call::kDeleteNode,  Call::kSaveUser,    Call::kDeleteUser,
+    Call::kSaveToken,  Call::kDeleteToken, Call::kBeginAudit,  Call::kFinishAudit,
+    Call::kPruneAudit, Call::kSaveSecret,  Call::kDeleteSecret};
 
 size_t Index(Call call) { return static_cast<size_t>(call); }
 static_assert(static_cast<size_t>(Call::kLoadSecrets) + 1 == FailingStateStore::kCallCount);
@@ -29,6 +30,7 @@ bool FailingStateStore::IsWrite(Call call) {
     case Call::kSaveUser:
     case Call::kDeleteUser:
     case Call::kSaveToken:
+    case Call::kDeleteToken:
     case Call::kBeginAudit:
     case Call::kFinishAudit:
     case Call::kPruneAudit:
@@ -178,6 +180,11 @@ StatusOr<std::vector<User>> FailingStateStore::LoadUsers() {
 Status FailingStateStore::SaveToken(const TokenRecord& token) {
   COHORT_RETURN_IF_ERROR(Enter(Call::kSaveToken));
   return target_->SaveToken(token);
+}
+
+Status FailingStateStore::DeleteToken(const std::string& id) {
+  COHORT_RETURN_IF_ERROR(Enter(Call::kDeleteToken));
+  return target_->DeleteToken(id);
 }
 
 StatusOr<std::vector<TokenRecord>> FailingStateStore::LoadTokens() {

@@ -42,6 +42,7 @@ class FailingStateStore final : public state::StateStore {
     kDeleteUser,
     kLoadUsers,
     kSaveToken,
+    kDeleteToken,
     kLoadTokens,
     kScanUsage,
     kScanMilestones,
@@ -53,10 +54,10 @@ class FailingStateStore final : public state::StateStore {
     kDeleteSecret,
     kLoadSecrets,
   };
-  static constexpr size_t kCallCount = 24;
+  static constexpr size_t kCallCount = 25;
   // True for the writes: kCreateJob, kSaveJob, kSaveTeam, kDeleteTeam, kSaveNode, kDeleteNode,
-  // kSaveUser, kDeleteUser, kSaveToken, kBeginAudit, kFinishAudit, kPruneAudit, kSaveSecret,
-  // kDeleteSecret.
+  // kSaveUser, kDeleteUser, kSaveToken, kDeleteToken, kBeginAudit, kFinishAudit, kPruneAudit,
+  // kSaveSecret, kDeleteSecret.
   static bool IsWrite(Call call);
 
   explicit FailingStateStore(std::unique_ptr<state::StateStore> target);
@@ -97,6 +98,7 @@ class FailingStateStore final : public state::StateStore {
   StatusOr<std::vector<User>> LoadUsers() override;
 
   Status SaveToken(const TokenRecord& token) override;
+  Status DeleteToken(const std::string& id) override;
   StatusOr<std::vector<TokenRecord>> LoadTokens() override;
 
   Status ScanUsage(const state::UsageScan& scan,

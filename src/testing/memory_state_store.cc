@@ -183,6 +183,11 @@ Status MemoryStateStore::SaveToken(const TokenRecord& token) {
   return Status::Ok();
 }
 
+Status MemoryStateStore::DeleteToken(const std::string& id) {
+  contents_->tokens.erase(id);
+  return Status::Ok();
+}
+
 StatusOr<std::vector<TokenRecord>> MemoryStateStore::LoadTokens() {
   std::vector<TokenRecord> tokens;
   for (const auto& [id, token] : contents_->tokens) tokens.push_back(token);

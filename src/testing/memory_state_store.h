@@ -77,6 +77,7 @@ class MemoryStateStore final : public state::StateStore {
   StatusOr<std::vector<User>> LoadUsers() override;
 
   Status SaveToken(const TokenRecord& token) override;
+  Status DeleteToken(const std::string& id) override;
   StatusOr<std::vector<TokenRecord>> LoadTokens() override;
 
   Status SaveSecret(const Secret& secret) override;

@@ -685,6 +685,23 @@ TEST_P(StateStoreContract, TokensKeepTheirHashAndRevocation) {
   EXPECT_FALSE((*tokens)[1].revoked_at.has_value());
 }
 
+TEST_P(StateStoreContract, DeletedTokensAreGoneAndDeletingTwiceIsFine) {
+  auto store = Open();
+  ASSERT_NE(store, nullptr);
+  TokenRecord a{"00000000000000aa",   TokenKind::kUser, "ada",        "",
+                std::string(64, 'a'), FromMicros(10),   std::nullopt, FromMicros(20)};
+  TokenRecord b = a;
+  b.id = "00000000000000bb";
+  ASSERT_TRUE(store->SaveToken(a).ok());
+  ASSERT_TRUE(store->SaveToken(b).ok());
+  ASSERT_TRUE(store->DeleteToken(a.id).ok());
+  ASSERT_TRUE(store->DeleteToken(a.id).ok());
+  auto tokens = store->LoadTokens();
+  ASSERT_TRUE(tokens.ok()) << tokens.status().ToString();
+  ASSERT_EQ(tokens->size(), 1u);
+  EXPECT_EQ((*tokens)[0].id, b.id);
+}
+
 TEST_P(StateStoreContract, SecretsAreUpsertedListedByScopeOwnerAndNameAndDeleted) {
   auto store = Open();
   ASSERT_NE(store, nullptr);
