@@ -41,6 +41,7 @@
 #include <string_view>
 
 #include "api/api_server.h"
+#include "api/hand_run_loop.h"
 #include "api/http_server.h"
 #include "auth/token.h"
 #include "common/strings.h"
@@ -60,14 +61,6 @@ constexpr size_t kMaxRequests = 64;
 // Rounds of posted work after a request; a log stream or a pass that posts more than this is a
 // loop that never settles.
 constexpr int kMaxRounds = 100'000;
-
-// The master's loop, run by hand after each request; its periodic tick comes from TICK lines.
-class QueueLoop final : public master::EventLoop {
- public:
-  void Post(std::function<void()> work) override { queue.push_back(std::move(work)); }
-  void RunAfter(Duration, std::function<void()>) override {}
-  std::deque<std::function<void()>> queue;
-};
 
 // COHORT_FUZZ_VERBOSE=1 prints every answer: for writing seeds, and for reading a finding.
 bool Verbose() {
@@ -204,24 +197,10 @@ class World {
  private:
   // Runs what the master and the API posted until nothing is left (timers of long polls wait
   // for real time, and are cancelled when the world ends).
-  void Settle() {
-    for (int round = 0; round < kMaxRounds; ++round) {
-      bool worked = false;
-      while (!loop_.queue.empty()) {
-        auto work = std::move(loop_.queue.front());
-        loop_.queue.pop_front();
-        work();
-        worked = true;
-      }
-      ioc_.restart();
-      if (ioc_.poll() > 0) worked = true;
-      if (!worked) return;
-    }
-    FUZZ_CHECK(false);  // never settles
-  }
+  void Settle() { FUZZ_CHECK(loop_.Settle(ioc_, kMaxRounds)); }
 
   net::io_context ioc_;  // first: the API's timers and posted work refer to it
-  QueueLoop loop_;
+  api::HandRunLoop loop_;
   std::unique_ptr<master::Master> master_;
   std::unique_ptr<api::ApiServer> api_;
 };

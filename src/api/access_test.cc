@@ -9,6 +9,7 @@
 #include <set>
 
 #include "api/api_server.h"
+#include "api/hand_run_loop.h"
 #include "auth/token.h"
 #include "master/master.h"
 #include "model/json.h"
@@ -19,37 +20,6 @@ namespace cohort::api {
 namespace {
 
 namespace fs = std::filesystem;
-
-class QueueLoop final : public master::EventLoop {
- public:
-  void Post(std::function<void()> work) override { queue.push_back(std::move(work)); }
-  void RunAfter(Duration, std::function<void()>) override {}
-  std::deque<std::function<void()>> queue;
-};
-
-class Recorder final : public Responder {
- public:
-  void Send(HttpResponse response) override {
-    if (status == 0) {
-      status = response.status;
-      body = response.body;
-      headers = response.headers;
-    }
-  }
-  void StartStream(int s, std::string) override {
-    if (status == 0) status = s;
-  }
-  void WriteChunk(std::string data, std::function<void(bool)> done) override {
-    body += data;
-    done(true);
-  }
-  void EndStream() override {}
-  bool closed() const override { return false; }
-
-  int status = 0;
-  std::string body;
-  std::vector<std::pair<std::string, std::string>> headers;
-};
 
 // The callers of the matrix, in its column order.
 enum Caller { kAnonymous, kAdmin, kTeamAdmin, kMember, kViewer, kOutsider, kNode, kJoin, kCallers };
@@ -120,20 +90,20 @@ class World {
     return R"({"name": "train", "team": "vision", "tasks": [{"role": "worker", "command": ["python3", "train.py"], "env": {"WANDB_API_KEY": "secret-value"}, "resources": {"gpus": 1}}]})";
   }
 
-  Recorder Serve(Caller caller, std::string method, std::string target, std::string body = {}) {
+  HttpResponse Serve(Caller caller, std::string method, std::string target, std::string body = {}) {
     return Serve(caller == kAnonymous ? std::string() : tokens_[caller], std::move(method),
                  std::move(target), std::move(body));
   }
 
-  Recorder Serve(const std::string& token, std::string method, std::string target,
-                 std::string body = {}) {
+  HttpResponse Serve(const std::string& token, std::string method, std::string target,
+                     std::string body = {}) {
     return ServeRaw(token.empty() ? std::string() : "Bearer " + token, std::move(method),
                     std::move(target), std::move(body));
   }
 
   // With this Authorization header (none if empty).
-  Recorder ServeRaw(const std::string& authorization, std::string method, std::string target,
-                    std::string body = {}) {
+  HttpResponse ServeRaw(const std::string& authorization, std::string method, std::string target,
+                        std::string body = {}) {
     HttpRequest request;
     request.method = std::move(method);
     size_t q = target.find('?');
@@ -142,10 +112,11 @@ class World {
     if (!authorization.empty()) request.headers["authorization"] = authorization;
     request.body = std::move(body);
     request.remote = remote;
-    auto recorder = std::make_shared<Recorder>();
+    auto recorder = std::make_shared<RecordingResponder>();
     api_->Handle(std::move(request), recorder);
     Settle();
-    return *recorder;
+    EXPECT_EQ(recorder->answers, 1);
+    return recorder->response;
   }
 
   std::string remote = "127.0.0.1:40000";
@@ -156,24 +127,11 @@ class World {
   const std::string& token(Caller c) { return tokens_[c]; }
 
  private:
-  void Settle() {
-    for (int round = 0; round < 1000; ++round) {
-      bool worked = false;
-      while (!loop_.queue.empty()) {
-        auto work = std::move(loop_.queue.front());
-        loop_.queue.pop_front();
-        work();
-        worked = true;
-      }
-      ioc_.restart();
-      if (ioc_.poll() > 0) worked = true;
-      if (!worked) return;
-    }
-  }
+  void Settle() { EXPECT_TRUE(loop_.Settle(ioc_)) << "the loop never settles"; }
 
   fs::path dir_;
   boost::asio::io_context ioc_;
-  QueueLoop loop_;
+  HandRunLoop loop_;
   ManualClock clock_;
   testing::MemoryStateStore disk_;
   std::unique_ptr<master::Master> master_;
@@ -261,7 +219,7 @@ TEST(Access, EveryRouteAgainstEveryCaller) {
       if (auto at = target.find("BOB"); at != std::string::npos) {
         target.replace(at, 3, world.bob_token_id());
       }
-      Recorder r = world.Serve(static_cast<Caller>(c), cell.method, target, cell.body);
+      HttpResponse r = world.Serve(static_cast<Caller>(c), cell.method, target, cell.body);
       EXPECT_EQ(r.status, cell.expected[c])
           << cell.method << " " << target << " as " << kCallerNames[c] << ": " << r.body;
       if (r.status == 401) {
@@ -288,31 +246,32 @@ TEST(Access, SecretsAreChangedByTheirOwnersAndNeverReadBack) {
     return world.Serve(c, "PUT", "/api/v1/secrets/" + name, body);
   };
   // A member cannot set the team's secret; its admin can; a cluster admin can too.
-  Recorder member = set(kMember, "wandb", R"({"value": "x", "team": "vision"})");
+  HttpResponse member = set(kMember, "wandb", R"({"value": "x", "team": "vision"})");
   EXPECT_EQ(member.status, 403);
   EXPECT_NE(member.body.find("its admins and cluster admins may"), std::string::npos);
   EXPECT_EQ(set(kOutsider, "wandb", R"({"value": "x", "team": "vision"})").status, 403);
-  Recorder team =
+  HttpResponse team =
       set(kTeamAdmin, "wandb", R"({"value": ")" + team_value + R"(", "team": "vision"})");
   EXPECT_EQ(team.status, 200) << team.body;
   EXPECT_EQ(set(kAdmin, "nope", R"({"value": "x", "team": "nosuch"})").status, 404);
-  Recorder own = set(kMember, "wandb", R"({"value": ")" + own_value + R"("})");
+  HttpResponse own = set(kMember, "wandb", R"({"value": ")" + own_value + R"("})");
   EXPECT_EQ(own.status, 200) << own.body;
   // Bad requests name the field, and never echo the value.
-  Recorder unknown = set(kMember, "x", R"({"value": "hunter2", "scope": "team"})");
+  HttpResponse unknown = set(kMember, "x", R"({"value": "hunter2", "scope": "team"})");
   EXPECT_EQ(unknown.status, 400);
   EXPECT_NE(unknown.body.find("scope: unknown field"), std::string::npos) << unknown.body;
-  Recorder broken = set(kMember, "x", R"({"value": hunter2})");
+  HttpResponse broken = set(kMember, "x", R"({"value": hunter2})");
   EXPECT_EQ(broken.status, 400);
-  Recorder empty = set(kMember, "x", R"({"value": ""})");
+  HttpResponse empty = set(kMember, "x", R"({"value": ""})");
   EXPECT_EQ(empty.status, 400);
   EXPECT_NE(empty.body.find("value: must not be empty"), std::string::npos) << empty.body;
   EXPECT_EQ(set(kMember, "a..b%2F", R"({"value": "v"})").status, 400);
   EXPECT_EQ(set(kMember, "x", R"({"team": "vision"})").status, 400);
-  for (const Recorder& r : {unknown, broken}) EXPECT_EQ(r.body.find("hunter2"), std::string::npos);
+  for (const HttpResponse& r : {unknown, broken})
+    EXPECT_EQ(r.body.find("hunter2"), std::string::npos);
 
   // Lists: one's own and one's teams', names only; another team's member sees none of them.
-  Recorder mine = world.Serve(kMember, "GET", "/api/v1/secrets");
+  HttpResponse mine = world.Serve(kMember, "GET", "/api/v1/secrets");
   EXPECT_NE(mine.body.find(R"("owner":"mem")"), std::string::npos) << mine.body;
   EXPECT_NE(mine.body.find(R"("owner":"vision")"), std::string::npos) << mine.body;
   EXPECT_NE(world.Serve(kViewer, "GET", "/api/v1/secrets").body.find(R"("owner":"vision")"),
@@ -322,32 +281,32 @@ TEST(Access, SecretsAreChangedByTheirOwnersAndNeverReadBack) {
             std::string::npos);
 
   // A job naming the secret: its owner's own wins; the job shows the reference only.
-  Recorder job = world.Serve(
+  HttpResponse job = world.Serve(
       kMember, "POST", "/api/v1/jobs",
       R"({"name": "s", "team": "vision", "tasks": [{"role": "worker", "command": ["sh"], "resources": {"gpus": 1}, "env": {"WANDB_API_KEY": {"secret": "wandb"}}}]})");
   ASSERT_EQ(job.status, 201) << job.body;
   EXPECT_NE(job.body.find(R"("WANDB_API_KEY":{"secret":"wandb"})"), std::string::npos) << job.body;
   world.master().Schedule();
-  Recorder sync = world.Serve(kNode, "POST", "/api/v1/agents/n1/sync",
-                              R"({"applied_version": 0, "tasks": []})");
+  HttpResponse sync = world.Serve(kNode, "POST", "/api/v1/agents/n1/sync",
+                                  R"({"applied_version": 0, "tasks": []})");
   ASSERT_EQ(sync.status, 200);
   EXPECT_NE(sync.body.find(own_value), std::string::npos) << "the node's agent gets the value";
   EXPECT_EQ(sync.body.find(team_value), std::string::npos);
   for (Caller c : {kAdmin, kTeamAdmin, kMember, kViewer, kOutsider}) {
     for (const char* target : {"/api/v1/secrets", "/api/v1/jobs", "/api/v1/jobs/2",
                                "/api/v1/jobs/2/events", "/api/v1/users/mem", "/api/v1/teams"}) {
-      Recorder r = world.Serve(c, "GET", target);
+      HttpResponse r = world.Serve(c, "GET", target);
       EXPECT_EQ(r.body.find(own_value), std::string::npos) << kCallerNames[c] << " " << target;
       EXPECT_EQ(r.body.find(team_value), std::string::npos) << kCallerNames[c] << " " << target;
     }
   }
-  for (const Recorder& r : {team, own, mine}) {
+  for (const HttpResponse& r : {team, own, mine}) {
     EXPECT_EQ(r.body.find(own_value), std::string::npos);
     EXPECT_EQ(r.body.find(team_value), std::string::npos);
   }
 
   // A reference to a secret nobody has is refused, naming the variable and what to do.
-  Recorder missing = world.Serve(
+  HttpResponse missing = world.Serve(
       kMember, "POST", "/api/v1/jobs",
       R"({"name": "s", "team": "vision", "tasks": [{"role": "worker", "command": ["sh"], "env": {"HF_TOKEN": {"secret": "hf"}}}]})");
   EXPECT_EQ(missing.status, 400);
@@ -370,7 +329,7 @@ TEST(Access, OwnersChangeTheirOwnJobsAndReadThemselves) {
       world.Serve(world.bob_token(), "DELETE", "/api/v1/tokens/" + world.bob_token_id()).status,
       200);
   // A revoked token is refused, saying so.
-  Recorder r = world.Serve(world.bob_token(), "GET", "/api/v1/jobs");
+  HttpResponse r = world.Serve(world.bob_token(), "GET", "/api/v1/jobs");
   EXPECT_EQ(r.status, 401);
   EXPECT_NE(r.body.find("revoked"), std::string::npos) << r.body;
 }
@@ -378,17 +337,18 @@ TEST(Access, OwnersChangeTheirOwnJobsAndReadThemselves) {
 TEST(Access, OutsidersSeeOtherTeamsJobsWithoutWhatTheyRun) {
   World world;
   for (const char* target : {"/api/v1/jobs/1", "/api/v1/jobs"}) {
-    Recorder outsider = world.Serve(kOutsider, "GET", target);
+    HttpResponse outsider = world.Serve(kOutsider, "GET", target);
     ASSERT_EQ(outsider.status, 200);
     EXPECT_EQ(outsider.body.find("secret-value"), std::string::npos) << outsider.body;
     EXPECT_EQ(outsider.body.find("train.py"), std::string::npos) << outsider.body;
     EXPECT_NE(outsider.body.find("\"redacted\":true"), std::string::npos) << outsider.body;
     EXPECT_NE(outsider.body.find("\"user\":\"bob\""), std::string::npos) << outsider.body;
-    Recorder viewer = world.Serve(kViewer, "GET", target);
+    HttpResponse viewer = world.Serve(kViewer, "GET", target);
     EXPECT_NE(viewer.body.find("train.py"), std::string::npos) << viewer.body;
   }
   // Nor may they wait on it, which would answer with the whole job.
-  Recorder wait = world.Serve(kOutsider, "GET", "/api/v1/jobs/1?wait_version=999&timeout_ms=1000");
+  HttpResponse wait =
+      world.Serve(kOutsider, "GET", "/api/v1/jobs/1?wait_version=999&timeout_ms=1000");
   EXPECT_EQ(wait.status, 200);
   EXPECT_EQ(wait.body.find("train.py"), std::string::npos);
 }
@@ -396,7 +356,8 @@ TEST(Access, OutsidersSeeOtherTeamsJobsWithoutWhatTheyRun) {
 TEST(Access, ForgedAgentCallsAreRefused) {
   World world;
   // n2 joins and gets its own credential; with it, it cannot speak for n1.
-  Recorder joined = world.Serve(kJoin, "POST", "/api/v1/agents/register", World::NodeJson("n2"));
+  HttpResponse joined =
+      world.Serve(kJoin, "POST", "/api/v1/agents/register", World::NodeJson("n2"));
   ASSERT_EQ(joined.status, 200);
   std::string n2 = (*ParseJson(joined.body))["credential"].get<std::string>();
   std::string report =
@@ -432,7 +393,7 @@ TEST(Access, BadTokensAreRefusedWithoutSayingWhichPartWasWrong) {
   ASSERT_TRUE(issued.ok());
   EXPECT_EQ(world.Serve(issued->token, "GET", "/api/v1/whoami").status, 200);
   world.clock().Advance(std::chrono::minutes(61));
-  Recorder expired = world.Serve(issued->token, "GET", "/api/v1/whoami");
+  HttpResponse expired = world.Serve(issued->token, "GET", "/api/v1/whoami");
   EXPECT_EQ(expired.status, 401);
   EXPECT_NE(expired.body.find("expired"), std::string::npos) << expired.body;
 }
@@ -444,7 +405,7 @@ TEST(Access, GuessingTokensIsSlowedDownPerAddress) {
   for (int i = 0; i < 10; ++i) {
     EXPECT_EQ(world.Serve(guess, "GET", "/api/v1/jobs").status, 401) << i;
   }
-  Recorder limited = world.Serve(guess, "GET", "/api/v1/jobs");
+  HttpResponse limited = world.Serve(guess, "GET", "/api/v1/jobs");
   EXPECT_EQ(limited.status, 429) << limited.body;
   EXPECT_TRUE(std::any_of(limited.headers.begin(), limited.headers.end(),
                           [](const auto& h) { return h.first == "Retry-After"; }));

@@ -11,6 +11,7 @@
 
 #include "api/api_server.h"
 #include "api/audit_hook.h"
+#include "api/hand_run_loop.h"
 #include "common/units.h"
 #include "model/json.h"
 #include "scheduler/scheduler.h"
@@ -22,31 +23,6 @@ namespace {
 namespace fs = std::filesystem;
 using Call = cohort::testing::FailingStateStore::Call;
 using ::testing::HasSubstr;
-
-class QueueLoop final : public master::EventLoop {
- public:
-  void Post(std::function<void()> work) override { queue.push_back(std::move(work)); }
-  void RunAfter(Duration, std::function<void()>) override {}
-  std::deque<std::function<void()>> queue;
-};
-
-// Keeps the answer.
-class Recorder final : public Responder {
- public:
-  void Send(HttpResponse response) override {
-    ++answers;
-    last = std::move(response);
-  }
-  void StartStream(int status, std::string) override {
-    ++answers;
-    last.status = status;
-  }
-  void WriteChunk(std::string, std::function<void(bool)> done) override { done(true); }
-  void EndStream() override {}
-  bool closed() const override { return false; }
-  int answers = 0;
-  HttpResponse last;
-};
 
 class AuditApiTest : public ::testing::Test {
  protected:
@@ -100,14 +76,10 @@ class AuditApiTest : public ::testing::Test {
     request.headers = std::move(headers);
     request.body = std::move(body);
     request.remote = "10.1.2.3:45678";
-    auto recorder = std::make_shared<Recorder>();
+    auto recorder = std::make_shared<RecordingResponder>();
     clock_.Advance(std::chrono::seconds(1));
     api_->Handle(std::move(request), recorder);
-    while (!loop_.queue.empty()) {
-      auto work = std::move(loop_.queue.front());
-      loop_.queue.pop_front();
-      work();
-    }
+    loop_.RunPosted();
     // A log upload is answered from the log store's writer thread, through the io_context.
     for (int i = 0; i < 500 && recorder->answers == 0; ++i) {
       ioc_.restart();
@@ -115,11 +87,11 @@ class AuditApiTest : public ::testing::Test {
       if (recorder->answers == 0) std::this_thread::sleep_for(std::chrono::milliseconds(10));
     }
     EXPECT_EQ(recorder->answers, 1);
-    if (joining && recorder->last.status == 200) {
-      Json answer = Body(recorder->last);
+    if (joining && recorder->response.status == 200) {
+      Json answer = Body(recorder->response);
       tokens_["node:" + answer["node_id"].get<std::string>()] = answer["credential"];
     }
-    return recorder->last;
+    return recorder->response;
   }
 
   Json Body(const HttpResponse& r) {
@@ -159,7 +131,7 @@ class AuditApiTest : public ::testing::Test {
   fs::path dir_;
   ManualClock clock_;
   boost::asio::io_context ioc_;
-  QueueLoop loop_;
+  HandRunLoop loop_;
   cohort::testing::FailingStateStore* store_ = nullptr;
   std::unique_ptr<master::Master> master_;
   std::unique_ptr<ApiServer> api_;

@@ -1,0 +1,53 @@
+// The master's event loop and the API's io_context run by hand, and a responder that keeps the
+// answer: how unit tests and the API fuzzer drive the real ApiServer and Master without a socket
+// or a thread. A request goes to ApiServer::Handle, then Settle() runs what it set off.
+#pragma once
+
+#include <boost/asio/io_context.hpp>
+
+#include <deque>
+#include <functional>
+
+#include "api/http_server.h"
+#include "master/event_loop.h"
+
+namespace cohort::api {
+
+class HandRunLoop final : public master::EventLoop {
+ public:
+  void Post(std::function<void()> work) override { queue_.push_back(std::move(work)); }
+  // Timers are not run: long polls wait for real time, and are cancelled when the API stops.
+  void RunAfter(Duration, std::function<void()>) override {}
+
+  // Runs the master's posted work until none is left; returns how much ran.
+  size_t RunPosted();
+  // Runs posted work and the io_context's ready handlers, round after round, until a round finds
+  // neither. False if work was still coming after `max_rounds`: a loop that never settles.
+  bool Settle(boost::asio::io_context& ioc, int max_rounds = 1000);
+
+ private:
+  std::deque<std::function<void()>> queue_;
+};
+
+// Keeps the first answer, with a stream's chunks appended to its body, and counts answers (a
+// handler must give exactly one).
+class RecordingResponder final : public Responder {
+ public:
+  void Send(HttpResponse response) override {
+    if (++answers == 1) this->response = std::move(response);
+  }
+  void StartStream(int status, std::string content_type) override {
+    if (++answers == 1) response = HttpResponse{status, std::move(content_type), ""};
+  }
+  void WriteChunk(std::string data, std::function<void(bool)> done) override {
+    response.body += data;
+    done(true);
+  }
+  void EndStream() override {}
+  bool closed() const override { return false; }
+
+  int answers = 0;
+  HttpResponse response;
+};
+
+}  // namespace cohort::api
