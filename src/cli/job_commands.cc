@@ -42,6 +42,7 @@ struct RunOptions {
   std::string request_id;
   std::string workdir;
   std::vector<std::string> env;
+  std::vector<std::string> secret_env;
   bool wait = false;
   std::vector<std::string> command;
 };
@@ -205,11 +206,16 @@ Json RunSpec(const RunOptions& o) {
   if (!o.cpus.empty()) group["resources"]["cpus"] = o.cpus;
   if (!o.memory.empty()) group["resources"]["memory"] = o.memory;
   if (!o.workdir.empty()) group["workdir"] = o.workdir;
-  if (!o.env.empty()) {
+  if (!o.env.empty() || !o.secret_env.empty()) {
     Json env = Json::object();
     for (const auto& kv : o.env) {
       size_t eq = kv.find('=');
       env[kv.substr(0, eq)] = eq == std::string::npos ? "" : kv.substr(eq + 1);
+    }
+    // The spec's own form ({secret: NAME}): the master checks the name and says what is wrong.
+    for (const auto& kv : o.secret_env) {
+      size_t eq = kv.find('=');
+      env[kv.substr(0, eq)] = Json{{"secret", eq == std::string::npos ? "" : kv.substr(eq + 1)}};
     }
     group["env"] = env;
   }
@@ -489,7 +495,13 @@ void AddJobCommands(CLI::App& app, GlobalOptions& g) {
                 "Names this submission: running again with the same id returns the first job "
                 "instead of a second");
   r->add_option("--workdir", run->workdir, "Working directory of the tasks (absolute)");
-  r->add_option("--env", run->env, "Environment variable NAME=VALUE (repeatable)");
+  // One value per flag: `--env A=1 -- cmd -c` must not take the command's words as values.
+  r->add_option("--env", run->env, "Environment variable NAME=VALUE (repeatable)")
+      ->allow_extra_args(false);
+  r->add_option("--secret-env", run->secret_env,
+                "Environment variable NAME=SECRET, set to your (or your team's) secret SECRET "
+                "(`cohort secret set`); the job shows only the name (repeatable)")
+      ->allow_extra_args(false);
   r->add_flag("--wait", run->wait,
               "Follow the job's output until it ends; exit 0 only if it succeeded");
   r->add_option("command", run->command, "The command and its arguments, after --")->required();

@@ -100,6 +100,15 @@ tasks:
     EXPECT_EQ(text.find("hf-token-from-file"), std::string::npos) << where << " shows the value";
   }
 
+  // `cohort run --secret-env` names it the same way.
+  auto ran = cluster.Cohort({"run", "--wait", "--secret-env", "KEY=wandb", "--env",
+                             "EXPECTED_LENGTH=" + std::to_string(value.size()), "--", "sh", "-c",
+                             "test ${#KEY} = $EXPECTED_LENGTH && test \"$KEY\" != wandb && "
+                             "echo secret-reached-the-task"});
+  EXPECT_EQ(ran.exit_code, 0) << ran.out << ran.err;
+  EXPECT_THAT(ran.out, HasSubstr("secret-reached-the-task"));
+  EXPECT_EQ((ran.out + ran.err).find(value), std::string::npos);
+
   // Deleted, the secret can no longer be named; the error says how to set it.
   ASSERT_EQ(cluster.Cohort({"secret", "delete", "wandb"}).exit_code, 0);
   std::string spec_file = cluster.dir() + "/job.yaml";
