@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "state/records.h"
+#include "state/sqlite_db.h"
 #include "state/state_store.h"
 
 namespace cohort::state {
@@ -129,77 +130,17 @@ const std::vector<std::string>& Migrations() {
   return kMigrations;
 }
 
-class Statement {
- public:
-  Statement(sqlite3* db, const char* sql) {
-    rc_ = sqlite3_prepare_v2(db, sql, -1, &stmt_, nullptr);
-  }
-  ~Statement() { sqlite3_finalize(stmt_); }
-  Statement(const Statement&) = delete;
-  Statement& operator=(const Statement&) = delete;
-
-  bool prepared() const { return rc_ == SQLITE_OK; }
-  // For the next row of an insert: the statement runs again with new values.
-  void Reset() {
-    sqlite3_reset(stmt_);
-    sqlite3_clear_bindings(stmt_);
-  }
-  void Bind(int i, int64_t v) { sqlite3_bind_int64(stmt_, i, v); }
-  void Bind(int i, const std::string& v) {
-    sqlite3_bind_text(stmt_, i, v.data(), static_cast<int>(v.size()), SQLITE_TRANSIENT);
-  }
-  void BindNull(int i) { sqlite3_bind_null(stmt_, i); }
-  int Step() { return sqlite3_step(stmt_); }
-  bool IsNull(int col) { return sqlite3_column_type(stmt_, col) == SQLITE_NULL; }
-  int64_t Int(int col) { return sqlite3_column_int64(stmt_, col); }
-  std::string Text(int col) {
-    const unsigned char* p = sqlite3_column_text(stmt_, col);
-    return p ? std::string(reinterpret_cast<const char*>(p),
-                           static_cast<size_t>(sqlite3_column_bytes(stmt_, col)))
-             : std::string();
-  }
-
- private:
-  sqlite3_stmt* stmt_ = nullptr;
-  int rc_;
-};
-
-void BindOptional(Statement& st, int i, const std::optional<int64_t>& v) {
-  if (v) {
-    st.Bind(i, *v);
-  } else {
-    st.BindNull(i);
-  }
-}
-void BindOptional(Statement& st, int i, const std::optional<Timestamp>& v) {
-  BindOptional(st, i, v ? std::optional<int64_t>(ToMicros(*v)) : std::nullopt);
-}
-
 class SqliteStateStore final : public StateStore {
  public:
   SqliteStateStore(sqlite3* db, std::string path) : db_(db), path_(std::move(path)) {}
   ~SqliteStateStore() override { sqlite3_close(db_); }
 
   Status Init() {
-    {
-      // A file system that cannot hold a WAL leaves the old mode in place without an error.
-      Statement wal(db_, "PRAGMA journal_mode=WAL");
-      if (!wal.prepared() || wal.Step() != SQLITE_ROW) {
-        return Error("turning on the write-ahead log");
-      }
-      if (wal.Text(0) != "wal") {
-        return Status::FailedPrecondition(fmt::format(
-            "{}: cannot keep a write-ahead log there (journal mode stays {}); put the data "
-            "directory on a local file system",
-            path_, wal.Text(0)));
-      }
-    }
     // FULL: every commit's WAL frames are fsynced before the call returns, so an acknowledged
     // write survives a power cut too, not only a crash of the master (NORMAL would survive the
     // crash but could lose the last commits to a power cut). docs/architecture.md, "Durability".
     COHORT_RETURN_IF_ERROR(Exec("PRAGMA synchronous=FULL", "setting synchronous=FULL"));
     COHORT_RETURN_IF_ERROR(Exec("PRAGMA foreign_keys=ON", "turning on foreign keys"));
-    sqlite3_busy_timeout(db_, 5000);
     Statement v(db_, "PRAGMA user_version");
     if (!v.prepared() || v.Step() != SQLITE_ROW) return Error("reading the schema version");
     int version = static_cast<int>(v.Int(0));
@@ -718,34 +659,10 @@ class SqliteStateStore final : public StateStore {
 
  private:
   // `what` says what the statement was for, in the error.
-  Status Exec(const char* sql, const std::string& what) {
-    char* err = nullptr;
-    int rc = sqlite3_exec(db_, sql, nullptr, nullptr, &err);
-    std::string message = err ? err : sqlite3_errmsg(db_);
-    sqlite3_free(err);
-    if (rc == SQLITE_OK) return Status::Ok();
-    return ErrorStatus(what, message);
-  }
+  Status Exec(const char* sql, const std::string& what) { return SqliteExec(File(), sql, what); }
 
-  Status Error(const std::string& what) { return ErrorStatus(what, sqlite3_errmsg(db_)); }
-
-  // A full disk is the one failure the master's user can do something about, so it is told
-  // apart: SQLite says SQLITE_FULL where the OS refused a write for lack of space part way, but
-  // an I/O error where it refused it outright, with the OS's errno kept aside.
-  Status ErrorStatus(const std::string& what, const std::string& message) {
-    int code = sqlite3_extended_errcode(db_);
-    int os_error = sqlite3_system_errno(db_);
-    bool full = (code & 0xff) == SQLITE_FULL ||
-                ((code & 0xff) == SQLITE_IOERR &&
-                 (os_error == ENOSPC || os_error == EDQUOT || os_error == EFBIG));
-    if (full) {
-      return Status::ResourceExhausted(fmt::format(
-          "the state database's disk is full: {}: {}: {}; free space there (until then nothing "
-          "new is stored; what was stored before is kept)",
-          path_, what, message));
-    }
-    return Status::Internal(fmt::format("sqlite: {}: {}: {}", path_, what, message));
-  }
+  Status Error(const std::string& what) { return SqliteError(File(), what); }
+  SqliteFile File() const { return SqliteFile{db_, path_, "the state database"}; }
 
   static void BindScan(Statement& q, const UsageScan& scan) {
     q.Bind(1, ToMicros(scan.since));
@@ -854,18 +771,7 @@ class SqliteStateStore final : public StateStore {
     return value;
   }
 
-  // After a failure inside a transaction, makes sure none is left open: one left open would
-  // refuse every later BEGIN, so the store would never take a write again even once the disk
-  // has room. SQLite rolls back by itself after some errors (SQLITE_FULL, I/O errors), not
-  // after others.
-  Status RollBackIfFailed(Status s) {
-    if (s.ok() || sqlite3_get_autocommit(db_)) return s;
-    Status rollback = Exec("ROLLBACK", "rolling back");
-    if (!rollback.ok() && !sqlite3_get_autocommit(db_)) {
-      return Status::Internal(fmt::format("{}; then {}", s.message(), rollback.message()));
-    }
-    return s;
-  }
+  Status RollBackIfFailed(Status s) { return SqliteRollBackIfFailed(File(), std::move(s)); }
 
   sqlite3* db_;
   std::string path_;
@@ -875,14 +781,7 @@ class SqliteStateStore final : public StateStore {
 }  // namespace
 
 StatusOr<std::unique_ptr<StateStore>> OpenSqliteStateStore(const std::string& path) {
-  sqlite3* db = nullptr;
-  int rc = sqlite3_open_v2(
-      path.c_str(), &db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX, nullptr);
-  if (rc != SQLITE_OK) {
-    std::string message = db ? sqlite3_errmsg(db) : sqlite3_errstr(rc);
-    sqlite3_close(db);
-    return Status::Internal(fmt::format("opening {}: {}", path, message));
-  }
+  COHORT_ASSIGN_OR_RETURN(sqlite3 * db, SqliteOpenWal(path));
   auto store = std::make_unique<SqliteStateStore>(db, path);
   COHORT_RETURN_IF_ERROR(store->Init());
   return std::unique_ptr<StateStore>(std::move(store));

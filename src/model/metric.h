@@ -1,0 +1,44 @@
+// Training metrics as Cohort stores them (docs/observability.md): a series is one tag of one
+// task of one job; its points are kept raw and in coarser levels, each row of level L summing
+// up kMetricFanout^L consecutive raw points, so that a chart reads a bounded number of rows
+// however long the series.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "model/job.h"
+
+namespace cohort {
+
+inline constexpr int kMetricFanout = 4;
+// Level 11 sums up 4^11 (about 4.2 million) raw points: a series of a billion points is still
+// charted from a few hundred rows.
+inline constexpr int kMetricLevels = 12;
+
+// One value of a tag at a training step, as a task reported it.
+struct MetricPoint {
+  int64_t step = 0;
+  double wall_time = 0;  // seconds since the epoch, as the writer said
+  double value = 0;
+};
+
+// A stored row: a raw point (level 0, count 1), or the summary of `count` consecutive raw points
+// at `level` (the mean as `value`, with their min and max; step and wall time of the last).
+struct MetricRow {
+  int level = 0;
+  int64_t seq = 0;  // the row's index within its level, in arrival order
+  int64_t step = 0;
+  double wall_time = 0;
+  double value = 0;
+  double min = 0;
+  double max = 0;
+  int64_t count = 1;
+
+  static MetricRow Raw(int64_t seq, const MetricPoint& p) {
+    return MetricRow{0, seq, p.step, p.wall_time, p.value, p.value, p.value, 1};
+  }
+  bool operator==(const MetricRow&) const = default;
+};
+
+}  // namespace cohort
