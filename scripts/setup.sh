@@ -9,6 +9,9 @@ packages=(
   libspdlog-dev libfmt-dev libcli11-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   python3 python3-torch procps
+  # A real Prometheus scrapes the master in tests/integration/prometheus_test.cc, on a port of
+  # its own: where systemd runs, the package also starts a service on :9090, which no test uses.
+  prometheus
 )
 
 missing=()

@@ -205,6 +205,7 @@ std::vector<Cell> Matrix() {
                                                                             {401, 403, 403, 403, 403, 403, 200, 403}},
       {"POST", "/api/v1/agents/{node}/logs/{task}", "/api/v1/agents/n1/logs/9.1.worker.0?offset=0", "x",
                                                                             {401, 403, 403, 403, 403, 403, 404, 403}},
+      {"GET", "/metrics", "/metrics", "",                                   {401, 200, 200, 200, 200, 200, 403, 403}},
   };
   // clang-format on
 }

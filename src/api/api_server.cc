@@ -170,6 +170,8 @@ std::vector<Router<ApiServer::Handler, Access>::Route> ApiServer::Routes() {
        kLogUploadBodyLimit},
       {"GET", "/api/v1/usage", &ApiServer::Usage, A::kUser},
       {"GET", "/api/v1/audit", &ApiServer::AuditLog, A::kAdmin},
+      // Where Prometheus looks by default, outside /api/v1: not part of the JSON API.
+      {"GET", "/metrics", &ApiServer::Metrics, A::kUser},
   };
 }
 
@@ -341,6 +343,14 @@ bool ApiServer::CheckCanRead(const Call& call, const Job& job) {
 
 void ApiServer::Handle(HttpRequest request, std::shared_ptr<Responder> responder) {
   auto found = router_.Find(request.method, request.path);
+  // Timed around everything below, the audit's writes included; labelled by the route's pattern,
+  // never the raw path, so that clients cannot make new series (api/request_metrics.h).
+  responder = std::make_shared<TimedResponder>(
+      std::move(responder), [metrics = request_metrics_, &master = master_,
+                             route = found.handler ? found.pattern : kUnmatchedRoute,
+                             method = request.method, start = master_.Now()](int status) {
+        metrics->Observe(route, method, status, master.Now() - start);
+      });
   StatusOr<auth::Principal> caller = Authenticate(request);
   // Every answer to a state-changing call, errors included, passes through its audit entry: a
   // call with a token, or with a refused one (the failure limiter bounds how many an address

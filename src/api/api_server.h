@@ -14,6 +14,7 @@
 #include "api/failure_limiter.h"
 #include "api/http_server.h"
 #include "api/log_stream.h"
+#include "api/request_metrics.h"
 #include "api/router.h"
 #include "api/wait_list.h"
 #include "auth/principal.h"
@@ -126,6 +127,7 @@ class ApiServer final : public master::MasterListener {
   void RevokeToken(const Call& call);
   void Usage(const Call& call);     // api/accounting_routes.cc
   void AuditLog(const Call& call);  // api/accounting_routes.cc
+  void Metrics(const Call& call);   // api/metrics_route.cc
 
   // Begins the audit entry of a state-changing call and returns the responder that completes it
   // with the answer; if the entry cannot be written, answers the error itself and returns null:
@@ -153,6 +155,9 @@ class ApiServer final : public master::MasterListener {
   Subscribers<JobId> job_changes_;      // log streams following a job
   FollowerCount followers_{kMaxFollowersPerJob};
   FailureLimiter failures_;
+  // Every answer's latency, for GET /metrics; shared with the responders of calls under way,
+  // which may answer after the server is gone.
+  std::shared_ptr<RequestMetrics> request_metrics_ = std::make_shared<RequestMetrics>();
   bool stopped_ = false;
 };
 

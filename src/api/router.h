@@ -45,6 +45,7 @@ class Router {
   struct Found {
     const Handler* handler = nullptr;
     Access access{};
+    std::string_view pattern;  // of the route found; empty if none
     PathParams params;
     std::vector<std::string_view> allowed;
     uint64_t body_limit = kSmallBodyLimit;  // its route's; kSmallBodyLimit if none
@@ -60,6 +61,7 @@ class Router {
       if (route.method == method) {
         found.handler = &route.handler;
         found.access = route.access;
+        found.pattern = route.pattern;
         found.params = std::move(*params);
         found.allowed.clear();
         found.body_limit = route.body_limit;

@@ -36,8 +36,10 @@ TEST(Router, PicksByMethodAndPathAndSaysWhichMethodsAPathTakes) {
   ASSERT_NE(found.handler, nullptr);
   EXPECT_EQ(*found.handler, "get");
   EXPECT_EQ(found.params.at("id"), "4");
+  EXPECT_EQ(found.pattern, "/jobs/{id}") << "the pattern, not the path: what metrics label";
   found = router.Find("DELETE", "/jobs");
   EXPECT_EQ(found.handler, nullptr);
+  EXPECT_EQ(found.pattern, "");
   EXPECT_THAT(found.allowed, ElementsAre("GET", "POST"));
   found = router.Find("GET", "/jobs/4/kill");
   EXPECT_EQ(found.handler, nullptr);

@@ -9,6 +9,7 @@
 // (docs/architecture.md, "Durability").
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -19,6 +20,7 @@
 #include <vector>
 
 #include "cluster/cluster_state.h"
+#include "common/histogram.h"
 #include "common/status.h"
 #include "common/time.h"
 #include "dispatch/dispatcher.h"
@@ -89,6 +91,9 @@ struct TeamStatus {
   Resources held;         // by its running and stopping jobs
   int running_jobs = 0;
   int pending_jobs = 0;
+
+  // GPUs held beyond the guarantee: what preemption may take back (docs/scheduler.md).
+  int64_t BorrowedGpus() const { return std::max<int64_t>(0, held.gpus - quota.guaranteed_gpus); }
 };
 
 // Why a job is where it is, in plain words (cohort why).
@@ -210,6 +215,10 @@ class Master {
   void Tick();
   // One scheduling pass now (normally posted by the master itself).
   void Schedule();
+  // How long each full pass held the event loop, by the master's clock: the scheduler's
+  // decision and making it real (placements written to the store, preemptions, growth).
+  // Decisions between passes (Incremental) are not counted.
+  const Histogram& scheduling_passes() const { return scheduling_passes_; }
   // True while arrivals and completions are decided between full passes.
   bool Incremental() const { return dispatcher_.Incremental(pending_.size()); }
 
@@ -342,6 +351,7 @@ class Master {
   std::unique_ptr<UsageReader> usage_reader_;  // null: reports run on the event loop
   std::optional<Timestamp> audit_pruned_at_;   // the start of the last round of pruning
   bool audit_pruning_ = false;                 // a round has more to prune
+  Histogram scheduling_passes_;
 };
 
 }  // namespace cohort::master

@@ -33,7 +33,7 @@ struct TaggedPoint {
 
 struct MetricAppendResult {
   int64_t stored = 0;
-  int64_t dropped = 0;  // over a limit of MetricLimits
+  int64_t dropped = 0;      // over a limit of MetricLimits
   std::string why_dropped;  // the first limit hit, for the job's events
 };
 

@@ -77,7 +77,8 @@ TEST_F(MetricStoreTest, AShortSeriesIsReadRawAndExactly) {
 
 TEST_F(MetricStoreTest, ALongSeriesIsChartedFromAtMostTwiceTheAskedRowsCoveringEveryPoint) {
   const int64_t n = 100'003;
-  for (int64_t from = 0; from < n; from += 10'000) Append("worker/0", "loss", from, std::min(n, from + 10'000));
+  for (int64_t from = 0; from < n; from += 10'000)
+    Append("worker/0", "loss", from, std::min(n, from + 10'000));
   auto lines = Read({.tag = "loss", .max_points = 100});
   ASSERT_EQ(lines.size(), 1u);
   const MetricLine& line = lines[0];
@@ -150,8 +151,7 @@ TEST_F(MetricStoreTest, PointsOverALimitAreDroppedAndSaidWhy) {
   auto third = Append("w/0", "c", 0, 10);
   EXPECT_EQ(third.stored, 0);
   EXPECT_EQ(third.dropped, 10);
-  EXPECT_EQ(third.why_dropped,
-            "the job has 2 series (tags times tasks), the most a job may keep");
+  EXPECT_EQ(third.why_dropped, "the job has 2 series (tags times tasks), the most a job may keep");
   auto more = Append("w/0", "a", 10, 20);
   EXPECT_EQ(more.stored, 5);
   EXPECT_EQ(more.dropped, 5);
@@ -165,12 +165,12 @@ TEST_F(MetricStoreTest, PointsOverALimitAreDroppedAndSaidWhy) {
 }
 
 TEST_F(MetricStoreTest, WhatIsNotAFiniteNumberOrHasABadNameIsDropped) {
-  auto r = store_->Append(1, "w/0",
-                          {TaggedPoint{"loss", MetricPoint{0, 0, std::nan("")}},
-                           TaggedPoint{"loss", MetricPoint{1, 0, INFINITY}},
-                           TaggedPoint{"", MetricPoint{2, 0, 1}},
-                           TaggedPoint{std::string(300, 't'), MetricPoint{3, 0, 1}},
-                           TaggedPoint{"loss", MetricPoint{4, 0, 1}}});
+  auto r = store_->Append(
+      1, "w/0",
+      {TaggedPoint{"loss", MetricPoint{0, 0, std::nan("")}},
+       TaggedPoint{"loss", MetricPoint{1, 0, INFINITY}}, TaggedPoint{"", MetricPoint{2, 0, 1}},
+       TaggedPoint{std::string(300, 't'), MetricPoint{3, 0, 1}},
+       TaggedPoint{"loss", MetricPoint{4, 0, 1}}});
   ASSERT_TRUE(r.ok());
   EXPECT_EQ(r->stored, 1);
   EXPECT_EQ(r->dropped, 4);

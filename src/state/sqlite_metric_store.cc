@@ -60,8 +60,8 @@ StatusOr<MetricPyramid::Counts> DecodeCounts(const std::string& text) {
   MetricPyramid::Counts counts{};
   auto parts = Split(text, ',');
   if (parts.size() != counts.size()) {
-    return Status::Internal(fmt::format("metric series counts \"{}\": not {} numbers", text,
-                                        counts.size()));
+    return Status::Internal(
+        fmt::format("metric series counts \"{}\": not {} numbers", text, counts.size()));
   }
   for (size_t i = 0; i < parts.size(); ++i) {
     auto n = ParseInteger(parts[i], 0, std::numeric_limits<int64_t>::max());
@@ -131,7 +131,8 @@ class SqliteMetricStore final : public MetricStore {
     };
     if (task.empty() || task.size() > limits_.task_bytes) {
       result.dropped = static_cast<int64_t>(points.size());
-      result.why_dropped = fmt::format("task name: empty or longer than {} bytes", limits_.task_bytes);
+      result.why_dropped =
+          fmt::format("task name: empty or longer than {} bytes", limits_.task_bytes);
       return result;
     }
     if (cache_.size() > kCachedSeries) {

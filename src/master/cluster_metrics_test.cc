@@ -1,0 +1,126 @@
+// The master's Prometheus series from a master in a known state: what each says, and that the
+// text is what Prometheus reads (every sample after its family's HELP and TYPE).
+#include "master/cluster_metrics.h"
+
+#include <set>
+
+#include "common/strings.h"
+#include "master/master_test_fixture.h"
+
+namespace cohort::master {
+namespace {
+
+// The value of the sample written exactly as `series` (name and labels), or "" if absent.
+std::string ValueOf(const std::string& text, const std::string& series) {
+  for (const auto& line : Split(text, '\n')) {
+    if (line.starts_with(series + " ")) return line.substr(series.size() + 1);
+  }
+  return "";
+}
+
+// Every sample's family was declared before it, once, with a known type.
+void ExpectWellFormed(const std::string& text) {
+  std::set<std::string> typed;
+  for (const auto& line : Split(text, '\n')) {
+    if (line.empty() || line.starts_with("# HELP ")) continue;
+    if (line.starts_with("# TYPE ")) {
+      auto parts = Split(line, ' ');
+      ASSERT_EQ(parts.size(), 4u) << line;
+      EXPECT_TRUE(typed.insert(parts[2]).second) << "declared twice: " << line;
+      EXPECT_TRUE(parts[3] == "gauge" || parts[3] == "counter" || parts[3] == "histogram") << line;
+      continue;
+    }
+    std::string name = line.substr(0, line.find_first_of("{ "));
+    for (const char* suffix : {"_bucket", "_sum", "_count"}) {
+      if (!typed.count(name) && name.ends_with(suffix)) {
+        name.resize(name.size() - std::string_view(suffix).size());
+      }
+    }
+    EXPECT_TRUE(typed.count(name)) << "no TYPE before: " << line;
+  }
+}
+
+class ClusterMetricsTest : public MasterTest {
+ protected:
+  std::string Scrape() {
+    PrometheusText out;
+    WriteClusterMetrics(*master_, out);
+    ExpectWellFormed(out.text());
+    return out.Take();
+  }
+};
+
+TEST_P(ClusterMetricsTest, NodesTeamsJobsAndTheQueueAreWhatTheMasterHolds) {
+  ASSERT_TRUE(master_->SetTeam(TeamQuota{"vision", 2, 6}).ok());
+  AddNode("a", 4);
+  AddNode("b", 2);
+  JobId big = Submit(1, 3, 1, "vision");
+  JobId small = Submit(1, 1);
+  RunPosted();
+  ASSERT_EQ(GetJob(big).state, JobState::kStarting);
+  ASSERT_EQ(GetJob(small).state, JobState::kStarting);
+  const std::string a_or_b = GetJob(small).tasks.at(0).node_id;
+  Submit(1, 4, 1, "vision");  // 3 + 4 > vision's limit of 6: it waits
+  RunPosted();
+  ASSERT_TRUE(master_->Drain("b", "bad fan").ok());
+  clock_.Advance(std::chrono::seconds(5));  // within the node timeout: no tick makes them LOST
+
+  std::string text = Scrape();
+  EXPECT_EQ(ValueOf(text, R"(cohort_gpus{node="a"})"), "4");
+  EXPECT_EQ(ValueOf(text, R"(cohort_gpus{node="b"})"), "2");
+  EXPECT_EQ(ValueOf(text, R"(cohort_gpus_allocated{node="a",team="vision"})"), "3");
+  EXPECT_EQ(ValueOf(text, R"(cohort_gpus_allocated{node=")" + a_or_b + R"(",team="default"})"),
+            "1");
+  EXPECT_EQ(ValueOf(text, R"(cohort_gpus_allocated{node="b",team="vision"})"), "")
+      << "no series for a team without GPUs on a node";
+  EXPECT_EQ(ValueOf(text, R"(cohort_node_state{node="a",state="ready"})"), "1");
+  EXPECT_EQ(ValueOf(text, R"(cohort_node_state{node="a",state="lost"})"), "0");
+  EXPECT_EQ(ValueOf(text, R"(cohort_node_drained{node="a"})"), "0");
+  EXPECT_EQ(ValueOf(text, R"(cohort_node_drained{node="b"})"), "1");
+  EXPECT_EQ(ValueOf(text, R"(cohort_node_heartbeat_age_seconds{node="a"})"), "5");
+
+  EXPECT_EQ(ValueOf(text, R"(cohort_team_gpus_guaranteed{team="vision"})"), "2");
+  EXPECT_EQ(ValueOf(text, R"(cohort_team_gpus_limit{team="vision"})"), "6");
+  EXPECT_EQ(ValueOf(text, R"(cohort_team_gpus_limit{team="default"})"), "") << "no limit";
+  EXPECT_EQ(ValueOf(text, R"(cohort_team_gpus_used{team="vision"})"), "3");
+  EXPECT_EQ(ValueOf(text, R"(cohort_team_gpus_borrowed{team="vision"})"), "1");
+  EXPECT_EQ(ValueOf(text, R"(cohort_team_gpus_borrowed{team="default"})"), "1");
+
+  EXPECT_EQ(ValueOf(text, R"(cohort_jobs{team="vision",state="starting"})"), "1");
+  EXPECT_EQ(ValueOf(text, R"(cohort_jobs{team="vision",state="pending"})"), "1");
+  EXPECT_EQ(ValueOf(text, R"(cohort_jobs{team="default",state="pending"})"), "0");
+  EXPECT_EQ(ValueOf(text, R"(cohort_jobs{team="default",state="succeeded"})"), "0");
+  EXPECT_EQ(ValueOf(text, R"(cohort_queue_oldest_wait_seconds{team="vision"})"), "5");
+  EXPECT_EQ(ValueOf(text, R"(cohort_queue_oldest_wait_seconds{team="default"})"), "0");
+
+  // The manual clock stands still during a pass: every pass is in the first bucket.
+  std::string passes = ValueOf(text, "cohort_scheduling_pass_seconds_count");
+  ASSERT_FALSE(passes.empty());
+  EXPECT_GT(std::stoi(passes), 0);
+  EXPECT_EQ(ValueOf(text, R"(cohort_scheduling_pass_seconds_bucket{le="0.0001"})"), passes);
+  EXPECT_EQ(ValueOf(text, R"(cohort_scheduling_pass_seconds_bucket{le="+Inf"})"), passes);
+}
+
+TEST_P(ClusterMetricsTest, ASilentNodeIsLostAndEndedJobsAreCountedByTheirState) {
+  AddNode("a", 2);
+  JobId id = Submit(1, 1);
+  RunPosted();
+  Report("a", TaskState::kRunning);
+  Report("a", TaskState::kSucceeded, 0);
+  RunPosted();
+  ASSERT_EQ(GetJob(id).state, JobState::kSucceeded);
+  clock_.Advance(std::chrono::seconds(60));
+  master_->Tick();
+  std::string text = Scrape();
+  EXPECT_EQ(ValueOf(text, R"(cohort_jobs{team="default",state="succeeded"})"), "1");
+  EXPECT_EQ(ValueOf(text, R"(cohort_jobs{team="default",state="running"})"), "0");
+  EXPECT_EQ(ValueOf(text, R"(cohort_node_state{node="a",state="lost"})"), "1");
+  EXPECT_EQ(ValueOf(text, R"(cohort_node_state{node="a",state="ready"})"), "0");
+  EXPECT_EQ(ValueOf(text, R"(cohort_node_heartbeat_age_seconds{node="a"})"), "60");
+  EXPECT_EQ(ValueOf(text, R"(cohort_gpus_allocated{node="a",team="default"})"), "");
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, ClusterMetricsTest, ::testing::Bool());
+
+}  // namespace
+}  // namespace cohort::master
