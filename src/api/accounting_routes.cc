@@ -8,6 +8,7 @@
 
 #include "api/api_server.h"
 #include "api/audit_hook.h"
+#include "api/request_params.h"
 #include "common/strings.h"
 #include "common/units.h"
 #include "model/json.h"
@@ -25,21 +26,6 @@ constexpr size_t kMaxNameFilter = 128;
 HttpResponse Answer(const Json& body) {
   return HttpResponse{200, "application/json",
                       body.dump(-1, ' ', false, Json::error_handler_t::replace)};
-}
-
-// Parameters a route does not take are errors, not silently ignored (a misspelt filter would
-// otherwise widen the answer).
-Status CheckQuery(const HttpRequest& request, std::initializer_list<std::string_view> allowed) {
-  for (const auto& [name, value] : request.query) {
-    bool known = false;
-    for (auto a : allowed) known |= name == a;
-    if (!known) {
-      std::vector<std::string> names(allowed.begin(), allowed.end());
-      return Status::InvalidArgument(
-          fmt::format("{}: unknown query parameter; this route takes {}", name, Join(names, ", ")));
-    }
-  }
-  return Status::Ok();
 }
 
 std::string Param(const HttpRequest& request, const std::string& name) {

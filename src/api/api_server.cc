@@ -1,4 +1,6 @@
 #include "api/api_server.h"
+#include "api/request_params.h"
+#include "model/metric.h"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -32,6 +34,8 @@ constexpr int64_t kMaxWaitMs = 60'000;
 constexpr uint64_t kRegistrationBodyLimit = 512 * 1024;
 constexpr uint64_t kSyncBodyLimit = 1024 * 1024;
 constexpr uint64_t kLogUploadBodyLimit = 2 * kMaxLogUploadBytes;
+// A full batch of points with 256-byte tags, as JSON.
+constexpr uint64_t kMetricBatchBodyLimit = kMaxMetricBatchPoints * 400;
 // A secret's value, each byte escaped as JSON may write it (\u00XX), and the rest of the body.
 constexpr uint64_t kSecretBodyLimit = 6 * kMaxSecretValueBytes + 1024;
 
@@ -39,20 +43,6 @@ constexpr uint64_t kSecretBodyLimit = 6 * kMaxSecretValueBytes + 1024;
 // cannot carry that, and dump() would throw. Such bytes are shown as U+FFFD instead.
 std::string Dump(const Json& body) {
   return body.dump(-1, ' ', false, Json::error_handler_t::replace);
-}
-
-HttpResponse JsonResponse(int status, const Json& body) {
-  return HttpResponse{status, "application/json", Dump(body)};
-}
-
-// The integer query parameter `name`, or `fallback` when it is absent or empty.
-StatusOr<int64_t> QueryInt(const HttpRequest& r, const std::string& name, int64_t fallback,
-                           int64_t min, int64_t max) {
-  auto it = r.query.find(name);
-  if (it == r.query.end() || it->second.empty()) return fallback;
-  if (auto v = ParseInteger(it->second, min, max)) return *v;
-  return Status::InvalidArgument(
-      fmt::format("{}: \"{}\" is not an integer from {} to {}", name, it->second, min, max));
 }
 
 Json NodeJson(const master::NodeStatus& status) {
@@ -141,6 +131,7 @@ std::vector<Router<ApiServer::Handler, Access>::Route> ApiServer::Routes() {
       {"GET", "/api/v1/jobs/{id}/events", &ApiServer::JobEvents, A::kUser},
       {"GET", "/api/v1/jobs/{id}/explain", &ApiServer::ExplainJob, A::kUser},
       {"GET", "/api/v1/jobs/{id}/logs", &ApiServer::StreamLogs, A::kUser},
+      {"GET", "/api/v1/jobs/{id}/metrics", &ApiServer::JobMetrics, A::kUser},
       {"GET", "/api/v1/teams", &ApiServer::ListTeams, A::kUser},
       {"GET", "/api/v1/teams/{name}", &ApiServer::GetTeam, A::kUser},
       {"PUT", "/api/v1/teams/{name}", &ApiServer::SetTeam, A::kAdmin},
@@ -168,6 +159,8 @@ std::vector<Router<ApiServer::Handler, Access>::Route> ApiServer::Routes() {
       {"POST", "/api/v1/agents/{node}/sync", &ApiServer::SyncAgent, A::kAgent, kSyncBodyLimit},
       {"POST", "/api/v1/agents/{node}/logs/{task}", &ApiServer::UploadLog, A::kAgent,
        kLogUploadBodyLimit},
+      {"POST", "/api/v1/agents/{node}/metrics/{task}", &ApiServer::UploadMetrics, A::kAgent,
+       kMetricBatchBodyLimit},
       {"GET", "/api/v1/usage", &ApiServer::Usage, A::kUser},
       {"GET", "/api/v1/audit", &ApiServer::AuditLog, A::kAdmin},
       // Where Prometheus looks by default, outside /api/v1: not part of the JSON API.
@@ -197,6 +190,8 @@ ApiServer::ApiServer(net::io_context& ioc, master::Master& master, HttpLimits li
   // Log uploads are written on a thread of the log store's own: the event loop never waits for
   // the disk on their account. Their answers come back here.
   master_.logs().StartWriter(
+      [this](std::function<void()> work) { net::post(ioc_, std::move(work)); });
+  master_.metrics().StartWriter(
       [this](std::function<void()> work) { net::post(ioc_, std::move(work)); });
 }
 

@@ -112,6 +112,8 @@ class ApiServer final : public master::MasterListener {
   void RegisterAgent(const Call& call);
   void SyncAgent(const Call& call);
   void UploadLog(const Call& call);
+  void UploadMetrics(const Call& call);  // api/metric_routes.cc
+  void JobMetrics(const Call& call);     // api/metric_routes.cc
   // Users, teams' members, tokens (account_routes.cc).
   void WhoAmI(const Call& call);
   void ListUsers(const Call& call);

@@ -47,7 +47,8 @@ std::string ProcessUserName() {
 Status BootstrapAccess(master::Master& master, const std::string& data_dir,
                        const std::string& admin_user) {
   COHORT_RETURN_IF_ERROR(Restrict(data_dir, 0711));
-  for (const char* file : {"/cohort.db", "/cohort.db-wal", "/cohort.db-shm"}) {
+  for (const char* file : {"/cohort.db", "/cohort.db-wal", "/cohort.db-shm", "/metrics.db",
+                           "/metrics.db-wal", "/metrics.db-shm"}) {
     COHORT_RETURN_IF_ERROR(Restrict(data_dir + file, 0600));
   }
   COHORT_RETURN_IF_ERROR(Restrict(data_dir + "/logs", 0700));

@@ -51,6 +51,9 @@ Status Master::Load() {
   fs::create_directories(config_.storage_root, ec);
   if (ec)
     return Status::Internal(fmt::format("creating {}: {}", config_.storage_root, ec.message()));
+  COHORT_ASSIGN_OR_RETURN(auto metric_store,
+                          state::OpenSqliteMetricStore(config_.data_dir + "/metrics.db"));
+  metrics_ = std::make_unique<MetricIngest>(std::move(metric_store));
 
   COHORT_ASSIGN_OR_RETURN(auto jobs, store_->LoadJobs());
   // Versions must keep rising across restarts, so that an agent's applied version from before

@@ -28,6 +28,7 @@
 #include "master/accounts.h"
 #include "master/event_loop.h"
 #include "master/log_store.h"
+#include "master/metric_ingest.h"
 #include "master/secrets.h"
 #include "master/usage_reader.h"
 #include "master/usage_report.h"
@@ -188,6 +189,15 @@ class Master {
   // Where the logs are read and followed; writes go through AppendLog.
   LogStore& logs() { return logs_; }
 
+  // --- Training metrics (shipped by agents, charted for users; docs/observability.md) ---
+  // Stores a batch of one task's points (MetricIngest: on its writer thread if it runs); `done`
+  // gets what was stored and dropped, on the event loop. kNotFound unless `task` is one of the
+  // job's tasks in one of its attempts; kUnavailable when too many points wait to be written.
+  void AppendMetrics(const std::string& node_id, const TaskId& task,
+                     std::vector<state::TaggedPoint> points, MetricIngest::Done done);
+  // Where metrics are read; writes go through AppendMetrics. Kept in <data_dir>/metrics.db.
+  MetricIngest& metrics() { return *metrics_; }
+
   // --- Accounting and audit (master/accounting.cc, docs/security.md) ---
   // GPU and CPU time, jobs and queueing delay per team, user and period, from the store (every
   // hold and milestone there is written with its job). kInvalidArgument for a query that is
@@ -316,8 +326,13 @@ class Master {
   }
   void NoteBackoff(const Job& job);
 
+  // kNotFound unless `task` names one of the job's tasks in one of its attempts: what an agent
+  // may ship logs and metrics for.
+  Status CheckShippedTask(const TaskId& task) const;
+
   MasterConfig config_;
-  LogStore logs_;  // under <data_dir>/logs
+  LogStore logs_;                          // under <data_dir>/logs
+  std::unique_ptr<MetricIngest> metrics_;  // <data_dir>/metrics.db, opened by Load
   std::unique_ptr<state::StateStore> store_;
   const Clock& clock_;
   EventLoop& loop_;

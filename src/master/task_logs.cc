@@ -9,16 +9,15 @@
 
 namespace cohort::master {
 
-void Master::AppendLog(const std::string& node_id, const TaskId& task, int64_t offset,
-                       std::string data, const LogAppend& options, LogStore::AppendDone done) {
+Status Master::CheckShippedTask(const TaskId& task) const {
   auto job_it = jobs_.find(task.job);
   if (job_it == jobs_.end()) {
-    return done(Status::NotFound(fmt::format("job {} does not exist", task.job)));
+    return Status::NotFound(fmt::format("job {} does not exist", task.job));
   }
   if (task.attempt < 1 || task.attempt > job_it->second.attempt) {
-    return done(Status::NotFound(fmt::format("job {} has no attempt {}", task.job, task.attempt)));
+    return Status::NotFound(fmt::format("job {} has no attempt {}", task.job, task.attempt));
   }
-  // The id names a file: it must be one of the job's tasks, nothing else.
+  // The id names a file and a series: it must be one of the job's tasks, nothing else.
   // (Elastic replicas get ever higher indices: any index of an elastic role will do.)
   bool known = std::any_of(job_it->second.spec.tasks.begin(), job_it->second.spec.tasks.end(),
                            [&](const TaskGroupSpec& g) {
@@ -26,9 +25,15 @@ void Master::AppendLog(const std::string& node_id, const TaskId& task, int64_t o
                                     (task.index < g.replicas || g.elastic());
                            });
   if (!known) {
-    return done(
-        Status::NotFound(fmt::format("job {} has no task {}/{}", task.job, task.role, task.index)));
+    return Status::NotFound(
+        fmt::format("job {} has no task {}/{}", task.job, task.role, task.index));
   }
+  return Status::Ok();
+}
+
+void Master::AppendLog(const std::string& node_id, const TaskId& task, int64_t offset,
+                       std::string data, const LogAppend& options, LogStore::AppendDone done) {
+  if (Status s = CheckShippedTask(task); !s.ok()) return done(s);
   (void)node_id;
   logs_.AppendAsync(task, offset, std::move(data), options, std::move(done));
 }

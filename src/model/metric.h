@@ -6,7 +6,10 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
+#include <vector>
 
+#include "common/status.h"
 #include "model/job.h"
 
 namespace cohort {
@@ -22,6 +25,21 @@ struct MetricPoint {
   double wall_time = 0;  // seconds since the epoch, as the writer said
   double value = 0;
 };
+
+// One tag's value in a batch of a task's points.
+struct TaggedPoint {
+  std::string tag;
+  MetricPoint point;
+};
+
+// What an agent ships at most in one batch (POST /api/v1/agents/{node}/metrics/{task}).
+inline constexpr size_t kMaxMetricBatchPoints = 20'000;
+
+// {"points": [{"tag": "loss", "step": 10, "time": 1700000000.5, "value": 0.31}, ...]}: the
+// agent's batch, written and read by the one pair of functions. Unknown fields, a missing field
+// or more than kMaxMetricBatchPoints points are errors naming the field.
+std::string MetricBatchToJson(const std::vector<TaggedPoint>& points);
+StatusOr<std::vector<TaggedPoint>> ParseMetricBatch(std::string_view body);
 
 // A stored row: a raw point (level 0, count 1), or the summary of `count` consecutive raw points
 // at `level` (the mean as `value`, with their min and max; step and wall time of the last).

@@ -25,11 +25,7 @@ struct MetricLimits {
   size_t task_bytes = 128;
 };
 
-// One tag's value in a batch of a task's points.
-struct TaggedPoint {
-  std::string tag;
-  MetricPoint point;
-};
+using cohort::TaggedPoint;
 
 struct MetricAppendResult {
   int64_t stored = 0;

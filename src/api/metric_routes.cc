@@ -1,0 +1,101 @@
+// The routes of training metrics (docs/api.md, "Metrics"): agents ship a task's points; users
+// list a job's series and read one tag as chart lines, downsampled to a bounded number of rows.
+#include <fmt/format.h>
+
+#include "api/api_server.h"
+#include "api/request_params.h"
+#include "model/metric.h"
+#include "model/node_validation.h"
+
+namespace cohort::api {
+namespace {
+
+// The most a chart may ask for: a wide screen's pixels, twice.
+constexpr int64_t kMaxChartPoints = 10'000;
+
+Json SeriesJson(const state::MetricSeriesInfo& s) {
+  return Json{{"task", s.task},
+              {"tag", s.tag},
+              {"points", s.points},
+              {"first_step", s.first_step},
+              {"last_step", s.last_step},
+              {"last_value", s.last_value},
+              {"last_time", s.last_wall_time}};
+}
+
+// A row as [step, time, value, min, max, count]: a chart of 10,000 rows stays small.
+Json LineJson(const state::MetricLine& line) {
+  Json rows = Json::array();
+  for (const MetricRow& r : line.rows) {
+    rows.push_back(Json::array({r.step, r.wall_time, r.value, r.min, r.max, r.count}));
+  }
+  return Json{{"task", line.task}, {"level", line.level}, {"points", line.points}, {"rows", rows}};
+}
+
+}  // namespace
+
+void ApiServer::UploadMetrics(const Call& call) {
+  const std::string& node_id = call.params.at("node");
+  Responder& responder = *call.responder;
+  if (Status id = CheckNodeId(node_id); !id.ok()) return responder.Send(ErrorResponse(id));
+  if (Status q = CheckQuery(call.request, {}); !q.ok()) return responder.Send(ErrorResponse(q));
+  auto task = ParseTaskId(call.params.at("task"));
+  if (!task.ok()) return responder.Send(ErrorResponse(task.status()));
+  auto points = ParseMetricBatch(call.request.body);
+  if (!points.ok()) return responder.Send(ErrorResponse(points.status()));
+  master_.AppendMetrics(
+      node_id, *task, std::move(points).value(),
+      [responder = call.responder](StatusOr<state::MetricAppendResult> result) {
+        if (!result.ok()) return responder->Send(ErrorResponse(result.status()));
+        Json body{{"stored", result->stored}, {"dropped", result->dropped}};
+        if (!result->why_dropped.empty()) body["why_dropped"] = result->why_dropped;
+        responder->Send(JsonResponse(200, body));
+      });
+}
+
+void ApiServer::JobMetrics(const Call& call) {
+  auto id = JobIdParam(call);
+  if (!id) return;
+  Responder& responder = *call.responder;
+  auto job = master_.GetJob(*id);
+  if (!job.ok()) return responder.Send(ErrorResponse(job.status()));
+  if (!CheckCanRead(call, **job)) return;
+  const HttpRequest& request = call.request;
+  if (Status q = CheckQuery(request, {"tag", "task", "min_step", "max_step", "max_points"});
+      !q.ok()) {
+    return responder.Send(ErrorResponse(q));
+  }
+  state::MetricStore& store = master_.metrics().store();
+  auto tag = request.query.find("tag");
+  if (tag == request.query.end()) {
+    auto series = store.Series(*id);
+    if (!series.ok()) return responder.Send(ErrorResponse(series.status()));
+    Json list = Json::array();
+    for (const auto& s : *series) list.push_back(SeriesJson(s));
+    return responder.Send(JsonResponse(200, Json{{"job_id", *id}, {"series", list}}));
+  }
+  state::MetricQuery query;
+  query.job = *id;
+  query.tag = tag->second;
+  if (auto task = request.query.find("task"); task != request.query.end()) {
+    query.task = task->second;
+  }
+  for (auto [name, bound] : {std::pair{"min_step", &query.min_step},
+                             std::pair{"max_step", &query.max_step}}) {
+    if (!request.query.count(name)) continue;
+    auto v = QueryInt(request, name, 0, INT64_MIN, INT64_MAX);
+    if (!v.ok()) return responder.Send(ErrorResponse(v.status()));
+    *bound = *v;
+  }
+  auto max_points = QueryInt(request, "max_points", 1000, 1, kMaxChartPoints);
+  if (!max_points.ok()) return responder.Send(ErrorResponse(max_points.status()));
+  query.max_points = static_cast<size_t>(*max_points);
+  auto lines = store.Read(query);
+  if (!lines.ok()) return responder.Send(ErrorResponse(lines.status()));
+  Json list = Json::array();
+  for (const auto& line : *lines) list.push_back(LineJson(line));
+  responder.Send(JsonResponse(
+      200, Json{{"job_id", *id}, {"tag", query.tag}, {"columns", {"step", "time", "value", "min", "max", "count"}}, {"lines", list}}));
+}
+
+}  // namespace cohort::api
