@@ -12,8 +12,8 @@
 #    that a module's tests share, may also include testing/.
 #    A directory under src/ that is not in the table fails: add new modules to it.
 # 2. Links: cohort_scheduler (and cohort_cluster, if it exists) links only the model, common and
-#    the third-party libraries that those use; cohort_model links no module but common, and
-#    cohort_common none.
+#    the third-party libraries that those use; cohort_model links no module but common,
+#    cohort_metrics none but common and its generated protobuf code, and cohort_common none.
 set -euo pipefail
 
 root=$(cd "${1:-$(dirname "$0")/..}" && pwd)
@@ -26,6 +26,7 @@ declare -A allowed=(
   [os]="common"
   [tls]="common"
   [model]="common"
+  [metrics]="common"
   [scheduler]="model common"
   [cluster]="model common"
   [framework]="model common"
@@ -130,6 +131,7 @@ check_links() {
 if [ -n "$build_dir" ]; then
   check_links cohort_common required ours "cohort_warnings"
   check_links cohort_model required ours "cohort_common cohort_warnings"
+  check_links cohort_metrics optional ours "cohort_common cohort_metrics_proto cohort_warnings"
   check_links cohort_scheduler required exact "$pure_links"
   check_links cohort_cluster optional exact "$pure_links"
 fi

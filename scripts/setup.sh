@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build ccache pkg-config clang-format
   libboost-dev libssl-dev nlohmann-json3-dev libyaml-cpp-dev libsqlite3-dev libpq-dev
-  libspdlog-dev libfmt-dev libcli11-dev
+  libspdlog-dev libfmt-dev libcli11-dev libprotobuf-dev protobuf-compiler
   libgtest-dev libgmock-dev libbenchmark-dev
   python3 python3-torch procps
   # A real Prometheus scrapes the master in tests/integration/prometheus_test.cc, on a port of
