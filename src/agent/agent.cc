@@ -20,8 +20,10 @@
 
 #include "agent/job_directories.h"
 #include "agent/output_file.h"
+#include "common/strings.h"
 #include "model/json.h"
 #include "model/limits.h"
+#include "model/metric.h"
 #include "model/workdir.h"
 #include "os/directory.h"
 #include "os/process.h"
@@ -501,8 +503,72 @@ Status Agent::SyncOnce(Duration wait) {
   return Status::Ok();
 }
 
+std::unique_ptr<TaskMetrics> Agent::MetricsFor(const TaskId& id, const std::string& dir) {
+  std::string event_dir;
+  auto spec = ParseJson(ReadFileOrEmpty(dir + "/spec.json"));
+  if (spec.ok() && spec->contains("env") && (*spec)["env"].is_object()) {
+    const Json& env = (*spec)["env"];
+    // The job's log directory is shared by its tasks: one of them, rank 0, ships its files.
+    if (env.value("COHORT_TASK_RANK", "") == "0") event_dir = env.value("COHORT_LOG_DIR", "");
+  }
+  int64_t from =
+      ParseInteger(Trim(ReadFileOrEmpty(dir + "/metrics.offset")), 0, INT64_MAX).value_or(0);
+  // A later attempt finds the files of the earlier ones, which their tasks shipped.
+  return std::make_unique<TaskMetrics>(dir + "/output.log", event_dir, from, id.attempt > 1);
+}
+
+void Agent::ShipMetrics() {
+  std::vector<std::pair<TaskId, std::string>> live;
+  {
+    std::lock_guard lock(mu_);
+    for (const auto& [id, t] : tasks_) live.emplace_back(id, t.dir);
+  }
+  for (auto it = metrics_.begin(); it != metrics_.end();) {
+    bool gone =
+        std::none_of(live.begin(), live.end(), [&](auto& l) { return l.first == it->first; });
+    it = gone ? metrics_.erase(it) : std::next(it);
+  }
+  const double now = static_cast<double>(ToMicros(clock_.Now())) / 1e6;
+  for (const auto& [id, dir] : live) {
+    auto& collector = metrics_[id];
+    if (!collector) collector = MetricsFor(id, dir);
+    collector->Collect(now);
+    for (const auto& problem : collector->TakeProblems()) {
+      spdlog::warn("task {}: metrics: {} at byte {}: {}", id.ToString(),
+                   problem.file.empty() ? "the log directory" : problem.file, problem.offset,
+                   problem.what);
+    }
+    while (collector->backlog() > 0) {
+      auto batch = collector->Next(kMaxMetricBatchPoints);
+      auto shipped = master_.ShipMetrics(config_.node.id, id, batch);
+      if (shipped.ok()) {
+        collector->Shipped(batch.size());
+        if (shipped->dropped > 0 && !metric_drop_told_) {
+          spdlog::warn("task {}: the master dropped {} metric points: {}", id.ToString(),
+                       shipped->dropped, shipped->why_dropped);
+          metric_drop_told_ = true;
+        }
+        continue;
+      }
+      if (shipped.status().code() == StatusCode::kNotFound) {
+        collector->Discard();  // the job is gone: the points have nowhere to go
+      } else {
+        spdlog::debug("shipping metrics of {}: {}", id.ToString(), shipped.status().ToString());
+      }
+      break;
+    }
+    // What was read is with the master: a restarted agent starts reading after it.
+    if (collector->backlog() == 0 && collector->output_read() != collector->output_saved() &&
+        WriteFileAtomically(dir + "/metrics.offset", std::to_string(collector->output_read()),
+                            0600)) {
+      collector->set_output_saved(collector->output_read());
+    }
+  }
+}
+
 Status Agent::Step() {
   CheckTasks();
+  ShipMetrics();
   ShipLogs();
   return SyncOnce(Duration(0));
 }
@@ -571,6 +637,7 @@ Status Agent::Run(const std::atomic<bool>& stop) {
   }
   while (!stop) {
     bool changed = CheckTasks();
+    ShipMetrics();
     bool completed = ShipLogs();
     if ((changed || completed) && registered_) {
       auto desired = master_.Sync(config_.node.id, BuildReport(), 0, Duration(0));

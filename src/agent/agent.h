@@ -29,6 +29,7 @@
 #include "agent/master_client.h"
 #include "agent/task_account.h"
 #include "agent/task_launcher.h"
+#include "agent/task_metrics.h"
 #include "agent/task_supervisor.h"
 #include "common/time.h"
 #include "model/agent_protocol.h"
@@ -125,6 +126,10 @@ class Agent {
   bool CheckTasks();
   // Ships new output of every task; returns true if an ended task may now be reported.
   bool ShipLogs();
+  // Reads every task's new metric points and ships what the master takes (agent/task_metrics.h).
+  void ShipMetrics();
+  // The collector of a task's metrics, as its spec.json says (its rank, the job's log dir).
+  std::unique_ptr<TaskMetrics> MetricsFor(const TaskId& id, const std::string& dir);
   // Ships what this round allows of one task's output.
   void Ship(Shipment& s);
   // The most of a task's backlog worth shipping: the smaller of the master's limit and ours.
@@ -144,6 +149,9 @@ class Agent {
   std::optional<TaskAccounts> accounts_;  // from Start()
   std::mutex mu_;  // guards tasks_, applied_version_ and every call of launcher_
   std::map<TaskId, LocalTask> tasks_;
+  // Only the thread of ShipMetrics (the main loop) touches these.
+  std::map<TaskId, std::unique_ptr<TaskMetrics>> metrics_;
+  bool metric_drop_told_ = false;
   uint64_t applied_version_ = 0;
   std::atomic<bool> registered_{false};
   std::atomic<int64_t> master_log_limit_{0};  // from the master's answers; 0 until one says

@@ -59,6 +59,23 @@ class FakeMaster final : public MasterClient {
   }
 
   // As the master's log store: idempotent by offset; bytes an agent skipped read as '#'.
+  StatusOr<MetricUploadResult> ShipMetrics(const std::string& node_id, const TaskId& task,
+                                           const std::vector<TaggedPoint>& points) override {
+    std::lock_guard lock(mu_);
+    if (!metric_error_.ok()) return metric_error_;
+    auto& kept = metrics_[task];
+    kept.insert(kept.end(), points.begin(), points.end());
+    return MetricUploadResult{static_cast<int64_t>(points.size()), 0, ""};
+  }
+  std::vector<TaggedPoint> Metrics(const TaskId& task) {
+    std::lock_guard lock(mu_);
+    return metrics_[task];
+  }
+  void FailMetrics(Status s) {
+    std::lock_guard lock(mu_);
+    metric_error_ = std::move(s);
+  }
+
   StatusOr<LogUploadResult> ShipLog(const std::string& node_id, const TaskId& task,
                                     const LogUpload& upload, int64_t* resume_at) override {
     std::lock_guard lock(mu_);
@@ -125,6 +142,8 @@ class FakeMaster final : public MasterClient {
   Status register_error_ = Status::Ok();
   Status sync_error_ = Status::Ok();
   Status ship_error_ = Status::Ok();
+  Status metric_error_ = Status::Ok();
+  std::map<TaskId, std::vector<TaggedPoint>> metrics_;
   int registrations_ = 0;
   std::vector<AgentReport> reports_;
   std::map<TaskId, std::string> logs_;
@@ -214,6 +233,43 @@ class AgentTest : public ::testing::Test {
   FakeTaskLauncher launcher_;
   FakeMaster master_;
 };
+
+TEST_F(AgentTest, ShipsMetricLinesOfTheOutputOnceEvenAcrossAFailureAndARestart) {
+  TaskId a = Id(7);
+  master_.Want(kNode, Desired(1, {Launch(a)}));
+  auto agent = NewAgent();
+  ASSERT_TRUE(agent->Step().ok());
+  launcher_.StartCommand(Supervisor(a), 4242);
+  launcher_.WriteOutput(Supervisor(a),
+                        "epoch 1\ncohort-metric step=1 time=100 loss=0.5 acc=0.25\n"
+                        "cohort-metric step=2 time=101 loss=nan\ncohort-metric step=3 lo");
+  ASSERT_TRUE(agent->Step().ok());
+  auto got = master_.Metrics(a);
+  ASSERT_EQ(got.size(), 2u) << "nan is not shipped; the unfinished line waits";
+  EXPECT_EQ(got[0].tag, "loss");
+  EXPECT_EQ(got[0].point.step, 1);
+  EXPECT_DOUBLE_EQ(got[0].point.wall_time, 100);
+  EXPECT_DOUBLE_EQ(got[0].point.value, 0.5);
+  EXPECT_EQ(got[1].tag, "acc");
+
+  // The master is away: the points wait, and go once it is back.
+  master_.FailMetrics(Status::Unavailable("down"));
+  launcher_.WriteOutput(Supervisor(a), "ss=0.25 time=102\n");
+  ASSERT_TRUE(agent->Step().ok());
+  EXPECT_EQ(master_.Metrics(a).size(), 2u);
+  master_.FailMetrics(Status::Ok());
+  ASSERT_TRUE(agent->Step().ok());
+  ASSERT_EQ(master_.Metrics(a).size(), 3u);
+  EXPECT_EQ(master_.Metrics(a)[2].point.step, 3);
+
+  // A new agent reads on from where this one was: nothing is shipped twice.
+  agent.reset();
+  agent = NewAgent();
+  launcher_.WriteOutput(Supervisor(a), "cohort-metric step=4 time=103 loss=0.2\n");
+  ASSERT_TRUE(agent->Step().ok());
+  ASSERT_EQ(master_.Metrics(a).size(), 4u);
+  EXPECT_EQ(master_.Metrics(a)[3].point.step, 4);
+}
 
 TEST_F(AgentTest, LaunchesADesiredTaskOnceAndReportsItsPidOnceKnown) {
   TaskId a = Id(7);

@@ -132,4 +132,14 @@ StatusOr<LogUploadResult> HttpMasterClient::ShipLog(const std::string& node_id, 
   return size;
 }
 
+StatusOr<MetricUploadResult> HttpMasterClient::ShipMetrics(const std::string& node_id,
+                                                           const TaskId& task,
+                                                           const std::vector<TaggedPoint>& points) {
+  auto client = Acquire();
+  auto result = client->ShipMetrics(node_id, task, points);
+  Release(std::move(client));
+  if (!result.ok()) return Unknown(result.status());
+  return result;
+}
+
 }  // namespace cohort::agent

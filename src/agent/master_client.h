@@ -45,6 +45,11 @@ class MasterClient {
   virtual StatusOr<LogUploadResult> ShipLog(const std::string& node_id, const TaskId& task,
                                             const LogUpload& upload, int64_t* resume_at) = 0;
 
+  // Stores a batch of the task's metric points (finite values, at most kMaxMetricBatchPoints).
+  // kNotFound: the master has no such task; kUnavailable: it is behind, send them again later.
+  virtual StatusOr<MetricUploadResult> ShipMetrics(const std::string& node_id, const TaskId& task,
+                                                   const std::vector<TaggedPoint>& points) = 0;
+
   // Makes the calls in progress on other threads (a long poll, above all) return at once with
   // kUnavailable. Calls that start afterwards are not affected, so a caller that wants a thread
   // to give up calls this until that thread has noticed.
@@ -77,6 +82,8 @@ class HttpMasterClient final : public MasterClient {
   StatusOr<DesiredState> Register(const NodeInfo& info) override;
   StatusOr<DesiredState> Sync(const std::string& node_id, const AgentReport& report,
                               uint64_t wait_version, Duration wait) override;
+  StatusOr<MetricUploadResult> ShipMetrics(const std::string& node_id, const TaskId& task,
+                                           const std::vector<TaggedPoint>& points) override;
   StatusOr<LogUploadResult> ShipLog(const std::string& node_id, const TaskId& task,
                                     const LogUpload& upload, int64_t* resume_at) override;
   void CancelCalls() override;

@@ -43,14 +43,16 @@ void ApiServer::UploadMetrics(const Call& call) {
   if (!task.ok()) return responder.Send(ErrorResponse(task.status()));
   auto points = ParseMetricBatch(call.request.body);
   if (!points.ok()) return responder.Send(ErrorResponse(points.status()));
-  master_.AppendMetrics(
-      node_id, *task, std::move(points).value(),
-      [responder = call.responder](StatusOr<state::MetricAppendResult> result) {
-        if (!result.ok()) return responder->Send(ErrorResponse(result.status()));
-        Json body{{"stored", result->stored}, {"dropped", result->dropped}};
-        if (!result->why_dropped.empty()) body["why_dropped"] = result->why_dropped;
-        responder->Send(JsonResponse(200, body));
-      });
+  master_.AppendMetrics(node_id, *task, std::move(points).value(),
+                        [responder = call.responder](StatusOr<state::MetricAppendResult> result) {
+                          if (!result.ok()) return responder->Send(ErrorResponse(result.status()));
+                          Json body{{"stored", result->stored},
+                                    {"repeated", result->repeated},
+                                    {"dropped", result->dropped}};
+                          if (!result->why_dropped.empty())
+                            body["why_dropped"] = result->why_dropped;
+                          responder->Send(JsonResponse(200, body));
+                        });
 }
 
 void ApiServer::JobMetrics(const Call& call) {
@@ -80,8 +82,8 @@ void ApiServer::JobMetrics(const Call& call) {
   if (auto task = request.query.find("task"); task != request.query.end()) {
     query.task = task->second;
   }
-  for (auto [name, bound] : {std::pair{"min_step", &query.min_step},
-                             std::pair{"max_step", &query.max_step}}) {
+  for (auto [name, bound] :
+       {std::pair{"min_step", &query.min_step}, std::pair{"max_step", &query.max_step}}) {
     if (!request.query.count(name)) continue;
     auto v = QueryInt(request, name, 0, INT64_MIN, INT64_MAX);
     if (!v.ok()) return responder.Send(ErrorResponse(v.status()));
@@ -94,8 +96,11 @@ void ApiServer::JobMetrics(const Call& call) {
   if (!lines.ok()) return responder.Send(ErrorResponse(lines.status()));
   Json list = Json::array();
   for (const auto& line : *lines) list.push_back(LineJson(line));
-  responder.Send(JsonResponse(
-      200, Json{{"job_id", *id}, {"tag", query.tag}, {"columns", {"step", "time", "value", "min", "max", "count"}}, {"lines", list}}));
+  responder.Send(
+      JsonResponse(200, Json{{"job_id", *id},
+                             {"tag", query.tag},
+                             {"columns", {"step", "time", "value", "min", "max", "count"}},
+                             {"lines", list}}));
 }
 
 }  // namespace cohort::api

@@ -32,25 +32,6 @@ void Finish(int rc) {
   if (rc != 0) throw CLI::RuntimeError(rc);
 }
 
-// A CSV field as RFC 4180 has it: quoted when it holds a comma, a quote or a line break.
-std::string CsvField(const std::string& text) {
-  if (text.find_first_of(",\"\r\n") == std::string::npos) return text;
-  std::string quoted = "\"";
-  for (char c : text) {
-    if (c == '"') quoted += '"';
-    quoted += c;
-  }
-  return quoted + "\"";
-}
-
-// Numbers in their shortest exact form; null as an empty field.
-std::string CsvValue(const Json& v) {
-  if (v.is_null()) return "";
-  if (v.is_string()) return CsvField(v.get<std::string>());
-  if (v.is_number_float()) return fmt::format("{}", v.get<double>());
-  return v.dump();
-}
-
 std::string Hours(const Json& v) { return fmt::format("{:.2f}", v.get<double>()); }
 
 std::string Delay(const Json& seconds) {

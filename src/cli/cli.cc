@@ -78,4 +78,21 @@ std::string ShortDuration(Duration d) {
   return fmt::format("{}d", s / 86400);
 }
 
+std::string CsvField(const std::string& text) {
+  if (text.find_first_of(",\"\r\n") == std::string::npos) return text;
+  std::string quoted = "\"";
+  for (char c : text) {
+    if (c == '"') quoted += '"';
+    quoted += c;
+  }
+  return quoted + "\"";
+}
+
+std::string CsvValue(const Json& v) {
+  if (v.is_null()) return "";
+  if (v.is_string()) return CsvField(v.get<std::string>());
+  if (v.is_number_float()) return fmt::format("{}", v.get<double>());
+  return v.dump();
+}
+
 }  // namespace cohort::cli

@@ -8,6 +8,7 @@
 
 #include "client/cohort_client.h"
 #include "common/status.h"
+#include "model/json.h"
 
 namespace cohort::cli {
 
@@ -54,6 +55,11 @@ class Progress {
   bool shown_ = false;
 };
 
+// A CSV field as RFC 4180 has it: quoted when it holds a comma, a quote or a line break.
+std::string CsvField(const std::string& text);
+// A JSON value as a CSV field: numbers in their shortest exact form, null as an empty field.
+std::string CsvValue(const Json& v);
+
 // "3s", "5m", "2h", "4d": how long ago, or how long something took.
 std::string ShortDuration(Duration d);
 
@@ -65,5 +71,6 @@ void AddAccountingCommands(CLI::App& app, GlobalOptions& g);
 void AddSimCommands(CLI::App& app);
 void AddAuthCommands(CLI::App& app, GlobalOptions& g);
 void AddSecretCommands(CLI::App& app, GlobalOptions& g);
+void AddMetricCommands(CLI::App& app, GlobalOptions& g);
 
 }  // namespace cohort::cli

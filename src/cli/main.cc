@@ -28,6 +28,7 @@ int main(int argc, char** argv) {
   cohort::cli::AddTeamCommands(app, global);
   cohort::cli::AddAuthCommands(app, global);
   cohort::cli::AddAccountingCommands(app, global);
+  cohort::cli::AddMetricCommands(app, global);
   cohort::cli::AddSecretCommands(app, global);
   cohort::cli::AddSimCommands(app);
   try {

@@ -257,6 +257,10 @@ StatusOr<Json> CohortClient::Usage(const Query& query) {
   return Call("GET", "/api/v1/usage" + QueryString(query));
 }
 
+StatusOr<Json> CohortClient::JobMetrics(JobId id, const Query& query) {
+  return Call("GET", fmt::format("/api/v1/jobs/{}/metrics", id) + QueryString(query));
+}
+
 StatusOr<Json> CohortClient::Audit(const Query& query) {
   return Call("GET", "/api/v1/audit" + QueryString(query));
 }
@@ -310,6 +314,26 @@ StatusOr<LogUploadResult> CohortClient::ShipLog(const std::string& node_id, cons
     if (doc.ok() && doc->contains("size")) *resume_at = (*doc)["size"].get<int64_t>();
   }
   return s;
+}
+
+StatusOr<MetricUploadResult> CohortClient::ShipMetrics(const std::string& node_id,
+                                                       const TaskId& task,
+                                                       const std::vector<TaggedPoint>& points) {
+  COHORT_ASSIGN_OR_RETURN(
+      Json answer,
+      Call("POST", fmt::format("/api/v1/agents/{}/metrics/{}", node_id, task.ToString()),
+           MetricBatchToJson(points)));
+  MetricUploadResult result;
+  if (answer.contains("stored") && answer["stored"].is_number_integer()) {
+    result.stored = answer["stored"].get<int64_t>();
+  }
+  if (answer.contains("dropped") && answer["dropped"].is_number_integer()) {
+    result.dropped = answer["dropped"].get<int64_t>();
+  }
+  if (answer.contains("why_dropped") && answer["why_dropped"].is_string()) {
+    result.why_dropped = answer["why_dropped"].get<std::string>();
+  }
+  return result;
 }
 
 }  // namespace cohort::client

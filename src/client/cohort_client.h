@@ -12,6 +12,7 @@
 #include "model/agent_protocol.h"
 #include "model/job.h"
 #include "model/json.h"
+#include "model/metric.h"
 #include "model/node.h"
 
 namespace cohort::client {
@@ -93,6 +94,8 @@ class CohortClient {
   // query parameters (those with empty values are left out).
   using Query = std::vector<std::pair<std::string, std::string>>;
   StatusOr<Json> Usage(const Query& query);
+  // GET /api/v1/jobs/{id}/metrics: the job's series, or with "tag" one tag's chart lines.
+  StatusOr<Json> JobMetrics(JobId id, const Query& query);
   StatusOr<Json> Audit(const Query& query);
 
   // Agents. With the join token, the answer carries the node's new credential, put in
@@ -104,6 +107,10 @@ class CohortClient {
   // kFailedPrecondition with the master's size in `*resume_at`.
   StatusOr<LogUploadResult> ShipLog(const std::string& node_id, const TaskId& task,
                                     const LogUpload& upload, int64_t* resume_at);
+
+  // Sends a batch of a task's metric points (at most kMaxMetricBatchPoints, finite values).
+  StatusOr<MetricUploadResult> ShipMetrics(const std::string& node_id, const TaskId& task,
+                                           const std::vector<TaggedPoint>& points);
 
   // Makes the call in progress on another thread fail at once (HttpClient::Cancel). Thread-safe.
   void Cancel() { http_->Cancel(); }

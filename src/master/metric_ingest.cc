@@ -24,9 +24,8 @@ void MetricIngest::AppendAsync(JobId job, std::string task, std::vector<state::T
   {
     std::lock_guard lock(mu_);
     if (queued_points_ + points.size() > kMaxQueuedPoints) {
-      return done(Status::Unavailable(
-          fmt::format("{} metric points are waiting to be written; send these again later",
-                      queued_points_)));
+      return done(Status::Unavailable(fmt::format(
+          "{} metric points are waiting to be written; send these again later", queued_points_)));
     }
     queued_points_ += points.size();
     queue_.push_back(Batch{job, std::move(task), std::move(points), std::move(done)});

@@ -71,6 +71,13 @@ struct LogUpload {
 };
 
 // The master's answer to an upload.
+// What the master did with a batch of a task's metric points (POST /agents/{node}/metrics/...).
+struct MetricUploadResult {
+  int64_t stored = 0;
+  int64_t dropped = 0;      // over a limit of the master's
+  std::string why_dropped;  // the first limit hit
+};
+
 struct LogUploadResult {
   int64_t size = 0;   // the size of the master's copy now
   int64_t limit = 0;  // what the master keeps of each task's log; 0 if it did not say

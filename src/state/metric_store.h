@@ -29,6 +29,9 @@ using cohort::TaggedPoint;
 
 struct MetricAppendResult {
   int64_t stored = 0;
+  // Points not newer than the series' newest (by wall time, then step): taken as ones stored
+  // before, sent again by an agent that read its files again after a restart.
+  int64_t repeated = 0;
   int64_t dropped = 0;      // over a limit of MetricLimits
   std::string why_dropped;  // the first limit hit, for the job's events
 };

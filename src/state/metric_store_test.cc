@@ -144,6 +144,21 @@ TEST_F(MetricStoreTest, SeriesGoOnAcrossRestartsAsIfNoneHappened) {
   for (int64_t step = 0; step < 7007; ++step) ASSERT_EQ(raw[0].rows[step].step, step);
 }
 
+TEST_F(MetricStoreTest, PointsNotNewerThanTheSeriesNewestAreTakenAsRepeats) {
+  Append("w/0", "loss", 0, 10);
+  Reopen();
+  auto again = Append("w/0", "loss", 5, 12);  // an agent that read its files again
+  EXPECT_EQ(again.repeated, 5);
+  EXPECT_EQ(again.stored, 2);
+  // The same step again later (a job resumed from a checkpoint) is a new point.
+  auto resumed = store_->Append(1, "w/0", {TaggedPoint{"loss", MetricPoint{3, 2e9, 7}}});
+  ASSERT_TRUE(resumed.ok());
+  EXPECT_EQ(resumed->stored, 1);
+  auto lines = Read({.tag = "loss"});
+  ASSERT_EQ(lines.size(), 1u);
+  EXPECT_EQ(lines[0].points, 13);
+}
+
 TEST_F(MetricStoreTest, PointsOverALimitAreDroppedAndSaidWhy) {
   Reopen(MetricLimits{.series_per_job = 2, .points_per_job = 25});
   EXPECT_EQ(Append("w/0", "a", 0, 10).stored, 10);

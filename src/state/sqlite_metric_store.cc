@@ -164,6 +164,12 @@ class SqliteMetricStore final : public MetricStore {
                            limits_.series_per_job));
           continue;
         }
+        if (series->pyramid.counts()[0] > 0 &&
+            std::tie(p.point.wall_time, p.point.step) <=
+                std::tie(series->last_wall_time, series->last_step)) {
+          ++result.repeated;
+          continue;
+        }
         if (!series->dirty) touched.push_back(key);
         COHORT_RETURN_IF_ERROR(Store(*series, p.point));
         ++totals->points;
