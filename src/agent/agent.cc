@@ -518,21 +518,25 @@ std::unique_ptr<TaskMetrics> Agent::MetricsFor(const TaskId& id, const std::stri
 }
 
 void Agent::ShipMetrics() {
-  std::vector<std::pair<TaskId, std::string>> live;
+  struct Live {
+    TaskId id;
+    std::string dir;
+    bool ended;
+  };
+  std::vector<Live> live;
   {
     std::lock_guard lock(mu_);
-    for (const auto& [id, t] : tasks_) live.emplace_back(id, t.dir);
+    for (const auto& [id, t] : tasks_) live.push_back(Live{id, t.dir, t.exit.has_value()});
   }
   for (auto it = metrics_.begin(); it != metrics_.end();) {
-    bool gone =
-        std::none_of(live.begin(), live.end(), [&](auto& l) { return l.first == it->first; });
+    bool gone = std::none_of(live.begin(), live.end(), [&](auto& l) { return l.id == it->first; });
     it = gone ? metrics_.erase(it) : std::next(it);
   }
   const double now = static_cast<double>(ToMicros(clock_.Now())) / 1e6;
-  for (const auto& [id, dir] : live) {
+  for (const auto& [id, dir, ended] : live) {
     auto& collector = metrics_[id];
     if (!collector) collector = MetricsFor(id, dir);
-    collector->Collect(now);
+    collector->Collect(now, ended);
     for (const auto& problem : collector->TakeProblems()) {
       spdlog::warn("task {}: metrics: {} at byte {}: {}", id.ToString(),
                    problem.file.empty() ? "the log directory" : problem.file, problem.offset,

@@ -29,7 +29,7 @@ TaskMetrics::TaskMetrics(std::string output, std::string event_dir, int64_t outp
   }
 }
 
-void TaskMetrics::Collect(double now) {
+void TaskMetrics::Collect(double now, bool ended) {
   int fd = ::open(output_.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd >= 0) {
     std::string buf(1 << 16, '\0');
@@ -43,7 +43,11 @@ void TaskMetrics::Collect(double now) {
     }
     ::close(fd);
   }
-  if (events_) Add(events_->Poll().batch);
+  if (events_ && (ended || now >= next_event_poll_)) {
+    auto polled = events_->Poll();
+    Add(polled.batch);
+    next_event_poll_ = polled.more ? now : now + kEventPollSeconds;
+  }
 }
 
 void TaskMetrics::Add(const metrics::MetricBatch& batch) {
@@ -73,6 +77,8 @@ void TaskMetrics::Shipped(size_t n) {
   backlog_.erase(backlog_.begin(), backlog_.begin() + static_cast<ptrdiff_t>(n));
 }
 
-std::vector<metrics::ReadProblem> TaskMetrics::TakeProblems() { return std::exchange(problems_, {}); }
+std::vector<metrics::ReadProblem> TaskMetrics::TakeProblems() {
+  return std::exchange(problems_, {});
+}
 
 }  // namespace cohort::agent

@@ -24,6 +24,9 @@ namespace cohort::agent {
 
 inline constexpr int64_t kMetricReadPerRound = int64_t{4} << 20;
 inline constexpr size_t kMaxMetricBacklog = 200'000;
+// How often the event files are looked for and read: a walk of the log directory every round
+// (50 ms) would cost more than it brings. Sooner while the reader says more is waiting.
+inline constexpr double kEventPollSeconds = 1.0;
 
 class TaskMetrics {
  public:
@@ -34,8 +37,9 @@ class TaskMetrics {
   TaskMetrics(std::string output, std::string event_dir, int64_t output_from,
               bool skip_existing_events);
 
-  // Reads what is new into the backlog; `now` stamps lines without a time.
-  void Collect(double now);
+  // Reads what is new into the backlog; `now` stamps lines without a time. `ended`: the task
+  // has ended, so the event files are read now (its directory may go any moment).
+  void Collect(double now, bool ended = false);
   // The oldest `n` points waiting, at most.
   std::vector<TaggedPoint> Next(size_t n) const;
   // The master has the oldest `n`.
@@ -60,6 +64,7 @@ class TaskMetrics {
   int64_t output_saved_ = 0;
   metrics::MetricLineReader lines_{"output"};
   std::optional<metrics::EventDirectoryReader> events_;
+  double next_event_poll_ = 0;  // seconds since the epoch
   std::deque<TaggedPoint> backlog_;
   int64_t dropped_ = 0;
   std::vector<metrics::ReadProblem> problems_;

@@ -93,8 +93,9 @@ int PrintTag(const Json& doc, const MetricsOptions& o) {
       }
     }
     if (!csv && line["level"].get<int>() > 0) {
-      fmt::print(stderr, "{}: {} points, shown as {} rows (each the mean of up to {}); use "
-                         "--points for more\n",
+      fmt::print(stderr,
+                 "{}: {} points, shown as {} rows (each the mean of up to {}); use "
+                 "--points for more\n",
                  task, line["points"].get<int64_t>(), line["rows"].size(),
                  1 << (2 * line["level"].get<int>()));
     }

@@ -76,7 +76,6 @@ head -c 2000 {pt} > "$COHORT_LOG_DIR/run1/{name}"
 for i in range(10): m.log(step=i, loss=1.0 / (i + 1), metrics={{"train/acc": i / 10}})'
 sleep 1
 tail -c +2001 {pt} >> "$COHORT_LOG_DIR/run1/{name}"
-sleep 1
 echo done)",
       fmt::arg("tf2", shared + kTf2Fixture), fmt::arg("pt", fixtures + kPyTorchFixture),
       fmt::arg("name", kPyTorchFixture), fmt::arg("python", SourceDir() + "/python"));
