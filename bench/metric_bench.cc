@@ -70,10 +70,11 @@ int main(int argc, char** argv) {
     auto size = fs::file_size(path.string() + suffix, ec);
     if (!ec) bytes += static_cast<double>(size);
   }
-  fmt::print("appended {} points in batches of {}: {:.0f} ms ({:.1f} µs a point); files {:.1f} MB "
-             "({:.0f} bytes a point)\n",
-             points, batch, append_ms, 1000 * append_ms / static_cast<double>(points), bytes / 1e6,
-             bytes / static_cast<double>(points));
+  fmt::print(
+      "appended {} points in batches of {}: {:.0f} ms ({:.1f} µs a point); files {:.1f} MB "
+      "({:.0f} bytes a point)\n",
+      points, batch, append_ms, 1000 * append_ms / static_cast<double>(points), bytes / 1e6,
+      bytes / static_cast<double>(points));
 
   struct Case {
     std::string what;
@@ -100,8 +101,7 @@ int main(int argc, char** argv) {
       }
       line = (*lines)[0];
     }
-    fmt::print("| {} | {} | {} | {:.2f} |\n", c.what, line.level, line.rows.size(),
-               Median(times));
+    fmt::print("| {} | {} | {} | {:.2f} |\n", c.what, line.level, line.rows.size(), Median(times));
   }
   store->reset();
   for (const char* suffix : {"", "-wal", "-shm"}) fs::remove(path.string() + suffix);

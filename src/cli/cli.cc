@@ -78,6 +78,12 @@ std::string ShortDuration(Duration d) {
   return fmt::format("{}d", s / 86400);
 }
 
+std::string NodeStateText(const Json& node) {
+  std::string state = node["state"].get<std::string>();
+  if (node.value("drained", false)) state += ",DRAINED";
+  return state;
+}
+
 std::string CsvField(const std::string& text) {
   if (text.find_first_of(",\"\r\n") == std::string::npos) return text;
   std::string quoted = "\"";

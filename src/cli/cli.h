@@ -60,6 +60,9 @@ std::string CsvField(const std::string& text);
 // A JSON value as a CSV field: numbers in their shortest exact form, null as an empty field.
 std::string CsvValue(const Json& v);
 
+// READY, LOST, ...; "DRAINED" after it when an admin drained it (a node of GET /api/v1/nodes).
+std::string NodeStateText(const Json& node);
+
 // "3s", "5m", "2h", "4d": how long ago, or how long something took.
 std::string ShortDuration(Duration d);
 
@@ -72,5 +75,6 @@ void AddSimCommands(CLI::App& app);
 void AddAuthCommands(CLI::App& app, GlobalOptions& g);
 void AddSecretCommands(CLI::App& app, GlobalOptions& g);
 void AddMetricCommands(CLI::App& app, GlobalOptions& g);
+void AddTopCommand(CLI::App& app, GlobalOptions& g);
 
 }  // namespace cohort::cli

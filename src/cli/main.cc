@@ -29,6 +29,7 @@ int main(int argc, char** argv) {
   cohort::cli::AddAuthCommands(app, global);
   cohort::cli::AddAccountingCommands(app, global);
   cohort::cli::AddMetricCommands(app, global);
+  cohort::cli::AddTopCommand(app, global);
   cohort::cli::AddSecretCommands(app, global);
   cohort::cli::AddSimCommands(app);
   try {

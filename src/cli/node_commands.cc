@@ -18,13 +18,6 @@ struct NodeOptions {
   std::string output = "table";
 };
 
-// READY, LOST, ...; "DRAINED" after it when an admin drained it.
-std::string StateText(const Json& n) {
-  std::string state = n["state"].get<std::string>();
-  if (n.value("drained", false)) state += ",DRAINED";
-  return state;
-}
-
 int RunNodes(const GlobalOptions& g, const NodesOptions& o) {
   auto c = Connect(g);
   if (!c.ok()) return Fail("nodes", c.status());
@@ -54,7 +47,7 @@ int RunNodes(const GlobalOptions& g, const NodesOptions& o) {
                        : "-"});
       }
       auto seen = ParseTimestamp(n["last_seen"].get<std::string>());
-      nodes.Add({n["id"].get<std::string>(), StateText(n), n["address"].get<std::string>(),
+      nodes.Add({n["id"].get<std::string>(), NodeStateText(n), n["address"].get<std::string>(),
                  std::to_string(total), std::to_string(free), model,
                  fmt::format("{}", n["cpus"].get<double>()),
                  FormatByteSizeApprox(n["memory_bytes"].get<int64_t>()),

@@ -169,8 +169,9 @@ tasks:
 }
 
 TEST(Cli, EveryCommandHasHelp) {
-  for (const char* cmd :
-       {"up", "down", "submit", "run", "jobs", "status", "logs", "kill", "wait", "nodes"}) {
+  for (const char* cmd : {"up",     "down",  "submit", "run",     "jobs",  "status", "logs",
+                          "kill",   "wait",  "nodes",  "metrics", "top",   "usage",  "audit",
+                          "secret", "token", "user",   "team",    "login", "whoami"}) {
     auto r = Cohort("", {cmd, "--help"});
     EXPECT_EQ(r.exit_code, 0) << cmd;
     EXPECT_THAT(r.out, HasSubstr("Usage")) << cmd;
