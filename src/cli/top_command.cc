@@ -87,8 +87,8 @@ StatusOr<std::string> Frame(client::CohortClient& c, const std::string& url) {
     bool first = true;
     for (const auto& gpu : n["gpus"]) {
       ++total;
-      std::vector<std::string> row = {first ? n["id"].get<std::string>() : "",
-                                      first ? state : "", std::to_string(gpu["index"].get<int>()),
+      std::vector<std::string> row = {first ? n["id"].get<std::string>() : "", first ? state : "",
+                                      std::to_string(gpu["index"].get<int>()),
                                       Percent(gpu, "utilization"), MemoryUsed(gpu)};
       if (gpu["job_id"].is_null()) {
         row.insert(row.end(), {"-", "", "", "", ""});
@@ -96,10 +96,10 @@ StatusOr<std::string> Frame(client::CohortClient& c, const std::string& url) {
         ++held;
         JobId id = gpu["job_id"].get<JobId>();
         auto it = jobs.find(id);
-        row.insert(row.end(), {std::to_string(id), it == jobs.end() ? "" : it->second->spec.name,
-                               it == jobs.end() ? "" : it->second->user,
-                               it == jobs.end() ? "" : it->second->spec.team,
-                               gpu["task"].get<std::string>()});
+        row.insert(row.end(),
+                   {std::to_string(id), it == jobs.end() ? "" : it->second->spec.name,
+                    it == jobs.end() ? "" : it->second->user,
+                    it == jobs.end() ? "" : it->second->spec.team, gpu["task"].get<std::string>()});
       }
       table.Add(std::move(row));
       first = false;
@@ -137,9 +137,9 @@ int RunTop(const GlobalOptions& g, const TopOptions& o) {
   const int wait_ms = static_cast<int>(o.interval * 1000);
   for (;;) {
     auto frame = Frame(**c, url);
-    std::string text = frame.ok() ? *frame
-                                  : fmt::format("cohort top: {}\n(retrying; q quits)\n",
-                                                frame.status().message());
+    std::string text =
+        frame.ok() ? *frame
+                   : fmt::format("cohort top: {}\n(retrying; q quits)\n", frame.status().message());
     // In raw mode a newline does not return the cursor: each line ends in \r\n, and whatever
     // the last frame left on a line is cleared.
     std::string screen = "\x1b[H";
@@ -156,7 +156,8 @@ int RunTop(const GlobalOptions& g, const TopOptions& o) {
 void AddTopCommand(CLI::App& app, GlobalOptions& g) {
   auto o = std::make_shared<TopOptions>();
   auto* top = app.add_subcommand(
-      "top", "A live view of the GPUs: each node's GPUs, the job holding each and its use (q quits)");
+      "top",
+      "A live view of the GPUs: each node's GPUs, the job holding each and its use (q quits)");
   top->add_option("--interval", o->interval, "Seconds between refreshes (default 2)")
       ->check(CLI::Range(0.2, 3600.0));
   top->add_flag("--once", o->once,

@@ -85,8 +85,8 @@ tasks:
       terminal, [](const std::string& s) { return s.find("\x1b[?1049l") != std::string::npos; },
       std::chrono::seconds(5));
   int status = 0;
-  bool exited = WaitFor([&] { return ::waitpid(pid, &status, WNOHANG) == pid; },
-                        std::chrono::seconds(5));
+  bool exited =
+      WaitFor([&] { return ::waitpid(pid, &status, WNOHANG) == pid; }, std::chrono::seconds(5));
   if (!exited) ::kill(pid, SIGKILL);
   ASSERT_TRUE(exited) << "q did not end top";
   EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
