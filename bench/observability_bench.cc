@@ -38,8 +38,10 @@ double CpuSeconds(pid_t pid) {
 
 // VmRSS of a process, in MiB.
 double RssMiB(pid_t pid) {
-  for (auto line : cohort::Split(cohort::ReadFileOrEmpty(fmt::format("/proc/{}/status", pid)), '\n')) {
-    if (line.starts_with("VmRSS:")) return std::stod(std::string(cohort::Trim(line.substr(6)))) / 1024;
+  for (auto line :
+       cohort::Split(cohort::ReadFileOrEmpty(fmt::format("/proc/{}/status", pid)), '\n')) {
+    if (line.starts_with("VmRSS:"))
+      return std::stod(std::string(cohort::Trim(line.substr(6)))) / 1024;
   }
   return 0;
 }
@@ -56,7 +58,8 @@ int main(int argc, char** argv) {
   CLI::App app{"The master's cost while tasks write metrics and clients follow logs"};
   int tasks = 100, rate = 10, followers = 20, seconds = 30, agents = 4;
   app.add_option("--tasks", tasks, "Tasks writing metrics")->capture_default_str();
-  app.add_option("--rate", rate, "Points (and log lines) per task per second")->capture_default_str();
+  app.add_option("--rate", rate, "Points (and log lines) per task per second")
+      ->capture_default_str();
   app.add_option("--followers", followers, "Clients following logs")->capture_default_str();
   app.add_option("--seconds", seconds, "Length of the measured window")->capture_default_str();
   app.add_option("--agents", agents, "Agents of the local cluster")->capture_default_str();
@@ -125,7 +128,8 @@ int main(int argc, char** argv) {
   while (Steady::now() - t0 < std::chrono::seconds(seconds)) {
     auto t = Steady::now();
     auto chart = c.JobMetrics(ids[0], {{"tag", "loss"}, {"max_points", "1000"}});
-    if (chart.ok()) chart_ms.push_back(std::chrono::duration<double, std::milli>(Steady::now() - t).count());
+    if (chart.ok())
+      chart_ms.push_back(std::chrono::duration<double, std::milli>(Steady::now() - t).count());
     std::this_thread::sleep_for(std::chrono::milliseconds(500));
   }
   double wall = std::chrono::duration<double>(Steady::now() - t0).count();
@@ -144,7 +148,8 @@ int main(int argc, char** argv) {
   fmt::print("| figure | value |\n|---|---|\n");
   fmt::print("| master CPU | {:.1f}% of one core |\n", 100 * cpu / wall);
   fmt::print("| master resident memory at the end | {:.0f} MiB |\n", rss);
-  fmt::print("| chart request (1,000 rows) while it runs, median | {:.1f} ms |\n", Median(chart_ms));
+  fmt::print("| chart request (1,000 rows) while it runs, median | {:.1f} ms |\n",
+             Median(chart_ms));
   fmt::print("| points of one task's `loss` at the end | {} |\n", points);
   fmt::print("| log bytes the followers got | {} |\n", followed_bytes.load());
   return 0;

@@ -41,8 +41,12 @@ TEST(Auth, UsersLogInAndTouchOnlyWhatTheirRolesAllow) {
   EXPECT_EQ(ModeOf(data + "/admin-token"), 0600);
   EXPECT_EQ(ModeOf(data + "/join-token"), 0600);
   EXPECT_EQ(ModeOf(data + "/cohort.db"), 0600);
+  EXPECT_EQ(ModeOf(data + "/metrics.db"), 0600);
   EXPECT_EQ(ModeOf(data), 0711);
-  EXPECT_EQ(ModeOf(cluster.AgentDir("node-a") + "/credential"), 0600);
+  // The agent writes its credential once its join is answered, which StartAgent does not wait for.
+  const std::string credential = cluster.AgentDir("node-a") + "/credential";
+  EXPECT_TRUE(WaitFor([&] { return ModeOf(credential) != -1; }, std::chrono::seconds(10)));
+  EXPECT_EQ(ModeOf(credential), 0600);
 
   // Without a token, the CLI says what to do.
   auto anonymous = As(cluster, "nobody", "cohort jobs");
