@@ -56,6 +56,13 @@ TEST(MilliCpus, ParsesWholeFractionAndMilli) {
   EXPECT_EQ(*ParseMilliCpus("250m"), 250);
   EXPECT_FALSE(ParseMilliCpus("two").ok());
   EXPECT_FALSE(ParseMilliCpus("0.0005").ok());
+  EXPECT_FALSE(ParseMilliCpus("64.9005").ok());
+  // Decimals that binary doubles cannot hold exactly are still whole thousandths.
+  EXPECT_EQ(*ParseMilliCpus("64.9"), 64900);
+  EXPECT_EQ(*ParseMilliCpus("0.001"), 1);
+  for (int64_t milli = 0; milli < 200'000; milli += 100) {
+    ASSERT_EQ(*ParseMilliCpus(FormatMilliCpus(milli)), milli) << FormatMilliCpus(milli);
+  }
   EXPECT_EQ(FormatMilliCpus(4000), "4");
   EXPECT_EQ(FormatMilliCpus(500), "0.5");
   EXPECT_EQ(FormatMilliCpus(250), "250m");
