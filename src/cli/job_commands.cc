@@ -379,6 +379,18 @@ int RunStatus(const GlobalOptions& g, const JobRef& o) {
     fmt::print("{}\n", doc.dump(2));
   } else {
     PrintJobDetails(*job, *events);
+    // The latest value of each training metric, if the job has any (and the caller may see them).
+    auto metrics = (*c)->JobMetrics(*id, {});
+    if (metrics.ok() && metrics->contains("series") && !(*metrics)["series"].empty()) {
+      fmt::print("\nMetrics (cohort metrics {} shows their curves):\n", *id);
+      Table table({"  TAG", "TASK", "STEP", "VALUE", "POINTS"});
+      for (const auto& s : (*metrics)["series"]) {
+        table.Add({"  " + s["tag"].get<std::string>(), s["task"].get<std::string>(),
+                   s["last_step"].dump(), fmt::format("{:.6g}", s["last_value"].get<double>()),
+                   s["points"].dump()});
+      }
+      table.Print(stdout);
+    }
   }
   return 0;
 }

@@ -137,6 +137,11 @@ tasks:
   EXPECT_EQ(Split(Trim(csv.out), '\n').size(), 11u) << csv.out;
   EXPECT_THAT(csv.out, HasSubstr("main/0,9,"));
 
+  auto status = cluster.Cohort({"status", std::to_string(id)});
+  ASSERT_EQ(status.exit_code, 0) << status.err;
+  EXPECT_THAT(status.out, HasSubstr("Metrics (cohort metrics"));
+  EXPECT_THAT(status.out, ::testing::ContainsRegex("my_metric +main/0 +99 +49.5 +100"));
+
   cluster.StopMaster();
   cluster.StartMaster();
   check("after the restart");
