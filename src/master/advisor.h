@@ -1,0 +1,55 @@
+// The advisor (docs/observability.md, "Advice"): what a running job's own numbers say about how
+// it uses what it holds. Two findings:
+//
+//   - starved: its GPUs are mostly idle while its CPUs are saturated, the mark of an input
+//     pipeline that cannot keep up (too few loader workers, many small files): "GPU 12% busy
+//     while 4 of 4 CPUs are saturated: ask for more CPUs, or pack small input files into large
+//     shards";
+//   - idle: it has held GPUs and used none of them for a while (a notebook left open, a job
+//     stuck before its first step), which an admin may have the master reclaim.
+//
+// Pure: the caller gathers the samples (agents report them) and acts on the advice (events,
+// `cohort status`, `cohort why`, reclaiming).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "common/time.h"
+
+namespace cohort::master {
+
+struct AdvisorConfig {
+  // Starved: the job's GPUs at most this busy on average, while its tasks use at least
+  // `cpu_saturated` of the CPUs they asked for, over at least `window` of samples.
+  double gpu_starved_below = 0.5;  // fraction of the time busy
+  double cpu_saturated = 0.9;      // used / requested
+  Duration window = std::chrono::minutes(2);
+  // Idle: no GPU of the job busier than `idle_below` for `idle_after`.
+  double idle_below = 0.01;
+  Duration idle_after = std::chrono::minutes(30);
+};
+
+// One moment of a job as its agents saw it. A GPU whose utilisation is unknown (declared fake
+// GPUs) is left out of `gpu_busy`: the advisor says nothing of GPUs it cannot see.
+struct JobSample {
+  Timestamp at;
+  std::vector<double> gpu_busy;  // per GPU the job holds: 0..1
+  double cpus_used = 0;          // cores, all its tasks together
+  double cpus_requested = 0;
+};
+
+enum class AdviceKind { kStarved, kIdle };
+
+struct Advice {
+  AdviceKind kind;
+  std::string text;   // one line, for `cohort status`, events and the dashboard
+  Timestamp since;    // when the finding began to hold, as far as the samples go back
+};
+
+// The findings over `samples` (oldest first) at `now`: at most one of each kind.
+std::vector<Advice> Advise(const std::vector<JobSample>& samples, Timestamp now,
+                           const AdvisorConfig& config = {});
+
+}  // namespace cohort::master
