@@ -82,7 +82,7 @@ AuditOutcome OutcomeOf(const AuditedCall& call, const HttpResponse& response) {
 
 AuditingResponder::AuditingResponder(std::shared_ptr<Responder> inner, AuditedCall call,
                                      Finish finish)
-    : inner_(std::move(inner)), call_(std::move(call)), finish_(std::move(finish)) {}
+    : ForwardingResponder(std::move(inner)), call_(std::move(call)), finish_(std::move(finish)) {}
 
 Status AuditingResponder::Complete(const HttpResponse& response) {
   if (completed_) return Status::Ok();
@@ -99,14 +99,14 @@ Status AuditingResponder::Complete(const HttpResponse& response) {
 
 void AuditingResponder::Send(HttpResponse response) {
   Status s = Complete(response);
-  inner_->Send(s.ok() ? std::move(response) : ErrorResponse(s));
+  ForwardingResponder::Send(s.ok() ? std::move(response) : ErrorResponse(s));
 }
 
 void AuditingResponder::StartStream(int status, std::string content_type) {
   HttpResponse head{status, content_type, ""};
   Status s = Complete(head);
-  if (!s.ok()) return inner_->Send(ErrorResponse(s));
-  inner_->StartStream(status, std::move(content_type));
+  if (!s.ok()) return ForwardingResponder::Send(ErrorResponse(s));
+  ForwardingResponder::StartStream(status, std::move(content_type));
 }
 
 }  // namespace cohort::api

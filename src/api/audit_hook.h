@@ -49,25 +49,18 @@ AuditOutcome OutcomeOf(const AuditedCall& call, const HttpResponse& response);
 
 // Completes the entry when the call answers, then answers. `finish` writes the entry's outcome;
 // if it fails, the client gets that error (500, or 507 for a full disk) instead.
-class AuditingResponder final : public Responder {
+class AuditingResponder final : public ForwardingResponder {
  public:
   using Finish = std::function<Status(int status, const AuditOutcome& outcome)>;
   AuditingResponder(std::shared_ptr<Responder> inner, AuditedCall call, Finish finish);
 
   void Send(HttpResponse response) override;
   void StartStream(int status, std::string content_type) override;
-  void WriteChunk(std::string data, std::function<void(bool)> done) override {
-    inner_->WriteChunk(std::move(data), std::move(done));
-  }
-  void EndStream() override { inner_->EndStream(); }
-  bool closed() const override { return inner_->closed(); }
-  void OnClose(std::function<void()> callback) override { inner_->OnClose(std::move(callback)); }
 
  private:
   // Writes the outcome once; the error to answer with instead, if that failed.
   Status Complete(const HttpResponse& response);
 
-  std::shared_ptr<Responder> inner_;
   AuditedCall call_;
   Finish finish_;
   bool completed_ = false;

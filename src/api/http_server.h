@@ -57,6 +57,29 @@ class Responder {
   virtual void OnClose(std::function<void()> callback) { (void)callback; }
 };
 
+// Passes everything on to another responder: the base of responders that watch an answer go by
+// (its timing, its audit entry) and override only what they watch.
+class ForwardingResponder : public Responder {
+ public:
+  explicit ForwardingResponder(std::shared_ptr<Responder> inner) : inner_(std::move(inner)) {}
+  void Send(HttpResponse response) override { inner_->Send(std::move(response)); }
+  void StartStream(int status, std::string content_type) override {
+    inner_->StartStream(status, std::move(content_type));
+  }
+  void WriteChunk(std::string data, std::function<void(bool)> done) override {
+    inner_->WriteChunk(std::move(data), std::move(done));
+  }
+  void EndStream() override { inner_->EndStream(); }
+  bool closed() const override { return inner_->closed(); }
+  void OnClose(std::function<void()> callback) override { inner_->OnClose(std::move(callback)); }
+
+ protected:
+  Responder& inner() { return *inner_; }
+
+ private:
+  std::shared_ptr<Responder> inner_;
+};
+
 using Handler = std::function<void(HttpRequest, std::shared_ptr<Responder>)>;
 // The most body bytes a request for `method` and (decoded) `path` may carry; a longer body is
 // refused with 413 before it is read (api/router.h keeps one limit per route).

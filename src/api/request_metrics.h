@@ -43,25 +43,19 @@ class RequestMetrics {
 
 // Passes a call's answer on, telling `done` its status the first time one starts (Send, or the
 // head of a stream: a log stream's latency is until its first byte, not its end).
-class TimedResponder final : public Responder {
+class TimedResponder final : public ForwardingResponder {
  public:
   TimedResponder(std::shared_ptr<Responder> inner, std::function<void(int status)> done)
-      : inner_(std::move(inner)), done_(std::move(done)) {}
+      : ForwardingResponder(std::move(inner)), done_(std::move(done)) {}
 
   void Send(HttpResponse response) override {
     Done(response.status);
-    inner_->Send(std::move(response));
+    ForwardingResponder::Send(std::move(response));
   }
   void StartStream(int status, std::string content_type) override {
     Done(status);
-    inner_->StartStream(status, std::move(content_type));
+    ForwardingResponder::StartStream(status, std::move(content_type));
   }
-  void WriteChunk(std::string data, std::function<void(bool)> done) override {
-    inner_->WriteChunk(std::move(data), std::move(done));
-  }
-  void EndStream() override { inner_->EndStream(); }
-  bool closed() const override { return inner_->closed(); }
-  void OnClose(std::function<void()> callback) override { inner_->OnClose(std::move(callback)); }
 
  private:
   void Done(int status) {
@@ -71,7 +65,6 @@ class TimedResponder final : public Responder {
     done(status);
   }
 
-  std::shared_ptr<Responder> inner_;
   std::function<void(int status)> done_;
 };
 

@@ -62,11 +62,12 @@ std::optional<Advice> Idle(const std::vector<const JobSample*>& seen, Timestamp 
     any = true;
   }
   if (!any || now - since < config.idle_after) return std::nullopt;
-  return Advice{AdviceKind::kIdle,
-                fmt::format("its {} GPU{} have been idle for {} minutes",
-                            seen.back()->gpu_busy.size(), seen.back()->gpu_busy.size() == 1 ? "" : "s",
-                            std::chrono::duration_cast<std::chrono::minutes>(now - since).count()),
-                since};
+  return Advice{
+      AdviceKind::kIdle,
+      fmt::format("its {} GPU{} have been idle for {} minutes", seen.back()->gpu_busy.size(),
+                  seen.back()->gpu_busy.size() == 1 ? "" : "s",
+                  std::chrono::duration_cast<std::chrono::minutes>(now - since).count()),
+      since};
 }
 
 }  // namespace

@@ -44,8 +44,8 @@ enum class AdviceKind { kStarved, kIdle };
 
 struct Advice {
   AdviceKind kind;
-  std::string text;   // one line, for `cohort status`, events and the dashboard
-  Timestamp since;    // when the finding began to hold, as far as the samples go back
+  std::string text;  // one line, for `cohort status`, events and the dashboard
+  Timestamp since;   // when the finding began to hold, as far as the samples go back
 };
 
 // The findings over `samples` (oldest first) at `now`: at most one of each kind.
