@@ -26,7 +26,8 @@ struct WebFile {
 // directory, or no such regular file.
 StatusOr<WebFile> FindWebFile(const std::string& web_dir, std::string_view name);
 
-// The file's bytes; kNotFound if it went away, kInternal past kMaxWebFileBytes (not a dashboard file).
+// The file's bytes; kNotFound if it went away, kInternal past kMaxWebFileBytes (not a dashboard
+// file).
 StatusOr<std::string> ReadWebFile(const WebFile& file);
 
 }  // namespace cohort::api

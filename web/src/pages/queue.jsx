@@ -16,8 +16,12 @@ async function loadQueue(signal) {
     api('/jobs?state=PENDING', { signal }),
     api('/teams', { signal }),
   ]);
+  // Jobs of teams the token has no role in may not be explained to it (403): they show the
+  // job's own message, after the others.
+  const explainable = jobs.filter((job) => !job.redacted);
+  const others = jobs.filter((job) => job.redacted);
   const explained = await Promise.all(
-    jobs.slice(0, MAX_EXPLAINED).map(async (job) => {
+    explainable.slice(0, MAX_EXPLAINED).map(async (job) => {
       try {
         return { job, why: await api(`/jobs/${job.id}/explain`, { signal }) };
       } catch (error) {
@@ -25,7 +29,7 @@ async function loadQueue(signal) {
       }
     }),
   );
-  for (const job of jobs.slice(MAX_EXPLAINED)) explained.push({ job, why: { summary: job.message, details: [], ahead: null } });
+  for (const job of [...explainable.slice(MAX_EXPLAINED), ...others]) explained.push({ job, why: { summary: job.message, details: [], ahead: null } });
   // Backing-off jobs have no place (ahead null): they wait for their time, after the others.
   const place = (e) => (e.why.ahead ?? Number.MAX_SAFE_INTEGER);
   explained.sort((a, b) => place(a) - place(b) || a.job.id - b.job.id);
