@@ -12,7 +12,14 @@ packages=(
   # A real Prometheus scrapes the master in tests/integration/prometheus_test.cc, on a port of
   # its own: where systemd runs, the package also starts a service on :9090, which no test uses.
   prometheus
+  # The dashboard's end-to-end test drives Debian's Chromium (web/test/e2e.mjs).
+  chromium
 )
+# The dashboard is built with npm (web/package-lock.json): Debian's Node.js 18 and npm, unless a
+# node and npm are there already (NodeSource's nodejs package brings its own npm, and Debian's
+# npm package conflicts with it).
+command -v node >/dev/null || packages+=(nodejs)
+command -v npm >/dev/null || packages+=(npm)
 
 missing=()
 for p in "${packages[@]}"; do

@@ -6,6 +6,7 @@
 #include <boost/asio/io_context.hpp>
 #include <deque>
 #include <filesystem>
+#include <fstream>
 #include <set>
 
 #include "api/api_server.h"
@@ -41,6 +42,10 @@ class World {
     EXPECT_TRUE(m.ok()) << m.status().ToString();
     master_ = std::move(m).value();
     api_ = std::make_unique<ApiServer>(ioc_, *master_);
+    fs::create_directories(dir_ / "web");
+    std::ofstream(dir_ / "web" / "index.html") << "<!doctype html><title>Cohort</title>";
+    std::ofstream(dir_ / "web" / "app.js") << "console.log('cohort')";
+    api_->ServeWebFrom((dir_ / "web").string());
     EXPECT_TRUE(master_->SetTeam(TeamQuota{"vision", 2, std::nullopt}).ok());
     EXPECT_TRUE(master_->SetTeam(TeamQuota{"nlp", 0, std::nullopt}).ok());
     auto& accounts = master_->accounts();
@@ -209,6 +214,8 @@ std::vector<Cell> Matrix() {
        R"({"points": []})",                                                  {401, 403, 403, 403, 403, 403, 404, 403}},
       {"GET", "/api/v1/jobs/{id}/metrics", "/api/v1/jobs/1/metrics", "",    {401, 200, 200, 200, 200, 403, 403, 403}},
       {"GET", "/metrics", "/metrics", "",                                   {401, 200, 200, 200, 200, 200, 403, 403}},
+      {"GET", "/", "/", "",                                                 {200, 200, 200, 200, 200, 200, 200, 200}},
+      {"GET", "/assets/{file}", "/assets/app.js", "",                       {200, 200, 200, 200, 200, 200, 200, 200}},
   };
   // clang-format on
 }
@@ -323,6 +330,38 @@ TEST(Access, SecretsAreChangedByTheirOwnersAndNeverReadBack) {
   ASSERT_EQ(world.Serve(kAdmin, "DELETE", "/api/v1/users/mem").status, 200);
   EXPECT_TRUE(world.master().secrets().List(SecretScope::kUser, "mem").empty());
   EXPECT_EQ(world.master().secrets().ListTeams().size(), 1u);
+}
+
+// The dashboard's page and files need no token, hold no data, and come with headers that keep a
+// browser from running anything else on the page; nothing outside the web directory is served.
+TEST(Access, DashboardFilesArePublicAndConfined) {
+  World world;
+  HttpResponse page = world.Serve(kAnonymous, "GET", "/");
+  ASSERT_EQ(page.status, 200) << page.body;
+  EXPECT_EQ(page.content_type, "text/html; charset=utf-8");
+  EXPECT_EQ(page.body, "<!doctype html><title>Cohort</title>");
+  auto header = [](const HttpResponse& r, const std::string& name) {
+    for (const auto& [key, value] : r.headers) {
+      if (key == name) return value;
+    }
+    return std::string();
+  };
+  HttpResponse script = world.Serve(kAnonymous, "GET", "/assets/app.js");
+  ASSERT_EQ(script.status, 200);
+  EXPECT_EQ(script.content_type, "text/javascript; charset=utf-8");
+  for (const HttpResponse& r : {page, script}) {
+    EXPECT_EQ(header(r, "Content-Security-Policy").rfind("default-src 'self'", 0), 0u);
+    EXPECT_EQ(header(r, "X-Content-Type-Options"), "nosniff");
+    EXPECT_EQ(header(r, "Cache-Control"), "no-cache");
+  }
+  // Paths as the server hands them over, decoded once: "%2e%2e" arrives as "..", "%2F" as "/".
+  for (const char* path : {"/assets/..", "/assets/../cohort.db", "/assets/index.html/..",
+                           "/assets/.hidden", "/assets/cohort.db", "/assets/x/../../cohort.db",
+                           "/assets/%2e%2e", "/index.html", "/assets/", "/app.js"}) {
+    HttpResponse r = world.Serve(kAnonymous, "GET", path);
+    EXPECT_EQ(r.status, 404) << path << ": " << r.body;
+  }
+  EXPECT_EQ(world.Serve(kAnonymous, "POST", "/").status, 405);
 }
 
 TEST(Access, OwnersChangeTheirOwnJobsAndReadThemselves) {

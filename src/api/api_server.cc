@@ -10,6 +10,7 @@
 #include <set>
 
 #include "api/audit_hook.h"
+#include "api/job_pages.h"
 #include "api/log_stream.h"
 #include "api/router.h"
 #include "auth/token.h"
@@ -165,6 +166,9 @@ std::vector<Router<ApiServer::Handler, Access>::Route> ApiServer::Routes() {
       {"GET", "/api/v1/audit", &ApiServer::AuditLog, A::kAdmin},
       // Where Prometheus looks by default, outside /api/v1: not part of the JSON API.
       {"GET", "/metrics", &ApiServer::Metrics, A::kUser},
+      // The dashboard: its page and its files hold no data, so no token is needed to load them.
+      {"GET", "/", &ApiServer::WebPage, A::kPublic},
+      {"GET", "/assets/{file}", &ApiServer::WebAsset, A::kPublic},
   };
 }
 
@@ -454,10 +458,21 @@ void ApiServer::ListJobs(const Call& call) {
   }
   auto limit = QueryInt(request, "limit", 0, 0, 1'000'000);
   if (!limit.ok()) return responder.Send(ErrorResponse(limit.status()));
-  filter.limit = static_cast<size_t>(*limit);
+  auto page = JobPageFrom(request);
+  if (!page.ok()) return responder.Send(ErrorResponse(page.status()));
+  if (!page->paged && !page->narrowed()) {
+    // As before pages: the most recent `limit`, in submission order.
+    filter.limit = static_cast<size_t>(*limit);
+    Json jobs = Json::array();
+    for (const Job* job : master_.ListJobs(filter)) jobs.push_back(JobJsonFor(call.caller, *job));
+    return responder.Send(JsonResponse(200, Json{{"jobs", jobs}}));
+  }
+  JobPage found = SelectJobs(master_.ListJobs(filter), *page, static_cast<size_t>(*limit));
   Json jobs = Json::array();
-  for (const Job* job : master_.ListJobs(filter)) jobs.push_back(JobJsonFor(call.caller, *job));
-  responder.Send(JsonResponse(200, Json{{"jobs", jobs}}));
+  for (const Job* job : found.jobs) jobs.push_back(JobJsonFor(call.caller, *job));
+  Json answer{{"jobs", jobs}};
+  if (page->paged) answer["next"] = found.next ? Json(*found.next) : Json(nullptr);
+  responder.Send(JsonResponse(200, answer));
 }
 
 void ApiServer::GetJob(const Call& call) {
@@ -526,6 +541,7 @@ void ApiServer::ExplainJob(const Call& call) {
                 {"summary", e->summary},
                 {"details", e->details},
                 {"unschedulable", e->unschedulable},
+                {"ahead", e->ahead ? Json(*e->ahead) : Json(nullptr)},
                 {"reserved_start",
                  e->reserved_start ? Json(FormatTimestamp(*e->reserved_start)) : Json(nullptr)}}));
 }

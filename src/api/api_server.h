@@ -51,6 +51,9 @@ class ApiServer final : public master::MasterListener {
   void UseTls(std::shared_ptr<boost::asio::ssl::context> context) {
     http_.UseTls(std::move(context));
   }
+  // Serves the dashboard's files from `dir` at / and /assets/ (api/web_routes.cc); without it,
+  // those paths are 404s. Before Listen.
+  void ServeWebFrom(std::string dir) { web_dir_ = std::move(dir); }
   Status Listen(const std::string& host, int port);
   int port() const { return http_.port(); }
   void Stop();
@@ -130,6 +133,10 @@ class ApiServer final : public master::MasterListener {
   void Usage(const Call& call);     // api/accounting_routes.cc
   void AuditLog(const Call& call);  // api/accounting_routes.cc
   void Metrics(const Call& call);   // api/metrics_route.cc
+  // The dashboard (api/web_routes.cc): its page, its other files, and what both do.
+  void WebPage(const Call& call);
+  void WebAsset(const Call& call);
+  void ServeWeb(const Call& call, std::string_view name);
 
   // Begins the audit entry of a state-changing call and returns the responder that completes it
   // with the answer; if the entry cannot be written, answers the error itself and returns null:
@@ -160,6 +167,7 @@ class ApiServer final : public master::MasterListener {
   // Every answer's latency, for GET /metrics; shared with the responders of calls under way,
   // which may answer after the server is gone.
   std::shared_ptr<RequestMetrics> request_metrics_ = std::make_shared<RequestMetrics>();
+  std::string web_dir_;  // empty: no dashboard
   bool stopped_ = false;
 };
 

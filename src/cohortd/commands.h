@@ -30,6 +30,7 @@ struct MasterOptions {
   std::string tls_cert;    // both or neither: HTTPS instead of plain HTTP
   std::string tls_key;
   std::string audit_retention = "90d";
+  std::string web_dir;  // empty: <directory of this binary>/../web, where the build puts it
 };
 
 struct AgentOptions {

@@ -88,6 +88,10 @@ void AddMasterCommand(CLI::App& app, MasterOptions& o) {
                   "Serve HTTPS instead of plain HTTP, with this certificate (PEM, then any "
                   "intermediates; cohortd cert issue); needs --tls-key");
   cmd->add_option("--tls-key", o.tls_key, "The private key of --tls-cert (PEM, unencrypted)");
+  cmd->add_option("--web-dir", o.web_dir,
+                  "Serve the dashboard's files from here at http(s)://HOST:PORT/ (default "
+                  "<directory of cohortd>/../web, where the build writes them; none: no "
+                  "dashboard)");
   cmd->add_option("--audit-retention", o.audit_retention,
                   "Keep audit log entries this long (pruned at most once an hour)")
       ->capture_default_str();
@@ -116,6 +120,14 @@ StatusOr<scheduler::SchedulerConfig> SchedulerConfigFrom(const MasterOptions& o)
     return Status::InvalidArgument("--preemption-min-runtime: " + min.status().message());
   config.min_runtime_before_preemption = *min;
   return config;
+}
+
+// Where the build writes the dashboard, beside bin/: build/bin/cohortd serves build/web.
+std::string DefaultWebDir() {
+  std::error_code ec;
+  std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
+  if (ec) return {};
+  return (self.parent_path().parent_path() / "web").string();
 }
 
 }  // namespace
@@ -215,6 +227,13 @@ int RunMaster(const MasterOptions& o) {
                                             size_t{16}, kDefaultMaxConnections);
   api::ApiServer server(ioc, **master, limits);
   if (tls) server.UseTls(tls);
+  std::string web_dir = o.web_dir.empty() ? DefaultWebDir() : o.web_dir;
+  if (web_dir != "none") {
+    server.ServeWebFrom(web_dir);
+    if (!std::filesystem::exists(web_dir + "/index.html")) {
+      spdlog::warn("no dashboard in {} (built with npm; see docs/observability.md)", web_dir);
+    }
+  }
   // Usage reports read through a connection of their own, on a thread of their own.
   auto report_store = state::OpenSqliteStateStore(config.data_dir + "/cohort.db");
   if (!report_store.ok()) {

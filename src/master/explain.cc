@@ -115,6 +115,7 @@ StatusOr<Explanation> Master::Explain(JobId id) const {
     ++ahead;
     ahead_in_team += pending[i].team == job.spec.team;
   }
+  e.ahead = ahead;
   d.push_back(
       fmt::format("policy {} ({}): {} of the {} waiting job{} come{} before it, {} of "
                   "them of team {}",

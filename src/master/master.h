@@ -104,6 +104,9 @@ struct Explanation {
   std::vector<std::string> details;  // what it needs, what is free, its team, who is ahead
   bool unschedulable = false;
   std::optional<Timestamp> reserved_start;
+  // Of the jobs waiting for the scheduler, how many its policy considers first: the job's place
+  // in the queue (the dashboard sorts by it). Only for a pending job that is not backing off.
+  std::optional<size_t> ahead;
 };
 
 struct JobFilter {

@@ -1,0 +1,42 @@
+// The dashboard's page and files (api/web_files.h): public, since they hold no data.
+#include <fmt/format.h>
+
+#include "api/api_server.h"
+#include "api/web_files.h"
+
+namespace cohort::api {
+namespace {
+
+// The page loads only its own files and talks only to its own origin: an injected script or a
+// link to another site would not run. nosniff keeps a browser from running a file of another
+// type as script. Files keep their names across builds, so the browser asks again each time
+// (no-cache revalidates; they are small).
+void AddWebHeaders(HttpResponse& response) {
+  response.headers.emplace_back("Content-Security-Policy",
+                                "default-src 'self'; frame-ancestors 'none'");
+  response.headers.emplace_back("X-Content-Type-Options", "nosniff");
+  response.headers.emplace_back("Cache-Control", "no-cache");
+}
+
+}  // namespace
+
+void ApiServer::ServeWeb(const Call& call, std::string_view name) {
+  if (web_dir_.empty()) {
+    return call.responder->Send(ErrorResponse(
+        Status::NotFound("this master serves no dashboard (cohortd master --web-dir)")));
+  }
+  auto file = FindWebFile(web_dir_, name);
+  if (!file.ok()) return call.responder->Send(ErrorResponse(file.status()));
+  // Read on the event loop: a few hundred KiB from the page cache, once per page load.
+  auto bytes = ReadWebFile(*file);
+  if (!bytes.ok()) return call.responder->Send(ErrorResponse(bytes.status()));
+  HttpResponse response{200, file->content_type, std::move(bytes).value()};
+  AddWebHeaders(response);
+  call.responder->Send(std::move(response));
+}
+
+void ApiServer::WebPage(const Call& call) { ServeWeb(call, "index.html"); }
+
+void ApiServer::WebAsset(const Call& call) { ServeWeb(call, call.params.at("file")); }
+
+}  // namespace cohort::api

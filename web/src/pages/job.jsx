@@ -1,0 +1,158 @@
+// One job: its tasks (node, GPUs, state), its events, each task's log followed live, its metric
+// charts, and kill and resubmit where the caller's roles allow (the API checks again).
+import { useState } from 'preact/hooks';
+import { api } from '../api.js';
+import { navigate } from '../route.js';
+import { StateBadge, Team } from '../parts/common.jsx';
+import { clockTime, duration } from '../parts/format.js';
+import { useJob } from '../parts/use_job.js';
+import { LogView } from '../parts/logs.jsx';
+import { Metrics } from '../parts/metrics.jsx';
+
+const ENDED = new Set(['SUCCEEDED', 'FAILED', 'KILLED']);
+
+// As the master decides (auth/roles): the owner, an admin of the job's team or a cluster admin
+// may kill; a member or admin of the team (or a cluster admin) may submit to it.
+const mayKill = (me, job) => me.admin || job.user === me.name || me.teams?.[job.team] === 'admin';
+const maySubmit = (me, job) => me.admin || ['member', 'admin'].includes(me.teams?.[job.team]);
+
+function taskNames(job) {
+  const names = new Set(job.tasks.map((t) => `${t.role}/${t.index}`));
+  for (const group of job.spec.tasks) for (let i = 0; i < (group.replicas ?? 1); i++) names.add(`${group.role}/${i}`);
+  return [...names].sort();
+}
+
+function Actions({ job, me }) {
+  const [busy, setBusy] = useState(false);
+  const [message, setMessage] = useState('');
+  const run = async (what) => {
+    setBusy(true);
+    setMessage('');
+    try {
+      await what();
+    } catch (error) {
+      setMessage(error.message);
+    } finally {
+      setBusy(false);
+    }
+  };
+  const kill = () =>
+    run(async () => {
+      if (!confirm(`Kill job ${job.id} (${job.name})?`)) return;
+      await api(`/jobs/${job.id}/kill`, { method: 'POST' });
+    });
+  const resubmit = () =>
+    run(async () => {
+      const created = await api('/jobs', { method: 'POST', body: job.spec });
+      navigate(`jobs/${created.id}`);
+    });
+  const canKill = !ENDED.has(job.state) && mayKill(me, job);
+  const canResubmit = !job.redacted && maySubmit(me, job);
+  return (
+    <div class="actions">
+      {canKill && (
+        <button class="danger" disabled={busy} onClick={kill} data-testid="kill">
+          Kill
+        </button>
+      )}
+      {canResubmit && (
+        <button disabled={busy} onClick={resubmit} data-testid="resubmit">
+          Resubmit
+        </button>
+      )}
+      {message && <span class="error">{message}</span>}
+    </div>
+  );
+}
+
+function Tasks({ job }) {
+  return (
+    <table data-testid="tasks">
+      <thead>
+        <tr>
+          <th>Task</th>
+          <th>Node</th>
+          <th>GPUs</th>
+          <th>State</th>
+          <th>Exit</th>
+          <th>Started</th>
+          <th>Ran</th>
+        </tr>
+      </thead>
+      <tbody>
+        {job.tasks.map((t) => {
+          const end = t.finished_at ? Date.parse(t.finished_at) : Date.now();
+          return (
+            <tr>
+              <td>
+                {t.role}/{t.index}
+              </td>
+              <td>{t.node}</td>
+              <td>{t.gpus.length ? t.gpus.join(', ') : '-'}</td>
+              <td>
+                <StateBadge state={t.state} />
+              </td>
+              <td>{t.exit_code ?? (t.signal ? `signal ${t.signal}` : '')}</td>
+              <td>{clockTime(t.started_at)}</td>
+              <td>{t.started_at ? duration((end - Date.parse(t.started_at)) / 1000) : ''}</td>
+            </tr>
+          );
+        })}
+      </tbody>
+    </table>
+  );
+}
+
+function Events({ events }) {
+  return (
+    <ol class="timeline" data-testid="events">
+      {events.map((e) => (
+        <li>
+          <span class="muted">{clockTime(e.time)}</span> <strong>{e.type}</strong> {e.message}
+        </li>
+      ))}
+    </ol>
+  );
+}
+
+export function JobPage({ id, me }) {
+  const { job, events, error } = useJob(id);
+  const [task, setTask] = useState(null);
+  if (!job) return error ? <p class="error">{error.message}</p> : <p class="muted">Loading…</p>;
+  const names = taskNames(job);
+  const shownTask = task && names.includes(task) ? task : names[0];
+  return (
+    <section data-testid="job-page" data-state={job.state}>
+      <h1>
+        Job {job.id}: {job.name} <StateBadge state={job.state} />
+      </h1>
+      {error && <p class="error">{error.message}</p>}
+      <p>
+        {job.user} · <Team name={job.team} /> · priority {job.priority} · attempt {job.attempt}
+        {job.message && <> · {job.message}</>}
+      </p>
+      <Actions job={job} me={me} />
+      {job.redacted ? (
+        <p class="muted">This job belongs to a team you have no role in: its commands, logs and metrics are not shown.</p>
+      ) : (
+        <>
+          <h2>Tasks</h2>
+          <Tasks job={job} />
+          <h2>Metrics</h2>
+          <Metrics jobId={job.id} live={!ENDED.has(job.state)} />
+          <h2>Logs</h2>
+          <div class="tabs">
+            {names.map((name) => (
+              <button class={name === shownTask ? 'active' : ''} onClick={() => setTask(name)}>
+                {name}
+              </button>
+            ))}
+          </div>
+          {shownTask && <LogView jobId={job.id} task={shownTask} key={shownTask} />}
+          <h2>Events</h2>
+          <Events events={events} />
+        </>
+      )}
+    </section>
+  );
+}

@@ -1,0 +1,79 @@
+// One tag's chart (GET /jobs/{id}/metrics?tag=T&max_points=N): a line per task, rows
+// [step, time, value, min, max, count]. The x axis is the step or the wall time; smoothing is an
+// exponential moving average, as TensorBoard's; drag to zoom in, double-click to zoom out.
+import { useEffect, useRef } from 'preact/hooks';
+import uPlot from 'uplot';
+import { teamColour } from './format.js';
+
+export const MAX_POINTS = 1000;
+
+// The lines on one x axis: uPlot wants one sorted x array, a y array per line, null where a
+// line has no point. Every row keeps its own x entry, so rows that share an x (points read in
+// the same instant, on the time axis) are all drawn.
+export function alignLines(lines, axis) {
+  const column = axis === 'time' ? 1 : 0;
+  const rows = lines.flatMap((line, index) => line.rows.map((row) => [row[column], index, row[2]]));
+  rows.sort((a, b) => a[0] - b[0] || a[1] - b[1]);
+  const ys = lines.map(() => new Array(rows.length).fill(null));
+  rows.forEach(([, index, value], i) => (ys[index][i] = value));
+  return [rows.map((r) => r[0]), ...ys];
+}
+
+export function smooth(values, weight) {
+  if (!weight) return values;
+  let last = null;
+  return values.map((v) => {
+    if (v === null) return null;
+    last = last === null ? v : last * weight + (1 - weight) * v;
+    return last;
+  });
+}
+
+export function Chart({ tag, lines, axis, smoothing }) {
+  const box = useRef(null);
+  const plot = useRef(null);
+  const zoomed = useRef(false);
+  const data = alignLines(lines, axis);
+  const shown = [data[0], ...data.slice(1).map((y) => smooth(y, smoothing))];
+  const shape = `${axis}|${lines.map((l) => l.task).join(',')}`;
+
+  // A new plot when the axis or the set of lines changes; otherwise new data keeps the zoom.
+  useEffect(() => {
+    const options = {
+      width: Math.max(300, box.current.clientWidth),
+      height: 220,
+      scales: { x: { time: axis === 'time' } },
+      axes: [{ label: axis }, {}],
+      cursor: { drag: { x: true, y: false } },
+      hooks: { setSelect: [() => (zoomed.current = true)] },
+      series: [{ label: axis }, ...lines.map((line) => ({ label: line.task, stroke: teamColour(line.task), spanGaps: true }))],
+    };
+    plot.current = new uPlot(options, shown, box.current);
+    zoomed.current = false;
+    const unzoom = () => (zoomed.current = false); // uPlot itself zooms out on a double-click
+    box.current.addEventListener('dblclick', unzoom);
+    const element = box.current;
+    return () => {
+      element.removeEventListener('dblclick', unzoom);
+      plot.current.destroy();
+      plot.current = null;
+    };
+  }, [shape]);
+  useEffect(() => {
+    // New points keep a zoomed-in view where it is; otherwise the axes follow the data.
+    plot.current?.setData(shown, !zoomed.current);
+  });
+
+  return (
+    <div class="chart" data-tag={tag} data-points={data[0].length}>
+      <div class="chart-title">
+        <strong>{tag}</strong>{' '}
+        <span class="muted">
+          {data[0].length} points
+          {lines.some((l) => l.level > 0) ? ' (each a mean of several: zoom in for detail)' : ''}
+        </span>
+      </div>
+      <div ref={box} />
+    </div>
+  );
+}

@@ -1,0 +1,158 @@
+// The dashboard end to end: a real cluster (test/cluster.mjs), Debian's Chromium driven by
+// playwright-core. Signs in with the admin token, visits every page (any console error or page
+// error fails the test), sees a line the task writes appear on the job page within a second,
+// counts a chart's points, kills the job from its page, and saves a screenshot of each page.
+//   node test/e2e.mjs --bin-dir build/bin --web-dir build/web --artifacts build/web-artifacts
+import { chromium } from 'playwright-core';
+import { mkdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { parseArgs } from 'node:util';
+import { Cluster, waitFor } from './cluster.mjs';
+
+const { values: args } = parseArgs({
+  options: {
+    'bin-dir': { type: 'string', default: 'build/bin' },
+    'web-dir': { type: 'string', default: 'build/web' },
+    artifacts: { type: 'string', default: 'build/web-artifacts' },
+    chromium: { type: 'string', default: '/usr/bin/chromium' },
+  },
+});
+const artifacts = resolve(args.artifacts);
+mkdirSync(artifacts, { recursive: true });
+
+// The task: 50 points of `loss`, then a line every 200 ms stamped with the time it was
+// written (ms since the epoch) until it is killed.
+const METRIC_POINTS = 50;
+const TASK = `
+import sys, time
+for step in range(${METRIC_POINTS}):
+    print(f"cohort-metric step={step} loss={1.0 / (step + 1):.6f}", flush=True)
+n = 0
+while True:
+    print(f"tick {n} written_ms={int(time.time() * 1000)}", flush=True)
+    n += 1
+    time.sleep(0.2)
+`;
+const LATENCY_LIMIT_MS = 1000;
+const TICKS_MEASURED = 10;
+
+const started = Date.now();
+const problems = [];
+const check = (ok, message) => {
+  if (!ok) problems.push(message);
+  console.log(`${ok ? 'ok  ' : 'FAIL'} ${message}`);
+};
+
+const cluster = new Cluster({ binDir: resolve(args['bin-dir']), webDir: resolve(args['web-dir']) });
+let browser;
+try {
+  await cluster.up();
+  console.log(`cluster at ${cluster.url} (${cluster.dir})`);
+  await cluster.api('PUT', '/teams/vision', { guaranteed_gpus: 2, max_gpus: 4 });
+  const job = await cluster.api('POST', '/jobs', {
+    name: 'ticker', team: 'vision',
+    tasks: [{ role: 'main', command: ['python3', '-u', '-c', TASK], resources: { gpus: 2 } }],
+  });
+  // One that cannot start (more GPUs than the cluster has), so the queue has a reason to show.
+  const waiting = await cluster.api('POST', '/jobs', {
+    name: 'too-big', tasks: [{ role: 'worker', command: ['true'], resources: { gpus: 16 } }],
+  });
+  // And one that fits once the first has gone: it waits for resources, in the queue's order.
+  const next = await cluster.api('POST', '/jobs', {
+    name: 'next-in-line', tasks: [{ role: 'worker', command: ['true'], resources: { gpus: 4 } }],
+  });
+  await waitFor('the job to run', async () => (await cluster.api('GET', `/jobs/${job.id}`)).state === 'RUNNING');
+
+  browser = await chromium.launch({ executablePath: args.chromium, args: ['--no-sandbox'] });
+  const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+  const errors = [];
+  page.on('console', (m) => m.type() === 'error' && errors.push(`console: ${m.text()}`));
+  page.on('pageerror', (e) => errors.push(`page error: ${e.message}`));
+  page.on('dialog', (d) => d.accept());
+
+  // Sign in.
+  await page.goto(cluster.url);
+  await page.fill('#token', cluster.token);
+  await page.click('button[type=submit]');
+  await page.waitForSelector('[data-testid=who]');
+  check((await page.textContent('[data-testid=who]')).includes('(admin)'), 'signed in as the admin');
+  check(await page.evaluate(() => !!sessionStorage.getItem('cohort-token') && !localStorage.length), 'the token is in sessionStorage only');
+
+  // Every page, each with what it must show.
+  const visit = async (hash, selector, name) => {
+    await page.goto(`${cluster.url}/#/${hash}`);
+    await page.waitForSelector(selector, { timeout: 10000 });
+    await page.screenshot({ path: join(artifacts, `${name}.png`), fullPage: true });
+  };
+  await visit('cluster', '.gpu.held', 'cluster');
+  check((await page.locator('.gpu.held').count()) === 2, 'cluster: the job holds 2 GPU cells');
+  check((await page.textContent('.node')).includes('ready'), 'cluster: agent-0 is ready');
+  await visit('queue', `.queue li[data-job="${waiting.id}"]`, 'queue');
+  const why = await page.textContent(`.queue li[data-job="${waiting.id}"] .why`);
+  const explained = await cluster.api('GET', `/jobs/${waiting.id}/explain`);
+  check(why.trim() === explained.summary.trim(), `queue: job ${waiting.id}'s reason is cohort why's: "${why.trim()}"`);
+  const shown = await page.$$eval('.queue > li', (items) => items.map((li) => Number(li.dataset.job)));
+  const places = await Promise.all(shown.map(async (id) => (await cluster.api('GET', `/jobs/${id}/explain`)).ahead));
+  check(shown.length === 2 && places.every((p, i) => i === 0 || places[i - 1] <= p),
+    `queue: pending jobs ${shown.join(', ')} in the policy's order (ahead ${places.join(', ')})`);
+  await visit('jobs', `tr[data-job="${job.id}"]`, 'jobs');
+  await visit(`jobs?state=PENDING`, `tr[data-job="${waiting.id}"]`, 'jobs-pending');
+  check((await page.locator(`tr[data-job="${job.id}"]`).count()) === 0, 'jobs: the state filter keeps pending jobs only');
+  await visit('teams', 'tr[data-team="vision"]', 'teams');
+  check((await page.textContent('tr[data-team="vision"]')).includes('2'), 'teams: vision shows its guarantee');
+
+  // The job page: a line the task writes is on screen within a second. The page stamps each
+  // tick line with the time it appeared (a MutationObserver); the line says when it was written.
+  await visit(`jobs/${job.id}`, '.chart[data-tag="loss"]', 'job');
+  await page.waitForFunction(() => /tick \d+/.test(document.querySelector('[data-testid=log-lines]')?.textContent ?? ''));
+  const latencies = await page.evaluate(
+    ({ count }) =>
+      new Promise((resolveTicks) => {
+        const from = Date.now();
+        const seen = new Map();
+        const pre = document.querySelector('[data-testid=log-lines]');
+        const observer = new MutationObserver(() => {
+          const now = Date.now();
+          for (const m of pre.textContent.matchAll(/tick (\d+) written_ms=(\d+)/g)) {
+            const written = Number(m[2]);
+            if (written > from && !seen.has(m[1])) seen.set(m[1], now - written);
+          }
+          if (seen.size >= count) {
+            observer.disconnect();
+            resolveTicks([...seen.values()]);
+          }
+        });
+        observer.observe(pre, { childList: true, characterData: true, subtree: true });
+      }),
+    { count: TICKS_MEASURED },
+  );
+  const worst = Math.max(...latencies);
+  check(worst < LATENCY_LIMIT_MS, `job: ${TICKS_MEASURED} task lines on screen ${Math.min(...latencies)}-${worst} ms after written (limit ${LATENCY_LIMIT_MS})`);
+  const rows = Number(await page.getAttribute('.chart[data-tag="loss"]', 'data-points'));
+  check(rows === METRIC_POINTS, `job: the loss chart has ${rows} points (the task logged ${METRIC_POINTS})`);
+  await page.selectOption('[data-testid=axis]', 'time');
+  await page.waitForSelector('.chart[data-tag="loss"] canvas');
+  check(Number(await page.getAttribute('.chart[data-tag="loss"]', 'data-points')) === METRIC_POINTS, 'job: the time axis shows the same points');
+  await page.screenshot({ path: join(artifacts, 'job-time-axis.png'), fullPage: true });
+
+  // Kill from the page; the API then says KILLED, and so does the page.
+  await page.click('[data-testid=kill]');
+  await waitFor('the job to be KILLED', async () => (await cluster.api('GET', `/jobs/${job.id}`)).state === 'KILLED', 30000);
+  check(true, 'job: killed from its page (the API says KILLED)');
+  await page.waitForSelector('[data-testid=job-page][data-state="KILLED"]', { timeout: 10000 });
+  check((await page.locator('[data-testid=kill]').count()) === 0, 'job: no kill button once it ended');
+  await page.screenshot({ path: join(artifacts, 'job-killed.png'), fullPage: true });
+
+  for (const e of errors) console.log(`  ${e}`);
+  check(errors.length === 0, `no console or page errors (${errors.length})`);
+} catch (error) {
+  problems.push(error.stack ?? String(error));
+  console.error(error);
+  console.error(`master log:\n${cluster.log('master')}\nagent log:\n${cluster.log('agent')}`);
+} finally {
+  await browser?.close();
+  const leaked = await cluster.down({ keep: problems.length > 0 });
+  check(leaked.length === 0, `no processes left behind${leaked.length ? `: ${leaked.join(' ')}` : ''}`);
+}
+console.log(`${problems.length ? 'FAILED' : 'PASSED'} in ${((Date.now() - started) / 1000).toFixed(1)} s; screenshots in ${artifacts}`);
+process.exit(problems.length ? 1 : 0);
