@@ -598,6 +598,14 @@ void ApiServer::StreamLogs(const Call& call) {
                     followers_.max_per_job()))));
   }
   LogStream::Options options{*id, attempt, task, follow};
+  if (request.query.count("tail")) {
+    auto tail = QueryInt(request, "tail", 0, 1, int64_t{64} << 20);
+    if (!tail.ok()) {
+      if (follow) followers_.Remove(*id);
+      return responder->Send(ErrorResponse(tail.status()));
+    }
+    options.tail = *tail;
+  }
   std::make_shared<LogStream>(ioc_, master_, job_changes_, std::move(options), responder,
                               follow ? &followers_ : nullptr)
       ->Start();

@@ -159,8 +159,17 @@ Status LogStream::RefreshFiles(const Job& job) {
       files_.push_back(
           File{task, LineSplitter(prefix ? fmt::format("[{}/{}] ", task.role, task.index) : ""), 0,
                0, std::nullopt, false});
+      if (options_.tail && !tail_done_) {
+        COHORT_ASSIGN_OR_RETURN(master::LogInfo info, master_.logs().Info(task));
+        if (info.size > *options_.tail) {
+          files_.back().offset = info.size - *options_.tail;
+          files_.back().skip_to_line = true;
+        }
+      }
     }
   }
+  // Files that appear later (tasks that start later, a later attempt) are read whole.
+  if (!files_.empty()) tail_done_ = true;
   return Status::Ok();
 }
 
@@ -174,7 +183,21 @@ Status LogStream::Read(File& f, std::string& out) {
     if (chunk.dropped > 0) {
       f.lines.Note(master::DroppedMarker(chunk.dropped, logs.limits().per_task), out);
     }
-    f.lines.Feed(chunk.data, out);
+    std::string_view data = chunk.data;
+    if (f.skip_to_line) {
+      size_t newline = data.find('\n');
+      const int64_t skipped =
+          f.offset +
+          static_cast<int64_t>(newline == std::string_view::npos ? data.size() : newline + 1);
+      data = newline == std::string_view::npos ? std::string_view() : data.substr(newline + 1);
+      if (newline != std::string_view::npos) {
+        f.skip_to_line = false;
+        f.lines.Note(fmt::format("[cohort: {} earlier bytes not shown; ask without tail= for them]",
+                                 skipped),
+                     out);
+      }
+    }
+    f.lines.Feed(data, out);
     if (chunk.next == f.offset) {
       f.size = f.offset;  // a segment shorter than the store thought: wait for more
       break;

@@ -57,6 +57,10 @@ class LogStream : public std::enable_shared_from_this<LogStream> {
     // Unset: every task of the attempt.
     std::optional<std::pair<std::string, int>> task;  // role, index
     bool follow = false;
+    // Only about the last `tail` bytes of each task's log of the first attempt streamed, from
+    // the first whole line in them, after a line saying how much came before: how a page shows
+    // a long log without loading it whole. Unset: from the start.
+    std::optional<int64_t> tail = {};
     // How long a follower waits, after the job ended, for output its agent announced.
     std::chrono::milliseconds late_output_wait = std::chrono::seconds(30);
   };
@@ -79,6 +83,7 @@ class LogStream : public std::enable_shared_from_this<LogStream> {
     int64_t size = 0;            // the log's size when last read
     std::optional<int64_t> end;  // the task's whole output, once its agent said
     bool gave_up = false;        // waited long enough for the rest of it
+    bool skip_to_line = false;   // started inside the log (tail): drop the partial first line
     // Read up to what its agent announced (or nothing was announced).
     bool settled() const { return gave_up || !end || offset >= *end; }
   };
@@ -110,9 +115,10 @@ class LogStream : public std::enable_shared_from_this<LogStream> {
   FollowerCount* followers_;
   int attempt_ = 0;
   std::vector<File> files_;
-  size_t next_file_ = 0;  // where the next step starts reading, so that no task starves
-  bool busy_ = false;     // a step is posted, or its chunk is being written
-  bool woken_ = false;    // a wake-up came during the step under way
+  bool tail_done_ = false;  // the tail applies to the first attempt's files only
+  size_t next_file_ = 0;    // where the next step starts reading, so that no task starves
+  bool busy_ = false;       // a step is posted, or its chunk is being written
+  bool woken_ = false;      // a wake-up came during the step under way
   bool finished_ = false;
   // Since when the stream has been waiting for announced output without getting any.
   std::optional<std::chrono::steady_clock::time_point> waiting_since_;

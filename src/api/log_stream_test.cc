@@ -4,6 +4,7 @@
 // agent announced, and a client that leaves.
 #include "api/log_stream.h"
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -146,11 +147,13 @@ class LogStreamTest : public ::testing::Test {
   }
   std::shared_ptr<LogStream> Stream(std::shared_ptr<RecordingResponder> responder, bool follow,
                                     std::chrono::milliseconds late = std::chrono::seconds(30),
-                                    FollowerCount* followers = nullptr) {
+                                    FollowerCount* followers = nullptr,
+                                    std::optional<int64_t> tail = std::nullopt) {
     LogStream::Options options;
     options.job = job_;
     options.follow = follow;
     options.late_output_wait = late;
+    options.tail = tail;
     auto stream = std::make_shared<LogStream>(ioc_, *master_, changes_, options,
                                               std::move(responder), followers);
     stream->Start();
@@ -201,6 +204,28 @@ TEST_F(LogStreamTest, SaysHowMuchWasDroppedThenSendsWhatIsKept) {
   EXPECT_THAT(marker, HasSubstr("KiB of earlier output dropped (log limit 64KiB)]"));
   // The kept part may begin inside a line: that piece is a line of its own after the marker.
   EXPECT_EQ(responder->body, marker + all.substr(static_cast<size_t>(info.dropped())));
+}
+
+TEST_F(LogStreamTest, ATailStartsAtTheFirstWholeLineOfTheLastBytesAndSaysWhatCameBefore) {
+  StartJob(1);
+  std::string all;
+  for (int i = 0; i < 1000; ++i) all += fmt::format("line {:04}\n", i);  // 10 bytes a line
+  Append(0, 0, all);
+  auto responder = std::make_shared<RecordingResponder>();
+  Stream(responder, /*follow=*/true, std::chrono::seconds(30), nullptr, /*tail=*/95);
+  // The last 95 bytes begin 5 bytes into line 990: lines 991 to 999 are shown.
+  EXPECT_EQ(
+      responder->body,
+      "[cohort: 9910 earlier bytes not shown; ask without tail= for them]\n" + all.substr(9910));
+  // Following goes on with whatever comes next.
+  Append(0, static_cast<int64_t>(all.size()), "line 1000\n");
+  ioc_.poll();
+  EXPECT_THAT(responder->body, ::testing::EndsWith("line 0999\nline 1000\n"));
+
+  // A tail longer than the log is the whole log, with no note.
+  auto whole = std::make_shared<RecordingResponder>();
+  Stream(whole, /*follow=*/false, std::chrono::seconds(30), nullptr, /*tail=*/1 << 20);
+  EXPECT_EQ(whole->body, all + "line 1000\n");
 }
 
 // A slow client holds one chunk: nothing more is read until it has taken it, and a chunk is

@@ -1,11 +1,14 @@
 // One task's log, followed live: GET /jobs/{id}/logs?task=T&follow=true read as a stream
-// (fetch + ReadableStream), each line on screen as soon as its chunk arrives. The browser keeps
-// the last MAX_LINES lines and shows them a page at a time; the newest page follows the stream.
+// (fetch + ReadableStream), each line on screen as soon as its chunk arrives. A long log is not
+// loaded whole: the stream starts with its last TAIL_BYTES (the master says how much came
+// before), and "Whole log" asks for all of it. The browser keeps the last MAX_LINES lines and
+// shows them a page at a time; the newest page follows the stream.
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { streamText } from '../api.js';
 
 const MAX_LINES = 20000;
 const PAGE_LINES = 500;
+const TAIL_BYTES = 1 << 20;
 
 export function LogView({ jobId, task }) {
   const lines = useRef([]);
@@ -13,6 +16,7 @@ export function LogView({ jobId, task }) {
   const [count, setCount] = useState(0); // lines received, to re-render
   const [page, setPage] = useState(null); // null: the newest, following
   const [status, setStatus] = useState('connecting');
+  const [whole, setWhole] = useState(false); // the whole log asked for, not its tail
   const box = useRef(null);
 
   useEffect(() => {
@@ -37,7 +41,8 @@ export function LogView({ jobId, task }) {
       setCount(total);
     };
     setStatus('following');
-    streamText(`/jobs/${jobId}/logs?task=${encodeURIComponent(task)}&follow=true`, onText, abort.signal)
+    const tail = whole ? '' : `&tail=${TAIL_BYTES}`;
+    streamText(`/jobs/${jobId}/logs?task=${encodeURIComponent(task)}&follow=true${tail}`, onText, abort.signal)
       .then(() => {
         if (partial) onText('\n');
         setStatus('ended');
@@ -46,7 +51,9 @@ export function LogView({ jobId, task }) {
         if (!abort.signal.aborted) setStatus(`error: ${error.message}`);
       });
     return () => abort.abort();
-  }, [jobId, task]);
+  }, [jobId, task, whole]);
+  const cut = !whole && lines.current.length > 0 && lines.current[0].startsWith('[cohort: ') &&
+    lines.current[0].includes('earlier bytes not shown');
 
   const pages = Math.max(1, Math.ceil(lines.current.length / PAGE_LINES));
   const shown = page ?? pages - 1;
@@ -74,6 +81,7 @@ export function LogView({ jobId, task }) {
         <button disabled={page === null} onClick={() => setPage(null)}>
           Follow
         </button>
+        {cut && <button onClick={() => setWhole(true)}>Whole log</button>}
       </div>
       <pre ref={box} data-testid="log-lines">
         {visible.join('\n')}
