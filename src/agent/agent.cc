@@ -38,6 +38,8 @@ constexpr int64_t kShipChunk = kMaxLogUploadBytes;
 // Marks a task directory whose task the master has forgotten while its output is still being
 // shipped, so that an agent that restarts goes on shipping without reporting the task.
 constexpr const char* kForgottenFile = "forgotten";
+// Task samples in one sync report, all tasks together: about 160 KiB.
+constexpr size_t kMaxReportTaskSamples = 2048;
 
 // The write end of the pipe that wakes the agent's loop; -1 until it exists.
 std::atomic<int> g_child_exited_fd{-1};
@@ -109,7 +111,9 @@ Agent::Agent(AgentConfig config, GpuInventory gpus, AgentDeps deps)
     : config_(std::move(config)),
       clock_(deps.clock),
       launcher_(deps.launcher),
-      master_(deps.master) {
+      master_(deps.master),
+      gpu_sampler_(deps.gpu_sampler),
+      task_sampler_(deps.task_sampler) {
   config_.node.gpus = std::move(gpus.gpus);
   config_.node.gpu_links = std::move(gpus.links);
   config_.node.gpu_source = gpus.source;
@@ -318,6 +322,9 @@ AgentReport Agent::BuildReport() {
   std::lock_guard lock(mu_);
   AgentReport report;
   report.applied_version = applied_version_;
+  // A node with very many tasks still sends a report well within the master's body limit.
+  const size_t samples_per_task = std::clamp<size_t>(
+      kMaxReportTaskSamples / std::max<size_t>(tasks_.size(), 1), 1, kMaxSamplesPerReport);
   for (auto& [id, t] : tasks_) {
     if (t.forgotten) continue;
     TaskReport r;
@@ -334,9 +341,63 @@ AgentReport Agent::BuildReport() {
       r.finished_at = t.exit->finished_at;
       r.message = t.exit->message;
     }
+    // The newest, if there are too many to send them all (acknowledged, the rest is dropped).
+    const size_t sent = std::min(t.samples.size(), samples_per_task);
+    r.samples.assign(t.samples.end() - static_cast<std::ptrdiff_t>(sent), t.samples.end());
     report.tasks.push_back(std::move(r));
   }
+  for (const auto& [index, samples] : gpu_samples_) {
+    if (!samples.empty())
+      report.gpu_samples.push_back(GpuSamples{index, {samples.begin(), samples.end()}});
+  }
   return report;
+}
+
+void Agent::SampleResources() {
+  Timestamp now = clock_.Now();
+  if (next_sample_at_ && now < *next_sample_at_) return;
+  next_sample_at_ = now + config_.sample_interval;
+  // Kept until a report carries them to the master; a master away for long gets the newest.
+  auto keep = [](auto& pending, const auto& sample) {
+    pending.push_back(sample);
+    while (pending.size() > kMaxSamplesPerReport) pending.pop_front();
+  };
+  // The samplers read NVML and /proc without the lock, which the sync thread needs.
+  std::map<int, GpuSample> gpus;
+  if (gpu_sampler_) gpus = gpu_sampler_->Sample(now);
+  std::map<TaskId, pid_t> supervisors;
+  if (task_sampler_) {
+    std::lock_guard lock(mu_);
+    for (const auto& [id, t] : tasks_) {
+      if (!t.exit && t.supervisor > 0) supervisors[id] = t.supervisor;
+    }
+  }
+  std::map<TaskId, TaskSample> tasks;
+  if (task_sampler_) tasks = task_sampler_->Sample(supervisors, now);
+  std::lock_guard lock(mu_);
+  for (const auto& [index, sample] : gpus) {
+    // A GPU of which nothing is known (a declared one) sends nothing: the master shows unknown.
+    if (sample.utilization_percent || sample.memory_used_bytes) keep(gpu_samples_[index], sample);
+  }
+  for (const auto& [id, sample] : tasks) {
+    auto it = tasks_.find(id);
+    if (it != tasks_.end() && !it->second.exit) keep(it->second.samples, sample);
+  }
+}
+
+void Agent::Acknowledge(const AgentReport& report) {
+  auto drop_through = [](auto& pending, Timestamp last) {
+    while (!pending.empty() && pending.front().at <= last) pending.pop_front();
+  };
+  std::lock_guard lock(mu_);
+  for (const auto& r : report.tasks) {
+    auto it = tasks_.find(r.id);
+    if (it != tasks_.end() && !r.samples.empty())
+      drop_through(it->second.samples, r.samples.back().at);
+  }
+  for (const auto& g : report.gpu_samples) {
+    if (!g.samples.empty()) drop_through(gpu_samples_[g.index], g.samples.back().at);
+  }
 }
 
 bool Agent::CheckTasks() {
@@ -499,6 +560,7 @@ Status Agent::SyncOnce(Duration wait) {
     if (desired.status().code() == StatusCode::kNotFound) registered_ = false;
     return desired.status();
   }
+  Acknowledge(report);
   Apply(*desired);
   return Status::Ok();
 }
@@ -572,6 +634,7 @@ void Agent::ShipMetrics() {
 
 Status Agent::Step() {
   CheckTasks();
+  SampleResources();
   ShipMetrics();
   ShipLogs();
   return SyncOnce(Duration(0));
@@ -641,11 +704,16 @@ Status Agent::Run(const std::atomic<bool>& stop) {
   }
   while (!stop) {
     bool changed = CheckTasks();
+    SampleResources();
     ShipMetrics();
     bool completed = ShipLogs();
     if ((changed || completed) && registered_) {
-      auto desired = master_.Sync(config_.node.id, BuildReport(), 0, Duration(0));
-      if (desired.ok()) Apply(*desired);
+      AgentReport report = BuildReport();
+      auto desired = master_.Sync(config_.node.id, report, 0, Duration(0));
+      if (desired.ok()) {
+        Acknowledge(report);
+        Apply(*desired);
+      }
     }
     if (wake[0] >= 0) {
       pollfd pfd{wake[0], POLLIN, 0};

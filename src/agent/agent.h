@@ -13,23 +13,31 @@
 // at once together with the output's final size, and the rest follows (even once the master
 // has forgotten the task).
 //
+// Every `sample_interval` the agent samples its GPUs and the CPU and memory of its tasks, and
+// sends what it sampled with its next sync reports until one reaches the master
+// (docs/observability.md, "GPU and host metrics").
+//
 // Everything the agent does to the world goes through AgentDeps: the clock, the task launcher
-// (processes and signals) and the master client (the network). Only the task directories are
-// real files. Tests drive an agent by hand on one thread, with Start() and then Step() for each
-// round; production calls Run(), which does the same work on two threads until told to stop.
+// (processes and signals), the master client (the network) and the samplers. Only the task
+// directories are real files. Tests drive an agent by hand on one thread, with Start() and then
+// Step() for each round; production calls Run(), which does the same work on two threads until told
+// to stop.
 #pragma once
 
 #include <atomic>
+#include <deque>
 #include <map>
 #include <mutex>
 #include <optional>
 #include <string>
 
 #include "agent/gpu_probe.h"
+#include "agent/gpu_sampler.h"
 #include "agent/master_client.h"
 #include "agent/task_account.h"
 #include "agent/task_launcher.h"
 #include "agent/task_metrics.h"
+#include "agent/task_sampler.h"
 #include "agent/task_supervisor.h"
 #include "common/time.h"
 #include "model/agent_protocol.h"
@@ -48,6 +56,8 @@ struct AgentConfig {
   int64_t ship_before_end = int64_t{4} << 20;  // what an ended task ships before its end
   // An agent running as root runs a task of root as root only with this (--allow-root-tasks).
   bool allow_root_tasks = false;
+  // How often GPUs and tasks are sampled (--sample-interval).
+  Duration sample_interval = std::chrono::seconds(5);
 };
 
 // What the agent acts through. Each must outlive the agent.
@@ -55,6 +65,9 @@ struct AgentDeps {
   const Clock& clock;
   TaskLauncher& launcher;
   MasterClient& master;
+  // Null: not sampled (the report carries no samples of that kind).
+  GpuSampler* gpu_sampler = nullptr;
+  TaskSampler* task_sampler = nullptr;
 };
 
 class Agent {
@@ -99,6 +112,8 @@ class Agent {
     bool reported_end = false;
     // The master has recorded the end and forgotten the task; its output is still being shipped.
     bool forgotten = false;
+    // Sampled and not yet in a report the master has taken; at most kMaxSamplesPerReport.
+    std::deque<TaskSample> samples;
   };
   // What one round ships of one task's output, worked on without the lock.
   struct Shipment {
@@ -124,6 +139,10 @@ class Agent {
   // Notices new pids, ended supervisors and overdue stops; returns true if the master should
   // hear about it now.
   bool CheckTasks();
+  // Samples the GPUs and the running tasks if `sample_interval` has passed since the last time.
+  void SampleResources();
+  // Drops the samples that a report the master has taken carried.
+  void Acknowledge(const AgentReport& report);
   // Ships new output of every task; returns true if an ended task may now be reported.
   bool ShipLogs();
   // Reads every task's new metric points and ships what the master takes (agent/task_metrics.h).
@@ -146,9 +165,14 @@ class Agent {
   const Clock& clock_;
   TaskLauncher& launcher_;
   MasterClient& master_;
+  GpuSampler* gpu_sampler_;
+  TaskSampler* task_sampler_;
   std::optional<TaskAccounts> accounts_;  // from Start()
-  std::mutex mu_;  // guards tasks_, applied_version_ and every call of launcher_
+  std::mutex mu_;  // guards tasks_, gpu_samples_, applied_version_ and every call of launcher_
   std::map<TaskId, LocalTask> tasks_;
+  // By GPU index: sampled and not yet in a report the master has taken.
+  std::map<int, std::deque<GpuSample>> gpu_samples_;
+  std::optional<Timestamp> next_sample_at_;  // only the main loop's thread touches it
   // Only the thread of ShipMetrics (the main loop) touches these.
   std::map<TaskId, std::unique_ptr<TaskMetrics>> metrics_;
   bool metric_drop_told_ = false;

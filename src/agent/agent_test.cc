@@ -152,6 +152,41 @@ class FakeMaster final : public MasterClient {
   int64_t limit_ = 0;  // 0: the answers do not say
 };
 
+// GPUs whose load the test sets; a GPU without a load set is one of which nothing is known.
+class FakeGpuSampler final : public GpuSampler {
+ public:
+  std::map<int, GpuSample> Sample(Timestamp at) override {
+    std::map<int, GpuSample> out;
+    for (int index = 0; index < 2; ++index) {
+      out[index] = loads_.count(index) ? loads_[index] : GpuSample{};
+      out[index].at = at;
+    }
+    return out;
+  }
+  void SetLoad(int index, int percent, int64_t memory) {
+    loads_[index] = GpuSample{{}, percent, memory};
+  }
+
+ private:
+  std::map<int, GpuSample> loads_;
+};
+
+// Every task it is asked about uses one core and 4 KiB.
+class FakeTaskSampler final : public TaskSampler {
+ public:
+  std::map<TaskId, TaskSample> Sample(const std::map<TaskId, pid_t>& supervisors,
+                                      Timestamp now) override {
+    asked_ = supervisors;
+    std::map<TaskId, TaskSample> out;
+    for (const auto& [id, pid] : supervisors) out[id] = TaskSample{now, 1000, 4096};
+    return out;
+  }
+  const std::map<TaskId, pid_t>& asked() const { return asked_; }
+
+ private:
+  std::map<TaskId, pid_t> asked_;
+};
+
 constexpr const char* kNode = "node-1";
 
 TaskId Id(JobId job, int index = 0) { return TaskId{job, 1, "worker", index}; }
@@ -195,8 +230,9 @@ class AgentTest : public ::testing::Test {
     AgentConfig config = config_;
     config.data_dir = dir_.string();
     config.node.id = kNode;
-    auto agent = std::make_unique<Agent>(config, GpuInventory{{}, {}, "declared"},
-                                         AgentDeps{clock_, launcher_, master_});
+    auto agent = std::make_unique<Agent>(
+        config, GpuInventory{{}, {}, "declared"},
+        AgentDeps{clock_, launcher_, master_, &gpu_sampler_, &task_sampler_});
     EXPECT_TRUE(agent->Start().ok());
     return agent;
   }
@@ -232,6 +268,8 @@ class AgentTest : public ::testing::Test {
   ManualClock clock_;
   FakeTaskLauncher launcher_;
   FakeMaster master_;
+  FakeGpuSampler gpu_sampler_;
+  FakeTaskSampler task_sampler_;
 };
 
 TEST_F(AgentTest, ShipsMetricLinesOfTheOutputOnceEvenAcrossAFailureAndARestart) {
@@ -269,6 +307,58 @@ TEST_F(AgentTest, ShipsMetricLinesOfTheOutputOnceEvenAcrossAFailureAndARestart) 
   ASSERT_TRUE(agent->Step().ok());
   ASSERT_EQ(master_.Metrics(a).size(), 4u);
   EXPECT_EQ(master_.Metrics(a)[3].point.step, 4);
+}
+
+TEST_F(AgentTest, SamplesEveryIntervalAndReportsEachSampleUntilTheMasterHasIt) {
+  config_.sample_interval = seconds(5);
+  gpu_sampler_.SetLoad(0, 40, 1 << 20);  // GPU 1: nothing known
+  TaskId a = Id(7);
+  master_.Want(kNode, Desired(1, {Launch(a)}));
+  auto agent = NewAgent();
+  const Timestamp t0 = clock_.Now();
+  ASSERT_TRUE(agent->Step().ok());  // samples the GPUs, registers, starts the task
+
+  ASSERT_TRUE(agent->Step().ok());  // no new sample yet: the GPUs' first one is sent
+  const AgentReport& first = master_.reports().back();
+  ASSERT_EQ(first.gpu_samples.size(), 1u) << "a GPU of which nothing is known sends nothing";
+  EXPECT_EQ(first.gpu_samples[0].index, 0);
+  ASSERT_EQ(first.gpu_samples[0].samples.size(), 1u);
+  EXPECT_EQ(first.gpu_samples[0].samples[0].at, t0);
+  EXPECT_EQ(first.gpu_samples[0].samples[0].utilization_percent, 40);
+  EXPECT_TRUE(Reported(a).samples.empty()) << "the task started after the sample";
+
+  ASSERT_TRUE(agent->Step().ok());
+  EXPECT_TRUE(master_.reports().back().gpu_samples.empty()) << "the master has it already";
+
+  clock_.Advance(seconds(5));
+  ASSERT_TRUE(agent->Step().ok());
+  EXPECT_EQ(task_sampler_.asked().at(a), Supervisor(a));
+  ASSERT_EQ(Reported(a).samples.size(), 1u);
+  EXPECT_EQ(Reported(a).samples[0].at, t0 + seconds(5));
+  EXPECT_EQ(Reported(a).samples[0].milli_cpus, 1000);
+
+  // While the master is away, samples wait; the newest kMaxSamplesPerReport are sent.
+  master_.FailSync(Status::Unavailable("away"));
+  const size_t waited = kMaxSamplesPerReport + 3;
+  for (size_t i = 0; i < waited; ++i) {
+    clock_.Advance(seconds(5));
+    EXPECT_FALSE(agent->Step().ok());
+  }
+  master_.FailSync(Status::Ok());
+  ASSERT_TRUE(agent->Step().ok());
+  const auto& kept = Reported(a).samples;
+  ASSERT_EQ(kept.size(), kMaxSamplesPerReport);
+  EXPECT_EQ(kept.back().at, clock_.Now());
+  EXPECT_EQ(kept.front().at, clock_.Now() - seconds(5) * (kMaxSamplesPerReport - 1));
+  EXPECT_EQ(master_.reports().back().gpu_samples[0].samples.size(), kMaxSamplesPerReport);
+  ASSERT_TRUE(agent->Step().ok());
+  EXPECT_TRUE(Reported(a).samples.empty());
+
+  // An ended task is no longer sampled.
+  launcher_.Exit(Supervisor(a), 0);
+  clock_.Advance(seconds(5));
+  ASSERT_TRUE(agent->Step().ok());
+  EXPECT_EQ(task_sampler_.asked().count(a), 0u);
 }
 
 TEST_F(AgentTest, LaunchesADesiredTaskOnceAndReportsItsPidOnceKnown) {

@@ -12,73 +12,10 @@
 #include <utility>
 #include <vector>
 
+#include "agent/nvml_api.h"
+
 namespace cohort::agent {
 namespace {
-
-// The slice of NVML's C ABI that the probe uses, declared here because no NVIDIA header is
-// installed where Cohort builds. Layouts and values follow nvml.h, whose ABI the driver keeps
-// stable (that is what the _v2/_v3 suffixes of the symbols are for). NVML's enums are C enums,
-// hence int.
-using nvmlReturn_t = int;
-using nvmlDevice_t = struct nvmlDevice_st*;
-using nvmlGpuTopologyLevel_t = int;
-using nvmlEnableState_t = int;
-
-struct nvmlMemory_t {
-  unsigned long long total;
-  unsigned long long free;
-  unsigned long long used;
-};
-
-struct nvmlPciInfo_t {
-  char busIdLegacy[16];
-  unsigned int domain;
-  unsigned int bus;
-  unsigned int device;
-  unsigned int pciDeviceId;
-  unsigned int pciSubSystemId;
-  char busId[32];
-};
-
-constexpr nvmlReturn_t NVML_SUCCESS = 0;
-constexpr nvmlEnableState_t NVML_FEATURE_ENABLED = 1;
-
-constexpr nvmlGpuTopologyLevel_t NVML_TOPOLOGY_INTERNAL = 0;
-constexpr nvmlGpuTopologyLevel_t NVML_TOPOLOGY_SINGLE = 10;
-constexpr nvmlGpuTopologyLevel_t NVML_TOPOLOGY_MULTIPLE = 20;
-constexpr nvmlGpuTopologyLevel_t NVML_TOPOLOGY_HOSTBRIDGE = 30;
-constexpr nvmlGpuTopologyLevel_t NVML_TOPOLOGY_NODE = 40;
-constexpr nvmlGpuTopologyLevel_t NVML_TOPOLOGY_SYSTEM = 50;
-
-constexpr unsigned int NVML_NVLINK_MAX_LINKS = 18;
-// NVML_DEVICE_NAME_V2_BUFFER_SIZE and NVML_DEVICE_UUID_V2_BUFFER_SIZE.
-constexpr unsigned int kNameBufferSize = 96;
-constexpr unsigned int kUuidBufferSize = 96;
-
-// Entry points, resolved with dlsym. The optional ones are null when the library predates them;
-// the probe then reports less rather than failing.
-struct NvmlApi {
-  nvmlReturn_t (*init)() = nullptr;
-  nvmlReturn_t (*shutdown)() = nullptr;
-  const char* (*error_string)(nvmlReturn_t) = nullptr;
-  nvmlReturn_t (*get_count)(unsigned int*) = nullptr;
-  nvmlReturn_t (*get_handle_by_index)(unsigned int, nvmlDevice_t*) = nullptr;
-  nvmlReturn_t (*get_name)(nvmlDevice_t, char*, unsigned int) = nullptr;
-  nvmlReturn_t (*get_uuid)(nvmlDevice_t, char*, unsigned int) = nullptr;
-  nvmlReturn_t (*get_memory_info)(nvmlDevice_t, nvmlMemory_t*) = nullptr;
-
-  nvmlReturn_t (*get_pci_info)(nvmlDevice_t, nvmlPciInfo_t*) = nullptr;
-  nvmlReturn_t (*get_topology_common_ancestor)(nvmlDevice_t, nvmlDevice_t,
-                                               nvmlGpuTopologyLevel_t*) = nullptr;
-  nvmlReturn_t (*get_nvlink_state)(nvmlDevice_t, unsigned int, nvmlEnableState_t*) = nullptr;
-  nvmlReturn_t (*get_nvlink_remote_pci_info)(nvmlDevice_t, unsigned int, nvmlPciInfo_t*) = nullptr;
-  nvmlReturn_t (*get_numa_node_id)(nvmlDevice_t, unsigned int*) = nullptr;
-};
-
-struct LibraryCloser {
-  void operator()(void* handle) const { dlclose(handle); }
-};
-using LibraryHandle = std::unique_ptr<void, LibraryCloser>;
 
 // Every successful nvmlInit_v2 takes a reference inside the driver's library; it must be given
 // back even when reading a GPU fails halfway, or the library stays initialised in the agent.
@@ -92,68 +29,6 @@ class NvmlSession {
  private:
   const NvmlApi& api_;
 };
-
-std::string LastDlError() {
-  const char* error = dlerror();
-  return error != nullptr ? error : "unknown error";
-}
-
-LibraryHandle OpenLibrary(const std::string& library) {
-  dlerror();  // a stale message from an earlier call would be misreported as ours
-  return LibraryHandle(dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL));
-}
-
-template <typename Function>
-void Resolve(void* library, const char* symbol, Function*& function) {
-  function = reinterpret_cast<Function*>(dlsym(library, symbol));
-}
-
-StatusOr<NvmlApi> ResolveApi(void* library, const std::string& library_name) {
-  NvmlApi api;
-  Resolve(library, "nvmlInit_v2", api.init);
-  Resolve(library, "nvmlShutdown", api.shutdown);
-  Resolve(library, "nvmlErrorString", api.error_string);
-  Resolve(library, "nvmlDeviceGetCount_v2", api.get_count);
-  Resolve(library, "nvmlDeviceGetHandleByIndex_v2", api.get_handle_by_index);
-  Resolve(library, "nvmlDeviceGetName", api.get_name);
-  Resolve(library, "nvmlDeviceGetUUID", api.get_uuid);
-  Resolve(library, "nvmlDeviceGetMemoryInfo", api.get_memory_info);
-  const std::pair<const char*, bool> required[] = {
-      {"nvmlInit_v2", api.init != nullptr},
-      {"nvmlShutdown", api.shutdown != nullptr},
-      {"nvmlErrorString", api.error_string != nullptr},
-      {"nvmlDeviceGetCount_v2", api.get_count != nullptr},
-      {"nvmlDeviceGetHandleByIndex_v2", api.get_handle_by_index != nullptr},
-      {"nvmlDeviceGetName", api.get_name != nullptr},
-      {"nvmlDeviceGetUUID", api.get_uuid != nullptr},
-      {"nvmlDeviceGetMemoryInfo", api.get_memory_info != nullptr},
-  };
-  for (const auto& [symbol, found] : required) {
-    if (!found) {
-      return Status::Unavailable(library_name + " does not provide " + symbol +
-                                 "; the NVIDIA driver is too old or the library is not NVML");
-    }
-  }
-  Resolve(library, "nvmlDeviceGetPciInfo_v3", api.get_pci_info);
-  Resolve(library, "nvmlDeviceGetTopologyCommonAncestor", api.get_topology_common_ancestor);
-  Resolve(library, "nvmlDeviceGetNvLinkState", api.get_nvlink_state);
-  Resolve(library, "nvmlDeviceGetNvLinkRemotePciInfo_v2", api.get_nvlink_remote_pci_info);
-  Resolve(library, "nvmlDeviceGetNumaNodeId", api.get_numa_node_id);
-  return api;
-}
-
-Status CallFailed(const NvmlApi& api, const std::string& function, nvmlReturn_t code) {
-  const char* text = api.error_string(code);
-  return Status::Unavailable(
-      function + " failed: " + (text != nullptr ? text : "error " + std::to_string(code)));
-}
-
-// NVML fills fixed-size buffers; a driver that fills one to the brim leaves no terminator.
-std::string FromBuffer(const char* buffer, size_t size) {
-  size_t length = 0;
-  while (length < size && buffer[length] != '\0') ++length;
-  return std::string(buffer, length);
-}
 
 // The kernel's view, for drivers whose NVML cannot tell the NUMA node. sysfs names devices with
 // a 4-digit lowercase domain ("0000:17:00.0") where NVML writes 8 uppercase digits.

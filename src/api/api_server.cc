@@ -12,6 +12,7 @@
 #include "api/audit_hook.h"
 #include "api/job_pages.h"
 #include "api/log_stream.h"
+#include "api/resource_json.h"
 #include "api/router.h"
 #include "auth/token.h"
 #include "common/strings.h"
@@ -30,8 +31,9 @@ constexpr int64_t kMaxWaitMs = 60'000;
 
 // Request bodies beyond what each route needs (docs/api.md, "Limits"); every other route takes
 // kSmallBodyLimit. A registration of 64 GPUs, every pair linked, is about 200 KiB; a sync
-// report is about 230 bytes a task (some 4,500 tasks here, read in about 25 ms); a log upload
-// is one chunk of the agent's.
+// report is about 230 bytes a task (some 4,500 tasks here, read in about 25 ms), and 80 more
+// for each resource sample it carries (one or two per task and GPU, at most 12 while the
+// master was away: some 900 tasks then); a log upload is one chunk of the agent's.
 constexpr uint64_t kRegistrationBodyLimit = 512 * 1024;
 constexpr uint64_t kSyncBodyLimit = 1024 * 1024;
 constexpr uint64_t kLogUploadBodyLimit = 2 * kMaxLogUploadBytes;
@@ -46,7 +48,7 @@ std::string Dump(const Json& body) {
   return body.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
-Json NodeJson(const master::NodeStatus& status) {
+Json NodeJson(const master::NodeStatus& status, const master::ResourceHistory& resources) {
   Json j = ToJson(status.node->info);
   j["state"] = NodeStateName(status.node->state);
   j["drained"] = status.node->drained;
@@ -57,6 +59,7 @@ Json NodeJson(const master::NodeStatus& status) {
                         {"cpus", static_cast<double>(status.allocated.milli_cpus) / 1000.0},
                         {"memory_bytes", status.allocated.memory_bytes}};
   for (auto& gpu : j["gpus"]) {
+    AddLatestGpuLoad(gpu, resources.LatestGpu(status.node->info.id, gpu["index"].get<int>()));
     auto it = status.gpu_holders.find(gpu["index"].get<int>());
     if (it == status.gpu_holders.end()) {
       gpu["job_id"] = nullptr;
@@ -133,6 +136,7 @@ std::vector<Router<ApiServer::Handler, Access>::Route> ApiServer::Routes() {
       {"GET", "/api/v1/jobs/{id}/explain", &ApiServer::ExplainJob, A::kUser},
       {"GET", "/api/v1/jobs/{id}/logs", &ApiServer::StreamLogs, A::kUser},
       {"GET", "/api/v1/jobs/{id}/metrics", &ApiServer::JobMetrics, A::kUser},
+      {"GET", "/api/v1/jobs/{id}/usage", &ApiServer::JobUsage, A::kUser},
       {"GET", "/api/v1/teams", &ApiServer::ListTeams, A::kUser},
       {"GET", "/api/v1/teams/{name}", &ApiServer::GetTeam, A::kUser},
       {"PUT", "/api/v1/teams/{name}", &ApiServer::SetTeam, A::kAdmin},
@@ -681,7 +685,8 @@ void ApiServer::DeleteTeam(const Call& call) {
 void ApiServer::ListNodes(const Call& call) {
   Responder& responder = *call.responder;
   Json nodes = Json::array();
-  for (const auto& status : master_.ListNodes()) nodes.push_back(NodeJson(status));
+  for (const auto& status : master_.ListNodes())
+    nodes.push_back(NodeJson(status, master_.resources()));
   responder.Send(JsonResponse(200, Json{{"nodes", nodes}}));
 }
 
@@ -690,7 +695,7 @@ namespace {
 // The node as listed, after an admin changed it.
 Json NodeAfter(master::Master& master, const std::string& id) {
   for (const auto& status : master.ListNodes()) {
-    if (status.node->info.id == id) return NodeJson(status);
+    if (status.node->info.id == id) return NodeJson(status, master.resources());
   }
   return Json{{"id", id}};
 }

@@ -117,6 +117,7 @@ class ApiServer final : public master::MasterListener {
   void UploadLog(const Call& call);
   void UploadMetrics(const Call& call);  // api/metric_routes.cc
   void JobMetrics(const Call& call);     // api/metric_routes.cc
+  void JobUsage(const Call& call);       // api/job_usage_route.cc
   // Users, teams' members, tokens (account_routes.cc).
   void WhoAmI(const Call& call);
   void ListUsers(const Call& call);

@@ -18,6 +18,14 @@ struct NodeOptions {
   std::string output = "table";
 };
 
+// The GPU's utilisation as its agent last sampled it ("37%"), or "-" when unknown: declared
+// GPUs, a driver that cannot tell, an agent that has not sampled yet, an older master.
+std::string UtilizationText(const Json& gpu) {
+  auto it = gpu.find("utilization");
+  if (it == gpu.end() || !it->is_number_integer()) return "-";
+  return fmt::format("{}%", it->get<int64_t>());
+}
+
 int RunNodes(const GlobalOptions& g, const NodesOptions& o) {
   auto c = Connect(g);
   if (!c.ok()) return Fail("nodes", c.status());
@@ -30,7 +38,7 @@ int RunNodes(const GlobalOptions& g, const NodesOptions& o) {
   try {
     Table nodes(
         {"NODE", "STATE", "ADDRESS", "GPUS", "FREE", "MODEL", "CPUS", "MEMORY", "LAST SEEN"});
-    Table gpus({"NODE", "GPU", "MODEL", "MEMORY", "HELD BY"});
+    Table gpus({"NODE", "GPU", "MODEL", "MEMORY", "UTIL", "HELD BY"});
     Timestamp now = RealClock().Now();
     for (const auto& n : (*doc)["nodes"]) {
       int total = static_cast<int>(n["gpus"].size());
@@ -41,7 +49,7 @@ int RunNodes(const GlobalOptions& g, const NodesOptions& o) {
         free += held ? 0 : 1;
         model = gpu["model"].get<std::string>();
         gpus.Add({n["id"].get<std::string>(), std::to_string(gpu["index"].get<int>()), model,
-                  gpu["memory"].get<std::string>(),
+                  gpu["memory"].get<std::string>(), UtilizationText(gpu),
                   held ? fmt::format("job {} {}", gpu["job_id"].get<int64_t>(),
                                      gpu["task"].get<std::string>())
                        : "-"});

@@ -9,6 +9,7 @@
 
 #include "agent/agent.h"
 #include "agent/nvml_gpu_probe.h"
+#include "agent/nvml_gpu_sampler.h"
 #include "cohortd/commands.h"
 #include "common/strings.h"
 #include "common/units.h"
@@ -83,6 +84,10 @@ void AddAgentCommand(CLI::App& app, AgentOptions& o) {
   cmd->add_flag("--allow-root-tasks", o.allow_root_tasks,
                 "Run the tasks of jobs whose user is root as root; without it, an agent running "
                 "as root refuses them (every other task runs as its job's user)");
+  cmd->add_option("--sample-interval", o.sample_interval,
+                  "How often to sample GPU utilisation and memory (NVML) and each task's CPU "
+                  "and memory (/proc), e.g. 5s")
+      ->capture_default_str();
   cmd->add_option("--log-level", o.log_level, "trace, debug, info, warn or error")
       ->capture_default_str();
 }
@@ -147,6 +152,12 @@ int RunAgent(const AgentOptions& o) {
   if (*log_limit < (1 << 20)) return fail("--log-limit: must be at least 1Mi");
   config.log_limit = *log_limit;
   config.allow_root_tasks = o.allow_root_tasks;
+  auto sample_interval = ParseDuration(o.sample_interval);
+  if (!sample_interval.ok())
+    return fail("--sample-interval: " + sample_interval.status().message());
+  if (*sample_interval < std::chrono::seconds(1))
+    return fail("--sample-interval: must be at least 1s");
+  config.sample_interval = *sample_interval;
 
   std::unique_ptr<agent::GpuProbe> probe;
   if (o.gpus >= 0) {
@@ -200,14 +211,29 @@ int RunAgent(const AgentOptions& o) {
     return 1;
   }
   RealClock clock;
+  // Declared GPUs have no utilisation to read: they are reported unknown, never made up.
+  std::unique_ptr<agent::GpuSampler> gpu_sampler;
+  if (gpus->source == "nvml") {
+    auto nvml = agent::NvmlGpuSampler::Open(o.nvml_library);
+    if (nvml.ok()) {
+      gpu_sampler = std::move(nvml).value();
+    } else {
+      spdlog::warn("GPU utilisation will be unknown: {}", nvml.status().ToString());
+    }
+  }
+  if (!gpu_sampler) {
+    gpu_sampler = std::make_unique<agent::DeclaredGpuSampler>(static_cast<int>(gpus->gpus.size()));
+  }
+  agent::ProcTaskSampler task_sampler;
 
   std::signal(SIGINT, OnSignal);
   std::signal(SIGTERM, OnSignal);
   std::signal(SIGPIPE, SIG_IGN);
   spdlog::info("cohortd agent {} for node {} ({} GPUs from {}); master {}", COHORT_VERSION, node.id,
                gpus->gpus.size(), gpus->source, master_url);
-  agent::Agent agent(config, std::move(gpus).value(),
-                     agent::AgentDeps{clock, **launcher, **master});
+  agent::Agent agent(
+      config, std::move(gpus).value(),
+      agent::AgentDeps{clock, **launcher, **master, gpu_sampler.get(), &task_sampler});
   Status s = agent.Run(g_stop);
   if (!s.ok()) {
     fmt::print(stderr, "cohortd agent: {}\n", s.ToString());

@@ -51,6 +51,7 @@ struct AgentOptions {
   std::string join_token_file;  // else $COHORT_JOIN_TOKEN
   std::string ca_file;          // trusted for an https:// master; empty: the system's CAs
   bool allow_root_tasks = false;
+  std::string sample_interval = "5s";  // GPUs and tasks sampled this often
 };
 
 // cohortd cert ca | issue.

@@ -147,8 +147,9 @@ StatusOr<int64_t> ParseMilliCpus(std::string_view text) {
   // 64.9 is 64899.99999999999 thousandths in binary: what is a whole number of thousandths but
   // for the last bits of a double is one (found by the small_parsers fuzzer: "64900m" printed as
   // "64.9" did not parse back).
+  // The tolerance is relative, so that no amount too small to be a thousandth rounds to 0.
   double whole = std::round(milli);
-  if (std::abs(milli - whole) > 1e-6) {
+  if (whole == 0 ? milli != 0 : std::abs(milli - whole) > 1e-9 * whole) {
     return Status::InvalidArgument(fmt::format("\"{}\" is finer than a thousandth of a CPU", text));
   }
   return static_cast<int64_t>(whole);

@@ -57,6 +57,7 @@ TEST(MilliCpus, ParsesWholeFractionAndMilli) {
   EXPECT_FALSE(ParseMilliCpus("two").ok());
   EXPECT_FALSE(ParseMilliCpus("0.0005").ok());
   EXPECT_FALSE(ParseMilliCpus("64.9005").ok());
+  EXPECT_FALSE(ParseMilliCpus("0.0000001").ok()) << "not rounded to 0";
   // Decimals that binary doubles cannot hold exactly are still whole thousandths.
   EXPECT_EQ(*ParseMilliCpus("64.9"), 64900);
   EXPECT_EQ(*ParseMilliCpus("0.001"), 1);

@@ -28,6 +28,34 @@ Timestamp WaitingSince(const Job& job) {
   return job.submitted_at;
 }
 
+// What the agents last measured of each GPU: only GPUs whose figure is known (never declared
+// ones), so that a dashboard's average is not pulled down by made-up zeros.
+void WriteGpuLoad(const Master& master, const std::vector<NodeStatus>& nodes, PrometheusText& out) {
+  out.Family("cohort_gpu_utilization_ratio", MetricType::kGauge,
+             "Fraction of the last sample period in which a kernel ran on the GPU (NVML "
+             "utilization.gpu / 100), as its agent last sampled it; absent when unknown.");
+  for (const auto& n : nodes) {
+    for (const Gpu& gpu : n.node->info.gpus) {
+      auto sample = master.resources().LatestGpu(n.node->info.id, gpu.index);
+      if (!sample || !sample->utilization_percent) continue;
+      out.Sample("cohort_gpu_utilization_ratio",
+                 {{"node", n.node->info.id}, {"gpu", std::to_string(gpu.index)}},
+                 *sample->utilization_percent / 100.0);
+    }
+  }
+  out.Family("cohort_gpu_memory_used_bytes", MetricType::kGauge,
+             "GPU memory in use, as its agent last sampled it; absent when unknown.");
+  for (const auto& n : nodes) {
+    for (const Gpu& gpu : n.node->info.gpus) {
+      auto sample = master.resources().LatestGpu(n.node->info.id, gpu.index);
+      if (!sample || !sample->memory_used_bytes) continue;
+      out.Sample("cohort_gpu_memory_used_bytes",
+                 {{"node", n.node->info.id}, {"gpu", std::to_string(gpu.index)}},
+                 static_cast<double>(*sample->memory_used_bytes));
+    }
+  }
+}
+
 void WriteNodes(const Master& master, const std::vector<NodeStatus>& nodes, PrometheusText& out) {
   out.Family("cohort_gpus", MetricType::kGauge, "GPUs a node has.");
   for (const auto& n : nodes) {
@@ -48,8 +76,7 @@ void WriteNodes(const Master& master, const std::vector<NodeStatus>& nodes, Prom
       out.Sample("cohort_gpus_allocated", {{"node", n.node->info.id}, {"team", team}}, gpus);
     }
   }
-  // GPU utilisation is not reported by agents yet: a cohort_gpu_utilization_ratio{node,gpu}
-  // gauge belongs here once NodeInfo's GPUs carry it; nothing is written until then.
+  WriteGpuLoad(master, nodes, out);
   out.Family("cohort_node_state", MetricType::kGauge,
              "1 for the node's state (ready, unreachable, lost), 0 for the others.");
   for (const auto& n : nodes) {

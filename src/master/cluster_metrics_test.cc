@@ -120,6 +120,25 @@ TEST_P(ClusterMetricsTest, ASilentNodeIsLostAndEndedJobsAreCountedByTheirState) 
   EXPECT_EQ(ValueOf(text, R"(cohort_gpus_allocated{node="a",team="default"})"), "");
 }
 
+TEST_P(ClusterMetricsTest, GpuLoadOnlyForGpusWhoseFiguresAreKnown) {
+  AddNode("a", 2);
+  std::string text = Scrape();
+  EXPECT_THAT(text, ::testing::HasSubstr("# TYPE cohort_gpu_utilization_ratio gauge"));
+  EXPECT_THAT(text, ::testing::Not(::testing::HasSubstr("cohort_gpu_utilization_ratio{")))
+      << "nothing sampled yet: no figure is made up";
+
+  AgentReport report;
+  report.applied_version = master_->DesiredFor("a")->version;
+  report.gpu_samples = {GpuSamples{0, {GpuSample{clock_.Now(), 37, 1 << 30}}},
+                        GpuSamples{1, {GpuSample{clock_.Now(), std::nullopt, 4096}}}};
+  ASSERT_TRUE(master_->Sync("a", report).ok());
+  text = Scrape();
+  EXPECT_EQ(ValueOf(text, R"(cohort_gpu_utilization_ratio{node="a",gpu="0"})"), "0.37");
+  EXPECT_EQ(ValueOf(text, R"(cohort_gpu_utilization_ratio{node="a",gpu="1"})"), "");
+  EXPECT_EQ(ValueOf(text, R"(cohort_gpu_memory_used_bytes{node="a",gpu="0"})"), "1073741824");
+  EXPECT_EQ(ValueOf(text, R"(cohort_gpu_memory_used_bytes{node="a",gpu="1"})"), "4096");
+}
+
 INSTANTIATE_TEST_SUITE_P(Modes, ClusterMetricsTest, ::testing::Bool());
 
 }  // namespace

@@ -29,6 +29,7 @@
 #include "master/event_loop.h"
 #include "master/log_store.h"
 #include "master/metric_ingest.h"
+#include "master/resource_history.h"
 #include "master/secrets.h"
 #include "master/usage_reader.h"
 #include "master/usage_report.h"
@@ -161,6 +162,9 @@ class Master {
   // submission is left out of its environment, and its job gets an event saying so.
   StatusOr<DesiredState> DesiredFor(const std::string& node_id);
   std::vector<NodeStatus> ListNodes() const;
+  // The last few minutes of what agents measured of their GPUs and tasks (utilisation, memory,
+  // CPU), taken from their sync reports; in memory only.
+  const ResourceHistory& resources() const { return resources_; }
   // Nothing new is placed on a drained node; what runs there keeps running. kNotFound.
   StatusOr<const Node*> Drain(const std::string& node_id, std::string reason);
   StatusOr<const Node*> Undrain(const std::string& node_id);
@@ -352,6 +356,7 @@ class Master {
   std::set<JobId> pending_;  // PENDING
   std::set<JobId> active_;   // STARTING, RUNNING, STOPPING: they hold resources
   std::map<std::string, NodeEntry> nodes_;
+  ResourceHistory resources_;
   std::vector<TeamQuota> teams_;
   std::map<JobId, PendingReason> last_reasons_;  // from the last pass, for pending jobs
   // What the scheduler sees (nodes, free capacity, jobs that hold resources, claims), and what

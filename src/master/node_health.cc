@@ -29,6 +29,7 @@ void Master::CheckNodeTimeouts(Timestamp now) {
     spdlog::warn("node {} is LOST: silent for {} (node timeout {}); its tasks are lost", id, silent,
                  FormatDuration(config_.node_timeout));
     SetNodeState(entry, NodeState::kLost);
+    resources_.ForgetNode(id);  // what it measured last is no longer so
     Status s = LoseTasksOn(id, fmt::format("node {} was silent for {} (node timeout {})", id,
                                            silent, FormatDuration(config_.node_timeout)));
     if (!s.ok()) return;  // the write failed: the master has failed stop
@@ -90,6 +91,7 @@ Status Master::RemoveNode(const std::string& node_id) {
   Status s = LoseTasksOn(node_id, fmt::format("node {} was removed by an admin", node_id));
   cluster_.RemoveNode(node_id);
   nodes_.erase(node_id);
+  resources_.ForgetNode(node_id);
   InvalidateResidue();
   if (listener_) listener_->OnNodeChanged(node_id);
   return s;

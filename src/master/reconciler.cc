@@ -54,6 +54,7 @@ StatusOr<DesiredState> Master::Register(NodeInfo info) {
                  wiped ? " without its tasks (its agent has a new data directory)" : "");
   }
   it->second.topology = std::make_shared<GpuTopology>(it->second.node.info.Topology());
+  resources_.ForgetNode(id);  // its GPUs may not be the ones it had
   cluster_.UpsertNode(CapacityOf(it->second), it->second.node.Schedulable());
   InvalidateResidue();
   if (wiped) {
@@ -197,6 +198,7 @@ StatusOr<DesiredState> Master::Sync(const std::string& node_id, const AgentRepor
 
   TaskEnds ends;
   std::set<TaskId> reported;
+  std::map<TaskId, std::vector<TaskSample>> task_samples;  // of the tasks the master has here
   for (const auto& r : report.tasks) {
     reported.insert(r.id);
     auto job_it = jobs_.find(r.id.job);
@@ -205,10 +207,20 @@ StatusOr<DesiredState> Master::Sync(const std::string& node_id, const AgentRepor
     if (job.attempt != r.id.attempt) continue;  // an earlier attempt's task: nothing to record
     for (auto& t : job.tasks) {
       if (t.role == r.id.role && t.index == r.id.index && t.node_id == node_id) {
+        task_samples[r.id] = r.samples;
         RecordTaskReport(ends, job, t, r);
       }
     }
   }
+  std::vector<GpuSamples> gpu_samples;  // of the GPUs the node registered
+  for (const auto& g : report.gpu_samples) {
+    const auto& gpus = entry.node.info.gpus;
+    if (std::any_of(gpus.begin(), gpus.end(),
+                    [&](const Gpu& gpu) { return gpu.index == g.index; })) {
+      gpu_samples.push_back(g);
+    }
+  }
+  resources_.Record(node_id, gpu_samples, task_samples);
   // Tasks this agent has applied but no longer reports: it lost them.
   for (JobId id : active_) {
     Job& job = jobs_.at(id);

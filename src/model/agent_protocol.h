@@ -12,6 +12,7 @@
 
 #include "common/time.h"
 #include "model/job.h"
+#include "model/resource_samples.h"
 #include "model/run_as.h"
 
 namespace cohort {
@@ -46,12 +47,18 @@ struct TaskReport {
   // Why the agent could not start the task ("no Unix account ..."); empty when it ran. (An
   // initializer, so that aggregates that leave it out still mean "empty" without a warning.)
   std::string message = {};
+  // Its CPU and memory measured since the master last took a report, oldest first; at most
+  // kMaxSamplesPerReport (empty from an agent that does not sample).
+  std::vector<TaskSample> samples = {};
 };
 
 struct AgentReport {
   // The DesiredState::version this agent has applied; 0 before its first.
   uint64_t applied_version = 0;
   std::vector<TaskReport> tasks;
+  // The node's GPUs measured since the master last took a report, one entry per GPU with any
+  // known figure, each with at most kMaxSamplesPerReport samples.
+  std::vector<GpuSamples> gpu_samples = {};
 };
 
 struct DesiredState {

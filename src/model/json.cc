@@ -9,6 +9,7 @@
 
 #include "common/units.h"
 #include "model/job_spec_parser.h"
+#include "model/limits.h"
 
 namespace cohort {
 namespace {
@@ -410,6 +411,81 @@ RunAs RunAsFrom(const Json& j) {
   return r;
 }
 
+// --- Resource samples (model/resource_samples.h) ---
+
+Json OptionalJson(const std::optional<int64_t>& v) { return v ? Json(*v) : Json(nullptr); }
+
+// An integer field from `low` to `high`, or absent (missing or null).
+std::optional<int64_t> OptionalInRange(const Json& j, const char* key, int64_t low, int64_t high) {
+  auto v = OptionalValue<int64_t>(j, key);
+  if (v && (*v < low || *v > high)) {
+    throw std::runtime_error(fmt::format("{}: {} is out of range ({} to {})", key, *v, low, high));
+  }
+  return v;
+}
+
+// A list of at most kMaxSamplesPerReport samples; absent: none.
+template <typename Sample, typename Decode>
+std::vector<Sample> SamplesFrom(const Json& j, const char* key, Decode decode) {
+  std::vector<Sample> out;
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return out;
+  if (!it->is_array()) throw std::runtime_error(fmt::format("{}: must be a list", key));
+  if (it->size() > kMaxSamplesPerReport) {
+    throw std::runtime_error(
+        fmt::format("{}: {} samples, at most {}", key, it->size(), kMaxSamplesPerReport));
+  }
+  for (const auto& sample : *it) out.push_back(decode(sample));
+  return out;
+}
+
+Json ToJson(const TaskSample& s) {
+  return Json{{"at", FormatTimestamp(s.at)},
+              {"milli_cpus", OptionalJson(s.milli_cpus)},
+              {"rss_bytes", s.rss_bytes}};
+}
+
+TaskSample TaskSampleFrom(const Json& j) {
+  TaskSample s;
+  s.at = RequiredTime(j, "at");
+  s.milli_cpus = OptionalInRange(j, "milli_cpus", 0, kMaxNodeCpus * 1000);
+  s.rss_bytes = OptionalInRange(j, "rss_bytes", 0, kMaxNodeMemoryBytes).value_or(0);
+  return s;
+}
+
+Json ToJson(const GpuSample& s) {
+  return Json{{"at", FormatTimestamp(s.at)},
+              {"utilization", s.utilization_percent ? Json(*s.utilization_percent) : Json(nullptr)},
+              {"memory_used_bytes", OptionalJson(s.memory_used_bytes)}};
+}
+
+GpuSample GpuSampleFrom(const Json& j) {
+  GpuSample s;
+  s.at = RequiredTime(j, "at");
+  if (auto u = OptionalInRange(j, "utilization", 0, 100))
+    s.utilization_percent = static_cast<int>(*u);
+  s.memory_used_bytes = OptionalInRange(j, "memory_used_bytes", 0, kMaxGpuMemoryBytes);
+  return s;
+}
+
+Json ToJson(const GpuSamples& g) {
+  Json samples = Json::array();
+  for (const auto& s : g.samples) samples.push_back(ToJson(s));
+  return Json{{"index", g.index}, {"samples", samples}};
+}
+
+GpuSamples GpuSamplesFrom(const Json& j) {
+  GpuSamples g;
+  int64_t index = At<int64_t>(j, "index");
+  if (index < 0 || index >= kMaxNodeGpus) {
+    throw std::runtime_error(
+        fmt::format("index: {} is out of range (0 to {})", index, kMaxNodeGpus - 1));
+  }
+  g.index = static_cast<int>(index);
+  g.samples = SamplesFrom<GpuSample>(j, "samples", GpuSampleFrom);
+  return g;
+}
+
 }  // namespace
 
 Json ToJson(const TaskLaunch& l) {
@@ -457,6 +533,11 @@ Json ToJson(const TaskReport& r) {
          {"started_at", TimeOrNull(r.started_at)},
          {"finished_at", TimeOrNull(r.finished_at)}};
   if (!r.message.empty()) j["message"] = r.message;
+  if (!r.samples.empty()) {
+    Json samples = Json::array();
+    for (const auto& s : r.samples) samples.push_back(ToJson(s));
+    j["samples"] = samples;
+  }
   return j;
 }
 
@@ -473,6 +554,7 @@ StatusOr<TaskReport> TaskReportFromJson(const Json& j) {
     r.started_at = OptionalTime(j, "started_at");
     r.finished_at = OptionalTime(j, "finished_at");
     r.message = ValueOr<std::string>(j, "message", "");
+    r.samples = SamplesFrom<TaskSample>(j, "samples", TaskSampleFrom);
     return r;
   });
 }
@@ -480,7 +562,14 @@ StatusOr<TaskReport> TaskReportFromJson(const Json& j) {
 Json ToJson(const AgentReport& r) {
   Json tasks = Json::array();
   for (const auto& t : r.tasks) tasks.push_back(ToJson(t));
-  return Json{{"applied_version", r.applied_version}, {"tasks", tasks}};
+  Json j{{"applied_version", r.applied_version}, {"tasks", tasks}};
+  // Left out when empty, so that a report without samples reads as one from an older agent.
+  if (!r.gpu_samples.empty()) {
+    Json gpus = Json::array();
+    for (const auto& g : r.gpu_samples) gpus.push_back(ToJson(g));
+    j["gpu_samples"] = gpus;
+  }
+  return j;
 }
 
 StatusOr<AgentReport> AgentReportFromJson(const Json& j) {
@@ -490,6 +579,13 @@ StatusOr<AgentReport> AgentReportFromJson(const Json& j) {
     for (const auto& t : j.at("tasks")) {
       COHORT_ASSIGN_OR_RETURN(auto task, TaskReportFromJson(t));
       r.tasks.push_back(std::move(task));
+    }
+    if (auto it = j.find("gpu_samples"); it != j.end() && !it->is_null()) {
+      if (!it->is_array() || it->size() > static_cast<size_t>(kMaxNodeGpus)) {
+        throw std::runtime_error(
+            fmt::format("gpu_samples: must be a list of at most {} GPUs", kMaxNodeGpus));
+      }
+      for (const auto& g : *it) r.gpu_samples.push_back(GpuSamplesFrom(g));
     }
   } catch (const std::exception& e) {
     return Status::InvalidArgument(fmt::format("malformed agent report: {}", e.what()));

@@ -1,4 +1,5 @@
 #include "model/json.h"
+#include "model/limits.h"
 
 #include <gtest/gtest.h>
 
@@ -105,6 +106,84 @@ TEST(AgentProtocolJson, ReportRoundTripsAndRejectsGarbage) {
   ASSERT_FALSE(escape.ok());
   EXPECT_NE(escape.status().message().find("not a task id"), std::string::npos);
   EXPECT_FALSE(AgentReportFromJson(Json::array()).ok());
+}
+
+TEST(AgentProtocolJson, ResourceSamplesRoundTripWithUnknownsAsNull) {
+  AgentReport r;
+  TaskReport t{TaskId{3, 1, "worker", 0},
+               TaskState::kRunning,
+               std::nullopt,
+               std::nullopt,
+               77,
+               FromMicros(1),
+               std::nullopt};
+  t.samples = {TaskSample{FromMicros(5'000'000), std::nullopt, 4096},
+               TaskSample{FromMicros(10'000'000), 1500, 8192}};
+  r.tasks.push_back(t);
+  r.gpu_samples = {GpuSamples{0, {GpuSample{FromMicros(5'000'000), 37, 1 << 30}}},
+                   GpuSamples{3, {GpuSample{FromMicros(5'000'000), std::nullopt, std::nullopt}}}};
+  Json doc = ToJson(r);
+  EXPECT_TRUE(doc["tasks"][0]["samples"][0]["milli_cpus"].is_null());
+  EXPECT_TRUE(doc["gpu_samples"][1]["samples"][0]["utilization"].is_null());
+  auto back = AgentReportFromJson(doc);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(ToJson(*back), doc);
+  ASSERT_EQ(back->tasks[0].samples.size(), 2u);
+  EXPECT_EQ(back->tasks[0].samples[1].milli_cpus, 1500);
+  EXPECT_EQ(back->tasks[0].samples[1].rss_bytes, 8192);
+  ASSERT_EQ(back->gpu_samples.size(), 2u);
+  EXPECT_EQ(back->gpu_samples[0].samples[0].utilization_percent, 37);
+  EXPECT_FALSE(back->gpu_samples[1].samples[0].utilization_percent.has_value());
+}
+
+TEST(AgentProtocolJson, ReportsWithoutSamplesReadAndWriteAsBefore) {
+  // What an agent older than sampling sends, and what one that sampled nothing sends.
+  Json old = ToJson(AgentReport{});
+  EXPECT_FALSE(old.contains("gpu_samples"));
+  auto back = AgentReportFromJson(old);
+  ASSERT_TRUE(back.ok());
+  EXPECT_TRUE(back->gpu_samples.empty());
+  TaskReport t{TaskId{3, 1, "worker", 0},
+               TaskState::kRunning,
+               std::nullopt,
+               std::nullopt,
+               0,
+               std::nullopt,
+               std::nullopt};
+  EXPECT_FALSE(ToJson(t).contains("samples"));
+}
+
+TEST(AgentProtocolJson, ResourceSamplesAreBounded) {
+  auto gpu_report = [](Json samples, Json index = 0) {
+    return AgentReportFromJson(
+        Json{{"tasks", Json::array()},
+             {"gpu_samples", Json::array({Json{{"index", index}, {"samples", samples}}})}});
+  };
+  Json sample{{"at", "2023-11-14T22:13:20.000000Z"}, {"utilization", 50}};
+  EXPECT_TRUE(gpu_report(Json::array({sample})).ok());
+  Json many = Json::array();
+  for (size_t i = 0; i <= kMaxSamplesPerReport; ++i) many.push_back(sample);
+  auto too_many = gpu_report(many);
+  ASSERT_FALSE(too_many.ok());
+  EXPECT_NE(too_many.status().message().find("at most"), std::string::npos);
+  Json over = sample;
+  over["utilization"] = 101;
+  EXPECT_FALSE(gpu_report(Json::array({over})).ok());
+  Json negative = sample;
+  negative["memory_used_bytes"] = -1;
+  EXPECT_FALSE(gpu_report(Json::array({negative})).ok());
+  Json fraction = sample;
+  fraction["utilization"] = 0.5;
+  EXPECT_FALSE(gpu_report(Json::array({fraction})).ok());
+  EXPECT_FALSE(gpu_report(Json::array({sample}), kMaxNodeGpus).ok());
+  EXPECT_FALSE(gpu_report(Json::array({Json{{"utilization", 5}}})).ok()) << "no time";
+
+  Json task{{"task", {{"job_id", 3}, {"attempt", 1}, {"role", "worker"}, {"index", 0}}},
+            {"state", "RUNNING"},
+            {"samples",
+             Json::array({Json{
+                 {"at", "2023-11-14T22:13:20.000000Z"}, {"milli_cpus", -5}, {"rss_bytes", 1}}})}};
+  EXPECT_FALSE(AgentReportFromJson(Json{{"tasks", Json::array({task})}}).ok());
 }
 
 TEST(NodeInfoJson, RoundTrips) {

@@ -1,6 +1,5 @@
 #include "os/process.h"
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <pthread.h>
@@ -14,6 +13,7 @@
 #include <sstream>
 
 #include "common/strings.h"
+#include "os/proc_stat.h"
 
 extern char** environ;
 
@@ -133,26 +133,15 @@ std::string CommandLine(pid_t pid) {
 }
 
 pid_t ParentPid(pid_t pid) {
-  std::string stat = ReadFileOrEmpty(fmt::format("/proc/{}/stat", pid));
-  // "pid (comm) state ppid ...": comm may hold spaces and parentheses; skip to the last ')'.
-  size_t close = stat.rfind(')');
-  if (close == std::string::npos) return -1;
-  auto fields = Split(Trim(std::string_view(stat).substr(close + 1)), ' ');  // state ppid ...
-  if (fields.size() < 2) return -1;
-  return ParseInt(fields[1], 0).value_or(-1);
+  auto stat = ParseProcessStat(ReadFileOrEmpty(fmt::format("/proc/{}/stat", pid)));
+  return stat ? stat->ppid : -1;
 }
 
 std::vector<pid_t> Descendants(pid_t root) {
   std::map<pid_t, std::vector<pid_t>> children;
-  DIR* proc = ::opendir("/proc");
-  if (!proc) return {};
-  while (dirent* e = ::readdir(proc)) {
-    auto pid = ParseInt(e->d_name, 1);  // the other entries are not processes
-    if (!pid) continue;
-    pid_t ppid = ParentPid(*pid);
-    if (ppid > 0) children[ppid].push_back(*pid);
+  for (const ProcessStat& p : ReadProcessTable()) {
+    if (p.ppid > 0) children[p.ppid].push_back(p.pid);
   }
-  ::closedir(proc);
   std::vector<pid_t> out;
   std::vector<pid_t> stack = {root};
   while (!stack.empty()) {

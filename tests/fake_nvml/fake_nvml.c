@@ -7,6 +7,16 @@
  *   FAKE_NVML_MODEL       device name (default "NVIDIA H100 80GB HBM3")
  *   FAKE_NVML_MEMORY_MIB  memory per GPU in MiB (default 81559)
  *   FAKE_NVML_FAIL_INIT   "1": nvmlInit_v2 fails with NVML_ERROR_DRIVER_NOT_LOADED
+ *   FAKE_NVML_UTILIZATION_FILE
+ *                         a file of lines "INDEX UTIL_PERCENT MEM_USED_BYTES" (the last field
+ *                         optional, 0 when left out), read again at every
+ *                         nvmlDeviceGetUtilizationRates and nvmlDeviceGetMemoryInfo, so that a
+ *                         test can change a GPU's load while an agent runs. A GPU without a line
+ *                         (or without the file) is idle: 0% and no memory used. A line with
+ *                         UTIL_PERCENT "fail" makes nvmlDeviceGetUtilizationRates fail for it.
+ *
+ * Built with FAKE_NVML_WITHOUT_UTILIZATION defined (the fake_nvml_no_utilization target), the
+ * library lacks nvmlDeviceGetUtilizationRates, as drivers older than the agent might.
  *
  * Topology: GPUs come in NVLink pairs (0-1, 2-3, ...) joined by two active links, and have two
  * more links to the same peer that are down (inactive, yet still naming the peer as their far
@@ -58,6 +68,11 @@ typedef struct {
   unsigned long long free;
   unsigned long long used;
 } nvmlMemory_t;
+
+typedef struct {
+  unsigned int gpu;
+  unsigned int memory;
+} nvmlUtilization_t;
 
 typedef struct {
   char busIdLegacy[16];
@@ -153,6 +168,38 @@ static void fill_pci(unsigned int index, nvmlPciInfo_t* pci) {
   snprintf(pci->busId, sizeof(pci->busId), "%08X:%02X:%02X.0", pci->domain, pci->bus, pci->device);
 }
 
+/* What the utilisation file says of one GPU. */
+struct load {
+  int utilization_fails;
+  unsigned int utilization;
+  unsigned long long memory_used;
+};
+
+/* Reads the GPU's line of FAKE_NVML_UTILIZATION_FILE, if there is one; idle otherwise. */
+static struct load load_of(unsigned int index) {
+  struct load load = {0, 0, 0};
+  const char* path = getenv("FAKE_NVML_UTILIZATION_FILE");
+  if (path == NULL || path[0] == '\0') return load;
+  FILE* file = fopen(path, "r");
+  if (file == NULL) return load;
+  char line[256];
+  while (fgets(line, sizeof(line), file) != NULL) {
+    unsigned int line_index = 0;
+    char utilization[32] = "";
+    unsigned long long used = 0;
+    int fields = sscanf(line, "%u %31s %llu", &line_index, utilization, &used);
+    if (fields < 2 || line_index != index) continue;
+    unsigned long long percent = 0;
+    load.utilization_fails = strcmp(utilization, "fail") == 0;
+    if (!load.utilization_fails && parse_number(utilization, 100, &percent) == 0) {
+      load.utilization = (unsigned int)percent;
+    }
+    load.memory_used = fields == 3 ? used : 0;
+  }
+  fclose(file);
+  return load;
+}
+
 FAKE_NVML_EXPORT const char* nvmlErrorString(nvmlReturn_t result) {
   switch (result) {
     case NVML_SUCCESS:
@@ -221,11 +268,26 @@ FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlM
   nvmlReturn_t result = check_device(device);
   if (result != NVML_SUCCESS) return result;
   if (memory == NULL) return NVML_ERROR_INVALID_ARGUMENT;
+  struct load load = load_of(device->index);
   memory->total = memory_mib * 1024ULL * 1024ULL;
-  memory->used = 0;
-  memory->free = memory->total;
+  memory->used = load.memory_used;
+  memory->free = memory->used <= memory->total ? memory->total - memory->used : 0;
   return NVML_SUCCESS;
 }
+
+#ifndef FAKE_NVML_WITHOUT_UTILIZATION
+FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t device,
+                                                            nvmlUtilization_t* utilization) {
+  nvmlReturn_t result = check_device(device);
+  if (result != NVML_SUCCESS) return result;
+  if (utilization == NULL) return NVML_ERROR_INVALID_ARGUMENT;
+  struct load load = load_of(device->index);
+  if (load.utilization_fails) return NVML_ERROR_UNKNOWN;
+  utilization->gpu = load.utilization;
+  utilization->memory = 0;
+  return NVML_SUCCESS;
+}
+#endif
 
 FAKE_NVML_EXPORT nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t device, nvmlPciInfo_t* pci) {
   nvmlReturn_t result = check_device(device);

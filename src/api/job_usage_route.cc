@@ -1,0 +1,43 @@
+// GET /api/v1/jobs/{id}/usage (docs/api.md): what the agents measured of the job's tasks in
+// the last few minutes (master/resource_history.h): CPU cores and resident memory of each task
+// of the current attempt, and the utilisation of its GPUs. Who may read the job may read this.
+#include "api/api_server.h"
+#include "api/request_params.h"
+#include "api/resource_json.h"
+
+namespace cohort::api {
+
+void ApiServer::JobUsage(const Call& call) {
+  auto id = JobIdParam(call);
+  if (!id) return;
+  Responder& responder = *call.responder;
+  auto job = master_.GetJob(*id);
+  if (!job.ok()) return responder.Send(ErrorResponse(job.status()));
+  if (!CheckCanRead(call, **job)) return;
+  if (Status q = CheckQuery(call.request, {}); !q.ok()) return responder.Send(ErrorResponse(q));
+  const master::ResourceHistory& history = master_.resources();
+  Json tasks = Json::array();
+  for (const Task& t : (*job)->tasks) {
+    std::vector<TaskSample> samples = history.Task(t.node_id, (*job)->IdOf(t));
+    Json task{{"task", t.Name()}, {"node", t.node_id},    {"state", TaskStateName(t.state)},
+              {"cpus", nullptr},  {"rss_bytes", nullptr}, {"samples", TaskHistoryJson(samples)}};
+    if (!samples.empty()) {
+      Json latest = TaskSampleJson(samples.back());
+      task["cpus"] = latest["cpus"];
+      task["rss_bytes"] = latest["rss_bytes"];
+    }
+    Json gpus = Json::array();
+    for (int index : t.gpus) {
+      Json gpu{{"index", index}};
+      AddLatestGpuLoad(gpu, history.LatestGpu(t.node_id, index));
+      gpu["samples"] = GpuHistoryJson(history.Gpu(t.node_id, index));
+      gpus.push_back(std::move(gpu));
+    }
+    task["gpus"] = std::move(gpus);
+    tasks.push_back(std::move(task));
+  }
+  responder.Send(JsonResponse(
+      200, Json{{"job_id", *id}, {"attempt", (*job)->attempt}, {"tasks", std::move(tasks)}}));
+}
+
+}  // namespace cohort::api
