@@ -70,8 +70,14 @@ try {
   page.on('pageerror', (e) => errors.push(`page error: ${e.message}`));
   page.on('dialog', (d) => d.accept());
 
-  // Sign in.
+  // Sign in. The first load: what the browser fetched, and when the page was ready.
   await page.goto(cluster.url);
+  const load = await page.evaluate(() => {
+    const nav = performance.getEntriesByType('navigation')[0];
+    const bytes = performance.getEntriesByType('resource').reduce((n, r) => n + r.transferSize, nav.transferSize);
+    return { ms: nav.loadEventEnd - nav.startTime, bytes };
+  });
+  console.log(`first load: ${load.bytes} bytes transferred, load event after ${load.ms.toFixed(0)} ms`);
   await page.fill('#token', cluster.token);
   await page.click('button[type=submit]');
   await page.waitForSelector('[data-testid=who]');
