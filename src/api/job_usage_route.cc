@@ -36,8 +36,16 @@ void ApiServer::JobUsage(const Call& call) {
     task["gpus"] = std::move(gpus);
     tasks.push_back(std::move(task));
   }
-  responder.Send(JsonResponse(
-      200, Json{{"job_id", *id}, {"attempt", (*job)->attempt}, {"tasks", std::move(tasks)}}));
+  Json advice = Json::array();
+  for (const master::Advice& a : master_.AdviceFor(*id)) {
+    advice.push_back(Json{{"kind", a.kind == master::AdviceKind::kIdle ? "idle" : "starved"},
+                          {"text", a.text},
+                          {"since", FormatTimestamp(a.since)}});
+  }
+  responder.Send(JsonResponse(200, Json{{"job_id", *id},
+                                        {"attempt", (*job)->attempt},
+                                        {"tasks", std::move(tasks)},
+                                        {"advice", std::move(advice)}}));
 }
 
 }  // namespace cohort::api

@@ -30,6 +30,9 @@ struct MasterOptions {
   std::string tls_cert;    // both or neither: HTTPS instead of plain HTTP
   std::string tls_key;
   std::string audit_retention = "90d";
+  std::string idle_gpu_after = "30m";
+  std::string advice_window = "2m";
+  bool reclaim_idle_gpus = false;
   std::string web_dir;  // empty: <directory of this binary>/../web, where the build puts it
 };
 

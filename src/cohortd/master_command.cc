@@ -95,6 +95,17 @@ void AddMasterCommand(CLI::App& app, MasterOptions& o) {
   cmd->add_option("--audit-retention", o.audit_retention,
                   "Keep audit log entries this long (pruned at most once an hour)")
       ->capture_default_str();
+  cmd->add_option("--idle-gpu-after", o.idle_gpu_after,
+                  "Advise that a running job's GPUs are idle once none of them has been busy for "
+                  "this long (docs/observability.md, \"Advice\")")
+      ->capture_default_str();
+  cmd->add_option("--advice-window", o.advice_window,
+                  "Advise that a job's GPUs are starved once they have been mostly idle with its "
+                  "CPUs saturated for this long")
+      ->capture_default_str();
+  cmd->add_flag("--reclaim-idle-gpus", o.reclaim_idle_gpus,
+                "Preempt a job whose GPUs are idle for --idle-gpu-after (requeued after its "
+                "grace period; its restart budget is not spent)");
 }
 
 namespace {
@@ -162,6 +173,16 @@ int RunMaster(const MasterOptions& o) {
                audit_retention.ok() ? "must be at least 1h" : audit_retention.status().message());
     return 2;
   }
+  auto idle_gpu_after = ParseDuration(o.idle_gpu_after);
+  auto advice_window = ParseDuration(o.advice_window);
+  for (auto [flag, value] : {std::pair{"--idle-gpu-after", &idle_gpu_after},
+                             std::pair{"--advice-window", &advice_window}}) {
+    if (!value->ok() || **value < std::chrono::seconds(1)) {
+      fmt::print(stderr, "cohortd master: {}: {}\n", flag,
+                 value->ok() ? "must be at least 1s" : value->status().message());
+      return 2;
+    }
+  }
   auto scheduling = SchedulerConfigFrom(o);
   if (!scheduling.ok()) {
     fmt::print(stderr, "cohortd master: {}\n", scheduling.status().message());
@@ -190,6 +211,9 @@ int RunMaster(const MasterOptions& o) {
   config.incremental_above = o.incremental_above;
   config.log_limit = *log_limit;
   config.audit_retention = *audit_retention;
+  config.advisor.idle_after = *idle_gpu_after;
+  config.advisor.window = *advice_window;
+  config.reclaim_idle_gpus = o.reclaim_idle_gpus;
   std::error_code ec;
   std::filesystem::create_directories(config.data_dir, ec);
   if (ec) {

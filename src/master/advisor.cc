@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "common/units.h"
+
 namespace cohort::master {
 namespace {
 
@@ -25,68 +27,58 @@ std::string Cores(double cores) {
                                         : fmt::format("{:.1f}", rounded);
 }
 
-std::optional<Advice> Starved(const std::vector<const JobSample*>& seen, Timestamp now,
-                              const AdvisorConfig& config) {
-  // The newest stretch in which every sample is starved, if it covers the window.
-  double busy = 0, used = 0, requested = 0;
-  size_t n = 0;
-  Timestamp since = now;
-  for (auto it = seen.rbegin(); it != seen.rend(); ++it) {
-    const JobSample& s = **it;
-    bool saturated = s.cpus_requested > 0 && s.cpus_used >= config.cpu_saturated * s.cpus_requested;
-    if (MeanBusy(s) > config.gpu_starved_below || !saturated) break;
-    busy += MeanBusy(s);
-    used += s.cpus_used;
-    requested += s.cpus_requested;
-    since = s.at;
-    ++n;
-  }
-  if (n == 0 || now - since < config.window) return std::nullopt;
-  const double mean_requested = requested / static_cast<double>(n);
-  return Advice{AdviceKind::kStarved,
-                fmt::format("GPU {:.0f}% busy while {} of {} CPUs are saturated: ask for more "
-                            "CPUs, or pack small input files into large shards",
-                            100 * busy / static_cast<double>(n),
-                            Cores(std::min(used / static_cast<double>(n), mean_requested)),
-                            Cores(mean_requested)),
-                since};
-}
-
-std::optional<Advice> Idle(const std::vector<const JobSample*>& seen, Timestamp now,
-                           const AdvisorConfig& config) {
-  Timestamp since = now;
-  bool any = false;
-  for (auto it = seen.rbegin(); it != seen.rend(); ++it) {
-    if (MaxBusy(**it) > config.idle_below) break;
-    since = (*it)->at;
-    any = true;
-  }
-  if (!any || now - since < config.idle_after) return std::nullopt;
-  return Advice{
-      AdviceKind::kIdle,
-      fmt::format("its {} GPU{} have been idle for {} minutes", seen.back()->gpu_busy.size(),
-                  seen.back()->gpu_busy.size() == 1 ? "" : "s",
-                  std::chrono::duration_cast<std::chrono::minutes>(now - since).count()),
-      since};
-}
-
 }  // namespace
+
+void JobAdvisor::Observe(const JobSample& s) {
+  // A sample without a GPU the advisor can see says nothing either way.
+  if (s.gpu_busy.empty()) return;
+  gpus_ = s.gpu_busy.size();
+  if (MaxBusy(s) > config_.idle_below) {
+    idle_since_.reset();
+  } else if (!idle_since_) {
+    idle_since_ = s.at;
+  }
+  bool saturated = s.cpus_requested > 0 && s.cpus_used >= config_.cpu_saturated * s.cpus_requested;
+  if (MeanBusy(s) > config_.gpu_starved_below || !saturated) {
+    starved_since_.reset();
+    busy_sum_ = used_sum_ = requested_sum_ = 0;
+    starved_samples_ = 0;
+    return;
+  }
+  if (!starved_since_) starved_since_ = s.at;
+  busy_sum_ += MeanBusy(s);
+  used_sum_ += s.cpus_used;
+  requested_sum_ += s.cpus_requested;
+  ++starved_samples_;
+}
+
+std::vector<Advice> JobAdvisor::AdviceAt(Timestamp now) const {
+  if (idle_since_ && now - *idle_since_ >= config_.idle_after) {
+    return {Advice{AdviceKind::kIdle,
+                   fmt::format("{} been idle for {}",
+                               gpus_ == 1 ? "its GPU has" : fmt::format("its {} GPUs have", gpus_),
+                               FormatDuration(std::chrono::duration_cast<std::chrono::seconds>(
+                                   now - *idle_since_))),
+                   *idle_since_}};
+  }
+  if (starved_since_ && now - *starved_since_ >= config_.window) {
+    const double n = starved_samples_;
+    const double requested = requested_sum_ / n;
+    return {Advice{AdviceKind::kStarved,
+                   fmt::format("GPU {:.0f}% busy while {} of {} CPUs are saturated: ask for more "
+                               "CPUs, or pack small input files into large shards",
+                               100 * busy_sum_ / n, Cores(std::min(used_sum_ / n, requested)),
+                               Cores(requested)),
+                   *starved_since_}};
+  }
+  return {};
+}
 
 std::vector<Advice> Advise(const std::vector<JobSample>& samples, Timestamp now,
                            const AdvisorConfig& config) {
-  // Samples without a GPU the advisor can see say nothing either way.
-  std::vector<const JobSample*> seen;
-  for (const auto& s : samples) {
-    if (!s.gpu_busy.empty()) seen.push_back(&s);
-  }
-  std::vector<Advice> advice;
-  if (seen.empty()) return advice;
-  if (auto idle = Idle(seen, now, config)) {
-    advice.push_back(*idle);
-  } else if (auto starved = Starved(seen, now, config)) {
-    advice.push_back(*starved);
-  }
-  return advice;
+  JobAdvisor advisor(config);
+  for (const auto& s : samples) advisor.Observe(s);
+  return advisor.AdviceAt(now);
 }
 
 }  // namespace cohort::master

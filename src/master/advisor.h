@@ -48,7 +48,26 @@ struct Advice {
   Timestamp since;   // when the finding began to hold, as far as the samples go back
 };
 
-// The findings over `samples` (oldest first) at `now`: at most one of each kind.
+// One job's findings as its samples arrive: it keeps only where each finding's stretch began,
+// so a job watched for hours costs a few numbers. Feed samples in time order.
+class JobAdvisor {
+ public:
+  explicit JobAdvisor(AdvisorConfig config = {}) : config_(config) {}
+  void Observe(const JobSample& sample);
+  // What holds at `now`: at most one finding (idle GPUs say more than starved ones).
+  std::vector<Advice> AdviceAt(Timestamp now) const;
+
+ private:
+  AdvisorConfig config_;
+  std::optional<Timestamp> idle_since_;
+  size_t gpus_ = 0;
+  // The starved stretch under way: when it began, and its sums for the text.
+  std::optional<Timestamp> starved_since_;
+  double busy_sum_ = 0, used_sum_ = 0, requested_sum_ = 0;
+  int starved_samples_ = 0;
+};
+
+// The findings over `samples` (oldest first) at `now`: at most one.
 std::vector<Advice> Advise(const std::vector<JobSample>& samples, Timestamp now,
                            const AdvisorConfig& config = {});
 

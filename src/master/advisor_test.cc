@@ -52,7 +52,7 @@ TEST(Advisor, GpusUnusedForTheIdleTimeAreFlaggedIdle) {
   auto advice = Advise(Every10s(minutes(31), idle), kStart + minutes(31));
   ASSERT_EQ(advice.size(), 1u);
   EXPECT_EQ(advice[0].kind, AdviceKind::kIdle);
-  EXPECT_EQ(advice[0].text, "its 4 GPUs have been idle for 31 minutes");
+  EXPECT_EQ(advice[0].text, "its 4 GPUs have been idle for 31m");
   // One busy moment restarts the count.
   auto blip = [](Timestamp t) {
     return JobSample{t, {t == kStart + minutes(20) ? 0.5 : 0.0}, 0.1, 8};

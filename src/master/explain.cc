@@ -31,6 +31,7 @@ StatusOr<Explanation> Master::Explain(JobId id) const {
       for (const auto& t : job.tasks) nodes.insert(t.node_id);
       d.push_back(fmt::format("it is {} (attempt {}) on {}", JobStateName(job.state), job.attempt,
                               Join(std::vector<std::string>(nodes.begin(), nodes.end()), ", ")));
+      for (const Advice& a : AdviceFor(id)) d.push_back("advice: " + a.text);
     }
     return e;
   }

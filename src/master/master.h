@@ -26,6 +26,7 @@
 #include "dispatch/dispatcher.h"
 #include "framework/task_environment.h"
 #include "master/accounts.h"
+#include "master/advisor.h"
 #include "master/event_loop.h"
 #include "master/log_store.h"
 #include "master/metric_ingest.h"
@@ -60,6 +61,11 @@ struct MasterConfig {
   int64_t log_limit = kDefaultLogLimit;  // stored bytes of each task's log (master/log_store.h)
   // Audit entries older than this are pruned, from the tick, at most once an hour.
   Duration audit_retention = std::chrono::hours(24 * 90);
+  // What the advisor calls a starved input pipeline and idle GPUs (master/advisor.h); with
+  // `reclaim_idle_gpus`, a job whose GPUs have been idle that long is preempted (requeued after
+  // its grace period, its restart budget untouched) so that others may have them.
+  AdvisorConfig advisor;
+  bool reclaim_idle_gpus = false;
 };
 
 // The team a spec gets when it names none; it exists without being created (no guarantee, no
@@ -165,6 +171,8 @@ class Master {
   // The last few minutes of what agents measured of their GPUs and tasks (utilisation, memory,
   // CPU), taken from their sync reports; in memory only.
   const ResourceHistory& resources() const { return resources_; }
+  // What the advisor finds of a running job now (empty for others, or without samples).
+  std::vector<Advice> AdviceFor(JobId id) const;
   // Nothing new is placed on a drained node; what runs there keeps running. kNotFound.
   StatusOr<const Node*> Drain(const std::string& node_id, std::string reason);
   StatusOr<const Node*> Undrain(const std::string& node_id);
@@ -357,6 +365,17 @@ class Master {
   std::set<JobId> active_;   // STARTING, RUNNING, STOPPING: they hold resources
   std::map<std::string, NodeEntry> nodes_;
   ResourceHistory resources_;
+  // The advisor's view of each running job, fed from the tick (master/job_advice.cc).
+  struct JobAdviceState {
+    int attempt = 0;
+    JobAdvisor advisor;
+    Timestamp last_sample{};
+    std::set<AdviceKind> told;  // findings already recorded as events, while they hold
+  };
+  std::map<JobId, JobAdviceState> advice_;
+  // Feeds each running job's newest samples to its advisor; records a finding as an event when
+  // it begins to hold, and reclaims idle GPUs if the admin said so.
+  void AdviseJobs(Timestamp now);
   std::vector<TeamQuota> teams_;
   std::map<JobId, PendingReason> last_reasons_;  // from the last pass, for pending jobs
   // What the scheduler sees (nodes, free capacity, jobs that hold resources, claims), and what

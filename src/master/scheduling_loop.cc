@@ -259,6 +259,7 @@ void Master::Tick() {
   Timestamp now = clock_.Now();
   CheckNodeTimeouts(now);
   PruneAudit(now);
+  AdviseJobs(now);
   std::vector<JobId> active(active_.begin(), active_.end());
   for (JobId id : active) {
     Job& job = jobs_.at(id);

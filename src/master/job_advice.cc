@@ -1,0 +1,85 @@
+// The advisor at work on the master (docs/observability.md, "Advice"): each running job's
+// newest samples (master/resource_history.h) go to its JobAdvisor from the tick.
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include "master/master.h"
+
+namespace cohort::master {
+namespace {
+
+const char* AdviceKindName(AdviceKind kind) {
+  return kind == AdviceKind::kIdle ? "idle GPUs" : "starved GPUs";
+}
+
+}  // namespace
+
+void Master::AdviseJobs(Timestamp now) {
+  // Jobs that no longer run take their advisor with them.
+  for (auto it = advice_.begin(); it != advice_.end();) {
+    auto job = jobs_.find(it->first);
+    bool running = job != jobs_.end() && job->second.state == JobState::kRunning &&
+                   job->second.attempt == it->second.attempt;
+    it = running ? std::next(it) : advice_.erase(it);
+  }
+  std::vector<JobId> running;
+  for (JobId id : active_) {
+    if (jobs_.at(id).state == JobState::kRunning) running.push_back(id);
+  }
+  for (JobId id : running) {
+    Job& job = jobs_.at(id);
+    JobSample sample;
+    for (const Task& t : job.tasks) {
+      if (IsTerminal(t.state)) continue;
+      for (int index : t.gpus) {
+        auto gpu = resources_.LatestGpu(t.node_id, index);
+        if (!gpu || !gpu->utilization_percent) continue;
+        sample.gpu_busy.push_back(*gpu->utilization_percent / 100.0);
+        sample.at = std::max(sample.at, gpu->at);
+      }
+      auto task = resources_.Task(t.node_id, job.IdOf(t));
+      if (!task.empty() && task.back().milli_cpus) {
+        sample.cpus_used += static_cast<double>(*task.back().milli_cpus) / 1000;
+      }
+      sample.cpus_requested += static_cast<double>(t.resources.milli_cpus) / 1000;
+    }
+    if (sample.gpu_busy.empty()) continue;  // GPUs it cannot see: nothing to say
+    auto [it, added] = advice_.try_emplace(id);
+    JobAdviceState& state = it->second;
+    if (added) {
+      state.attempt = job.attempt;
+      state.advisor = JobAdvisor(config_.advisor);
+    }
+    if (sample.at <= state.last_sample) continue;  // nothing new since the last tick
+    state.last_sample = sample.at;
+    state.advisor.Observe(sample);
+    std::vector<Advice> advice = state.advisor.AdviceAt(now);
+    std::set<AdviceKind> holding;
+    std::vector<JobEvent> events;
+    for (const Advice& a : advice) {
+      holding.insert(a.kind);
+      if (state.told.count(a.kind)) continue;
+      events.push_back(Event(job, "advice", fmt::format("{}: {}", AdviceKindName(a.kind), a.text)));
+      spdlog::info("job {}: {}", id, a.text);
+    }
+    state.told = holding;
+    if (config_.reclaim_idle_gpus && holding.count(AdviceKind::kIdle)) {
+      ++job.preemptions;
+      StopJob(job, JobState::kPending,
+              fmt::format("{}: its GPUs are reclaimed (the master runs with "
+                          "--reclaim-idle-gpus)",
+                          advice.front().text),
+              events);
+      FinishIfStopped(job, events);
+    }
+    if (!events.empty()) Commit(job, std::move(events));
+  }
+}
+
+std::vector<Advice> Master::AdviceFor(JobId id) const {
+  auto it = advice_.find(id);
+  if (it == advice_.end()) return {};
+  return it->second.advisor.AdviceAt(clock_.Now());
+}
+
+}  // namespace cohort::master

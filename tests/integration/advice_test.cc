@@ -1,0 +1,80 @@
+// The advisor against real daemons (docs/observability.md, "Advice"): an agent on the fake NVML
+// whose GPU load the test sets, a job whose GPU idles while its CPU is saturated (starved), and
+// one whose GPU does nothing at all (idle), which a master with --reclaim-idle-gpus preempts.
+#include <fmt/format.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "model/json.h"
+#include "tests/integration/local_cluster.h"
+
+namespace cohort::testing {
+namespace {
+
+using ::testing::HasSubstr;
+
+std::string EventsText(LocalCluster& cluster, JobId id) {
+  auto events = cluster.client().Events(id);
+  std::string text;
+  if (!events.ok()) return text;
+  for (const auto& e : *events) text += e.type + ": " + e.message + "\n";
+  return text;
+}
+
+TEST(Advice, StarvedAndIdleGpusAreToldAndIdleOnesReclaimed) {
+  LocalCluster cluster("advice");
+  const std::string load_file = cluster.dir() + "/gpu-load";
+  // GPU 0: 8% busy (a starved input pipeline); GPU 1: idle.
+  std::ofstream(load_file) << "0 8 1048576\n1 0 1048576\n";
+  cluster.StartMaster({"--advice-window", "3s", "--idle-gpu-after", "4s", "--reclaim-idle-gpus"});
+  cluster.StartAgent("gpu-node", /*gpus=*/-1,
+                     {"--nvml-library", FakeNvmlLibrary(), "--sample-interval", "1s"},
+                     {{"FAKE_NVML_GPUS", "2"}, {"FAKE_NVML_UTILIZATION_FILE", load_file}});
+  // The starved job burns a core, more than the half it asked for, even on a busy machine; it is
+  // placed first, on GPU 0.
+  JobId starved = cluster.Submit(R"(
+name: starved
+tasks: [{role: main, resources: {gpus: 1, cpus: 0.5}, command: [python3, -c, 'while True: pass']}]
+)");
+  cluster.WaitForState(starved, JobState::kRunning);
+  JobId idle = cluster.Submit(R"(
+name: idle
+tasks: [{role: main, resources: {gpus: 1, cpus: 1}, command: [sleep, "600"]}]
+restart: {max_attempts: 1}
+)");
+  cluster.WaitForState(idle, JobState::kRunning);
+
+  ASSERT_TRUE(WaitFor([&] { return EventsText(cluster, starved).find("advice:") != std::string::npos; },
+                      std::chrono::seconds(30)))
+      << EventsText(cluster, starved);
+  EXPECT_THAT(EventsText(cluster, starved),
+              HasSubstr("advice: starved GPUs: GPU 8% busy while 0.5 of 0.5 CPUs are saturated: "
+                        "ask for more CPUs, or pack small input files into large shards"));
+  // The same text where people look: `cohort why`, and the job's usage for the dashboard.
+  auto why = cluster.Cohort({"why", std::to_string(starved)});
+  EXPECT_THAT(why.out, HasSubstr("advice: GPU 8% busy while 0.5 of 0.5 CPUs are saturated"));
+  auto http = cluster.Http();
+  ASSERT_TRUE(http.ok());
+  auto usage = (*http)->Request("GET", fmt::format("/api/v1/jobs/{}/usage", starved));
+  ASSERT_TRUE(usage.ok());
+  EXPECT_THAT(usage->body, HasSubstr(R"("kind":"starved")"));
+
+  // The idle job: told, then preempted by the master (requeued, its failure budget untouched:
+  // max_attempts 1 would otherwise fail it).
+  ASSERT_TRUE(WaitFor(
+      [&] { return EventsText(cluster, idle).find("its GPUs are reclaimed") != std::string::npos; },
+      std::chrono::seconds(30)))
+      << EventsText(cluster, idle);
+  EXPECT_THAT(EventsText(cluster, idle), HasSubstr("advice: idle GPUs: its GPU has been idle for"));
+  Job requeued = cluster.WaitForJob(
+      idle, [](const Job& j) { return j.preemptions >= 1 && j.state != JobState::kStopping; });
+  EXPECT_NE(requeued.state, JobState::kFailed) << requeued.message;
+  EXPECT_EQ(requeued.failures, 0);
+  // The starved job is not idle: it keeps running.
+  EXPECT_EQ(cluster.client().GetJob(starved)->state, JobState::kRunning);
+}
+
+}  // namespace
+}  // namespace cohort::testing
