@@ -8,6 +8,7 @@ import { clockTime, duration } from '../parts/format.js';
 import { useJob } from '../parts/use_job.js';
 import { LogView } from '../parts/logs.jsx';
 import { Metrics } from '../parts/metrics.jsx';
+import { usePoll } from '../live.js';
 
 const ENDED = new Set(['SUCCEEDED', 'FAILED', 'KILLED']);
 
@@ -103,6 +104,23 @@ function Tasks({ job }) {
   );
 }
 
+// What the master's advisor finds of a running job (GET /jobs/{id}/usage: "advice"), e.g. GPUs
+// starved by a slow input pipeline, or idle ones.
+function Advice({ jobId, running }) {
+  const { data } = usePoll((signal) => api(`/jobs/${jobId}/usage`, { signal }), [jobId], running ? 5000 : 0);
+  const advice = data?.advice ?? [];
+  if (!running || advice.length === 0) return null;
+  return (
+    <div class="advice" data-testid="advice">
+      {advice.map((a) => (
+        <p>
+          <strong>{a.kind === 'idle' ? 'Idle GPUs' : 'Starved GPUs'}:</strong> {a.text}
+        </p>
+      ))}
+    </div>
+  );
+}
+
 function Events({ events }) {
   return (
     <ol class="timeline" data-testid="events">
@@ -132,6 +150,7 @@ export function JobPage({ id, me }) {
         {job.message && <> · {job.message}</>}
       </p>
       <Actions job={job} me={me} />
+      {!job.redacted && <Advice jobId={job.id} running={job.state === 'RUNNING'} />}
       {job.redacted ? (
         <p class="muted">This job belongs to a team you have no role in: its commands, logs and metrics are not shown.</p>
       ) : (
