@@ -46,8 +46,9 @@ restart: {max_attempts: 1}
 )");
   cluster.WaitForState(idle, JobState::kRunning);
 
-  ASSERT_TRUE(WaitFor([&] { return EventsText(cluster, starved).find("advice:") != std::string::npos; },
-                      std::chrono::seconds(30)))
+  ASSERT_TRUE(
+      WaitFor([&] { return EventsText(cluster, starved).find("advice:") != std::string::npos; },
+              std::chrono::seconds(30)))
       << EventsText(cluster, starved);
   EXPECT_THAT(EventsText(cluster, starved),
               HasSubstr("advice: starved GPUs: GPU 8% busy while 0.5 of 0.5 CPUs are saturated: "
