@@ -212,6 +212,7 @@ std::vector<Cell> Matrix() {
                                                                             {401, 403, 403, 403, 403, 403, 404, 403}},
       {"POST", "/api/v1/agents/{node}/metrics/{task}", "/api/v1/agents/n1/metrics/9.1.worker.0",
        R"({"points": []})",                                                  {401, 403, 403, 403, 403, 403, 404, 403}},
+      {"GET", "/api/v1/events", "/api/v1/events", "",                       {401, 200, 200, 200, 200, 200, 403, 403}},
       {"GET", "/api/v1/jobs/{id}/metrics", "/api/v1/jobs/1/metrics", "",    {401, 200, 200, 200, 200, 403, 403, 403}},
       {"GET", "/api/v1/jobs/{id}/usage", "/api/v1/jobs/1/usage", "",        {401, 200, 200, 200, 200, 403, 403, 403}},
       {"GET", "/metrics", "/metrics", "",                                   {401, 200, 200, 200, 200, 200, 403, 403}},

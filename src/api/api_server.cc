@@ -136,6 +136,7 @@ std::vector<Router<ApiServer::Handler, Access>::Route> ApiServer::Routes() {
       {"GET", "/api/v1/jobs/{id}/explain", &ApiServer::ExplainJob, A::kUser},
       {"GET", "/api/v1/jobs/{id}/logs", &ApiServer::StreamLogs, A::kUser},
       {"GET", "/api/v1/jobs/{id}/metrics", &ApiServer::JobMetrics, A::kUser},
+      {"GET", "/api/v1/events", &ApiServer::StreamChanges, A::kUser},
       {"GET", "/api/v1/jobs/{id}/usage", &ApiServer::JobUsage, A::kUser},
       {"GET", "/api/v1/teams", &ApiServer::ListTeams, A::kUser},
       {"GET", "/api/v1/teams/{name}", &ApiServer::GetTeam, A::kUser},
@@ -193,6 +194,7 @@ ApiServer::ApiServer(net::io_context& ioc, master::Master& master, HttpLimits li
           limits),
       router_(Routes()),
       job_waiters_(ioc, [this](JobId id, Responder& r) { AnswerJob(id, r); }),
+      change_streams_(ioc),
       node_waiters_(ioc, [this](const std::string& id, Responder& r) { AnswerNode(id, r); }) {
   master_.SetListener(this);
   // Log uploads are written on a thread of the log store's own: the event loop never waits for
@@ -216,6 +218,14 @@ void ApiServer::Stop() {
   http_.Stop();
   job_waiters_.CancelAll();
   node_waiters_.CancelAll();
+  change_streams_.CloseAll();
+}
+
+void ApiServer::StreamChanges(const Call& call) {
+  if (Status q = CheckQuery(call.request, {}); !q.ok()) {
+    return call.responder->Send(ErrorResponse(q));
+  }
+  change_streams_.Open(call.responder);
 }
 
 // Wake-ups of waiters are posted, not run inline: the change that triggers them is still being
@@ -223,6 +233,7 @@ void ApiServer::Stop() {
 void ApiServer::OnJobChanged(JobId id) {
   // Log streams only schedule a step when woken, so they may be told at once.
   job_changes_.Notify(id);
+  change_streams_.JobChanged(id);
   if (!job_waiters_.Has(id)) return;
   net::post(ioc_, [this, id] {
     auto job = master_.GetJob(id);
@@ -231,6 +242,7 @@ void ApiServer::OnJobChanged(JobId id) {
 }
 
 void ApiServer::OnNodeChanged(const std::string& node_id) {
+  change_streams_.NodeChanged(node_id);
   if (!node_waiters_.Has(node_id)) return;
   net::post(ioc_, [this, node_id] {
     auto desired = master_.DesiredFor(node_id);

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "api/change_stream.h"
 #include "api/failure_limiter.h"
 #include "api/http_server.h"
 #include "api/log_stream.h"
@@ -116,8 +117,9 @@ class ApiServer final : public master::MasterListener {
   void SyncAgent(const Call& call);
   void UploadLog(const Call& call);
   void UploadMetrics(const Call& call);  // api/metric_routes.cc
-  void JobMetrics(const Call& call);     // api/metric_routes.cc
-  void JobUsage(const Call& call);       // api/job_usage_route.cc
+  void StreamChanges(const Call& call);
+  void JobMetrics(const Call& call);  // api/metric_routes.cc
+  void JobUsage(const Call& call);    // api/job_usage_route.cc
   // Users, teams' members, tokens (account_routes.cc).
   void WhoAmI(const Call& call);
   void ListUsers(const Call& call);
@@ -161,6 +163,7 @@ class ApiServer final : public master::MasterListener {
   HttpServer http_;
   Router<Handler, Access> router_;
   WaitList<JobId> job_waiters_;         // GET /jobs/{id}?wait_version=
+  ChangeStreams change_streams_;        // GET /events
   WaitList<std::string> node_waiters_;  // agents' syncs, by node
   Subscribers<JobId> job_changes_;      // log streams following a job
   FollowerCount followers_{kMaxFollowersPerJob};

@@ -1,8 +1,43 @@
-// Pages stay current without a reload: usePoll re-reads what a page shows every interval (the
-// API has no push for lists), waiting for one answer before asking again.
+// Pages stay current without a reload: usePoll re-reads what a page shows as soon as the
+// master says something changed (GET /api/v1/events, server-sent events, read with fetch since
+// EventSource cannot send the token), and every interval as well, for what no event covers
+// (usage sums) and while the event stream is down. One answer at a time.
 import { useEffect, useRef, useState } from 'preact/hooks';
+import { streamText, token } from './api.js';
 
-export const POLL_MS = 1500;
+export const POLL_MS = 10000;
+
+// The page's one change stream, shared by every usePoll; reconnects after a drop, not after a
+// refused token (signing out ends it).
+const listeners = new Set();
+let streaming = false;
+function startChanges() {
+  if (streaming || !token.get()) return;
+  streaming = true;
+  let pending = '';
+  const onText = (text) => {
+    pending += text;
+    let end;
+    while ((end = pending.indexOf('\n\n')) >= 0) {
+      const block = pending.slice(0, end);
+      pending = pending.slice(end + 2);
+      if (/^event: /m.test(block)) listeners.forEach((listener) => listener(block));
+    }
+  };
+  streamText('/events', onText)
+    .catch((error) => error)
+    .then((error) => {
+      streaming = false;
+      if (error?.status === 401) return;
+      setTimeout(startChanges, 2000);
+    });
+}
+
+function onChange(listener) {
+  listeners.add(listener);
+  startChanges();
+  return () => listeners.delete(listener);
+}
 
 // { data, error } of `load(signal)`, re-run every `interval` ms and whenever `deps` change.
 export function usePoll(load, deps, interval = POLL_MS) {
@@ -21,12 +56,31 @@ export function usePoll(load, deps, interval = POLL_MS) {
         if (abort.signal.aborted) return;
         setState((s) => ({ data: s.data, error }));
       }
-      if (!abort.signal.aborted && interval > 0) timer = setTimeout(tick, interval);
+      if (!abort.signal.aborted && interval > 0) timer = setTimeout(() => run(), interval);
     };
-    tick();
+    // A change while an answer is awaited is read right after it.
+    let busy = false;
+    let again = false;
+    const run = async () => {
+      if (busy) {
+        again = true;
+        return;
+      }
+      busy = true;
+      clearTimeout(timer);
+      await tick();
+      busy = false;
+      if (again && !abort.signal.aborted) {
+        again = false;
+        run();
+      }
+    };
+    const unsubscribe = interval > 0 ? onChange(() => run()) : () => {};
+    run();
     return () => {
       abort.abort();
       clearTimeout(timer);
+      unsubscribe();
     };
   }, deps);
   return state;
