@@ -19,9 +19,9 @@ ChangeStreams::ChangeStreams(boost::asio::io_context& ioc, size_t max_streams)
 
 void ChangeStreams::Open(std::shared_ptr<Responder> responder) {
   if (streams_.size() >= max_streams_) {
-    return responder->Send(ErrorResponse(Status::Unavailable(fmt::format(
-        "{} change streams are open, the most the master serves; read again later",
-        max_streams_))));
+    return responder->Send(ErrorResponse(Status::Unavailable(
+        fmt::format("{} change streams are open, the most the master serves; read again later",
+                    max_streams_))));
   }
   auto stream = std::make_shared<Stream>();
   stream->responder = std::move(responder);
@@ -96,9 +96,7 @@ void ChangeStreams::Flush(const std::shared_ptr<Stream>& s, std::string text) {
   });
 }
 
-void ChangeStreams::Remove(const std::shared_ptr<Stream>& stream) {
-  streams_.remove(stream);
-}
+void ChangeStreams::Remove(const std::shared_ptr<Stream>& stream) { streams_.remove(stream); }
 
 void ChangeStreams::KeepAlive() {
   keep_alive_armed_ = true;
