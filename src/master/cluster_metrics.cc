@@ -76,6 +76,23 @@ void WriteNodes(const Master& master, const std::vector<NodeStatus>& nodes, Prom
       out.Sample("cohort_gpus_allocated", {{"node", n.node->info.id}, {"team", team}}, gpus);
     }
   }
+  // How busy the GPUs a team holds on a node are, summed: 3 GPUs at 50% are 1.5 busy GPUs. Only
+  // GPUs whose utilisation is known count, so a team on declared GPUs has no series.
+  out.Family("cohort_gpus_busy", MetricType::kGauge,
+             "Sum of the utilisation (0..1) of the GPUs of a node held by a team's tasks, as "
+             "their agent last sampled it; absent when none is known.");
+  for (const auto& n : nodes) {
+    std::map<std::string, double> busy;
+    for (const auto& [index, holder] : n.gpu_holders) {
+      auto job = master.GetJob(holder.job_id);
+      auto sample = master.resources().LatestGpu(n.node->info.id, index);
+      if (!job.ok() || !sample || !sample->utilization_percent) continue;
+      busy[(*job)->spec.team] += *sample->utilization_percent / 100.0;
+    }
+    for (const auto& [team, gpus] : busy) {
+      out.Sample("cohort_gpus_busy", {{"node", n.node->info.id}, {"team", team}}, gpus);
+    }
+  }
   WriteGpuLoad(master, nodes, out);
   out.Family("cohort_node_state", MetricType::kGauge,
              "1 for the node's state (ready, unreachable, lost), 0 for the others.");

@@ -137,6 +137,28 @@ TEST_P(ClusterMetricsTest, GpuLoadOnlyForGpusWhoseFiguresAreKnown) {
   EXPECT_EQ(ValueOf(text, R"(cohort_gpu_utilization_ratio{node="a",gpu="1"})"), "");
   EXPECT_EQ(ValueOf(text, R"(cohort_gpu_memory_used_bytes{node="a",gpu="0"})"), "1073741824");
   EXPECT_EQ(ValueOf(text, R"(cohort_gpu_memory_used_bytes{node="a",gpu="1"})"), "4096");
+  EXPECT_EQ(ValueOf(text, R"(cohort_gpus_busy{node="a",team="vision"})"), "")
+      << "no team holds a GPU yet";
+
+  // A job of vision's on both GPUs: only the one whose load is known counts as busy.
+  ASSERT_TRUE(master_->SetTeam(TeamQuota{"vision", 2, std::nullopt}).ok());
+  JobId job = Submit(1, 2, 1, "vision");
+  RunPosted();
+  ASSERT_EQ(GetJob(job).state, JobState::kStarting);
+  auto desired = master_->DesiredFor("a");
+  ASSERT_TRUE(desired.ok());
+  report.applied_version = desired->version;
+  for (const auto& t : desired->tasks) {  // the agent runs the job's task
+    report.tasks.push_back(TaskReport{t.id, TaskState::kRunning, std::nullopt, std::nullopt, 42,
+                                      clock_.Now(), std::nullopt});
+  }
+  clock_.Advance(std::chrono::seconds(5));
+  report.gpu_samples = {GpuSamples{0, {GpuSample{clock_.Now(), 50, 1 << 30}}},
+                        GpuSamples{1, {GpuSample{clock_.Now(), std::nullopt, 4096}}}};
+  ASSERT_TRUE(master_->Sync("a", report).ok());
+  text = Scrape();
+  EXPECT_EQ(ValueOf(text, R"(cohort_gpus_busy{node="a",team="vision"})"), "0.5");
+  ExpectWellFormed(text);
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, ClusterMetricsTest, ::testing::Bool());
