@@ -5,7 +5,8 @@
 //   node test/e2e.mjs --bin-dir build/bin --web-dir build/web --artifacts build/web-artifacts
 import { chromium } from 'playwright-core';
 import { mkdirSync } from 'node:fs';
-import { join, resolve } from 'node:path';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Cluster, waitFor } from './cluster.mjs';
 
@@ -20,11 +21,16 @@ const { values: args } = parseArgs({
 const artifacts = resolve(args.artifacts);
 mkdirSync(artifacts, { recursive: true });
 
-// The task: 50 points of `loss`, then a line every 200 ms stamped with the time it was
-// written (ms since the epoch) until it is killed.
+// The task: copies the TensorBoard fixture of ../shared (100 points of my_metric, written by
+// TensorFlow 2) into its log directory, prints 50 points of `loss`, then a line every 200 ms
+// stamped with the time it was written (ms since the epoch) until it is killed.
 const METRIC_POINTS = 50;
+const FIXTURE = resolve(dirname(fileURLToPath(import.meta.url)),
+  '../../../shared/fixtures/tfevents/events.out.tfevents.1585499054.host.11684.5.v2');
+const FIXTURE_POINTS = 100;
 const TASK = `
-import sys, time
+import os, shutil, sys, time
+shutil.copy(${JSON.stringify(FIXTURE)}, os.environ["COHORT_LOG_DIR"])
 for step in range(${METRIC_POINTS}):
     print(f"cohort-metric step={step} loss={1.0 / (step + 1):.6f}", flush=True)
 n = 0
@@ -136,6 +142,9 @@ try {
   check(worst < LATENCY_LIMIT_MS, `job: ${TICKS_MEASURED} task lines on screen ${Math.min(...latencies)}-${worst} ms after written (limit ${LATENCY_LIMIT_MS})`);
   const rows = Number(await page.getAttribute('.chart[data-tag="loss"]', 'data-points'));
   check(rows === METRIC_POINTS, `job: the loss chart has ${rows} points (the task logged ${METRIC_POINTS})`);
+  await page.waitForSelector('.chart[data-tag="my_metric"]');
+  const fixture = Number(await page.getAttribute('.chart[data-tag="my_metric"]', 'data-points'));
+  check(fixture === FIXTURE_POINTS, `job: the my_metric chart has ${fixture} points (the fixture holds ${FIXTURE_POINTS})`);
   await page.selectOption('[data-testid=axis]', 'time');
   await page.waitForSelector('.chart[data-tag="loss"] canvas');
   check(Number(await page.getAttribute('.chart[data-tag="loss"]', 'data-points')) === METRIC_POINTS, 'job: the time axis shows the same points');
