@@ -4,9 +4,10 @@
     cohort_metrics.log(step=10, loss=0.31, acc=0.88)
     cohort_metrics.log(step=10, metrics={"train/loss": 0.31})  # names Python keywords cannot be
 
-Each call writes one line, "cohort-metric step=10 loss=0.31 acc=0.88": appended to the file named
-by $COHORT_METRICS_FILE when that is set, else printed on standard output and flushed at once, so
-that it reaches Cohort while the job runs rather than when a buffer fills.
+Each call writes one line, "cohort-metric step=10 loss=0.31 acc=0.88", printed on standard output
+and flushed at once, so that it reaches Cohort while the job runs rather than when a buffer
+fills: the agent reads a task's output. With $COHORT_METRICS_FILE set, lines are appended to that
+file instead, for runs outside Cohort or tools of your own; Cohort's agent does not read it.
 
 A value is anything float() takes (a Python number, a NumPy scalar, a one-element PyTorch
 tensor); NaN and infinities are written as nan, inf and -inf, so a diverging loss shows. A name
