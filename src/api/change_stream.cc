@@ -37,25 +37,27 @@ void ChangeStreams::Open(std::shared_ptr<Responder> responder) {
   if (!keep_alive_armed_) KeepAlive();
 }
 
-void ChangeStreams::JobChanged(JobId id) {
-  for (auto& s : streams_) {
-    if (s->jobs.size() >= kMaxPendingIds) {
-      s->resync = true;
-    } else {
-      s->jobs.insert(id);
-    }
+namespace {
+
+// An id to tell a stream of, unless it already waits for more than a client could use.
+template <typename Id>
+void Note(std::set<Id>& pending, bool& resync, const Id& id) {
+  if (pending.size() >= kMaxPendingIds) {
+    resync = true;
+  } else {
+    pending.insert(id);
   }
+}
+
+}  // namespace
+
+void ChangeStreams::JobChanged(JobId id) {
+  for (auto& s : streams_) Note(s->jobs, s->resync, id);
   ScheduleFlush();
 }
 
 void ChangeStreams::NodeChanged(const std::string& id) {
-  for (auto& s : streams_) {
-    if (s->nodes.size() >= kMaxPendingIds) {
-      s->resync = true;
-    } else {
-      s->nodes.insert(id);
-    }
-  }
+  for (auto& s : streams_) Note(s->nodes, s->resync, id);
   ScheduleFlush();
 }
 
