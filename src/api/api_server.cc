@@ -420,6 +420,17 @@ std::optional<JobId> ApiServer::JobIdParam(const Call& call) {
   return std::nullopt;
 }
 
+const Job* ApiServer::ReadableJob(const Call& call) {
+  auto id = JobIdParam(call);
+  if (!id) return nullptr;
+  auto job = master_.GetJob(*id);
+  if (!job.ok()) {
+    call.responder->Send(ErrorResponse(job.status()));
+    return nullptr;
+  }
+  return CheckCanRead(call, **job) ? *job : nullptr;
+}
+
 void ApiServer::Health(const Call& call) {
   call.responder->Send(JsonResponse(200, Json{{"status", "ok"}}));
 }
@@ -531,12 +542,10 @@ void ApiServer::KillJob(const Call& call) {
 }
 
 void ApiServer::JobEvents(const Call& call) {
-  auto id = JobIdParam(call);
-  if (!id) return;
-  auto job = master_.GetJob(*id);
-  if (!job.ok()) return call.responder->Send(ErrorResponse(job.status()));
-  if (!CheckCanRead(call, **job)) return;
-  auto events = master_.Events(*id);
+  const Job* job = ReadableJob(call);
+  if (!job) return;
+  const JobId id = job->id;
+  auto events = master_.Events(id);
   if (!events.ok()) return call.responder->Send(ErrorResponse(events.status()));
   Json list = Json::array();
   for (const auto& e : *events) list.push_back(ToJson(e));
@@ -544,15 +553,13 @@ void ApiServer::JobEvents(const Call& call) {
 }
 
 void ApiServer::ExplainJob(const Call& call) {
-  auto id = JobIdParam(call);
-  if (!id) return;
-  auto job = master_.GetJob(*id);
-  if (!job.ok()) return call.responder->Send(ErrorResponse(job.status()));
-  if (!CheckCanRead(call, **job)) return;
-  auto e = master_.Explain(*id);
+  const Job* job = ReadableJob(call);
+  if (!job) return;
+  const JobId id = job->id;
+  auto e = master_.Explain(id);
   if (!e.ok()) return call.responder->Send(ErrorResponse(e.status()));
   call.responder->Send(JsonResponse(
-      200, Json{{"job_id", *id},
+      200, Json{{"job_id", id},
                 {"state", JobStateName(e->state)},
                 {"summary", e->summary},
                 {"details", e->details},

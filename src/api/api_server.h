@@ -95,6 +95,9 @@ class ApiServer final : public master::MasterListener {
 
   // The route's {id}; answers 400 and returns nothing if it is not a job id.
   std::optional<JobId> JobIdParam(const Call& call);
+  // The route's job, if the caller may read it; otherwise answers (400, 404 or 403) and returns
+  // nullptr. Routes that show a job's contents (events, explain, metrics, usage) start here.
+  const Job* ReadableJob(const Call& call);
 
   // One handler per route (docs/api.md).
   void Health(const Call& call);

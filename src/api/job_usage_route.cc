@@ -8,17 +8,15 @@
 namespace cohort::api {
 
 void ApiServer::JobUsage(const Call& call) {
-  auto id = JobIdParam(call);
-  if (!id) return;
+  const Job* job = ReadableJob(call);
+  if (!job) return;
+  const JobId id = job->id;
   Responder& responder = *call.responder;
-  auto job = master_.GetJob(*id);
-  if (!job.ok()) return responder.Send(ErrorResponse(job.status()));
-  if (!CheckCanRead(call, **job)) return;
   if (Status q = CheckQuery(call.request, {}); !q.ok()) return responder.Send(ErrorResponse(q));
   const master::ResourceHistory& history = master_.resources();
   Json tasks = Json::array();
-  for (const Task& t : (*job)->tasks) {
-    std::vector<TaskSample> samples = history.Task(t.node_id, (*job)->IdOf(t));
+  for (const Task& t : job->tasks) {
+    std::vector<TaskSample> samples = history.Task(t.node_id, job->IdOf(t));
     Json task{{"task", t.Name()}, {"node", t.node_id},    {"state", TaskStateName(t.state)},
               {"cpus", nullptr},  {"rss_bytes", nullptr}, {"samples", TaskHistoryJson(samples)}};
     if (!samples.empty()) {
@@ -37,13 +35,13 @@ void ApiServer::JobUsage(const Call& call) {
     tasks.push_back(std::move(task));
   }
   Json advice = Json::array();
-  for (const master::Advice& a : master_.AdviceFor(*id)) {
+  for (const master::Advice& a : master_.AdviceFor(id)) {
     advice.push_back(Json{{"kind", a.kind == master::AdviceKind::kIdle ? "idle" : "starved"},
                           {"text", a.text},
                           {"since", FormatTimestamp(a.since)}});
   }
-  responder.Send(JsonResponse(200, Json{{"job_id", *id},
-                                        {"attempt", (*job)->attempt},
+  responder.Send(JsonResponse(200, Json{{"job_id", id},
+                                        {"attempt", job->attempt},
                                         {"tasks", std::move(tasks)},
                                         {"advice", std::move(advice)}}));
 }

@@ -56,12 +56,10 @@ void ApiServer::UploadMetrics(const Call& call) {
 }
 
 void ApiServer::JobMetrics(const Call& call) {
-  auto id = JobIdParam(call);
-  if (!id) return;
+  const Job* job = ReadableJob(call);
+  if (!job) return;
+  const JobId id = job->id;
   Responder& responder = *call.responder;
-  auto job = master_.GetJob(*id);
-  if (!job.ok()) return responder.Send(ErrorResponse(job.status()));
-  if (!CheckCanRead(call, **job)) return;
   const HttpRequest& request = call.request;
   if (Status q = CheckQuery(request, {"tag", "task", "min_step", "max_step", "max_points"});
       !q.ok()) {
@@ -70,14 +68,14 @@ void ApiServer::JobMetrics(const Call& call) {
   state::MetricStore& store = master_.metrics().store();
   auto tag = request.query.find("tag");
   if (tag == request.query.end()) {
-    auto series = store.Series(*id);
+    auto series = store.Series(id);
     if (!series.ok()) return responder.Send(ErrorResponse(series.status()));
     Json list = Json::array();
     for (const auto& s : *series) list.push_back(SeriesJson(s));
-    return responder.Send(JsonResponse(200, Json{{"job_id", *id}, {"series", list}}));
+    return responder.Send(JsonResponse(200, Json{{"job_id", id}, {"series", list}}));
   }
   state::MetricQuery query;
-  query.job = *id;
+  query.job = id;
   query.tag = tag->second;
   if (auto task = request.query.find("task"); task != request.query.end()) {
     query.task = task->second;
@@ -97,7 +95,7 @@ void ApiServer::JobMetrics(const Call& call) {
   Json list = Json::array();
   for (const auto& line : *lines) list.push_back(LineJson(line));
   responder.Send(
-      JsonResponse(200, Json{{"job_id", *id},
+      JsonResponse(200, Json{{"job_id", id},
                              {"tag", query.tag},
                              {"columns", {"step", "time", "value", "min", "max", "count"}},
                              {"lines", list}}));
