@@ -93,13 +93,13 @@ int main(int argc, char** argv) {
     state::MetricLine line;
     for (int i = 0; i < runs; ++i) {
       auto t = Steady::now();
-      auto lines = (*store)->Read(c.query);
+      auto chart = (*store)->Read(c.query);
       times.push_back(Ms(Steady::now() - t));
-      if (!lines.ok() || lines->size() != 1) {
+      if (!chart.ok() || chart->lines.size() != 1) {
         fmt::print(stderr, "metric_bench: read failed\n");
         return 1;
       }
-      line = (*lines)[0];
+      line = chart->lines[0];
     }
     fmt::print("| {} | {} | {} | {:.2f} |\n", c.what, line.level, line.rows.size(), Median(times));
   }

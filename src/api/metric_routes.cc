@@ -10,9 +10,6 @@
 namespace cohort::api {
 namespace {
 
-// The most a chart may ask for: a wide screen's pixels, twice.
-constexpr int64_t kMaxChartPoints = 10'000;
-
 Json SeriesJson(const state::MetricSeriesInfo& s) {
   return Json{{"task", s.task},
               {"tag", s.tag},
@@ -87,17 +84,19 @@ void ApiServer::JobMetrics(const Call& call) {
     if (!v.ok()) return responder.Send(ErrorResponse(v.status()));
     *bound = *v;
   }
-  auto max_points = QueryInt(request, "max_points", 1000, 1, kMaxChartPoints);
+  auto max_points = QueryInt(request, "max_points", 1000, 1, static_cast<int64_t>(kMaxChartPoints));
   if (!max_points.ok()) return responder.Send(ErrorResponse(max_points.status()));
   query.max_points = static_cast<size_t>(*max_points);
-  auto lines = store.Read(query);
-  if (!lines.ok()) return responder.Send(ErrorResponse(lines.status()));
+  auto chart = store.Read(query);
+  if (!chart.ok()) return responder.Send(ErrorResponse(chart.status()));
   Json list = Json::array();
-  for (const auto& line : *lines) list.push_back(LineJson(line));
+  for (const auto& line : chart->lines) list.push_back(LineJson(line));
   responder.Send(
       JsonResponse(200, Json{{"job_id", id},
                              {"tag", query.tag},
                              {"columns", {"step", "time", "value", "min", "max", "count"}},
+                             {"max_points", chart->points_per_line},
+                             {"lines_left_out", chart->lines_left_out},
                              {"lines", list}}));
 }
 

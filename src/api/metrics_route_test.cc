@@ -1,6 +1,8 @@
 // GET /metrics as the API serves it: the format's content type, the cluster's series, and
-// request latencies labelled by route pattern (never by the raw path). The real ApiServer and
-// Master, served without a socket.
+// request latencies labelled by route pattern (never by the raw path); and the bound on a job's
+// training-metric chart (GET /api/v1/jobs/{id}/metrics?tag=T) over many tasks. The real ApiServer
+// and Master (with its SQLite metric store), served without a socket.
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -8,12 +10,14 @@
 #include <boost/asio/io_context.hpp>
 #include <deque>
 #include <filesystem>
+#include <map>
 
 #include "api/api_server.h"
 #include "api/hand_run_loop.h"
 #include "api/process_metrics.h"
 #include "api/request_metrics.h"
 #include "model/json.h"
+#include "model/metric.h"
 #include "scheduler/scheduler.h"
 #include "testing/memory_state_store.h"
 
@@ -37,7 +41,9 @@ class MetricsRouteTest : public ::testing::Test {
     ASSERT_TRUE(m.ok()) << m.status().ToString();
     master_ = std::move(m).value();
     api_ = std::make_unique<ApiServer>(ioc_, *master_);
-    ASSERT_TRUE(master_->accounts().CreateUser(User{"ada", false, {}, {}, {}, {}}).ok());
+    ASSERT_TRUE(master_->accounts()
+                    .CreateUser(User{"ada", false, {{"default", TeamRole::kMember}}, {}, {}, {}})
+                    .ok());
     token_ = master_->accounts().Issue(TokenKind::kUser, "ada", "test")->token;
   }
   void TearDown() override {
@@ -47,10 +53,13 @@ class MetricsRouteTest : public ::testing::Test {
     fs::remove_all(dir_);
   }
 
-  HttpResponse Serve(std::string method, std::string path) {
+  HttpResponse Serve(std::string method, std::string path,
+                     std::map<std::string, std::string> query = {}, std::string body = {}) {
     HttpRequest request;
     request.method = std::move(method);
     request.path = std::move(path);
+    request.query = std::move(query);
+    request.body = std::move(body);
     request.headers["authorization"] = "Bearer " + token_;
     request.remote = "127.0.0.1:40000";
     auto recorder = std::make_shared<RecordingResponder>();
@@ -114,6 +123,53 @@ TEST_F(MetricsRouteTest, RequestsAreLabelledByRoutePatternMethodAndStatusClass) 
   EXPECT_THAT(text, Not(HasSubstr("/api/v1/jobs/1")));
   EXPECT_THAT(text, Not(HasSubstr("12345")));
   EXPECT_THAT(text, Not(HasSubstr("BREW")));
+}
+
+// A tag that every one of a job's 1,000 tasks has (the most series a job may have): one chart
+// answer carries the first kMaxChartLines lines, sharing kMaxChartPoints, and says so; any task
+// can still be read whole by name.
+TEST_F(MetricsRouteTest, AChartOverAThousandTasksIsBoundedAndSaysWhatItLeftOut) {
+  HttpResponse submitted =
+      Serve("POST", "/api/v1/jobs", {},
+            R"({"name": "wide", "tasks": [{"role": "main", "replicas": 1, "command": ["true"]}]})");
+  ASSERT_EQ(submitted.status, 201) << submitted.body;
+  const JobId id = (*ParseJson(submitted.body))["id"].get<JobId>();
+  constexpr int kTasks = 1000;
+  constexpr int kPoints = 150;
+  for (int t = 0; t < kTasks; ++t) {
+    std::vector<TaggedPoint> points;
+    for (int step = 0; step < kPoints; ++step) {
+      points.push_back(TaggedPoint{"loss", MetricPoint{step, 1e9 + step, 1.0 / (step + 1)}});
+    }
+    auto stored = master_->metrics().store().Append(id, fmt::format("main/{}", t), points);
+    ASSERT_TRUE(stored.ok() && stored->stored == kPoints) << t;
+  }
+  const std::string path = fmt::format("/api/v1/jobs/{}/metrics", id);
+
+  HttpResponse all = Serve("GET", path, {{"tag", "loss"}, {"max_points", "10000"}});
+  ASSERT_EQ(all.status, 200) << all.body;
+  Json chart = *ParseJson(all.body);
+  EXPECT_EQ(chart["max_points"], kMaxChartPoints / kMaxChartLines);
+  EXPECT_EQ(chart["lines_left_out"], kTasks - kMaxChartLines);
+  ASSERT_EQ(chart["lines"].size(), kMaxChartLines);
+  EXPECT_EQ(chart["lines"][0]["task"], "main/0");
+  size_t rows = 0;
+  for (const Json& line : chart["lines"]) {
+    EXPECT_EQ(line["points"], kPoints);
+    EXPECT_GT(line["level"].get<int>(), 0) << line["task"] << ": read coarser than raw";
+    rows += line["rows"].size();
+  }
+  EXPECT_LE(rows, 2 * kMaxChartPoints + 33 * kMaxChartLines);
+  EXPECT_LT(all.body.size(), 2'000'000u) << "the whole answer stays small";
+
+  // One task by name: its line whole, nothing left out.
+  HttpResponse one = Serve("GET", path, {{"tag", "loss"}, {"task", "main/999"}});
+  ASSERT_EQ(one.status, 200) << one.body;
+  Json single = *ParseJson(one.body);
+  EXPECT_EQ(single["max_points"], 1000);
+  EXPECT_EQ(single["lines_left_out"], 0);
+  ASSERT_EQ(single["lines"].size(), 1u);
+  EXPECT_EQ(single["lines"][0]["rows"].size(), static_cast<size_t>(kPoints));
 }
 
 TEST(RequestMetrics, TimesUntilTheAnswerStarts) {

@@ -101,6 +101,11 @@ int PrintTag(const Json& doc, const MetricsOptions& o) {
     }
   }
   if (!csv) table.Print(stdout);
+  if (int64_t left_out = doc.value("lines_left_out", int64_t{0}); left_out > 0) {
+    fmt::print(stderr,
+               "{} more tasks have this tag and are not shown; --task ROLE/INDEX shows one\n",
+               left_out);
+  }
   return 0;
 }
 

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "model/json.h"
@@ -66,6 +67,16 @@ StatusOr<std::vector<TaggedPoint>> ParseMetricBatch(std::string_view body) {
     points.push_back(std::move(point));
   }
   return points;
+}
+
+ChartShare ShareChart(size_t tasks, size_t max_points) {
+  ChartShare share;
+  share.lines = std::min(tasks, kMaxChartLines);
+  share.points_per_line = std::max<size_t>(1, max_points);
+  if (share.lines > 0) {
+    share.points_per_line = std::min(share.points_per_line, kMaxChartPoints / share.lines);
+  }
+  return share;
 }
 
 }  // namespace cohort

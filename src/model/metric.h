@@ -4,6 +4,7 @@
 // however long the series.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -40,6 +41,22 @@ inline constexpr size_t kMaxMetricBatchPoints = 20'000;
 // or more than kMaxMetricBatchPoints points are errors naming the field.
 std::string MetricBatchToJson(const std::vector<TaggedPoint>& points);
 StatusOr<std::vector<TaggedPoint>> ParseMetricBatch(std::string_view body);
+
+// The most points a chart may ask for per line (`max_points`), and the most that one chart
+// answer carries over all its lines: a wide screen's pixels, twice.
+inline constexpr size_t kMaxChartPoints = 10'000;
+// The most lines (one per task) that one chart answer carries: a chart of more is unreadable,
+// and each line costs its finer levels' newest rows however few points it is given.
+inline constexpr size_t kMaxChartLines = 100;
+
+// How a chart of one tag over `tasks` tasks, asked for `max_points` a line, stays bounded: the
+// first kMaxChartLines tasks get a line, and they share kMaxChartPoints, each line getting the
+// smaller of `max_points` and its share (so at least kMaxChartPoints / kMaxChartLines).
+struct ChartShare {
+  size_t lines = 0;            // how many of the tasks get a line
+  size_t points_per_line = 0;  // the `max_points` each line is read with
+};
+ChartShare ShareChart(size_t tasks, size_t max_points);
 
 // A stored row: a raw point (level 0, count 1), or the summary of `count` consecutive raw points
 // at `level` (the mean as `value`, with their min and max; step and wall time of the last).

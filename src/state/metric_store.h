@@ -49,10 +49,10 @@ struct MetricSeriesInfo {
 struct MetricQuery {
   JobId job = 0;
   std::string tag = {};
-  std::string task = {};  // empty: every task that has the tag
+  std::string task = {};  // empty: every task that has the tag (at most kMaxChartLines of them)
   std::optional<int64_t> min_step = {};
   std::optional<int64_t> max_step = {};
-  size_t max_points = 1000;
+  size_t max_points = 1000;  // per line, shared when many tasks have the tag (ShareChart)
 };
 
 // One task's line of a chart: rows of one level, then the newest rows of finer levels that the
@@ -64,6 +64,13 @@ struct MetricLine {
   std::vector<MetricRow> rows;
 };
 
+// One tag's chart: a line per task, in task order, bounded over all lines (ShareChart).
+struct MetricChart {
+  std::vector<MetricLine> lines;
+  size_t points_per_line = 0;  // the max_points each line was read with
+  size_t lines_left_out = 0;   // tasks with the tag beyond the first kMaxChartLines
+};
+
 class MetricStore {
  public:
   virtual ~MetricStore() = default;
@@ -73,7 +80,7 @@ class MetricStore {
   virtual StatusOr<MetricAppendResult> Append(JobId job, const std::string& task,
                                               const std::vector<TaggedPoint>& points) = 0;
   virtual StatusOr<std::vector<MetricSeriesInfo>> Series(JobId job) = 0;
-  virtual StatusOr<std::vector<MetricLine>> Read(const MetricQuery& query) = 0;
+  virtual StatusOr<MetricChart> Read(const MetricQuery& query) = 0;
 };
 
 StatusOr<std::unique_ptr<MetricStore>> OpenSqliteMetricStore(const std::string& path,

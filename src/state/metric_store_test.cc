@@ -1,4 +1,5 @@
 // The SQLite metric store on a real file: what a chart reads, after restarts, within limits.
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <sqlite3.h>
@@ -43,12 +44,13 @@ class MetricStoreTest : public ::testing::Test {
     EXPECT_TRUE(r.ok()) << r.status().ToString();
     return r.ok() ? *r : MetricAppendResult{};
   }
-  std::vector<MetricLine> Read(MetricQuery q) {
+  MetricChart Chart(MetricQuery q) {
     q.job = q.job ? q.job : 1;
-    auto lines = store_->Read(q);
-    EXPECT_TRUE(lines.ok()) << lines.status().ToString();
-    return lines.ok() ? *lines : std::vector<MetricLine>{};
+    auto chart = store_->Read(q);
+    EXPECT_TRUE(chart.ok()) << chart.status().ToString();
+    return chart.ok() ? *chart : MetricChart{};
   }
+  std::vector<MetricLine> Read(MetricQuery q) { return Chart(std::move(q)).lines; }
   static int64_t Sum(const MetricLine& line) {
     int64_t n = 0;
     for (const auto& r : line.rows) n += r.count;
@@ -128,6 +130,50 @@ TEST_F(MetricStoreTest, EveryTaskIsALineAndOneTaskCanBeAskedFor) {
   EXPECT_DOUBLE_EQ((*series)[0].last_value, 2.0);
   EXPECT_EQ((*series)[2].task, "worker/1");
   EXPECT_EQ((*series)[2].first_step, 0);
+}
+
+// A chart of a tag that many tasks have is bounded over all its lines (ShareChart): the first
+// kMaxChartLines tasks get a line, sharing kMaxChartPoints; a job with a few tasks gets what it
+// asked for.
+TEST_F(MetricStoreTest, ManyTasksShareOneChartsPointsAndTheRestAreCounted) {
+  for (int t = 0; t < 4; ++t) Append(fmt::format("worker/{:03}", t), "loss", 0, 600);
+  MetricChart few = Chart({.tag = "loss", .max_points = 2000});
+  EXPECT_EQ(few.points_per_line, 2000u);
+  EXPECT_EQ(few.lines_left_out, 0u);
+  ASSERT_EQ(few.lines.size(), 4u);
+  for (const auto& line : few.lines) EXPECT_EQ(line.rows.size(), 600u) << "raw, as asked";
+
+  for (int t = 4; t < 150; ++t) Append(fmt::format("worker/{:03}", t), "loss", 0, 600);
+  MetricChart many = Chart({.tag = "loss", .max_points = 2000});
+  EXPECT_EQ(many.points_per_line, kMaxChartPoints / kMaxChartLines);
+  EXPECT_EQ(many.lines_left_out, 150 - kMaxChartLines);
+  ASSERT_EQ(many.lines.size(), kMaxChartLines);
+  EXPECT_EQ(many.lines.front().task, "worker/000");  // in task order
+  EXPECT_EQ(many.lines.back().task, "worker/099");
+  size_t rows = 0;
+  for (const auto& line : many.lines) {
+    EXPECT_GT(line.level, 0) << line.task << ": read coarser than raw";
+    EXPECT_LE(line.rows.size(), 2 * many.points_per_line + 33) << line.task;
+    EXPECT_EQ(Sum(line), 600) << line.task << ": still covers every point";
+    rows += line.rows.size();
+  }
+  EXPECT_LE(rows, 2 * kMaxChartPoints + 33 * kMaxChartLines);
+  // A task beyond the first lines is still there when asked for by name, in full.
+  MetricChart one = Chart({.tag = "loss", .task = "worker/149", .max_points = 2000});
+  ASSERT_EQ(one.lines.size(), 1u);
+  EXPECT_EQ(one.lines[0].rows.size(), 600u);
+  EXPECT_EQ(one.lines_left_out, 0u);
+}
+
+TEST(ChartShareTest, LinesAreCappedAndShareThePoints) {
+  EXPECT_EQ(ShareChart(0, 1000).lines, 0u);
+  EXPECT_EQ(ShareChart(1, 1000).points_per_line, 1000u);
+  EXPECT_EQ(ShareChart(1, kMaxChartPoints).points_per_line, kMaxChartPoints);
+  EXPECT_EQ(ShareChart(10, 1000).points_per_line, 1000u) << "10 x 1,000 fits";
+  EXPECT_EQ(ShareChart(20, 1000).points_per_line, 500u);
+  EXPECT_EQ(ShareChart(1000, 1000).lines, kMaxChartLines);
+  EXPECT_EQ(ShareChart(1000, 1000).points_per_line, kMaxChartPoints / kMaxChartLines);
+  EXPECT_EQ(ShareChart(3, 0).points_per_line, 1u);
 }
 
 TEST_F(MetricStoreTest, SeriesGoOnAcrossRestartsAsIfNoneHappened) {

@@ -213,7 +213,7 @@ class SqliteMetricStore final : public MetricStore {
     return series;
   }
 
-  StatusOr<std::vector<MetricLine>> Read(const MetricQuery& query) override {
+  StatusOr<MetricChart> Read(const MetricQuery& query) override {
     std::lock_guard lock(read_mu_);
     // One snapshot: a series' counts and its rows as one write left them.
     COHORT_RETURN_IF_ERROR(SqliteExec(reader_, "BEGIN", "reading metrics"));
@@ -369,7 +369,7 @@ class SqliteMetricStore final : public MetricStore {
     return Status::Ok();
   }
 
-  StatusOr<std::vector<MetricLine>> ReadLines(const MetricQuery& query) {
+  StatusOr<MetricChart> ReadLines(const MetricQuery& query) {
     Statement q(reader_.db, query.task.empty()
                                 ? "SELECT id, task, counts, first_step, last_step FROM "
                                   "metric_series WHERE job = ? AND tag = ? ORDER BY task"
@@ -379,22 +379,41 @@ class SqliteMetricStore final : public MetricStore {
     q.Bind(1, query.job);
     q.Bind(2, query.tag);
     if (!query.task.empty()) q.Bind(3, query.task);
-    std::vector<MetricLine> lines;
+    // Every series of the tag first (at most MetricLimits::series_per_job): how many there are
+    // decides how many get a line and how many rows each line gets.
+    struct Found {
+      int64_t id;
+      std::string task;
+      MetricPyramid::Counts counts;
+      int64_t first_step;
+      int64_t last_step;
+    };
+    std::vector<Found> found;
     int rc;
     while ((rc = q.Step()) == SQLITE_ROW) {
-      MetricLine line;
-      line.task = q.Text(1);
       COHORT_ASSIGN_OR_RETURN(auto counts, DecodeCounts(q.Text(2)));
-      line.points = counts[0];
-      COHORT_RETURN_IF_ERROR(ReadLine(query, q.Int(0), counts, q.Int(3), q.Int(4), line));
-      lines.push_back(std::move(line));
+      found.push_back(Found{q.Int(0), q.Text(1), counts, q.Int(3), q.Int(4)});
     }
     if (rc != SQLITE_DONE) return SqliteError(reader_, "reading series");
-    return lines;
+    const ChartShare share = ShareChart(found.size(), query.max_points);
+    MetricChart chart;
+    chart.points_per_line = share.points_per_line;
+    chart.lines_left_out = found.size() - share.lines;
+    for (size_t i = 0; i < share.lines; ++i) {
+      const Found& f = found[i];
+      MetricLine line;
+      line.task = f.task;
+      line.points = f.counts[0];
+      COHORT_RETURN_IF_ERROR(
+          ReadLine(query, share.points_per_line, f.id, f.counts, f.first_step, f.last_step, line));
+      chart.lines.push_back(std::move(line));
+    }
+    return chart;
   }
 
-  Status ReadLine(const MetricQuery& query, int64_t id, const MetricPyramid::Counts& counts,
-                  int64_t first_step, int64_t last_step, MetricLine& line) {
+  Status ReadLine(const MetricQuery& query, size_t points, int64_t id,
+                  const MetricPyramid::Counts& counts, int64_t first_step, int64_t last_step,
+                  MetricLine& line) {
     const int64_t lo = query.min_step.value_or(std::numeric_limits<int64_t>::min());
     const int64_t hi = query.max_step.value_or(std::numeric_limits<int64_t>::max());
     // How many raw points the range holds, if steps are spread evenly: the level to start at.
@@ -404,7 +423,7 @@ class SqliteMetricStore final : public MetricStore {
       double to = static_cast<double>(std::min(hi, last_step));
       in_range *= std::max(0.0, to - from + 1) / static_cast<double>(last_step - first_step + 1);
     }
-    const size_t max_points = std::max<size_t>(1, query.max_points);
+    const size_t max_points = std::max<size_t>(1, points);
     const int64_t cap = 2 * static_cast<int64_t>(max_points);
     int level = LevelFor(static_cast<int64_t>(std::ceil(in_range)), max_points);
     Statement q(reader_.db, fmt::format("SELECT {} FROM metric_rows WHERE series = ? AND "

@@ -1,4 +1,5 @@
-// One tag's chart (GET /jobs/{id}/metrics?tag=T&max_points=N): a line per task, rows
+// One tag's chart (GET /jobs/{id}/metrics?tag=T&max_points=N): a line per task (the first 100
+// when more tasks have the tag: `leftOut` says how many are not shown), rows
 // [step, time, value, min, max, count]. The x axis is the step or the wall time; smoothing is an
 // exponential moving average, as TensorBoard's; drag to zoom in, double-click to zoom out.
 import { useEffect, useRef } from 'preact/hooks';
@@ -29,7 +30,7 @@ export function smooth(values, weight) {
   });
 }
 
-export function Chart({ tag, lines, axis, smoothing }) {
+export function Chart({ tag, lines, leftOut = 0, axis, smoothing }) {
   const box = useRef(null);
   const plot = useRef(null);
   const zoomed = useRef(false);
@@ -71,6 +72,7 @@ export function Chart({ tag, lines, axis, smoothing }) {
         <span class="muted">
           {data[0].length} points
           {lines.some((l) => l.level > 0) ? ' (each a mean of several: zoom in for detail)' : ''}
+          {leftOut > 0 ? `; the first ${lines.length} of ${lines.length + leftOut} tasks` : ''}
         </span>
       </div>
       <div ref={box} />

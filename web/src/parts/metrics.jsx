@@ -11,7 +11,7 @@ async function loadMetrics(jobId, signal) {
   return Promise.all(
     tags.map(async (tag) => {
       const answer = await api(`/jobs/${jobId}/metrics${query({ tag, max_points: MAX_POINTS })}`, { signal });
-      return { tag, lines: answer.lines };
+      return { tag, lines: answer.lines, leftOut: answer.lines_left_out ?? 0 };
     }),
   );
 }
@@ -50,8 +50,8 @@ export function Metrics({ jobId, live }) {
         <span class="muted">drag to zoom, double-click to zoom out</span>
       </div>
       <div class="charts">
-        {charts.map(({ tag, lines }) => (
-          <Chart key={tag} tag={tag} lines={lines} axis={axis} smoothing={smoothing} />
+        {charts.map(({ tag, lines, leftOut }) => (
+          <Chart key={tag} tag={tag} lines={lines} leftOut={leftOut} axis={axis} smoothing={smoothing} />
         ))}
       </div>
     </div>
