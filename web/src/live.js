@@ -5,7 +5,9 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { streamText, token } from './api.js';
 
-export const POLL_MS = 10000;
+// The fallback poll. A page that sets `window.cohortPollMs` before this script runs gets that
+// instead: the end-to-end test sets an hour, so that only the event stream can explain an update.
+export const POLL_MS = Number(globalThis.cohortPollMs) || 10000;
 
 // The page's one change stream, shared by every usePoll; reconnects after a drop, not after a
 // refused token (signing out ends it).

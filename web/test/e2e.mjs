@@ -1,7 +1,8 @@
 // The dashboard end to end: a real cluster (test/cluster.mjs), Debian's Chromium driven by
 // playwright-core. Signs in with the admin token, visits every page (any console error or page
 // error fails the test), sees a line the task writes appear on the job page within a second,
-// counts a chart's points, kills the job from its page, and saves a screenshot of each page.
+// counts a chart's points, kills the job from its page, sees the jobs list follow a job submitted
+// and killed through the API by the event stream alone, and saves a screenshot of each page.
 //   node test/e2e.mjs --bin-dir build/bin --web-dir build/web --artifacts build/web-artifacts
 import { chromium } from 'playwright-core';
 import { mkdirSync } from 'node:fs';
@@ -41,6 +42,10 @@ while True:
 `;
 const LATENCY_LIMIT_MS = 1000;
 const TICKS_MEASURED = 10;
+// A change made through the API shows on a page this soon, through the event stream alone: the
+// page's fallback poll is set to an hour for that check (window.cohortPollMs, web/src/live.js).
+const EVENT_LIMIT_MS = 2000;
+const NO_POLL_MS = 3600 * 1000;
 
 const started = Date.now();
 const problems = [];
@@ -157,6 +162,29 @@ try {
   await page.waitForSelector('[data-testid=job-page][data-state="KILLED"]', { timeout: 10000 });
   check((await page.locator('[data-testid=kill]').count()) === 0, 'job: no kill button once it ended');
   await page.screenshot({ path: join(artifacts, 'job-killed.png'), fullPage: true });
+
+  // The jobs list kept current by GET /api/v1/events alone: with the fallback poll at an hour,
+  // a job submitted and then killed through the API (outside the browser) shows within
+  // EVENT_LIMIT_MS. The page is loaded again so that it starts with the long poll, and the job
+  // is submitted once its event stream is open.
+  await page.addInitScript((ms) => (window.cohortPollMs = ms), NO_POLL_MS);
+  await page.goto(`${cluster.url}/#/jobs`);
+  const streamOpen = page.waitForResponse((r) => r.url().endsWith('/api/v1/events') && r.status() === 200);
+  await page.reload();
+  await page.waitForSelector(`tr[data-job="${waiting.id}"]`);
+  await streamOpen;
+  check(await page.evaluate(() => window.cohortPollMs) === NO_POLL_MS, 'events: the fallback poll is off (an hour)');
+  let since = Date.now();
+  const late = await cluster.api('POST', '/jobs', {
+    name: 'via-events', tasks: [{ role: 'worker', command: ['true'], resources: { gpus: 16 } }],
+  });
+  await page.waitForSelector(`tr[data-job="${late.id}"]`, { timeout: EVENT_LIMIT_MS });
+  check(true, `events: job ${late.id}, submitted through the API, on the jobs list after ${Date.now() - since} ms (limit ${EVENT_LIMIT_MS})`);
+  since = Date.now();
+  await cluster.api('POST', `/jobs/${late.id}/kill`);
+  await page.waitForSelector(`tr[data-job="${late.id}"] .state-killed`, { timeout: EVENT_LIMIT_MS });
+  check(true, `events: its kill through the API on the jobs list after ${Date.now() - since} ms (limit ${EVENT_LIMIT_MS})`);
+  await page.screenshot({ path: join(artifacts, 'jobs-via-events.png'), fullPage: true });
 
   for (const e of errors) console.log(`  ${e}`);
   check(errors.length === 0, `no console or page errors (${errors.length})`);
