@@ -4,9 +4,11 @@
 #include <gtest/gtest.h>
 
 #include <boost/asio/io_context.hpp>
+#include <cstdlib>
 #include <deque>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <set>
 
 #include "api/api_server.h"
@@ -115,6 +117,7 @@ class World {
     request.path = target.substr(0, q);
     if (q != std::string::npos) request.query = ParseQuery(target.substr(q + 1));
     if (!authorization.empty()) request.headers["authorization"] = authorization;
+    if (!accept_encoding.empty()) request.headers["accept-encoding"] = accept_encoding;
     request.body = std::move(body);
     request.remote = remote;
     auto recorder = std::make_shared<RecordingResponder>();
@@ -125,6 +128,8 @@ class World {
   }
 
   std::string remote = "127.0.0.1:40000";
+  std::string accept_encoding;  // sent with every request when not empty
+  std::string web_dir() const { return (dir_ / "web").string(); }
   master::Master& master() { return *master_; }
   ManualClock& clock() { return clock_; }
   const std::string& bob_token() const { return bob_token_; }
@@ -364,6 +369,46 @@ TEST(Access, DashboardFilesArePublicAndConfined) {
     EXPECT_EQ(r.status, 404) << path << ": " << r.body;
   }
   EXPECT_EQ(world.Serve(kAnonymous, "POST", "/").status, 405);
+}
+
+// A file the build compressed (gzip -9 beside it, as web/build.mjs writes it) goes compressed to
+// a client that takes gzip, and plain to one that does not; both answers say they vary so.
+TEST(Access, DashboardFilesGoGzippedToClientsThatTakeGzip) {
+  World world;
+  const std::string script = world.web_dir() + "/app.js";
+  ASSERT_EQ(std::system(("/usr/bin/gzip -k -9 " + script).c_str()), 0);
+  std::ifstream in(script + ".gz", std::ios::binary);
+  const std::string packed((std::istreambuf_iterator<char>(in)), {});
+  ASSERT_EQ(packed.substr(0, 2), "\x1f\x8b");
+  auto header = [](const HttpResponse& r, const std::string& name) {
+    for (const auto& [key, value] : r.headers) {
+      if (key == name) return value;
+    }
+    return std::string("(none)");
+  };
+
+  world.accept_encoding = "gzip, deflate, br";  // as Chromium asks
+  HttpResponse gzipped = world.Serve(kAnonymous, "GET", "/assets/app.js");
+  ASSERT_EQ(gzipped.status, 200);
+  EXPECT_EQ(gzipped.body, packed);
+  EXPECT_EQ(gzipped.content_type, "text/javascript; charset=utf-8");
+  EXPECT_EQ(header(gzipped, "Content-Encoding"), "gzip");
+  EXPECT_EQ(header(gzipped, "Vary"), "Accept-Encoding");
+  // index.html has no .gz beside it: plain, whatever the client takes.
+  HttpResponse page = world.Serve(kAnonymous, "GET", "/");
+  EXPECT_EQ(page.body, "<!doctype html><title>Cohort</title>");
+  EXPECT_EQ(header(page, "Content-Encoding"), "(none)");
+
+  for (const char* refusing : {"", "identity", "gzip;q=0, br", "br"}) {
+    world.accept_encoding = refusing;
+    HttpResponse plain = world.Serve(kAnonymous, "GET", "/assets/app.js");
+    EXPECT_EQ(plain.body, "console.log('cohort')") << refusing;
+    EXPECT_EQ(header(plain, "Content-Encoding"), "(none)") << refusing;
+    EXPECT_EQ(header(plain, "Vary"), "Accept-Encoding") << refusing;
+  }
+  // The compressed file is not a name of its own.
+  world.accept_encoding = "";
+  EXPECT_EQ(world.Serve(kAnonymous, "GET", "/assets/app.js.gz").status, 404);
 }
 
 TEST(Access, OwnersChangeTheirOwnJobsAndReadThemselves) {

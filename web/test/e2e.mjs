@@ -85,10 +85,15 @@ try {
   await page.goto(cluster.url);
   const load = await page.evaluate(() => {
     const nav = performance.getEntriesByType('navigation')[0];
-    const bytes = performance.getEntriesByType('resource').reduce((n, r) => n + r.transferSize, nav.transferSize);
-    return { ms: nav.loadEventEnd - nav.startTime, bytes };
+    const resources = performance.getEntriesByType('resource');
+    const bytes = resources.reduce((n, r) => n + r.transferSize, nav.transferSize);
+    const script = resources.find((r) => r.name.endsWith('/assets/app.js'));
+    return { ms: nav.loadEventEnd - nav.startTime, bytes, script: [script?.encodedBodySize, script?.decodedBodySize] };
   });
   console.log(`first load: ${load.bytes} bytes transferred, load event after ${load.ms.toFixed(0)} ms`);
+  // The master sends the gzip the build wrote beside each file (Content-Encoding: gzip).
+  check(load.script[0] > 0 && load.script[0] < load.script[1] / 2,
+    `app.js came gzipped: ${load.script[0]} bytes for ${load.script[1]}`);
   await page.fill('#token', cluster.token);
   await page.click('button[type=submit]');
   await page.waitForSelector('[data-testid=who]');
