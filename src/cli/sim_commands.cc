@@ -8,6 +8,7 @@
 
 #include "cli/cli.h"
 #include "common/units.h"
+#include "scheduler/policy_tuning.h"
 #include "sim/generate.h"
 #include "sim/plot.h"
 #include "sim/report.h"
@@ -36,6 +37,7 @@ struct SimRunOptions {
   int64_t incremental_above = 0;  // 0: never
   std::string default_runtime;
   std::string output = "table";
+  scheduler::PolicyTuning tuning;
 };
 
 struct SimGenOptions {
@@ -64,8 +66,8 @@ StatusOr<scheduler::SchedulerConfig> PolicyConfig(const std::string& name) {
   auto policy = scheduler::ParsePolicy(base);
   if (!policy.ok()) {
     return Status::InvalidArgument(fmt::format(
-        "--policy: \"{}\" is not a policy; use fifo, fifo+backfill, las or default (each may "
-        "end in +backfill or -backfill)",
+        "--policy: \"{}\" is not a policy; use fifo, fifo+backfill, las, default, or the "
+        "references sjf-oracle and srtf-oracle (each may end in +backfill or -backfill)",
         name));
   }
   scheduler::SchedulerConfig config;
@@ -157,6 +159,7 @@ int RunSim(const SimRunOptions& o) {
     auto config = PolicyConfig(name);
     if (!config.ok()) return Fail("sim run", config.status());
     sim::SimOptions options = base;
+    if (Status s = scheduler::ApplyTuning(o.tuning, *config); !s.ok()) return Fail("sim run", s);
     options.scheduler = *config;
     options.scheduler.default_runtime = default_runtime;
     options.label = name;
@@ -166,6 +169,15 @@ int RunSim(const SimRunOptions& o) {
     };
     results.push_back(sim::Simulate(*trace, cluster, options));
     progress.Done();
+    const auto& causes = results.back().preemptions_by_cause;
+    auto count = [&](PreemptionCause c) {
+      auto it = causes.find(c);
+      return it == causes.end() ? size_t{0} : it->second;
+    };
+    fmt::print(stderr,
+               "{}: preemptions by cause: priority {}, quota reclaim {}, level {}, oracle {}\n",
+               name, count(PreemptionCause::kPriority), count(PreemptionCause::kQuotaReclaim),
+               count(PreemptionCause::kLevel), count(PreemptionCause::kOracle));
     figures.push_back(sim::Summarize(results.back()));
     const auto& r = results.back();
     struct rusage usage {};
@@ -251,7 +263,9 @@ void AddSimCommands(CLI::App& app) {
                 "Teams and quotas NAME:GPUS[:MAX],...; jobs without a team are spread over them "
                 "by a hash of their id");
   r->add_option("--policy", run->policies,
-                "fifo, fifo+backfill, las, default (repeatable; default: all four)");
+                "fifo, fifo+backfill, las, default, or the references sjf-oracle and "
+                "srtf-oracle, which know every job's true run time (repeatable; default: the "
+                "four real policies)");
   r->add_option("--out", run->out, "Write CSV, JSON and SVG plots into this directory");
   r->add_option("--seed", run->seed,
                 "Salts how jobs without a team are spread over --teams; the run is otherwise "
@@ -273,6 +287,25 @@ void AddSimCommands(CLI::App& app) {
       ->capture_default_str();
   r->add_option("--default-runtime", run->default_runtime,
                 "Assumed run time of jobs without max_runtime, for reservations");
+  r->add_option("--levels", run->tuning.levels,
+                "Policies default and las: GPU time at which a job moves to the next level, "
+                "e.g. 1h,16h (none: one level)");
+  r->add_option("--promote-after", run->tuning.promote_after,
+                "Policy default: a waiting job is promoted after at least this long (2h)");
+  r->add_option("--promote-factor", run->tuning.promote_factor,
+                "Policy default: ...or this many times the time it has run, if longer (2)");
+  r->add_option("--max-wait", run->tuning.max_wait,
+                "Policy default: ...and after this long whatever it has run (24h)");
+  r->add_option("--protected-quantum", run->tuning.protected_quantum,
+                "Policy default: a promoted job keeps its GPUs this long, or until it checkpoints "
+                "(1h)");
+  r->add_option("--max-level-preemptions", run->tuning.max_level_preemptions,
+                "Policy default: a job preempted this often is not preempted for levels (2)");
+  r->add_option("--min-victim-level", run->tuning.min_victim_level,
+                "Policy default: only jobs of at least this level are preempted for levels (1)");
+  r->add_option("--level-victim-size", run->tuning.level_victim_size,
+                "Policy default: preempt for levels only jobs with at most this many times the "
+                "waiting job's GPUs (0: any)");
   AddOutputOption(r, run->output);
   r->callback([run] { Finish(RunSim(*run)); });
 

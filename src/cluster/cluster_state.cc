@@ -14,6 +14,8 @@ RunningJob RunningFrom(const PendingJob& job, const std::vector<TaskPlacement>& 
   r.submitted_at = job.submitted_at;
   r.started_at = now;
   if (job.max_runtime) r.ends_by = now + *job.max_runtime;
+  if (job.oracle_remaining) r.oracle_ends_at = now + *job.oracle_remaining;
+  r.waiting_since = job.waiting_since ? *job.waiting_since : job.submitted_at;
   r.tasks = job.tasks;
   r.placement = placement;
   r.task_started.assign(job.tasks.size(), now);
@@ -181,6 +183,15 @@ void ClusterState::MarkStopping(JobId job, std::optional<JobId> for_job) {
   r.stopping = true;
   r.stopping_for = for_job;
   if (for_job) claims_.insert(*for_job);
+}
+
+void ClusterState::NoteCheckpoint(JobId job, Timestamp at) {
+  auto it = jobs_.find(job);
+  if (it == jobs_.end()) return;
+  RunningJob& r = it->second.job;
+  // Only this attempt's checkpoints count, and time does not run backwards.
+  if (at < r.started_at || (r.last_checkpoint_at && at <= *r.last_checkpoint_at)) return;
+  r.last_checkpoint_at = at;
 }
 
 void ClusterState::MarkLeaving(JobId job, const std::string& role,

@@ -73,6 +73,9 @@ class ClusterState {
   // These replicas of an elastic job are being taken away: they still hold their resources and
   // count as a stopping job of their own until released.
   void MarkLeaving(JobId job, const std::string& role, const std::vector<int>& indices);
+  // The job reported a checkpoint at `at`: preempting it now loses only the work since. Earlier
+  // ones, or ones from before this attempt started, are ignored.
+  void NoteCheckpoint(JobId job, Timestamp at);
   // One task has ended: what it held is free again. Returns true if the job holds nothing any
   // more (it has left the cluster). Unknown jobs or tasks are ignored (returns false).
   bool ReleaseTask(JobId job, const std::string& role, int index);

@@ -117,6 +117,12 @@ StatusOr<scheduler::SchedulerConfig> SchedulerConfigFrom(const MasterOptions& o)
   scheduler::SchedulerConfig config;
   auto policy = scheduler::ParsePolicy(o.policy);
   if (!policy.ok()) return Status::InvalidArgument("--policy: " + policy.status().message());
+  if (scheduler::IsOracle(*policy)) {
+    return Status::InvalidArgument(fmt::format(
+        "--policy: {} is a reference for `cohort sim run` only: it reads the true run time of "
+        "each job, which a real cluster does not know; use default, fifo or las",
+        o.policy));
+  }
   config.policy = *policy;
   config.backfill = !o.no_backfill;
   if (!o.default_runtime.empty()) {

@@ -70,6 +70,10 @@ PendingJob Master::PendingOf(const Job& job) const {
   p.tasks = TaskRequestsOf(job);
   p.max_runtime = job.spec.max_runtime;
   p.attained = AttainedService(job);
+  // It began to wait again when its last attempt ended (a preemption, a failure, a lost node).
+  if (!job.history.empty() && job.history.back().finished_at) {
+    p.waiting_since = *job.history.back().finished_at;
+  }
   p.constraints = job.spec.constraints;
   p.preemptions = job.preemptions;
   p.elastic = ElasticGroupsOf(job);

@@ -54,6 +54,14 @@ struct TaskPlacement {
   std::vector<int> gpus;
 };
 
+// What jobs like this one cost before they ended (scheduler/runtime_history.h): the default
+// policy orders jobs by it. Never the job's own run time, which no one knows before it ends.
+struct RuntimeEstimate {
+  Duration gpu_time{};  // estimated total GPU time (GPU-seconds as a duration)
+  int64_t samples = 0;  // finished jobs behind it
+  std::string basis;    // which jobs: "of team vision with 8 GPUs"
+};
+
 // A job that holds resources now.
 struct RunningJob {
   JobId job_id = 0;
@@ -70,6 +78,13 @@ struct RunningJob {
   std::vector<Timestamp> task_started;   // when each task was placed (grown replicas: later)
   Duration attained{};                   // GPU time received by earlier attempts
   int preemptions = 0;                   // times it has been preempted before
+  // Simulation only (see PendingJob::oracle_remaining): when it will truly end.
+  std::optional<Timestamp> oracle_ends_at;
+  // When it last began to wait before this attempt (see PendingJob::waiting_since): a job that
+  // waited long enough to be promoted is protected for a while after it starts.
+  std::optional<Timestamp> waiting_since;
+  // The last checkpoint it reported during this attempt: preempting it loses the work since.
+  std::optional<Timestamp> last_checkpoint_at;
   // Elastic task groups: replicas may be added up to `max` and taken away down to `min`.
   struct ElasticGroup {
     std::string role;
@@ -117,8 +132,18 @@ struct PendingJob {
   // until it starts, so that what its victims free goes to it, not back to them.
   bool preempted_for_it = false;
   int preemptions = 0;  // times it has been preempted before
+  // When it last began to wait: its submission, or the end of its last attempt. Unset: its
+  // submission.
+  std::optional<Timestamp> waiting_since;
+  // What jobs like it cost before (default policy); unset: nothing to go by yet.
+  std::optional<RuntimeEstimate> estimate;
   // Its elastic task groups, as they will be once it runs (next_index: past its minimum).
   std::vector<RunningJob::ElasticGroup> elastic;
+  // Simulation only: how long it would truly run if started now (its work left, or its
+  // max_runtime if that comes first). Only the oracle policies (sjf-oracle, srtf-oracle) read it:
+  // they exist to show how far the real policies are from perfect knowledge. The master never
+  // sets it and refuses those policies.
+  std::optional<Duration> oracle_remaining;
 };
 
 // Every task of one job, in the job's rank order: a gang is placed whole or not at all.
@@ -127,11 +152,20 @@ struct JobPlacement {
   std::vector<TaskPlacement> tasks;
 };
 
+// Why a job is preempted: the rule that allowed it.
+enum class PreemptionCause {
+  kPriority,      // for a job of higher priority of its team
+  kQuotaReclaim,  // its team borrows; the waiting job's team is below its guarantee
+  kLevel,         // for a job that has had less GPU time (las, and default within a team)
+  kOracle,        // srtf-oracle: for a job with less GPU time left
+};
+
 // A running job to stop (SIGTERM, grace period, SIGKILL) and requeue, so that `for_job` can run.
 struct Preemption {
   JobId victim = 0;
   JobId for_job = 0;
   std::string reason;  // "preempted by job 12 (priority high) of team vision"
+  PreemptionCause cause = PreemptionCause::kPriority;
 };
 
 // A job left pending by this pass, and why, in words a user understands.

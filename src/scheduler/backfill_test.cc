@@ -32,7 +32,7 @@ TEST(Backfill, ShortJobsFillTheGapButLongOnesDoNotDelayTheGang) {
   Plan plan = RunScheduler(c,
                            {Job(1, 2, 4, 0, 1), WithRuntime(Job(2, 1, 2, 0, 2), 90),
                             WithRuntime(Job(3, 1, 2, 0, 3), 30)},
-                           {}, now);
+                           WithoutLevels(), now);
   EXPECT_THAT(PlacedIds(plan), ElementsAre(3));
   const PendingReason* gang = ReasonFor(plan, 1);
   ASSERT_NE(gang, nullptr);
@@ -49,14 +49,14 @@ TEST(Backfill, ASecondReservationComesAfterTheFirstNotOnTopOfIt) {
   // is over (90), not at 60 as well.
   Plan plan =
       RunScheduler(c, {WithRuntime(Job(1, 2, 4, 0, 1), 30), WithRuntime(Job(2, 2, 4, 0, 2), 30)},
-                   {}, Minutes(10));
+                   WithoutLevels(), Minutes(10));
   ASSERT_TRUE(ReasonFor(plan, 1)->reserved_start.has_value());
   EXPECT_EQ(*ReasonFor(plan, 1)->reserved_start, Minutes(60));
   ASSERT_TRUE(ReasonFor(plan, 2)->reserved_start.has_value());
   EXPECT_EQ(*ReasonFor(plan, 2)->reserved_start, Minutes(90));
   // A gang reserved with no known end leaves the next one waiting, not draining other nodes.
   Plan open_ended =
-      RunScheduler(c, {Job(1, 2, 4, 0, 1), WithRuntime(Job(2, 2, 4, 0, 2), 30)}, {}, Minutes(10));
+      RunScheduler(c, {Job(1, 2, 4, 0, 1), WithRuntime(Job(2, 2, 4, 0, 2), 30)}, WithoutLevels(), Minutes(10));
   EXPECT_FALSE(ReasonFor(open_ended, 2)->reserved_start.has_value());
   EXPECT_THAT(ReasonFor(open_ended, 2)->reason, Not(HasSubstr("holding")));
 }
@@ -90,7 +90,7 @@ TEST(Backfill, OffMeansStrictOrder) {
   ClusterSnapshot c;
   AddNodes(c, "n", 1, 8);
   StartRunning(c, Job(10, 1, 6, 0, 0), {"n-0"}, Minutes(0), Minutes(60));
-  SchedulerConfig config;
+  SchedulerConfig config = WithoutLevels();
   config.backfill = false;
   Plan plan = RunScheduler(c, {Job(1, 2, 4, 0, 1), WithRuntime(Job(3, 1, 2, 0, 3), 30)}, config,
                            Minutes(10));

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <tuple>
 
+#include "scheduler/runtime_history.h"
+
 namespace cohort::scheduler {
 
 int LasQueue(Duration attained, const std::vector<Duration>& thresholds) {
@@ -11,10 +13,76 @@ int LasQueue(Duration attained, const std::vector<Duration>& thresholds) {
   return queue;
 }
 
-JobOrder::JobOrder(Policy policy, const ClusterSnapshot& cluster,
-                   const std::vector<PendingJob>& pending,
-                   const std::vector<Duration>& las_thresholds)
-    : policy_(policy), pending_(pending) {
+namespace {
+template <typename Job>
+int64_t GpusOf(const Job& job) {
+  int64_t gpus = 0;
+  for (const auto& t : job.tasks) gpus += t.resources.gpus;
+  return std::max<int64_t>(gpus, 1);  // a CPU-only job still takes time
+}
+}  // namespace
+
+Duration OracleService(const PendingJob& job) {
+  if (!job.oracle_remaining) return Duration::max();
+  return *job.oracle_remaining * GpusOf(job);
+}
+
+Duration OracleService(const RunningJob& job, Timestamp now) {
+  if (!job.oracle_ends_at) return Duration::max();
+  return std::max(Duration{}, *job.oracle_ends_at - now) * GpusOf(job);
+}
+
+Timestamp PromotionTime(const SchedulerConfig& config, Timestamp since, Duration attained,
+                        int64_t gpus) {
+  // The time it has run, whatever its size: GPU time over GPUs.
+  Duration ran = attained / std::max<int64_t>(gpus, 1);
+  auto relative = std::chrono::duration_cast<Duration>(ran * config.promote_factor);
+  return since + std::min(config.max_wait, std::max(config.promote_after, relative));
+}
+
+bool IsPromoted(const SchedulerConfig& config, const PendingJob& job, Timestamp now) {
+  Timestamp since = job.waiting_since ? *job.waiting_since : job.submitted_at;
+  return now >= PromotionTime(config, since, job.attained, GpusOf(job));
+}
+
+bool IsProtected(const SchedulerConfig& config, const RunningJob& job, Timestamp now) {
+  if (now - job.started_at >= config.protected_quantum) return false;
+  if (job.last_checkpoint_at && *job.last_checkpoint_at > job.started_at) return false;
+  Timestamp since = job.waiting_since ? *job.waiting_since : job.submitted_at;
+  return job.started_at >= PromotionTime(config, since, job.attained, GpusOf(job));
+}
+
+bool MayPreemptForLevel(const SchedulerConfig& config, const RunningJob& r, const PendingJob& job,
+                        Timestamp now) {
+  if (r.team != job.team || IsProtected(config, r, now)) return false;
+  if (r.preemptions >= config.max_level_preemptions) return false;
+  if (config.level_victim_size > 0 &&
+      static_cast<double>(GpusOf(r)) > config.level_victim_size * static_cast<double>(GpusOf(job))) {
+    return false;
+  }
+  return true;
+}
+
+Rank RankOf(const SchedulerConfig& config, const PendingJob& job, Timestamp now) {
+  Rank r;
+  Timestamp since = job.waiting_since ? *job.waiting_since : job.submitted_at;
+  Timestamp promoted_at = PromotionTime(config, since, job.attained, GpusOf(job));
+  if (now >= promoted_at) {
+    r.promoted = 0;
+    r.promoted_at = promoted_at;
+  }
+  r.submitted_at = job.submitted_at;
+  r.job_id = job.job_id;
+  // Among promoted jobs, the longest waiting first: what is left no longer decides.
+  if (r.promoted == 0) return r;
+  r.level = LasQueue(job.attained, config.las_thresholds);
+  r.expected_left = ExpectedRemaining(job.estimate, job.attained);
+  return r;
+}
+
+JobOrder::JobOrder(const SchedulerConfig& config, const ClusterSnapshot& cluster,
+                   const std::vector<PendingJob>& pending, Timestamp now)
+    : policy_(config.policy), pending_(pending) {
   for (const auto& n : cluster.nodes) capacity_ += n.total;
   for (const auto& t : cluster.teams) {
     teams_[t.name].guaranteed_gpus = t.guaranteed_gpus;
@@ -34,22 +102,20 @@ JobOrder::JobOrder(Policy policy, const ClusterSnapshot& cluster,
   }
   std::sort(first_.begin(), first_.end(), by_submission);
   if (policy_ == Policy::kFairShare) {
+    ranks_.resize(pending.size());
     for (size_t i = 0; i < pending.size(); ++i) {
       if (pending[i].preempted_for_it) continue;
-      TeamQueue& q = queues_[pending[i].team];
-      q.levels[pending[i].priority][pending[i].user].push_back(i);
-      ++q.remaining;
+      ranks_[i] = RankOf(config, pending[i], now);
+      queues_[pending[i].team].jobs.push_back(i);
     }
     for (auto& [team, q] : queues_) {
       teams_[team];  // every team with work has an entry
-      for (auto& [prio, users] : q.levels) {
-        for (auto& [user, jobs] : users) {
-          std::sort(jobs.begin(), jobs.end(), [&](size_t a, size_t b) {
-            return std::tie(pending[a].submitted_at, pending[a].job_id) >
-                   std::tie(pending[b].submitted_at, pending[b].job_id);  // back() is first
-          });
+      std::sort(q.jobs.begin(), q.jobs.end(), [&](size_t a, size_t b) {
+        if (pending[a].priority != pending[b].priority) {
+          return pending[a].priority > pending[b].priority;
         }
-      }
+        return ranks_[a] < ranks_[b];
+      });
     }
     return;
   }
@@ -60,9 +126,14 @@ JobOrder::JobOrder(Policy policy, const ClusterSnapshot& cluster,
     const PendingJob& ja = pending[a];
     const PendingJob& jb = pending[b];
     if (policy_ == Policy::kLeastAttainedService) {
-      int qa = LasQueue(ja.attained, las_thresholds);
-      int qb = LasQueue(jb.attained, las_thresholds);
+      int qa = LasQueue(ja.attained, config.las_thresholds);
+      int qb = LasQueue(jb.attained, config.las_thresholds);
       if (qa != qb) return qa < qb;
+    }
+    if (IsOracle(policy_)) {
+      Duration sa = OracleService(ja);
+      Duration sb = OracleService(jb);
+      if (sa != sb) return sa < sb;
     }
     return by_submission(a, b);
   });
@@ -70,8 +141,8 @@ JobOrder::JobOrder(Policy policy, const ClusterSnapshot& cluster,
 
 std::vector<size_t> ConsiderationOrder(const SchedulerConfig& config,
                                        const ClusterSnapshot& cluster,
-                                       const std::vector<PendingJob>& pending) {
-  JobOrder order(config.policy, cluster, pending, config.las_thresholds);
+                                       const std::vector<PendingJob>& pending, Timestamp now) {
+  JobOrder order(config, cluster, pending, now);
   std::vector<size_t> out;
   out.reserve(pending.size());
   while (auto next = order.Next()) {
@@ -84,12 +155,17 @@ std::vector<size_t> ConsiderationOrder(const SchedulerConfig& config,
 std::string DescribeOrder(Policy policy) {
   switch (policy) {
     case Policy::kFairShare:
-      return "teams below their guarantee and with the smallest share first; within a team, "
-             "priority, then the user with the least in use, then submission order";
+      return "teams below their guarantee first, the furthest below first; then, within a team "
+             "and beyond guarantees, priority (within a team), jobs promoted for waiting long, "
+             "least GPU time received (in levels), least expected GPU time left (from finished "
+             "jobs like it), submission order";
     case Policy::kFifo:
       return "submission order";
     case Policy::kLeastAttainedService:
       return "least GPU time received first, then submission order";
+    case Policy::kSjfOracle:
+    case Policy::kSrtfOracle:
+      return "least true GPU time left first (an oracle: simulation only), then submission order";
   }
   return "";
 }
@@ -129,49 +205,28 @@ std::optional<size_t> JobOrder::Next() {
 }
 
 std::optional<size_t> JobOrder::NextFairShare() {
-  // The team that is furthest behind: below its guarantee before any team that is not, then the
-  // lowest dominant share per guaranteed GPU, then by name (deterministic).
-  const std::string* best = nullptr;
-  std::tuple<int, double> best_key{};
-  for (const auto& [team, queue] : queues_) {
-    if (queue.remaining == 0) continue;
+  // Teams below their guarantee first: the furthest behind (lowest dominant share per guaranteed
+  // GPU, then by name, so that it is deterministic). Beyond guarantees, the team whose next job
+  // ranks first.
+  const std::string* behind = nullptr;
+  double behind_share = 0;
+  TeamQueue* best = nullptr;
+  for (auto& [team, queue] : queues_) {
+    if (queue.empty()) continue;
     const Usage& u = TeamUsage(team);
-    int above = u.held.gpus < u.guaranteed_gpus ? 0 : 1;
-    double weight = static_cast<double>(std::max<int64_t>(u.guaranteed_gpus, 1));
-    std::tuple<int, double> key{above, DominantShare(team) / weight};
-    if (!best || key < best_key) {
-      best = &team;
-      best_key = key;
+    if (u.held.gpus < u.guaranteed_gpus) {
+      double weight = static_cast<double>(std::max<int64_t>(u.guaranteed_gpus, 1));
+      double share = DominantShare(team) / weight;
+      if (!behind || share < behind_share) {
+        behind = &team;
+        behind_share = share;
+      }
     }
+    if (!best || ranks_[queue.jobs[queue.next]] < ranks_[best->jobs[best->next]]) best = &queue;
   }
+  if (behind) best = &queues_.at(*behind);
   if (!best) return std::nullopt;
-  return NextInTeam(*best, queues_.at(*best));
-}
-
-std::optional<size_t> JobOrder::NextInTeam(const std::string& team, TeamQueue& queue) {
-  auto level = queue.levels.begin();
-  // Within the highest priority: the user who holds least, then whose next job is oldest.
-  auto& users = level->second;
-  auto pick = users.end();
-  for (auto it = users.begin(); it != users.end(); ++it) {
-    if (pick == users.end()) {
-      pick = it;
-      continue;
-    }
-    const PendingJob& a = pending_[it->second.back()];
-    const PendingJob& b = pending_[pick->second.back()];
-    int64_t ua = users_[{team, it->first}].gpus;
-    int64_t ub = users_[{team, pick->first}].gpus;
-    if (std::tie(ua, a.submitted_at, a.job_id) < std::tie(ub, b.submitted_at, b.job_id)) {
-      pick = it;
-    }
-  }
-  size_t job = pick->second.back();
-  pick->second.pop_back();
-  if (pick->second.empty()) users.erase(pick);
-  if (users.empty()) queue.levels.erase(level);
-  --queue.remaining;
-  return job;
+  return best->jobs[best->next++];
 }
 
 }  // namespace cohort::scheduler

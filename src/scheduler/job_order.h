@@ -23,20 +23,51 @@ struct Usage {
 // The least-attained-service queue of a job that has had `attained` GPU time.
 int LasQueue(Duration attained, const std::vector<Duration>& thresholds);
 
+// Default policy, starvation: when a job that began waiting at `since`, having had `attained` GPU
+// time on `gpus` GPUs, is promoted (SchedulerConfig::promote_after and what follows).
+Timestamp PromotionTime(const SchedulerConfig& config, Timestamp since, Duration attained,
+                        int64_t gpus);
+bool IsPromoted(const SchedulerConfig& config, const PendingJob& job, Timestamp now);
+// A running job that started promoted, within its protected quantum and with no checkpoint since
+// it started: not preempted for a job of an earlier level.
+bool IsProtected(const SchedulerConfig& config, const RunningJob& job, Timestamp now);
+
+// Default policy: whether running job `r`, already of a later level than waiting job `job`, may
+// be preempted for it (same team, not protected, not preempted too often, not too big).
+bool MayPreemptForLevel(const SchedulerConfig& config, const RunningJob& r, const PendingJob& job,
+                        Timestamp now);
+
+// Where the default policy puts a job among others (lower first), beyond its team and priority.
+struct Rank {
+  int promoted = 1;         // 0: promoted
+  Timestamp promoted_at{};  // promoted jobs: the longest waiting first
+  int level = 0;            // least-attained-service level (a promoted job: 0)
+  Duration expected_left = Duration::max();  // from its estimate (ExpectedRemaining)
+  Timestamp submitted_at;
+  JobId job_id = 0;
+  auto operator<=>(const Rank&) const = default;
+};
+Rank RankOf(const SchedulerConfig& config, const PendingJob& job, Timestamp now);
+
+// The oracle policies' key: the GPU time a job truly has left (run time x GPUs); unknown: the
+// largest.
+Duration OracleService(const PendingJob& job);
+Duration OracleService(const RunningJob& job, Timestamp now);
+
 // Every pending job (indices into `pending`) in the order a pass under `config`'s policy
 // considers them, as if each started when its turn came (under fair share a team that has just
 // been served moves back). What `cohort why` says about who is ahead comes from here, so that it
 // is the policy's own answer.
 std::vector<size_t> ConsiderationOrder(const SchedulerConfig& config,
                                        const ClusterSnapshot& cluster,
-                                       const std::vector<PendingJob>& pending);
+                                       const std::vector<PendingJob>& pending, Timestamp now);
 // The policy's order in words, for people.
 std::string DescribeOrder(Policy policy);
 
 class JobOrder {
  public:
-  JobOrder(Policy policy, const ClusterSnapshot& cluster, const std::vector<PendingJob>& pending,
-           const std::vector<Duration>& las_thresholds = {});
+  JobOrder(const SchedulerConfig& config, const ClusterSnapshot& cluster,
+           const std::vector<PendingJob>& pending, Timestamp now);
 
   // The index (into `pending`) of the next job to consider; every job comes exactly once.
   std::optional<size_t> Next();
@@ -52,13 +83,12 @@ class JobOrder {
 
  private:
   struct TeamQueue {
-    // priority (highest first) -> user -> that user's jobs in submission order
-    std::map<int, std::map<std::string, std::vector<size_t>>, std::greater<>> levels;
-    size_t remaining = 0;
+    std::vector<size_t> jobs;  // priority (highest first), then Rank
+    size_t next = 0;
+    bool empty() const { return next >= jobs.size(); }
   };
 
   std::optional<size_t> NextFairShare();
-  std::optional<size_t> NextInTeam(const std::string& team, TeamQueue& queue);
 
   Policy policy_;
   const std::vector<PendingJob>& pending_;
@@ -66,6 +96,7 @@ class JobOrder {
   std::map<std::string, Usage> teams_;
   std::map<std::pair<std::string, std::string>, Resources> users_;  // (team, user)
   std::map<std::string, TeamQueue> queues_;                         // fair share
+  std::vector<Rank> ranks_;                                         // fair share, by job
   std::vector<size_t> static_order_;                                // fifo, las
   size_t next_static_ = 0;
   std::vector<size_t> first_;  // jobs that others were preempted for, before any other

@@ -37,20 +37,103 @@ TEST(FairShare, AlternatesBetweenTeamsByShare) {
   EXPECT_THAT(placed, ElementsAre(1, 2, 4, 5));
 }
 
-TEST(FairShare, WithinATeamPriorityThenUserShareThenSubmission) {
+PendingJob Estimated(PendingJob job, int gpu_minutes) {
+  job.estimate = RuntimeEstimate{Minutes(gpu_minutes) - Minutes(0), 5, "of team t"};
+  return job;
+}
+
+TEST(FairShare, WithinATeamPriorityThenLevelThenEstimateThenSubmission) {
+  ClusterSnapshot c;
+  AddNodes(c, "n", 1, 4);
+  PendingJob served = Estimated(Job(5, 1, 1, 0, 0, "t"), 10);
+  served.attained = std::chrono::hours(2);  // level 1: after every level-0 job
+  Plan plan = RunScheduler(c,
+                           {
+                               served,
+                               Estimated(Job(1, 1, 1, 0, 1, "t"), 600),
+                               Estimated(Job(2, 1, 1, 0, 2, "t"), 60),
+                               Estimated(Job(3, 1, 1, 100, 3, "t"), 900),
+                               Job(4, 1, 1, 0, 4, "t"),  // nothing to go by: after estimates
+                           },
+                           {}, Minutes(1));
+  // Priority first (3); then level 0 by expected GPU time (2, 1), then the unknown (4).
+  EXPECT_THAT(PlacedIds(plan), ElementsAre(3, 2, 1, 4));
+}
+
+TEST(FairShare, BeyondGuaranteesTheBestRankedJobOfAnyTeam) {
   ClusterSnapshot c;
   AddNodes(c, "n", 1, 3);
-  AddNodes(c, "busy", 1, 2);
-  StartRunning(c, Job(90, 1, 2, 0, 0, "t", "ada"), {"busy-0"}, FromMicros(0));
-  Plan plan = RunScheduler(c, {
-                                  Job(1, 1, 1, 0, 1, "t", "ada"),
-                                  Job(2, 1, 1, 0, 2, "t", "bob"),
-                                  Job(3, 1, 1, 100, 3, "t", "ada"),
-                                  Job(4, 1, 1, 0, 4, "t", "bob"),
-                              });
-  // High priority first (3); then bob, who holds nothing, before ada (2 GPUs), twice: bob's 2
-  // and 4 would come before ada's 1, but only 3 GPUs exist.
-  EXPECT_THAT(PlacedIds(plan), ElementsAre(3, 2, 4));
+  AddNodes(c, "busy", 1, 4);
+  c.teams = {TeamQuota{"a", 2, std::nullopt}, TeamQuota{"b", 2, std::nullopt}};
+  StartRunning(c, Job(90, 1, 2, 0, 0, "a"), {"busy-0"}, Minutes(0));
+  StartRunning(c, Job(91, 1, 2, 0, 0, "b"), {"busy-0"}, Minutes(0));
+  // Both teams hold their guarantee: the shortest expected jobs go first, whatever the team.
+  Plan plan = RunScheduler(c,
+                           {Estimated(Job(1, 1, 1, 0, 1, "a"), 600),
+                            Estimated(Job(2, 1, 1, 0, 2, "a"), 30),
+                            Estimated(Job(3, 1, 1, 0, 3, "b"), 60),
+                            Estimated(Job(4, 1, 1, 0, 4, "b"), 20)},
+                           {}, Minutes(1));
+  EXPECT_THAT(PlacedIds(plan), ElementsAre(4, 2, 3));
+}
+
+TEST(FairShare, AJobThatWaitedTooLongIsPromoted) {
+  ClusterSnapshot c;
+  AddNodes(c, "n", 1, 1);
+  SchedulerConfig config;  // promoted after 2 hours, or twice the time it has run
+  PendingJob old_long = Estimated(Job(1, 1, 1, 0, 0, "t"), 6000);
+  PendingJob fresh_short = Estimated(Job(2, 1, 1, 0, ToMicros(Minutes(100)), "t"), 10);
+  EXPECT_THAT(PlacedIds(RunScheduler(c, {old_long, fresh_short}, config, Minutes(119))),
+              ElementsAre(2));
+  EXPECT_THAT(PlacedIds(RunScheduler(c, {old_long, fresh_short}, config, Minutes(120))),
+              ElementsAre(1));
+  // A job that ran 3 hours before it was preempted at minute 200 waits 6 hours, not 2.
+  PendingJob ran = Estimated(Job(3, 1, 1, 0, 0, "t"), 6000);
+  ran.attained = std::chrono::hours(3);
+  ran.waiting_since = Minutes(200);
+  PendingJob level1 = Estimated(Job(4, 1, 1, 0, 0, "t"), 3000);  // less left: first if equal
+  level1.attained = std::chrono::hours(2);
+  level1.waiting_since = Minutes(560);
+  EXPECT_THAT(PlacedIds(RunScheduler(c, {ran, level1}, config, Minutes(559))), ElementsAre(4));
+  EXPECT_THAT(PlacedIds(RunScheduler(c, {ran, level1}, config, Minutes(560))), ElementsAre(3));
+  // Whatever it ran, it is promoted after max_wait (24 hours).
+  ran.attained = std::chrono::hours(100);
+  level1.waiting_since = Minutes(200 + 24 * 60 - 10);
+  EXPECT_THAT(PlacedIds(RunScheduler(c, {ran, level1}, config, Minutes(200 + 24 * 60))),
+              ElementsAre(3));
+}
+
+TEST(FairShare, PreemptsItsTeamsJobsOfALaterLevelOnlyAndLeastLostWorkFirst) {
+  ClusterSnapshot c;
+  AddNodes(c, "n", 2, 2);
+  c.teams = {TeamQuota{"t", 2, std::nullopt}, TeamQuota{"other", 2, std::nullopt}};
+  // Three hours on 1 GPU each: 3 GPU-hours, level 1. Job 11 checkpointed at minute 170.
+  StartRunning(c, Job(10, 1, 1, 0, 0, "t"), {"n-0"}, Minutes(0));
+  RunningJob& checkpointed = StartRunning(c, Job(11, 1, 1, 0, 0, "t"), {"n-0"}, Minutes(0));
+  checkpointed.last_checkpoint_at = Minutes(170);
+  StartRunning(c, Job(20, 1, 2, 0, 0, "other"), {"n-1"}, Minutes(0));
+  Plan plan = RunScheduler(c, {Job(1, 1, 1, 0, ToMicros(Minutes(179)), "t")}, {}, Minutes(180));
+  ASSERT_EQ(plan.preemptions.size(), 1u);
+  EXPECT_EQ(plan.preemptions[0].victim, 11) << "loses 10 minutes of work, job 10 three hours";
+  // Another team's job of a later level is not preempted for a level: only quota reclaim can.
+  Plan other = RunScheduler(c, {Job(2, 1, 2, 0, ToMicros(Minutes(179)), "t")}, {}, Minutes(180));
+  for (const auto& p : other.preemptions) EXPECT_NE(p.victim, 20);
+}
+
+TEST(FairShare, APromotedJobIsProtectedUntilItsQuantumOrACheckpoint) {
+  ClusterSnapshot c;
+  AddNodes(c, "n", 1, 4);
+  // Submitted at 0, started at minute 300 (promoted after 2 hours of waiting), 4 GPUs: at
+  // minute 330 it has had 2 GPU-hours (level 1).
+  RunningJob& promoted = StartRunning(c, Job(10, 1, 4, 0, 0, "t"), {"n-0"}, Minutes(300));
+  Plan plan = RunScheduler(c, {Job(1, 1, 4, 0, 1, "t")}, {}, Minutes(330));
+  EXPECT_TRUE(plan.preemptions.empty()) << "protected for an hour";
+  ASSERT_TRUE(plan.recheck_at.has_value());
+  EXPECT_LE(*plan.recheck_at, Minutes(360));
+  EXPECT_EQ(RunScheduler(c, {Job(1, 1, 4, 0, 1, "t")}, {}, Minutes(360)).preemptions.size(), 1u);
+  promoted.last_checkpoint_at = Minutes(320);
+  EXPECT_EQ(RunScheduler(c, {Job(1, 1, 4, 0, 1, "t")}, {}, Minutes(330)).preemptions.size(), 1u)
+      << "a checkpoint ends the protection";
 }
 
 TEST(Fifo, SubmissionOrderOnlyAndStrictWithoutBackfill) {
@@ -119,10 +202,86 @@ TEST(LeastAttainedService, NewJobsPreemptJobsThatHadMoreGpuTime) {
   EXPECT_EQ(plan.preemptions[0].victim, 10);
   EXPECT_THAT(plan.preemptions[0].reason, ::testing::HasSubstr("least attained service"));
   // Another policy, or a pending job that has had as much: no preemption.
-  EXPECT_TRUE(RunScheduler(c, {Job(1, 1, 2, 0, 1)}, {}, Minutes(120)).preemptions.empty());
+  SchedulerConfig fifo;
+  fifo.policy = Policy::kFifo;
+  EXPECT_TRUE(RunScheduler(c, {Job(1, 1, 2, 0, 1)}, fifo, Minutes(120)).preemptions.empty());
   PendingJob served = Job(2, 1, 2, 0, 1);
   served.attained = std::chrono::hours(3);
   EXPECT_TRUE(RunScheduler(c, {served}, config, Minutes(120)).preemptions.empty());
+}
+
+}  // namespace
+}  // namespace cohort::scheduler
+
+namespace cohort::scheduler {
+namespace {
+
+using ::testing::ElementsAre;
+using namespace testing;  // NOLINT: the builders
+using testing::Job;       // not cohort::Job
+
+PendingJob Lasting(PendingJob job, int minutes) {
+  job.oracle_remaining = Minutes(minutes) - Minutes(0);
+  return job;
+}
+
+TEST(SjfOracle, LeastTrueGpuTimeFirstAndNoPreemptionForIt) {
+  ClusterSnapshot c;
+  AddNodes(c, "n", 1, 4);
+  StartRunning(c, Lasting(Job(10, 1, 2), 600), {"n-0"}, Minutes(0));
+  SchedulerConfig config;
+  config.policy = Policy::kSjfOracle;
+  // 2 GPUs free. Job 1: 2 GPUs x 60 min = 120 GPU-minutes; job 2: 1 GPU x 100 min; job 3: 1 GPU
+  // x 30 min. Shortest GPU time first: 3, then 2; 1 no longer fits, and nothing is preempted
+  // although job 10 has far more left.
+  Plan plan = RunScheduler(c,
+                           {Lasting(Job(1, 1, 2, 0, 1), 60), Lasting(Job(2, 1, 1, 0, 2), 100),
+                            Lasting(Job(3, 1, 1, 0, 3), 30)},
+                           config, Minutes(5));
+  EXPECT_THAT(PlacedIds(plan), ElementsAre(3, 2));
+  EXPECT_TRUE(plan.preemptions.empty());
+}
+
+TEST(SrtfOracle, PreemptsOnlyJobsWithMoreGpuTimeLeft) {
+  ClusterSnapshot c;
+  AddNodes(c, "n", 1, 4);
+  // Both started at 0 on 2 GPUs: at minute 10, job 10 has 2 x 590 GPU-minutes left, job 11 has
+  // 2 x 50.
+  StartRunning(c, Lasting(Job(10, 1, 2), 600), {"n-0"}, Minutes(0));
+  StartRunning(c, Lasting(Job(11, 1, 2), 60), {"n-0"}, Minutes(0));
+  SchedulerConfig config;
+  config.policy = Policy::kSrtfOracle;
+  Plan plan = RunScheduler(c, {Lasting(Job(1, 1, 2, 0, 1), 120)}, config, Minutes(10));
+  ASSERT_EQ(plan.preemptions.size(), 1u);
+  EXPECT_EQ(plan.preemptions[0].victim, 10);
+  EXPECT_THAT(plan.preemptions[0].reason, ::testing::HasSubstr("srtf-oracle"));
+  // A job with more left than either waits.
+  EXPECT_TRUE(RunScheduler(c, {Lasting(Job(2, 1, 2, 0, 1), 1000)}, config, Minutes(10))
+                  .preemptions.empty());
+}
+
+TEST(Oracle, ReservationsUseTrueEnds) {
+  ClusterSnapshot c;
+  AddNodes(c, "n", 1, 2);
+  // Declares 10 hours but truly ends at minute 30.
+  StartRunning(c, Lasting(Job(10, 1, 2), 30), {"n-0"}, Minutes(0), Minutes(600));
+  SchedulerConfig config;
+  config.policy = Policy::kSjfOracle;
+  Plan plan = RunScheduler(c, {Lasting(Job(1, 1, 2, 0, 1), 60)}, config, Minutes(0));
+  ASSERT_NE(ReasonFor(plan, 1), nullptr);
+  ASSERT_TRUE(ReasonFor(plan, 1)->reserved_start);
+  EXPECT_EQ(*ReasonFor(plan, 1)->reserved_start, Minutes(30));
+  config.policy = Policy::kFairShare;  // a real policy only knows the declared 10 hours
+  plan = RunScheduler(c, {Lasting(Job(1, 1, 2, 0, 1), 60)}, config, Minutes(0));
+  EXPECT_EQ(*ReasonFor(plan, 1)->reserved_start, Minutes(600));
+}
+
+TEST(Oracle, NamesAreReferences) {
+  EXPECT_EQ(*ParsePolicy("sjf-oracle"), Policy::kSjfOracle);
+  EXPECT_EQ(*ParsePolicy("srtf-oracle"), Policy::kSrtfOracle);
+  EXPECT_TRUE(IsOracle(Policy::kSjfOracle));
+  EXPECT_FALSE(IsOracle(Policy::kFairShare));
+  EXPECT_FALSE(IsOracle(Policy::kLeastAttainedService));
 }
 
 }  // namespace

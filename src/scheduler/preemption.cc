@@ -6,15 +6,18 @@
 namespace cohort::scheduler {
 
 void SortByPreemptionCost(std::vector<const RunningJob*>& candidates, bool rotate) {
-  // Later start = less work lost; so "started_at descending" comes first. Keys are computed once:
-  // a pass may sort tens of thousands of candidates, and Total() walks a job's tasks.
+  // Work since the later of its start and its last checkpoint is lost: the later that is, the
+  // less, so it comes first. Keys are computed once: a pass may sort tens of thousands of
+  // candidates, and Total() walks a job's tasks.
   using Key = std::tuple<int, int, int64_t, int64_t, JobId>;
   std::vector<std::pair<Key, const RunningJob*>> keyed;
   keyed.reserve(candidates.size());
   for (const RunningJob* c : candidates) {
-    keyed.emplace_back(Key{c->priority, rotate ? c->preemptions : 0, -ToMicros(c->started_at),
-                           c->Total().gpus, -c->job_id},
-                       c);
+    Timestamp safe = c->started_at;
+    if (c->last_checkpoint_at) safe = std::max(safe, *c->last_checkpoint_at);
+    keyed.emplace_back(
+        Key{c->priority, rotate ? c->preemptions : 0, -ToMicros(safe), c->Total().gpus, -c->job_id},
+        c);
   }
   std::sort(keyed.begin(), keyed.end(),
             [](const auto& a, const auto& b) { return a.first < b.first; });

@@ -12,7 +12,7 @@ namespace cohort::scheduler {
 
 // Cheapest first: lowest priority, then (with `rotate`) fewest earlier preemptions, so that the
 // burden rotates instead of falling on whichever job restarted last, then least progress lost
-// (started most recently), then fewest GPUs, then newest job.
+// (started or checkpointed most recently), then fewest GPUs, then newest job.
 void SortByPreemptionCost(std::vector<const RunningJob*>& candidates, bool rotate = true);
 
 // Victims among `candidates` (sorted cheapest first) whose resources, added to `free`, let

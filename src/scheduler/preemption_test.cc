@@ -45,15 +45,15 @@ TEST(PriorityPreemption, NeverOtherTeamsOrEqualPriorityOrYoungJobs) {
   AddNodes(c, "n", 1, 4);
   StartRunning(c, Job(10, 1, 2, -100, 0, "other"), {"n-0"}, Minutes(0));
   StartRunning(c, Job(11, 1, 2, 100, 0, "t"), {"n-0"}, Minutes(0));
-  Plan plan = RunScheduler(c, {Job(1, 1, 2, 100, 1, "t")}, {}, Minutes(30));
+  Plan plan = RunScheduler(c, {Job(1, 1, 2, 100, 1, "t")}, WithoutLevels(), Minutes(30));
   EXPECT_THAT(plan.preemptions, IsEmpty());
 
   ClusterSnapshot young;
   AddNodes(young, "n", 1, 2);
   StartRunning(young, Job(10, 1, 2, -100, 0, "t"), {"n-0"}, Minutes(29) + Duration(1));
-  Plan too_soon = RunScheduler(young, {Job(1, 1, 2, 100, 1, "t")}, {}, Minutes(30));
+  Plan too_soon = RunScheduler(young, {Job(1, 1, 2, 100, 1, "t")}, WithoutLevels(), Minutes(30));
   EXPECT_THAT(too_soon.preemptions, IsEmpty()) << "ran less than the minimum run time";
-  SchedulerConfig off;
+  SchedulerConfig off = WithoutLevels();
   off.priority_preemption = false;
   EXPECT_THAT(RunScheduler(young, {Job(1, 1, 2, 100, 1, "t")}, off, Minutes(90)).preemptions,
               IsEmpty());
@@ -90,14 +90,14 @@ TEST(QuotaReclaim, NotBeyondTheGuaranteeAndNotFromTeamsWithinTheirs) {
   StartRunning(c, Job(10, 1, 4, 0, 0, "nlp"), {"n-0"}, Minutes(0));
   StartRunning(c, Job(11, 1, 4, 0, 0, "vision"), {"n-1"}, Minutes(0));
   // vision already holds its 4: another 4 would be borrowing, which never preempts.
-  Plan plan = RunScheduler(c, {Job(1, 1, 4, 0, 1, "vision")}, {}, Minutes(30));
+  Plan plan = RunScheduler(c, {Job(1, 1, 4, 0, 1, "vision")}, WithoutLevels(), Minutes(30));
   EXPECT_THAT(plan.preemptions, IsEmpty());
   // nlp holds exactly its guarantee: nobody may reclaim from it.
   ClusterSnapshot d;
   AddNodes(d, "n", 1, 4);
   d.teams = {TeamQuota{"vision", 4, std::nullopt}, TeamQuota{"nlp", 4, std::nullopt}};
   StartRunning(d, Job(10, 1, 4, 0, 0, "nlp"), {"n-0"}, Minutes(0));
-  EXPECT_THAT(RunScheduler(d, {Job(1, 1, 4, 0, 1, "vision")}, {}, Minutes(30)).preemptions,
+  EXPECT_THAT(RunScheduler(d, {Job(1, 1, 4, 0, 1, "vision")}, WithoutLevels(), Minutes(30)).preemptions,
               IsEmpty());
 }
 
@@ -169,7 +169,7 @@ TEST(Preemption, NothingWhenEvenAllCandidatesWouldNotMakeRoom) {
   StartRunning(c, Job(10, 1, 2, -100, 0, "t"), {"n-0"}, Minutes(0));
   StartRunning(c, Job(11, 1, 2, 100, 0, "t"), {"n-0"}, Minutes(0));
   // Needs 4; only job 10 (2 GPUs) is of lower priority.
-  Plan plan = RunScheduler(c, {Job(1, 1, 4, 100, 1, "t")}, {}, Minutes(30));
+  Plan plan = RunScheduler(c, {Job(1, 1, 4, 100, 1, "t")}, WithoutLevels(), Minutes(30));
   EXPECT_THAT(plan.preemptions, IsEmpty());
 }
 

@@ -44,7 +44,7 @@ class Pass {
       : residue_(residue),
         config_(config),
         in_(in),
-        order_(config.policy, in.cluster, in.pending, config.las_thresholds),
+        order_(config, in.cluster, in.pending, in.now),
         free_(in.cluster.nodes),
         unreserved_(in.cluster.nodes) {
     for (const auto& n : in.cluster.nodes) {
@@ -65,6 +65,7 @@ class Pass {
         if (!fresh) it->second = std::min(it->second, r.priority);
       }
       std::optional<Timestamp> end = r.ends_by;
+      if (IsOracle(config.policy) && r.oracle_ends_at) end = r.oracle_ends_at;
       if (!end && config.default_runtime) end = r.started_at + *config.default_runtime;
       if (r.stopping) end = in.now;
       if (end) {
@@ -99,13 +100,29 @@ class Pass {
     return r.attained + (in_.now - r.started_at) * r.Total().gpus;
   }
 
+  // Under the default policy, jobs of a team are in levels too, and may preempt their team's jobs
+  // of a later level that are not protected.
+  bool UsesLevels() const {
+    return config_.policy == Policy::kLeastAttainedService || config_.policy == Policy::kFairShare;
+  }
+
   Plan Run() {
-    if (config_.policy == Policy::kLeastAttainedService) {
+    bool fair = config_.policy == Policy::kFairShare;
+    if (UsesLevels()) {
       for (const auto& r : in_.cluster.running) {
         if (r.stopping) continue;
         Duration attained = AttainedNow(r);
-        highest_las_queue_ =
-            std::max(highest_las_queue_, LasQueue(attained, config_.las_thresholds));
+        if (fair && IsProtected(config_, r, in_.now)) {
+          // It may be preempted for a level once its protection ends.
+          if (!in_.pending.empty()) Recheck(r.started_at + config_.protected_quantum);
+          continue;
+        }
+        int level = LasQueue(attained, config_.las_thresholds);
+        highest_las_queue_ = std::max(highest_las_queue_, level);
+        if (fair) {
+          int& highest = highest_level_[r.team];
+          highest = std::max(highest, level);
+        }
         // When it moves to a later queue, waiting jobs of an earlier one may preempt it.
         int64_t gpus = r.Total().gpus;
         for (Duration t : config_.las_thresholds) {
@@ -114,6 +131,18 @@ class Pass {
             break;
           }
         }
+      }
+    }
+    if (config_.policy == Policy::kSrtfOracle) {
+      for (const auto& r : in_.cluster.running) {
+        if (!r.stopping) most_service_left_ = std::max(most_service_left_, OracleService(r, in_.now));
+      }
+    }
+    if (fair) {
+      // A waiting job is promoted when it has waited long enough: its order changes then.
+      for (const auto& p : in_.pending) {
+        Timestamp since = p.waiting_since ? *p.waiting_since : p.submitted_at;
+        Recheck(PromotionTime(config_, since, p.attained, TotalOf(p.tasks).gpus));
       }
     }
     for (const auto& [team, priority] : lowest_priority_) {  // every team with running jobs
@@ -135,8 +164,11 @@ class Pass {
     return order_.TeamUsage(team).held.gpus + (it == reclaim_delta_.end() ? 0 : it->second);
   }
 
-  std::optional<Timestamp> ExpectedEnd(Timestamp start, std::optional<Duration> runtime) const {
-    if (runtime) return start + *runtime;
+  // When a job started at `start` is expected to end: by its max_runtime (the oracles: by its
+  // true run time), else the default run time, else never.
+  std::optional<Timestamp> ExpectedEnd(Timestamp start, const PendingJob& job) const {
+    if (IsOracle(config_.policy) && job.oracle_remaining) return start + *job.oracle_remaining;
+    if (job.max_runtime) return start + *job.max_runtime;
     if (config_.default_runtime) return start + *config_.default_runtime;
     return std::nullopt;
   }
@@ -269,7 +301,7 @@ class Pass {
   // first reservation begins; otherwise only what no reservation covers.
   const CapacityIndex& RoomFor(const PendingJob& job) const {
     if (!earliest_reservation_) return free_;
-    auto end = ExpectedEnd(in_.now, job.max_runtime);
+    auto end = ExpectedEnd(in_.now, job);
     return end && *end <= *earliest_reservation_ ? free_ : unreserved_;
   }
 
@@ -278,7 +310,7 @@ class Pass {
     unreserved_.Take(job.tasks, placement, /*partial=*/true);
     order_.Placed(i);
     if (claimants_.count(job.job_id)) reclaim_delta_[job.team] -= TotalOf(job.tasks).gpus;
-    if (auto end = ExpectedEnd(in_.now, job.max_runtime)) {
+    if (auto end = ExpectedEnd(in_.now, job)) {
       releases_.push_back(Release{*end, &job.tasks, placement});
     } else {
       unknown_ends_ = true;
@@ -325,7 +357,11 @@ class Pass {
   // policy preempts them on purpose, again and again: there the least progress lost decides
   // alone (rotating would preempt jobs that have run longer since their restart: more lost work,
   // and more preemptions in all).
-  bool RotateVictims() const { return config_.policy != Policy::kLeastAttainedService; }
+  // The same holds for srtf-oracle, which preempts the jobs with the most work left.
+  bool RotateVictims() const {
+    return config_.policy != Policy::kLeastAttainedService &&
+           config_.policy != Policy::kSrtfOracle;
+  }
 
   // Running jobs that may be preempted at all (not stopping, past their minimum run time), by
   // team, cheapest first.
@@ -390,9 +426,17 @@ class Pass {
                        lowest->second < job.priority;
     bool by_reclaim = config_.quota_reclaim && within_guarantee && any_team_borrows_;
     bool las = config_.policy == Policy::kLeastAttainedService;
-    int job_queue = las ? LasQueue(job.attained, config_.las_thresholds) : 0;
-    bool by_las = las && job_queue < highest_las_queue_;
-    if (!by_priority && !by_reclaim && !by_las) return false;
+    bool fair = config_.policy == Policy::kFairShare;
+    int job_queue = 0;
+    if (las) job_queue = LasQueue(job.attained, config_.las_thresholds);
+    if (fair) job_queue = RankOf(config_, job, in_.now).level;
+    auto highest = highest_level_.find(job.team);
+    bool by_las = (las && job_queue < highest_las_queue_) ||
+                  (fair && highest != highest_level_.end() && job_queue < highest->second);
+    bool srtf = config_.policy == Policy::kSrtfOracle;
+    Duration job_service = srtf ? OracleService(job) : Duration{};
+    bool by_srtf = srtf && job_service < most_service_left_;
+    if (!by_priority && !by_reclaim && !by_las && !by_srtf) return false;
     ++preemption_searches_;
     // Whom it may preempt: lower priority in its own team; borrowers, if it stays within its
     // guarantee.
@@ -407,8 +451,12 @@ class Pass {
     };
     auto by_other_right = [&](const RunningJob& r) {
       bool lower = r.team == job.team && config_.priority_preemption && r.priority < job.priority;
-      bool served_more = by_las && LasQueue(AttainedNow(r), config_.las_thresholds) > job_queue;
-      return lower || served_more;
+      int level = by_las ? LasQueue(AttainedNow(r), config_.las_thresholds) : 0;
+      bool served_more = by_las && level > job_queue &&
+                         (las || (level >= config_.min_victim_level &&
+                                  MayPreemptForLevel(config_, r, job, in_.now)));
+      bool more_left = by_srtf && OracleService(r, in_.now) > job_service;
+      return lower || served_more || more_left;
     };
     for (const auto& [other, jobs] : Preemptible()) {
       int64_t taken = 0;
@@ -443,20 +491,27 @@ class Pass {
       victims_.insert(v->job_id);
       reclaim_delta_[v->team] -= v->Total().gpus;
       std::string why;
+      PreemptionCause cause = PreemptionCause::kLevel;
       if (v->team == job.team && v->priority < job.priority && config_.priority_preemption) {
+        cause = PreemptionCause::kPriority;
         why = fmt::format("preempted by job {} of higher priority ({} > {})", job.job_id,
                           job.priority, v->priority);
       } else if (reclaimed.count(v->job_id)) {
+        cause = PreemptionCause::kQuotaReclaim;
         why = fmt::format(
             "preempted by job {}: team {} reclaims its guaranteed GPUs from team {}, which "
             "borrows beyond its own",
             job.job_id, job.team, v->team);
+      } else if (by_srtf) {
+        cause = PreemptionCause::kOracle;
+        why = fmt::format("preempted by job {}, which has less GPU time left (srtf-oracle)",
+                          job.job_id);
       } else {
         why =
             fmt::format("preempted by job {}, which has had less GPU time (least attained service)",
                         job.job_id);
       }
-      plan_.preemptions.push_back(Preemption{v->job_id, job.job_id, why});
+      plan_.preemptions.push_back(Preemption{v->job_id, job.job_id, why, cause});
       names.push_back(std::to_string(v->job_id));
       what_if.Give(v->tasks, v->placement);
     }
@@ -601,7 +656,7 @@ class Pass {
         for (const auto& p : *placement) {
           for (int g : p.gpus) reserved_gpus_.emplace(p.node_id, g);
         }
-        if (auto end = ExpectedEnd(at, job.max_runtime)) {
+        if (auto end = ExpectedEnd(at, job)) {
           releases_.push_back(Release{*end, &job.tasks, *placement, /*reserved=*/true});
         }
         return Wait(job,
@@ -669,6 +724,8 @@ class Pass {
   std::map<std::string, int> lowest_priority_;  // of running jobs, by team
   bool any_team_borrows_ = false;               // at the start of the pass
   int highest_las_queue_ = 0;                   // of running jobs (policy las)
+  std::map<std::string, int> highest_level_;    // of unprotected running jobs by team (default)
+  Duration most_service_left_{};                // of running jobs (policy srtf-oracle)
   // Running jobs that may be preempted, cheapest first, by team (built on first need).
   std::optional<std::map<std::string, std::vector<const RunningJob*>>> preemptible_;
   Plan plan_;

@@ -27,9 +27,12 @@ namespace cohort::scheduler {
 
 // The order in which pending jobs are considered.
 enum class Policy {
-  // Teams by weighted fair share (dominant resource, weighted by guaranteed GPUs; teams below
-  // their guarantee first); within a team: priority, then the user with the least in use, then
-  // submission order.
+  // Teams below their guarantee first, the furthest below first (dominant resource share per
+  // guaranteed GPU); beyond guarantees, the most deserving job of any team. Within a team, and
+  // between teams beyond their guarantees: priority (within a team), then promoted jobs (that
+  // waited too long), then least attained service in levels (las_thresholds), then the least
+  // expected GPU time left from history (PendingJob::estimate), then submission order. A job may
+  // preempt its team's jobs of a later level that are not protected.
   kFairShare,
   // Submission order, nothing else (the baseline).
   kFifo,
@@ -37,13 +40,24 @@ enum class Policy {
   // had (see las_thresholds); a lower queue goes first and may preempt jobs of a higher one;
   // within a queue, submission order.
   kLeastAttainedService,
+  // References for the simulator, not policies: they read PendingJob::oracle_remaining, the true
+  // run time no real scheduler knows, to show how far the real policies are from perfect
+  // knowledge. Shortest remaining GPU time (run time x GPUs) first, then submission order; their
+  // reservations use true ends. sjf-oracle never preempts for its order; srtf-oracle preempts
+  // running jobs with more GPU time left than the waiting job needs.
+  kSjfOracle,
+  kSrtfOracle,
 };
 inline constexpr auto kPolicyNames = std::to_array<EnumName<Policy>>({
     {Policy::kFairShare, "default"},
     {Policy::kFifo, "fifo"},
     {Policy::kLeastAttainedService, "las"},
+    {Policy::kSjfOracle, "sjf-oracle"},
+    {Policy::kSrtfOracle, "srtf-oracle"},
 });
 const char* PolicyName(Policy p);
+// Whether the policy reads true durations (simulation only).
+inline bool IsOracle(Policy p) { return p == Policy::kSjfOracle || p == Policy::kSrtfOracle; }
 // kInvalidArgument, listing the names, for an unknown one.
 StatusOr<Policy> ParsePolicy(std::string_view name);
 
@@ -63,8 +77,26 @@ struct SchedulerConfig {
   bool quota_reclaim = true;
   // A job is never preempted before it has run this long (no thrashing).
   Duration min_runtime_before_preemption = std::chrono::minutes(1);
-  // Policy las: the GPU time (GPU-seconds as a duration) at which a job moves to the next queue.
-  std::vector<Duration> las_thresholds = {std::chrono::hours(1)};
+  // Policies las and default: the GPU time (GPU-seconds as a duration) at which a job moves to
+  // the next queue (level). docs/scheduler.md says why these.
+  std::vector<Duration> las_thresholds = {std::chrono::hours(1), std::chrono::hours(16)};
+  // Policy default, starvation: a waiting job is promoted once it has waited
+  // min(max_wait, max(promote_after, promote_factor x the time it has run)). A promoted job goes
+  // before the others of its team and, once started, is not preempted for a job of an earlier
+  // level until it has run protected_quantum or reported a checkpoint.
+  Duration promote_after = std::chrono::hours(2);
+  double promote_factor = 2;
+  Duration max_wait = std::chrono::hours(24);
+  Duration protected_quantum = std::chrono::hours(1);
+  // Policy default: a job preempted this many times is no longer preempted for a job of an
+  // earlier level (quota reclaim and priority still may), so that long jobs cannot thrash.
+  int max_level_preemptions = 2;
+  // Policy default: a job is preempted for one of an earlier level only if it holds at most this
+  // many times the GPUs that job needs (a gang preempted for a small job is costly to restart);
+  // 0: any size.
+  double level_victim_size = 0;
+  // Policy default: only jobs of at least this level are preempted for jobs of earlier levels.
+  int min_victim_level = 1;
 };
 
 struct SchedulingInput {

@@ -13,6 +13,7 @@
 
 #include "cluster/cluster_state.h"
 #include "dispatch/dispatcher.h"
+#include "scheduler/runtime_history.h"
 
 namespace cohort::sim {
 namespace {
@@ -210,8 +211,14 @@ class Simulation {
     p.tasks = j.tasks;
     if (j.max_runtime) p.max_runtime = Seconds(*j.max_runtime);
     p.attained = Seconds(j.attained);
+    p.waiting_since = At(j.queued_since);
+    p.estimate = EstimateFor(j);
     p.preemptions = j.preemptions;
     p.elastic = j.elastic;
+    // What only the oracle policies read (PendingJob::oracle_remaining): its true run time.
+    double truly = j.remaining;
+    if (j.max_runtime) truly = std::min(truly, *j.max_runtime);
+    p.oracle_remaining = Seconds(truly);
     pending_index_[j.id] = pending_.size();
     pending_.push_back(std::move(p));
   }
@@ -276,6 +283,7 @@ class Simulation {
       placement = held->placement;
     }
     cluster_.ReleaseJob(j.id);
+    running_.erase(&j);
     j.live_gpus = 0;
     j.leaving.clear();
     Released(j.team, tasks, placement);
@@ -295,6 +303,9 @@ class Simulation {
       Leave(j);
       j.phase = Phase::kDone;
       r.end = now_;
+      // What it cost is known now, and only now: later jobs like it are ordered by it.
+      history_.Record(KeyOf(j), Seconds(j.attained));
+      ++history_generation_;
       // Stopped by its max_runtime before its work was done.
       r.failed = j.remaining > 1e-6 * std::max(1.0, j.trace->duration);
       ++finished_;
@@ -340,6 +351,8 @@ class Simulation {
 
   // One full scheduling pass at `now_`; returns true if it changed anything.
   bool Pass() {
+    RefreshEstimates();
+    NoteCheckpoints();
     dispatch::PassResult pass = dispatcher_.FullPass(cluster_, pending_, At(now_));
     if (!pass.ran) {
       Sample();
@@ -352,6 +365,7 @@ class Simulation {
       elastic_started_ |= !JobOf(p.job_id).elastic.empty();
     }
     for (const auto& p : applied.preemptions) {
+      ++result_.preemptions_by_cause[p.cause];
       SimJob& v = JobOf(p.victim);
       v.phase = Phase::kStopping;
       Push(now_ + options_.grace_seconds, EventKind::kStopped, static_cast<size_t>(v.id - 1),
@@ -398,6 +412,7 @@ class Simulation {
     JobRecord& r = result_.jobs[index];
     Dequeue(j.id);
     j.phase = Phase::kRunning;
+    running_.insert(&j);
     j.last_start = now_;
     j.last_progress = now_;
     j.remaining_at_start = j.remaining;
@@ -410,6 +425,41 @@ class Simulation {
     }
     ++r.attempts;
     ScheduleFinish(index);
+  }
+
+  scheduler::HistoryKey KeyOf(const SimJob& j) const {
+    return scheduler::HistoryKey{j.team, j.trace->user, "", j.base_gpus};
+  }
+
+  // The estimate for a job from the jobs that have finished so far; estimates of one key are
+  // shared until the next job finishes.
+  std::optional<RuntimeEstimate> EstimateFor(const SimJob& j) {
+    if (estimates_generation_ != history_generation_) {
+      estimates_.clear();
+      estimates_generation_ = history_generation_;
+    }
+    std::string key = fmt::format("{}\x1f{}\x1f{}", j.team, j.trace->user, j.base_gpus);
+    auto it = estimates_.find(key);
+    if (it == estimates_.end()) it = estimates_.emplace(key, history_.Estimate(KeyOf(j))).first;
+    return it->second;
+  }
+
+  void RefreshEstimates() {
+    if (refreshed_generation_ == history_generation_) return;
+    refreshed_generation_ = history_generation_;
+    for (auto& p : pending_) p.estimate = EstimateFor(JobOf(p.job_id));
+  }
+
+  // Running jobs checkpoint every checkpoint interval from the start of their attempt, and say
+  // so (COHORT_CHECKPOINT_DIR): the scheduler preempts those that lose least.
+  void NoteCheckpoints() {
+    double interval = options_.checkpoint_interval_seconds;
+    if (interval <= 0) return;
+    for (const SimJob* j : running_) {
+      double ran = now_ - j->last_start;
+      if (ran < interval) continue;
+      cluster_.NoteCheckpoint(j->id, At(j->last_start + std::floor(ran / interval) * interval));
+    }
   }
 
   void Push(double time, EventKind kind, size_t job, int token) {
@@ -441,6 +491,12 @@ class Simulation {
   double now_ = 0;
   size_t finished_ = 0;
   SimResult result_;
+  scheduler::RuntimeHistory history_;
+  uint64_t history_generation_ = 0;
+  uint64_t estimates_generation_ = 0;
+  uint64_t refreshed_generation_ = 0;
+  std::unordered_map<std::string, std::optional<RuntimeEstimate>> estimates_;
+  std::set<const SimJob*> running_;
 };
 
 }  // namespace

@@ -72,6 +72,7 @@ struct SimResult {
   int64_t capacity_gpus = 0;
   std::vector<TeamQuota> teams;
   std::map<std::string, double> team_gpu_seconds;  // GPU-time each team's jobs held
+  std::map<PreemptionCause, size_t> preemptions_by_cause;
   size_t passes = 0;
   size_t started_between_passes = 0;  // starts decided between full passes (incremental_above)
   double wall_seconds = 0;

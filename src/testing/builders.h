@@ -87,6 +87,14 @@ inline RunningJob& StartRunning(ClusterSnapshot& c, const PendingJob& job,
   return c.running.back();
 }
 
+// The default policy without least-attained-service levels or promotion: for the tests of other
+// mechanisms (backfill, priority, reclaim), whose jobs would otherwise move between levels.
+inline scheduler::SchedulerConfig WithoutLevels(scheduler::SchedulerConfig config = {}) {
+  config.las_thresholds = {};
+  config.promote_after = config.max_wait = std::chrono::hours(24 * 365 * 100);
+  return config;
+}
+
 inline Plan RunScheduler(const ClusterSnapshot& c, const std::vector<PendingJob>& pending,
                          scheduler::SchedulerConfig config = {}, Timestamp now = FromMicros(0)) {
   return scheduler::NewScheduler(config)->Schedule(scheduler::SchedulingInput{c, pending, now});

@@ -1,0 +1,93 @@
+#include "scheduler/policy_tuning.h"
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <cmath>
+
+#include "common/units.h"
+
+namespace cohort::scheduler {
+namespace {
+
+StatusOr<Duration> PositiveDuration(const std::string& flag, const std::string& text) {
+  auto d = ParseDuration(text);
+  if (!d.ok()) return Status::InvalidArgument(fmt::format("{}: {}", flag, d.status().message()));
+  if (*d <= Duration{}) {
+    return Status::InvalidArgument(fmt::format("{}: must be longer than 0, got {}", flag, text));
+  }
+  return *d;
+}
+
+StatusOr<double> NonNegative(const std::string& flag, const std::string& text) {
+  double f = 0;
+  const char* end = text.data() + text.size();
+  auto [ptr, ec] = std::from_chars(text.data(), end, f);
+  if (ec != std::errc() || ptr != end || !std::isfinite(f) || f < 0 || f > 1e6) {
+    return Status::InvalidArgument(
+        fmt::format("{}: expected a number from 0 to 1000000, got \"{}\"", flag, text));
+  }
+  return f;
+}
+
+}  // namespace
+
+Status ApplyTuning(const PolicyTuning& t, SchedulerConfig& config) {
+  if (!t.levels.empty()) {
+    std::vector<Duration> levels;
+    if (t.levels != "none") {
+      size_t start = 0;
+      while (start <= t.levels.size()) {
+        size_t comma = t.levels.find(',', start);
+        if (comma == std::string::npos) comma = t.levels.size();
+        auto d = PositiveDuration("--levels", t.levels.substr(start, comma - start));
+        if (!d.ok()) return d.status();
+        if (!levels.empty() && *d <= levels.back()) {
+          return Status::InvalidArgument(fmt::format(
+              "--levels: thresholds must grow from left to right, got \"{}\"", t.levels));
+        }
+        levels.push_back(*d);
+        start = comma + 1;
+      }
+    }
+    config.las_thresholds = std::move(levels);
+  }
+  if (!t.promote_after.empty()) {
+    auto d = PositiveDuration("--promote-after", t.promote_after);
+    if (!d.ok()) return d.status();
+    config.promote_after = *d;
+  }
+  if (!t.promote_factor.empty()) {
+    auto f = NonNegative("--promote-factor", t.promote_factor);
+    if (!f.ok()) return f.status();
+    config.promote_factor = *f;
+  }
+  if (!t.max_level_preemptions.empty()) {
+    auto n = NonNegative("--max-level-preemptions", t.max_level_preemptions);
+    if (!n.ok()) return n.status();
+    config.max_level_preemptions = static_cast<int>(*n);
+  }
+  if (!t.min_victim_level.empty()) {
+    auto n = NonNegative("--min-victim-level", t.min_victim_level);
+    if (!n.ok()) return n.status();
+    config.min_victim_level = static_cast<int>(*n);
+  }
+  if (!t.level_victim_size.empty()) {
+    auto n = NonNegative("--level-victim-size", t.level_victim_size);
+    if (!n.ok()) return n.status();
+    config.level_victim_size = *n;
+  }
+  if (!t.max_wait.empty()) {
+    auto d = PositiveDuration("--max-wait", t.max_wait);
+    if (!d.ok()) return d.status();
+    config.max_wait = *d;
+  }
+  if (!t.protected_quantum.empty()) {
+    auto d = PositiveDuration("--protected-quantum", t.protected_quantum);
+    if (!d.ok()) return d.status();
+    config.protected_quantum = *d;
+  }
+  return Status::Ok();
+}
+
+}  // namespace cohort::scheduler
