@@ -332,6 +332,8 @@ class Simulation {
     double kept =
         interval > 0 && ran > 0 ? done * (std::floor(ran / interval) * interval / ran) : done;
     j.remaining = std::max(0.0, j.remaining_at_start - kept) + options_.restart_cost_seconds;
+    r.lost_gpu_seconds += (std::max(0.0, done - kept) + options_.restart_cost_seconds) *
+                          static_cast<double>(j.base_gpus);
     ++j.attempt;
     ++j.preemptions;
     ++r.preemptions;
