@@ -12,6 +12,7 @@
 #include "sim/plot.h"
 #include "sim/report.h"
 #include "sim/simulator.h"
+#include "sim/team_quotas.h"
 
 namespace cohort::cli {
 namespace {
@@ -86,6 +87,19 @@ bool WriteFile(const fs::path& path, const std::string& content) {
   return static_cast<bool>(out);
 }
 
+// `--teams auto`: says on stderr which teams the trace has and what each is guaranteed.
+void PrintTeamsFromTrace(const std::vector<sim::TraceTeam>& teams,
+                         const std::vector<TeamQuota>& quotas, int64_t gpus) {
+  double total = 0;
+  for (const auto& t : teams) total += t.gpu_seconds;
+  fmt::print(stderr, "teams from the trace, guaranteed GPUs by GPU-hours (of {} GPUs):\n", gpus);
+  for (size_t i = 0; i < teams.size(); ++i) {
+    fmt::print(stderr, "  {:<16} {:>7} jobs {:>12.1f} GPU-h {:>6.2f}% -> {:>6} GPUs\n",
+               teams[i].name, teams[i].jobs, teams[i].gpu_seconds / 3600,
+               total > 0 ? teams[i].gpu_seconds / total * 100 : 0.0, quotas[i].guaranteed_gpus);
+  }
+}
+
 int RunSim(const SimRunOptions& o) {
   std::optional<sim::TraceFormat> format;
   if (!o.format.empty()) {
@@ -105,10 +119,18 @@ int RunSim(const SimRunOptions& o) {
   if (o.gpus_per_node > 0) cluster.gpus_per_node = o.gpus_per_node;
   if (o.racks > 0) cluster.racks = o.racks;
   cluster.seed = o.seed;
-  if (!o.teams.empty()) {
+  if (o.teams == "auto") {
+    cluster.teams_from_trace = true;
+  } else if (!o.teams.empty()) {
     auto teams = sim::ParseTeams(o.teams);
     if (!teams.ok()) return Fail("sim run", teams.status());
     cluster.teams = *teams;
+    cluster.teams_from_trace = false;
+  }
+  std::vector<sim::TraceTeam> trace_teams;
+  if (cluster.teams_from_trace) {
+    trace_teams = sim::TeamsOfTrace(*trace);
+    cluster.teams = sim::QuotasByGpuHours(trace_teams, cluster.TotalGpus());
   }
   sim::SimOptions base;
   for (auto [flag, text, out] :
@@ -144,6 +166,9 @@ int RunSim(const SimRunOptions& o) {
              o.trace, trace->jobs.size(), trace->rows, trace->skipped.size(), cluster.nodes,
              cluster.gpus_per_node, cluster.TotalGpus(), cluster.racks, cluster.teams.size(),
              o.seed);
+  if (cluster.teams_from_trace) {
+    PrintTeamsFromTrace(trace_teams, cluster.teams, cluster.TotalGpus());
+  }
   for (size_t i = 0; i < trace->skipped.size() && i < 10; ++i) {
     fmt::print(stderr, "  skipped line {}: {}\n", trace->skipped[i].line, trace->skipped[i].reason);
   }
@@ -249,7 +274,8 @@ void AddSimCommands(CLI::App& app) {
       ->check(CLI::Range(1, 100'000));
   r->add_option("--teams", run->teams,
                 "Teams and quotas NAME:GPUS[:MAX],...; jobs without a team are spread over them "
-                "by a hash of their id");
+                "by a hash of their id. auto: the trace's own teams (jobs without one: default), "
+                "guaranteed GPUs in proportion to their GPU-hours in the trace");
   r->add_option("--policy", run->policies,
                 "fifo, fifo+backfill, las, default (repeatable; default: all four)");
   r->add_option("--out", run->out, "Write CSV, JSON and SVG plots into this directory");

@@ -70,6 +70,7 @@ Figures Summarize(const SimResult& r) {
   f.used_gpu_seconds = gpu_time;
   f.lost_gpu_seconds = lost;
   f.lost_share = gpu_time > 0 ? lost / gpu_time : 0;
+  for (const auto& q : r.teams) team_queueing[q.name];  // teams with no job started too
   std::map<std::string, size_t> team_jobs;
   for (const auto& j : r.jobs) {
     if (j.start < 0) continue;

@@ -199,6 +199,20 @@ TEST(Simulator, FiguresFromTheJobRecords) {
   EXPECT_EQ(f.lost_gpu_seconds, 0);
 }
 
+TEST(Simulator, EveryTeamIsReportedEvenWithoutJobs) {
+  auto trace = ParseTrace(std::string(kHeader) + "a,0,100,4,vision,,,,,\n", TraceFormat::kCohort);
+  ASSERT_TRUE(trace.ok());
+  ClusterSpec cluster;
+  cluster.nodes = 1;
+  cluster.teams = *ParseTeams("vision:6,nlp:2");
+  Figures f = Summarize(Simulate(*trace, cluster, SimOptions{}));
+  ASSERT_EQ(f.teams.size(), 2u);
+  EXPECT_EQ(f.teams[0].team, "nlp");
+  EXPECT_EQ(f.teams[0].jobs, 0u);
+  EXPECT_EQ(f.teams[0].guaranteed_gpus, 2);
+  EXPECT_EQ(f.teams[1].jobs, 1u);
+}
+
 TEST(Simulator, SameInputSameResult) {
   std::string rows;
   for (int i = 0; i < 200; ++i) {
