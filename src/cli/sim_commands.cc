@@ -44,6 +44,11 @@ struct SimGenOptions {
   uint64_t seed = 1;
   double rate = 60;
   int teams = 0;
+  double team_skew = 0;
+  bool team_shapes = false;
+  int users = 20;
+  double load = 0;
+  int64_t cluster_gpus = 0;
   std::string out;
 };
 
@@ -236,12 +241,34 @@ int RunSim(const SimRunOptions& o) {
 }
 
 int RunGen(const SimGenOptions& o) {
+  auto bad = [](const std::string& why) { return Fail("sim gen", Status::InvalidArgument(why)); };
+  if (o.teams == 0 && (o.team_skew > 0 || o.team_shapes)) {
+    return bad("--team-skew and --team-shapes need --teams");
+  }
+  if (o.load > 0 && o.cluster_gpus <= 0) {
+    return bad("--load needs --cluster-gpus: the load is a share of the cluster's GPUs");
+  }
+  if (o.cluster_gpus > 0 && o.load <= 0) return bad("--cluster-gpus is for --load");
   sim::GenerateOptions g;
   g.jobs = o.jobs;
   g.seed = o.seed;
   g.jobs_per_hour = o.rate;
   g.teams = o.teams;
-  std::string csv = sim::WriteCohortTrace(sim::GenerateTrace(g));
+  g.team_skew = o.team_skew;
+  g.team_shapes = o.team_shapes;
+  g.users = o.users;
+  g.load = o.load;
+  g.cluster_gpus = o.cluster_gpus;
+  auto jobs = sim::GenerateTrace(g);
+  if (o.load > 0 && jobs.size() > 1) {
+    double span = jobs.back().submit - jobs.front().submit;
+    fmt::print(stderr,
+               "load {} on {} GPUs: {:.1f} GPUs busy on average, {:.2f} arrivals an hour over "
+               "{:.1f} hours\n",
+               o.load, o.cluster_gpus, sim::OfferedGpus(jobs),
+               span > 0 ? static_cast<double>(jobs.size() - 1) / (span / 3600) : 0.0, span / 3600);
+  }
+  std::string csv = sim::WriteCohortTrace(jobs);
   if (o.out.empty()) {
     fmt::print("{}", csv);
   } else if (!WriteFile(o.out, csv)) {
@@ -307,9 +334,29 @@ void AddSimCommands(CLI::App& app) {
       "gen", "Generate a synthetic trace shaped like the ITP traces (Cohort CSV)");
   g->add_option("--jobs", gen->jobs, "Number of jobs")->capture_default_str();
   g->add_option("--seed", gen->seed, "Random seed")->capture_default_str();
-  g->add_option("--rate", gen->rate, "Arrivals per hour (Poisson)")->capture_default_str();
+  auto* rate =
+      g->add_option("--rate", gen->rate, "Arrivals per hour (Poisson)")->capture_default_str();
   g->add_option("--teams", gen->teams, "Spread jobs over this many teams (0: none)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Range(0, 100'000));
+  g->add_option("--team-skew", gen->team_skew,
+                "Job counts per team: team k (from 0) gets a share in proportion to (k+1)^-S "
+                "(0: equal; 2 with 15 teams: 63% of the jobs down to 0.3%)")
+      ->capture_default_str()
+      ->check(CLI::NonNegativeNumber);
+  g->add_flag("--team-shapes", gen->team_shapes,
+              "Each team its own job shapes, drawn from the seed: durations scaled by 1/4..4, "
+              "multi-GPU jobs 1/4..4 times as common as in ITP");
+  g->add_option("--users", gen->users, "Users, user-0 .. user-(N-1), drawn for every job")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1'000'000));
+  g->add_option("--load", gen->load,
+                "Pace arrivals so that the trace's GPU-hours fill this share of --cluster-gpus "
+                "over the span of its submissions (instead of --rate)")
+      ->check(CLI::PositiveNumber)
+      ->excludes(rate);
+  g->add_option("--cluster-gpus", gen->cluster_gpus, "The GPUs --load is a share of")
+      ->check(CLI::Range(int64_t{1}, int64_t{100'000'000}));
   g->add_option("--out", gen->out, "Write here instead of stdout");
   g->callback([gen] { Finish(RunGen(*gen)); });
 }

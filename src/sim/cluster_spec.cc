@@ -10,6 +10,7 @@
 
 #include "common/strings.h"
 #include "common/units.h"
+#include "sim/team_split.h"
 
 namespace cohort::sim {
 namespace {
@@ -161,13 +162,7 @@ StatusOr<ClusterSpec> LoadClusterSpec(const std::string& path) {
 
 std::string TeamFor(const ClusterSpec& spec, const std::string& job_id) {
   if (spec.teams.empty() || spec.teams_from_trace) return "default";
-  // FNV-1a: the same on every machine and build, unlike std::hash.
-  uint64_t h = 1469598103934665603ULL ^ spec.seed;
-  for (unsigned char c : job_id) {
-    h ^= c;
-    h *= 1099511628211ULL;
-  }
-  return spec.teams[h % spec.teams.size()].name;
+  return spec.teams[StableHash(job_id, spec.seed) % spec.teams.size()].name;
 }
 
 }  // namespace cohort::sim
