@@ -72,6 +72,8 @@ void AddNodeCommands(CLI::App& app, GlobalOptions& g);
 void AddTeamCommands(CLI::App& app, GlobalOptions& g);
 void AddAccountingCommands(CLI::App& app, GlobalOptions& g);
 void AddSimCommands(CLI::App& app);
+// sim concat, sim split (called by AddSimCommands).
+void AddSimTraceCommands(CLI::App* sim);
 void AddAuthCommands(CLI::App& app, GlobalOptions& g);
 void AddSecretCommands(CLI::App& app, GlobalOptions& g);
 void AddMetricCommands(CLI::App& app, GlobalOptions& g);

@@ -359,6 +359,8 @@ void AddSimCommands(CLI::App& app) {
       ->check(CLI::Range(int64_t{1}, int64_t{100'000'000}));
   g->add_option("--out", gen->out, "Write here instead of stdout");
   g->callback([gen] { Finish(RunGen(*gen)); });
+
+  AddSimTraceCommands(sim);
 }
 
 }  // namespace cohort::cli

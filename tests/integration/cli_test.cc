@@ -176,6 +176,11 @@ TEST(Cli, EveryCommandHasHelp) {
     EXPECT_EQ(r.exit_code, 0) << cmd;
     EXPECT_THAT(r.out, HasSubstr("Usage")) << cmd;
   }
+  for (const char* cmd : {"run", "gen", "concat", "split"}) {
+    auto r = Cohort("", {"sim", cmd, "--help"});
+    EXPECT_EQ(r.exit_code, 0) << "sim " << cmd;
+    EXPECT_THAT(r.out, HasSubstr("Usage")) << "sim " << cmd;
+  }
   for (const char* cmd : {"master", "agent", "run-task"}) {
     auto r = RunCommand({BinDir() + "/cohortd", cmd, "--help"});
     EXPECT_EQ(r.exit_code, 0) << cmd;
