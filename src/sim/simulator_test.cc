@@ -157,6 +157,28 @@ TEST(Simulator, PreemptionCostsTheGracePeriodLostWorkAndTheRestartCost) {
   EXPECT_EQ(later["b"].start, 310);  // preempted at 300, stopped at 310
 }
 
+TEST(Simulator, ARestartCostIsOwedOnceNotAddedUp) {
+  // As above until 360: a restarts with 830 s left (30 s restart, 800 s of work). c (high)
+  // preempts it at once at 400; a stops at 410 having run 50 s, no checkpoint since its restart:
+  // it owes its 800 s and one restart again, 830 s, not 860. c runs 410-510, a 510-1,340.
+  // Lost: 60 s of work and a restart at the first preemption, 20 s of work (the 50 s less the
+  // restart already counted) and a restart at the second, on 2 GPUs.
+  scheduler::SchedulerConfig config;
+  config.min_runtime_before_preemption = Duration(0);
+  SimOptions o;
+  o.runtime_estimate = 0;
+  o.grace_seconds = 10;
+  o.restart_cost_seconds = 30;
+  o.checkpoint_interval_seconds = 100;
+  SimResult r;
+  auto t = Simulated("a,0,1000,2,,,-100,,,\nb,250,100,2,,,100,,,\nc,400,100,2,,,100,,,\n", 1, 2,
+                     config, o, &r);
+  EXPECT_EQ(t["c"].start, 410);
+  EXPECT_EQ(t["a"].end, 1340);
+  EXPECT_EQ(r.jobs[0].preemptions, 2);
+  EXPECT_EQ(r.jobs[0].lost_gpu_seconds, (60 + 30 + 20 + 30) * 2);
+}
+
 TEST(Simulator, JobsTooBigForTheClusterAreRefusedNotLoopedOn) {
   SimResult r;
   auto t = Simulated("a,0,100,16,,,,,,\nb,0,100,2,,,,,,\n", 1, 8, Fifo(true), Exact(), &r);
