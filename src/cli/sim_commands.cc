@@ -334,8 +334,9 @@ void AddSimCommands(CLI::App& app) {
       "gen", "Generate a synthetic trace shaped like the ITP traces (Cohort CSV)");
   g->add_option("--jobs", gen->jobs, "Number of jobs")->capture_default_str();
   g->add_option("--seed", gen->seed, "Random seed")->capture_default_str();
-  auto* rate =
-      g->add_option("--rate", gen->rate, "Arrivals per hour (Poisson)")->capture_default_str();
+  auto* rate = g->add_option("--rate", gen->rate, "Arrivals per hour (Poisson)")
+                   ->capture_default_str()
+                   ->check(CLI::PositiveNumber);
   g->add_option("--teams", gen->teams, "Spread jobs over this many teams (0: none)")
       ->capture_default_str()
       ->check(CLI::Range(0, 100'000));
