@@ -336,7 +336,7 @@ void AddSimCommands(CLI::App& app) {
   g->add_option("--seed", gen->seed, "Random seed")->capture_default_str();
   auto* rate = g->add_option("--rate", gen->rate, "Arrivals per hour (Poisson)")
                    ->capture_default_str()
-                   ->check(CLI::PositiveNumber);
+                   ->check(NumberAbove(0));
   g->add_option("--teams", gen->teams, "Spread jobs over this many teams (0: none)")
       ->capture_default_str()
       ->check(CLI::Range(0, 100'000));
@@ -344,7 +344,7 @@ void AddSimCommands(CLI::App& app) {
                 "Job counts per team: team k (from 0) gets a share in proportion to (k+1)^-S "
                 "(0: equal; 2 with 15 teams: 63% of the jobs down to 0.3%)")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(NumberFrom(0));
   g->add_flag("--team-shapes", gen->team_shapes,
               "Each team its own job shapes, drawn from the seed: durations scaled by 1/4..4, "
               "multi-GPU jobs 1/4..4 times as common as in ITP");
@@ -354,7 +354,7 @@ void AddSimCommands(CLI::App& app) {
   g->add_option("--load", gen->load,
                 "Pace arrivals so that the trace's GPU-hours fill this share of --cluster-gpus "
                 "over the span of its submissions (instead of --rate)")
-      ->check(CLI::PositiveNumber)
+      ->check(NumberAbove(0))
       ->excludes(rate);
   g->add_option("--cluster-gpus", gen->cluster_gpus, "The GPUs --load is a share of")
       ->check(CLI::Range(int64_t{1}, int64_t{100'000'000}));

@@ -99,7 +99,7 @@ void AddSimTraceCommands(CLI::App* sim) {
                 "Job counts per team: team k (from 0) gets a share in proportion to (k+1)^-S "
                 "(0: equal)")
       ->capture_default_str()
-      ->check(CLI::NonNegativeNumber);
+      ->check(NumberFrom(0));
   s->add_option("--seed", split->seed, "Salts the hash: another seed, another split")
       ->capture_default_str();
   s->add_option("--out", split->out, "The trace to write")->required();
