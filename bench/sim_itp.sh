@@ -14,13 +14,12 @@ cohort=build/bin/cohort
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-# One trace of every cluster, ids prefixed by the cluster (they are unique per file only).
-{
-  echo "job_id,submission_time,duration,num_gpu"
-  for f in "$traces"/cluster*.csv; do
-    awk -v c="$(basename "$f" .csv)" 'NR > 1 && NF { print c "-" $0 }' "$f"
-  done
-} > "$work/itp-all.csv"
+# One trace of every cluster, ids prefixed by the cluster (they are unique per file only). The
+# jobs keep no team, so that --teams spreads them over a, b and c as before.
+sources=()
+for f in "$traces"/cluster*.csv; do sources+=(--trace "$f"); done
+"$cohort" sim concat "${sources[@]}" --keep-teams --out "$work/itp-all.csv" 2> "$work/concat.txt" ||
+  { cat "$work/concat.txt" >&2; exit 1; }
 
 printf '%-22s %-14s %8s %10s %12s %10s\n' trace policy jobs passes "wall s" "peak MiB"
 run() {  # label trace nodes guarantee policy...

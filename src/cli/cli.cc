@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
 
 namespace cohort::cli {
@@ -30,6 +31,28 @@ int Fail(const std::string& command, const Status& status) {
   for (const auto& d : status.details()) fmt::print(stderr, "  {}\n", d);
   return 1;
 }
+
+namespace {
+
+// A finite number; above `min`, or from it on when `or_equal`.
+CLI::Validator NumberBound(double min, bool or_equal) {
+  std::string bound =
+      or_equal ? fmt::format("of {:g} or more", min) : fmt::format("above {:g}", min);
+  return CLI::Validator(
+      [min, or_equal, bound](std::string& text) -> std::string {
+        char* end = nullptr;
+        double v = std::strtod(text.c_str(), &end);
+        bool number = end != text.c_str() && *end == '\0' && std::isfinite(v);
+        if (number && (or_equal ? v >= min : v > min)) return "";
+        return fmt::format("must be a number {}, got {}", bound, text);
+      },
+      fmt::format("NUMBER {} {:g}", or_equal ? ">=" : ">", min));
+}
+
+}  // namespace
+
+CLI::Validator NumberAbove(double min) { return NumberBound(min, false); }
+CLI::Validator NumberFrom(double min) { return NumberBound(min, true); }
 
 void AddOutputOption(CLI::App* cmd, std::string& output) {
   cmd->add_option("-o,--output", output, "Output format: table or json")

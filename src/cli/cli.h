@@ -27,6 +27,12 @@ StatusOr<std::unique_ptr<client::CohortClient>> Connect(const GlobalOptions& g);
 // Prints "cohort <command>: <message>" and the status details to stderr; returns 1.
 int Fail(const std::string& command, const Status& status);
 
+// Option checks for floating-point numbers: above `min`, or from `min` on. Their messages name
+// the bound ("--rate: must be a number above 0, got x"), unlike CLI11's, which quote the largest
+// double.
+CLI::Validator NumberAbove(double min);
+CLI::Validator NumberFrom(double min);
+
 // Adds `-o/--output` (table or json) to a command.
 void AddOutputOption(CLI::App* cmd, std::string& output);
 
@@ -72,6 +78,8 @@ void AddNodeCommands(CLI::App& app, GlobalOptions& g);
 void AddTeamCommands(CLI::App& app, GlobalOptions& g);
 void AddAccountingCommands(CLI::App& app, GlobalOptions& g);
 void AddSimCommands(CLI::App& app);
+// sim concat, sim split (called by AddSimCommands).
+void AddSimTraceCommands(CLI::App* sim);
 void AddAuthCommands(CLI::App& app, GlobalOptions& g);
 void AddSecretCommands(CLI::App& app, GlobalOptions& g);
 void AddMetricCommands(CLI::App& app, GlobalOptions& g);

@@ -13,6 +13,7 @@
 #include "sim/plot.h"
 #include "sim/report.h"
 #include "sim/simulator.h"
+#include "sim/team_quotas.h"
 
 namespace cohort::cli {
 namespace {
@@ -45,6 +46,11 @@ struct SimGenOptions {
   uint64_t seed = 1;
   double rate = 60;
   int teams = 0;
+  double team_skew = 0;
+  bool team_shapes = false;
+  int users = 20;
+  double load = 0;
+  int64_t cluster_gpus = 0;
   std::string out;
 };
 
@@ -88,6 +94,19 @@ bool WriteFile(const fs::path& path, const std::string& content) {
   return static_cast<bool>(out);
 }
 
+// `--teams auto`: says on stderr which teams the trace has and what each is guaranteed.
+void PrintTeamsFromTrace(const std::vector<sim::TraceTeam>& teams,
+                         const std::vector<TeamQuota>& quotas, int64_t gpus) {
+  double total = 0;
+  for (const auto& t : teams) total += t.gpu_seconds;
+  fmt::print(stderr, "teams from the trace, guaranteed GPUs by GPU-hours (of {} GPUs):\n", gpus);
+  for (size_t i = 0; i < teams.size(); ++i) {
+    fmt::print(stderr, "  {:<16} {:>7} jobs {:>12.1f} GPU-h {:>6.2f}% -> {:>6} GPUs\n",
+               teams[i].name, teams[i].jobs, teams[i].gpu_seconds / 3600,
+               total > 0 ? teams[i].gpu_seconds / total * 100 : 0.0, quotas[i].guaranteed_gpus);
+  }
+}
+
 int RunSim(const SimRunOptions& o) {
   std::optional<sim::TraceFormat> format;
   if (!o.format.empty()) {
@@ -107,10 +126,18 @@ int RunSim(const SimRunOptions& o) {
   if (o.gpus_per_node > 0) cluster.gpus_per_node = o.gpus_per_node;
   if (o.racks > 0) cluster.racks = o.racks;
   cluster.seed = o.seed;
-  if (!o.teams.empty()) {
+  if (o.teams == "auto") {
+    cluster.teams_from_trace = true;
+  } else if (!o.teams.empty()) {
     auto teams = sim::ParseTeams(o.teams);
     if (!teams.ok()) return Fail("sim run", teams.status());
     cluster.teams = *teams;
+    cluster.teams_from_trace = false;
+  }
+  std::vector<sim::TraceTeam> trace_teams;
+  if (cluster.teams_from_trace) {
+    trace_teams = sim::TeamsOfTrace(*trace);
+    cluster.teams = sim::QuotasByGpuHours(trace_teams, cluster.TotalGpus());
   }
   sim::SimOptions base;
   for (auto [flag, text, out] :
@@ -146,6 +173,9 @@ int RunSim(const SimRunOptions& o) {
              o.trace, trace->jobs.size(), trace->rows, trace->skipped.size(), cluster.nodes,
              cluster.gpus_per_node, cluster.TotalGpus(), cluster.racks, cluster.teams.size(),
              o.seed);
+  if (cluster.teams_from_trace) {
+    PrintTeamsFromTrace(trace_teams, cluster.teams, cluster.TotalGpus());
+  }
   for (size_t i = 0; i < trace->skipped.size() && i < 10; ++i) {
     fmt::print(stderr, "  skipped line {}: {}\n", trace->skipped[i].line, trace->skipped[i].reason);
   }
@@ -223,12 +253,34 @@ int RunSim(const SimRunOptions& o) {
 }
 
 int RunGen(const SimGenOptions& o) {
+  auto bad = [](const std::string& why) { return Fail("sim gen", Status::InvalidArgument(why)); };
+  if (o.teams == 0 && (o.team_skew > 0 || o.team_shapes)) {
+    return bad("--team-skew and --team-shapes need --teams");
+  }
+  if (o.load > 0 && o.cluster_gpus <= 0) {
+    return bad("--load needs --cluster-gpus: the load is a share of the cluster's GPUs");
+  }
+  if (o.cluster_gpus > 0 && o.load <= 0) return bad("--cluster-gpus is for --load");
   sim::GenerateOptions g;
   g.jobs = o.jobs;
   g.seed = o.seed;
   g.jobs_per_hour = o.rate;
   g.teams = o.teams;
-  std::string csv = sim::WriteCohortTrace(sim::GenerateTrace(g));
+  g.team_skew = o.team_skew;
+  g.team_shapes = o.team_shapes;
+  g.users = o.users;
+  g.load = o.load;
+  g.cluster_gpus = o.cluster_gpus;
+  auto jobs = sim::GenerateTrace(g);
+  if (o.load > 0 && jobs.size() > 1) {
+    double span = jobs.back().submit - jobs.front().submit;
+    fmt::print(stderr,
+               "load {} on {} GPUs: {:.1f} GPUs busy on average, {:.2f} arrivals an hour over "
+               "{:.1f} hours\n",
+               o.load, o.cluster_gpus, sim::OfferedGpus(jobs),
+               span > 0 ? static_cast<double>(jobs.size() - 1) / (span / 3600) : 0.0, span / 3600);
+  }
+  std::string csv = sim::WriteCohortTrace(jobs);
   if (o.out.empty()) {
     fmt::print("{}", csv);
   } else if (!WriteFile(o.out, csv)) {
@@ -261,7 +313,8 @@ void AddSimCommands(CLI::App& app) {
       ->check(CLI::Range(1, 100'000));
   r->add_option("--teams", run->teams,
                 "Teams and quotas NAME:GPUS[:MAX],...; jobs without a team are spread over them "
-                "by a hash of their id");
+                "by a hash of their id. auto: the trace's own teams (jobs without one: default), "
+                "guaranteed GPUs in proportion to their GPU-hours in the trace");
   r->add_option("--policy", run->policies,
                 "fifo, fifo+backfill, las, default, or the references sjf-oracle and "
                 "srtf-oracle, which know every job's true run time (repeatable; default: the "
@@ -314,11 +367,34 @@ void AddSimCommands(CLI::App& app) {
       "gen", "Generate a synthetic trace shaped like the ITP traces (Cohort CSV)");
   g->add_option("--jobs", gen->jobs, "Number of jobs")->capture_default_str();
   g->add_option("--seed", gen->seed, "Random seed")->capture_default_str();
-  g->add_option("--rate", gen->rate, "Arrivals per hour (Poisson)")->capture_default_str();
+  auto* rate = g->add_option("--rate", gen->rate, "Arrivals per hour (Poisson)")
+                   ->capture_default_str()
+                   ->check(NumberAbove(0));
   g->add_option("--teams", gen->teams, "Spread jobs over this many teams (0: none)")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(CLI::Range(0, 100'000));
+  g->add_option("--team-skew", gen->team_skew,
+                "Job counts per team: team k (from 0) gets a share in proportion to (k+1)^-S "
+                "(0: equal; 2 with 15 teams: 63% of the jobs down to 0.3%)")
+      ->capture_default_str()
+      ->check(NumberFrom(0));
+  g->add_flag("--team-shapes", gen->team_shapes,
+              "Each team its own job shapes, drawn from the seed: durations scaled by 1/4..4, "
+              "multi-GPU jobs 1/4..4 times as common as in ITP");
+  g->add_option("--users", gen->users, "Users, user-0 .. user-(N-1), drawn for every job")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 1'000'000));
+  g->add_option("--load", gen->load,
+                "Pace arrivals so that the trace's GPU-hours fill this share of --cluster-gpus "
+                "over the span of its submissions (instead of --rate)")
+      ->check(NumberAbove(0))
+      ->excludes(rate);
+  g->add_option("--cluster-gpus", gen->cluster_gpus, "The GPUs --load is a share of")
+      ->check(CLI::Range(int64_t{1}, int64_t{100'000'000}));
   g->add_option("--out", gen->out, "Write here instead of stdout");
   g->callback([gen] { Finish(RunGen(*gen)); });
+
+  AddSimTraceCommands(sim);
 }
 
 }  // namespace cohort::cli

@@ -10,6 +10,7 @@
 
 #include "common/strings.h"
 #include "common/units.h"
+#include "sim/team_split.h"
 
 namespace cohort::sim {
 namespace {
@@ -108,9 +109,13 @@ StatusOr<ClusterSpec> ParseClusterSpec(std::string_view yaml, std::string_view s
         problems.push_back("memory: " + memory.status().message());
       }
     }
-    if (root["teams"]) {
+    if (root["teams"] && root["teams"].IsScalar() && root["teams"].Scalar() == "auto") {
+      spec.teams_from_trace = true;
+    } else if (root["teams"]) {
       if (!root["teams"].IsSequence()) {
-        problems.push_back("teams: must be a list of {name, gpus, max_gpus}");
+        problems.push_back(
+            "teams: must be a list of {name, gpus, max_gpus}, or auto (the trace's teams, "
+            "quotas by GPU-hours)");
       } else {
         size_t i = 0;
         for (const auto& t : root["teams"]) {
@@ -156,14 +161,8 @@ StatusOr<ClusterSpec> LoadClusterSpec(const std::string& path) {
 }
 
 std::string TeamFor(const ClusterSpec& spec, const std::string& job_id) {
-  if (spec.teams.empty()) return "default";
-  // FNV-1a: the same on every machine and build, unlike std::hash.
-  uint64_t h = 1469598103934665603ULL ^ spec.seed;
-  for (unsigned char c : job_id) {
-    h ^= c;
-    h *= 1099511628211ULL;
-  }
-  return spec.teams[h % spec.teams.size()].name;
+  if (spec.teams.empty() || spec.teams_from_trace) return "default";
+  return spec.teams[StableHash(job_id, spec.seed) % spec.teams.size()].name;
 }
 
 }  // namespace cohort::sim

@@ -2,9 +2,13 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
+#include <optional>
 #include <random>
+
+#include "sim/team_split.h"
 
 namespace cohort::sim {
 namespace {
@@ -33,17 +37,50 @@ double Duration(double u) {
   return kDurationQuantiles.back().second;
 }
 
-// 83.2% 1 GPU, 5.6% 2-4, 10.1% 5-8, 1.2% more than 8 (ITP, all clusters).
-int Gpus(std::mt19937_64& rng) {
+constexpr double kItpOneGpu = 0.832;
+
+// 83.2% 1 GPU, 5.6% 2-4, 10.1% 5-8, 1.2% more than 8 (ITP, all clusters). With `multi`, that
+// share of jobs uses more than one GPU, in ITP's proportions.
+int Gpus(std::mt19937_64& rng, std::optional<double> multi) {
   double u = std::uniform_real_distribution<double>(0, 1)(rng);
+  if (multi) u = u < 1 - *multi ? 0 : kItpOneGpu + (u - (1 - *multi)) / *multi * (1 - kItpOneGpu);
   auto pick = [&](std::initializer_list<int> options) {
     std::vector<int> v(options);
     return v[std::uniform_int_distribution<size_t>(0, v.size() - 1)(rng)];
   };
-  if (u < 0.832) return 1;
+  if (u < kItpOneGpu) return 1;
   if (u < 0.888) return pick({2, 4});
   if (u < 0.989) return 8;
   return pick({16, 16, 32, 64});
+}
+
+// One team's job shapes (GenerateOptions::team_shapes).
+struct TeamShape {
+  double duration_scale = 1;
+  std::optional<double> multi_gpu_share;  // unset: ITP's
+};
+
+std::vector<TeamShape> TeamShapes(const GenerateOptions& o) {
+  std::vector<TeamShape> shapes(static_cast<size_t>(std::max(o.teams, 1)));
+  if (!o.team_shapes) return shapes;
+  // Their own stream, so that the jobs' draws stay those of the same seed without shapes.
+  std::mt19937_64 rng(o.seed ^ 0x7465'616d'7368'6170ULL);
+  std::uniform_real_distribution<double> factor(std::log(0.25), std::log(4.0));
+  for (auto& s : shapes) {
+    s.duration_scale = std::exp(factor(rng));
+    s.multi_gpu_share = std::min(0.9, (1 - kItpOneGpu) * std::exp(factor(rng)));
+  }
+  return shapes;
+}
+
+// Stretches the submission times so that the jobs offer `load` x `gpus` GPUs over their span.
+void Pace(std::vector<TraceJob>& jobs, std::vector<double>& times, double load, int64_t gpus) {
+  double gpu_seconds = 0;
+  for (const auto& j : jobs) gpu_seconds += j.duration * j.gpus;
+  double span = times.empty() ? 0 : times.back() - times.front();
+  if (span <= 0 || load <= 0 || gpus <= 0) return;
+  double factor = gpu_seconds / (load * static_cast<double>(gpus)) / span;
+  for (auto& t : times) t *= factor;
 }
 
 }  // namespace
@@ -52,22 +89,46 @@ std::vector<TraceJob> GenerateTrace(const GenerateOptions& o) {
   std::mt19937_64 rng(o.seed);
   std::exponential_distribution<double> gap(o.jobs_per_hour / 3600.0);
   std::uniform_real_distribution<double> uniform(0, 1);
+  std::vector<TeamShape> shapes = TeamShapes(o);
+  std::vector<double> shares = ZipfShares(o.teams, o.team_skew);
+  // Unequal teams or shapes need the team first; otherwise the draws stay in the order they had
+  // before either existed, so that a seed gives the trace it always gave.
+  bool team_first = o.teams > 0 && (o.team_skew > 0 || o.team_shapes);
   std::vector<TraceJob> jobs;
+  std::vector<double> times;
   double t = 0;
   for (size_t i = 0; i < o.jobs; ++i) {
     TraceJob j;
     j.id = fmt::format("job-{:06}", i);
-    j.submit = std::round(t);
-    j.duration = std::round(Duration(uniform(rng)));
-    j.gpus = Gpus(rng);
-    if (o.teams > 0)
-      j.team = fmt::format("team-{}", std::uniform_int_distribution<int>(0, o.teams - 1)(rng));
+    std::optional<size_t> team;
+    if (team_first) team = PickShare(shares, uniform(rng));
+    const TeamShape& shape = shapes[team.value_or(0)];
+    times.push_back(t);
+    j.duration = std::max(1.0, std::round(Duration(uniform(rng)) * shape.duration_scale));
+    j.gpus = Gpus(rng, shape.multi_gpu_share);
+    if (o.teams > 0 && !team) {
+      team = static_cast<size_t>(std::uniform_int_distribution<int>(0, o.teams - 1)(rng));
+    }
+    if (team) j.team = TeamName(*team);
     j.user = fmt::format("user-{}",
                          std::uniform_int_distribution<int>(0, std::max(o.users, 1) - 1)(rng));
     jobs.push_back(std::move(j));
     t += gap(rng);
   }
+  if (o.load > 0) Pace(jobs, times, o.load, o.cluster_gpus);
+  for (size_t i = 0; i < jobs.size(); ++i) jobs[i].submit = std::round(times[i]);
   return jobs;
+}
+
+double OfferedGpus(const std::vector<TraceJob>& jobs) {
+  if (jobs.empty()) return 0;
+  double gpu_seconds = 0, first = jobs.front().submit, last = jobs.front().submit;
+  for (const auto& j : jobs) {
+    gpu_seconds += j.duration * j.gpus;
+    first = std::min(first, j.submit);
+    last = std::max(last, j.submit);
+  }
+  return last > first ? gpu_seconds / (last - first) : 0;
 }
 
 }  // namespace cohort::sim

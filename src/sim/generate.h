@@ -1,5 +1,6 @@
 // Synthetic traces shaped like the ITP traces (../shared/traces/README.md): the fractions of
 // 1-GPU, 2-4, 5-8 and larger jobs, and heavy-tailed durations with the same median, p90 and p99.
+// Optionally over unequal teams: job counts by a Zipf law, and each team its own job shapes.
 #pragma once
 
 #include <cstdint>
@@ -14,9 +15,23 @@ struct GenerateOptions {
   uint64_t seed = 1;
   double jobs_per_hour = 60;  // Poisson arrivals
   int teams = 0;              // 0: no team column; else team-0 .. team-(K-1)
+  // Job counts per team: team k (from 0) gets a share in proportion to (k + 1)^-team_skew
+  // (sim/team_split.h); 0: every team equally likely.
+  double team_skew = 0;
+  // Each team its own job shapes, drawn from the seed: a duration scale, log-uniform in
+  // [1/4, 4], and a multi-GPU share, ITP's 16.8% times a factor log-uniform in [1/4, 4] (at most
+  // 90%; among multi-GPU jobs, ITP's mix of sizes).
+  bool team_shapes = false;
   int users = 20;
+  // > 0: arrivals paced instead so that the trace's GPU-hours, spread over the span of its
+  // submissions, are `load` x `cluster_gpus` (jobs_per_hour then only sets the draws' order).
+  double load = 0;
+  int64_t cluster_gpus = 0;
 };
 
 std::vector<TraceJob> GenerateTrace(const GenerateOptions& options);
+
+// GPU-hours per hour of the span of the jobs' submissions (first to last): the load they offer.
+double OfferedGpus(const std::vector<TraceJob>& jobs);
 
 }  // namespace cohort::sim

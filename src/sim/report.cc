@@ -25,6 +25,7 @@ Figures Summarize(const SimResult& r) {
   std::vector<double> jct, queueing;
   double first_submit = std::numeric_limits<double>::infinity(), last_end = 0;
   size_t preemptions = 0;
+  double lost = 0;
   std::map<std::string, std::vector<double>> team_queueing;
   for (const auto& j : r.jobs) {
     if (j.start < 0) continue;  // refused
@@ -32,6 +33,7 @@ Figures Summarize(const SimResult& r) {
     queueing.push_back(j.queued);
     team_queueing[j.team].push_back(j.queued);
     preemptions += static_cast<size_t>(j.preemptions);
+    lost += j.lost_gpu_seconds;
     if (j.end >= 0) {
       last_end = std::max(last_end, j.end);
       if (j.failed) {
@@ -46,6 +48,7 @@ Figures Summarize(const SimResult& r) {
     return v.empty() ? 0.0
                      : std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
   };
+  f.unfinished = f.jobs - f.finished;
   f.avg_jct = mean(jct);
   f.median_jct = Quantile(jct, 0.5);
   f.p95_jct = Quantile(jct, 0.95);
@@ -64,6 +67,10 @@ Figures Summarize(const SimResult& r) {
   }
   double capacity = static_cast<double>(r.capacity_gpus) * f.makespan;
   f.utilization = capacity > 0 ? gpu_time / capacity : 0;
+  f.used_gpu_seconds = gpu_time;
+  f.lost_gpu_seconds = lost;
+  f.lost_share = gpu_time > 0 ? lost / gpu_time : 0;
+  for (const auto& q : r.teams) team_queueing[q.name];  // teams with no job started too
   std::map<std::string, size_t> team_jobs;
   for (const auto& j : r.jobs) {
     if (j.start < 0) continue;
@@ -90,16 +97,20 @@ Figures Summarize(const SimResult& r) {
 
 std::string FiguresTable(const std::vector<Figures>& runs) {
   std::string out = fmt::format(
-      "{:<16} {:>7} {:>9} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>6} {:>8}\n", "policy",
-      "jobs", "finished", "avg JCT", "median", "p95 JCT", "p99 JCT", "avg wait", "p99 wait",
-      "makespan", "util", "preempt");
+      "{:<16} {:>7} {:>9} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>6} {:>8} {:>18} "
+      "{:>10}\n",
+      "policy", "jobs", "finished", "avg JCT", "median", "p95 JCT", "p99 JCT", "avg wait",
+      "p99 wait", "makespan", "util", "preempt", "GPU-h lost", "unfinished");
   auto h = [](double s) { return fmt::format("{:.2f}h", s / 3600); };
   for (const auto& f : runs) {
+    std::string lost =
+        fmt::format("{:.1f} ({:.1f}%)", f.lost_gpu_seconds / 3600, f.lost_share * 100);
     out += fmt::format(
-        "{:<16} {:>7} {:>9} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>5.1f}% {:>8.3f}\n",
+        "{:<16} {:>7} {:>9} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>5.1f}% {:>8.3f} "
+        "{:>18} {:>10}\n",
         f.label, f.jobs, f.finished, h(f.avg_jct), h(f.median_jct), h(f.p95_jct), h(f.p99_jct),
         h(f.avg_queueing), h(f.p99_queueing), h(f.makespan), f.utilization * 100,
-        f.preemptions_per_job);
+        f.preemptions_per_job, lost, f.unfinished);
   }
   return out;
 }
@@ -119,14 +130,16 @@ std::string TeamsTable(const std::vector<Figures>& runs) {
 
 std::string FiguresCsv(const std::vector<Figures>& runs) {
   std::string out =
-      "policy,jobs,finished,failed,refused,avg_jct_s,median_jct_s,p95_jct_s,p99_jct_s,"
-      "avg_queueing_s,p99_queueing_s,makespan_s,utilization,preemptions_per_job,passes,"
-      "wall_seconds\n";
+      "policy,jobs,finished,failed,refused,unfinished,avg_jct_s,median_jct_s,p95_jct_s,p99_jct_s,"
+      "avg_queueing_s,p99_queueing_s,makespan_s,utilization,preemptions_per_job,used_gpu_hours,"
+      "lost_gpu_hours,lost_share,passes,wall_seconds\n";
   for (const auto& f : runs) {
     out += fmt::format(
-        "{},{},{},{},{},{:.1f},{:.1f},{:.1f},{:.1f},{:.1f},{:.1f},{:.1f},{:.4f},{:.4f},{},{:.2f}\n",
-        f.label, f.jobs, f.finished, f.failed, f.refused, f.avg_jct, f.median_jct, f.p95_jct,
-        f.p99_jct, f.avg_queueing, f.p99_queueing, f.makespan, f.utilization, f.preemptions_per_job,
+        "{},{},{},{},{},{},{:.1f},{:.1f},{:.1f},{:.1f},{:.1f},{:.1f},{:.1f},{:.4f},{:.4f},{:.2f},"
+        "{:.2f},{:.4f},{},{:.2f}\n",
+        f.label, f.jobs, f.finished, f.failed, f.refused, f.unfinished, f.avg_jct, f.median_jct,
+        f.p95_jct, f.p99_jct, f.avg_queueing, f.p99_queueing, f.makespan, f.utilization,
+        f.preemptions_per_job, f.used_gpu_seconds / 3600, f.lost_gpu_seconds / 3600, f.lost_share,
         f.passes, f.wall_seconds);
   }
   return out;
@@ -149,6 +162,7 @@ Json FiguresJson(const std::vector<Figures>& runs) {
                        {"finished", f.finished},
                        {"failed", f.failed},
                        {"refused", f.refused},
+                       {"unfinished", f.unfinished},
                        {"avg_jct_s", f.avg_jct},
                        {"median_jct_s", f.median_jct},
                        {"p95_jct_s", f.p95_jct},
@@ -158,6 +172,9 @@ Json FiguresJson(const std::vector<Figures>& runs) {
                        {"makespan_s", f.makespan},
                        {"utilization", f.utilization},
                        {"preemptions_per_job", f.preemptions_per_job},
+                       {"used_gpu_hours", f.used_gpu_seconds / 3600},
+                       {"lost_gpu_hours", f.lost_gpu_seconds / 3600},
+                       {"lost_share", f.lost_share},
                        {"passes", f.passes},
                        {"wall_seconds", f.wall_seconds},
                        {"teams", teams}});
@@ -166,10 +183,13 @@ Json FiguresJson(const std::vector<Figures>& runs) {
 }
 
 std::string JobsCsv(const SimResult& r) {
-  std::string out = "job_id,team,user,gpus,submit,start,end,queued,attempts,preemptions,failed\n";
+  std::string out =
+      "job_id,team,user,gpus,submit,start,end,queued,attempts,preemptions,failed,"
+      "lost_gpu_seconds\n";
   for (const auto& j : r.jobs) {
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{}\n", j.id, j.team, j.user, j.gpus, j.submit,
-                       j.start, j.end, j.queued, j.attempts, j.preemptions, j.failed ? 1 : 0);
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{}\n", j.id, j.team, j.user, j.gpus,
+                       j.submit, j.start, j.end, j.queued, j.attempts, j.preemptions,
+                       j.failed ? 1 : 0, j.lost_gpu_seconds);
   }
   return out;
 }

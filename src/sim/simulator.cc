@@ -342,7 +342,12 @@ class Simulation {
     double done = j.remaining_at_start - j.remaining;
     double kept =
         interval > 0 && ran > 0 ? done * (std::floor(ran / interval) * interval / ran) : done;
+    // A restarted attempt began by paying the restart cost; if no checkpoint got past it, it is
+    // owed again once, not on top of itself.
+    if (j.preemptions > 0) kept = std::max(kept, options_.restart_cost_seconds);
     j.remaining = std::max(0.0, j.remaining_at_start - kept) + options_.restart_cost_seconds;
+    r.lost_gpu_seconds += (std::max(0.0, done - kept) + options_.restart_cost_seconds) *
+                          static_cast<double>(j.base_gpus);
     ++j.attempt;
     ++j.preemptions;
     ++r.preemptions;

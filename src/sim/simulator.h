@@ -55,6 +55,9 @@ struct JobRecord {
   int attempts = 0;
   int preemptions = 0;
   bool failed = false;  // stopped by its max_runtime
+  // GPU time that preemptions wasted: the work lost since the last checkpoint, and the restart
+  // cost each preemption adds, times the job's GPUs (at its starting size).
+  double lost_gpu_seconds = 0;
 };
 
 struct Sample {

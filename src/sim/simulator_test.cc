@@ -113,6 +113,7 @@ TEST(Simulator, LeastAttainedServicePreemptsAJobOnceItCrossesItsThreshold) {
   EXPECT_EQ(t["a"].end, 10100);
   EXPECT_EQ(r.jobs[0].preemptions, 1);
   EXPECT_EQ(r.jobs[0].attempts, 2);
+  EXPECT_EQ(r.jobs[0].lost_gpu_seconds, 0) << "checkpointed all the time, free to restart";
   // FIFO: b waits for a to end.
   auto fifo = Simulated("a,0,10000,1,,,,,,\nb,100,100,1,,,,,,\n", 1, 1, Fifo(false), o);
   EXPECT_EQ(fifo["b"].start, 10000);
@@ -140,11 +141,42 @@ TEST(Simulator, PreemptionCostsTheGracePeriodLostWorkAndTheRestartCost) {
   EXPECT_EQ(r.jobs[0].preemptions, 1);
   EXPECT_EQ(r.jobs[0].queued, 100) << "a waits again from 260 to 360";
   EXPECT_EQ(r.jobs[1].queued, 10) << "b waits for the grace period";
+  // a lost the 60 s since its checkpoint at 200 s and pays 30 s to restart, on 2 GPUs.
+  EXPECT_EQ(r.jobs[0].lost_gpu_seconds, (60 + 30) * 2);
+  EXPECT_EQ(r.jobs[1].lost_gpu_seconds, 0);
+  Figures f = Summarize(r);
+  EXPECT_DOUBLE_EQ(f.lost_gpu_seconds, 180);
+  // GPU-time held: a 0-260 and 360-1,190, b 260-360, 2 GPUs each.
+  EXPECT_DOUBLE_EQ(f.used_gpu_seconds, 2 * (260 + 830 + 100));
+  EXPECT_DOUBLE_EQ(f.lost_share, 180.0 / 2380);
+  EXPECT_THAT(JobsCsv(r), ::testing::HasSubstr("a,default,,2,0,0,1190,100,2,1,0,180\n"));
   // The minimum run time defers the preemption: with 60 s, a pass at 60 s... a has run 250 s by
   // then, so nothing changes; with 300 s, b waits for a's 300th second.
   config.min_runtime_before_preemption = std::chrono::seconds(300);
   auto later = Simulated("a,0,1000,2,,,-100,,,\nb,250,100,2,,,100,,,\n", 1, 2, config, o);
   EXPECT_EQ(later["b"].start, 310);  // preempted at 300, stopped at 310
+}
+
+TEST(Simulator, ARestartCostIsOwedOnceNotAddedUp) {
+  // As above until 360: a restarts with 830 s left (30 s restart, 800 s of work). c (high)
+  // preempts it at once at 400; a stops at 410 having run 50 s, no checkpoint since its restart:
+  // it owes its 800 s and one restart again, 830 s, not 860. c runs 410-510, a 510-1,340.
+  // Lost: 60 s of work and a restart at the first preemption, 20 s of work (the 50 s less the
+  // restart already counted) and a restart at the second, on 2 GPUs.
+  scheduler::SchedulerConfig config;
+  config.min_runtime_before_preemption = Duration(0);
+  SimOptions o;
+  o.runtime_estimate = 0;
+  o.grace_seconds = 10;
+  o.restart_cost_seconds = 30;
+  o.checkpoint_interval_seconds = 100;
+  SimResult r;
+  auto t = Simulated("a,0,1000,2,,,-100,,,\nb,250,100,2,,,100,,,\nc,400,100,2,,,100,,,\n", 1, 2,
+                     config, o, &r);
+  EXPECT_EQ(t["c"].start, 410);
+  EXPECT_EQ(t["a"].end, 1340);
+  EXPECT_EQ(r.jobs[0].preemptions, 2);
+  EXPECT_EQ(r.jobs[0].lost_gpu_seconds, (60 + 30 + 20 + 30) * 2);
 }
 
 TEST(Simulator, JobsTooBigForTheClusterAreRefusedNotLoopedOn) {
@@ -157,6 +189,20 @@ TEST(Simulator, JobsTooBigForTheClusterAreRefusedNotLoopedOn) {
   Figures f = Summarize(r);
   EXPECT_EQ(f.refused, 1u);
   EXPECT_EQ(f.finished, 1u);
+  EXPECT_EQ(f.unfinished, 1u);
+}
+
+TEST(Simulator, JobsStoppedByTheirMaxRuntimeAreUnfinished) {
+  // a declares 50 s but needs 100: it is stopped at 50 and counts as failed, not finished.
+  SimResult r;
+  auto t = Simulated("a,0,100,1,,,,50,,\nb,0,30,1,,,,,,\n", 1, 2, Fifo(true), Exact(), &r);
+  EXPECT_EQ(t["a"].end, 50);
+  Figures f = Summarize(r);
+  EXPECT_EQ(f.finished, 1u);
+  EXPECT_EQ(f.failed, 1u);
+  EXPECT_EQ(f.unfinished, 1u);
+  EXPECT_DOUBLE_EQ(f.avg_jct, 30) << "only finished jobs count";
+  EXPECT_EQ(f.lost_gpu_seconds, 0) << "a stopped job is not a preempted one";
 }
 
 TEST(Simulator, FiguresFromTheJobRecords) {
@@ -170,7 +216,23 @@ TEST(Simulator, FiguresFromTheJobRecords) {
   EXPECT_DOUBLE_EQ(f.makespan, 180);
   // GPU-time: 4 x 100 + 4 x 50 + 1 x 30 = 630 of 4 x 180.
   EXPECT_NEAR(f.utilization, 630.0 / 720.0, 1e-9);
-  EXPECT_THAT(JobsCsv(r), ::testing::HasSubstr("c,default,,1,20,150,180,130,1,0,0"));
+  EXPECT_THAT(JobsCsv(r), ::testing::HasSubstr("c,default,,1,20,150,180,130,1,0,0,0\n"));
+  EXPECT_EQ(f.unfinished, 0u);
+  EXPECT_EQ(f.lost_gpu_seconds, 0);
+}
+
+TEST(Simulator, EveryTeamIsReportedEvenWithoutJobs) {
+  auto trace = ParseTrace(std::string(kHeader) + "a,0,100,4,vision,,,,,\n", TraceFormat::kCohort);
+  ASSERT_TRUE(trace.ok());
+  ClusterSpec cluster;
+  cluster.nodes = 1;
+  cluster.teams = *ParseTeams("vision:6,nlp:2");
+  Figures f = Summarize(Simulate(*trace, cluster, SimOptions{}));
+  ASSERT_EQ(f.teams.size(), 2u);
+  EXPECT_EQ(f.teams[0].team, "nlp");
+  EXPECT_EQ(f.teams[0].jobs, 0u);
+  EXPECT_EQ(f.teams[0].guaranteed_gpus, 2);
+  EXPECT_EQ(f.teams[1].jobs, 1u);
 }
 
 TEST(Simulator, SameInputSameResult) {

@@ -168,6 +168,38 @@ tasks:
   EXPECT_EQ(cluster.WaitForState(id, JobState::kSucceeded).attempt, 2);
 }
 
+// The simulator's trace commands chained as bench/sim_findings.sh chains them: two traces as
+// two teams, quotas by their GPU-hours, and a bad number named by its option.
+TEST(Cli, SimTracesWithTeamsFromTheirFiles) {
+  std::string dir = "/tmp/cohort-it-sim-" + std::to_string(::getpid());
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  auto write = [&](const std::string& name, const std::string& text) {
+    std::ofstream(dir + "/" + name) << text;
+  };
+  // big: 3 jobs x 1,000 s x 4 GPUs = 12,000 GPU-seconds; small: 1 job x 4,000 s x 1 GPU.
+  write("big.csv", "job_id,submission_time,duration,num_gpu\n1,0,1000,4\n2,10,1000,4\n3,20,1000,4");
+  write("small.csv", "job_id,submission_time,duration,num_gpu\n1,5,4000,1");
+  auto concat = Cohort("", {"sim", "concat", "--trace", dir + "/big.csv", "--trace",
+                            dir + "/small.csv", "--out", dir + "/all.csv"});
+  ASSERT_EQ(concat.exit_code, 0) << concat.err;
+  auto run = Cohort("", {"sim", "run", "--trace", dir + "/all.csv", "--nodes", "1", "--teams",
+                         "auto", "--policy", "fifo", "-o", "json"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  // 12,000 : 4,000 of 8 GPUs.
+  EXPECT_THAT(run.err, ::testing::ContainsRegex("big +3 jobs +3.3 GPU-h +75.00% -> +6 GPUs"));
+  EXPECT_THAT(run.err, ::testing::ContainsRegex("small +1 jobs +1.1 GPU-h +25.00% -> +2 GPUs"));
+  Json figures = Json::parse(run.out);
+  ASSERT_EQ(figures[0]["teams"].size(), 2u);
+  EXPECT_EQ(figures[0]["teams"][0]["team"], "big");
+  EXPECT_EQ(figures[0]["teams"][0]["guaranteed_gpus"], 6);
+  EXPECT_EQ(figures[0]["unfinished"], 0);
+  auto bad = Cohort("", {"sim", "gen", "--jobs", "2", "--rate", "0"});
+  EXPECT_NE(bad.exit_code, 0);
+  EXPECT_THAT(bad.err, HasSubstr("--rate: must be a number above 0, got 0"));
+  fs::remove_all(dir);
+}
+
 TEST(Cli, EveryCommandHasHelp) {
   for (const char* cmd : {"up",     "down",  "submit", "run",     "jobs",  "status", "logs",
                           "kill",   "wait",  "nodes",  "metrics", "top",   "usage",  "audit",
@@ -175,6 +207,11 @@ TEST(Cli, EveryCommandHasHelp) {
     auto r = Cohort("", {cmd, "--help"});
     EXPECT_EQ(r.exit_code, 0) << cmd;
     EXPECT_THAT(r.out, HasSubstr("Usage")) << cmd;
+  }
+  for (const char* cmd : {"run", "gen", "concat", "split"}) {
+    auto r = Cohort("", {"sim", cmd, "--help"});
+    EXPECT_EQ(r.exit_code, 0) << "sim " << cmd;
+    EXPECT_THAT(r.out, HasSubstr("Usage")) << "sim " << cmd;
   }
   for (const char* cmd : {"master", "agent", "run-task"}) {
     auto r = RunCommand({BinDir() + "/cohortd", cmd, "--help"});
