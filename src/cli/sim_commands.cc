@@ -352,13 +352,9 @@ void AddSimCommands(CLI::App& app) {
   r->add_option("--protected-quantum", run->tuning.protected_quantum,
                 "Policy default: a promoted job keeps its GPUs this long, or until it checkpoints "
                 "(1h)");
-  r->add_option("--max-level-preemptions", run->tuning.max_level_preemptions,
-                "Policy default: a job preempted this often is not preempted for levels (2)");
   r->add_option("--min-victim-level", run->tuning.min_victim_level,
-                "Policy default: only jobs of at least this level are preempted for levels (1)");
-  r->add_option("--level-victim-size", run->tuning.level_victim_size,
-                "Policy default: preempt for levels only jobs with at most this many times the "
-                "waiting job's GPUs (0: any)");
+                "Policy default: only jobs of at least this level are preempted for jobs of "
+                "earlier levels (2)");
   AddOutputOption(r, run->output);
   r->callback([run] { Finish(RunSim(*run)); });
 

@@ -55,12 +55,8 @@ bool IsProtected(const SchedulerConfig& config, const RunningJob& job, Timestamp
 bool MayPreemptForLevel(const SchedulerConfig& config, const RunningJob& r, const PendingJob& job,
                         Timestamp now) {
   if (r.team != job.team || IsProtected(config, r, now)) return false;
-  if (r.preemptions >= config.max_level_preemptions) return false;
-  if (config.level_victim_size > 0 &&
-      static_cast<double>(GpusOf(r)) > config.level_victim_size * static_cast<double>(GpusOf(job))) {
-    return false;
-  }
-  return true;
+  Duration attained = r.attained + (now - r.started_at) * GpusOf(r);
+  return LasQueue(attained, config.las_thresholds) >= config.min_victim_level;
 }
 
 Rank RankOf(const SchedulerConfig& config, const PendingJob& job, Timestamp now) {

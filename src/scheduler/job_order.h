@@ -33,7 +33,7 @@ bool IsPromoted(const SchedulerConfig& config, const PendingJob& job, Timestamp 
 bool IsProtected(const SchedulerConfig& config, const RunningJob& job, Timestamp now);
 
 // Default policy: whether running job `r`, already of a later level than waiting job `job`, may
-// be preempted for it (same team, not protected, not preempted too often, not too big).
+// be preempted for it (same team, not protected, of at least min_victim_level).
 bool MayPreemptForLevel(const SchedulerConfig& config, const RunningJob& r, const PendingJob& job,
                         Timestamp now);
 

@@ -112,11 +112,17 @@ TEST(FairShare, PreemptsItsTeamsJobsOfALaterLevelOnlyAndLeastLostWorkFirst) {
   RunningJob& checkpointed = StartRunning(c, Job(11, 1, 1, 0, 0, "t"), {"n-0"}, Minutes(0));
   checkpointed.last_checkpoint_at = Minutes(170);
   StartRunning(c, Job(20, 1, 2, 0, 0, "other"), {"n-1"}, Minutes(0));
-  Plan plan = RunScheduler(c, {Job(1, 1, 1, 0, ToMicros(Minutes(179)), "t")}, {}, Minutes(180));
+  SchedulerConfig config;
+  config.min_victim_level = 1;  // the default spares jobs below 16 GPU-hours
+  EXPECT_TRUE(RunScheduler(c, {Job(1, 1, 1, 0, ToMicros(Minutes(179)), "t")}, {}, Minutes(180))
+                  .preemptions.empty());
+  Plan plan =
+      RunScheduler(c, {Job(1, 1, 1, 0, ToMicros(Minutes(179)), "t")}, config, Minutes(180));
   ASSERT_EQ(plan.preemptions.size(), 1u);
   EXPECT_EQ(plan.preemptions[0].victim, 11) << "loses 10 minutes of work, job 10 three hours";
   // Another team's job of a later level is not preempted for a level: only quota reclaim can.
-  Plan other = RunScheduler(c, {Job(2, 1, 2, 0, ToMicros(Minutes(179)), "t")}, {}, Minutes(180));
+  Plan other =
+      RunScheduler(c, {Job(2, 1, 2, 0, ToMicros(Minutes(179)), "t")}, config, Minutes(180));
   for (const auto& p : other.preemptions) EXPECT_NE(p.victim, 20);
 }
 
@@ -126,13 +132,15 @@ TEST(FairShare, APromotedJobIsProtectedUntilItsQuantumOrACheckpoint) {
   // Submitted at 0, started at minute 300 (promoted after 2 hours of waiting), 4 GPUs: at
   // minute 330 it has had 2 GPU-hours (level 1).
   RunningJob& promoted = StartRunning(c, Job(10, 1, 4, 0, 0, "t"), {"n-0"}, Minutes(300));
-  Plan plan = RunScheduler(c, {Job(1, 1, 4, 0, 1, "t")}, {}, Minutes(330));
+  SchedulerConfig config;
+  config.min_victim_level = 1;
+  Plan plan = RunScheduler(c, {Job(1, 1, 4, 0, 1, "t")}, config, Minutes(330));
   EXPECT_TRUE(plan.preemptions.empty()) << "protected for an hour";
   ASSERT_TRUE(plan.recheck_at.has_value());
   EXPECT_LE(*plan.recheck_at, Minutes(360));
-  EXPECT_EQ(RunScheduler(c, {Job(1, 1, 4, 0, 1, "t")}, {}, Minutes(360)).preemptions.size(), 1u);
+  EXPECT_EQ(RunScheduler(c, {Job(1, 1, 4, 0, 1, "t")}, config, Minutes(360)).preemptions.size(), 1u);
   promoted.last_checkpoint_at = Minutes(320);
-  EXPECT_EQ(RunScheduler(c, {Job(1, 1, 4, 0, 1, "t")}, {}, Minutes(330)).preemptions.size(), 1u)
+  EXPECT_EQ(RunScheduler(c, {Job(1, 1, 4, 0, 1, "t")}, config, Minutes(330)).preemptions.size(), 1u)
       << "a checkpoint ends the protection";
 }
 

@@ -62,20 +62,10 @@ Status ApplyTuning(const PolicyTuning& t, SchedulerConfig& config) {
     if (!f.ok()) return f.status();
     config.promote_factor = *f;
   }
-  if (!t.max_level_preemptions.empty()) {
-    auto n = NonNegative("--max-level-preemptions", t.max_level_preemptions);
-    if (!n.ok()) return n.status();
-    config.max_level_preemptions = static_cast<int>(*n);
-  }
   if (!t.min_victim_level.empty()) {
     auto n = NonNegative("--min-victim-level", t.min_victim_level);
     if (!n.ok()) return n.status();
     config.min_victim_level = static_cast<int>(*n);
-  }
-  if (!t.level_victim_size.empty()) {
-    auto n = NonNegative("--level-victim-size", t.level_victim_size);
-    if (!n.ok()) return n.status();
-    config.level_victim_size = *n;
   }
   if (!t.max_wait.empty()) {
     auto d = PositiveDuration("--max-wait", t.max_wait);

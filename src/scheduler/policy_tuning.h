@@ -15,9 +15,7 @@ struct PolicyTuning {
   std::string promote_factor;     // "2"
   std::string max_wait;           // "24h"
   std::string protected_quantum;  // "1h"
-  std::string max_level_preemptions;  // "2"
-  std::string level_victim_size;      // "0": any
-  std::string min_victim_level;       // "1"
+  std::string min_victim_level;   // "2"
 };
 
 // Sets what is given (empty fields leave `config` as it is). Errors name the flag and the reason.

@@ -451,10 +451,8 @@ class Pass {
     };
     auto by_other_right = [&](const RunningJob& r) {
       bool lower = r.team == job.team && config_.priority_preemption && r.priority < job.priority;
-      int level = by_las ? LasQueue(AttainedNow(r), config_.las_thresholds) : 0;
-      bool served_more = by_las && level > job_queue &&
-                         (las || (level >= config_.min_victim_level &&
-                                  MayPreemptForLevel(config_, r, job, in_.now)));
+      bool served_more = by_las && LasQueue(AttainedNow(r), config_.las_thresholds) > job_queue &&
+                         (las || MayPreemptForLevel(config_, r, job, in_.now));
       bool more_left = by_srtf && OracleService(r, in_.now) > job_service;
       return lower || served_more || more_left;
     };

@@ -88,15 +88,9 @@ struct SchedulerConfig {
   double promote_factor = 2;
   Duration max_wait = std::chrono::hours(24);
   Duration protected_quantum = std::chrono::hours(1);
-  // Policy default: a job preempted this many times is no longer preempted for a job of an
-  // earlier level (quota reclaim and priority still may), so that long jobs cannot thrash.
-  int max_level_preemptions = 2;
-  // Policy default: a job is preempted for one of an earlier level only if it holds at most this
-  // many times the GPUs that job needs (a gang preempted for a small job is costly to restart);
-  // 0: any size.
-  double level_victim_size = 0;
-  // Policy default: only jobs of at least this level are preempted for jobs of earlier levels.
-  int min_victim_level = 1;
+  // Policy default: only jobs of at least this level are preempted for jobs of earlier levels
+  // (2: jobs that have had 16 GPU-hours, with the default levels). docs/scheduler.md says why.
+  int min_victim_level = 2;
 };
 
 struct SchedulingInput {

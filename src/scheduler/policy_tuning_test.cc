@@ -1,0 +1,62 @@
+#include "scheduler/policy_tuning.h"
+
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+namespace cohort::scheduler {
+namespace {
+
+using std::chrono::hours;
+using std::chrono::minutes;
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+
+TEST(PolicyTuning, EmptyFieldsLeaveTheConfigAlone) {
+  SchedulerConfig config;
+  ASSERT_TRUE(ApplyTuning({}, config).ok());
+  EXPECT_THAT(config.las_thresholds, ElementsAre(hours(1), hours(16)));
+  EXPECT_EQ(config.min_victim_level, 2);
+}
+
+TEST(PolicyTuning, SetsWhatIsGiven) {
+  SchedulerConfig config;
+  PolicyTuning t;
+  t.levels = "30m,4h,32h";
+  t.promote_after = "90m";
+  t.promote_factor = "1.5";
+  t.max_wait = "12h";
+  t.protected_quantum = "20m";
+  t.min_victim_level = "1";
+  ASSERT_TRUE(ApplyTuning(t, config).ok());
+  EXPECT_THAT(config.las_thresholds, ElementsAre(minutes(30), hours(4), hours(32)));
+  EXPECT_EQ(config.promote_after, minutes(90));
+  EXPECT_EQ(config.promote_factor, 1.5);
+  EXPECT_EQ(config.max_wait, hours(12));
+  EXPECT_EQ(config.protected_quantum, minutes(20));
+  EXPECT_EQ(config.min_victim_level, 1);
+  t = {};
+  t.levels = "none";
+  ASSERT_TRUE(ApplyTuning(t, config).ok());
+  EXPECT_TRUE(config.las_thresholds.empty());
+}
+
+TEST(PolicyTuning, BadValuesNameTheFlag) {
+  auto error = [](std::string PolicyTuning::*field, const std::string& value) {
+    PolicyTuning t;
+    t.*field = value;
+    SchedulerConfig config;
+    return ApplyTuning(t, config).message();
+  };
+  EXPECT_THAT(error(&PolicyTuning::levels, "16h,1h"), HasSubstr("--levels: thresholds must grow"));
+  EXPECT_THAT(error(&PolicyTuning::levels, "1h,"), HasSubstr("--levels"));
+  EXPECT_THAT(error(&PolicyTuning::levels, "0s"), HasSubstr("must be longer than 0"));
+  EXPECT_THAT(error(&PolicyTuning::promote_after, "soon"), HasSubstr("--promote-after"));
+  EXPECT_THAT(error(&PolicyTuning::promote_factor, "-1"), HasSubstr("--promote-factor"));
+  EXPECT_THAT(error(&PolicyTuning::promote_factor, "nan"), HasSubstr("--promote-factor"));
+  EXPECT_THAT(error(&PolicyTuning::max_wait, "1x"), HasSubstr("--max-wait"));
+  EXPECT_THAT(error(&PolicyTuning::protected_quantum, "-5m"), HasSubstr("--protected-quantum"));
+  EXPECT_THAT(error(&PolicyTuning::min_victim_level, "two"), HasSubstr("--min-victim-level"));
+}
+
+}  // namespace
+}  // namespace cohort::scheduler
