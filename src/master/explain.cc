@@ -109,7 +109,8 @@ StatusOr<Explanation> Master::Explain(JobId id) const {
     pending.back().preempted_for_it = cluster_.Claimed(other);
   }
   const scheduler::SchedulerConfig& config = dispatcher_.config();
-  std::vector<size_t> order = scheduler::ConsiderationOrder(config, cluster_.Snapshot(), pending, now);
+  std::vector<size_t> order =
+      scheduler::ConsiderationOrder(config, cluster_.Snapshot(), pending, now);
   size_t ahead = 0, ahead_in_team = 0;
   for (size_t i : order) {
     if (i == self) break;

@@ -55,8 +55,8 @@ TEST(Backfill, ASecondReservationComesAfterTheFirstNotOnTopOfIt) {
   ASSERT_TRUE(ReasonFor(plan, 2)->reserved_start.has_value());
   EXPECT_EQ(*ReasonFor(plan, 2)->reserved_start, Minutes(90));
   // A gang reserved with no known end leaves the next one waiting, not draining other nodes.
-  Plan open_ended =
-      RunScheduler(c, {Job(1, 2, 4, 0, 1), WithRuntime(Job(2, 2, 4, 0, 2), 30)}, WithoutLevels(), Minutes(10));
+  Plan open_ended = RunScheduler(c, {Job(1, 2, 4, 0, 1), WithRuntime(Job(2, 2, 4, 0, 2), 30)},
+                                 WithoutLevels(), Minutes(10));
   EXPECT_FALSE(ReasonFor(open_ended, 2)->reserved_start.has_value());
   EXPECT_THAT(ReasonFor(open_ended, 2)->reason, Not(HasSubstr("holding")));
 }

@@ -39,9 +39,9 @@ bool MayPreemptForLevel(const SchedulerConfig& config, const RunningJob& r, cons
 
 // Where the default policy puts a job among others (lower first), beyond its team and priority.
 struct Rank {
-  int promoted = 1;         // 0: promoted
-  Timestamp promoted_at{};  // promoted jobs: the longest waiting first
-  int level = 0;            // least-attained-service level (a promoted job: 0)
+  int promoted = 1;                          // 0: promoted
+  Timestamp promoted_at{};                   // promoted jobs: the longest waiting first
+  int level = 0;                             // least-attained-service level (a promoted job: 0)
   Duration expected_left = Duration::max();  // from its estimate (ExpectedRemaining)
   Timestamp submitted_at;
   JobId job_id = 0;

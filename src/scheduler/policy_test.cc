@@ -47,15 +47,14 @@ TEST(FairShare, WithinATeamPriorityThenLevelThenEstimateThenSubmission) {
   AddNodes(c, "n", 1, 4);
   PendingJob served = Estimated(Job(5, 1, 1, 0, 0, "t"), 10);
   served.attained = std::chrono::hours(2);  // level 1: after every level-0 job
-  Plan plan = RunScheduler(c,
-                           {
-                               served,
-                               Estimated(Job(1, 1, 1, 0, 1, "t"), 600),
-                               Estimated(Job(2, 1, 1, 0, 2, "t"), 60),
-                               Estimated(Job(3, 1, 1, 100, 3, "t"), 900),
-                               Job(4, 1, 1, 0, 4, "t"),  // nothing to go by: after estimates
-                           },
-                           {}, Minutes(1));
+  Plan plan = RunScheduler(
+      c,
+      {
+          served, Estimated(Job(1, 1, 1, 0, 1, "t"), 600), Estimated(Job(2, 1, 1, 0, 2, "t"), 60),
+          Estimated(Job(3, 1, 1, 100, 3, "t"), 900),
+          Job(4, 1, 1, 0, 4, "t"),  // nothing to go by: after estimates
+      },
+      {}, Minutes(1));
   // Priority first (3); then level 0 by expected GPU time (2, 1), then the unknown (4).
   EXPECT_THAT(PlacedIds(plan), ElementsAre(3, 2, 1, 4));
 }
@@ -68,12 +67,11 @@ TEST(FairShare, BeyondGuaranteesTheBestRankedJobOfAnyTeam) {
   StartRunning(c, Job(90, 1, 2, 0, 0, "a"), {"busy-0"}, Minutes(0));
   StartRunning(c, Job(91, 1, 2, 0, 0, "b"), {"busy-0"}, Minutes(0));
   // Both teams hold their guarantee: the shortest expected jobs go first, whatever the team.
-  Plan plan = RunScheduler(c,
-                           {Estimated(Job(1, 1, 1, 0, 1, "a"), 600),
-                            Estimated(Job(2, 1, 1, 0, 2, "a"), 30),
-                            Estimated(Job(3, 1, 1, 0, 3, "b"), 60),
-                            Estimated(Job(4, 1, 1, 0, 4, "b"), 20)},
-                           {}, Minutes(1));
+  Plan plan =
+      RunScheduler(c,
+                   {Estimated(Job(1, 1, 1, 0, 1, "a"), 600), Estimated(Job(2, 1, 1, 0, 2, "a"), 30),
+                    Estimated(Job(3, 1, 1, 0, 3, "b"), 60), Estimated(Job(4, 1, 1, 0, 4, "b"), 20)},
+                   {}, Minutes(1));
   EXPECT_THAT(PlacedIds(plan), ElementsAre(4, 2, 3));
 }
 
@@ -116,8 +114,7 @@ TEST(FairShare, PreemptsItsTeamsJobsOfALaterLevelOnlyAndLeastLostWorkFirst) {
   config.min_victim_level = 1;  // the default spares jobs below 16 GPU-hours
   EXPECT_TRUE(RunScheduler(c, {Job(1, 1, 1, 0, ToMicros(Minutes(179)), "t")}, {}, Minutes(180))
                   .preemptions.empty());
-  Plan plan =
-      RunScheduler(c, {Job(1, 1, 1, 0, ToMicros(Minutes(179)), "t")}, config, Minutes(180));
+  Plan plan = RunScheduler(c, {Job(1, 1, 1, 0, ToMicros(Minutes(179)), "t")}, config, Minutes(180));
   ASSERT_EQ(plan.preemptions.size(), 1u);
   EXPECT_EQ(plan.preemptions[0].victim, 11) << "loses 10 minutes of work, job 10 three hours";
   // Another team's job of a later level is not preempted for a level: only quota reclaim can.
@@ -138,7 +135,8 @@ TEST(FairShare, APromotedJobIsProtectedUntilItsQuantumOrACheckpoint) {
   EXPECT_TRUE(plan.preemptions.empty()) << "protected for an hour";
   ASSERT_TRUE(plan.recheck_at.has_value());
   EXPECT_LE(*plan.recheck_at, Minutes(360));
-  EXPECT_EQ(RunScheduler(c, {Job(1, 1, 4, 0, 1, "t")}, config, Minutes(360)).preemptions.size(), 1u);
+  EXPECT_EQ(RunScheduler(c, {Job(1, 1, 4, 0, 1, "t")}, config, Minutes(360)).preemptions.size(),
+            1u);
   promoted.last_checkpoint_at = Minutes(320);
   EXPECT_EQ(RunScheduler(c, {Job(1, 1, 4, 0, 1, "t")}, config, Minutes(330)).preemptions.size(), 1u)
       << "a checkpoint ends the protection";

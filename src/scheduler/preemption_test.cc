@@ -97,8 +97,9 @@ TEST(QuotaReclaim, NotBeyondTheGuaranteeAndNotFromTeamsWithinTheirs) {
   AddNodes(d, "n", 1, 4);
   d.teams = {TeamQuota{"vision", 4, std::nullopt}, TeamQuota{"nlp", 4, std::nullopt}};
   StartRunning(d, Job(10, 1, 4, 0, 0, "nlp"), {"n-0"}, Minutes(0));
-  EXPECT_THAT(RunScheduler(d, {Job(1, 1, 4, 0, 1, "vision")}, WithoutLevels(), Minutes(30)).preemptions,
-              IsEmpty());
+  EXPECT_THAT(
+      RunScheduler(d, {Job(1, 1, 4, 0, 1, "vision")}, WithoutLevels(), Minutes(30)).preemptions,
+      IsEmpty());
 }
 
 TEST(QuotaReclaim, OnlyWhileTheOtherTeamStillBorrows) {

@@ -135,7 +135,8 @@ class Pass {
     }
     if (config_.policy == Policy::kSrtfOracle) {
       for (const auto& r : in_.cluster.running) {
-        if (!r.stopping) most_service_left_ = std::max(most_service_left_, OracleService(r, in_.now));
+        if (!r.stopping)
+          most_service_left_ = std::max(most_service_left_, OracleService(r, in_.now));
       }
     }
     if (fair) {
@@ -359,8 +360,7 @@ class Pass {
   // and more preemptions in all).
   // The same holds for srtf-oracle, which preempts the jobs with the most work left.
   bool RotateVictims() const {
-    return config_.policy != Policy::kLeastAttainedService &&
-           config_.policy != Policy::kSrtfOracle;
+    return config_.policy != Policy::kLeastAttainedService && config_.policy != Policy::kSrtfOracle;
   }
 
   // Running jobs that may be preempted at all (not stopping, past their minimum run time), by

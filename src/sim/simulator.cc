@@ -439,6 +439,7 @@ class Simulation {
   // The estimate for a job from the jobs that have finished so far; estimates of one key are
   // shared until the next job finishes.
   std::optional<RuntimeEstimate> EstimateFor(const SimJob& j) {
+    if (!options_.history) return std::nullopt;
     if (estimates_generation_ != history_generation_) {
       estimates_.clear();
       estimates_generation_ = history_generation_;
