@@ -7,6 +7,7 @@
 #include <fstream>
 
 #include "cli/cli.h"
+#include "cli/policy_tuning_flags.h"
 #include "common/units.h"
 #include "scheduler/policy_tuning.h"
 #include "sim/generate.h"
@@ -340,21 +341,7 @@ void AddSimCommands(CLI::App& app) {
       ->capture_default_str();
   r->add_option("--default-runtime", run->default_runtime,
                 "Assumed run time of jobs without max_runtime, for reservations");
-  r->add_option("--levels", run->tuning.levels,
-                "Policies default and las: GPU time at which a job moves to the next level, "
-                "e.g. 1h,16h (none: one level)");
-  r->add_option("--promote-after", run->tuning.promote_after,
-                "Policy default: a waiting job is promoted after at least this long (2h)");
-  r->add_option("--promote-factor", run->tuning.promote_factor,
-                "Policy default: ...or this many times the time it has run, if longer (2)");
-  r->add_option("--max-wait", run->tuning.max_wait,
-                "Policy default: ...and after this long whatever it has run (24h)");
-  r->add_option("--protected-quantum", run->tuning.protected_quantum,
-                "Policy default: a promoted job keeps its GPUs this long, or until it checkpoints "
-                "(1h)");
-  r->add_option("--min-victim-level", run->tuning.min_victim_level,
-                "Policy default: only jobs of at least this level are preempted for jobs of "
-                "earlier levels (2)");
+  AddPolicyTuningFlags(r, run->tuning);
   AddOutputOption(r, run->output);
   r->callback([run] { Finish(RunSim(*run)); });
 

@@ -5,11 +5,13 @@
 #include <string>
 #include <vector>
 
+#include "scheduler/policy_tuning.h"
 #include "tls/certificates.h"
 
 namespace cohort::cohortd {
 
 struct MasterOptions {
+  scheduler::PolicyTuning tuning;  // the default policy's knobs
   std::string data_dir;
   std::string listen = "127.0.0.1:7420";
   std::string storage_root;

@@ -8,6 +8,7 @@
 
 #include "api/api_server.h"
 #include "api/asio_event_loop.h"
+#include "cli/policy_tuning_flags.h"
 #include "cohortd/bootstrap.h"
 #include "cohortd/commands.h"
 #include "common/strings.h"
@@ -72,6 +73,7 @@ void AddMasterCommand(CLI::App& app, MasterOptions& o) {
   cmd->add_option("--preemption-min-runtime", o.preemption_min_runtime,
                   "A job is never preempted before it has run this long")
       ->capture_default_str();
+  cli::AddPolicyTuningFlags(cmd, o.tuning);
   cmd->add_option("--max-connections", o.max_connections,
                   fmt::format("Connections served at once; more are answered 503 (default {}, or "
                               "the open-file limit less {} if that is lower)",
@@ -136,6 +138,7 @@ StatusOr<scheduler::SchedulerConfig> SchedulerConfigFrom(const MasterOptions& o)
   if (!min.ok())
     return Status::InvalidArgument("--preemption-min-runtime: " + min.status().message());
   config.min_runtime_before_preemption = *min;
+  if (Status s = scheduler::ApplyTuning(o.tuning, config); !s.ok()) return s;
   return config;
 }
 

@@ -220,5 +220,30 @@ TEST(Cli, EveryCommandHasHelp) {
   }
 }
 
+TEST(Cli, TheMasterRefusesOraclesAndBadTuningNamingTheFlag) {
+  std::string dir = ::testing::TempDir() + "/cohort-tuning";
+  auto master = [&](std::vector<std::string> flags) {
+    std::vector<std::string> args = {BinDir() + "/cohortd", "master", "--data-dir", dir};
+    args.insert(args.end(), flags.begin(), flags.end());
+    return RunCommand(args);
+  };
+  auto oracle = master({"--policy", "sjf-oracle"});
+  EXPECT_NE(oracle.exit_code, 0);
+  EXPECT_THAT(oracle.err, HasSubstr("--policy: sjf-oracle is a reference for `cohort sim run`"));
+  auto levels = master({"--levels", "16h,1h"});
+  EXPECT_NE(levels.exit_code, 0);
+  EXPECT_THAT(levels.err, HasSubstr("--levels: thresholds must grow"));
+  auto wait = master({"--max-wait", "soon"});
+  EXPECT_NE(wait.exit_code, 0);
+  EXPECT_THAT(wait.err, HasSubstr("--max-wait"));
+  // The same parser in the simulator.
+  fs::create_directories(dir);
+  std::ofstream(dir + "/t.csv") << "job_id,submission_time,duration,num_gpu\na,0,10,1\n";
+  auto sim = Cohort("", {"sim", "run", "--trace", dir + "/t.csv", "--promote-factor", "-2"});
+  EXPECT_NE(sim.exit_code, 0);
+  EXPECT_THAT(sim.err, HasSubstr("--promote-factor"));
+  fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace cohort::testing
