@@ -20,11 +20,15 @@ double MaxBusy(const JobSample& s) {
   return *std::max_element(s.gpu_busy.begin(), s.gpu_busy.end());
 }
 
-// "4", "3.5": cores as people say them; a busy core is a whole one ("4 of 4 CPUs" at 3.9).
+// CPUs as people read them: to half a core from one core up ("4 of 4 CPUs" at 3.9), to a tenth
+// below ("0.3"), in milli-CPUs below a tenth ("50m"); a small request never reads as 0.
 std::string Cores(double cores) {
-  double rounded = std::round(cores * 2) / 2;
-  return rounded == std::floor(rounded) ? fmt::format("{:.0f}", rounded)
-                                        : fmt::format("{:.1f}", rounded);
+  int64_t milli = std::llround(cores * 1000);
+  if (milli >= 1000)
+    milli = std::llround(cores * 2) * 500;
+  else if (milli >= 100)
+    milli = std::llround(cores * 10) * 100;
+  return FormatMilliCpus(milli);
 }
 
 }  // namespace

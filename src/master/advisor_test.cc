@@ -17,6 +17,17 @@ std::vector<JobSample> Every10s(Duration length, std::function<JobSample(Timesta
   return samples;
 }
 
+TEST(Advisor, SmallCpuRequestsNeverReadAsZero) {
+  auto samples = Every10s(minutes(3), [](Timestamp t) { return JobSample{t, {0.08}, 0.1, 0.1}; });
+  auto advice = Advise(samples, kStart + minutes(3));
+  ASSERT_EQ(advice.size(), 1u);
+  EXPECT_EQ(advice[0].text,
+            "GPU 8% busy while 0.1 of 0.1 CPUs are saturated: ask for more CPUs, or pack small "
+            "input files into large shards");
+  samples = Every10s(minutes(3), [](Timestamp t) { return JobSample{t, {0.08}, 0.05, 0.05}; });
+  EXPECT_NE(Advise(samples, kStart + minutes(3))[0].text.find("50m of 50m"), std::string::npos);
+}
+
 TEST(Advisor, AJobWhoseGpusWaitWhileItsCpusAreSaturatedIsToldWhatToDo) {
   auto samples = Every10s(minutes(3), [](Timestamp t) {
     return JobSample{t, {0.10, 0.14}, 3.9, 4.0};
