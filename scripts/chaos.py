@@ -162,6 +162,16 @@ class Api:
             raise OSError(f"GET {path}: HTTP {status}: {data[:200]!r}")
         return json.loads(data)
 
+    def all_jobs(self, timeout=10.0):
+        """Every job, oldest first: GET /api/v1/jobs answers a page at a time (docs/api.md)."""
+        jobs, after = [], ""
+        while True:
+            page = self.get_json(f"/api/v1/jobs?limit=1000&after={after}", timeout=timeout)
+            jobs += page["jobs"]
+            if page["next"] is None:
+                return jobs
+            after = page["next"]
+
 
 class Cluster:
     """The master and agents, as child processes of this script, and what can be done to them."""
@@ -620,7 +630,7 @@ def drain(cluster, submitter, timeout):
     while True:
         cluster.check_daemons()
         try:
-            jobs = cluster.api.get_json("/api/v1/jobs", timeout=10)["jobs"]
+            jobs = cluster.api.all_jobs(timeout=10)
         except (OSError, ValueError):
             jobs = None
         if jobs is not None:

@@ -474,6 +474,10 @@ void ApiServer::SubmitJob(const Call& call) {
 void ApiServer::ListJobs(const Call& call) {
   const HttpRequest& request = call.request;
   Responder& responder = *call.responder;
+  if (Status s = CheckQuery(request, {"state", "team", "user", "name", "limit", "before", "after"});
+      !s.ok()) {
+    return responder.Send(ErrorResponse(s));
+  }
   master::JobFilter filter;
   if (auto it = request.query.find("state"); it != request.query.end() && !it->second.empty()) {
     filter.state = ParseJobState(it->second);
@@ -483,23 +487,12 @@ void ApiServer::ListJobs(const Call& call) {
                                               it->second, NameList(kJobStateNames, ", ")))));
     }
   }
-  auto limit = QueryInt(request, "limit", 0, 0, 1'000'000);
-  if (!limit.ok()) return responder.Send(ErrorResponse(limit.status()));
-  auto page = JobPageFrom(request);
-  if (!page.ok()) return responder.Send(ErrorResponse(page.status()));
-  if (!page->paged && !page->narrowed()) {
-    // As before pages: the most recent `limit`, in submission order.
-    filter.limit = static_cast<size_t>(*limit);
-    Json jobs = Json::array();
-    for (const Job* job : master_.ListJobs(filter)) jobs.push_back(JobJsonFor(call.caller, *job));
-    return responder.Send(JsonResponse(200, Json{{"jobs", jobs}}));
-  }
-  JobPage found = SelectJobs(master_.ListJobs(filter), *page, static_cast<size_t>(*limit));
-  Json jobs = Json::array();
-  for (const Job* job : found.jobs) jobs.push_back(JobJsonFor(call.caller, *job));
-  Json answer{{"jobs", jobs}};
-  if (page->paged) answer["next"] = found.next ? Json(*found.next) : Json(nullptr);
-  responder.Send(JsonResponse(200, answer));
+  auto query = JobPageFrom(request);
+  if (!query.ok()) return responder.Send(ErrorResponse(query.status()));
+  // Always a page (job_pages.h): a bounded answer, however many jobs the master holds.
+  JobPage page = SelectJobs(master_.ListJobs(filter), *query,
+                            [&](const Job& job) { return JsonText(JobJsonFor(call.caller, job)); });
+  responder.Send(HttpResponse{200, "application/json", JobPageAnswer(page)});
 }
 
 void ApiServer::GetJob(const Call& call) {
@@ -545,11 +538,23 @@ void ApiServer::JobEvents(const Call& call) {
   const Job* job = ReadableJob(call);
   if (!job) return;
   const JobId id = job->id;
-  auto events = master_.Events(id);
-  if (!events.ok()) return call.responder->Send(ErrorResponse(events.status()));
+  Responder& responder = *call.responder;
+  if (Status s = CheckQuery(call.request, {"after", "limit"}); !s.ok()) {
+    return responder.Send(ErrorResponse(s));
+  }
+  // A page, oldest first (docs/api.md, "Events"): a job's events grow with every attempt, and a
+  // job of 1,024 tasks retried 100 times has over 100,000.
+  auto after = QueryInt(call.request, "after", 0, 0, INT64_MAX);
+  if (!after.ok()) return responder.Send(ErrorResponse(after.status()));
+  auto limit = PageLimit(call.request, kDefaultEventPage, kMaxEventPage, "events");
+  if (!limit.ok()) return responder.Send(ErrorResponse(limit.status()));
+  state::EventRange range{static_cast<size_t>(*after), *limit, kMaxPageBytes};
+  auto page = master_.Events(id, range);
+  if (!page.ok()) return responder.Send(ErrorResponse(page.status()));
   Json list = Json::array();
-  for (const auto& e : *events) list.push_back(ToJson(e));
-  call.responder->Send(JsonResponse(200, Json{{"events", list}}));
+  for (const auto& e : page->events) list.push_back(ToJson(e));
+  Json next = page->more ? Json(range.after + page->events.size()) : Json(nullptr);
+  responder.Send(JsonResponse(200, Json{{"events", list}, {"next", next}}));
 }
 
 void ApiServer::ExplainJob(const Call& call) {

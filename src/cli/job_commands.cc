@@ -8,6 +8,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <thread>
 
 #include "cli/cli.h"
@@ -106,20 +107,50 @@ std::string Truncate(const std::string& s, size_t n) {
   return s.size() <= n ? s : s.substr(0, n - 3) + "...";
 }
 
-void PrintJobsTable(const std::vector<Job>& jobs) {
-  Table table({"ID", "NAME", "USER", "TEAM", "STATE", "TASKS", "GPUS", "TIME", "REASON"});
-  Timestamp now = RealClock().Now();
-  for (const auto& job : jobs) {
-    std::string reason =
-        job.state == JobState::kPending || IsTerminal(job.state) || job.state == JobState::kStopping
-            ? Truncate(job.message, 60)
-            : "";
-    table.Add({std::to_string(job.id), job.spec.name, job.user, job.spec.team,
-               JobStateName(job.state), TaskCount(job),
-               std::to_string(job.spec.TotalResources().gpus), JobDuration(job, now), reason});
-  }
-  table.Print(stdout);
+Table JobsTable() {
+  return Table({"ID", "NAME", "USER", "TEAM", "STATE", "TASKS", "GPUS", "TIME", "REASON"});
 }
+
+std::vector<std::string> JobRow(const Job& job, Timestamp now) {
+  std::string reason =
+      job.state == JobState::kPending || IsTerminal(job.state) || job.state == JobState::kStopping
+          ? Truncate(job.message, 60)
+          : "";
+  return {std::to_string(job.id),
+          job.spec.name,
+          job.user,
+          job.spec.team,
+          JobStateName(job.state),
+          TaskCount(job),
+          std::to_string(job.spec.TotalResources().gpus),
+          JobDuration(job, now),
+          reason};
+}
+
+// `text` with `indent` before each of its lines.
+std::string Indented(const std::string& text, const std::string& indent) {
+  std::string out = indent;
+  for (char c : text) {
+    out += c;
+    if (c == '\n') out += indent;
+  }
+  return out;
+}
+
+// `{"jobs": [...]}` written a job at a time, as Json::dump(2) would write it whole: a list of
+// any length costs no more memory than a page.
+class JsonJobsWriter {
+ public:
+  JsonJobsWriter() { fmt::print("{{\n  \"jobs\": ["); }
+  void Add(const Job& job) {
+    fmt::print("{}\n{}", count_ == 0 ? "" : ",", Indented(ToJson(job).dump(2), "    "));
+    ++count_;
+  }
+  void End() { fmt::print("{}]\n}}\n", count_ == 0 ? "" : "\n  "); }
+
+ private:
+  size_t count_ = 0;
+};
 
 std::string JoinInts(const std::vector<int>& v) {
   std::vector<std::string> s;
@@ -351,14 +382,42 @@ int RunJobs(const GlobalOptions& g, const JobsOptions& o) {
   }
   auto c = Connect(g);
   if (!c.ok()) return Fail("jobs", c.status());
-  auto jobs = (*c)->ListJobs(state, o.limit);
-  if (!jobs.ok()) return Fail("jobs", jobs.status());
-  if (o.output == "json") {
-    Json list = Json::array();
-    for (const auto& j : *jobs) list.push_back(ToJson(j));
-    fmt::print("{}\n", Json{{"jobs", list}}.dump(2));
+  const Timestamp now = RealClock().Now();
+  Table table = JobsTable();
+  std::optional<JsonJobsWriter> writer;
+  auto add = [&](const Job& job) {
+    if (writer) {
+      writer->Add(job);
+    } else {
+      table.Add(JobRow(job, now));
+    }
+  };
+  Status listed;
+  if (o.limit > 0) {
+    auto jobs = (*c)->ListJobs(state, o.limit);
+    if (!jobs.ok()) return Fail("jobs", jobs.status());
+    if (o.output == "json") writer.emplace();
+    for (const Job& job : *jobs) add(job);
   } else {
-    PrintJobsTable(*jobs);
+    // Every job, a page at a time (the master answers at most kMaxJobPage per call): JSON goes
+    // out as each page arrives; the table, aligned, once the last one is in. On an error, the
+    // JSON written so far stays cut off: the exit status says it failed.
+    if (o.output == "json") writer.emplace();
+    Progress progress;
+    size_t count = 0;
+    listed = (*c)->EachJobPage(state, [&](client::JobListPage page) {
+      for (const Job& job : page.jobs) add(job);
+      count += page.jobs.size();
+      if (page.next) progress.Update(fmt::format("jobs: {} listed, more to come", count));
+      return Status::Ok();
+    });
+    progress.Done();
+  }
+  if (!listed.ok()) return Fail("jobs", listed);
+  if (writer) {
+    writer->End();
+  } else {
+    table.Print(stdout);
   }
   return 0;
 }
@@ -522,7 +581,10 @@ void AddJobCommands(CLI::App& app, GlobalOptions& g) {
   auto jobs = std::make_shared<JobsOptions>();
   auto* j = app.add_subcommand("jobs", "List jobs");
   j->add_option("--state", jobs->state, "Only jobs in this state, e.g. pending or running");
-  j->add_option("--limit", jobs->limit, "Only the most recent N jobs");
+  j->add_option("--limit", jobs->limit,
+                fmt::format("Only the most recent N jobs (default: every job, read from the "
+                            "master {} at a time)",
+                            kMaxJobPage));
   AddOutputOption(j, jobs->output);
   j->callback([&g, jobs] { Finish(RunJobs(g, *jobs)); });
 

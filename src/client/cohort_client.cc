@@ -4,9 +4,11 @@
 
 #include <algorithm>
 #include <cctype>
+#include <iterator>
 #include <random>
 #include <thread>
 
+#include "model/limits.h"
 #include "model/secret.h"
 
 namespace cohort::client {
@@ -171,15 +173,68 @@ StatusOr<Job> CohortClient::Submit(std::string_view spec_text, std::string reque
   }
 }
 
-StatusOr<std::vector<Job>> CohortClient::ListJobs(std::optional<JobState> state, size_t limit) {
-  std::string target = "/api/v1/jobs?limit=" + std::to_string(limit);
-  if (state) target += std::string("&state=") + JobStateName(*state);
-  COHORT_ASSIGN_OR_RETURN(Json doc, Call("GET", target));
-  std::vector<Job> jobs;
+StatusOr<JobListPage> CohortClient::ListJobPage(const std::string& query) {
+  COHORT_ASSIGN_OR_RETURN(Json doc, Call("GET", "/api/v1/jobs?" + query));
+  JobListPage page;
   for (const auto& j : doc.at("jobs")) {
     COHORT_ASSIGN_OR_RETURN(Job job, JobFromJson(j));
-    jobs.push_back(std::move(job));
+    page.jobs.push_back(std::move(job));
   }
+  if (auto next = doc.find("next"); next != doc.end() && next->is_number_integer()) {
+    page.next = next->get<JobId>();
+  }
+  return page;
+}
+
+namespace {
+
+std::string StateParam(std::optional<JobState> state) {
+  return state ? std::string("&state=") + JobStateName(*state) : std::string();
+}
+
+}  // namespace
+
+Status CohortClient::EachJobPage(std::optional<JobState> state,
+                                 const std::function<Status(JobListPage)>& on_page) {
+  std::string after;  // empty: from the oldest
+  for (JobId last = 0;;) {
+    COHORT_ASSIGN_OR_RETURN(
+        JobListPage page,
+        ListJobPage(fmt::format("limit={}&after={}{}", kMaxJobPage, after, StateParam(state))));
+    std::optional<JobId> next = page.next;
+    COHORT_RETURN_IF_ERROR(on_page(std::move(page)));
+    if (!next) return Status::Ok();
+    if (*next <= last) {  // a master that never ends the walk
+      return Status::Internal(fmt::format(
+          "the master's jobs list went back: after job {}, the next page starts after job {}", last,
+          *next));
+    }
+    last = *next;
+    after = std::to_string(last);
+  }
+}
+
+StatusOr<std::vector<Job>> CohortClient::ListJobs(std::optional<JobState> state, size_t limit) {
+  std::vector<Job> jobs;
+  if (limit == 0) {
+    COHORT_RETURN_IF_ERROR(EachJobPage(state, [&](JobListPage page) {
+      std::move(page.jobs.begin(), page.jobs.end(), std::back_inserter(jobs));
+      return Status::Ok();
+    }));
+    return jobs;
+  }
+  // Newest first through the `before` cursor until there are `limit`, then turned around.
+  std::string before;  // empty: from the newest
+  while (jobs.size() < limit) {
+    size_t want = std::min(limit - jobs.size(), kMaxJobPage);
+    COHORT_ASSIGN_OR_RETURN(JobListPage page, ListJobPage(fmt::format("limit={}&before={}{}", want,
+                                                                      before, StateParam(state))));
+    if (page.jobs.empty()) break;  // nothing older, whatever `next` says
+    std::move(page.jobs.begin(), page.jobs.end(), std::back_inserter(jobs));
+    if (!page.next) break;
+    before = std::to_string(*page.next);
+  }
+  std::reverse(jobs.begin(), jobs.end());
   return jobs;
 }
 
@@ -203,13 +258,25 @@ StatusOr<Job> CohortClient::Kill(JobId id) {
 }
 
 StatusOr<std::vector<JobEvent>> CohortClient::Events(JobId id) {
-  COHORT_ASSIGN_OR_RETURN(Json doc, Call("GET", fmt::format("/api/v1/jobs/{}/events", id)));
   std::vector<JobEvent> events;
-  for (const auto& j : doc.at("events")) {
-    COHORT_ASSIGN_OR_RETURN(JobEvent e, JobEventFromJson(j));
-    events.push_back(std::move(e));
+  for (;;) {
+    COHORT_ASSIGN_OR_RETURN(Json doc,
+                            Call("GET", fmt::format("/api/v1/jobs/{}/events?limit={}&after={}", id,
+                                                    kMaxEventPage, events.size())));
+    size_t before = events.size();
+    for (const auto& j : doc.at("events")) {
+      COHORT_ASSIGN_OR_RETURN(JobEvent e, JobEventFromJson(j));
+      events.push_back(std::move(e));
+    }
+    auto next = doc.find("next");
+    if (next == doc.end() || !next->is_number_integer()) return events;
+    if (events.size() == before || next->get<size_t>() != events.size()) {
+      return Status::Internal(
+          fmt::format("the master's events of job {} do not add up: after {}, "
+                      "the next page starts after {}",
+                      id, events.size(), next->dump()));
+    }
   }
-  return events;
 }
 
 StatusOr<Json> CohortClient::Explain(JobId id) {

@@ -22,6 +22,12 @@ inline constexpr const char* kDefaultMasterUrl = "http://127.0.0.1:7420";
 // 32 random hex digits: a name for one submission.
 std::string NewRequestId();
 
+// One page of GET /api/v1/jobs: its jobs, and the cursor of the next page (nothing: the last).
+struct JobListPage {
+  std::vector<Job> jobs;
+  std::optional<JobId> next;
+};
+
 class CohortClient {
  public:
   // `token`: sent as "Authorization: Bearer <token>" with every call; empty: none (only the
@@ -65,12 +71,22 @@ class CohortClient {
   // the call tries again with it, and a master that did create the job returns that job instead
   // of a second one. Empty: a new random id (NewRequestId).
   StatusOr<Job> Submit(std::string_view spec_text, std::string request_id = {});
+  // The jobs list is paged (docs/api.md, "List"): one call answers at most kMaxJobPage jobs,
+  // with the cursor of the next page. `query` is the list's query string ("limit=50&before=").
+  StatusOr<JobListPage> ListJobPage(const std::string& query);
+  // Every job (in `state`, if given), oldest first, a page at a time through the `after` cursor:
+  // `on_page` gets each page as it arrives (`next` set: more follow); an error it returns ends
+  // the walk and is returned.
+  Status EachJobPage(std::optional<JobState> state,
+                     const std::function<Status(JobListPage)>& on_page);
+  // The most recent `limit` jobs (0: every job), in submission order, read a page at a time.
   StatusOr<std::vector<Job>> ListJobs(std::optional<JobState> state = std::nullopt,
                                       size_t limit = 0);
   StatusOr<Job> GetJob(JobId id);
   // Returns once the job's version exceeds `version`, or after `timeout` with the job as it is.
   StatusOr<Job> WaitJob(JobId id, uint64_t version, Duration timeout);
   StatusOr<Job> Kill(JobId id);
+  // Every event of the job, read a page at a time.
   StatusOr<std::vector<JobEvent>> Events(JobId id);
   // The raw explanation document (GET /api/v1/jobs/{id}/explain).
   StatusOr<Json> Explain(JobId id);

@@ -171,9 +171,6 @@ std::vector<const Job*> Master::ListJobs(const JobFilter& filter) const {
     if (filter.state && job.state != *filter.state) continue;
     out.push_back(&job);
   }
-  if (filter.limit && out.size() > filter.limit) {
-    out.erase(out.begin(), out.end() - static_cast<ptrdiff_t>(filter.limit));
-  }
   return out;
 }
 
@@ -186,6 +183,11 @@ StatusOr<const Job*> Master::GetJob(JobId id) const {
 StatusOr<std::vector<JobEvent>> Master::Events(JobId id) {
   if (!jobs_.count(id)) return Status::NotFound(fmt::format("job {} does not exist", id));
   return store_->LoadEvents(id);
+}
+
+StatusOr<state::EventPage> Master::Events(JobId id, const state::EventRange& range) {
+  if (!jobs_.count(id)) return Status::NotFound(fmt::format("job {} does not exist", id));
+  return store_->ReadEvents(id, range);
 }
 
 // --- Teams ---

@@ -118,7 +118,6 @@ struct Explanation {
 
 struct JobFilter {
   std::optional<JobState> state;
-  size_t limit = 0;  // the most recent `limit` jobs; 0: all
 };
 
 class Master {
@@ -141,13 +140,16 @@ class Master {
   // came with another spec); `replayed`, if given, says which.
   StatusOr<Job> Submit(JobSpec spec, std::string user, std::string request_id = {},
                        bool* replayed = nullptr);
+  // Every job that `filter` selects, in id order (the API pages them: api/job_pages.h).
   std::vector<const Job*> ListJobs(const JobFilter& filter) const;
   // kNotFound for an unknown id.
   StatusOr<const Job*> GetJob(JobId id) const;
   // Stops every task of the job (SIGTERM, grace period, SIGKILL on the agents); the job is
   // KILLED once every agent confirms. kNotFound; kFailedPrecondition if it already ended.
   StatusOr<const Job*> Kill(JobId id);
+  // Every event of the job, or a range of them (the API pages them). kNotFound.
   StatusOr<std::vector<JobEvent>> Events(JobId id);
+  StatusOr<state::EventPage> Events(JobId id, const state::EventRange& range);
   // kNotFound for an unknown id.
   StatusOr<Explanation> Explain(JobId id) const;
 

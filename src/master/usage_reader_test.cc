@@ -41,7 +41,9 @@ class SlowStore final : public state::StateStore {
     return Unused();
   }
   StatusOr<std::vector<Job>> LoadJobs() override { return Unused(); }
-  StatusOr<std::vector<JobEvent>> LoadEvents(JobId) override { return Unused(); }
+  StatusOr<state::EventPage> ReadEvents(JobId, const state::EventRange&) override {
+    return Unused();
+  }
   Status SaveTeam(const TeamQuota&) override { return Unused(); }
   Status DeleteTeam(const std::string&) override { return Unused(); }
   StatusOr<std::vector<TeamQuota>> LoadTeams() override { return Unused(); }

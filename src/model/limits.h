@@ -1,7 +1,7 @@
-// The bounds on what comes from outside: job specs (docs/job-spec.md, "Limits") and agents'
-// registrations (docs/api.md). A job spec is kilobytes and a node is one machine; these bounds
-// are far above either, and low enough that no sum of them overflows and no request holds the
-// master's one event-loop thread for long.
+// The bounds on what comes from outside: job specs (docs/job-spec.md, "Limits"), agents'
+// registrations and the pages of lists (docs/api.md). A job spec is kilobytes and a node is one
+// machine; these bounds are far above either, and low enough that no sum of them overflows and no
+// request holds the master's one event-loop thread for long.
 #pragma once
 
 #include <cstddef>
@@ -66,5 +66,22 @@ inline constexpr size_t kMaxVersionLength = 64;
 
 // The most output an agent ships in one log upload; the master takes a little more.
 inline constexpr int64_t kMaxLogUploadBytes = 1 * kMiB;
+
+// --- Lists ---
+
+// Lists that grow without end answer a page at a time, with the cursor of the next page
+// (docs/api.md): the master never builds every item into one answer, and clients follow `next`.
+// Jobs in one answer of GET /api/v1/jobs without `limit`, and the most `limit` may ask for. A
+// page of 1,000 jobs is about 0.8 MB of JSON and tens of milliseconds of the event loop
+// (docs/performance.md).
+inline constexpr size_t kDefaultJobPage = 500;
+inline constexpr size_t kMaxJobPage = 1000;
+// A job's events in one answer of GET /api/v1/jobs/{id}/events (about 130 bytes each).
+inline constexpr size_t kDefaultEventPage = 1000;
+inline constexpr size_t kMaxEventPage = 1000;
+// However large the items (a job's spec may be 256 KiB, an event of a job of 1,024 tasks 60 KiB),
+// a page stops once its JSON (events: their text) reaches this, with `next` set: fewer than
+// `limit` items while more remain.
+inline constexpr size_t kMaxPageBytes = static_cast<size_t>(4 * kMiB);
 
 }  // namespace cohort

@@ -387,17 +387,28 @@ class SqliteStateStore final : public StateStore {
     return jobs;
   }
 
-  StatusOr<std::vector<JobEvent>> LoadEvents(JobId job) override {
-    Statement q(db_, "SELECT time, type, message FROM job_events WHERE job_id = ? ORDER BY seq");
+  StatusOr<EventPage> ReadEvents(JobId job, const EventRange& range) override {
+    // OFFSET walks the skipped rows of the job's index: events only ever append, so a place in
+    // the list stays the same event.
+    Statement q(db_,
+                "SELECT time, type, message FROM job_events WHERE job_id = ? ORDER BY seq "
+                "LIMIT -1 OFFSET ?");
     if (!q.prepared()) return Error("preparing the event query");
     q.Bind(1, job);
-    std::vector<JobEvent> events;
+    q.Bind(2, static_cast<int64_t>(std::min<size_t>(range.after, INT64_MAX)));
+    EventPage page;
+    size_t bytes = 0;
     int rc;
     while ((rc = q.Step()) == SQLITE_ROW) {
-      events.push_back(JobEvent{job, FromMicros(q.Int(0)), q.Text(1), q.Text(2)});
+      if (page.events.size() >= range.limit || (!page.events.empty() && bytes >= range.max_bytes)) {
+        page.more = true;
+        return page;
+      }
+      page.events.push_back(JobEvent{job, FromMicros(q.Int(0)), q.Text(1), q.Text(2)});
+      bytes += page.events.back().type.size() + page.events.back().message.size();
     }
     if (rc != SQLITE_DONE) return Error("reading events");
-    return events;
+    return page;
   }
 
   Status SaveTeam(const TeamQuota& team) override {

@@ -12,6 +12,8 @@
 // - kNotFound where noted; kInternal for other storage failures.
 #pragma once
 
+#include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -29,6 +31,20 @@
 
 namespace cohort::state {
 
+// Which of a job's events ReadEvents reads, in the order they were stored: those after the
+// first `after`, at most `limit`, and no more once their text (type and message) reaches
+// `max_bytes` (one at least).
+struct EventRange {
+  size_t after = 0;
+  size_t limit = SIZE_MAX;
+  size_t max_bytes = SIZE_MAX;
+};
+
+struct EventPage {
+  std::vector<JobEvent> events;
+  bool more = false;  // the job has events after these
+};
+
 class StateStore {
  public:
   virtual ~StateStore() = default;
@@ -45,7 +61,13 @@ class StateStore {
     return SaveJob(job, events, {});
   }
   virtual StatusOr<std::vector<Job>> LoadJobs() = 0;
-  virtual StatusOr<std::vector<JobEvent>> LoadEvents(JobId job) = 0;
+  // A job that does not exist has no events; that is not an error.
+  virtual StatusOr<EventPage> ReadEvents(JobId job, const EventRange& range) = 0;
+  // Every event of the job.
+  StatusOr<std::vector<JobEvent>> LoadEvents(JobId job) {
+    COHORT_ASSIGN_OR_RETURN(EventPage page, ReadEvents(job, EventRange{}));
+    return std::move(page.events);
+  }
 
   // Teams and their quotas (model/plan.h TeamQuota). Save inserts or replaces.
   virtual Status SaveTeam(const TeamQuota& team) = 0;

@@ -127,9 +127,10 @@ StatusOr<std::vector<Job>> FailingStateStore::LoadJobs() {
   return target_->LoadJobs();
 }
 
-StatusOr<std::vector<JobEvent>> FailingStateStore::LoadEvents(JobId job) {
+StatusOr<state::EventPage> FailingStateStore::ReadEvents(JobId job,
+                                                         const state::EventRange& range) {
   Count(Call::kLoadEvents);
-  return target_->LoadEvents(job);
+  return target_->ReadEvents(job, range);
 }
 
 Status FailingStateStore::SaveTeam(const TeamQuota& team) {

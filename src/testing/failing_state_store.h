@@ -83,7 +83,7 @@ class FailingStateStore final : public state::StateStore {
   Status SaveJob(const Job& job, const std::vector<JobEvent>& events,
                  const std::vector<state::TaskUsage>& usage) override;
   StatusOr<std::vector<Job>> LoadJobs() override;
-  StatusOr<std::vector<JobEvent>> LoadEvents(JobId job) override;
+  StatusOr<state::EventPage> ReadEvents(JobId job, const state::EventRange& range) override;
 
   Status SaveTeam(const TeamQuota& team) override;
   Status DeleteTeam(const std::string& name) override;

@@ -122,10 +122,21 @@ StatusOr<std::vector<Job>> MemoryStateStore::LoadJobs() {
   return jobs;
 }
 
-StatusOr<std::vector<JobEvent>> MemoryStateStore::LoadEvents(JobId job) {
+StatusOr<state::EventPage> MemoryStateStore::ReadEvents(JobId job, const state::EventRange& range) {
+  state::EventPage page;
   auto it = contents_->events.find(job);
-  if (it == contents_->events.end()) return std::vector<JobEvent>{};
-  return it->second;
+  if (it == contents_->events.end()) return page;
+  const std::vector<JobEvent>& stored = it->second;
+  size_t bytes = 0;
+  for (size_t i = std::min(range.after, stored.size()); i < stored.size(); ++i) {
+    if (page.events.size() >= range.limit || (!page.events.empty() && bytes >= range.max_bytes)) {
+      page.more = true;
+      break;
+    }
+    page.events.push_back(stored[i]);
+    bytes += stored[i].type.size() + stored[i].message.size();
+  }
+  return page;
 }
 
 Status MemoryStateStore::SaveTeam(const TeamQuota& team) {

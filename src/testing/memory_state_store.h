@@ -17,7 +17,7 @@ namespace cohort::testing {
 // - jobs and nodes are kept in their JSON form, checked and decoded by the same code as SQLite's
 //   (state/records.h): a job or node that would not load back, an event naming another job or
 //   text that is not UTF-8 is refused with kInvalidArgument and nothing is stored;
-// - events are returned per job in the order they were stored; LoadEvents of a job that does
+// - events are returned per job in the order they were stored; ReadEvents of a job that does
 //   not exist is an empty list, not kNotFound;
 // - teams are listed by name, nodes by id, byte by byte (SQLite's ORDER BY); loaded nodes are
 //   UNREACHABLE until their agent syncs; secrets by scope (user before team), owner, name;
@@ -50,7 +50,7 @@ class MemoryStateStore final : public state::StateStore {
   Status SaveJob(const Job& job, const std::vector<JobEvent>& events,
                  const std::vector<state::TaskUsage>& usage) override;
   StatusOr<std::vector<Job>> LoadJobs() override;
-  StatusOr<std::vector<JobEvent>> LoadEvents(JobId job) override;
+  StatusOr<state::EventPage> ReadEvents(JobId job, const state::EventRange& range) override;
 
   Status SaveTeam(const TeamQuota& team) override;
   Status DeleteTeam(const std::string& name) override;

@@ -585,6 +585,41 @@ TEST_P(StateStoreContract, EventsAreKeptPerJobInOrder) {
   EXPECT_TRUE(none->empty());
 }
 
+// The API pages a job's events (docs/api.md, "Events"): a range skips the first `after`, stops
+// at `limit` or once the text read reaches `max_bytes` (one event at least), and says whether
+// more remain.
+TEST_P(StateStoreContract, EventsAreReadInRanges) {
+  auto store = Open();
+  ASSERT_NE(store, nullptr);
+  auto job = store->CreateJob(PendingJob("a"), {Event(0, 0, "e0", "0123456789")});
+  ASSERT_TRUE(job.ok());
+  for (int i = 1; i < 10; ++i) {
+    ASSERT_TRUE(
+        store->SaveJob(*job, {Event(job->id, i, fmt::format("e{}", i), "0123456789")}).ok());
+  }
+  auto read = [&](state::EventRange range) {
+    auto page = store->ReadEvents(job->id, range);
+    EXPECT_TRUE(page.ok()) << page.status().ToString();
+    std::string types;
+    for (const auto& e : page->events) types += e.type;
+    return std::make_pair(types, page->more);
+  };
+  EXPECT_EQ(read({}), std::make_pair(std::string("e0e1e2e3e4e5e6e7e8e9"), false));
+  EXPECT_EQ(read({.after = 3, .limit = 4}), std::make_pair(std::string("e3e4e5e6"), true));
+  EXPECT_EQ(read({.after = 7, .limit = 4}), std::make_pair(std::string("e7e8e9"), false));
+  EXPECT_EQ(read({.after = 6, .limit = 4}), std::make_pair(std::string("e6e7e8e9"), false));
+  EXPECT_EQ(read({.after = 10}), std::make_pair(std::string(), false));
+  EXPECT_EQ(read({.after = 99}), std::make_pair(std::string(), false));
+  // 12 bytes an event (type and message): 30 bytes are reached by the third.
+  EXPECT_EQ(read({.after = 1, .max_bytes = 30}), std::make_pair(std::string("e1e2e3"), true));
+  EXPECT_EQ(read({.after = 2, .max_bytes = 1}), std::make_pair(std::string("e2"), true));
+  EXPECT_EQ(read({.after = 9, .max_bytes = 1}), std::make_pair(std::string("e9"), false));
+  auto none = store->ReadEvents(99, {.limit = 5});
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(none->events.empty());
+  EXPECT_FALSE(none->more);
+}
+
 TEST_P(StateStoreContract, TeamsAreUpsertedListedByNameAndDeleted) {
   auto store = Open();
   ASSERT_NE(store, nullptr);

@@ -1,4 +1,5 @@
 // The `cohort` CLI against real daemons: up/down, run --wait, wait, logs -f, jobs, nodes, --help.
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -9,7 +10,9 @@
 #include <sstream>
 
 #include "model/json.h"
+#include "model/limits.h"
 #include "os/process.h"
+#include "state/state_store.h"
 #include "tests/integration/local_cluster.h"
 
 namespace cohort::testing {
@@ -198,6 +201,113 @@ TEST(Cli, SimTracesWithTeamsFromTheirFiles) {
   EXPECT_NE(bad.exit_code, 0);
   EXPECT_THAT(bad.err, HasSubstr("--rate: must be a number above 0, got 0"));
   fs::remove_all(dir);
+}
+
+// The master answers the jobs list a page at a time (at most kMaxJobPage jobs, kDefaultJobPage
+// without `limit`); `cohort jobs` follows the pages and lists every job, as it did when the
+// master answered them all at once.
+TEST(Cli, JobsListsEveryJobAPageAtATime) {
+  LocalCluster cluster("clipages");
+  cluster.StartMaster();  // no agent: every job stays pending
+  const int total = static_cast<int>(kMaxJobPage) + 150;
+  auto http = cluster.Http();
+  ASSERT_TRUE(http.ok()) << http.status().ToString();
+  for (int i = 1; i <= total; ++i) {
+    auto r = (*http)->Request(
+        "POST", "/api/v1/jobs",
+        fmt::format(
+            R"({{"name": "page-job-{}", "tasks": [{{"role": "main", "command": ["true"]}}]}})", i),
+        "application/json");
+    ASSERT_TRUE(r.ok() && r->status == 201) << i << ": " << (r.ok() ? r->body : "");
+  }
+  // The answer without `limit`: one page and the cursor of the rest.
+  auto raw = (*http)->Request("GET", "/api/v1/jobs");
+  ASSERT_TRUE(raw.ok() && raw->status == 200);
+  auto first = ParseJson(raw->body);
+  ASSERT_TRUE(first.ok());
+  EXPECT_EQ((*first)["jobs"].size(), kDefaultJobPage);
+  EXPECT_TRUE((*first)["next"].is_number_integer()) << (*first)["next"];
+
+  auto table = cluster.Cohort({"jobs"});
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  std::istringstream lines(table.out);
+  std::string line;
+  std::vector<JobId> ids;
+  std::getline(lines, line);
+  EXPECT_THAT(line, ::testing::StartsWith("ID "));
+  while (std::getline(lines, line)) ids.push_back(std::stoll(line));
+  ASSERT_EQ(ids.size(), static_cast<size_t>(total));
+  for (int i = 0; i < total; ++i) ASSERT_EQ(ids[i], i + 1) << "in submission order";
+
+  auto json = cluster.Cohort({"jobs", "--state", "pending", "-o", "json"});
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  auto doc = ParseJson(json.out);
+  ASSERT_TRUE(doc.ok()) << "one JSON document: " << json.out.substr(0, 200);
+  ASSERT_EQ((*doc)["jobs"].size(), static_cast<size_t>(total));
+  for (int i = 0; i < total; ++i) ASSERT_EQ((*doc)["jobs"][i]["id"], i + 1);
+  EXPECT_EQ((*doc)["jobs"][0]["spec"]["name"], "page-job-1");
+  // Written a job at a time, the document is what one dump of the whole list writes.
+  EXPECT_TRUE(json.out == doc->dump(2) + "\n") << "not as Json::dump(2) writes it";
+
+  // --limit N: the most recent N, across pages when N is more than one holds.
+  const int some = static_cast<int>(kMaxJobPage) + 20;
+  auto recent = cluster.Cohort({"jobs", "--limit", std::to_string(some), "-o", "json"});
+  ASSERT_EQ(recent.exit_code, 0) << recent.err;
+  doc = ParseJson(recent.out);
+  ASSERT_TRUE(doc.ok());
+  ASSERT_EQ((*doc)["jobs"].size(), static_cast<size_t>(some));
+  EXPECT_EQ((*doc)["jobs"][0]["id"], total - some + 1);
+  EXPECT_EQ((*doc)["jobs"][some - 1]["id"], total);
+  auto three = cluster.Cohort({"jobs", "--limit", "3"});
+  ASSERT_EQ(three.exit_code, 0) << three.err;
+  EXPECT_EQ(std::count(three.out.begin(), three.out.end(), '\n'), 4) << three.out;
+
+  auto none = cluster.Cohort({"jobs", "--state", "running", "-o", "json"});
+  ASSERT_EQ(none.exit_code, 0) << none.err;
+  EXPECT_EQ(none.out, "{\n  \"jobs\": []\n}\n");
+}
+
+// A job's events come a page at a time too (at most kMaxEventPage): `cohort status` reads every
+// page. The job's long life (2,600 events, as 100 attempts of 25 tasks would leave) is written
+// to the master's store before it starts.
+TEST(Cli, StatusShowsEveryEventOfALongLife) {
+  LocalCluster cluster("clievents");
+  const int more = 2600;
+  {
+    fs::create_directories(cluster.dir() + "/master");
+    auto store = state::OpenSqliteStateStore(cluster.dir() + "/master/cohort.db");
+    ASSERT_TRUE(store.ok()) << store.status().ToString();
+    Job job;
+    job.user = TestAccount();
+    job.spec.name = "long-life";
+    job.spec.team = "default";
+    TaskGroupSpec group;
+    group.role = "worker";
+    group.command = {"true"};
+    group.resources = Resources{0, 1000, 1LL << 30};
+    job.spec.tasks.push_back(group);
+    job.submitted_at = FromMicros(1'790'000'000'000'000);
+    std::vector<JobEvent> events = {JobEvent{0, job.submitted_at, "submitted", "by the test"}};
+    for (int i = 1; i <= more; ++i) {
+      events.push_back(JobEvent{0, job.submitted_at + std::chrono::seconds(i), "task_ended",
+                                fmt::format("FAILED: worker/{} exited with code 1", i)});
+    }
+    auto created = (*store)->CreateJob(job, events);
+    ASSERT_TRUE(created.ok()) << created.status().ToString();
+  }
+  cluster.StartMaster();
+  auto json = cluster.Cohort({"status", "1", "-o", "json"});
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  auto doc = ParseJson(json.out);
+  ASSERT_TRUE(doc.ok());
+  ASSERT_EQ((*doc)["events"].size(), static_cast<size_t>(more + 1));
+  EXPECT_EQ((*doc)["events"][0]["type"], "submitted");
+  EXPECT_EQ((*doc)["events"][more]["message"],
+            fmt::format("FAILED: worker/{} exited with code 1", more));
+  auto table = cluster.Cohort({"status", "1"});
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_THAT(table.out, HasSubstr(fmt::format("worker/{} exited", more)));
+  EXPECT_THAT(table.out, HasSubstr("worker/1 exited"));
 }
 
 TEST(Cli, EveryCommandHasHelp) {

@@ -92,16 +92,27 @@ export class Cluster {
     return found;
   }
 
+  // Every job, following the list's pages (GET /jobs answers at most 1000 at a time).
+  async allJobs() {
+    const jobs = [];
+    for (let after = ''; ; ) {
+      const page = await this.api('GET', `/jobs?limit=1000&after=${after}`);
+      jobs.push(...page.jobs);
+      if (page.next === null) return jobs;
+      after = page.next;
+    }
+  }
+
   // Ends every job, stops the daemons (SIGTERM, then SIGKILL), and returns the pids of
   // processes that outlived them (killed here too). The directory is kept if `keep`.
   async down({ keep = false } = {}) {
     try {
-      const { jobs } = await this.api('GET', '/jobs');
+      const jobs = await this.allJobs();
       for (const job of jobs) {
         if (!['SUCCEEDED', 'FAILED', 'KILLED'].includes(job.state)) await this.api('POST', `/jobs/${job.id}/kill`).catch(() => {});
       }
       await waitFor('every job to end', async () => {
-        const { jobs: now } = await this.api('GET', '/jobs');
+        const now = await this.allJobs();
         return now.every((j) => ['SUCCEEDED', 'FAILED', 'KILLED'].includes(j.state));
       }, 20000);
     } catch (error) {

@@ -1,8 +1,8 @@
 // The queue: pending jobs in the order the scheduler's policy considers them, each with why it
-// waits (GET /jobs?state=PENDING, then GET /jobs/{id}/explain for each: `ahead` is its place,
-// `summary` and `details` what `cohort why` prints); and each team's guaranteed, used and
-// borrowed GPUs (GET /teams).
-import { api } from '../api.js';
+// waits (GET /jobs?state=PENDING, page after page, then GET /jobs/{id}/explain for each: `ahead`
+// is its place, `summary` and `details` what `cohort why` prints); and each team's guaranteed,
+// used and borrowed GPUs (GET /teams).
+import { allJobs, api } from '../api.js';
 import { usePoll } from '../live.js';
 import { JobLink, Status, Team } from '../parts/common.jsx';
 import { ago, gpusOf } from '../parts/format.js';
@@ -12,10 +12,7 @@ import { ago, gpusOf } from '../parts/format.js';
 const MAX_EXPLAINED = 100;
 
 async function loadQueue(signal) {
-  const [{ jobs }, { teams }] = await Promise.all([
-    api('/jobs?state=PENDING', { signal }),
-    api('/teams', { signal }),
-  ]);
+  const [jobs, { teams }] = await Promise.all([allJobs({ state: 'PENDING' }, { signal }), api('/teams', { signal })]);
   // Jobs of teams the token has no role in may not be explained to it (403): they show the
   // job's own message, after the others.
   const explainable = jobs.filter((job) => !job.redacted);
