@@ -2,6 +2,9 @@
 // the decisions after one arrival and after one completion. Prints a table (medians over
 // several runs) and the process's peak memory.
 //
+// The cost of the estimates the master gives waiting jobs from the runtime history is measured
+// too (scheduler/estimate_cache.h).
+//
 //   build/bin/scheduler_bench [--nodes 10000] [--gpus 8] [--pending 100000] [--runs 5]
 #include <fmt/format.h>
 #include <sys/resource.h>
@@ -13,7 +16,9 @@
 #include <random>
 
 #include "cluster/cluster_state.h"
+#include "scheduler/estimate_cache.h"
 #include "scheduler/incremental.h"
+#include "scheduler/runtime_history.h"
 #include "scheduler/scheduler.h"
 #include "testing/builders.h"
 
@@ -51,12 +56,22 @@ PendingJob RandomJob(std::mt19937_64& rng, JobId id, Timestamp submitted) {
   return j;
 }
 
+// What the runtime history files a job under: 300 job names, spread over users and teams.
+scheduler::HistoryKey KeyOf(const PendingJob& j) {
+  int64_t gpus = 0;
+  for (const auto& t : j.tasks) gpus += t.resources.gpus;
+  return scheduler::HistoryKey{j.team, j.user, "model" + std::to_string(j.job_id * 7 % 300), gpus};
+}
+
 struct World {
   // Kept for the whole run, as the master keeps its own: freeing it before the timed passes left
   // the allocator in a state that made them 20-50% slower, which a master never sees.
   cluster::ClusterState state;
   ClusterSnapshot cluster;
   std::vector<PendingJob> pending;
+  // Jobs that ended before, as the master keeps them, and the estimates of the waiting jobs.
+  scheduler::RuntimeHistory history;
+  scheduler::EstimateCache estimates;
 };
 
 // A cluster filled by the scheduler itself to about 97% of its GPUs, and a queue behind it.
@@ -97,6 +112,13 @@ void Build(World& w, int nodes, int gpus, int pending, uint64_t seed) {
   w.cluster = state.Snapshot();
   for (int k = 0; k < pending; ++k) {
     w.pending.push_back(RandomJob(rng, k + 1, FromMicros(k)));
+  }
+  // 50,000 ended jobs like them (run times from minutes to days, GPU time by their size), for
+  // the estimates the master gives waiting jobs.
+  for (int k = 0; k < 50'000; ++k) {
+    PendingJob ended = RandomJob(rng, 2'000'000 + k, FromMicros(0));
+    Duration ran = std::chrono::minutes(std::uniform_int_distribution<int>(1, 4000)(rng));
+    w.history.Record(KeyOf(ended), ran * static_cast<int64_t>(KeyOf(ended).gpus));
   }
 }
 
@@ -156,6 +178,44 @@ int main(int argc, char** argv) {
       return s->Schedule(scheduler::SchedulingInput{w.cluster, w.pending, now});
     });
     row(fmt::format("full pass, policy {}", scheduler::PolicyName(policy)), ms, plan);
+  }
+  // The master's part of a pass that the history adds: every waiting job's estimate, from the
+  // cache as a pass after another finds it, after a job ended (the estimates it may change are
+  // dropped), and with the cache empty (after a restart, or when the history forgot keys); then
+  // the default policy's pass with them. The rows above and below are without estimates, as
+  // they were measured before the master kept a history.
+  {
+    auto estimate_all = [&] {
+      for (auto& j : w.pending) j.estimate = w.estimates.Get(w.history, KeyOf(j));
+      return Plan{};
+    };
+    auto print = [](const std::string& name, double ms) {
+      fmt::print("{:<52} {:>10.2f} {:>10} {:>12}\n", name, ms, "-", "-");
+    };
+    std::mt19937_64 rng(seed + 3);
+    auto after_an_end = [&] {
+      PendingJob ended = RandomJob(rng, 3'000'000, FromMicros(0));
+      scheduler::HistoryKey key = KeyOf(ended);
+      RuntimeHistoryChange change = w.history.Recorded(key, std::chrono::hours(key.gpus));
+      w.history.Apply(change);
+      w.estimates.Forget(key, change);
+      return estimate_all();
+    };
+    auto from_scratch = [&] {
+      w.estimates.Clear();
+      return estimate_all();
+    };
+    print("estimates of every waiting job, cached", TimeIt(runs, estimate_all).first);
+    print("estimates of every waiting job, after one end", TimeIt(runs, after_an_end).first);
+    print("estimates of every waiting job, cache empty", TimeIt(runs, from_scratch).first);
+    auto s = scheduler::NewScheduler();
+    auto [ms, plan] = TimeIt(runs, [&] {
+      return s->Schedule(scheduler::SchedulingInput{w.cluster, w.pending, now});
+    });
+    row("full pass, policy default, with the estimates", ms, plan);
+    fmt::print("  ({} keys in the history, {} in the estimate cache)\n", w.history.size(),
+               w.estimates.size());
+    for (auto& j : w.pending) j.estimate.reset();
   }
   // Placements per second on an empty cluster of the same size: the placement cost alone.
   {

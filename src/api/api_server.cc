@@ -557,6 +557,33 @@ void ApiServer::JobEvents(const Call& call) {
   responder.Send(JsonResponse(200, Json{{"events", list}, {"next", next}}));
 }
 
+namespace {
+
+double GpuHours(Duration d) { return static_cast<double>(d.count()) / 3.6e9; }
+
+// The rank of a waiting job (master/job_rank.h); null for policies that do not rank jobs.
+Json RankJson(const std::optional<master::JobRank>& rank) {
+  if (!rank) return nullptr;
+  Json estimate = nullptr;
+  if (rank->estimate) {
+    estimate = Json{{"gpu_hours", GpuHours(rank->estimate->gpu_time)},
+                    {"samples", rank->estimate->samples},
+                    {"basis", rank->estimate->basis}};
+  }
+  auto time = [](const std::optional<Timestamp>& t) {
+    return t ? Json(FormatTimestamp(*t)) : Json(nullptr);
+  };
+  return Json{{"level", rank->level},
+              {"levels", rank->levels},
+              {"attained_gpu_hours", GpuHours(rank->attained)},
+              {"estimate", estimate},
+              {"promoted", rank->promoted},
+              {"waiting_since", time(rank->waiting_since)},
+              {"promoted_at", time(rank->promoted_at)}};
+}
+
+}  // namespace
+
 void ApiServer::ExplainJob(const Call& call) {
   const Job* job = ReadableJob(call);
   if (!job) return;
@@ -570,6 +597,7 @@ void ApiServer::ExplainJob(const Call& call) {
                 {"details", e->details},
                 {"unschedulable", e->unschedulable},
                 {"ahead", e->ahead ? Json(*e->ahead) : Json(nullptr)},
+                {"rank", RankJson(e->rank)},
                 {"reserved_start",
                  e->reserved_start ? Json(FormatTimestamp(*e->reserved_start)) : Json(nullptr)}}));
 }

@@ -1,5 +1,5 @@
-// Why a job is where it is (cohort why): what it needs, what is free, its team, and who is ahead of
-// it in the policy's own order.
+// Why a job is where it is (cohort why): what it needs, what is free, its team, its rank (level,
+// estimate, promotion), and who is ahead of it in the policy's own order.
 #include "master/master.h"
 
 #include <fmt/format.h>
@@ -118,6 +118,10 @@ StatusOr<Explanation> Master::Explain(JobId id) const {
     ahead_in_team += pending[i].team == job.spec.team;
   }
   e.ahead = ahead;
+  e.rank = RankOfJob(config, pending[self], now);
+  if (e.rank) {
+    for (auto& line : DescribeRank(*e.rank, config, now)) d.push_back(std::move(line));
+  }
   d.push_back(
       fmt::format("policy {} ({}): {} of the {} waiting job{} come{} before it, {} of "
                   "them of team {}",

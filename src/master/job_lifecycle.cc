@@ -160,6 +160,7 @@ void Master::FinishIfStopped(Job& job, std::vector<JobEvent>& events) {
   } else {
     job.state = target;
     job.finished_at = now;
+    NoteEnd(job);
     events.push_back(
         Event(job, "finished", fmt::format("{}: {}", JobStateName(target), job.message)));
   }

@@ -35,4 +35,17 @@ std::vector<RunningJob::ElasticGroup> ElasticGroupsOf(const Job& job) {
   return groups;
 }
 
+scheduler::HistoryKey HistoryKeyOf(const Job& job) {
+  return scheduler::HistoryKey{job.spec.team, job.user, job.spec.name,
+                               job.spec.TotalResources().gpus};
+}
+
+bool TeachesRunTime(const Job& job) {
+  if (!IsTerminal(job.state)) return false;
+  // Reported running, or ended with the pid of its process: a task whose agent could not start
+  // it ends with neither.
+  return std::any_of(job.tasks.begin(), job.tasks.end(),
+                     [](const Task& t) { return t.started_at.has_value() || t.pid != 0; });
+}
+
 }  // namespace cohort::master

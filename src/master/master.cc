@@ -12,6 +12,7 @@
 #include <regex>
 
 #include "common/strings.h"
+#include "master/job_views.h"
 
 namespace cohort::master {
 
@@ -26,7 +27,8 @@ Master::Master(MasterConfig config, std::unique_ptr<state::StateStore> store,
       loop_(loop),
       accounts_(*store_, clock_),
       secrets_(*store_, clock_),
-      dispatcher_(std::move(scheduler), config_.incremental_above) {
+      dispatcher_(std::move(scheduler), config_.incremental_above),
+      history_(config_.history_max_keys) {
   if (config_.storage_root.empty()) config_.storage_root = config_.data_dir + "/storage";
 }
 
@@ -79,6 +81,8 @@ Status Master::Load() {
     jobs_.emplace(id, std::move(job));
   }
   next_version_ = max_version + 1;
+  COHORT_ASSIGN_OR_RETURN(auto history, store_->LoadRuntimeHistory());
+  history_.Load(history);
   COHORT_ASSIGN_OR_RETURN(teams_, store_->LoadTeams());
   cluster_.SetTeams(teams_);
   COHORT_ASSIGN_OR_RETURN(auto nodes, store_->LoadNodes());
@@ -134,15 +138,28 @@ Status Master::Persist(Job& job, std::vector<JobEvent> events) {
     holds = std::move(it->second);
     unsaved_holds_.erase(it);
   }
-  Status s = store_->SaveJob(job, events, holds);
+  // The history changes only once the store has the change, in the same write as the end.
+  RuntimeHistoryChange ended;
+  if (unsaved_ends_.erase(job.id)) {
+    ended = history_.Recorded(HistoryKeyOf(job), AttainedService(job));
+  }
+  Status s = store_->SaveJob(job, events, holds, ended);
   if (!s.ok()) {
     // Memory has moved on and the store has not: the two must never disagree silently.
     s = Status::Internal(fmt::format("saving job {}: {}", job.id, s.message()));
     FailStop(s);
     return s;
   }
+  if (!ended.empty()) {
+    history_.Apply(ended);
+    estimates_.Forget(HistoryKeyOf(job), ended);
+  }
   if (listener_) listener_->OnJobChanged(job.id);
   return s;
+}
+
+void Master::NoteEnd(const Job& job) {
+  if (TeachesRunTime(job)) unsaved_ends_.insert(job.id);
 }
 
 void Master::Commit(Job& job, std::vector<JobEvent> events) {

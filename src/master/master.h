@@ -28,6 +28,7 @@
 #include "master/accounts.h"
 #include "master/advisor.h"
 #include "master/event_loop.h"
+#include "master/job_rank.h"
 #include "master/log_store.h"
 #include "master/metric_ingest.h"
 #include "master/resource_history.h"
@@ -37,6 +38,8 @@
 #include "model/agent_protocol.h"
 #include "model/job.h"
 #include "model/node.h"
+#include "scheduler/estimate_cache.h"
+#include "scheduler/runtime_history.h"
 #include "scheduler/scheduler.h"
 #include "state/state_store.h"
 
@@ -66,6 +69,9 @@ struct MasterConfig {
   // its grace period, its restart budget untouched) so that others may have them.
   AdvisorConfig advisor;
   bool reclaim_idle_gpus = false;
+  // The most keys the runtime history keeps (scheduler/runtime_history.h), rows in the store
+  // included; tests make it small.
+  size_t history_max_keys = scheduler::RuntimeHistory::kMaxKeys;
 };
 
 // The team a spec gets when it names none; it exists without being created (no guarantee, no
@@ -114,6 +120,9 @@ struct Explanation {
   // Of the jobs waiting for the scheduler, how many its policy considers first: the job's place
   // in the queue (the dashboard sorts by it). Only for a pending job that is not backing off.
   std::optional<size_t> ahead;
+  // What places it among its team's waiting jobs under the policies that rank them (default,
+  // las): level, estimate, promotion. Only for a pending job that is not backing off.
+  std::optional<JobRank> rank;
 };
 
 struct JobFilter {
@@ -246,6 +255,8 @@ class Master {
   // decision and making it real (placements written to the store, preemptions, growth).
   // Decisions between passes (Incremental) are not counted.
   const Histogram& scheduling_passes() const { return scheduling_passes_; }
+  // What ended jobs cost, as the scheduler's estimates come from it (docs/scheduler.md).
+  const scheduler::RuntimeHistory& runtime_history() const { return history_; }
   // True while arrivals and completions are decided between full passes.
   bool Incremental() const { return dispatcher_.Incremental(pending_.size()); }
 
@@ -285,6 +296,9 @@ class Master {
   // Prunes audit entries past the retention: once an hour, in bounded batches on each tick
   // until none is left.
   void PruneAudit(Timestamp now);
+  // The job ended in a way that teaches the runtime history (TeachesRunTime): it is recorded
+  // with the job's next Persist, in the same write.
+  void NoteEnd(const Job& job);
   // Persist where the caller has no one to return an error to.
   void Commit(Job& job, std::vector<JobEvent> events);
   void FailStop(const Status& status);
@@ -392,6 +406,12 @@ class Master {
   bool schedule_posted_ = false;
   // Task holds noted and not yet written, by job: they go with the job's next write.
   std::map<JobId, std::vector<state::TaskUsage>> unsaved_holds_;
+  // What ended jobs cost, by key (docs/scheduler.md, "The rank of a job"): loaded at start,
+  // changed only once the store has the change. Jobs whose end it has yet to record (NoteEnd).
+  scheduler::RuntimeHistory history_;
+  std::set<JobId> unsaved_ends_;
+  // Estimates by key for PendingOf; a recorded end drops those it may change.
+  mutable scheduler::EstimateCache estimates_;
   std::unique_ptr<UsageReader> usage_reader_;  // null: reports run on the event loop
   std::optional<Timestamp> audit_pruned_at_;   // the start of the last round of pruning
   bool audit_pruning_ = false;                 // a round has more to prune

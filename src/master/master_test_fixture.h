@@ -57,6 +57,7 @@ class MasterTest : public ::testing::TestWithParam<bool> {
     config.incremental_above = GetParam() ? 0 : 1'000'000;
     config.fail_stop = [this](const Status& s) { fail_stops_.push_back(s); };
     config.node_timeout = node_timeout_;
+    config.history_max_keys = history_max_keys_;
     auto m = Master::Create(config, std::move(store), scheduler::NewScheduler(scheduler_config_),
                             clock_, loop_);
     ASSERT_TRUE(m.ok()) << m.status().ToString();
@@ -140,6 +141,7 @@ class MasterTest : public ::testing::TestWithParam<bool> {
   std::vector<Status> fail_stops_;
   scheduler::SchedulerConfig scheduler_config_;
   Duration node_timeout_ = std::chrono::seconds(10);
+  size_t history_max_keys_ = scheduler::RuntimeHistory::kMaxKeys;
   ManualClock clock_;
   std::deque<std::function<void()>> posted_;
   QueueLoop loop_{posted_};

@@ -77,6 +77,7 @@ PendingJob Master::PendingOf(const Job& job) const {
   p.constraints = job.spec.constraints;
   p.preemptions = job.preemptions;
   p.elastic = ElasticGroupsOf(job);
+  p.estimate = estimates_.Get(history_, HistoryKeyOf(job));
   return p;
 }
 

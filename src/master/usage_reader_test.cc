@@ -36,14 +36,15 @@ class SlowStore final : public state::StateStore {
   // Nothing else is read by a report.
   StatusOr<Job> CreateJob(Job, std::vector<JobEvent>) override { return Unused(); }
   using StateStore::SaveJob;
-  Status SaveJob(const Job&, const std::vector<JobEvent>&,
-                 const std::vector<state::TaskUsage>&) override {
+  Status SaveJob(const Job&, const std::vector<JobEvent>&, const std::vector<state::TaskUsage>&,
+                 const RuntimeHistoryChange&) override {
     return Unused();
   }
   StatusOr<std::vector<Job>> LoadJobs() override { return Unused(); }
   StatusOr<state::EventPage> ReadEvents(JobId, const state::EventRange&) override {
     return Unused();
   }
+  StatusOr<std::vector<RuntimeHistoryRow>> LoadRuntimeHistory() override { return Unused(); }
   Status SaveTeam(const TeamQuota&) override { return Unused(); }
   Status DeleteTeam(const std::string&) override { return Unused(); }
   StatusOr<std::vector<TeamQuota>> LoadTeams() override { return Unused(); }

@@ -60,6 +60,9 @@ struct RuntimeEstimate {
   Duration gpu_time{};  // estimated total GPU time (GPU-seconds as a duration)
   int64_t samples = 0;  // finished jobs behind it
   std::string basis;    // which jobs: "of team vision with 8 GPUs"
+  // Which key answered: 0 the finest (team, user, name, GPUs) to 5 the coarsest (every job).
+  int level = 0;
+  bool operator==(const RuntimeEstimate&) const = default;
 };
 
 // A job that holds resources now.

@@ -38,9 +38,8 @@ struct SimOptions {
   // The default never does (every change is followed by a full pass).
   size_t incremental_above = std::numeric_limits<size_t>::max();
   double tick_seconds = 0.5;  // the master's tick
-  // Keep the history of ended jobs and give waiting jobs their estimates (default policy). The
-  // master does not record history yet (docs/scheduler.md): comparisons with a real cluster
-  // turn it off.
+  // Keep the history of ended jobs and give waiting jobs their estimates (default policy), as
+  // the master does.
   bool history = true;
   // Progress: called every `progress_every` simulated jobs finished (0: never).
   std::function<void(size_t finished, size_t total)> progress;

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <utility>
 
 #include "common/strings.h"
@@ -142,6 +143,20 @@ Status CheckUsage(JobId job, const std::vector<TaskUsage>& usage) {
 Status CheckAuditEntry(const AuditEntry& entry) {
   Json text{entry.user, entry.remote, entry.method, entry.path, entry.target, entry.outcome};
   return EncodeRecord(text, "audit entry").status();
+}
+
+Status CheckHistoryChange(const RuntimeHistoryChange& change) {
+  for (const auto& row : change.rows) {
+    COHORT_RETURN_IF_ERROR(EncodeRecord(Json(row.key), "a runtime history key").status());
+    if (row.key.empty() || row.samples <= 0 || row.last_used <= 0 ||
+        !std::isfinite(row.mean_seconds) || row.mean_seconds < 0) {
+      return Status::InvalidArgument(fmt::format(
+          "runtime history row \"{}\" cannot be stored: it would not load back ({} samples, "
+          "mean {} s, last used {})",
+          row.key, row.samples, row.mean_seconds, row.last_used));
+    }
+  }
+  return Status::Ok();
 }
 
 std::vector<TaskUsage> UsageFromRecord(const Job& job) {

@@ -17,6 +17,7 @@
 #include "model/account.h"
 #include "model/job.h"
 #include "model/node.h"
+#include "model/runtime_history_rows.h"
 #include "model/secret.h"
 #include "state/audit.h"
 #include "state/usage.h"
@@ -48,6 +49,11 @@ Status CheckEvents(JobId job, const std::vector<JobEvent>& events);
 // The same for task holds saved with job `job`; and an audit entry's text must be UTF-8.
 Status CheckUsage(JobId job, const std::vector<TaskUsage>& usage);
 Status CheckAuditEntry(const AuditEntry& entry);
+
+// A change to the runtime history as a store may keep it: keys that are UTF-8 and not empty, a
+// positive sample count and last use, a mean that is finite and not negative (what
+// RuntimeHistory loads back); kInvalidArgument naming the first bad row otherwise.
+Status CheckHistoryChange(const RuntimeHistoryChange& change);
 
 // The task holds a job's record tells of, for jobs stored before holds were written (the
 // migration to schema 4): the current attempt's tasks as they are, and each earlier attempt as

@@ -85,7 +85,15 @@ std::vector<JobEvent> EventsOfWrite(JobId id, int k) {
   return events;
 }
 
-// Jobs created, saved with many events, teams, nodes: a kill may land inside any kind of write.
+// A job's end recorded in the runtime history: rows changed, and older ones forgotten.
+RuntimeHistoryChange HistoryOfWrite(int k) {
+  return RuntimeHistoryChange{
+      {{"t=vision|g=" + std::to_string(k % 4), k, k * 1.5, 2 * k}, {"*", k, k * 0.5, 2 * k + 1}},
+      k > 10 ? 2 * k - 12 : 0};
+}
+
+// Jobs created, saved with many events (and the history's rows), teams, nodes: a kill may land
+// inside any kind of write.
 Status Write(StateStore& store, int k) {
   switch (k % 5) {
     case 1:
@@ -93,7 +101,8 @@ Status Write(StateStore& store, int k) {
     case 2:
     case 3: {
       JobId id = 1 + (k * 7) % JobsBefore(k);
-      return store.SaveJob(JobOfWrite(id, k), EventsOfWrite(id, k));
+      return store.SaveJob(JobOfWrite(id, k), EventsOfWrite(id, k), {},
+                           k % 5 == 3 ? HistoryOfWrite(k) : RuntimeHistoryChange{});
     }
     case 4:
       return store.SaveTeam(TeamQuota{"team-" + std::to_string(k % 4), k, std::nullopt});

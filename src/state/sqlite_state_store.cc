@@ -126,6 +126,18 @@ const std::vector<std::string>& Migrations() {
         PRIMARY KEY (scope, owner, name)
       );
       )sql",
+      // The runtime history of ended jobs (scheduler/runtime_history.h): one row per key at
+      // every level, at most RuntimeHistory::kMaxKeys of them, written with the job's end.
+      R"sql(
+      CREATE TABLE runtime_history (
+        key TEXT PRIMARY KEY,           -- "t=vision|u=ada|n=train|g=8", ..., "g=8", "*"
+        samples INTEGER NOT NULL,       -- ended jobs behind it
+        mean_seconds REAL NOT NULL,     -- their mean GPU time (the mean forgets: kWindow)
+        last_used INTEGER NOT NULL      -- the history's counter at its last change
+      );
+      -- Past the cap, the rows least recently changed are deleted: an index range.
+      CREATE INDEX runtime_history_by_use ON runtime_history(last_used);
+      )sql",
   };
   return kMigrations;
 }
@@ -193,10 +205,12 @@ class SqliteStateStore final : public StateStore {
 
   using StateStore::SaveJob;
   Status SaveJob(const Job& job, const std::vector<JobEvent>& events,
-                 const std::vector<TaskUsage>& usage) override {
+                 const std::vector<TaskUsage>& usage,
+                 const RuntimeHistoryChange& history) override {
     // Refused before the transaction: nothing to roll back.
     COHORT_RETURN_IF_ERROR(CheckEvents(job.id, events));
     COHORT_RETURN_IF_ERROR(CheckUsage(job.id, usage));
+    COHORT_RETURN_IF_ERROR(CheckHistoryChange(history));
     COHORT_ASSIGN_OR_RETURN(std::string record, EncodeJobRecord(job));
     COHORT_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE", "saving a job"));
     Status s = [&]() -> Status {
@@ -209,9 +223,23 @@ class SqliteStateStore final : public StateStore {
       if (sqlite3_changes(db_) == 0) return Status::NotFound(fmt::format("job {}", job.id));
       COHORT_RETURN_IF_ERROR(IndexJob(job));
       COHORT_RETURN_IF_ERROR(WriteUsage(usage));
+      COHORT_RETURN_IF_ERROR(WriteHistory(history));
       return InsertEvents(events);
     }();
     return Finish(std::move(s), true).status();
+  }
+
+  StatusOr<std::vector<RuntimeHistoryRow>> LoadRuntimeHistory() override {
+    Statement q(db_,
+                "SELECT key, samples, mean_seconds, last_used FROM runtime_history ORDER BY key");
+    if (!q.prepared()) return Error("preparing the runtime history query");
+    std::vector<RuntimeHistoryRow> rows;
+    int rc;
+    while ((rc = q.Step()) == SQLITE_ROW) {
+      rows.push_back(RuntimeHistoryRow{q.Text(0), q.Int(1), q.Double(2), q.Int(3)});
+    }
+    if (rc != SQLITE_DONE) return Error("reading the runtime history");
+    return rows;
   }
 
   Status ScanUsage(const UsageScan& scan,
@@ -737,6 +765,33 @@ class SqliteStateStore final : public StateStore {
         upsert.BindNull(9);
       }
       if (upsert.Step() != SQLITE_DONE) return Error("writing usage");
+    }
+    return Status::Ok();
+  }
+
+  // A job's end recorded in the runtime history: its rows, then the rows it forgets.
+  Status WriteHistory(const RuntimeHistoryChange& history) {
+    if (!history.rows.empty()) {
+      Statement upsert(db_,
+                       "INSERT INTO runtime_history (key, samples, mean_seconds, last_used) "
+                       "VALUES (?, ?, ?, ?) ON CONFLICT(key) DO UPDATE SET "
+                       "samples = excluded.samples, mean_seconds = excluded.mean_seconds, "
+                       "last_used = excluded.last_used");
+      if (!upsert.prepared()) return Error("preparing a runtime history upsert");
+      for (const auto& row : history.rows) {
+        upsert.Reset();
+        upsert.Bind(1, row.key);
+        upsert.Bind(2, row.samples);
+        upsert.BindDouble(3, row.mean_seconds);
+        upsert.Bind(4, row.last_used);
+        if (upsert.Step() != SQLITE_DONE) return Error("writing the runtime history");
+      }
+    }
+    if (history.forget_before > 0) {
+      Statement del(db_, "DELETE FROM runtime_history WHERE last_used < ?");
+      if (!del.prepared()) return Error("preparing a runtime history delete");
+      del.Bind(1, history.forget_before);
+      if (del.Step() != SQLITE_DONE) return Error("forgetting runtime history");
     }
     return Status::Ok();
   }

@@ -1,5 +1,5 @@
-// Where the master keeps what must survive it: jobs, their events, nodes, teams, users, tokens
-// and secrets.
+// Where the master keeps what must survive it: jobs, their events, nodes, teams, users, tokens,
+// secrets, and the runtime history of ended jobs.
 //
 // Every write is durable when the call returns OK (the master acknowledges a submission only
 // after CreateJob returns), and all or nothing: a write that fails, or is cut short by a crash,
@@ -25,6 +25,7 @@
 #include "model/job.h"
 #include "model/node.h"
 #include "model/plan.h"
+#include "model/runtime_history_rows.h"
 #include "model/secret.h"
 #include "state/audit.h"
 #include "state/usage.h"
@@ -52,13 +53,21 @@ class StateStore {
   // Stores a new job with the next job id (ignoring job.id) and its events, atomically.
   // Returns the job with its id.
   virtual StatusOr<Job> CreateJob(Job job, std::vector<JobEvent> events) = 0;
-  // Overwrites an existing job, appends events and writes task holds (each inserted, or its end
-  // set if that hold is stored already), atomically. kNotFound if the id is unknown;
-  // kInvalidArgument if an event's or a hold's job_id is not job.id.
+  // Overwrites an existing job, appends events, writes task holds (each inserted, or its end
+  // set if that hold is stored already) and applies a change to the runtime history (the job's
+  // end recorded: its rows inserted or replaced, then the rows last used before
+  // history.forget_before deleted), atomically. kNotFound if the id is unknown;
+  // kInvalidArgument if an event's or a hold's job_id is not job.id, or a history row would not
+  // load back (CheckHistoryChange).
   virtual Status SaveJob(const Job& job, const std::vector<JobEvent>& events,
-                         const std::vector<TaskUsage>& usage) = 0;
+                         const std::vector<TaskUsage>& usage,
+                         const RuntimeHistoryChange& history) = 0;
+  Status SaveJob(const Job& job, const std::vector<JobEvent>& events,
+                 const std::vector<TaskUsage>& usage) {
+    return SaveJob(job, events, usage, {});
+  }
   Status SaveJob(const Job& job, const std::vector<JobEvent>& events) {
-    return SaveJob(job, events, {});
+    return SaveJob(job, events, {}, {});
   }
   virtual StatusOr<std::vector<Job>> LoadJobs() = 0;
   // A job that does not exist has no events; that is not an error.
@@ -68,6 +77,8 @@ class StateStore {
     COHORT_ASSIGN_OR_RETURN(EventPage page, ReadEvents(job, EventRange{}));
     return std::move(page.events);
   }
+  // The runtime history's rows (scheduler/runtime_history.h), by key.
+  virtual StatusOr<std::vector<RuntimeHistoryRow>> LoadRuntimeHistory() = 0;
 
   // Teams and their quotas (model/plan.h TeamQuota). Save inserts or replaces.
   virtual Status SaveTeam(const TeamQuota& team) = 0;

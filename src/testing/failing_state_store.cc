@@ -15,7 +15,7 @@ constexpr std::initializer_list<Call> kWrites = {
     Call::kPruneAudit, Call::kSaveSecret,  Call::kDeleteSecret};
 
 size_t Index(Call call) { return static_cast<size_t>(call); }
-static_assert(static_cast<size_t>(Call::kLoadSecrets) + 1 == FailingStateStore::kCallCount);
+static_assert(static_cast<size_t>(Call::kLoadRuntimeHistory) + 1 == FailingStateStore::kCallCount);
 
 }  // namespace
 
@@ -47,6 +47,7 @@ bool FailingStateStore::IsWrite(Call call) {
     case Call::kScanMilestones:
     case Call::kLoadAudit:
     case Call::kLoadSecrets:
+    case Call::kLoadRuntimeHistory:
       return false;
   }
   return false;
@@ -117,9 +118,10 @@ StatusOr<Job> FailingStateStore::CreateJob(Job job, std::vector<JobEvent> events
 }
 
 Status FailingStateStore::SaveJob(const Job& job, const std::vector<JobEvent>& events,
-                                  const std::vector<state::TaskUsage>& usage) {
+                                  const std::vector<state::TaskUsage>& usage,
+                                  const RuntimeHistoryChange& history) {
   COHORT_RETURN_IF_ERROR(Enter(Call::kSaveJob));
-  return target_->SaveJob(job, events, usage);
+  return target_->SaveJob(job, events, usage, history);
 }
 
 StatusOr<std::vector<Job>> FailingStateStore::LoadJobs() {
@@ -131,6 +133,11 @@ StatusOr<state::EventPage> FailingStateStore::ReadEvents(JobId job,
                                                          const state::EventRange& range) {
   Count(Call::kLoadEvents);
   return target_->ReadEvents(job, range);
+}
+
+StatusOr<std::vector<RuntimeHistoryRow>> FailingStateStore::LoadRuntimeHistory() {
+  Count(Call::kLoadRuntimeHistory);
+  return target_->LoadRuntimeHistory();
 }
 
 Status FailingStateStore::SaveTeam(const TeamQuota& team) {

@@ -53,8 +53,9 @@ class FailingStateStore final : public state::StateStore {
     kSaveSecret,
     kDeleteSecret,
     kLoadSecrets,
+    kLoadRuntimeHistory,
   };
-  static constexpr size_t kCallCount = 25;
+  static constexpr size_t kCallCount = 26;
   // True for the writes: kCreateJob, kSaveJob, kSaveTeam, kDeleteTeam, kSaveNode, kDeleteNode,
   // kSaveUser, kDeleteUser, kSaveToken, kDeleteToken, kBeginAudit, kFinishAudit, kPruneAudit,
   // kSaveSecret, kDeleteSecret.
@@ -81,9 +82,11 @@ class FailingStateStore final : public state::StateStore {
   StatusOr<Job> CreateJob(Job job, std::vector<JobEvent> events) override;
   using StateStore::SaveJob;
   Status SaveJob(const Job& job, const std::vector<JobEvent>& events,
-                 const std::vector<state::TaskUsage>& usage) override;
+                 const std::vector<state::TaskUsage>& usage,
+                 const RuntimeHistoryChange& history) override;
   StatusOr<std::vector<Job>> LoadJobs() override;
   StatusOr<state::EventPage> ReadEvents(JobId job, const state::EventRange& range) override;
+  StatusOr<std::vector<RuntimeHistoryRow>> LoadRuntimeHistory() override;
 
   Status SaveTeam(const TeamQuota& team) override;
   Status DeleteTeam(const std::string& name) override;

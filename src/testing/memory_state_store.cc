@@ -43,7 +43,8 @@ struct MemoryStateStore::Contents {
   std::map<JobId, JobIndex> job_index;
   std::map<std::pair<JobId, int>, Timestamp> attempts;
   std::map<std::tuple<JobId, int, std::string, int64_t>, state::TaskUsage> usage;
-  std::map<int64_t, state::AuditEntry> audit;  // by seq
+  std::map<int64_t, state::AuditEntry> audit;        // by seq
+  std::map<std::string, RuntimeHistoryRow> history;  // by key
   int64_t next_audit_seq = 1;
 
   void Index(const Job& job) {
@@ -95,12 +96,17 @@ StatusOr<Job> MemoryStateStore::CreateJob(Job job, std::vector<JobEvent> events)
 }
 
 Status MemoryStateStore::SaveJob(const Job& job, const std::vector<JobEvent>& events,
-                                 const std::vector<state::TaskUsage>& usage) {
+                                 const std::vector<state::TaskUsage>& usage,
+                                 const RuntimeHistoryChange& history) {
   auto it = contents_->jobs.find(job.id);
   if (it == contents_->jobs.end()) return Status::NotFound(fmt::format("job {}", job.id));
   COHORT_RETURN_IF_ERROR(state::CheckEvents(job.id, events));
   COHORT_RETURN_IF_ERROR(state::CheckUsage(job.id, usage));
+  COHORT_RETURN_IF_ERROR(state::CheckHistoryChange(history));
   COHORT_ASSIGN_OR_RETURN(it->second, state::EncodeJobRecord(job));
+  for (const auto& row : history.rows) contents_->history[row.key] = row;
+  std::erase_if(contents_->history,
+                [&](const auto& kv) { return kv.second.last_used < history.forget_before; });
   contents_->Index(job);
   for (const auto& u : usage) {
     auto key = std::tuple{u.job_id, u.attempt, u.task, ToMicros(u.start)};
@@ -137,6 +143,13 @@ StatusOr<state::EventPage> MemoryStateStore::ReadEvents(JobId job, const state::
     bytes += stored[i].type.size() + stored[i].message.size();
   }
   return page;
+}
+
+StatusOr<std::vector<RuntimeHistoryRow>> MemoryStateStore::LoadRuntimeHistory() {
+  std::vector<RuntimeHistoryRow> rows;
+  rows.reserve(contents_->history.size());
+  for (const auto& [key, row] : contents_->history) rows.push_back(row);
+  return rows;
 }
 
 Status MemoryStateStore::SaveTeam(const TeamQuota& team) {

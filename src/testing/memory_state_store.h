@@ -23,7 +23,9 @@ namespace cohort::testing {
 //   UNREACHABLE until their agent syncs; secrets by scope (user before team), owner, name;
 // - every Load* returns copies; a write that fails changes nothing;
 // - task holds are keyed by job, attempt, task and start, and scans return what SQLite's do
-//   (in another order: a scan promises none); audit entries are numbered from 1, never reused.
+//   (in another order: a scan promises none); audit entries are numbered from 1, never reused;
+// - runtime history rows are keyed and listed by key, a change's rows written before its
+//   forget_before deletes.
 //
 // Each write still costs a JSON encoding, as in the SQLite store, which is what makes the first
 // two points hold; it is no store for millions of writes a second.
@@ -48,9 +50,11 @@ class MemoryStateStore final : public state::StateStore {
   StatusOr<Job> CreateJob(Job job, std::vector<JobEvent> events) override;
   using StateStore::SaveJob;
   Status SaveJob(const Job& job, const std::vector<JobEvent>& events,
-                 const std::vector<state::TaskUsage>& usage) override;
+                 const std::vector<state::TaskUsage>& usage,
+                 const RuntimeHistoryChange& history) override;
   StatusOr<std::vector<Job>> LoadJobs() override;
   StatusOr<state::EventPage> ReadEvents(JobId job, const state::EventRange& range) override;
+  StatusOr<std::vector<RuntimeHistoryRow>> LoadRuntimeHistory() override;
 
   Status SaveTeam(const TeamQuota& team) override;
   Status DeleteTeam(const std::string& name) override;

@@ -27,6 +27,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <memory>
 #include <ostream>
@@ -1330,6 +1331,76 @@ TEST_P(StateStoreContract, HoldsAndAuditSurviveReopen) {
   ASSERT_EQ(audit.size(), 1u);
   EXPECT_EQ(audit[0].target, "team vision");
   EXPECT_EQ(audit[0].status, std::optional<int>(200));
+}
+
+// --- Runtime history ---
+
+namespace contract {
+
+inline std::vector<RuntimeHistoryRow> History(state::StateStore& store) {
+  auto rows = store.LoadRuntimeHistory();
+  EXPECT_TRUE(rows.ok()) << rows.status().ToString();
+  return rows.ok() ? *rows : std::vector<RuntimeHistoryRow>{};
+}
+
+}  // namespace contract
+
+TEST_P(StateStoreContract, RuntimeHistoryIsWrittenWithTheJobsEndAndSurvivesReopen) {
+  const RuntimeHistoryRow fine{"t=vision|u=ada|n=bert|g=4", 1, 3600.5, 1};
+  const RuntimeHistoryRow all{"*", 1, 3600.5, 2};
+  {
+    auto store = Open();
+    ASSERT_NE(store, nullptr);
+    EXPECT_TRUE(contract::History(*store).empty());
+    auto job = store->CreateJob(PendingJob(), {});
+    ASSERT_TRUE(job.ok());
+    job->state = JobState::kSucceeded;
+    ASSERT_TRUE(store->SaveJob(*job, {Event(job->id, 10, "finished")}, {}, {{all, fine}, 0}).ok());
+    EXPECT_EQ(contract::History(*store), (std::vector<RuntimeHistoryRow>{all, fine}));
+    // Another end: "*" changes, a new key comes, and the rows last used before 3 go, after
+    // the change's own rows are written (so "*", used again, stays).
+    auto other = store->CreateJob(PendingJob("other"), {});
+    ASSERT_TRUE(other.ok());
+    other->state = JobState::kFailed;
+    const RuntimeHistoryRow all2{"*", 2, 1800.25, 4};
+    const RuntimeHistoryRow new_key{"t=vision|g=2", 1, 0, 3};
+    ASSERT_TRUE(store->SaveJob(*other, {}, {}, {{new_key, all2}, 3}).ok());
+    EXPECT_EQ(contract::History(*store), (std::vector<RuntimeHistoryRow>{all2, new_key}));
+  }
+  auto store = Open();
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(contract::History(*store),
+            (std::vector<RuntimeHistoryRow>{{"*", 2, 1800.25, 4}, {"t=vision|g=2", 1, 0, 3}}));
+}
+
+TEST_P(StateStoreContract, ARuntimeHistoryRowThatWouldNotLoadBackIsRefusedWithTheJob) {
+  auto store = Open();
+  ASSERT_NE(store, nullptr);
+  auto job = store->CreateJob(PendingJob(), {});
+  ASSERT_TRUE(job.ok());
+  const RuntimeHistoryRow good{"*", 1, 60, 1};
+  ASSERT_TRUE(store->SaveJob(*job, {}, {}, {{good}, 0}).ok());
+  Job ended = *job;
+  ended.state = JobState::kSucceeded;
+  for (const RuntimeHistoryRow& bad :
+       {RuntimeHistoryRow{"", 1, 60, 2}, RuntimeHistoryRow{"g=1", 0, 60, 2},
+        RuntimeHistoryRow{"g=1", 1, -1, 2}, RuntimeHistoryRow{"g=1", 1, std::nan(""), 2},
+        RuntimeHistoryRow{"g=1", 1, 60, 0}, RuntimeHistoryRow{"t=caf\xe9|g=1", 1, 60, 2}}) {
+    SCOPED_TRACE(bad.key);
+    Status s = store->SaveJob(ended, {Event(job->id, 10, "finished")}, {},
+                              {{RuntimeHistoryRow{"*", 2, 30, 3}, bad}, 2});
+    EXPECT_EQ(s.code(), StatusCode::kInvalidArgument) << s.ToString();
+  }
+  // Nothing of the refused writes is stored: not the job's end, not its events, not the rows.
+  EXPECT_EQ(Jobs(*store).at(0).state, JobState::kPending);
+  EXPECT_TRUE(Events(*store, job->id).empty());
+  EXPECT_EQ(contract::History(*store), std::vector<RuntimeHistoryRow>{good});
+  // Nor of a job that does not exist.
+  Job unknown = ended;
+  unknown.id = 99;
+  EXPECT_EQ(store->SaveJob(unknown, {}, {}, {{RuntimeHistoryRow{"g=1", 1, 60, 5}}, 0}).code(),
+            StatusCode::kNotFound);
+  EXPECT_EQ(contract::History(*store), std::vector<RuntimeHistoryRow>{good});
 }
 
 }  // namespace cohort::testing

@@ -9,7 +9,8 @@
 
 namespace cohort::testing {
 
-// Jobs in id order, each with its events; teams; nodes. A failed load shows as its error.
+// Jobs in id order, each with its events; teams; nodes; runtime history rows. A failed load
+// shows as its error.
 inline std::string StoreContents(state::StateStore& store) {
   std::string out;
   auto jobs = store.LoadJobs();
@@ -31,6 +32,12 @@ inline std::string StoreContents(state::StateStore& store) {
   for (const auto& n : *nodes) {
     out += "node " + ToJson(n.info).dump() + " " + std::to_string(ToMicros(n.registered_at)) + " " +
            std::to_string(ToMicros(n.last_seen)) + "\n";
+  }
+  auto history = store.LoadRuntimeHistory();
+  if (!history.ok()) return "LoadRuntimeHistory: " + history.status().ToString();
+  for (const auto& r : *history) {
+    out += "history " + r.key + " " + std::to_string(r.samples) + " " +
+           std::to_string(r.mean_seconds) + " " + std::to_string(r.last_used) + "\n";
   }
   return out;
 }

@@ -24,10 +24,13 @@ struct TraceRow {
 // Two 4-GPU nodes. The first job holds all 8 GPUs while the others arrive; from then on every
 // decision happens when a job ends (no two at the same moment, and no decision that a few
 // milliseconds either way would change), and jobs of 1 to 8 GPUs make the scheduler reserve and
-// backfill: the start order is not the submission order.
+// backfill: the start order is not the submission order. Both keep the history of ended jobs
+// and order waiting jobs by its estimates (the names j0..j19 are unique, so in the master, as in
+// the simulator, whose traces have no names, estimates come from jobs of the same GPU count),
+// and the history changes the order here.
 const std::vector<TraceRow> kTrace = {
     {8, 3}, {1, 1}, {4, 4}, {2, 4.5}, {1, 5.5}, {1, 2},   {8, 6}, {8, 3}, {1, 4.5}, {8, 1},
-    {8, 5}, {8, 2}, {4, 2}, {8, 4.5}, {2, 4},   {1, 3.5}, {8, 3}, {2, 3}, {1, 3},   {1, 6}};
+    {8, 5}, {8, 2}, {4, 3}, {8, 4.5}, {2, 4},   {1, 3.5}, {8, 3}, {2, 3}, {1, 3},   {1, 6}};
 
 TEST(SimulatorVsCluster, SameStartOrderForATwentyJobTrace) {
   // The simulation: all jobs submitted at time 0, in order.
@@ -45,7 +48,6 @@ TEST(SimulatorVsCluster, SameStartOrderForATwentyJobTrace) {
   spec.gpus_per_node = 4;
   sim::SimOptions options;
   options.runtime_estimate = 2.0;
-  options.history = false;  // the master keeps no history of ended jobs yet
   sim::SimResult simulated = sim::Simulate(trace, spec, options);
   ASSERT_EQ(simulated.start_order.size(), kTrace.size());
   // Precondition of a fair comparison: jobs end at least half a trace second apart in the
@@ -106,6 +108,10 @@ TEST(SimulatorVsCluster, SameStartOrderForATwentyJobTrace) {
   std::vector<std::string> submitted;
   for (size_t i = 0; i < kTrace.size(); ++i) submitted.push_back(fmt::format("j{}", i));
   EXPECT_NE(simulated.start_order, submitted) << "the trace must exercise backfill";
+  sim::SimOptions without_history = options;
+  without_history.history = false;
+  EXPECT_NE(sim::Simulate(trace, spec, without_history).start_order, simulated.start_order)
+      << "the trace must exercise the history";
 }
 
 }  // namespace
