@@ -257,20 +257,43 @@ bool ClusterState::AnyElasticCanGrow() const {
 
 ClusterSnapshot ClusterState::Snapshot() const {
   ClusterSnapshot s;
-  s.nodes.reserve(nodes_.size());
+  Snapshot(s);
+  return s;
+}
+
+void ClusterState::Snapshot(ClusterSnapshot& into) const {
+  // Element by element, so that strings, vectors and maps keep their buffers.
+  size_t nodes = 0;
   for (const auto& n : nodes_) {
-    if (n.ready) s.nodes.push_back(n.capacity);
+    if (!n.ready) continue;
+    if (nodes < into.nodes.size()) {
+      into.nodes[nodes] = n.capacity;
+    } else {
+      into.nodes.push_back(n.capacity);
+    }
+    ++nodes;
   }
-  s.running.reserve(jobs_.size());
+  into.nodes.resize(nodes);
+  size_t running = 0;
+  auto put = [&](const RunningJob& job) {
+    if (running < into.running.size()) {
+      into.running[running] = job;
+    } else {
+      into.running.push_back(job);
+    }
+    return running++;
+  };
   for (const auto& [id, h] : jobs_) {
     bool any_leaving = std::any_of(h.leaving.begin(), h.leaving.end(), [](bool l) { return l; });
     if (!any_leaving) {
-      s.running.push_back(h.job);
+      put(h.job);
       continue;
     }
     // Replicas on their way out count as a stopping job of their own.
-    RunningJob staying = h.job;
-    RunningJob leaving = h.job;
+    size_t staying_at = put(h.job);
+    size_t leaving_at = put(h.job);
+    RunningJob& staying = into.running[staying_at];
+    RunningJob& leaving = into.running[leaving_at];
     staying.tasks.clear();
     staying.placement.clear();
     staying.task_started.clear();
@@ -284,11 +307,9 @@ ClusterSnapshot ClusterState::Snapshot() const {
       to.placement.push_back(h.job.placement[t]);
       to.task_started.push_back(h.job.task_started[t]);
     }
-    s.running.push_back(std::move(staying));
-    s.running.push_back(std::move(leaving));
   }
-  s.teams = teams_;
-  return s;
+  into.running.erase(into.running.begin() + static_cast<ptrdiff_t>(running), into.running.end());
+  into.teams = teams_;
 }
 
 Applied ClusterState::Apply(const Plan& plan, const std::vector<PendingJob>& pending,

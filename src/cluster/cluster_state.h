@@ -99,6 +99,9 @@ class ClusterState {
   // Ready nodes with what is free on them; every job that holds resources, its leaving replicas
   // as a stopping job of their own; the teams.
   ClusterSnapshot Snapshot() const;
+  // The same into `into`, whatever it held before: its buffers are reused, so that a caller that
+  // keeps one snapshot from pass to pass copies the cluster without allocating it anew.
+  void Snapshot(ClusterSnapshot& into) const;
   int64_t used_gpus() const { return used_gpus_; }
 
   // Applies a plan the scheduler made on Snapshot(): placements (for jobs of `pending`, the

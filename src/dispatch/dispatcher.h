@@ -84,6 +84,8 @@ class Dispatcher {
   size_t incremental_above_;
   std::optional<scheduler::PassResidue> residue_;
   bool full_pass_due_ = false;
+  // The cluster as the last pass saw it, kept so that the next copies into its buffers.
+  ClusterSnapshot snapshot_;
 };
 
 }  // namespace cohort::dispatch

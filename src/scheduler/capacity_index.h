@@ -1,10 +1,15 @@
 // Free capacity of the cluster, indexed for placement: nodes are kept in buckets by their number
 // of free GPUs, so that best fit and "largest first" are a walk over at most a few buckets
 // instead of a sort of every node. Pure; one instance per scheduling pass.
+//
+// What-ifs (could this job fit if those jobs stopped, or once these jobs end?) change an index
+// and then take the change back with Mark() and Rollback(): a copy of the index costs every node,
+// a rollback only the nodes the what-if touched.
 #pragma once
 
+#include <cstdint>
+#include <memory>
 #include <optional>
-#include <set>
 #include <string>
 #include <unordered_map>
 #include <vector>
@@ -22,6 +27,9 @@ class CapacityIndex {
   CapacityIndex() = default;
   // Node order is the tie-break everywhere: the same input gives the same placements.
   explicit CapacityIndex(std::vector<NodeCapacity> nodes);
+  // Makes it the index of `nodes`, as the constructor would, reusing its buffers (a scheduler
+  // that keeps its indexes from pass to pass copies the nodes without allocating them anew).
+  void Reset(const std::vector<NodeCapacity>& nodes);
 
   // Finds nodes and GPUs for every task, using as few nodes as possible and, among those, the
   // nodes the job fills most tightly (so that large free blocks stay whole). Nothing if the
@@ -44,6 +52,12 @@ class CapacityIndex {
   void Give(const std::vector<TaskRequest>& tasks, const std::vector<TaskPlacement>& placement,
             bool partial = false);
 
+  // Starts a what-if: Take and Give remember each node they change, as it was, and Rollback()
+  // puts those nodes back, so that the index is again exactly as it was at Mark() (the same free
+  // resources and GPUs, the same node order within each bucket). One mark at a time.
+  void Mark();
+  void Rollback();
+
   int64_t free_gpus() const { return free_gpus_; }
   int64_t largest_free_block() const;
   const NodeCapacity* largest_free_node() const;
@@ -52,14 +66,49 @@ class CapacityIndex {
   int Find(const std::string& node_id) const;
 
  private:
+  static constexpr size_t kNone = SIZE_MAX;
+  // Buckets, the id map and the free total, from nodes_.
+  void Build();
+  // The first node (by index) from `from` on with exactly `gpus` free GPUs, or kNone.
+  size_t FirstIn(size_t gpus, size_t from = 0) const;
   void Move(size_t node, int64_t old_free_gpus);
+  // Remembers the node as it is, if a what-if is under way and has not touched it yet.
+  void Save(size_t node);
   bool Eligible(size_t node, const Constraints& constraints) const;
 
   std::vector<NodeCapacity> nodes_;
-  std::unordered_map<std::string, size_t> by_id_;
-  // buckets_[g]: the nodes with exactly g free GPUs, by index.
-  std::vector<std::set<size_t>> buckets_;
+  // Node ids never change after construction: copies of the index share them.
+  std::shared_ptr<const std::unordered_map<std::string, size_t>> by_id_;
+  // The nodes with exactly g free GPUs: a bit per node, words_ words per bucket from g * words_
+  // (copied in one piece, walked in node order).
+  size_t words_ = 0;
+  std::vector<uint64_t> buckets_;
+  std::vector<size_t> bucket_sizes_;  // by g; its size is the number of buckets
   int64_t free_gpus_ = 0;
+
+  // The what-if under way (Mark): nodes as they were before it first changed them.
+  struct Saved {
+    size_t node = 0;
+    Resources free;
+    std::vector<int> free_gpus;
+  };
+  bool marked_ = false;
+  int64_t marked_free_gpus_ = 0;
+  std::vector<Saved> saved_;  // the first saved_count_ are in use (the rest keep their buffers)
+  size_t saved_count_ = 0;
+  std::vector<uint8_t> touched_;  // by node: saved during this what-if
+};
+
+// A what-if on `index` for the length of a scope: marked now, rolled back when it ends.
+class ScopedWhatIf {
+ public:
+  explicit ScopedWhatIf(CapacityIndex& index) : index_(index) { index_.Mark(); }
+  ~ScopedWhatIf() { index_.Rollback(); }
+  ScopedWhatIf(const ScopedWhatIf&) = delete;
+  ScopedWhatIf& operator=(const ScopedWhatIf&) = delete;
+
+ private:
+  CapacityIndex& index_;
 };
 
 }  // namespace cohort::scheduler

@@ -25,9 +25,8 @@ void SortByPreemptionCost(std::vector<const RunningJob*>& candidates, bool rotat
 }
 
 std::optional<std::vector<const RunningJob*>> ChooseVictims(
-    const CapacityIndex& free, const std::vector<TaskRequest>& tasks,
-    const Constraints& constraints, const std::vector<const RunningJob*>& candidates) {
-  CapacityIndex what_if = free;
+    CapacityIndex& what_if, const std::vector<TaskRequest>& tasks, const Constraints& constraints,
+    const std::vector<const RunningJob*>& candidates) {
   std::vector<const RunningJob*> victims;
   bool fits = false;
   for (const RunningJob* c : candidates) {

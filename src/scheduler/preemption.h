@@ -15,11 +15,13 @@ namespace cohort::scheduler {
 // (started or checkpointed most recently), then fewest GPUs, then newest job.
 void SortByPreemptionCost(std::vector<const RunningJob*>& candidates, bool rotate = true);
 
-// Victims among `candidates` (sorted cheapest first) whose resources, added to `free`, let
+// Victims among `candidates` (sorted cheapest first) whose resources, added to `what_if`, let
 // `tasks` fit. Greedy: add the cheapest until the job fits, then drop every victim it fits
 // without, most expensive first. Nothing if even all candidates together do not make room.
+// Works on `what_if` in place (under a mark: CapacityIndex::Mark): it is left with the chosen
+// victims' resources given back, or, when there are none, every candidate's.
 std::optional<std::vector<const RunningJob*>> ChooseVictims(
-    const CapacityIndex& free, const std::vector<TaskRequest>& tasks,
-    const Constraints& constraints, const std::vector<const RunningJob*>& candidates);
+    CapacityIndex& what_if, const std::vector<TaskRequest>& tasks, const Constraints& constraints,
+    const std::vector<const RunningJob*>& candidates);
 
 }  // namespace cohort::scheduler

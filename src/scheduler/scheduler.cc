@@ -4,9 +4,11 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <deque>
 #include <map>
 #include <set>
 #include <tuple>
+#include <unordered_map>
 
 #include "common/units.h"
 #include "scheduler/capacity_index.h"
@@ -29,24 +31,35 @@ Resources TotalOf(const std::vector<TaskRequest>& tasks) {
   return r;
 }
 
-// Resources that come back at a known time (for reservations).
+// Resources that come back at a known time (for reservations). Tasks and placement are a running
+// job's in the snapshot, or kept by the pass (Pass::placements_).
 struct Release {
   Timestamp at;
   const std::vector<TaskRequest>* tasks;
-  std::vector<TaskPlacement> placement;
+  const std::vector<TaskPlacement>* placement;
   bool reserved = false;  // the end of a job reserved this pass
+};
+
+// The capacity indexes of a pass. The scheduler keeps them from one pass to the next, so that
+// each pass copies the nodes into buffers it already has; every pass starts them afresh.
+struct Indexes {
+  CapacityIndex free;
+  CapacityIndex unreserved;
 };
 
 // One scheduling pass. Holds the capacity as the pass changes it.
 class Pass {
  public:
-  Pass(const SchedulerConfig& config, const SchedulingInput& in, PassResidue* residue)
+  Pass(const SchedulerConfig& config, const SchedulingInput& in, PassResidue* residue,
+       Indexes& indexes)
       : residue_(residue),
         config_(config),
         in_(in),
         order_(config, in.cluster, in.pending, in.now),
-        free_(in.cluster.nodes),
-        unreserved_(in.cluster.nodes) {
+        free_(indexes.free),
+        unreserved_(indexes.unreserved) {
+    free_.Reset(in.cluster.nodes);
+    unreserved_.Reset(in.cluster.nodes);
     for (const auto& n : in.cluster.nodes) {
       if (std::find(shapes_.begin(), shapes_.end(), n.total) == shapes_.end()) {
         shapes_.push_back(n.total);
@@ -69,7 +82,7 @@ class Pass {
       if (!end && config.default_runtime) end = r.started_at + *config.default_runtime;
       if (r.stopping) end = in.now;
       if (end) {
-        releases_.push_back(Release{std::max(*end, in.now), &r.tasks, r.placement});
+        releases_.push_back(Release{std::max(*end, in.now), &r.tasks, &r.placement});
         known_ends_gpus += r.Total().gpus;
       }
     }
@@ -312,7 +325,7 @@ class Pass {
     order_.Placed(i);
     if (claimants_.count(job.job_id)) reclaim_delta_[job.team] -= TotalOf(job.tasks).gpus;
     if (auto end = ExpectedEnd(in_.now, job)) {
-      releases_.push_back(Release{*end, &job.tasks, placement});
+      AddRelease(Release{*end, &job.tasks, &placements_.emplace_back(placement)});
     } else {
       unknown_ends_ = true;
     }
@@ -399,17 +412,17 @@ class Pass {
       return false;
     }
     ++preemption_searches_;
+    std::optional<std::vector<TaskPlacement>> placement;
     {
-      CapacityIndex what_if = unreserved_;
-      for (const RunningJob* s : stopping) what_if.Give(s->tasks, s->placement);
-      if (auto placement = what_if.Place(job.tasks, job.constraints)) {
-        Hold(job, *placement);
-        Wait(job, fmt::format("waiting for {} stopping job{} to free their resources",
-                              stopping.size(), stopping.size() == 1 ? "" : "s"));
-        return true;
-      }
+      ScopedWhatIf what_if(unreserved_);
+      for (const RunningJob* s : stopping) unreserved_.Give(s->tasks, s->placement);
+      placement = unreserved_.Place(job.tasks, job.constraints);
     }
-    return false;
+    if (!placement) return false;
+    Hold(job, *placement);
+    Wait(job, fmt::format("waiting for {} stopping job{} to free their resources", stopping.size(),
+                          stopping.size() == 1 ? "" : "s"));
+    return true;
   }
 
   // Preempts for `job` if it is entitled to: returns true if the job is dealt with (victims
@@ -480,8 +493,14 @@ class Pass {
     // Cheap test first: even all of them together would not free enough GPUs.
     if (candidates.empty() || candidate_gpus + unreserved_.free_gpus() < need.gpus) return false;
     SortByPreemptionCost(candidates, RotateVictims());
-    CapacityIndex what_if = unreserved_;
-    auto victims = ChooseVictims(what_if, job.tasks, job.constraints, candidates);
+    // Where the job will start once its victims have stopped.
+    std::optional<std::vector<const RunningJob*>> victims;
+    std::optional<std::vector<TaskPlacement>> placement;
+    {
+      ScopedWhatIf what_if(unreserved_);
+      victims = ChooseVictims(unreserved_, job.tasks, job.constraints, candidates);
+      if (victims) placement = unreserved_.Place(job.tasks, job.constraints);
+    }
     if (!victims) return false;
     std::vector<std::string> names;
     reclaim_delta_[job.team] += need.gpus;
@@ -511,9 +530,8 @@ class Pass {
       }
       plan_.preemptions.push_back(Preemption{v->job_id, job.job_id, why, cause});
       names.push_back(std::to_string(v->job_id));
-      what_if.Give(v->tasks, v->placement);
     }
-    if (auto placement = what_if.Place(job.tasks, job.constraints)) Hold(job, *placement);
+    if (placement) Hold(job, *placement);
     Wait(job, fmt::format("preempting job{} {} to make room; starts once they have stopped",
                           names.size() == 1 ? "" : "s", fmt::join(names, ", ")));
     return true;
@@ -569,14 +587,18 @@ class Pass {
                              -a->job_id) <
              std::make_tuple(b->priority, -b->tasks[0].index, -ToMicros(b->started_at), -b->job_id);
     });
-    CapacityIndex what_if = unreserved_;
-    auto chosen = ChooseVictims(what_if, job.tasks, job.constraints, units);
+    std::optional<std::vector<const RunningJob*>> chosen;
+    std::optional<std::vector<TaskPlacement>> placement;
+    {
+      ScopedWhatIf what_if(unreserved_);
+      chosen = ChooseVictims(unreserved_, job.tasks, job.constraints, units);
+      if (chosen) placement = unreserved_.Place(job.tasks, job.constraints);
+    }
     if (!chosen) return false;
     std::map<std::pair<JobId, std::string>, std::vector<int>> by_group;
     for (const RunningJob* u : *chosen) {
       shrunk_.insert({u->job_id, u->tasks[0].role, u->tasks[0].index});
       by_group[{u->job_id, u->tasks[0].role}].push_back(u->tasks[0].index);
-      what_if.Give(u->tasks, u->placement);
     }
     std::vector<std::string> names;
     for (auto& [key, indices] : by_group) {
@@ -588,7 +610,7 @@ class Pass {
       shrinking_jobs_.insert(key.first);
       names.push_back(fmt::format("{} of job {}", indices.size(), key.first));
     }
-    if (auto placement = what_if.Place(job.tasks, job.constraints)) Hold(job, *placement);
+    if (placement) Hold(job, *placement);
     Wait(job, fmt::format("taking back elastic replicas ({}); starts once they have stopped",
                           fmt::join(names, ", ")));
     return true;
@@ -624,44 +646,78 @@ class Pass {
     }
   }
 
+  // Releases are kept in time order (ties in the order they were added) from the first
+  // reservation of the pass on; before that, in the order they were added.
+  void AddRelease(const Release& r) {
+    if (!releases_sorted_) return releases_.push_back(r);
+    auto at = std::upper_bound(releases_.begin(), releases_.end(), r,
+                               [](const Release& a, const Release& b) { return a.at < b.at; });
+    releases_.insert(at, r);
+  }
+
+  // Whether an earlier reservation of this pass will use the GPU.
+  bool Reserved(const std::string& node_id, int gpu) const {
+    auto it = reserved_gpus_.find(node_id);
+    return it != reserved_gpus_.end() &&
+           std::find(it->second.begin(), it->second.end(), gpu) != it->second.end();
+  }
+  bool AnyReserved(const std::vector<TaskPlacement>& placement) const {
+    if (reserved_gpus_.empty()) return false;
+    for (const auto& p : placement) {
+      for (int g : p.gpus) {
+        if (Reserved(p.node_id, g)) return true;
+      }
+    }
+    return false;
+  }
+
   // The earliest time the job fits, from the known ends of what runs; it holds those resources
   // from now on, so that nothing that would still run then can take them.
   void Reserve(const PendingJob& job) {
     ++reservations_;
-    std::vector<const Release*> timeline;
-    for (const auto& r : releases_) timeline.push_back(&r);
-    std::stable_sort(timeline.begin(), timeline.end(),
-                     [](const Release* a, const Release* b) { return a->at < b->at; });
-    CapacityIndex what_if = unreserved_;
-    for (size_t k = 0; k < timeline.size(); ++k) {
-      const Release& r = *timeline[k];
-      if (r.reserved || reserved_gpus_.empty()) {
-        what_if.Give(*r.tasks, r.placement, /*partial=*/true);
-      } else {
-        // GPUs that earlier reservations will use go to them, not to this job.
-        std::vector<TaskPlacement> rest = r.placement;
-        for (auto& p : rest) {
-          std::erase_if(p.gpus, [&](int g) { return reserved_gpus_.count({p.node_id, g}); });
+    if (!releases_sorted_) {
+      std::stable_sort(releases_.begin(), releases_.end(),
+                       [](const Release& a, const Release& b) { return a.at < b.at; });
+      releases_sorted_ = true;
+    }
+    std::optional<std::vector<TaskPlacement>> placement;
+    Timestamp at;
+    {
+      // What is free once the releases up to each time have come back.
+      ScopedWhatIf what_if(unreserved_);
+      for (size_t k = 0; k < releases_.size() && !placement; ++k) {
+        const Release& r = releases_[k];
+        if (r.reserved || !AnyReserved(*r.placement)) {
+          unreserved_.Give(*r.tasks, *r.placement, /*partial=*/true);
+        } else {
+          // GPUs that earlier reservations will use go to them, not to this job.
+          std::vector<TaskPlacement> rest = *r.placement;
+          for (auto& p : rest) {
+            std::erase_if(p.gpus, [&](int g) { return Reserved(p.node_id, g); });
+          }
+          unreserved_.Give(*r.tasks, rest, /*partial=*/true);
         }
-        what_if.Give(*r.tasks, rest, /*partial=*/true);
+        if (k + 1 < releases_.size() && releases_[k + 1].at == r.at) continue;
+        placement = unreserved_.Place(job.tasks, job.constraints);
+        at = r.at;
       }
-      if (k + 1 < timeline.size() && timeline[k + 1]->at == timeline[k]->at) continue;
-      if (auto placement = what_if.Place(job.tasks, job.constraints)) {
-        Timestamp at = timeline[k]->at;
-        Hold(job, *placement);
-        if (!earliest_reservation_ || at < *earliest_reservation_) earliest_reservation_ = at;
-        // What it will use is not there for jobs reserved after it until it ends.
-        for (const auto& p : *placement) {
-          for (int g : p.gpus) reserved_gpus_.emplace(p.node_id, g);
-        }
-        if (auto end = ExpectedEnd(at, job)) {
-          releases_.push_back(Release{*end, &job.tasks, *placement, /*reserved=*/true});
-        }
-        return Wait(job,
-                    fmt::format("{}; reserved to start by {} at the latest", Busy(job),
-                                FormatTimestamp(at)),
-                    false, at);
+    }
+    if (placement) {
+      Hold(job, *placement);
+      if (!earliest_reservation_ || at < *earliest_reservation_) earliest_reservation_ = at;
+      // What it will use is not there for jobs reserved after it until it ends.
+      for (const auto& p : *placement) {
+        std::vector<int>& reserved = reserved_gpus_[p.node_id];
+        reserved.insert(reserved.end(), p.gpus.begin(), p.gpus.end());
       }
+      if (auto end = ExpectedEnd(at, job)) {
+        AddRelease(Release{*end, &job.tasks, &placements_.emplace_back(*placement),
+                           /*reserved=*/true});
+      }
+      return Wait(
+          job,
+          fmt::format("{}; reserved to start by {} at the latest", Busy(job), FormatTimestamp(at)),
+          false, at);
     }
     // What runs has known ends, and earlier reservations take what it would need (or one job
     // already drains nodes): it waits its turn behind them, holding nothing.
@@ -695,15 +751,18 @@ class Pass {
   const SchedulerConfig& config_;
   const SchedulingInput& in_;
   JobOrder order_;
-  CapacityIndex free_;        // what is free now
-  CapacityIndex unreserved_;  // free now and not held for a reservation or a preemption
+  CapacityIndex& free_;        // what is free now
+  CapacityIndex& unreserved_;  // free now and not held for a reservation or a preemption
   std::optional<Timestamp> earliest_reservation_;
   int reservations_ = 0;
   std::optional<JobId> blocked_by_;
   std::vector<Release> releases_;
-  std::set<std::pair<std::string, int>> reserved_gpus_;  // (node, GPU) of this pass's reservations
-  bool unknown_ends_ = false;                            // something runs with no known end
-  bool drained_ = false;  // a job holds the nodes closest to fitting it
+  bool releases_sorted_ = false;
+  std::deque<std::vector<TaskPlacement>> placements_;  // of releases this pass adds
+  // GPUs of this pass's reservations, by node.
+  std::unordered_map<std::string, std::vector<int>> reserved_gpus_;
+  bool unknown_ends_ = false;  // something runs with no known end
+  bool drained_ = false;       // a job holds the nodes closest to fitting it
   std::set<JobId> victims_;
   std::map<std::string, int64_t> reclaim_delta_;  // by team: see Entitled()
   std::set<JobId> claimants_;                     // waiting jobs that running ones stop for
@@ -733,15 +792,16 @@ class GangScheduler final : public Scheduler {
  public:
   explicit GangScheduler(SchedulerConfig config) : config_(config) {}
   Plan Schedule(const SchedulingInput& input) override {
-    return Pass(config_, input, nullptr).Run();
+    return Pass(config_, input, nullptr, indexes_).Run();
   }
   Plan Schedule(const SchedulingInput& input, PassResidue& residue) override {
-    return Pass(config_, input, &residue).Run();
+    return Pass(config_, input, &residue, indexes_).Run();
   }
   const SchedulerConfig& config() const override { return config_; }
 
  private:
   SchedulerConfig config_;
+  Indexes indexes_;
 };
 
 }  // namespace
