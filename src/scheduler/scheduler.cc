@@ -376,20 +376,37 @@ class Pass {
     return config_.policy != Policy::kLeastAttainedService && config_.policy != Policy::kSrtfOracle;
   }
 
-  // Running jobs that may be preempted at all (not stopping, past their minimum run time), by
-  // team, cheapest first.
-  const std::map<std::string, std::vector<const RunningJob*>>& Preemptible() {
-    if (!preemptible_) {
-      preemptible_.emplace();
-      for (const auto& r : in_.cluster.running) {
-        if (r.stopping) continue;
-        if (in_.now - r.started_at < config_.min_runtime_before_preemption) {
-          young_.push_back(&r);
-          continue;
-        }
-        (*preemptible_)[r.team].push_back(&r);
+  // A running job that may be preempted, with what victim searches ask of it.
+  struct Preemptible {
+    const RunningJob* job = nullptr;
+    size_t team = 0;  // into preemptible_teams_
+    int64_t gpus = 0;
+    int queue = 0;  // its least-attained-service queue now
+  };
+
+  // Running jobs that may be preempted at all (not stopping, past their minimum run time),
+  // cheapest first, built on first need. A search keeps the order: its candidates are these,
+  // filtered, so they come cheapest first without a sort of their own.
+  const std::vector<Preemptible>& PreemptibleJobs() {
+    if (preemptible_) return *preemptible_;
+    preemptible_.emplace();
+    std::vector<const RunningJob*> jobs;
+    for (const auto& r : in_.cluster.running) {
+      if (r.stopping) continue;
+      if (in_.now - r.started_at < config_.min_runtime_before_preemption) {
+        young_.push_back(&r);
+        continue;
       }
-      for (auto& [team, jobs] : *preemptible_) SortByPreemptionCost(jobs, RotateVictims());
+      jobs.push_back(&r);
+    }
+    SortByPreemptionCost(jobs, RotateVictims());
+    preemptible_->reserve(jobs.size());
+    for (const RunningJob* r : jobs) {
+      auto team = std::find(preemptible_teams_.begin(), preemptible_teams_.end(), r->team);
+      if (team == preemptible_teams_.end()) team = preemptible_teams_.insert(team, r->team);
+      preemptible_->push_back(Preemptible{r, static_cast<size_t>(team - preemptible_teams_.begin()),
+                                          r->Total().gpus,
+                                          LasQueue(AttainedNow(*r), config_.las_thresholds)});
     }
     return *preemptible_;
   }
@@ -456,43 +473,62 @@ class Pass {
     std::vector<const RunningJob*> candidates;
     std::set<JobId> reclaimed;  // candidates taken back from a team that borrows
     int64_t candidate_gpus = 0;
-    // `taken`: GPUs of the victim's team already among the candidates. A team is reclaimed from
-    // only while it still borrows, so at most its last victim takes it below its guarantee.
+    // A team is reclaimed from only while it still borrows, so at most its last victim takes it
+    // below its guarantee. `taken`: GPUs of the victim's team already among the candidates.
     auto reclaim_from = [&](const RunningJob& r, int64_t taken) {
       return r.team != job.team && config_.quota_reclaim && within_guarantee &&
              Entitled(r.team) - taken > order_.TeamUsage(r.team).guaranteed_gpus;
     };
-    auto by_other_right = [&](const RunningJob& r) {
-      bool lower = r.team == job.team && config_.priority_preemption && r.priority < job.priority;
-      bool served_more = by_las && LasQueue(AttainedNow(r), config_.las_thresholds) > job_queue &&
-                         (las || MayPreemptForLevel(config_, r, job, in_.now));
+    // `queue`: r's least-attained-service queue now.
+    auto by_other_right = [&](const RunningJob& r, int queue, bool same_team) {
+      bool lower = same_team && config_.priority_preemption && r.priority < job.priority;
+      bool served_more =
+          by_las && queue > job_queue && (las || MayPreemptForLevel(config_, r, job, in_.now));
       bool more_left = by_srtf && OracleService(r, in_.now) > job_service;
       return lower || served_more || more_left;
     };
-    for (const auto& [other, jobs] : Preemptible()) {
-      int64_t taken = 0;
-      for (const RunningJob* r : jobs) {
-        if (victims_.count(r->job_id)) continue;
-        if (reclaim_from(*r, taken)) {
-          reclaimed.insert(r->job_id);
-          taken += r->Total().gpus;
-        } else if (!by_other_right(*r)) {
-          continue;
-        }
-        candidates.push_back(r);
-        candidate_gpus += r->Total().gpus;
+    // The same test for every preemptible job, with what depends on its team alone worked out
+    // once per team: whether it is the job's own, and how many GPUs it may still lose to
+    // reclaim (Entitled less its guarantee, less what is already among the candidates).
+    const std::vector<Preemptible>& preemptible = PreemptibleJobs();
+    struct Lender {
+      bool same_team = false;
+      bool reclaim = false;
+      int64_t room = 0;
+    };
+    std::vector<Lender> lenders(preemptible_teams_.size());
+    for (size_t t = 0; t < lenders.size(); ++t) {
+      const std::string& name = preemptible_teams_[t];
+      lenders[t].same_team = name == job.team;
+      lenders[t].reclaim = !lenders[t].same_team && config_.quota_reclaim && within_guarantee;
+      if (lenders[t].reclaim) {
+        lenders[t].room = Entitled(name) - order_.TeamUsage(name).guaranteed_gpus;
       }
+    }
+    for (const Preemptible& p : preemptible) {
+      const RunningJob& r = *p.job;
+      if (!victims_.empty() && victims_.count(r.job_id)) continue;
+      Lender& lender = lenders[p.team];
+      if (lender.reclaim && lender.room > 0) {
+        reclaimed.insert(r.job_id);
+        lender.room -= p.gpus;
+      } else if (!by_other_right(r, p.queue, lender.same_team)) {
+        continue;
+      }
+      candidates.push_back(&r);
+      candidate_gpus += p.gpus;
     }
     // Jobs it could preempt but for their minimum run time: look again when the first of them
     // reaches it, if nothing else happens before.
     for (const RunningJob* r : young_) {
-      if (reclaim_from(*r, 0) || by_other_right(*r)) {
+      if (reclaim_from(*r, 0) ||
+          by_other_right(*r, LasQueue(AttainedNow(*r), config_.las_thresholds),
+                         r->team == job.team)) {
         Recheck(r->started_at + config_.min_runtime_before_preemption);
       }
     }
     // Cheap test first: even all of them together would not free enough GPUs.
     if (candidates.empty() || candidate_gpus + unreserved_.free_gpus() < need.gpus) return false;
-    SortByPreemptionCost(candidates, RotateVictims());
     // Where the job will start once its victims have stopped.
     std::optional<std::vector<const RunningJob*>> victims;
     std::optional<std::vector<TaskPlacement>> placement;
@@ -783,8 +819,8 @@ class Pass {
   int highest_las_queue_ = 0;                   // of running jobs (policy las)
   std::map<std::string, int> highest_level_;    // of unprotected running jobs by team (default)
   Duration most_service_left_{};                // of running jobs (policy srtf-oracle)
-  // Running jobs that may be preempted, cheapest first, by team (built on first need).
-  std::optional<std::map<std::string, std::vector<const RunningJob*>>> preemptible_;
+  std::optional<std::vector<Preemptible>> preemptible_;  // see PreemptibleJobs()
+  std::vector<std::string> preemptible_teams_;           // the teams of those jobs
   Plan plan_;
 };
 
