@@ -255,13 +255,29 @@ bool ClusterState::AnyElasticCanGrow() const {
 
 // --- The scheduler's view ---
 
-ClusterSnapshot ClusterState::Snapshot() const {
-  ClusterSnapshot s;
-  Snapshot(s);
-  return s;
+bool ClusterState::AnyLeaving(const Holding& h) {
+  return std::find(h.leaving.begin(), h.leaving.end(), true) != h.leaving.end();
 }
 
-void ClusterState::Snapshot(ClusterSnapshot& into) const {
+void ClusterState::Split(const Holding& h, RunningJob& staying, RunningJob& leaving) {
+  staying = h.job;
+  leaving = h.job;
+  staying.tasks.clear();
+  staying.placement.clear();
+  staying.task_started.clear();
+  leaving.tasks.clear();
+  leaving.placement.clear();
+  leaving.task_started.clear();
+  leaving.stopping = true;
+  for (size_t t = 0; t < h.job.tasks.size(); ++t) {
+    RunningJob& to = h.leaving[t] ? leaving : staying;
+    to.tasks.push_back(h.job.tasks[t]);
+    to.placement.push_back(h.job.placement[t]);
+    to.task_started.push_back(h.job.task_started[t]);
+  }
+}
+
+void ClusterState::NodesAndTeams(ClusterSnapshot& into) const {
   // Element by element, so that strings, vectors and maps keep their buffers.
   size_t nodes = 0;
   for (const auto& n : nodes_) {
@@ -274,42 +290,46 @@ void ClusterState::Snapshot(ClusterSnapshot& into) const {
     ++nodes;
   }
   into.nodes.resize(nodes);
-  size_t running = 0;
-  auto put = [&](const RunningJob& job) {
-    if (running < into.running.size()) {
-      into.running[running] = job;
-    } else {
-      into.running.push_back(job);
-    }
-    return running++;
-  };
+  into.teams = teams_;
+}
+
+ClusterSnapshot ClusterState::Snapshot() const {
+  ClusterSnapshot s;
+  NodesAndTeams(s);
+  s.running.reserve(jobs_.size());
   for (const auto& [id, h] : jobs_) {
-    bool any_leaving = std::any_of(h.leaving.begin(), h.leaving.end(), [](bool l) { return l; });
-    if (!any_leaving) {
-      put(h.job);
+    if (!AnyLeaving(h)) {
+      s.running.push_back(h.job);
       continue;
     }
-    // Replicas on their way out count as a stopping job of their own.
-    size_t staying_at = put(h.job);
-    size_t leaving_at = put(h.job);
-    RunningJob& staying = into.running[staying_at];
-    RunningJob& leaving = into.running[leaving_at];
-    staying.tasks.clear();
-    staying.placement.clear();
-    staying.task_started.clear();
-    leaving.tasks.clear();
-    leaving.placement.clear();
-    leaving.task_started.clear();
-    leaving.stopping = true;
-    for (size_t t = 0; t < h.job.tasks.size(); ++t) {
-      RunningJob& to = h.leaving[t] ? leaving : staying;
-      to.tasks.push_back(h.job.tasks[t]);
-      to.placement.push_back(h.job.placement[t]);
-      to.task_started.push_back(h.job.task_started[t]);
-    }
+    RunningJob staying;
+    RunningJob leaving;
+    Split(h, staying, leaving);
+    s.running.push_back(std::move(staying));
+    s.running.push_back(std::move(leaving));
   }
-  into.running.erase(into.running.begin() + static_cast<ptrdiff_t>(running), into.running.end());
-  into.teams = teams_;
+  return s;
+}
+
+void ClusterState::View(ClusterSnapshot& into, std::vector<const RunningJob*>& running) {
+  NodesAndTeams(into);
+  into.running.clear();
+  size_t splits = 0;
+  for (const auto& [id, h] : jobs_) splits += AnyLeaving(h) ? 2 : 0;
+  split_.resize(splits);  // no reallocation below: `running` points into it
+  running.clear();
+  running.reserve(jobs_.size() + splits / 2);
+  size_t next = 0;
+  for (const auto& [id, h] : jobs_) {
+    if (!AnyLeaving(h)) {
+      running.push_back(&h.job);
+      continue;
+    }
+    Split(h, split_[next], split_[next + 1]);
+    running.push_back(&split_[next]);
+    running.push_back(&split_[next + 1]);
+    next += 2;
+  }
 }
 
 Applied ClusterState::Apply(const Plan& plan, const std::vector<PendingJob>& pending,

@@ -99,9 +99,12 @@ class ClusterState {
   // Ready nodes with what is free on them; every job that holds resources, its leaving replicas
   // as a stopping job of their own; the teams.
   ClusterSnapshot Snapshot() const;
-  // The same into `into`, whatever it held before: its buffers are reused, so that a caller that
-  // keeps one snapshot from pass to pass copies the cluster without allocating it anew.
-  void Snapshot(ClusterSnapshot& into) const;
+  // The same without copying the jobs: `into` gets the nodes and teams (its buffers reused, so
+  // that a caller that keeps one from pass to pass does not allocate them anew) and no running
+  // jobs; `running` points at the state's own, in the snapshot's order. What it points at is
+  // valid until the state next changes: a scheduling pass reads it (SchedulingInput::running),
+  // then the plan is applied.
+  void View(ClusterSnapshot& into, std::vector<const RunningJob*>& running);
   int64_t used_gpus() const { return used_gpus_; }
 
   // Applies a plan the scheduler made on Snapshot(): placements (for jobs of `pending`, the
@@ -123,6 +126,11 @@ class ClusterState {
   };
 
   Node* MutableNode(const std::string& node_id);
+  // Whether some of its replicas are on their way out; if so, the scheduler sees it as two
+  // jobs: the replicas that stay, and those that leave as a stopping job of their own.
+  static bool AnyLeaving(const Holding& h);
+  static void Split(const Holding& h, RunningJob& staying, RunningJob& leaving);
+  void NodesAndTeams(ClusterSnapshot& into) const;
   // Whether every task of `tasks` fits on `placement` (ready nodes, free resources), counting
   // the earlier tasks of the same list.
   bool Fits(const std::vector<TaskRequest>& tasks,
@@ -137,6 +145,8 @@ class ClusterState {
   std::vector<TeamQuota> teams_;
   std::set<JobId> claims_;
   int64_t used_gpus_ = 0;
+  // View(): the jobs with replicas on their way out, split (Split()).
+  std::vector<RunningJob> split_;
 };
 
 // The scheduler's view of a job that has just started on `placement`.

@@ -7,6 +7,15 @@
 
 namespace cohort::scheduler {
 
+std::vector<const RunningJob*> RunningJobs(const ClusterSnapshot& cluster,
+                                           const std::vector<const RunningJob*>* running) {
+  if (running) return *running;
+  std::vector<const RunningJob*> out;
+  out.reserve(cluster.running.size());
+  for (const auto& r : cluster.running) out.push_back(&r);
+  return out;
+}
+
 int LasQueue(Duration attained, const std::vector<Duration>& thresholds) {
   int queue = 0;
   for (Duration t : thresholds) queue += attained >= t ? 1 : 0;
@@ -77,6 +86,7 @@ Rank RankOf(const SchedulerConfig& config, const PendingJob& job, Timestamp now)
 }
 
 JobOrder::JobOrder(const SchedulerConfig& config, const ClusterSnapshot& cluster,
+                   const std::vector<const RunningJob*>& running,
                    const std::vector<PendingJob>& pending, Timestamp now)
     : policy_(config.policy), pending_(pending) {
   for (const auto& n : cluster.nodes) capacity_ += n.total;
@@ -84,10 +94,10 @@ JobOrder::JobOrder(const SchedulerConfig& config, const ClusterSnapshot& cluster
     teams_[t.name].guaranteed_gpus = t.guaranteed_gpus;
     teams_[t.name].max_gpus = t.max_gpus;
   }
-  for (const auto& r : cluster.running) {
-    Resources held = r.Total();
-    teams_[r.team].held += held;
-    users_[{r.team, r.user}] += held;
+  for (const RunningJob* r : running) {
+    Resources held = r->Total();
+    teams_[r->team].held += held;
+    users_[{r->team, r->user}] += held;
   }
   auto by_submission = [&](size_t a, size_t b) {
     return std::tie(pending[a].submitted_at, pending[a].job_id) <
@@ -138,7 +148,7 @@ JobOrder::JobOrder(const SchedulerConfig& config, const ClusterSnapshot& cluster
 std::vector<size_t> ConsiderationOrder(const SchedulerConfig& config,
                                        const ClusterSnapshot& cluster,
                                        const std::vector<PendingJob>& pending, Timestamp now) {
-  JobOrder order(config, cluster, pending, now);
+  JobOrder order(config, cluster, RunningJobs(cluster, nullptr), pending, now);
   std::vector<size_t> out;
   out.reserve(pending.size());
   while (auto next = order.Next()) {

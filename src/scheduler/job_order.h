@@ -20,6 +20,11 @@ struct Usage {
   std::optional<int64_t> max_gpus;
 };
 
+// The jobs that hold resources, for a pass: `running` if given (SchedulingInput::running), else
+// the snapshot's own.
+std::vector<const RunningJob*> RunningJobs(const ClusterSnapshot& cluster,
+                                           const std::vector<const RunningJob*>* running);
+
 // The least-attained-service queue of a job that has had `attained` GPU time.
 int LasQueue(Duration attained, const std::vector<Duration>& thresholds);
 
@@ -66,8 +71,10 @@ std::string DescribeOrder(Policy policy);
 
 class JobOrder {
  public:
+  // `cluster`: its nodes and teams; `running`: the jobs that hold resources (RunningJobs()).
   JobOrder(const SchedulerConfig& config, const ClusterSnapshot& cluster,
-           const std::vector<PendingJob>& pending, Timestamp now);
+           const std::vector<const RunningJob*>& running, const std::vector<PendingJob>& pending,
+           Timestamp now);
 
   // The index (into `pending`) of the next job to consider; every job comes exactly once.
   std::optional<size_t> Next();

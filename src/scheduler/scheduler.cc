@@ -55,7 +55,8 @@ class Pass {
       : residue_(residue),
         config_(config),
         in_(in),
-        order_(config, in.cluster, in.pending, in.now),
+        running_(RunningJobs(in.cluster, in.running)),
+        order_(config, in.cluster, running_, in.pending, in.now),
         free_(indexes.free),
         unreserved_(indexes.unreserved) {
     free_.Reset(in.cluster.nodes);
@@ -70,7 +71,8 @@ class Pass {
       cluster_total_ += n.total;
     }
     int64_t known_ends_gpus = 0;
-    for (const auto& r : in.cluster.running) {
+    for (const RunningJob* job : running_) {
+      const RunningJob& r = *job;
       if (r.stopping) {
         stopping_.push_back(&r);
       } else {
@@ -122,7 +124,8 @@ class Pass {
   Plan Run() {
     bool fair = config_.policy == Policy::kFairShare;
     if (UsesLevels()) {
-      for (const auto& r : in_.cluster.running) {
+      for (const RunningJob* job : running_) {
+        const RunningJob& r = *job;
         if (r.stopping) continue;
         Duration attained = AttainedNow(r);
         if (fair && IsProtected(config_, r, in_.now)) {
@@ -147,7 +150,8 @@ class Pass {
       }
     }
     if (config_.policy == Policy::kSrtfOracle) {
-      for (const auto& r : in_.cluster.running) {
+      for (const RunningJob* job : running_) {
+        const RunningJob& r = *job;
         if (!r.stopping)
           most_service_left_ = std::max(most_service_left_, OracleService(r, in_.now));
       }
@@ -344,10 +348,7 @@ class Pass {
 
   void Consider(size_t i) {
     const PendingJob& job = in_.pending[i];
-    if (blocked_by_) {
-      return Wait(job, fmt::format("waiting behind job {} (strict {} order)", *blocked_by_,
-                                   PolicyName(config_.policy)));
-    }
+    if (blocked_by_) return Wait(job, blocked_text_);
     if (auto why = Unschedulable(job)) return Wait(job, *why, /*unschedulable=*/true);
     Resources need = TotalOf(job.tasks);
     const Usage& team = order_.TeamUsage(job.team);
@@ -363,7 +364,12 @@ class Pass {
     if (TryShrink(job)) return;
     if (TryPreemption(job)) return;
     if (config_.backfill && reservations_ < config_.reservations) return Reserve(job);
-    if (!config_.backfill) blocked_by_ = job.job_id;
+    if (!config_.backfill) {
+      // Every job behind it waits for it: one text for all of them.
+      blocked_by_ = job.job_id;
+      blocked_text_ = fmt::format("waiting behind job {} (strict {} order)", job.job_id,
+                                  PolicyName(config_.policy));
+    }
     Wait(job, Busy(job));
   }
 
@@ -391,7 +397,8 @@ class Pass {
     if (preemptible_) return *preemptible_;
     preemptible_.emplace();
     std::vector<const RunningJob*> jobs;
-    for (const auto& r : in_.cluster.running) {
+    for (const RunningJob* job : running_) {
+      const RunningJob& r = *job;
       if (r.stopping) continue;
       if (in_.now - r.started_at < config_.min_runtime_before_preemption) {
         young_.push_back(&r);
@@ -578,7 +585,8 @@ class Pass {
   const std::vector<RunningJob>& ElasticSurplus() {
     if (surplus_) return *surplus_;
     surplus_.emplace();
-    for (const auto& r : in_.cluster.running) {
+    for (const RunningJob* job : running_) {
+      const RunningJob& r = *job;
       if (r.stopping) continue;
       for (const auto& group : r.elastic) {
         std::vector<size_t> replicas;
@@ -655,7 +663,8 @@ class Pass {
   // Elastic jobs grow into GPUs that nobody else wants now (not free for a waiting job, not
   // held for a reservation), one replica at a time, up to their maximum and their team's limit.
   void Grow() {
-    for (const auto& r : in_.cluster.running) {
+    for (const RunningJob* job : running_) {
+      const RunningJob& r = *job;
       if (r.stopping || r.elastic.empty() || shrinking_jobs_.count(r.job_id)) continue;
       Growth growth;
       growth.job_id = r.job_id;
@@ -786,12 +795,14 @@ class Pass {
   std::vector<PassResidue::Waiting> queue_;
   const SchedulerConfig& config_;
   const SchedulingInput& in_;
+  std::vector<const RunningJob*> running_;  // every job that holds resources (RunningJobs())
   JobOrder order_;
   CapacityIndex& free_;        // what is free now
   CapacityIndex& unreserved_;  // free now and not held for a reservation or a preemption
   std::optional<Timestamp> earliest_reservation_;
   int reservations_ = 0;
   std::optional<JobId> blocked_by_;
+  std::string blocked_text_;  // the reason of the jobs behind it
   std::vector<Release> releases_;
   bool releases_sorted_ = false;
   std::deque<std::vector<TaskPlacement>> placements_;  // of releases this pass adds
