@@ -97,7 +97,6 @@ JobOrder::JobOrder(const SchedulerConfig& config, const ClusterSnapshot& cluster
   for (const RunningJob* r : running) {
     Resources held = r->Total();
     teams_[r->team].held += held;
-    users_[{r->team, r->user}] += held;
   }
   auto by_submission = [&](size_t a, size_t b) {
     return std::tie(pending[a].submitted_at, pending[a].job_id) <
@@ -195,13 +194,9 @@ void JobOrder::Placed(size_t i) {
   Resources total;
   for (const auto& t : job.tasks) total += t.resources;
   teams_[job.team].held += total;
-  users_[{job.team, job.user}] += total;
 }
 
-void JobOrder::Grew(const std::string& team, const std::string& user, const Resources& r) {
-  teams_[team].held += r;
-  users_[{team, user}] += r;
-}
+void JobOrder::Grew(const std::string& team, const Resources& r) { teams_[team].held += r; }
 
 std::optional<size_t> JobOrder::Next() {
   if (next_first_ < first_.size()) return first_[next_first_++];

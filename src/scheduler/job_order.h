@@ -12,8 +12,7 @@
 
 namespace cohort::scheduler {
 
-// What a team (or a user within a team) holds: running and stopping jobs, plus what this pass
-// has placed so far.
+// What a team holds: running and stopping jobs, plus what this pass has placed so far.
 struct Usage {
   Resources held;
   int64_t guaranteed_gpus = 0;
@@ -78,10 +77,10 @@ class JobOrder {
 
   // The index (into `pending`) of the next job to consider; every job comes exactly once.
   std::optional<size_t> Next();
-  // Job `i` was placed: its team and user hold more now.
+  // Job `i` was placed: its team holds more now.
   void Placed(size_t i);
   // Resources given outside the queue (an elastic job grew).
-  void Grew(const std::string& team, const std::string& user, const Resources& r);
+  void Grew(const std::string& team, const Resources& r);
 
   const Usage& TeamUsage(const std::string& team) const;
   const std::map<std::string, Usage>& Teams() const { return teams_; }
@@ -101,10 +100,9 @@ class JobOrder {
   const std::vector<PendingJob>& pending_;
   Resources capacity_;
   std::map<std::string, Usage> teams_;
-  std::map<std::pair<std::string, std::string>, Resources> users_;  // (team, user)
-  std::map<std::string, TeamQueue> queues_;                         // fair share
-  std::vector<Rank> ranks_;                                         // fair share, by job
-  std::vector<size_t> static_order_;                                // fifo, las
+  std::map<std::string, TeamQueue> queues_;  // fair share
+  std::vector<Rank> ranks_;                  // fair share, by job
+  std::vector<size_t> static_order_;         // fifo, las
   size_t next_static_ = 0;
   std::vector<size_t> first_;  // jobs that others were preempted for, before any other
   size_t next_first_ = 0;

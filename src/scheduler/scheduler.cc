@@ -76,7 +76,7 @@ class Pass {
       if (r.stopping) {
         stopping_.push_back(&r);
       } else {
-        auto [it, fresh] = lowest_priority_.emplace(r.team, r.priority);
+        auto [it, fresh] = lowest_priority_.try_emplace(r.team, r.priority);
         if (!fresh) it->second = std::min(it->second, r.priority);
       }
       std::optional<Timestamp> end = r.ends_by;
@@ -94,8 +94,12 @@ class Pass {
     // Quota reclaim counts what is on its way out as gone, and as held by the job it stops for.
     std::set<JobId> stopped_for;
     for (const RunningJob* r : stopping_) {
-      reclaim_delta_[r->team] -= r->Total().gpus;
+      int64_t gpus = r->Total().gpus;
+      reclaim_delta_[r->team] -= gpus;
       if (r->stopping_for) stopped_for.insert(*r->stopping_for);
+      Coming& coming = r->stopping_for ? coming_for_[*r->stopping_for] : coming_for_anyone_;
+      ++coming.jobs;
+      coming.gpus += gpus;
     }
     if (!stopped_for.empty()) {
       for (const auto& p : in.pending) {
@@ -421,19 +425,20 @@ class Pass {
   // Jobs (and elastic replicas) already on their way out may be enough for `job`: then it waits
   // for them, and nothing more is preempted or taken back for it.
   bool WaitForStopping(const PendingJob& job) {
-    std::vector<const RunningJob*> stopping;
-    int64_t coming = 0;
-    for (const RunningJob* r : stopping_) {
-      // Jobs on their way out count for this job if they stop for it (or for no one).
-      if (!r->stopping_for || *r->stopping_for == job.job_id) {
-        stopping.push_back(r);
-        coming += r->Total().gpus;
-      }
+    // Jobs on their way out count for this job if they stop for it (or for no one).
+    Coming coming = coming_for_anyone_;
+    if (auto it = coming_for_.find(job.job_id); it != coming_for_.end()) {
+      coming.jobs += it->second.jobs;
+      coming.gpus += it->second.gpus;
     }
-    // Cheap tests first; a look costs a copy of the capacity and shares the search budget.
-    if (stopping.empty() || unreserved_.free_gpus() + coming < TotalOf(job.tasks).gpus ||
+    // Cheap tests first; a look costs a what-if and shares the search budget.
+    if (coming.jobs == 0 || unreserved_.free_gpus() + coming.gpus < TotalOf(job.tasks).gpus ||
         preemption_searches_ >= kMaxPreemptionSearches) {
       return false;
+    }
+    std::vector<const RunningJob*> stopping;
+    for (const RunningJob* r : stopping_) {
+      if (!r->stopping_for || *r->stopping_for == job.job_id) stopping.push_back(r);
     }
     ++preemption_searches_;
     std::optional<std::vector<TaskPlacement>> placement;
@@ -478,7 +483,7 @@ class Pass {
     // Whom it may preempt: lower priority in its own team; borrowers, if it stays within its
     // guarantee.
     std::vector<const RunningJob*> candidates;
-    std::set<JobId> reclaimed;  // candidates taken back from a team that borrows
+    std::vector<JobId> reclaimed;  // candidates taken back from a team that borrows
     int64_t candidate_gpus = 0;
     // A team is reclaimed from only while it still borrows, so at most its last victim takes it
     // below its guarantee. `taken`: GPUs of the victim's team already among the candidates.
@@ -517,7 +522,7 @@ class Pass {
       if (!victims_.empty() && victims_.count(r.job_id)) continue;
       Lender& lender = lenders[p.team];
       if (lender.reclaim && lender.room > 0) {
-        reclaimed.insert(r.job_id);
+        reclaimed.push_back(r.job_id);
         lender.room -= p.gpus;
       } else if (!by_other_right(r, p.queue, lender.same_team)) {
         continue;
@@ -556,7 +561,7 @@ class Pass {
         cause = PreemptionCause::kPriority;
         why = fmt::format("preempted by job {} of higher priority ({} > {})", job.job_id,
                           job.priority, v->priority);
-      } else if (reclaimed.count(v->job_id)) {
+      } else if (std::find(reclaimed.begin(), reclaimed.end(), v->job_id) != reclaimed.end()) {
         cause = PreemptionCause::kQuotaReclaim;
         why = fmt::format(
             "preempted by job {}: team {} reclaims its guaranteed GPUs from team {}, which "
@@ -681,7 +686,7 @@ class Pass {
           if (!placement) break;
           free_.Take(one, *placement);
           unreserved_.Take(one, *placement);
-          order_.Grew(r.team, r.user, group.per_replica);
+          order_.Grew(r.team, group.per_replica);
           growth.tasks.push_back(one[0]);
           growth.placement.push_back((*placement)[0]);
           ++next_index;
@@ -821,6 +826,13 @@ class Pass {
   int64_t busy_texts_free_ = -1;
   int preemption_searches_ = 0;
   std::vector<const RunningJob*> stopping_;
+  // What stopping jobs will give back: to anyone, and to the job they stop for.
+  struct Coming {
+    size_t jobs = 0;
+    int64_t gpus = 0;
+  };
+  Coming coming_for_anyone_;
+  std::map<JobId, Coming> coming_for_;
   std::vector<const RunningJob*> young_;  // not stopping, short of the minimum run time
   std::optional<std::vector<RunningJob>> surplus_;
   std::set<std::tuple<JobId, std::string, int>> shrunk_;  // (job, role, index) taken this pass
