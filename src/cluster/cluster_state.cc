@@ -256,7 +256,7 @@ bool ClusterState::AnyElasticCanGrow() const {
 // --- The scheduler's view ---
 
 bool ClusterState::AnyLeaving(const Holding& h) {
-  return std::find(h.leaving.begin(), h.leaving.end(), true) != h.leaving.end();
+  return std::find(h.leaving.begin(), h.leaving.end(), uint8_t{1}) != h.leaving.end();
 }
 
 void ClusterState::Split(const Holding& h, RunningJob& staying, RunningJob& leaving) {
@@ -314,21 +314,19 @@ ClusterSnapshot ClusterState::Snapshot() const {
 void ClusterState::View(ClusterSnapshot& into, std::vector<const RunningJob*>& running) {
   NodesAndTeams(into);
   into.running.clear();
-  size_t splits = 0;
-  for (const auto& [id, h] : jobs_) splits += AnyLeaving(h) ? 2 : 0;
-  split_.resize(splits);  // no reallocation below: `running` points into it
+  split_.clear();
   running.clear();
-  running.reserve(jobs_.size() + splits / 2);
-  size_t next = 0;
+  running.reserve(jobs_.size());
   for (const auto& [id, h] : jobs_) {
     if (!AnyLeaving(h)) {
       running.push_back(&h.job);
       continue;
     }
-    Split(h, split_[next], split_[next + 1]);
-    running.push_back(&split_[next]);
-    running.push_back(&split_[next + 1]);
-    next += 2;
+    RunningJob& staying = split_.emplace_back();
+    RunningJob& leaving = split_.emplace_back();
+    Split(h, staying, leaving);
+    running.push_back(&staying);
+    running.push_back(&leaving);
   }
 }
 

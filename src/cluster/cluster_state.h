@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <optional>
 #include <set>
@@ -120,9 +121,10 @@ class ClusterState {
     bool ready = false;
   };
   struct Holding {
-    RunningJob job;             // its tasks hold exactly what they say, where they say
-    std::vector<bool> leaving;  // by task: an elastic replica on its way out
-    std::vector<bool> placed;   // by task: taken on a node this state knows
+    RunningJob job;  // its tasks hold exactly what they say, where they say
+    // By task: an elastic replica on its way out. Bytes, not bits: every pass looks for any.
+    std::vector<uint8_t> leaving;
+    std::vector<bool> placed;  // by task: taken on a node this state knows
   };
 
   Node* MutableNode(const std::string& node_id);
@@ -145,8 +147,9 @@ class ClusterState {
   std::vector<TeamQuota> teams_;
   std::set<JobId> claims_;
   int64_t used_gpus_ = 0;
-  // View(): the jobs with replicas on their way out, split (Split()).
-  std::vector<RunningJob> split_;
+  // View(): the jobs with replicas on their way out, split (Split()). A deque: what `running`
+  // points at stays where it is while more are added.
+  std::deque<RunningJob> split_;
 };
 
 // The scheduler's view of a job that has just started on `placement`.

@@ -2,13 +2,31 @@
 
 #include <algorithm>
 #include <bit>
+#include <cstring>
 #include <numeric>
+#include <string_view>
 #include <tuple>
 
 #include "common/status.h"
 
 namespace cohort::scheduler {
 namespace {
+
+// A node id's hash for the id table: eight bytes at a time (ids are short).
+uint64_t HashId(std::string_view id) {
+  uint64_t h = 0x9e3779b97f4a7c15ULL ^ id.size();
+  size_t i = 0;
+  for (; i + 8 <= id.size(); i += 8) {
+    uint64_t word;
+    std::memcpy(&word, id.data() + i, 8);
+    h = (h ^ word) * 0xbf58476d1ce4e5b9ULL;
+    h ^= h >> 31;
+  }
+  uint64_t tail = 0;
+  std::memcpy(&tail, id.data() + i, id.size() - i);
+  h = (h ^ tail) * 0x94d049bb133111ebULL;
+  return h ^ (h >> 29);
+}
 
 // Part of a gang on one node.
 struct Bin {
@@ -56,15 +74,31 @@ void CapacityIndex::Build() {
     free_gpus_ += nodes_[i].free.gpus;
   }
   if (by_id_) return;  // the same nodes as before
-  auto by_id = std::make_shared<std::unordered_map<std::string, size_t>>();
-  for (size_t i = 0; i < nodes_.size(); ++i) (*by_id)[nodes_[i].node_id] = i;
+  size_t size = 4;
+  while (size < 2 * nodes_.size()) size *= 2;
+  auto by_id = std::make_shared<std::vector<uint32_t>>(size, 0);
+  for (size_t i = 0; i < nodes_.size(); ++i) {
+    for (size_t slot = HashId(nodes_[i].node_id) & (size - 1);; slot = (slot + 1) & (size - 1)) {
+      uint32_t& at = (*by_id)[slot];
+      // A second node with the same id takes the first one's place, as a map's would.
+      if (at == 0 || nodes_[at - 1].node_id == nodes_[i].node_id) {
+        at = static_cast<uint32_t>(i + 1);
+        break;
+      }
+    }
+  }
   by_id_ = std::move(by_id);
 }
 
 int CapacityIndex::Find(const std::string& node_id) const {
   if (!by_id_) return -1;
-  auto it = by_id_->find(node_id);
-  return it == by_id_->end() ? -1 : static_cast<int>(it->second);
+  const std::vector<uint32_t>& table = *by_id_;
+  size_t mask = table.size() - 1;
+  for (size_t slot = HashId(node_id) & mask;; slot = (slot + 1) & mask) {
+    uint32_t at = table[slot];
+    if (at == 0) return -1;
+    if (nodes_[at - 1].node_id == node_id) return static_cast<int>(at - 1);
+  }
 }
 
 size_t CapacityIndex::FirstIn(size_t gpus, size_t from) const {

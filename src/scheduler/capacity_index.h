@@ -11,7 +11,6 @@
 #include <memory>
 #include <optional>
 #include <string>
-#include <unordered_map>
 #include <vector>
 
 #include "model/plan.h"
@@ -77,8 +76,11 @@ class CapacityIndex {
   bool Eligible(size_t node, const Constraints& constraints) const;
 
   std::vector<NodeCapacity> nodes_;
-  // Node ids never change after construction: copies of the index share them.
-  std::shared_ptr<const std::unordered_map<std::string, size_t>> by_id_;
+  // Nodes by id: an open-addressing table of node index + 1 (0: empty), a power of two in size,
+  // probed linearly from the id's hash. Node ids never change after construction: copies of the
+  // index share it. (Placements name nodes by id, and a what-if looks up every task it gives
+  // back: this is the index's most frequent operation.)
+  std::shared_ptr<const std::vector<uint32_t>> by_id_;
   // The nodes with exactly g free GPUs: a bit per node, words_ words per bucket from g * words_
   // (copied in one piece, walked in node order).
   size_t words_ = 0;

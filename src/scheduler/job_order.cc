@@ -127,19 +127,20 @@ JobOrder::JobOrder(const SchedulerConfig& config, const ClusterSnapshot& cluster
   for (size_t i = 0; i < pending.size(); ++i) {
     if (!pending[i].preempted_for_it) static_order_.push_back(i);
   }
+  // Keys worked out once per job, not in every comparison.
+  std::vector<int> queue;
+  std::vector<Duration> service;
+  if (policy_ == Policy::kLeastAttainedService) {
+    queue.resize(pending.size());
+    for (size_t i : static_order_) queue[i] = LasQueue(pending[i].attained, config.las_thresholds);
+  }
+  if (IsOracle(policy_)) {
+    service.resize(pending.size());
+    for (size_t i : static_order_) service[i] = OracleService(pending[i]);
+  }
   std::sort(static_order_.begin(), static_order_.end(), [&](size_t a, size_t b) {
-    const PendingJob& ja = pending[a];
-    const PendingJob& jb = pending[b];
-    if (policy_ == Policy::kLeastAttainedService) {
-      int qa = LasQueue(ja.attained, config.las_thresholds);
-      int qb = LasQueue(jb.attained, config.las_thresholds);
-      if (qa != qb) return qa < qb;
-    }
-    if (IsOracle(policy_)) {
-      Duration sa = OracleService(ja);
-      Duration sb = OracleService(jb);
-      if (sa != sb) return sa < sb;
-    }
+    if (!queue.empty() && queue[a] != queue[b]) return queue[a] < queue[b];
+    if (!service.empty() && service[a] != service[b]) return service[a] < service[b];
     return by_submission(a, b);
   });
 }

@@ -8,7 +8,6 @@
 #include <map>
 #include <set>
 #include <tuple>
-#include <unordered_map>
 
 #include "common/units.h"
 #include "scheduler/capacity_index.h"
@@ -707,9 +706,10 @@ class Pass {
 
   // Whether an earlier reservation of this pass will use the GPU.
   bool Reserved(const std::string& node_id, int gpu) const {
-    auto it = reserved_gpus_.find(node_id);
-    return it != reserved_gpus_.end() &&
-           std::find(it->second.begin(), it->second.end(), gpu) != it->second.end();
+    int node = unreserved_.Find(node_id);
+    if (node < 0) return false;
+    const std::vector<int>& gpus = reserved_gpus_[static_cast<size_t>(node)];
+    return std::find(gpus.begin(), gpus.end(), gpu) != gpus.end();
   }
   bool AnyReserved(const std::vector<TaskPlacement>& placement) const {
     if (reserved_gpus_.empty()) return false;
@@ -756,8 +756,10 @@ class Pass {
       Hold(job, *placement);
       if (!earliest_reservation_ || at < *earliest_reservation_) earliest_reservation_ = at;
       // What it will use is not there for jobs reserved after it until it ends.
+      reserved_gpus_.resize(unreserved_.nodes().size());
       for (const auto& p : *placement) {
-        std::vector<int>& reserved = reserved_gpus_[p.node_id];
+        std::vector<int>& reserved =
+            reserved_gpus_[static_cast<size_t>(unreserved_.Find(p.node_id))];
         reserved.insert(reserved.end(), p.gpus.begin(), p.gpus.end());
       }
       if (auto end = ExpectedEnd(at, job)) {
@@ -811,8 +813,8 @@ class Pass {
   std::vector<Release> releases_;
   bool releases_sorted_ = false;
   std::deque<std::vector<TaskPlacement>> placements_;  // of releases this pass adds
-  // GPUs of this pass's reservations, by node.
-  std::unordered_map<std::string, std::vector<int>> reserved_gpus_;
+  // GPUs of this pass's reservations, by node index (empty until the first).
+  std::vector<std::vector<int>> reserved_gpus_;
   bool unknown_ends_ = false;  // something runs with no known end
   bool drained_ = false;       // a job holds the nodes closest to fitting it
   std::set<JobId> victims_;
