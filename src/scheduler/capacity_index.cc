@@ -23,7 +23,7 @@ uint64_t HashId(std::string_view id) {
     h ^= h >> 31;
   }
   uint64_t tail = 0;
-  std::memcpy(&tail, id.data() + i, id.size() - i);
+  for (; i < id.size(); ++i) tail = (tail << 8) | static_cast<uint8_t>(id[i]);
   h = (h ^ tail) * 0x94d049bb133111ebULL;
   return h ^ (h >> 29);
 }
@@ -156,6 +156,26 @@ std::vector<int> PickGpus(const NodeCapacity& node, int64_t count, const std::ve
   return std::vector<int>(free.begin(), free.begin() + count);
 }
 
+bool CapacityIndex::EnoughNodesForBigTasks(const std::vector<TaskRequest>& tasks,
+                                           int64_t largest_block) const {
+  // Two tasks of more than half the largest free block never share a node: each needs one of
+  // its own with at least its GPUs free. Largest first, the k-th needs k such nodes.
+  auto is_big = [&](const TaskRequest& t) { return t.resources.gpus * 2 > largest_block; };
+  if (std::count_if(tasks.begin(), tasks.end(), is_big) < 2) return true;
+  std::vector<int64_t> big;
+  for (const auto& t : tasks) {
+    if (is_big(t)) big.push_back(t.resources.gpus);
+  }
+  std::sort(big.rbegin(), big.rend());
+  size_t nodes = 0;  // with at least big[k] free GPUs
+  size_t g = bucket_sizes_.size();
+  for (size_t k = 0; k < big.size(); ++k) {
+    while (g > static_cast<size_t>(big[k])) nodes += bucket_sizes_[--g];
+    if (nodes < k + 1) return false;
+  }
+  return true;
+}
+
 bool CapacityIndex::Eligible(size_t node, const Constraints& constraints) const {
   if (constraints.empty()) return true;
   const NodeCapacity& n = nodes_[node];
@@ -177,8 +197,9 @@ std::optional<std::vector<TaskPlacement>> CapacityIndex::Place(
     largest_task = std::max(largest_task, t.resources.gpus);
   }
   // Most jobs that do not fit are told so here, without looking at a single node.
+  int64_t largest_block = largest_free_block();
   if (total.gpus > free_gpus_ || largest_task >= static_cast<int64_t>(bucket_sizes_.size()) ||
-      largest_task > largest_free_block()) {
+      largest_task > largest_block || !EnoughNodesForBigTasks(tasks, largest_block)) {
     return std::nullopt;
   }
   // Largest tasks first, so that they claim the large nodes (first-fit decreasing).

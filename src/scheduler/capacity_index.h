@@ -74,6 +74,9 @@ class CapacityIndex {
   // Remembers the node as it is, if a what-if is under way and has not touched it yet.
   void Save(size_t node);
   bool Eligible(size_t node, const Constraints& constraints) const;
+  // False if the tasks' GPUs alone show that they cannot all be placed (a quick test: true does
+  // not mean they fit).
+  bool EnoughNodesForBigTasks(const std::vector<TaskRequest>& tasks, int64_t largest_block) const;
 
   std::vector<NodeCapacity> nodes_;
   // Nodes by id: an open-addressing table of node index + 1 (0: empty), a power of two in size,

@@ -37,6 +37,7 @@ struct Release {
   const std::vector<TaskRequest>* tasks;
   const std::vector<TaskPlacement>* placement;
   bool reserved = false;  // the end of a job reserved this pass
+  size_t seq = 0;         // the order it was added in (Pass::Reserve sorts by time, then this)
 };
 
 // The capacity indexes of a pass. The scheduler keeps them from one pass to the next, so that
@@ -726,8 +727,10 @@ class Pass {
   void Reserve(const PendingJob& job) {
     ++reservations_;
     if (!releases_sorted_) {
-      std::stable_sort(releases_.begin(), releases_.end(),
-                       [](const Release& a, const Release& b) { return a.at < b.at; });
+      for (size_t i = 0; i < releases_.size(); ++i) releases_[i].seq = i;
+      std::sort(releases_.begin(), releases_.end(), [](const Release& a, const Release& b) {
+        return std::tie(a.at, a.seq) < std::tie(b.at, b.seq);
+      });
       releases_sorted_ = true;
     }
     std::optional<std::vector<TaskPlacement>> placement;
