@@ -124,25 +124,36 @@ JobOrder::JobOrder(const SchedulerConfig& config, const ClusterSnapshot& cluster
     }
     return;
   }
+  // Each job's key worked out once and sorted in one compact array, not looked up through the
+  // pending jobs in every comparison: (queue under las, true GPU time left under the oracles,
+  // submission, id).
+  struct Key {
+    int queue = 0;
+    Duration service{};
+    Timestamp submitted_at;
+    JobId job_id = 0;
+    size_t index = 0;
+  };
+  std::vector<Key> keys;
+  keys.reserve(pending.size());
   for (size_t i = 0; i < pending.size(); ++i) {
-    if (!pending[i].preempted_for_it) static_order_.push_back(i);
+    const PendingJob& p = pending[i];
+    if (p.preempted_for_it) continue;
+    Key k;
+    if (policy_ == Policy::kLeastAttainedService)
+      k.queue = LasQueue(p.attained, config.las_thresholds);
+    if (IsOracle(policy_)) k.service = OracleService(p);
+    k.submitted_at = p.submitted_at;
+    k.job_id = p.job_id;
+    k.index = i;
+    keys.push_back(k);
   }
-  // Keys worked out once per job, not in every comparison.
-  std::vector<int> queue;
-  std::vector<Duration> service;
-  if (policy_ == Policy::kLeastAttainedService) {
-    queue.resize(pending.size());
-    for (size_t i : static_order_) queue[i] = LasQueue(pending[i].attained, config.las_thresholds);
-  }
-  if (IsOracle(policy_)) {
-    service.resize(pending.size());
-    for (size_t i : static_order_) service[i] = OracleService(pending[i]);
-  }
-  std::sort(static_order_.begin(), static_order_.end(), [&](size_t a, size_t b) {
-    if (!queue.empty() && queue[a] != queue[b]) return queue[a] < queue[b];
-    if (!service.empty() && service[a] != service[b]) return service[a] < service[b];
-    return by_submission(a, b);
+  std::sort(keys.begin(), keys.end(), [](const Key& a, const Key& b) {
+    return std::tie(a.queue, a.service, a.submitted_at, a.job_id) <
+           std::tie(b.queue, b.service, b.submitted_at, b.job_id);
   });
+  static_order_.reserve(keys.size());
+  for (const Key& k : keys) static_order_.push_back(k.index);
 }
 
 std::vector<size_t> ConsiderationOrder(const SchedulerConfig& config,

@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <array>
 #include <cmath>
 
 namespace cohort::scheduler {
@@ -24,28 +23,45 @@ std::string Escaped(std::string_view s) {
   return out;
 }
 
-// From the finest key to the coarsest, with the words `cohort why` uses for each.
-struct Level {
-  std::string key;
-  std::string basis;
-};
+// Keys from the finest (level 0) to the coarsest (kLevels - 1), each made only when asked for:
+// an estimate usually stops at the first.
+constexpr int kLevels = 6;
 
-std::array<Level, 6> Levels(const HistoryKey& k) {
-  std::string t = Escaped(k.team);
-  std::string u = Escaped(k.user);
-  std::string n = Escaped(k.name);
+std::string LevelKey(const HistoryKey& k, int level) {
+  switch (level) {
+    case 0:
+      return fmt::format("t={}|u={}|n={}|g={}", Escaped(k.team), Escaped(k.user), Escaped(k.name),
+                         k.gpus);
+    case 1:
+      return fmt::format("t={}|n={}|g={}", Escaped(k.team), Escaped(k.name), k.gpus);
+    case 2:
+      return fmt::format("t={}|u={}|g={}", Escaped(k.team), Escaped(k.user), k.gpus);
+    case 3:
+      return fmt::format("t={}|g={}", Escaped(k.team), k.gpus);
+    case 4:
+      return fmt::format("g={}", k.gpus);
+    default:
+      return "*";
+  }
+}
+
+// The words `cohort why` uses for a level.
+std::string LevelBasis(const HistoryKey& k, int level) {
   std::string gpus = fmt::format("{} GPU{}", k.gpus, k.gpus == 1 ? "" : "s");
-  return {{
-      {fmt::format("t={}|u={}|n={}|g={}", t, u, n, k.gpus),
-       fmt::format("named {} by {} in team {} with {}", k.name, k.user, k.team, gpus)},
-      {fmt::format("t={}|n={}|g={}", t, n, k.gpus),
-       fmt::format("named {} in team {} with {}", k.name, k.team, gpus)},
-      {fmt::format("t={}|u={}|g={}", t, u, k.gpus),
-       fmt::format("of {} in team {} with {}", k.user, k.team, gpus)},
-      {fmt::format("t={}|g={}", t, k.gpus), fmt::format("of team {} with {}", k.team, gpus)},
-      {fmt::format("g={}", k.gpus), fmt::format("with {}", gpus)},
-      {"*", "of any kind"},
-  }};
+  switch (level) {
+    case 0:
+      return fmt::format("named {} by {} in team {} with {}", k.name, k.user, k.team, gpus);
+    case 1:
+      return fmt::format("named {} in team {} with {}", k.name, k.team, gpus);
+    case 2:
+      return fmt::format("of {} in team {} with {}", k.user, k.team, gpus);
+    case 3:
+      return fmt::format("of team {} with {}", k.team, gpus);
+    case 4:
+      return fmt::format("with {}", gpus);
+    default:
+      return "of any kind";
+  }
 }
 
 double SecondsOf(Duration d) { return static_cast<double>(d.count()) / 1e6; }
@@ -54,8 +70,8 @@ double SecondsOf(Duration d) { return static_cast<double>(d.count()) / 1e6; }
 
 void RuntimeHistory::Record(const HistoryKey& key, Duration gpu_time) {
   double seconds = std::max(0.0, SecondsOf(gpu_time));
-  for (const Level& level : Levels(key)) {
-    Stat& s = stats_[level.key];
+  for (int level = 0; level < kLevels; ++level) {
+    Stat& s = stats_[LevelKey(key, level)];
     ++s.samples;
     s.mean_seconds +=
         (seconds - s.mean_seconds) / static_cast<double>(std::min(s.samples, kWindow));
@@ -63,13 +79,13 @@ void RuntimeHistory::Record(const HistoryKey& key, Duration gpu_time) {
 }
 
 std::optional<RuntimeEstimate> RuntimeHistory::Estimate(const HistoryKey& key) const {
-  for (const Level& level : Levels(key)) {
-    auto it = stats_.find(level.key);
+  for (int level = 0; level < kLevels; ++level) {
+    auto it = stats_.find(LevelKey(key, level));
     if (it == stats_.end() || it->second.samples < kMinSamples) continue;
     RuntimeEstimate e;
     e.gpu_time = Duration(std::llround(it->second.mean_seconds * 1e6));
     e.samples = it->second.samples;
-    e.basis = level.basis;
+    e.basis = LevelBasis(key, level);
     return e;
   }
   return std::nullopt;
