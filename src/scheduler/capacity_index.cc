@@ -338,18 +338,31 @@ void CapacityIndex::Rollback() {
   marked_ = false;
 }
 
+void CapacityIndex::TakeTask(int index, const TaskRequest& task, const TaskPlacement& placement,
+                             bool partial) {
+  if (index < 0) return;  // a node that is not ready: not part of this index
+  size_t node = static_cast<size_t>(index);
+  Save(node);
+  int64_t old = nodes_[node].free.gpus;
+  free_gpus_ -= TakeFree(nodes_[node], task.resources, placement.gpus, partial).gpus;
+  Move(node, old);
+}
+
+void CapacityIndex::GiveTask(int index, const TaskRequest& task, const TaskPlacement& placement,
+                             bool partial) {
+  if (index < 0) return;  // a node that is not ready: its resources do not come back here
+  size_t node = static_cast<size_t>(index);
+  Save(node);
+  int64_t old = nodes_[node].free.gpus;
+  free_gpus_ += GiveFree(nodes_[node], task.resources, placement.gpus, partial).gpus;
+  Move(node, old);
+}
+
 void CapacityIndex::Take(const std::vector<TaskRequest>& tasks,
                          const std::vector<TaskPlacement>& placement, bool partial) {
   COHORT_CHECK(tasks.size() == placement.size());
   for (size_t t = 0; t < tasks.size(); ++t) {
-    int index = Find(placement[t].node_id);
-    if (index < 0) continue;  // a node that is not ready: not part of this index
-    size_t node = static_cast<size_t>(index);
-    Save(node);
-    int64_t old = nodes_[node].free.gpus;
-    Resources taken = TakeFree(nodes_[node], tasks[t].resources, placement[t].gpus, partial);
-    free_gpus_ -= taken.gpus;
-    Move(node, old);
+    TakeTask(Find(placement[t].node_id), tasks[t], placement[t], partial);
   }
 }
 
@@ -357,15 +370,15 @@ void CapacityIndex::Give(const std::vector<TaskRequest>& tasks,
                          const std::vector<TaskPlacement>& placement, bool partial) {
   COHORT_CHECK(tasks.size() == placement.size());
   for (size_t t = 0; t < tasks.size(); ++t) {
-    int index = Find(placement[t].node_id);
-    if (index < 0) continue;  // a node that is not ready: its resources do not come back here
-    size_t node = static_cast<size_t>(index);
-    Save(node);
-    int64_t old = nodes_[node].free.gpus;
-    Resources given = GiveFree(nodes_[node], tasks[t].resources, placement[t].gpus, partial);
-    free_gpus_ += given.gpus;
-    Move(node, old);
+    GiveTask(Find(placement[t].node_id), tasks[t], placement[t], partial);
   }
+}
+
+void CapacityIndex::Give(const std::vector<TaskRequest>& tasks,
+                         const std::vector<TaskPlacement>& placement, const int* nodes,
+                         bool partial) {
+  COHORT_CHECK(tasks.size() == placement.size());
+  for (size_t t = 0; t < tasks.size(); ++t) GiveTask(nodes[t], tasks[t], placement[t], partial);
 }
 
 }  // namespace cohort::scheduler

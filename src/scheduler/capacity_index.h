@@ -50,6 +50,10 @@ class CapacityIndex {
   // ends before it both cover some GPUs).
   void Give(const std::vector<TaskRequest>& tasks, const std::vector<TaskPlacement>& placement,
             bool partial = false);
+  // The same with each task's node already found (`nodes[t]`: Find of its node), for callers
+  // that give the same placements back again and again (reservations walk every running job).
+  void Give(const std::vector<TaskRequest>& tasks, const std::vector<TaskPlacement>& placement,
+            const int* nodes, bool partial);
 
   // Starts a what-if: Take and Give remember each node they change, as it was, and Rollback()
   // puts those nodes back, so that the index is again exactly as it was at Mark() (the same free
@@ -71,6 +75,9 @@ class CapacityIndex {
   // The first node (by index) from `from` on with exactly `gpus` free GPUs, or kNone.
   size_t FirstIn(size_t gpus, size_t from = 0) const;
   void Move(size_t node, int64_t old_free_gpus);
+  // Take or Give of one task on node `node` (an index; negative: not in this index).
+  void TakeTask(int node, const TaskRequest& task, const TaskPlacement& placement, bool partial);
+  void GiveTask(int node, const TaskRequest& task, const TaskPlacement& placement, bool partial);
   // Remembers the node as it is, if a what-if is under way and has not touched it yet.
   void Save(size_t node);
   bool Eligible(size_t node, const Constraints& constraints) const;

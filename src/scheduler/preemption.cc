@@ -5,20 +5,21 @@
 
 namespace cohort::scheduler {
 
-void SortByPreemptionCost(std::vector<const RunningJob*>& candidates, bool rotate) {
+PreemptionKey PreemptionCost(const RunningJob& job, bool rotate) {
   // Work since the later of its start and its last checkpoint is lost: the later that is, the
-  // less, so it comes first. Keys are computed once: a pass may sort tens of thousands of
-  // candidates, and Total() walks a job's tasks.
-  using Key = std::tuple<int, int, int64_t, int64_t, JobId>;
-  std::vector<std::pair<Key, const RunningJob*>> keyed;
+  // less, so it comes first.
+  Timestamp safe = job.started_at;
+  if (job.last_checkpoint_at) safe = std::max(safe, *job.last_checkpoint_at);
+  return PreemptionKey{job.priority, rotate ? job.preemptions : 0, -ToMicros(safe),
+                       job.Total().gpus, -job.job_id};
+}
+
+void SortByPreemptionCost(std::vector<const RunningJob*>& candidates, bool rotate) {
+  // Keys are computed once: a pass may sort tens of thousands of candidates, and Total() walks
+  // a job's tasks.
+  std::vector<std::pair<PreemptionKey, const RunningJob*>> keyed;
   keyed.reserve(candidates.size());
-  for (const RunningJob* c : candidates) {
-    Timestamp safe = c->started_at;
-    if (c->last_checkpoint_at) safe = std::max(safe, *c->last_checkpoint_at);
-    keyed.emplace_back(
-        Key{c->priority, rotate ? c->preemptions : 0, -ToMicros(safe), c->Total().gpus, -c->job_id},
-        c);
-  }
+  for (const RunningJob* c : candidates) keyed.emplace_back(PreemptionCost(*c, rotate), c);
   std::sort(keyed.begin(), keyed.end(),
             [](const auto& a, const auto& b) { return a.first < b.first; });
   for (size_t i = 0; i < keyed.size(); ++i) candidates[i] = keyed[i].second;

@@ -38,6 +38,7 @@ struct Release {
   const std::vector<TaskPlacement>* placement;
   bool reserved = false;  // the end of a job reserved this pass
   size_t seq = 0;         // the order it was added in (Pass::Reserve sorts by time, then this)
+  size_t nodes = 0;       // where in Pass::release_nodes_ its tasks' node indices begin
 };
 
 // The capacity indexes of a pass. The scheduler keeps them from one pass to the next, so that
@@ -388,19 +389,24 @@ class Pass {
 
   // A running job that may be preempted, with what victim searches ask of it.
   struct Preemptible {
+    PreemptionKey key;  // cheapest first
     const RunningJob* job = nullptr;
-    size_t team = 0;  // into preemptible_teams_
     int64_t gpus = 0;
     int queue = 0;  // its least-attained-service queue now
   };
+  // A team's preemptible jobs, sorted cheapest first when a search first needs their order.
+  struct PreemptibleTeam {
+    std::string name;
+    std::vector<Preemptible> jobs;
+    bool sorted = false;
+  };
 
-  // Running jobs that may be preempted at all (not stopping, past their minimum run time),
-  // cheapest first, built on first need. A search keeps the order: its candidates are these,
-  // filtered, so they come cheapest first without a sort of their own.
-  const std::vector<Preemptible>& PreemptibleJobs() {
+  // Running jobs that may be preempted at all (not stopping, past their minimum run time), by
+  // team, built on first need. A search looks only at the teams it may take from, each in its
+  // own order, and merges what it finds.
+  std::vector<PreemptibleTeam>& PreemptibleTeams() {
     if (preemptible_) return *preemptible_;
     preemptible_.emplace();
-    std::vector<const RunningJob*> jobs;
     for (const RunningJob* job : running_) {
       const RunningJob& r = *job;
       if (r.stopping) continue;
@@ -408,18 +414,22 @@ class Pass {
         young_.push_back(&r);
         continue;
       }
-      jobs.push_back(&r);
-    }
-    SortByPreemptionCost(jobs, RotateVictims());
-    preemptible_->reserve(jobs.size());
-    for (const RunningJob* r : jobs) {
-      auto team = std::find(preemptible_teams_.begin(), preemptible_teams_.end(), r->team);
-      if (team == preemptible_teams_.end()) team = preemptible_teams_.insert(team, r->team);
-      preemptible_->push_back(Preemptible{r, static_cast<size_t>(team - preemptible_teams_.begin()),
-                                          r->Total().gpus,
-                                          LasQueue(AttainedNow(*r), config_.las_thresholds)});
+      auto team = std::find_if(preemptible_->begin(), preemptible_->end(),
+                               [&](const PreemptibleTeam& t) { return t.name == r.team; });
+      if (team == preemptible_->end()) {
+        team = preemptible_->insert(team, PreemptibleTeam{r.team, {}, false});
+      }
+      team->jobs.push_back(Preemptible{PreemptionCost(r, RotateVictims()), &r, r.Total().gpus,
+                                       LasQueue(AttainedNow(r), config_.las_thresholds)});
     }
     return *preemptible_;
+  }
+
+  static void Sort(PreemptibleTeam& team) {
+    if (team.sorted) return;
+    std::sort(team.jobs.begin(), team.jobs.end(),
+              [](const Preemptible& a, const Preemptible& b) { return a.key < b.key; });
+    team.sorted = true;
   }
 
   // Jobs (and elastic replicas) already on their way out may be enough for `job`: then it waits
@@ -501,35 +511,44 @@ class Pass {
     };
     // The same test for every preemptible job, with what depends on its team alone worked out
     // once per team: whether it is the job's own, and how many GPUs it may still lose to
-    // reclaim (Entitled less its guarantee, less what is already among the candidates).
-    const std::vector<Preemptible>& preemptible = PreemptibleJobs();
-    struct Lender {
-      bool same_team = false;
-      bool reclaim = false;
-      int64_t room = 0;
-    };
-    std::vector<Lender> lenders(preemptible_teams_.size());
-    for (size_t t = 0; t < lenders.size(); ++t) {
-      const std::string& name = preemptible_teams_[t];
-      lenders[t].same_team = name == job.team;
-      lenders[t].reclaim = !lenders[t].same_team && config_.quota_reclaim && within_guarantee;
-      if (lenders[t].reclaim) {
-        lenders[t].room = Entitled(name) - order_.TeamUsage(name).guaranteed_gpus;
+    // reclaim (Entitled less its guarantee, less what is already among the candidates). Jobs of
+    // other teams are taken by another right only under las (a level) and srtf-oracle; a team
+    // that can give nothing is not looked at.
+    bool other_teams_by_right = (las && by_las) || by_srtf;
+    std::vector<std::pair<PreemptionKey, const RunningJob*>> found;  // a run per team
+    std::vector<size_t> runs;                                        // where each begins
+    for (PreemptibleTeam& team : PreemptibleTeams()) {
+      bool same_team = team.name == job.team;
+      bool reclaim = !same_team && config_.quota_reclaim && within_guarantee;
+      int64_t room =
+          reclaim ? Entitled(team.name) - order_.TeamUsage(team.name).guaranteed_gpus : 0;
+      if (!(reclaim && room > 0) && !same_team && !other_teams_by_right) continue;
+      Sort(team);
+      size_t start = found.size();
+      for (const Preemptible& p : team.jobs) {
+        const RunningJob& r = *p.job;
+        if (!victims_.empty() && victims_.count(r.job_id)) continue;
+        if (reclaim && room > 0) {
+          reclaimed.push_back(r.job_id);
+          room -= p.gpus;
+        } else if (!by_other_right(r, p.queue, same_team)) {
+          continue;
+        }
+        found.emplace_back(p.key, &r);
+        candidate_gpus += p.gpus;
       }
+      if (found.size() > start) runs.push_back(start);
     }
-    for (const Preemptible& p : preemptible) {
-      const RunningJob& r = *p.job;
-      if (!victims_.empty() && victims_.count(r.job_id)) continue;
-      Lender& lender = lenders[p.team];
-      if (lender.reclaim && lender.room > 0) {
-        reclaimed.push_back(r.job_id);
-        lender.room -= p.gpus;
-      } else if (!by_other_right(r, p.queue, lender.same_team)) {
-        continue;
-      }
-      candidates.push_back(&r);
-      candidate_gpus += p.gpus;
+    // Cheapest first over all teams (keys are unique: the job id decides last).
+    auto by_key = [](const auto& a, const auto& b) { return a.first < b.first; };
+    for (size_t i = 1; i < runs.size(); ++i) {
+      auto end =
+          i + 1 < runs.size() ? found.begin() + static_cast<ptrdiff_t>(runs[i + 1]) : found.end();
+      std::inplace_merge(found.begin(), found.begin() + static_cast<ptrdiff_t>(runs[i]), end,
+                         by_key);
     }
+    candidates.reserve(found.size());
+    for (const auto& [key, r] : found) candidates.push_back(r);
     // Jobs it could preempt but for their minimum run time: look again when the first of them
     // reaches it, if nothing else happens before.
     for (const RunningJob* r : young_) {
@@ -698,25 +717,30 @@ class Pass {
 
   // Releases are kept in time order (ties in the order they were added) from the first
   // reservation of the pass on; before that, in the order they were added.
-  void AddRelease(const Release& r) {
+  // From then on their tasks' nodes are known by index too (FindNodes).
+  void AddRelease(Release r) {
     if (!releases_sorted_) return releases_.push_back(r);
+    FindNodes(r);
     auto at = std::upper_bound(releases_.begin(), releases_.end(), r,
                                [](const Release& a, const Release& b) { return a.at < b.at; });
     releases_.insert(at, r);
   }
+  void FindNodes(Release& r) {
+    r.nodes = release_nodes_.size();
+    for (const auto& p : *r.placement) release_nodes_.push_back(unreserved_.Find(p.node_id));
+  }
 
-  // Whether an earlier reservation of this pass will use the GPU.
-  bool Reserved(const std::string& node_id, int gpu) const {
-    int node = unreserved_.Find(node_id);
-    if (node < 0) return false;
+  // Whether an earlier reservation of this pass will use the GPU on node `node` (an index).
+  bool Reserved(int node, int gpu) const {
+    if (node < 0 || reserved_gpus_.empty()) return false;
     const std::vector<int>& gpus = reserved_gpus_[static_cast<size_t>(node)];
     return std::find(gpus.begin(), gpus.end(), gpu) != gpus.end();
   }
-  bool AnyReserved(const std::vector<TaskPlacement>& placement) const {
+  bool AnyReserved(const Release& r) const {
     if (reserved_gpus_.empty()) return false;
-    for (const auto& p : placement) {
-      for (int g : p.gpus) {
-        if (Reserved(p.node_id, g)) return true;
+    for (size_t t = 0; t < r.placement->size(); ++t) {
+      for (int g : (*r.placement)[t].gpus) {
+        if (Reserved(release_nodes_[r.nodes + t], g)) return true;
       }
     }
     return false;
@@ -727,7 +751,10 @@ class Pass {
   void Reserve(const PendingJob& job) {
     ++reservations_;
     if (!releases_sorted_) {
-      for (size_t i = 0; i < releases_.size(); ++i) releases_[i].seq = i;
+      for (size_t i = 0; i < releases_.size(); ++i) {
+        releases_[i].seq = i;
+        FindNodes(releases_[i]);
+      }
       std::sort(releases_.begin(), releases_.end(), [](const Release& a, const Release& b) {
         return std::tie(a.at, a.seq) < std::tie(b.at, b.seq);
       });
@@ -740,15 +767,16 @@ class Pass {
       ScopedWhatIf what_if(unreserved_);
       for (size_t k = 0; k < releases_.size() && !placement; ++k) {
         const Release& r = releases_[k];
-        if (r.reserved || !AnyReserved(*r.placement)) {
-          unreserved_.Give(*r.tasks, *r.placement, /*partial=*/true);
+        const int* nodes = release_nodes_.data() + r.nodes;
+        if (r.reserved || !AnyReserved(r)) {
+          unreserved_.Give(*r.tasks, *r.placement, nodes, /*partial=*/true);
         } else {
           // GPUs that earlier reservations will use go to them, not to this job.
           std::vector<TaskPlacement> rest = *r.placement;
-          for (auto& p : rest) {
-            std::erase_if(p.gpus, [&](int g) { return Reserved(p.node_id, g); });
+          for (size_t t = 0; t < rest.size(); ++t) {
+            std::erase_if(rest[t].gpus, [&](int g) { return Reserved(nodes[t], g); });
           }
-          unreserved_.Give(*r.tasks, rest, /*partial=*/true);
+          unreserved_.Give(*r.tasks, rest, nodes, /*partial=*/true);
         }
         if (k + 1 < releases_.size() && releases_[k + 1].at == r.at) continue;
         placement = unreserved_.Place(job.tasks, job.constraints);
@@ -815,6 +843,7 @@ class Pass {
   std::string blocked_text_;  // the reason of the jobs behind it
   std::vector<Release> releases_;
   bool releases_sorted_ = false;
+  std::vector<int> release_nodes_;  // node indices of the releases' tasks (Release::nodes)
   std::deque<std::vector<TaskPlacement>> placements_;  // of releases this pass adds
   // GPUs of this pass's reservations, by node index (empty until the first).
   std::vector<std::vector<int>> reserved_gpus_;
@@ -847,8 +876,7 @@ class Pass {
   int highest_las_queue_ = 0;                   // of running jobs (policy las)
   std::map<std::string, int> highest_level_;    // of unprotected running jobs by team (default)
   Duration most_service_left_{};                // of running jobs (policy srtf-oracle)
-  std::optional<std::vector<Preemptible>> preemptible_;  // see PreemptibleJobs()
-  std::vector<std::string> preemptible_teams_;           // the teams of those jobs
+  std::optional<std::vector<PreemptibleTeam>> preemptible_;  // see PreemptibleTeams()
   Plan plan_;
 };
 
