@@ -114,7 +114,7 @@ JobOrder::JobOrder(const SchedulerConfig& config, const ClusterSnapshot& cluster
       queues_[pending[i].team].jobs.push_back(i);
     }
     for (auto& [team, q] : queues_) {
-      teams_[team];  // every team with work has an entry
+      q.usage = &teams_[team];  // every team with work has an entry
       std::sort(q.jobs.begin(), q.jobs.end(), [&](size_t a, size_t b) {
         if (pending[a].priority != pending[b].priority) {
           return pending[a].priority > pending[b].priority;
@@ -193,7 +193,10 @@ const Usage& JobOrder::TeamUsage(const std::string& team) const {
 }
 
 double JobOrder::DominantShare(const std::string& team) const {
-  const Resources& held = TeamUsage(team).held;
+  return ShareOf(TeamUsage(team).held);
+}
+
+double JobOrder::ShareOf(const Resources& held) const {
   auto share = [](int64_t used, int64_t total) {
     return total > 0 ? static_cast<double>(used) / static_cast<double>(total) : 0.0;
   };
@@ -226,10 +229,10 @@ std::optional<size_t> JobOrder::NextFairShare() {
   TeamQueue* best = nullptr;
   for (auto& [team, queue] : queues_) {
     if (queue.empty()) continue;
-    const Usage& u = TeamUsage(team);
+    const Usage& u = *queue.usage;
     if (u.held.gpus < u.guaranteed_gpus) {
       double weight = static_cast<double>(std::max<int64_t>(u.guaranteed_gpus, 1));
-      double share = DominantShare(team) / weight;
+      double share = ShareOf(u.held) / weight;
       if (!behind || share < behind_share) {
         behind = &team;
         behind_share = share;

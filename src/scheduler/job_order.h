@@ -91,10 +91,13 @@ class JobOrder {
   struct TeamQueue {
     std::vector<size_t> jobs;  // priority (highest first), then Rank
     size_t next = 0;
+    const Usage* usage = nullptr;  // the team's entry of teams_
     bool empty() const { return next >= jobs.size(); }
   };
 
   std::optional<size_t> NextFairShare();
+  // DominantShare of what a team holds.
+  double ShareOf(const Resources& held) const;
 
   Policy policy_;
   const std::vector<PendingJob>& pending_;

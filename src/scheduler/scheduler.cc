@@ -38,7 +38,10 @@ struct Release {
   const std::vector<TaskPlacement>* placement;
   bool reserved = false;  // the end of a job reserved this pass
   size_t seq = 0;         // the order it was added in (Pass::Reserve sorts by time, then this)
-  size_t nodes = 0;       // where in Pass::release_nodes_ its tasks' node indices begin
+  // Where in Pass::release_nodes_ its tasks' node indices begin; kUnknown until a reservation
+  // first needs them.
+  size_t nodes = kUnknown;
+  static constexpr size_t kUnknown = SIZE_MAX;
 };
 
 // The capacity indexes of a pass. The scheduler keeps them from one pass to the next, so that
@@ -717,13 +720,16 @@ class Pass {
 
   // Releases are kept in time order (ties in the order they were added) from the first
   // reservation of the pass on; before that, in the order they were added.
-  // From then on their tasks' nodes are known by index too (FindNodes).
-  void AddRelease(Release r) {
+  void AddRelease(const Release& r) {
     if (!releases_sorted_) return releases_.push_back(r);
-    FindNodes(r);
     auto at = std::upper_bound(releases_.begin(), releases_.end(), r,
                                [](const Release& a, const Release& b) { return a.at < b.at; });
     releases_.insert(at, r);
+  }
+  // The indices of a release's nodes, found the first time a reservation walks past it.
+  const int* NodesOf(Release& r) {
+    if (r.nodes == Release::kUnknown) FindNodes(r);
+    return release_nodes_.data() + r.nodes;
   }
   void FindNodes(Release& r) {
     r.nodes = release_nodes_.size();
@@ -751,10 +757,7 @@ class Pass {
   void Reserve(const PendingJob& job) {
     ++reservations_;
     if (!releases_sorted_) {
-      for (size_t i = 0; i < releases_.size(); ++i) {
-        releases_[i].seq = i;
-        FindNodes(releases_[i]);
-      }
+      for (size_t i = 0; i < releases_.size(); ++i) releases_[i].seq = i;
       std::sort(releases_.begin(), releases_.end(), [](const Release& a, const Release& b) {
         return std::tie(a.at, a.seq) < std::tie(b.at, b.seq);
       });
@@ -766,8 +769,8 @@ class Pass {
       // What is free once the releases up to each time have come back.
       ScopedWhatIf what_if(unreserved_);
       for (size_t k = 0; k < releases_.size() && !placement; ++k) {
-        const Release& r = releases_[k];
-        const int* nodes = release_nodes_.data() + r.nodes;
+        Release& r = releases_[k];
+        const int* nodes = NodesOf(r);
         if (r.reserved || !AnyReserved(r)) {
           unreserved_.Give(*r.tasks, *r.placement, nodes, /*partial=*/true);
         } else {
