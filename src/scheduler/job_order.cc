@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <tuple>
+#include <unordered_map>
 
 #include "scheduler/runtime_history.h"
 
@@ -14,6 +15,18 @@ std::vector<const RunningJob*> RunningJobs(const ClusterSnapshot& cluster,
   out.reserve(cluster.running.size());
   for (const auto& r : cluster.running) out.push_back(&r);
   return out;
+}
+
+RunningTeams TeamsOf(const std::vector<const RunningJob*>& running) {
+  RunningTeams teams;
+  teams.of.reserve(running.size());
+  std::unordered_map<std::string_view, uint32_t> index;
+  for (const RunningJob* r : running) {
+    auto [it, added] = index.try_emplace(r->team, static_cast<uint32_t>(teams.names.size()));
+    if (added) teams.names.push_back(r->team);
+    teams.of.push_back(it->second);
+  }
+  return teams;
 }
 
 int LasQueue(Duration attained, const std::vector<Duration>& thresholds) {
@@ -86,7 +99,7 @@ Rank RankOf(const SchedulerConfig& config, const PendingJob& job, Timestamp now)
 }
 
 JobOrder::JobOrder(const SchedulerConfig& config, const ClusterSnapshot& cluster,
-                   const std::vector<const RunningJob*>& running,
+                   const std::vector<const RunningJob*>& running, const RunningTeams& running_teams,
                    const std::vector<PendingJob>& pending, Timestamp now)
     : policy_(config.policy), pending_(pending) {
   for (const auto& n : cluster.nodes) capacity_ += n.total;
@@ -94,9 +107,10 @@ JobOrder::JobOrder(const SchedulerConfig& config, const ClusterSnapshot& cluster
     teams_[t.name].guaranteed_gpus = t.guaranteed_gpus;
     teams_[t.name].max_gpus = t.max_gpus;
   }
-  for (const RunningJob* r : running) {
-    Resources held = r->Total();
-    teams_[r->team].held += held;
+  std::vector<Resources> held(running_teams.names.size());
+  for (size_t i = 0; i < running.size(); ++i) held[running_teams.of[i]] += running[i]->Total();
+  for (size_t t = 0; t < held.size(); ++t) {
+    teams_[std::string(running_teams.names[t])].held += held[t];
   }
   auto by_submission = [&](size_t a, size_t b) {
     return std::tie(pending[a].submitted_at, pending[a].job_id) <
@@ -159,7 +173,8 @@ JobOrder::JobOrder(const SchedulerConfig& config, const ClusterSnapshot& cluster
 std::vector<size_t> ConsiderationOrder(const SchedulerConfig& config,
                                        const ClusterSnapshot& cluster,
                                        const std::vector<PendingJob>& pending, Timestamp now) {
-  JobOrder order(config, cluster, RunningJobs(cluster, nullptr), pending, now);
+  std::vector<const RunningJob*> running = RunningJobs(cluster, nullptr);
+  JobOrder order(config, cluster, running, TeamsOf(running), pending, now);
   std::vector<size_t> out;
   out.reserve(pending.size());
   while (auto next = order.Next()) {

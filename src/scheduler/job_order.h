@@ -5,6 +5,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "model/plan.h"
@@ -23,6 +24,14 @@ struct Usage {
 // the snapshot's own.
 std::vector<const RunningJob*> RunningJobs(const ClusterSnapshot& cluster,
                                            const std::vector<const RunningJob*>* running);
+
+// The teams of the jobs that hold resources as dense indices, so that a pass looks each job's
+// team up once: running job i's team is names[of[i]]. The names point into the jobs.
+struct RunningTeams {
+  std::vector<std::string_view> names;  // in the order they first appear
+  std::vector<uint32_t> of;             // by position in the running list
+};
+RunningTeams TeamsOf(const std::vector<const RunningJob*>& running);
 
 // The least-attained-service queue of a job that has had `attained` GPU time.
 int LasQueue(Duration attained, const std::vector<Duration>& thresholds);
@@ -70,10 +79,11 @@ std::string DescribeOrder(Policy policy);
 
 class JobOrder {
  public:
-  // `cluster`: its nodes and teams; `running`: the jobs that hold resources (RunningJobs()).
+  // `cluster`: its nodes and teams; `running`: the jobs that hold resources (RunningJobs()),
+  // and their teams (TeamsOf()).
   JobOrder(const SchedulerConfig& config, const ClusterSnapshot& cluster,
-           const std::vector<const RunningJob*>& running, const std::vector<PendingJob>& pending,
-           Timestamp now);
+           const std::vector<const RunningJob*>& running, const RunningTeams& running_teams,
+           const std::vector<PendingJob>& pending, Timestamp now);
 
   // The index (into `pending`) of the next job to consider; every job comes exactly once.
   std::optional<size_t> Next();

@@ -60,7 +60,8 @@ class Pass {
         config_(config),
         in_(in),
         running_(RunningJobs(in.cluster, in.running)),
-        order_(config, in.cluster, running_, in.pending, in.now),
+        running_teams_(TeamsOf(running_)),
+        order_(config, in.cluster, running_, running_teams_, in.pending, in.now),
         free_(indexes.free),
         unreserved_(indexes.unreserved) {
     free_.Reset(in.cluster.nodes);
@@ -75,13 +76,18 @@ class Pass {
       cluster_total_ += n.total;
     }
     int64_t known_ends_gpus = 0;
-    for (const RunningJob* job : running_) {
-      const RunningJob& r = *job;
+    // By team (RunningTeams): the lowest priority running, and the GPUs on their way out.
+    size_t teams = running_teams_.names.size();
+    std::vector<std::optional<int>> lowest(teams);
+    std::vector<std::optional<int64_t>> leaving(teams);
+    for (size_t i = 0; i < running_.size(); ++i) {
+      const RunningJob& r = *running_[i];
+      uint32_t team = running_teams_.of[i];
       if (r.stopping) {
         stopping_.push_back(&r);
+        leaving[team] = leaving[team].value_or(0) + r.Total().gpus;
       } else {
-        auto [it, fresh] = lowest_priority_.try_emplace(r.team, r.priority);
-        if (!fresh) it->second = std::min(it->second, r.priority);
+        lowest[team] = std::min(lowest[team].value_or(r.priority), r.priority);
       }
       std::optional<Timestamp> end = r.ends_by;
       if (IsOracle(config.policy) && r.oracle_ends_at) end = r.oracle_ends_at;
@@ -92,14 +98,19 @@ class Pass {
         known_ends_gpus += r.Total().gpus;
       }
     }
+    for (size_t t = 0; t < teams; ++t) {
+      std::string name(running_teams_.names[t]);
+      if (lowest[t]) lowest_priority_.emplace(name, *lowest[t]);
+      // Quota reclaim counts what is on its way out as gone (and, below, as held by the job it
+      // stops for).
+      if (leaving[t]) reclaim_delta_[name] -= *leaving[t];
+    }
     // GPUs in use that no known end gives back (jobs without max_runtime, or held by something
     // the snapshot does not list).
     unknown_ends_ = cluster_total_.gpus - free_.free_gpus() > known_ends_gpus;
-    // Quota reclaim counts what is on its way out as gone, and as held by the job it stops for.
     std::set<JobId> stopped_for;
     for (const RunningJob* r : stopping_) {
       int64_t gpus = r->Total().gpus;
-      reclaim_delta_[r->team] -= gpus;
       if (r->stopping_for) stopped_for.insert(*r->stopping_for);
       Coming& coming = r->stopping_for ? coming_for_[*r->stopping_for] : coming_for_anyone_;
       ++coming.jobs;
@@ -132,8 +143,9 @@ class Pass {
   Plan Run() {
     bool fair = config_.policy == Policy::kFairShare;
     if (UsesLevels()) {
-      for (const RunningJob* job : running_) {
-        const RunningJob& r = *job;
+      std::vector<std::optional<int>> highest(running_teams_.names.size());  // by team
+      for (size_t i = 0; i < running_.size(); ++i) {
+        const RunningJob& r = *running_[i];
         if (r.stopping) continue;
         Duration attained = AttainedNow(r);
         if (fair && IsProtected(config_, r, in_.now)) {
@@ -143,10 +155,8 @@ class Pass {
         }
         int level = LasQueue(attained, config_.las_thresholds);
         highest_las_queue_ = std::max(highest_las_queue_, level);
-        if (fair) {
-          int& highest = highest_level_[r.team];
-          highest = std::max(highest, level);
-        }
+        std::optional<int>& team_highest = highest[running_teams_.of[i]];
+        team_highest = std::max(team_highest.value_or(0), level);
         // When it moves to a later queue, waiting jobs of an earlier one may preempt it.
         int64_t gpus = r.Total().gpus;
         for (Duration t : config_.las_thresholds) {
@@ -154,6 +164,11 @@ class Pass {
             Recheck(in_.now + Duration(((t - attained).count() + gpus - 1) / gpus));
             break;
           }
+        }
+      }
+      if (fair) {
+        for (size_t t = 0; t < highest.size(); ++t) {
+          if (highest[t]) highest_level_.emplace(std::string(running_teams_.names[t]), *highest[t]);
         }
       }
     }
@@ -409,22 +424,22 @@ class Pass {
   // own order, and merges what it finds.
   std::vector<PreemptibleTeam>& PreemptibleTeams() {
     if (preemptible_) return *preemptible_;
-    preemptible_.emplace();
-    for (const RunningJob* job : running_) {
-      const RunningJob& r = *job;
+    preemptible_.emplace(running_teams_.names.size());
+    for (size_t t = 0; t < preemptible_->size(); ++t) {
+      (*preemptible_)[t].name = running_teams_.names[t];
+    }
+    for (size_t i = 0; i < running_.size(); ++i) {
+      const RunningJob& r = *running_[i];
       if (r.stopping) continue;
       if (in_.now - r.started_at < config_.min_runtime_before_preemption) {
         young_.push_back(&r);
         continue;
       }
-      auto team = std::find_if(preemptible_->begin(), preemptible_->end(),
-                               [&](const PreemptibleTeam& t) { return t.name == r.team; });
-      if (team == preemptible_->end()) {
-        team = preemptible_->insert(team, PreemptibleTeam{r.team, {}, false});
-      }
-      team->jobs.push_back(Preemptible{PreemptionCost(r, RotateVictims()), &r, r.Total().gpus,
-                                       LasQueue(AttainedNow(r), config_.las_thresholds)});
+      (*preemptible_)[running_teams_.of[i]].jobs.push_back(
+          Preemptible{PreemptionCost(r, RotateVictims()), &r, r.Total().gpus,
+                      LasQueue(AttainedNow(r), config_.las_thresholds)});
     }
+    std::erase_if(*preemptible_, [](const PreemptibleTeam& t) { return t.jobs.empty(); });
     return *preemptible_;
   }
 
@@ -837,6 +852,7 @@ class Pass {
   const SchedulerConfig& config_;
   const SchedulingInput& in_;
   std::vector<const RunningJob*> running_;  // every job that holds resources (RunningJobs())
+  RunningTeams running_teams_;              // and their teams
   JobOrder order_;
   CapacityIndex& free_;        // what is free now
   CapacityIndex& unreserved_;  // free now and not held for a reservation or a preemption
