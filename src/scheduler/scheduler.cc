@@ -412,11 +412,13 @@ class Pass {
     int64_t gpus = 0;
     int queue = 0;  // its least-attained-service queue now
   };
-  // A team's preemptible jobs, sorted cheapest first when a search first needs their order.
+  // A team's preemptible jobs, sorted cheapest first when a search first needs their order,
+  // and its jobs short of the minimum run time.
   struct PreemptibleTeam {
     std::string name;
     std::vector<Preemptible> jobs;
     bool sorted = false;
+    std::vector<const RunningJob*> young;
   };
 
   // Running jobs that may be preempted at all (not stopping, past their minimum run time), by
@@ -431,15 +433,16 @@ class Pass {
     for (size_t i = 0; i < running_.size(); ++i) {
       const RunningJob& r = *running_[i];
       if (r.stopping) continue;
+      PreemptibleTeam& team = (*preemptible_)[running_teams_.of[i]];
       if (in_.now - r.started_at < config_.min_runtime_before_preemption) {
-        young_.push_back(&r);
+        team.young.push_back(&r);
         continue;
       }
-      (*preemptible_)[running_teams_.of[i]].jobs.push_back(
-          Preemptible{PreemptionCost(r, RotateVictims()), &r, r.Total().gpus,
-                      LasQueue(AttainedNow(r), config_.las_thresholds)});
+      team.jobs.push_back(Preemptible{PreemptionCost(r, RotateVictims()), &r, r.Total().gpus,
+                                      LasQueue(AttainedNow(r), config_.las_thresholds)});
     }
-    std::erase_if(*preemptible_, [](const PreemptibleTeam& t) { return t.jobs.empty(); });
+    std::erase_if(*preemptible_,
+                  [](const PreemptibleTeam& t) { return t.jobs.empty() && t.young.empty(); });
     return *preemptible_;
   }
 
@@ -513,12 +516,6 @@ class Pass {
     std::vector<const RunningJob*> candidates;
     std::vector<JobId> reclaimed;  // candidates taken back from a team that borrows
     int64_t candidate_gpus = 0;
-    // A team is reclaimed from only while it still borrows, so at most its last victim takes it
-    // below its guarantee. `taken`: GPUs of the victim's team already among the candidates.
-    auto reclaim_from = [&](const RunningJob& r, int64_t taken) {
-      return r.team != job.team && config_.quota_reclaim && within_guarantee &&
-             Entitled(r.team) - taken > order_.TeamUsage(r.team).guaranteed_gpus;
-    };
     // `queue`: r's least-attained-service queue now.
     auto by_other_right = [&](const RunningJob& r, int queue, bool same_team) {
       bool lower = same_team && config_.priority_preemption && r.priority < job.priority;
@@ -529,9 +526,10 @@ class Pass {
     };
     // The same test for every preemptible job, with what depends on its team alone worked out
     // once per team: whether it is the job's own, and how many GPUs it may still lose to
-    // reclaim (Entitled less its guarantee, less what is already among the candidates). Jobs of
-    // other teams are taken by another right only under las (a level) and srtf-oracle; a team
-    // that can give nothing is not looked at.
+    // reclaim (Entitled less its guarantee, less what is already among the candidates: a team is
+    // reclaimed from only while it still borrows, so at most its last victim takes it below its
+    // guarantee). Jobs of other teams are taken by another right only under las (a level) and
+    // srtf-oracle; a team that can give nothing is not looked at.
     bool other_teams_by_right = (las && by_las) || by_srtf;
     std::vector<std::pair<PreemptionKey, const RunningJob*>> found;  // a run per team
     std::vector<size_t> runs;                                        // where each begins
@@ -541,6 +539,14 @@ class Pass {
       int64_t room =
           reclaim ? Entitled(team.name) - order_.TeamUsage(team.name).guaranteed_gpus : 0;
       if (!(reclaim && room > 0) && !same_team && !other_teams_by_right) continue;
+      // Jobs it could preempt but for their minimum run time: look again when the first of them
+      // reaches it, if nothing else happens before.
+      for (const RunningJob* r : team.young) {
+        if ((reclaim && room > 0) ||
+            by_other_right(*r, LasQueue(AttainedNow(*r), config_.las_thresholds), same_team)) {
+          Recheck(r->started_at + config_.min_runtime_before_preemption);
+        }
+      }
       Sort(team);
       size_t start = found.size();
       for (const Preemptible& p : team.jobs) {
@@ -567,15 +573,6 @@ class Pass {
     }
     candidates.reserve(found.size());
     for (const auto& [key, r] : found) candidates.push_back(r);
-    // Jobs it could preempt but for their minimum run time: look again when the first of them
-    // reaches it, if nothing else happens before.
-    for (const RunningJob* r : young_) {
-      if (reclaim_from(*r, 0) ||
-          by_other_right(*r, LasQueue(AttainedNow(*r), config_.las_thresholds),
-                         r->team == job.team)) {
-        Recheck(r->started_at + config_.min_runtime_before_preemption);
-      }
-    }
     // Cheap test first: even all of them together would not free enough GPUs.
     if (candidates.empty() || candidate_gpus + unreserved_.free_gpus() < need.gpus) return false;
     // Where the job will start once its victims have stopped.
@@ -886,7 +883,6 @@ class Pass {
   };
   Coming coming_for_anyone_;
   std::map<JobId, Coming> coming_for_;
-  std::vector<const RunningJob*> young_;  // not stopping, short of the minimum run time
   std::optional<std::vector<RunningJob>> surplus_;
   std::set<std::tuple<JobId, std::string, int>> shrunk_;  // (job, role, index) taken this pass
   std::set<JobId> shrinking_jobs_;
