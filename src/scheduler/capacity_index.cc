@@ -156,24 +156,12 @@ std::vector<int> PickGpus(const NodeCapacity& node, int64_t count, const std::ve
   return std::vector<int>(free.begin(), free.begin() + count);
 }
 
-bool CapacityIndex::EnoughNodesForBigTasks(const std::vector<TaskRequest>& tasks,
-                                           int64_t largest_block) const {
-  // Two tasks of more than half the largest free block never share a node: each needs one of
-  // its own with at least its GPUs free. Largest first, the k-th needs k such nodes.
-  auto is_big = [&](const TaskRequest& t) { return t.resources.gpus * 2 > largest_block; };
-  if (std::count_if(tasks.begin(), tasks.end(), is_big) < 2) return true;
-  std::vector<int64_t> big;
-  for (const auto& t : tasks) {
-    if (is_big(t)) big.push_back(t.resources.gpus);
+size_t CapacityIndex::NodesWithAtLeast(int64_t gpus) const {
+  size_t nodes = 0;
+  for (size_t g = static_cast<size_t>(std::max<int64_t>(gpus, 0)); g < bucket_sizes_.size(); ++g) {
+    nodes += bucket_sizes_[g];
   }
-  std::sort(big.rbegin(), big.rend());
-  size_t nodes = 0;  // with at least big[k] free GPUs
-  size_t g = bucket_sizes_.size();
-  for (size_t k = 0; k < big.size(); ++k) {
-    while (g > static_cast<size_t>(big[k])) nodes += bucket_sizes_[--g];
-    if (nodes < k + 1) return false;
-  }
-  return true;
+  return nodes;
 }
 
 bool CapacityIndex::Eligible(size_t node, const Constraints& constraints) const {
@@ -197,9 +185,9 @@ std::optional<std::vector<TaskPlacement>> CapacityIndex::Place(
     largest_task = std::max(largest_task, t.resources.gpus);
   }
   // Most jobs that do not fit are told so here, without looking at a single node.
-  int64_t largest_block = largest_free_block();
-  if (total.gpus > free_gpus_ || largest_task >= static_cast<int64_t>(bucket_sizes_.size()) ||
-      largest_task > largest_block || !EnoughNodesForBigTasks(tasks, largest_block)) {
+  if (largest_task >= static_cast<int64_t>(bucket_sizes_.size()) ||
+      !GpusMightFit(tasks, free_gpus_, largest_free_block(),
+                    [&](int64_t gpus) { return NodesWithAtLeast(gpus); })) {
     return std::nullopt;
   }
   // Largest tasks first, so that they claim the large nodes (first-fit decreasing).

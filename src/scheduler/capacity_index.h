@@ -7,6 +7,7 @@
 // a rollback only the nodes the what-if touched.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -20,6 +21,37 @@ namespace cohort::scheduler {
 // GPUs for one task on one node: `count` of `free` (minus `taken`), from the closest-connected
 // group that holds them, choosing the group it fills most tightly.
 std::vector<int> PickGpus(const NodeCapacity& node, int64_t count, const std::vector<int>& taken);
+
+// Whether `tasks` could fit by their GPUs alone, where `free_total` GPUs are free in all, no node
+// has more than `largest` free, and `nodes_with(g)` nodes have at least g free: the total, the
+// largest task, and tasks of more than half of `largest` (no two of which can share a node) each
+// on a node of its own, the k-th largest on one of k such nodes. A necessary condition: false
+// means they cannot fit; true only that they might (CPUs, memory and constraints are not looked
+// at).
+template <typename NodesWith>
+bool GpusMightFit(const std::vector<TaskRequest>& tasks, int64_t free_total, int64_t largest,
+                  NodesWith nodes_with) {
+  int64_t total = 0;
+  int64_t biggest = 0;
+  size_t big = 0;
+  for (const auto& t : tasks) {
+    total += t.resources.gpus;
+    biggest = std::max(biggest, t.resources.gpus);
+    big += t.resources.gpus * 2 > largest ? 1 : 0;
+  }
+  if (total > free_total || biggest > largest) return false;
+  if (big < 2) return true;
+  std::vector<int64_t> sizes;
+  sizes.reserve(big);
+  for (const auto& t : tasks) {
+    if (t.resources.gpus * 2 > largest) sizes.push_back(t.resources.gpus);
+  }
+  std::sort(sizes.rbegin(), sizes.rend());
+  for (size_t k = 0; k < sizes.size(); ++k) {
+    if (nodes_with(sizes[k]) < k + 1) return false;
+  }
+  return true;
+}
 
 class CapacityIndex {
  public:
@@ -81,9 +113,8 @@ class CapacityIndex {
   // Remembers the node as it is, if a what-if is under way and has not touched it yet.
   void Save(size_t node);
   bool Eligible(size_t node, const Constraints& constraints) const;
-  // False if the tasks' GPUs alone show that they cannot all be placed (a quick test: true does
-  // not mean they fit).
-  bool EnoughNodesForBigTasks(const std::vector<TaskRequest>& tasks, int64_t largest_block) const;
+  // How many nodes have at least `gpus` GPUs free.
+  size_t NodesWithAtLeast(int64_t gpus) const;
 
   std::vector<NodeCapacity> nodes_;
   // Nodes by id: an open-addressing table of node index + 1 (0: empty), a power of two in size,

@@ -28,6 +28,27 @@ void SortByPreemptionCost(std::vector<const RunningJob*>& candidates, bool rotat
 std::optional<std::vector<const RunningJob*>> ChooseVictims(
     CapacityIndex& what_if, const std::vector<TaskRequest>& tasks, const Constraints& constraints,
     const std::vector<const RunningJob*>& candidates) {
+  // Cheap test first: if the job could not fit by its GPUs even with every candidate gone, it
+  // cannot fit with some of them gone either, and nobody is given back.
+  std::vector<int64_t> could_free(what_if.nodes().size());
+  for (size_t n = 0; n < could_free.size(); ++n) could_free[n] = what_if.nodes()[n].free.gpus;
+  for (const RunningJob* c : candidates) {
+    for (const auto& p : c->placement) {
+      int n = what_if.Find(p.node_id);
+      if (n >= 0) could_free[static_cast<size_t>(n)] += static_cast<int64_t>(p.gpus.size());
+    }
+  }
+  int64_t total = 0;
+  int64_t largest = 0;
+  for (int64_t g : could_free) {
+    total += g;
+    largest = std::max(largest, g);
+  }
+  auto nodes_with = [&](int64_t gpus) {
+    return static_cast<size_t>(
+        std::count_if(could_free.begin(), could_free.end(), [&](int64_t g) { return g >= gpus; }));
+  };
+  if (!GpusMightFit(tasks, total, largest, nodes_with)) return std::nullopt;
   std::vector<const RunningJob*> victims;
   bool fits = false;
   for (const RunningJob* c : candidates) {

@@ -23,7 +23,7 @@ PreemptionKey PreemptionCost(const RunningJob& job, bool rotate);
 // `tasks` fit. Greedy: add the cheapest until the job fits, then drop every victim it fits
 // without, most expensive first. Nothing if even all candidates together do not make room.
 // Works on `what_if` in place (under a mark: CapacityIndex::Mark): it is left with the chosen
-// victims' resources given back, or, when there are none, every candidate's.
+// victims' resources given back; when there are none, it is to be rolled back.
 std::optional<std::vector<const RunningJob*>> ChooseVictims(
     CapacityIndex& what_if, const std::vector<TaskRequest>& tasks, const Constraints& constraints,
     const std::vector<const RunningJob*>& candidates);
