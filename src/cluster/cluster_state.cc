@@ -255,40 +255,79 @@ bool ClusterState::AnyElasticCanGrow() const {
 
 // --- The scheduler's view ---
 
+bool ClusterState::AnyLeaving(const Holding& h) {
+  return std::find(h.leaving.begin(), h.leaving.end(), uint8_t{1}) != h.leaving.end();
+}
+
+void ClusterState::Split(const Holding& h, RunningJob& staying, RunningJob& leaving) {
+  staying = h.job;
+  leaving = h.job;
+  staying.tasks.clear();
+  staying.placement.clear();
+  staying.task_started.clear();
+  leaving.tasks.clear();
+  leaving.placement.clear();
+  leaving.task_started.clear();
+  leaving.stopping = true;
+  for (size_t t = 0; t < h.job.tasks.size(); ++t) {
+    RunningJob& to = h.leaving[t] ? leaving : staying;
+    to.tasks.push_back(h.job.tasks[t]);
+    to.placement.push_back(h.job.placement[t]);
+    to.task_started.push_back(h.job.task_started[t]);
+  }
+}
+
+void ClusterState::NodesAndTeams(ClusterSnapshot& into) const {
+  // Element by element, so that strings, vectors and maps keep their buffers.
+  size_t nodes = 0;
+  for (const auto& n : nodes_) {
+    if (!n.ready) continue;
+    if (nodes < into.nodes.size()) {
+      into.nodes[nodes] = n.capacity;
+    } else {
+      into.nodes.push_back(n.capacity);
+    }
+    ++nodes;
+  }
+  into.nodes.resize(nodes);
+  into.teams = teams_;
+}
+
 ClusterSnapshot ClusterState::Snapshot() const {
   ClusterSnapshot s;
-  s.nodes.reserve(nodes_.size());
-  for (const auto& n : nodes_) {
-    if (n.ready) s.nodes.push_back(n.capacity);
-  }
+  NodesAndTeams(s);
   s.running.reserve(jobs_.size());
   for (const auto& [id, h] : jobs_) {
-    bool any_leaving = std::any_of(h.leaving.begin(), h.leaving.end(), [](bool l) { return l; });
-    if (!any_leaving) {
+    if (!AnyLeaving(h)) {
       s.running.push_back(h.job);
       continue;
     }
-    // Replicas on their way out count as a stopping job of their own.
-    RunningJob staying = h.job;
-    RunningJob leaving = h.job;
-    staying.tasks.clear();
-    staying.placement.clear();
-    staying.task_started.clear();
-    leaving.tasks.clear();
-    leaving.placement.clear();
-    leaving.task_started.clear();
-    leaving.stopping = true;
-    for (size_t t = 0; t < h.job.tasks.size(); ++t) {
-      RunningJob& to = h.leaving[t] ? leaving : staying;
-      to.tasks.push_back(h.job.tasks[t]);
-      to.placement.push_back(h.job.placement[t]);
-      to.task_started.push_back(h.job.task_started[t]);
-    }
+    RunningJob staying;
+    RunningJob leaving;
+    Split(h, staying, leaving);
     s.running.push_back(std::move(staying));
     s.running.push_back(std::move(leaving));
   }
-  s.teams = teams_;
   return s;
+}
+
+void ClusterState::View(ClusterSnapshot& into, std::vector<const RunningJob*>& running) {
+  NodesAndTeams(into);
+  into.running.clear();
+  split_.clear();
+  running.clear();
+  running.reserve(jobs_.size());
+  for (const auto& [id, h] : jobs_) {
+    if (!AnyLeaving(h)) {
+      running.push_back(&h.job);
+      continue;
+    }
+    RunningJob& staying = split_.emplace_back();
+    RunningJob& leaving = split_.emplace_back();
+    Split(h, staying, leaving);
+    running.push_back(&staying);
+    running.push_back(&leaving);
+  }
 }
 
 Applied ClusterState::Apply(const Plan& plan, const std::vector<PendingJob>& pending,

@@ -14,6 +14,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <map>
 #include <optional>
 #include <set>
@@ -99,6 +100,12 @@ class ClusterState {
   // Ready nodes with what is free on them; every job that holds resources, its leaving replicas
   // as a stopping job of their own; the teams.
   ClusterSnapshot Snapshot() const;
+  // The same without copying the jobs: `into` gets the nodes and teams (its buffers reused, so
+  // that a caller that keeps one from pass to pass does not allocate them anew) and no running
+  // jobs; `running` points at the state's own, in the snapshot's order. What it points at is
+  // valid until the state next changes: a scheduling pass reads it (SchedulingInput::running),
+  // then the plan is applied.
+  void View(ClusterSnapshot& into, std::vector<const RunningJob*>& running);
   int64_t used_gpus() const { return used_gpus_; }
 
   // Applies a plan the scheduler made on Snapshot(): placements (for jobs of `pending`, the
@@ -114,12 +121,18 @@ class ClusterState {
     bool ready = false;
   };
   struct Holding {
-    RunningJob job;             // its tasks hold exactly what they say, where they say
-    std::vector<bool> leaving;  // by task: an elastic replica on its way out
-    std::vector<bool> placed;   // by task: taken on a node this state knows
+    RunningJob job;  // its tasks hold exactly what they say, where they say
+    // By task: an elastic replica on its way out. Bytes, not bits: every pass looks for any.
+    std::vector<uint8_t> leaving;
+    std::vector<bool> placed;  // by task: taken on a node this state knows
   };
 
   Node* MutableNode(const std::string& node_id);
+  // Whether some of its replicas are on their way out; if so, the scheduler sees it as two
+  // jobs: the replicas that stay, and those that leave as a stopping job of their own.
+  static bool AnyLeaving(const Holding& h);
+  static void Split(const Holding& h, RunningJob& staying, RunningJob& leaving);
+  void NodesAndTeams(ClusterSnapshot& into) const;
   // Whether every task of `tasks` fits on `placement` (ready nodes, free resources), counting
   // the earlier tasks of the same list.
   bool Fits(const std::vector<TaskRequest>& tasks,
@@ -134,6 +147,9 @@ class ClusterState {
   std::vector<TeamQuota> teams_;
   std::set<JobId> claims_;
   int64_t used_gpus_ = 0;
+  // View(): the jobs with replicas on their way out, split (Split()). A deque: what `running`
+  // points at stays where it is while more are added.
+  std::deque<RunningJob> split_;
 };
 
 // The scheduler's view of a job that has just started on `placement`.

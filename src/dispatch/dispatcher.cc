@@ -12,8 +12,8 @@ PassResult Dispatcher::FullPass(cluster::ClusterState& cluster, std::vector<Pend
   PassResult result;
   if (pending.empty() && !cluster.AnyElasticCanGrow()) return result;
   for (auto& job : pending) job.preempted_for_it = cluster.Claimed(job.job_id);
-  ClusterSnapshot snapshot = cluster.Snapshot();
-  scheduler::SchedulingInput input{snapshot, pending, now};
+  cluster.View(snapshot_, running_);
+  scheduler::SchedulingInput input{snapshot_, pending, now, &running_};
   Plan plan;
   std::optional<scheduler::PassResidue> residue;
   if (incremental_above_ == kNeverIncremental) {

@@ -84,6 +84,10 @@ class Dispatcher {
   size_t incremental_above_;
   std::optional<scheduler::PassResidue> residue_;
   bool full_pass_due_ = false;
+  // The cluster as the last pass saw it (ClusterState::View), kept so that the next pass fills
+  // the same buffers.
+  ClusterSnapshot snapshot_;
+  std::vector<const RunningJob*> running_;
 };
 
 }  // namespace cohort::dispatch

@@ -2,10 +2,32 @@
 
 #include <algorithm>
 #include <tuple>
+#include <unordered_map>
 
 #include "scheduler/runtime_history.h"
 
 namespace cohort::scheduler {
+
+std::vector<const RunningJob*> RunningJobs(const ClusterSnapshot& cluster,
+                                           const std::vector<const RunningJob*>* running) {
+  if (running) return *running;
+  std::vector<const RunningJob*> out;
+  out.reserve(cluster.running.size());
+  for (const auto& r : cluster.running) out.push_back(&r);
+  return out;
+}
+
+RunningTeams TeamsOf(const std::vector<const RunningJob*>& running) {
+  RunningTeams teams;
+  teams.of.reserve(running.size());
+  std::unordered_map<std::string_view, uint32_t> index;
+  for (const RunningJob* r : running) {
+    auto [it, added] = index.try_emplace(r->team, static_cast<uint32_t>(teams.names.size()));
+    if (added) teams.names.push_back(r->team);
+    teams.of.push_back(it->second);
+  }
+  return teams;
+}
 
 int LasQueue(Duration attained, const std::vector<Duration>& thresholds) {
   int queue = 0;
@@ -77,6 +99,7 @@ Rank RankOf(const SchedulerConfig& config, const PendingJob& job, Timestamp now)
 }
 
 JobOrder::JobOrder(const SchedulerConfig& config, const ClusterSnapshot& cluster,
+                   const std::vector<const RunningJob*>& running, const RunningTeams& running_teams,
                    const std::vector<PendingJob>& pending, Timestamp now)
     : policy_(config.policy), pending_(pending) {
   for (const auto& n : cluster.nodes) capacity_ += n.total;
@@ -84,10 +107,10 @@ JobOrder::JobOrder(const SchedulerConfig& config, const ClusterSnapshot& cluster
     teams_[t.name].guaranteed_gpus = t.guaranteed_gpus;
     teams_[t.name].max_gpus = t.max_gpus;
   }
-  for (const auto& r : cluster.running) {
-    Resources held = r.Total();
-    teams_[r.team].held += held;
-    users_[{r.team, r.user}] += held;
+  std::vector<Resources> held(running_teams.names.size());
+  for (size_t i = 0; i < running.size(); ++i) held[running_teams.of[i]] += running[i]->Total();
+  for (size_t t = 0; t < held.size(); ++t) {
+    teams_[std::string(running_teams.names[t])].held += held[t];
   }
   auto by_submission = [&](size_t a, size_t b) {
     return std::tie(pending[a].submitted_at, pending[a].job_id) <
@@ -105,7 +128,7 @@ JobOrder::JobOrder(const SchedulerConfig& config, const ClusterSnapshot& cluster
       queues_[pending[i].team].jobs.push_back(i);
     }
     for (auto& [team, q] : queues_) {
-      teams_[team];  // every team with work has an entry
+      q.usage = &teams_[team];  // every team with work has an entry
       std::sort(q.jobs.begin(), q.jobs.end(), [&](size_t a, size_t b) {
         if (pending[a].priority != pending[b].priority) {
           return pending[a].priority > pending[b].priority;
@@ -115,30 +138,43 @@ JobOrder::JobOrder(const SchedulerConfig& config, const ClusterSnapshot& cluster
     }
     return;
   }
+  // Each job's key worked out once and sorted in one compact array, not looked up through the
+  // pending jobs in every comparison: (queue under las, true GPU time left under the oracles,
+  // submission, id).
+  struct Key {
+    int queue = 0;
+    Duration service{};
+    Timestamp submitted_at;
+    JobId job_id = 0;
+    size_t index = 0;
+  };
+  std::vector<Key> keys;
+  keys.reserve(pending.size());
   for (size_t i = 0; i < pending.size(); ++i) {
-    if (!pending[i].preempted_for_it) static_order_.push_back(i);
+    const PendingJob& p = pending[i];
+    if (p.preempted_for_it) continue;
+    Key k;
+    if (policy_ == Policy::kLeastAttainedService)
+      k.queue = LasQueue(p.attained, config.las_thresholds);
+    if (IsOracle(policy_)) k.service = OracleService(p);
+    k.submitted_at = p.submitted_at;
+    k.job_id = p.job_id;
+    k.index = i;
+    keys.push_back(k);
   }
-  std::sort(static_order_.begin(), static_order_.end(), [&](size_t a, size_t b) {
-    const PendingJob& ja = pending[a];
-    const PendingJob& jb = pending[b];
-    if (policy_ == Policy::kLeastAttainedService) {
-      int qa = LasQueue(ja.attained, config.las_thresholds);
-      int qb = LasQueue(jb.attained, config.las_thresholds);
-      if (qa != qb) return qa < qb;
-    }
-    if (IsOracle(policy_)) {
-      Duration sa = OracleService(ja);
-      Duration sb = OracleService(jb);
-      if (sa != sb) return sa < sb;
-    }
-    return by_submission(a, b);
+  std::sort(keys.begin(), keys.end(), [](const Key& a, const Key& b) {
+    return std::tie(a.queue, a.service, a.submitted_at, a.job_id) <
+           std::tie(b.queue, b.service, b.submitted_at, b.job_id);
   });
+  static_order_.reserve(keys.size());
+  for (const Key& k : keys) static_order_.push_back(k.index);
 }
 
 std::vector<size_t> ConsiderationOrder(const SchedulerConfig& config,
                                        const ClusterSnapshot& cluster,
                                        const std::vector<PendingJob>& pending, Timestamp now) {
-  JobOrder order(config, cluster, pending, now);
+  std::vector<const RunningJob*> running = RunningJobs(cluster, nullptr);
+  JobOrder order(config, cluster, running, TeamsOf(running), pending, now);
   std::vector<size_t> out;
   out.reserve(pending.size());
   while (auto next = order.Next()) {
@@ -172,7 +208,10 @@ const Usage& JobOrder::TeamUsage(const std::string& team) const {
 }
 
 double JobOrder::DominantShare(const std::string& team) const {
-  const Resources& held = TeamUsage(team).held;
+  return ShareOf(TeamUsage(team).held);
+}
+
+double JobOrder::ShareOf(const Resources& held) const {
   auto share = [](int64_t used, int64_t total) {
     return total > 0 ? static_cast<double>(used) / static_cast<double>(total) : 0.0;
   };
@@ -185,13 +224,9 @@ void JobOrder::Placed(size_t i) {
   Resources total;
   for (const auto& t : job.tasks) total += t.resources;
   teams_[job.team].held += total;
-  users_[{job.team, job.user}] += total;
 }
 
-void JobOrder::Grew(const std::string& team, const std::string& user, const Resources& r) {
-  teams_[team].held += r;
-  users_[{team, user}] += r;
-}
+void JobOrder::Grew(const std::string& team, const Resources& r) { teams_[team].held += r; }
 
 std::optional<size_t> JobOrder::Next() {
   if (next_first_ < first_.size()) return first_[next_first_++];
@@ -209,10 +244,10 @@ std::optional<size_t> JobOrder::NextFairShare() {
   TeamQueue* best = nullptr;
   for (auto& [team, queue] : queues_) {
     if (queue.empty()) continue;
-    const Usage& u = TeamUsage(team);
+    const Usage& u = *queue.usage;
     if (u.held.gpus < u.guaranteed_gpus) {
       double weight = static_cast<double>(std::max<int64_t>(u.guaranteed_gpus, 1));
-      double share = DominantShare(team) / weight;
+      double share = ShareOf(u.held) / weight;
       if (!behind || share < behind_share) {
         behind = &team;
         behind_share = share;

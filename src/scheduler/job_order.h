@@ -5,6 +5,7 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "model/plan.h"
@@ -12,13 +13,25 @@
 
 namespace cohort::scheduler {
 
-// What a team (or a user within a team) holds: running and stopping jobs, plus what this pass
-// has placed so far.
+// What a team holds: running and stopping jobs, plus what this pass has placed so far.
 struct Usage {
   Resources held;
   int64_t guaranteed_gpus = 0;
   std::optional<int64_t> max_gpus;
 };
+
+// The jobs that hold resources, for a pass: `running` if given (SchedulingInput::running), else
+// the snapshot's own.
+std::vector<const RunningJob*> RunningJobs(const ClusterSnapshot& cluster,
+                                           const std::vector<const RunningJob*>* running);
+
+// The teams of the jobs that hold resources as dense indices, so that a pass looks each job's
+// team up once: running job i's team is names[of[i]]. The names point into the jobs.
+struct RunningTeams {
+  std::vector<std::string_view> names;  // in the order they first appear
+  std::vector<uint32_t> of;             // by position in the running list
+};
+RunningTeams TeamsOf(const std::vector<const RunningJob*>& running);
 
 // The least-attained-service queue of a job that has had `attained` GPU time.
 int LasQueue(Duration attained, const std::vector<Duration>& thresholds);
@@ -66,15 +79,18 @@ std::string DescribeOrder(Policy policy);
 
 class JobOrder {
  public:
+  // `cluster`: its nodes and teams; `running`: the jobs that hold resources (RunningJobs()),
+  // and their teams (TeamsOf()).
   JobOrder(const SchedulerConfig& config, const ClusterSnapshot& cluster,
+           const std::vector<const RunningJob*>& running, const RunningTeams& running_teams,
            const std::vector<PendingJob>& pending, Timestamp now);
 
   // The index (into `pending`) of the next job to consider; every job comes exactly once.
   std::optional<size_t> Next();
-  // Job `i` was placed: its team and user hold more now.
+  // Job `i` was placed: its team holds more now.
   void Placed(size_t i);
   // Resources given outside the queue (an elastic job grew).
-  void Grew(const std::string& team, const std::string& user, const Resources& r);
+  void Grew(const std::string& team, const Resources& r);
 
   const Usage& TeamUsage(const std::string& team) const;
   const std::map<std::string, Usage>& Teams() const { return teams_; }
@@ -85,19 +101,21 @@ class JobOrder {
   struct TeamQueue {
     std::vector<size_t> jobs;  // priority (highest first), then Rank
     size_t next = 0;
+    const Usage* usage = nullptr;  // the team's entry of teams_
     bool empty() const { return next >= jobs.size(); }
   };
 
   std::optional<size_t> NextFairShare();
+  // DominantShare of what a team holds.
+  double ShareOf(const Resources& held) const;
 
   Policy policy_;
   const std::vector<PendingJob>& pending_;
   Resources capacity_;
   std::map<std::string, Usage> teams_;
-  std::map<std::pair<std::string, std::string>, Resources> users_;  // (team, user)
-  std::map<std::string, TeamQueue> queues_;                         // fair share
-  std::vector<Rank> ranks_;                                         // fair share, by job
-  std::vector<size_t> static_order_;                                // fifo, las
+  std::map<std::string, TeamQueue> queues_;  // fair share
+  std::vector<Rank> ranks_;                  // fair share, by job
+  std::vector<size_t> static_order_;         // fifo, las
   size_t next_static_ = 0;
   std::vector<size_t> first_;  // jobs that others were preempted for, before any other
   size_t next_first_ = 0;

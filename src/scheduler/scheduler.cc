@@ -4,6 +4,7 @@
 #include <fmt/ranges.h>
 
 #include <algorithm>
+#include <deque>
 #include <map>
 #include <set>
 #include <tuple>
@@ -29,24 +30,42 @@ Resources TotalOf(const std::vector<TaskRequest>& tasks) {
   return r;
 }
 
-// Resources that come back at a known time (for reservations).
+// Resources that come back at a known time (for reservations). Tasks and placement are a running
+// job's in the snapshot, or kept by the pass (Pass::placements_).
 struct Release {
   Timestamp at;
   const std::vector<TaskRequest>* tasks;
-  std::vector<TaskPlacement> placement;
+  const std::vector<TaskPlacement>* placement;
   bool reserved = false;  // the end of a job reserved this pass
+  size_t seq = 0;         // the order it was added in (Pass::Reserve sorts by time, then this)
+  // Where in Pass::release_nodes_ its tasks' node indices begin; kUnknown until a reservation
+  // first needs them.
+  size_t nodes = kUnknown;
+  static constexpr size_t kUnknown = SIZE_MAX;
+};
+
+// The capacity indexes of a pass. The scheduler keeps them from one pass to the next, so that
+// each pass copies the nodes into buffers it already has; every pass starts them afresh.
+struct Indexes {
+  CapacityIndex free;
+  CapacityIndex unreserved;
 };
 
 // One scheduling pass. Holds the capacity as the pass changes it.
 class Pass {
  public:
-  Pass(const SchedulerConfig& config, const SchedulingInput& in, PassResidue* residue)
+  Pass(const SchedulerConfig& config, const SchedulingInput& in, PassResidue* residue,
+       Indexes& indexes)
       : residue_(residue),
         config_(config),
         in_(in),
-        order_(config, in.cluster, in.pending, in.now),
-        free_(in.cluster.nodes),
-        unreserved_(in.cluster.nodes) {
+        running_(RunningJobs(in.cluster, in.running)),
+        running_teams_(TeamsOf(running_)),
+        order_(config, in.cluster, running_, running_teams_, in.pending, in.now),
+        free_(indexes.free),
+        unreserved_(indexes.unreserved) {
+    free_.Reset(in.cluster.nodes);
+    unreserved_.Reset(in.cluster.nodes);
     for (const auto& n : in.cluster.nodes) {
       if (std::find(shapes_.begin(), shapes_.end(), n.total) == shapes_.end()) {
         shapes_.push_back(n.total);
@@ -57,30 +76,45 @@ class Pass {
       cluster_total_ += n.total;
     }
     int64_t known_ends_gpus = 0;
-    for (const auto& r : in.cluster.running) {
+    // By team (RunningTeams): the lowest priority running, and the GPUs on their way out.
+    size_t teams = running_teams_.names.size();
+    std::vector<std::optional<int>> lowest(teams);
+    std::vector<std::optional<int64_t>> leaving(teams);
+    for (size_t i = 0; i < running_.size(); ++i) {
+      const RunningJob& r = *running_[i];
+      uint32_t team = running_teams_.of[i];
       if (r.stopping) {
         stopping_.push_back(&r);
+        leaving[team] = leaving[team].value_or(0) + r.Total().gpus;
       } else {
-        auto [it, fresh] = lowest_priority_.emplace(r.team, r.priority);
-        if (!fresh) it->second = std::min(it->second, r.priority);
+        lowest[team] = std::min(lowest[team].value_or(r.priority), r.priority);
       }
       std::optional<Timestamp> end = r.ends_by;
       if (IsOracle(config.policy) && r.oracle_ends_at) end = r.oracle_ends_at;
       if (!end && config.default_runtime) end = r.started_at + *config.default_runtime;
       if (r.stopping) end = in.now;
       if (end) {
-        releases_.push_back(Release{std::max(*end, in.now), &r.tasks, r.placement});
+        releases_.push_back(Release{std::max(*end, in.now), &r.tasks, &r.placement});
         known_ends_gpus += r.Total().gpus;
       }
+    }
+    for (size_t t = 0; t < teams; ++t) {
+      std::string name(running_teams_.names[t]);
+      if (lowest[t]) lowest_priority_.emplace(name, *lowest[t]);
+      // Quota reclaim counts what is on its way out as gone (and, below, as held by the job it
+      // stops for).
+      if (leaving[t]) reclaim_delta_[name] -= *leaving[t];
     }
     // GPUs in use that no known end gives back (jobs without max_runtime, or held by something
     // the snapshot does not list).
     unknown_ends_ = cluster_total_.gpus - free_.free_gpus() > known_ends_gpus;
-    // Quota reclaim counts what is on its way out as gone, and as held by the job it stops for.
     std::set<JobId> stopped_for;
     for (const RunningJob* r : stopping_) {
-      reclaim_delta_[r->team] -= r->Total().gpus;
+      int64_t gpus = r->Total().gpus;
       if (r->stopping_for) stopped_for.insert(*r->stopping_for);
+      Coming& coming = r->stopping_for ? coming_for_[*r->stopping_for] : coming_for_anyone_;
+      ++coming.jobs;
+      coming.gpus += gpus;
     }
     if (!stopped_for.empty()) {
       for (const auto& p : in.pending) {
@@ -109,7 +143,9 @@ class Pass {
   Plan Run() {
     bool fair = config_.policy == Policy::kFairShare;
     if (UsesLevels()) {
-      for (const auto& r : in_.cluster.running) {
+      std::vector<std::optional<int>> highest(running_teams_.names.size());  // by team
+      for (size_t i = 0; i < running_.size(); ++i) {
+        const RunningJob& r = *running_[i];
         if (r.stopping) continue;
         Duration attained = AttainedNow(r);
         if (fair && IsProtected(config_, r, in_.now)) {
@@ -119,10 +155,8 @@ class Pass {
         }
         int level = LasQueue(attained, config_.las_thresholds);
         highest_las_queue_ = std::max(highest_las_queue_, level);
-        if (fair) {
-          int& highest = highest_level_[r.team];
-          highest = std::max(highest, level);
-        }
+        std::optional<int>& team_highest = highest[running_teams_.of[i]];
+        team_highest = std::max(team_highest.value_or(0), level);
         // When it moves to a later queue, waiting jobs of an earlier one may preempt it.
         int64_t gpus = r.Total().gpus;
         for (Duration t : config_.las_thresholds) {
@@ -132,9 +166,15 @@ class Pass {
           }
         }
       }
+      if (fair) {
+        for (size_t t = 0; t < highest.size(); ++t) {
+          if (highest[t]) highest_level_.emplace(std::string(running_teams_.names[t]), *highest[t]);
+        }
+      }
     }
     if (config_.policy == Policy::kSrtfOracle) {
-      for (const auto& r : in_.cluster.running) {
+      for (const RunningJob* job : running_) {
+        const RunningJob& r = *job;
         if (!r.stopping)
           most_service_left_ = std::max(most_service_left_, OracleService(r, in_.now));
       }
@@ -312,7 +352,7 @@ class Pass {
     order_.Placed(i);
     if (claimants_.count(job.job_id)) reclaim_delta_[job.team] -= TotalOf(job.tasks).gpus;
     if (auto end = ExpectedEnd(in_.now, job)) {
-      releases_.push_back(Release{*end, &job.tasks, placement});
+      AddRelease(Release{*end, &job.tasks, &placements_.emplace_back(placement)});
     } else {
       unknown_ends_ = true;
     }
@@ -331,10 +371,7 @@ class Pass {
 
   void Consider(size_t i) {
     const PendingJob& job = in_.pending[i];
-    if (blocked_by_) {
-      return Wait(job, fmt::format("waiting behind job {} (strict {} order)", *blocked_by_,
-                                   PolicyName(config_.policy)));
-    }
+    if (blocked_by_) return Wait(job, blocked_text_);
     if (auto why = Unschedulable(job)) return Wait(job, *why, /*unschedulable=*/true);
     Resources need = TotalOf(job.tasks);
     const Usage& team = order_.TeamUsage(job.team);
@@ -350,7 +387,12 @@ class Pass {
     if (TryShrink(job)) return;
     if (TryPreemption(job)) return;
     if (config_.backfill && reservations_ < config_.reservations) return Reserve(job);
-    if (!config_.backfill) blocked_by_ = job.job_id;
+    if (!config_.backfill) {
+      // Every job behind it waits for it: one text for all of them.
+      blocked_by_ = job.job_id;
+      blocked_text_ = fmt::format("waiting behind job {} (strict {} order)", job.job_id,
+                                  PolicyName(config_.policy));
+    }
     Wait(job, Busy(job));
   }
 
@@ -363,53 +405,84 @@ class Pass {
     return config_.policy != Policy::kLeastAttainedService && config_.policy != Policy::kSrtfOracle;
   }
 
+  // A running job that may be preempted, with what victim searches ask of it.
+  struct Preemptible {
+    PreemptionKey key;  // cheapest first
+    const RunningJob* job = nullptr;
+    int64_t gpus = 0;
+    int queue = 0;  // its least-attained-service queue now
+  };
+  // A team's preemptible jobs, sorted cheapest first when a search first needs their order,
+  // and its jobs short of the minimum run time.
+  struct PreemptibleTeam {
+    std::string name;
+    std::vector<Preemptible> jobs;
+    bool sorted = false;
+    std::vector<const RunningJob*> young;
+  };
+
   // Running jobs that may be preempted at all (not stopping, past their minimum run time), by
-  // team, cheapest first.
-  const std::map<std::string, std::vector<const RunningJob*>>& Preemptible() {
-    if (!preemptible_) {
-      preemptible_.emplace();
-      for (const auto& r : in_.cluster.running) {
-        if (r.stopping) continue;
-        if (in_.now - r.started_at < config_.min_runtime_before_preemption) {
-          young_.push_back(&r);
-          continue;
-        }
-        (*preemptible_)[r.team].push_back(&r);
-      }
-      for (auto& [team, jobs] : *preemptible_) SortByPreemptionCost(jobs, RotateVictims());
+  // team, built on first need. A search looks only at the teams it may take from, each in its
+  // own order, and merges what it finds.
+  std::vector<PreemptibleTeam>& PreemptibleTeams() {
+    if (preemptible_) return *preemptible_;
+    preemptible_.emplace(running_teams_.names.size());
+    for (size_t t = 0; t < preemptible_->size(); ++t) {
+      (*preemptible_)[t].name = running_teams_.names[t];
     }
+    for (size_t i = 0; i < running_.size(); ++i) {
+      const RunningJob& r = *running_[i];
+      if (r.stopping) continue;
+      PreemptibleTeam& team = (*preemptible_)[running_teams_.of[i]];
+      if (in_.now - r.started_at < config_.min_runtime_before_preemption) {
+        team.young.push_back(&r);
+        continue;
+      }
+      team.jobs.push_back(Preemptible{PreemptionCost(r, RotateVictims()), &r, r.Total().gpus,
+                                      LasQueue(AttainedNow(r), config_.las_thresholds)});
+    }
+    std::erase_if(*preemptible_,
+                  [](const PreemptibleTeam& t) { return t.jobs.empty() && t.young.empty(); });
     return *preemptible_;
+  }
+
+  static void Sort(PreemptibleTeam& team) {
+    if (team.sorted) return;
+    std::sort(team.jobs.begin(), team.jobs.end(),
+              [](const Preemptible& a, const Preemptible& b) { return a.key < b.key; });
+    team.sorted = true;
   }
 
   // Jobs (and elastic replicas) already on their way out may be enough for `job`: then it waits
   // for them, and nothing more is preempted or taken back for it.
   bool WaitForStopping(const PendingJob& job) {
-    std::vector<const RunningJob*> stopping;
-    int64_t coming = 0;
-    for (const RunningJob* r : stopping_) {
-      // Jobs on their way out count for this job if they stop for it (or for no one).
-      if (!r->stopping_for || *r->stopping_for == job.job_id) {
-        stopping.push_back(r);
-        coming += r->Total().gpus;
-      }
+    // Jobs on their way out count for this job if they stop for it (or for no one).
+    Coming coming = coming_for_anyone_;
+    if (auto it = coming_for_.find(job.job_id); it != coming_for_.end()) {
+      coming.jobs += it->second.jobs;
+      coming.gpus += it->second.gpus;
     }
-    // Cheap tests first; a look costs a copy of the capacity and shares the search budget.
-    if (stopping.empty() || unreserved_.free_gpus() + coming < TotalOf(job.tasks).gpus ||
+    // Cheap tests first; a look costs a what-if and shares the search budget.
+    if (coming.jobs == 0 || unreserved_.free_gpus() + coming.gpus < TotalOf(job.tasks).gpus ||
         preemption_searches_ >= kMaxPreemptionSearches) {
       return false;
     }
-    ++preemption_searches_;
-    {
-      CapacityIndex what_if = unreserved_;
-      for (const RunningJob* s : stopping) what_if.Give(s->tasks, s->placement);
-      if (auto placement = what_if.Place(job.tasks, job.constraints)) {
-        Hold(job, *placement);
-        Wait(job, fmt::format("waiting for {} stopping job{} to free their resources",
-                              stopping.size(), stopping.size() == 1 ? "" : "s"));
-        return true;
-      }
+    std::vector<const RunningJob*> stopping;
+    for (const RunningJob* r : stopping_) {
+      if (!r->stopping_for || *r->stopping_for == job.job_id) stopping.push_back(r);
     }
-    return false;
+    ++preemption_searches_;
+    std::optional<std::vector<TaskPlacement>> placement;
+    {
+      ScopedWhatIf what_if(unreserved_);
+      for (const RunningJob* s : stopping) unreserved_.Give(s->tasks, s->placement);
+      placement = unreserved_.Place(job.tasks, job.constraints);
+    }
+    if (!placement) return false;
+    Hold(job, *placement);
+    Wait(job, fmt::format("waiting for {} stopping job{} to free their resources", stopping.size(),
+                          stopping.size() == 1 ? "" : "s"));
+    return true;
   }
 
   // Preempts for `job` if it is entitled to: returns true if the job is dealt with (victims
@@ -441,47 +514,75 @@ class Pass {
     // Whom it may preempt: lower priority in its own team; borrowers, if it stays within its
     // guarantee.
     std::vector<const RunningJob*> candidates;
-    std::set<JobId> reclaimed;  // candidates taken back from a team that borrows
+    std::vector<JobId> reclaimed;  // candidates taken back from a team that borrows
     int64_t candidate_gpus = 0;
-    // `taken`: GPUs of the victim's team already among the candidates. A team is reclaimed from
-    // only while it still borrows, so at most its last victim takes it below its guarantee.
-    auto reclaim_from = [&](const RunningJob& r, int64_t taken) {
-      return r.team != job.team && config_.quota_reclaim && within_guarantee &&
-             Entitled(r.team) - taken > order_.TeamUsage(r.team).guaranteed_gpus;
-    };
-    auto by_other_right = [&](const RunningJob& r) {
-      bool lower = r.team == job.team && config_.priority_preemption && r.priority < job.priority;
-      bool served_more = by_las && LasQueue(AttainedNow(r), config_.las_thresholds) > job_queue &&
-                         (las || MayPreemptForLevel(config_, r, job, in_.now));
+    // `queue`: r's least-attained-service queue now.
+    auto by_other_right = [&](const RunningJob& r, int queue, bool same_team) {
+      bool lower = same_team && config_.priority_preemption && r.priority < job.priority;
+      bool served_more =
+          by_las && queue > job_queue && (las || MayPreemptForLevel(config_, r, job, in_.now));
       bool more_left = by_srtf && OracleService(r, in_.now) > job_service;
       return lower || served_more || more_left;
     };
-    for (const auto& [other, jobs] : Preemptible()) {
-      int64_t taken = 0;
-      for (const RunningJob* r : jobs) {
-        if (victims_.count(r->job_id)) continue;
-        if (reclaim_from(*r, taken)) {
-          reclaimed.insert(r->job_id);
-          taken += r->Total().gpus;
-        } else if (!by_other_right(*r)) {
+    // The same test for every preemptible job, with what depends on its team alone worked out
+    // once per team: whether it is the job's own, and how many GPUs it may still lose to
+    // reclaim (Entitled less its guarantee, less what is already among the candidates: a team is
+    // reclaimed from only while it still borrows, so at most its last victim takes it below its
+    // guarantee). Jobs of other teams are taken by another right only under las (a level) and
+    // srtf-oracle; a team that can give nothing is not looked at.
+    bool other_teams_by_right = (las && by_las) || by_srtf;
+    std::vector<std::pair<PreemptionKey, const RunningJob*>> found;  // a run per team
+    std::vector<size_t> runs;                                        // where each begins
+    for (PreemptibleTeam& team : PreemptibleTeams()) {
+      bool same_team = team.name == job.team;
+      bool reclaim = !same_team && config_.quota_reclaim && within_guarantee;
+      int64_t room =
+          reclaim ? Entitled(team.name) - order_.TeamUsage(team.name).guaranteed_gpus : 0;
+      if (!(reclaim && room > 0) && !same_team && !other_teams_by_right) continue;
+      // Jobs it could preempt but for their minimum run time: look again when the first of them
+      // reaches it, if nothing else happens before.
+      for (const RunningJob* r : team.young) {
+        if ((reclaim && room > 0) ||
+            by_other_right(*r, LasQueue(AttainedNow(*r), config_.las_thresholds), same_team)) {
+          Recheck(r->started_at + config_.min_runtime_before_preemption);
+        }
+      }
+      Sort(team);
+      size_t start = found.size();
+      for (const Preemptible& p : team.jobs) {
+        const RunningJob& r = *p.job;
+        if (!victims_.empty() && victims_.count(r.job_id)) continue;
+        if (reclaim && room > 0) {
+          reclaimed.push_back(r.job_id);
+          room -= p.gpus;
+        } else if (!by_other_right(r, p.queue, same_team)) {
           continue;
         }
-        candidates.push_back(r);
-        candidate_gpus += r->Total().gpus;
+        found.emplace_back(p.key, &r);
+        candidate_gpus += p.gpus;
       }
+      if (found.size() > start) runs.push_back(start);
     }
-    // Jobs it could preempt but for their minimum run time: look again when the first of them
-    // reaches it, if nothing else happens before.
-    for (const RunningJob* r : young_) {
-      if (reclaim_from(*r, 0) || by_other_right(*r)) {
-        Recheck(r->started_at + config_.min_runtime_before_preemption);
-      }
+    // Cheapest first over all teams (keys are unique: the job id decides last).
+    auto by_key = [](const auto& a, const auto& b) { return a.first < b.first; };
+    for (size_t i = 1; i < runs.size(); ++i) {
+      auto end =
+          i + 1 < runs.size() ? found.begin() + static_cast<ptrdiff_t>(runs[i + 1]) : found.end();
+      std::inplace_merge(found.begin(), found.begin() + static_cast<ptrdiff_t>(runs[i]), end,
+                         by_key);
     }
+    candidates.reserve(found.size());
+    for (const auto& [key, r] : found) candidates.push_back(r);
     // Cheap test first: even all of them together would not free enough GPUs.
     if (candidates.empty() || candidate_gpus + unreserved_.free_gpus() < need.gpus) return false;
-    SortByPreemptionCost(candidates, RotateVictims());
-    CapacityIndex what_if = unreserved_;
-    auto victims = ChooseVictims(what_if, job.tasks, job.constraints, candidates);
+    // Where the job will start once its victims have stopped.
+    std::optional<std::vector<const RunningJob*>> victims;
+    std::optional<std::vector<TaskPlacement>> placement;
+    {
+      ScopedWhatIf what_if(unreserved_);
+      victims = ChooseVictims(unreserved_, job.tasks, job.constraints, candidates);
+      if (victims) placement = unreserved_.Place(job.tasks, job.constraints);
+    }
     if (!victims) return false;
     std::vector<std::string> names;
     reclaim_delta_[job.team] += need.gpus;
@@ -494,7 +595,7 @@ class Pass {
         cause = PreemptionCause::kPriority;
         why = fmt::format("preempted by job {} of higher priority ({} > {})", job.job_id,
                           job.priority, v->priority);
-      } else if (reclaimed.count(v->job_id)) {
+      } else if (std::find(reclaimed.begin(), reclaimed.end(), v->job_id) != reclaimed.end()) {
         cause = PreemptionCause::kQuotaReclaim;
         why = fmt::format(
             "preempted by job {}: team {} reclaims its guaranteed GPUs from team {}, which "
@@ -511,9 +612,8 @@ class Pass {
       }
       plan_.preemptions.push_back(Preemption{v->job_id, job.job_id, why, cause});
       names.push_back(std::to_string(v->job_id));
-      what_if.Give(v->tasks, v->placement);
     }
-    if (auto placement = what_if.Place(job.tasks, job.constraints)) Hold(job, *placement);
+    if (placement) Hold(job, *placement);
     Wait(job, fmt::format("preempting job{} {} to make room; starts once they have stopped",
                           names.size() == 1 ? "" : "s", fmt::join(names, ", ")));
     return true;
@@ -524,7 +624,8 @@ class Pass {
   const std::vector<RunningJob>& ElasticSurplus() {
     if (surplus_) return *surplus_;
     surplus_.emplace();
-    for (const auto& r : in_.cluster.running) {
+    for (const RunningJob* job : running_) {
+      const RunningJob& r = *job;
       if (r.stopping) continue;
       for (const auto& group : r.elastic) {
         std::vector<size_t> replicas;
@@ -569,14 +670,18 @@ class Pass {
                              -a->job_id) <
              std::make_tuple(b->priority, -b->tasks[0].index, -ToMicros(b->started_at), -b->job_id);
     });
-    CapacityIndex what_if = unreserved_;
-    auto chosen = ChooseVictims(what_if, job.tasks, job.constraints, units);
+    std::optional<std::vector<const RunningJob*>> chosen;
+    std::optional<std::vector<TaskPlacement>> placement;
+    {
+      ScopedWhatIf what_if(unreserved_);
+      chosen = ChooseVictims(unreserved_, job.tasks, job.constraints, units);
+      if (chosen) placement = unreserved_.Place(job.tasks, job.constraints);
+    }
     if (!chosen) return false;
     std::map<std::pair<JobId, std::string>, std::vector<int>> by_group;
     for (const RunningJob* u : *chosen) {
       shrunk_.insert({u->job_id, u->tasks[0].role, u->tasks[0].index});
       by_group[{u->job_id, u->tasks[0].role}].push_back(u->tasks[0].index);
-      what_if.Give(u->tasks, u->placement);
     }
     std::vector<std::string> names;
     for (auto& [key, indices] : by_group) {
@@ -588,7 +693,7 @@ class Pass {
       shrinking_jobs_.insert(key.first);
       names.push_back(fmt::format("{} of job {}", indices.size(), key.first));
     }
-    if (auto placement = what_if.Place(job.tasks, job.constraints)) Hold(job, *placement);
+    if (placement) Hold(job, *placement);
     Wait(job, fmt::format("taking back elastic replicas ({}); starts once they have stopped",
                           fmt::join(names, ", ")));
     return true;
@@ -597,7 +702,8 @@ class Pass {
   // Elastic jobs grow into GPUs that nobody else wants now (not free for a waiting job, not
   // held for a reservation), one replica at a time, up to their maximum and their team's limit.
   void Grow() {
-    for (const auto& r : in_.cluster.running) {
+    for (const RunningJob* job : running_) {
+      const RunningJob& r = *job;
       if (r.stopping || r.elastic.empty() || shrinking_jobs_.count(r.job_id)) continue;
       Growth growth;
       growth.job_id = r.job_id;
@@ -614,7 +720,7 @@ class Pass {
           if (!placement) break;
           free_.Take(one, *placement);
           unreserved_.Take(one, *placement);
-          order_.Grew(r.team, r.user, group.per_replica);
+          order_.Grew(r.team, group.per_replica);
           growth.tasks.push_back(one[0]);
           growth.placement.push_back((*placement)[0]);
           ++next_index;
@@ -624,44 +730,92 @@ class Pass {
     }
   }
 
+  // Releases are kept in time order (ties in the order they were added) from the first
+  // reservation of the pass on; before that, in the order they were added.
+  void AddRelease(const Release& r) {
+    if (!releases_sorted_) return releases_.push_back(r);
+    auto at = std::upper_bound(releases_.begin(), releases_.end(), r,
+                               [](const Release& a, const Release& b) { return a.at < b.at; });
+    releases_.insert(at, r);
+  }
+  // The indices of a release's nodes, found the first time a reservation walks past it.
+  const int* NodesOf(Release& r) {
+    if (r.nodes == Release::kUnknown) FindNodes(r);
+    return release_nodes_.data() + r.nodes;
+  }
+  void FindNodes(Release& r) {
+    r.nodes = release_nodes_.size();
+    for (const auto& p : *r.placement) release_nodes_.push_back(unreserved_.Find(p.node_id));
+  }
+
+  // Whether an earlier reservation of this pass will use the GPU on node `node` (an index).
+  bool Reserved(int node, int gpu) const {
+    if (node < 0 || reserved_gpus_.empty()) return false;
+    const std::vector<int>& gpus = reserved_gpus_[static_cast<size_t>(node)];
+    return std::find(gpus.begin(), gpus.end(), gpu) != gpus.end();
+  }
+  bool AnyReserved(const Release& r) const {
+    if (reserved_gpus_.empty()) return false;
+    for (size_t t = 0; t < r.placement->size(); ++t) {
+      for (int g : (*r.placement)[t].gpus) {
+        if (Reserved(release_nodes_[r.nodes + t], g)) return true;
+      }
+    }
+    return false;
+  }
+
   // The earliest time the job fits, from the known ends of what runs; it holds those resources
   // from now on, so that nothing that would still run then can take them.
   void Reserve(const PendingJob& job) {
     ++reservations_;
-    std::vector<const Release*> timeline;
-    for (const auto& r : releases_) timeline.push_back(&r);
-    std::stable_sort(timeline.begin(), timeline.end(),
-                     [](const Release* a, const Release* b) { return a->at < b->at; });
-    CapacityIndex what_if = unreserved_;
-    for (size_t k = 0; k < timeline.size(); ++k) {
-      const Release& r = *timeline[k];
-      if (r.reserved || reserved_gpus_.empty()) {
-        what_if.Give(*r.tasks, r.placement, /*partial=*/true);
-      } else {
-        // GPUs that earlier reservations will use go to them, not to this job.
-        std::vector<TaskPlacement> rest = r.placement;
-        for (auto& p : rest) {
-          std::erase_if(p.gpus, [&](int g) { return reserved_gpus_.count({p.node_id, g}); });
+    if (!releases_sorted_) {
+      for (size_t i = 0; i < releases_.size(); ++i) releases_[i].seq = i;
+      std::sort(releases_.begin(), releases_.end(), [](const Release& a, const Release& b) {
+        return std::tie(a.at, a.seq) < std::tie(b.at, b.seq);
+      });
+      releases_sorted_ = true;
+    }
+    std::optional<std::vector<TaskPlacement>> placement;
+    Timestamp at;
+    {
+      // What is free once the releases up to each time have come back.
+      ScopedWhatIf what_if(unreserved_);
+      for (size_t k = 0; k < releases_.size() && !placement; ++k) {
+        Release& r = releases_[k];
+        const int* nodes = NodesOf(r);
+        if (r.reserved || !AnyReserved(r)) {
+          unreserved_.Give(*r.tasks, *r.placement, nodes, /*partial=*/true);
+        } else {
+          // GPUs that earlier reservations will use go to them, not to this job.
+          std::vector<TaskPlacement> rest = *r.placement;
+          for (size_t t = 0; t < rest.size(); ++t) {
+            std::erase_if(rest[t].gpus, [&](int g) { return Reserved(nodes[t], g); });
+          }
+          unreserved_.Give(*r.tasks, rest, nodes, /*partial=*/true);
         }
-        what_if.Give(*r.tasks, rest, /*partial=*/true);
+        if (k + 1 < releases_.size() && releases_[k + 1].at == r.at) continue;
+        placement = unreserved_.Place(job.tasks, job.constraints);
+        at = r.at;
       }
-      if (k + 1 < timeline.size() && timeline[k + 1]->at == timeline[k]->at) continue;
-      if (auto placement = what_if.Place(job.tasks, job.constraints)) {
-        Timestamp at = timeline[k]->at;
-        Hold(job, *placement);
-        if (!earliest_reservation_ || at < *earliest_reservation_) earliest_reservation_ = at;
-        // What it will use is not there for jobs reserved after it until it ends.
-        for (const auto& p : *placement) {
-          for (int g : p.gpus) reserved_gpus_.emplace(p.node_id, g);
-        }
-        if (auto end = ExpectedEnd(at, job)) {
-          releases_.push_back(Release{*end, &job.tasks, *placement, /*reserved=*/true});
-        }
-        return Wait(job,
-                    fmt::format("{}; reserved to start by {} at the latest", Busy(job),
-                                FormatTimestamp(at)),
-                    false, at);
+    }
+    if (placement) {
+      Hold(job, *placement);
+      if (!earliest_reservation_ || at < *earliest_reservation_) earliest_reservation_ = at;
+      // What it will use is not there for jobs reserved after it until it ends.
+      reserved_gpus_.resize(unreserved_.nodes().size());
+      for (const auto& p : *placement) {
+        std::vector<int>& reserved =
+            reserved_gpus_[static_cast<size_t>(unreserved_.Find(p.node_id))];
+        reserved.insert(reserved.end(), p.gpus.begin(), p.gpus.end());
       }
+      if (auto end = ExpectedEnd(at, job)) {
+        AddRelease(Release{*end, &job.tasks, &placements_.emplace_back(*placement),
+                           /*reserved=*/true});
+      }
+      return Wait(
+          job,
+          fmt::format("{}; reserved to start by {} at the latest", Busy(job), FormatTimestamp(at)),
+          false, at);
     }
     // What runs has known ends, and earlier reservations take what it would need (or one job
     // already drains nodes): it waits its turn behind them, holding nothing.
@@ -694,16 +848,23 @@ class Pass {
   std::vector<PassResidue::Waiting> queue_;
   const SchedulerConfig& config_;
   const SchedulingInput& in_;
+  std::vector<const RunningJob*> running_;  // every job that holds resources (RunningJobs())
+  RunningTeams running_teams_;              // and their teams
   JobOrder order_;
-  CapacityIndex free_;        // what is free now
-  CapacityIndex unreserved_;  // free now and not held for a reservation or a preemption
+  CapacityIndex& free_;        // what is free now
+  CapacityIndex& unreserved_;  // free now and not held for a reservation or a preemption
   std::optional<Timestamp> earliest_reservation_;
   int reservations_ = 0;
   std::optional<JobId> blocked_by_;
+  std::string blocked_text_;  // the reason of the jobs behind it
   std::vector<Release> releases_;
-  std::set<std::pair<std::string, int>> reserved_gpus_;  // (node, GPU) of this pass's reservations
-  bool unknown_ends_ = false;                            // something runs with no known end
-  bool drained_ = false;  // a job holds the nodes closest to fitting it
+  bool releases_sorted_ = false;
+  std::vector<int> release_nodes_;  // node indices of the releases' tasks (Release::nodes)
+  std::deque<std::vector<TaskPlacement>> placements_;  // of releases this pass adds
+  // GPUs of this pass's reservations, by node index (empty until the first).
+  std::vector<std::vector<int>> reserved_gpus_;
+  bool unknown_ends_ = false;  // something runs with no known end
+  bool drained_ = false;       // a job holds the nodes closest to fitting it
   std::set<JobId> victims_;
   std::map<std::string, int64_t> reclaim_delta_;  // by team: see Entitled()
   std::set<JobId> claimants_;                     // waiting jobs that running ones stop for
@@ -715,7 +876,13 @@ class Pass {
   int64_t busy_texts_free_ = -1;
   int preemption_searches_ = 0;
   std::vector<const RunningJob*> stopping_;
-  std::vector<const RunningJob*> young_;  // not stopping, short of the minimum run time
+  // What stopping jobs will give back: to anyone, and to the job they stop for.
+  struct Coming {
+    size_t jobs = 0;
+    int64_t gpus = 0;
+  };
+  Coming coming_for_anyone_;
+  std::map<JobId, Coming> coming_for_;
   std::optional<std::vector<RunningJob>> surplus_;
   std::set<std::tuple<JobId, std::string, int>> shrunk_;  // (job, role, index) taken this pass
   std::set<JobId> shrinking_jobs_;
@@ -724,8 +891,7 @@ class Pass {
   int highest_las_queue_ = 0;                   // of running jobs (policy las)
   std::map<std::string, int> highest_level_;    // of unprotected running jobs by team (default)
   Duration most_service_left_{};                // of running jobs (policy srtf-oracle)
-  // Running jobs that may be preempted, cheapest first, by team (built on first need).
-  std::optional<std::map<std::string, std::vector<const RunningJob*>>> preemptible_;
+  std::optional<std::vector<PreemptibleTeam>> preemptible_;  // see PreemptibleTeams()
   Plan plan_;
 };
 
@@ -733,15 +899,16 @@ class GangScheduler final : public Scheduler {
  public:
   explicit GangScheduler(SchedulerConfig config) : config_(config) {}
   Plan Schedule(const SchedulingInput& input) override {
-    return Pass(config_, input, nullptr).Run();
+    return Pass(config_, input, nullptr, indexes_).Run();
   }
   Plan Schedule(const SchedulingInput& input, PassResidue& residue) override {
-    return Pass(config_, input, &residue).Run();
+    return Pass(config_, input, &residue, indexes_).Run();
   }
   const SchedulerConfig& config() const override { return config_; }
 
  private:
   SchedulerConfig config_;
+  Indexes indexes_;
 };
 
 }  // namespace

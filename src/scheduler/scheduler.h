@@ -97,6 +97,9 @@ struct SchedulingInput {
   const ClusterSnapshot& cluster;
   const std::vector<PendingJob>& pending;
   Timestamp now;
+  // The jobs that hold resources, if not cluster.running (which is then ignored): the cluster
+  // core lends its own (cluster::ClusterState::View), so that a pass copies none of them.
+  const std::vector<const RunningJob*>* running = nullptr;
 };
 
 struct PassResidue;  // incremental.h

@@ -6,9 +6,7 @@
 #include <chrono>
 #include <cmath>
 #include <limits>
-#include <map>
 #include <queue>
-#include <set>
 #include <unordered_map>
 
 #include "cluster/cluster_state.h"
@@ -45,6 +43,7 @@ struct SimJob {
   int finish_token = 0;   // a finish event of an earlier estimate is stale
   int preemptions = 0;
   std::vector<std::pair<std::string, int>> leaving;  // replicas being taken away
+  std::string history_key;  // (team, user, GPUs): jobs that share it share their estimate
 };
 
 // kWake: nothing happens but time passing makes a new decision possible (a running job becomes
@@ -122,6 +121,7 @@ class Simulation {
         j.tasks = TasksFor(gpus, cluster.gpus_per_node);
       }
       j.base_gpus = gpus;
+      j.history_key = fmt::format("{}\x1f{}\x1f{}", j.team, t.user, gpus);
       jobs_.push_back(std::move(j));
       result_.jobs.push_back(std::move(r));
     }
@@ -283,7 +283,6 @@ class Simulation {
       placement = held->placement;
     }
     cluster_.ReleaseJob(j.id);
-    running_.erase(&j);
     j.live_gpus = 0;
     j.leaving.clear();
     Released(j.team, tasks, placement);
@@ -417,10 +416,13 @@ class Simulation {
     JobRecord& r = result_.jobs[index];
     Dequeue(j.id);
     j.phase = Phase::kRunning;
-    running_.insert(&j);
     j.last_start = now_;
     j.last_progress = now_;
     j.remaining_at_start = j.remaining;
+    if (options_.checkpoint_interval_seconds > 0) {
+      checkpoints_.push(
+          Checkpoint{now_ + options_.checkpoint_interval_seconds - 1e-3, index, j.attempt});
+    }
     j.live_gpus = 0;
     for (const auto& t : j.tasks) j.live_gpus += t.resources.gpus;
     r.queued += now_ - j.queued_since;
@@ -444,9 +446,10 @@ class Simulation {
       estimates_.clear();
       estimates_generation_ = history_generation_;
     }
-    std::string key = fmt::format("{}\x1f{}\x1f{}", j.team, j.trace->user, j.base_gpus);
-    auto it = estimates_.find(key);
-    if (it == estimates_.end()) it = estimates_.emplace(key, history_.Estimate(KeyOf(j))).first;
+    auto it = estimates_.find(j.history_key);
+    if (it == estimates_.end()) {
+      it = estimates_.emplace(j.history_key, history_.Estimate(KeyOf(j))).first;
+    }
     return it->second;
   }
 
@@ -457,14 +460,26 @@ class Simulation {
   }
 
   // Running jobs checkpoint every checkpoint interval from the start of their attempt, and say
-  // so (COHORT_CHECKPOINT_DIR): the scheduler preempts those that lose least.
+  // so (COHORT_CHECKPOINT_DIR): the scheduler preempts those that lose least. Before every pass,
+  // each job that holds resources has reported its last checkpoint up to now. Only jobs that
+  // have reached their next one are looked at: `checkpoints_` holds, per attempt, when that is
+  // (a millisecond early, so that rounding never lets one pass unnoticed).
   void NoteCheckpoints() {
     double interval = options_.checkpoint_interval_seconds;
     if (interval <= 0) return;
-    for (const SimJob* j : running_) {
-      double ran = now_ - j->last_start;
-      if (ran < interval) continue;
-      cluster_.NoteCheckpoint(j->id, At(j->last_start + std::floor(ran / interval) * interval));
+    due_checkpoints_.clear();
+    while (!checkpoints_.empty() && checkpoints_.top().time <= now_) {
+      due_checkpoints_.push_back(checkpoints_.top());
+      checkpoints_.pop();
+    }
+    for (const Checkpoint& c : due_checkpoints_) {
+      const SimJob& j = jobs_[c.job];
+      bool holds = j.phase == Phase::kRunning || j.phase == Phase::kStopping;
+      if (!holds || j.attempt != c.attempt) continue;  // ended, or of an earlier attempt
+      double ran = now_ - j.last_start;
+      double done = ran < interval ? 0 : std::floor(ran / interval);
+      if (done > 0) cluster_.NoteCheckpoint(j.id, At(j.last_start + done * interval));
+      checkpoints_.push(Checkpoint{j.last_start + (done + 1) * interval - 1e-3, c.job, c.attempt});
     }
   }
 
@@ -502,7 +517,15 @@ class Simulation {
   uint64_t estimates_generation_ = 0;
   uint64_t refreshed_generation_ = 0;
   std::unordered_map<std::string, std::optional<RuntimeEstimate>> estimates_;
-  std::set<const SimJob*> running_;
+  // When jobs that hold resources reach their next checkpoint (NoteCheckpoints).
+  struct Checkpoint {
+    double time;
+    size_t job;
+    int attempt;
+    bool operator>(const Checkpoint& o) const { return time > o.time; }
+  };
+  std::priority_queue<Checkpoint, std::vector<Checkpoint>, std::greater<Checkpoint>> checkpoints_;
+  std::vector<Checkpoint> due_checkpoints_;
 };
 
 }  // namespace
