@@ -24,6 +24,10 @@ inline void AddPolicyTuningFlags(CLI::App* cmd, scheduler::PolicyTuning& t) {
   cmd->add_option("--min-victim-level", t.min_victim_level,
                   "Policy default: only jobs of at least this level are preempted for jobs of "
                   "earlier levels (2)");
+  cmd->add_option(
+      "--level-preemption-delay", t.level_preemption_delay,
+      "Policy default: a job preempts jobs of later levels only after waiting this long "
+      "(30m)");
 }
 
 }  // namespace cohort::cli

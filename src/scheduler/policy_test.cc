@@ -112,15 +112,34 @@ TEST(FairShare, PreemptsItsTeamsJobsOfALaterLevelOnlyAndLeastLostWorkFirst) {
   StartRunning(c, Job(20, 1, 2, 0, 0, "other"), {"n-1"}, Minutes(0));
   SchedulerConfig config;
   config.min_victim_level = 1;  // the default spares jobs below 16 GPU-hours
-  EXPECT_TRUE(RunScheduler(c, {Job(1, 1, 1, 0, ToMicros(Minutes(179)), "t")}, {}, Minutes(180))
+  // The waiting job has waited 40 minutes: longer than the level preemption delay.
+  EXPECT_TRUE(RunScheduler(c, {Job(1, 1, 1, 0, ToMicros(Minutes(140)), "t")}, {}, Minutes(180))
                   .preemptions.empty());
-  Plan plan = RunScheduler(c, {Job(1, 1, 1, 0, ToMicros(Minutes(179)), "t")}, config, Minutes(180));
+  Plan plan = RunScheduler(c, {Job(1, 1, 1, 0, ToMicros(Minutes(140)), "t")}, config, Minutes(180));
   ASSERT_EQ(plan.preemptions.size(), 1u);
   EXPECT_EQ(plan.preemptions[0].victim, 11) << "loses 10 minutes of work, job 10 three hours";
   // Another team's job of a later level is not preempted for a level: only quota reclaim can.
   Plan other =
-      RunScheduler(c, {Job(2, 1, 2, 0, ToMicros(Minutes(179)), "t")}, config, Minutes(180));
+      RunScheduler(c, {Job(2, 1, 2, 0, ToMicros(Minutes(140)), "t")}, config, Minutes(180));
   for (const auto& p : other.preemptions) EXPECT_NE(p.victim, 20);
+}
+
+TEST(FairShare, AJobPreemptsForItsLevelOnlyAfterWaitingTheDelay) {
+  ClusterSnapshot c;
+  AddNodes(c, "n", 1, 2);
+  // 20 hours on 2 GPUs: 40 GPU-hours, level 2.
+  StartRunning(c, Job(10, 1, 2, 0, 0, "t"), {"n-0"}, Minutes(0));
+  Timestamp now = Minutes(1200);
+  PendingJob fresh = Job(1, 1, 1, 0, ToMicros(Minutes(1180)), "t");
+  Plan early = RunScheduler(c, {fresh}, {}, now);
+  EXPECT_TRUE(early.preemptions.empty()) << "GPUs may free up soon without a preemption";
+  ASSERT_TRUE(early.recheck_at.has_value());
+  EXPECT_LE(*early.recheck_at, Minutes(1210)) << "looks again when the delay is over";
+  EXPECT_EQ(RunScheduler(c, {fresh}, {}, Minutes(1210)).preemptions.size(), 1u);
+  // The delay counts from when the job last began to wait, not from its submission.
+  PendingJob requeued = Job(2, 1, 1, 0, 0, "t");
+  requeued.waiting_since = Minutes(1195);
+  EXPECT_TRUE(RunScheduler(c, {requeued}, {}, now).preemptions.empty());
 }
 
 TEST(FairShare, APromotedJobIsProtectedUntilItsQuantumOrACheckpoint) {
@@ -216,6 +235,32 @@ TEST(LeastAttainedService, NewJobsPreemptJobsThatHadMoreGpuTime) {
   EXPECT_TRUE(RunScheduler(c, {served}, config, Minutes(120)).preemptions.empty());
 }
 
+TEST(LeastAttainedService, TakesFromAnotherTeamOnlyWhatItHoldsBeyondItsGuarantee) {
+  SchedulerConfig config;
+  config.policy = Policy::kLeastAttainedService;
+  // nlp has no guarantee, so its new job (queue 0) never reclaims; it may only take by level.
+  std::vector<TeamQuota> teams = {TeamQuota{"vision", 4, std::nullopt},
+                                  TeamQuota{"nlp", 0, std::nullopt}};
+  // vision holds exactly its guarantee, with a job of queue 1. Taking it would put vision below
+  // its guarantee, and vision would reclaim from nlp at once: the two would take turns.
+  ClusterSnapshot within;
+  AddNodes(within, "n", 1, 4);
+  within.teams = teams;
+  StartRunning(within, Job(10, 1, 4, 0, 0, "vision"), {"n-0"}, Minutes(0));
+  EXPECT_TRUE(
+      RunScheduler(within, {Job(1, 1, 4, 0, 1, "nlp")}, config, Minutes(120)).preemptions.empty());
+  // Beyond its guarantee, one of vision's jobs is fair game, and only one.
+  ClusterSnapshot borrowing;
+  AddNodes(borrowing, "n", 2, 4);
+  borrowing.teams = teams;
+  StartRunning(borrowing, Job(10, 1, 4, 0, 0, "vision"), {"n-0"}, Minutes(0));
+  StartRunning(borrowing, Job(12, 1, 4, 0, 0, "vision"), {"n-1"}, Minutes(0));
+  Plan plan = RunScheduler(borrowing, {Job(1, 1, 4, 0, 1, "nlp"), Job(2, 1, 4, 0, 2, "nlp")},
+                           config, Minutes(120));
+  ASSERT_EQ(plan.preemptions.size(), 1u);
+  EXPECT_THAT(plan.preemptions[0].reason, ::testing::HasSubstr("least attained service"));
+}
+
 }  // namespace
 }  // namespace cohort::scheduler
 
@@ -263,6 +308,19 @@ TEST(SrtfOracle, PreemptsOnlyJobsWithMoreGpuTimeLeft) {
   EXPECT_THAT(plan.preemptions[0].reason, ::testing::HasSubstr("srtf-oracle"));
   // A job with more left than either waits.
   EXPECT_TRUE(RunScheduler(c, {Lasting(Job(2, 1, 2, 0, 1), 1000)}, config, Minutes(10))
+                  .preemptions.empty());
+}
+
+TEST(SrtfOracle, TakesFromAnotherTeamOnlyWhatItHoldsBeyondItsGuarantee) {
+  SchedulerConfig config;
+  config.policy = Policy::kSrtfOracle;
+  ClusterSnapshot c;
+  AddNodes(c, "n", 1, 4);
+  c.teams = {TeamQuota{"vision", 4, std::nullopt}, TeamQuota{"nlp", 0, std::nullopt}};
+  StartRunning(c, Lasting(Job(10, 1, 4, 0, 0, "vision"), 600), {"n-0"}, Minutes(0));
+  // nlp's job has far less left, but vision holds only its guarantee: taken below it, vision
+  // would reclaim at once, and the replay would never end.
+  EXPECT_TRUE(RunScheduler(c, {Lasting(Job(1, 1, 4, 0, 1, "nlp"), 60)}, config, Minutes(10))
                   .preemptions.empty());
 }
 

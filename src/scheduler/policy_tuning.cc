@@ -19,6 +19,13 @@ StatusOr<Duration> PositiveDuration(const std::string& flag, const std::string& 
   return *d;
 }
 
+// ParseDuration takes no negative durations.
+StatusOr<Duration> NonNegativeDuration(const std::string& flag, const std::string& text) {
+  auto d = ParseDuration(text);
+  if (!d.ok()) return Status::InvalidArgument(fmt::format("{}: {}", flag, d.status().message()));
+  return *d;
+}
+
 StatusOr<double> NonNegative(const std::string& flag, const std::string& text) {
   double f = 0;
   const char* end = text.data() + text.size();
@@ -66,6 +73,11 @@ Status ApplyTuning(const PolicyTuning& t, SchedulerConfig& config) {
     auto n = NonNegative("--min-victim-level", t.min_victim_level);
     if (!n.ok()) return n.status();
     config.min_victim_level = static_cast<int>(*n);
+  }
+  if (!t.level_preemption_delay.empty()) {
+    auto d = NonNegativeDuration("--level-preemption-delay", t.level_preemption_delay);
+    if (!d.ok()) return d.status();
+    config.level_preemption_delay = *d;
   }
   if (!t.max_wait.empty()) {
     auto d = PositiveDuration("--max-wait", t.max_wait);

@@ -16,6 +16,7 @@ TEST(PolicyTuning, EmptyFieldsLeaveTheConfigAlone) {
   ASSERT_TRUE(ApplyTuning({}, config).ok());
   EXPECT_THAT(config.las_thresholds, ElementsAre(hours(1), hours(16)));
   EXPECT_EQ(config.min_victim_level, 2);
+  EXPECT_EQ(config.level_preemption_delay, minutes(30));
 }
 
 TEST(PolicyTuning, SetsWhatIsGiven) {
@@ -27,6 +28,7 @@ TEST(PolicyTuning, SetsWhatIsGiven) {
   t.max_wait = "12h";
   t.protected_quantum = "20m";
   t.min_victim_level = "1";
+  t.level_preemption_delay = "0s";
   ASSERT_TRUE(ApplyTuning(t, config).ok());
   EXPECT_THAT(config.las_thresholds, ElementsAre(minutes(30), hours(4), hours(32)));
   EXPECT_EQ(config.promote_after, minutes(90));
@@ -34,6 +36,7 @@ TEST(PolicyTuning, SetsWhatIsGiven) {
   EXPECT_EQ(config.max_wait, hours(12));
   EXPECT_EQ(config.protected_quantum, minutes(20));
   EXPECT_EQ(config.min_victim_level, 1);
+  EXPECT_EQ(config.level_preemption_delay, Duration{}) << "0: preempt at once";
   t = {};
   t.levels = "none";
   ASSERT_TRUE(ApplyTuning(t, config).ok());
@@ -56,6 +59,8 @@ TEST(PolicyTuning, BadValuesNameTheFlag) {
   EXPECT_THAT(error(&PolicyTuning::max_wait, "1x"), HasSubstr("--max-wait"));
   EXPECT_THAT(error(&PolicyTuning::protected_quantum, "-5m"), HasSubstr("--protected-quantum"));
   EXPECT_THAT(error(&PolicyTuning::min_victim_level, "two"), HasSubstr("--min-victim-level"));
+  EXPECT_THAT(error(&PolicyTuning::level_preemption_delay, "-1m"),
+              HasSubstr("--level-preemption-delay: \"-1m\" is not a duration"));
 }
 
 }  // namespace

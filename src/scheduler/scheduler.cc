@@ -506,6 +506,14 @@ class Pass {
     auto highest = highest_level_.find(job.team);
     bool by_las = (las && job_queue < highest_las_queue_) ||
                   (fair && highest != highest_level_.end() && job_queue < highest->second);
+    if (fair && by_las) {
+      Timestamp may_preempt = (job.waiting_since ? *job.waiting_since : job.submitted_at) +
+                              config_.level_preemption_delay;
+      if (in_.now < may_preempt) {
+        by_las = false;
+        Recheck(may_preempt);
+      }
+    }
     bool srtf = config_.policy == Policy::kSrtfOracle;
     Duration job_service = srtf ? OracleService(job) : Duration{};
     bool by_srtf = srtf && job_service < most_service_left_;
@@ -530,15 +538,22 @@ class Pass {
     // reclaimed from only while it still borrows, so at most its last victim takes it below its
     // guarantee). Jobs of other teams are taken by another right only under las (a level) and
     // srtf-oracle; a team that can give nothing is not looked at.
+    // A job of another team (las: by level; srtf-oracle: by service left) is taken only while
+    // its team keeps its guarantee without it: one taken below would reclaim from the team that
+    // took it, which would take back, and so on (las: 7.6 preemptions per job on the ITP trace
+    // with 15 teams before this rule; srtf-oracle never finished a replay).
     bool other_teams_by_right = (las && by_las) || by_srtf;
     std::vector<std::pair<PreemptionKey, const RunningJob*>> found;  // a run per team
     std::vector<size_t> runs;                                        // where each begins
     for (PreemptibleTeam& team : PreemptibleTeams()) {
       bool same_team = team.name == job.team;
       bool reclaim = !same_team && config_.quota_reclaim && within_guarantee;
-      int64_t room =
-          reclaim ? Entitled(team.name) - order_.TeamUsage(team.name).guaranteed_gpus : 0;
+      bool beyond_guarantee_only = !same_team && (las || by_srtf);
+      int64_t room = reclaim || beyond_guarantee_only
+                         ? Entitled(team.name) - order_.TeamUsage(team.name).guaranteed_gpus
+                         : 0;
       if (!(reclaim && room > 0) && !same_team && !other_teams_by_right) continue;
+      if (beyond_guarantee_only && !reclaim && room <= 0) continue;
       // Jobs it could preempt but for their minimum run time: look again when the first of them
       // reaches it, if nothing else happens before.
       for (const RunningJob* r : team.young) {
@@ -557,6 +572,9 @@ class Pass {
           room -= p.gpus;
         } else if (!by_other_right(r, p.queue, same_team)) {
           continue;
+        } else if (beyond_guarantee_only) {
+          if (p.gpus > room) continue;
+          room -= p.gpus;
         }
         found.emplace_back(p.key, &r);
         candidate_gpus += p.gpus;

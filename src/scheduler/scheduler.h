@@ -91,6 +91,11 @@ struct SchedulerConfig {
   // Policy default: only jobs of at least this level are preempted for jobs of earlier levels
   // (2: jobs that have had 16 GPU-hours, with the default levels). docs/scheduler.md says why.
   int min_victim_level = 2;
+  // Policy default: a job preempts for its level only once it has waited this long (since it
+  // last began to wait): in a busy cluster GPUs free up within minutes anyway, and a preemption
+  // costs the victim its restart, its work since the last checkpoint and a wait for promotion.
+  // docs/scheduler.md says why this long.
+  Duration level_preemption_delay = std::chrono::minutes(30);
 };
 
 struct SchedulingInput {
