@@ -77,7 +77,7 @@ def figures_table(runs):
     policies = ordered(r["policy"] for r in runs)
     with_oracle = ORACLE in policies
     header = ["policy", "avg JCT h", "median h", "p95 JCT h", "p99 JCT h", "p99 wait h",
-              "preempt/job", "GPU-h lost", "lost %", "unfinished", "wall s", "peak MiB"]
+              "max wait in guarantee min", "preempt/job", "GPU-h lost", "lost %", "unfinished", "wall s", "peak MiB"]
     if with_oracle:
         header.append("avg JCT / sjf-oracle")
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
@@ -90,6 +90,7 @@ def figures_table(runs):
                spread([f["p95_jct_s"] / HOUR for f in fig]),
                spread([f["p99_jct_s"] / HOUR for f in fig]),
                spread([f["p99_queueing_s"] / HOUR for f in fig]),
+               spread([f["max_guaranteed_wait_s"] / 60 for f in fig], 0),
                spread([f["preemptions_per_job"] for f in fig], 3),
                spread([f["lost_gpu_hours"] for f in fig], 0),
                spread([f["lost_share"] * 100 for f in fig], 2),

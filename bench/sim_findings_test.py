@@ -16,7 +16,7 @@ def figures(policy, avg_jct_h, lost=0.0, unfinished=0, teams=()):
     return [{"policy": policy, "jobs": 1234, "finished": 1234 - unfinished,
              "unfinished": unfinished, "avg_jct_s": avg_jct_h * 3600,
              "median_jct_s": 1800, "p95_jct_s": 7200, "p99_jct_s": 36000,
-             "p99_queueing_s": 900, "preemptions_per_job": 0.25, "lost_gpu_hours": lost,
+             "p99_queueing_s": 900, "max_guaranteed_wait_s": 90, "preemptions_per_job": 0.25, "lost_gpu_hours": lost,
              "lost_share": lost / 1000, "teams": [
                  {"team": name, "jobs": jobs, "guaranteed_gpus": gpus, "avg_queueing_s": wait}
                  for name, jobs, gpus, wait in teams]}]
@@ -57,7 +57,8 @@ class Findings(unittest.TestCase):
         syn, one = text.split("### Trace one")
         # default: avg JCT 4 and 6 h, mean 5; lost 10 and 30 GPU-h; ratios 2.0 and 1.5.
         # Equal values over the seeds (the median: 0.5 h) print once.
-        self.assertIn("| default | 5.00 (4.00–6.00) | 0.50 | 2.00 | 10.00 | 0.25 | 0.250 |", syn)
+        self.assertIn("| default | 5.00 (4.00–6.00) | 0.50 | 2.00 | 10.00 | 0.25 | 2 | 0.250 |",
+                      syn)
         self.assertIn("| 20 (10–30) | 2.00 (1.00–3.00) | 1.0 (0.0–2.0) | 12.0 (10.0–14.0) |", syn)
         self.assertIn("| 1.75 (1.50–2.00) |", syn)
         self.assertIn("| sjf-oracle | 3.00 (2.00–4.00) |", syn)

@@ -54,7 +54,10 @@ void ClusterState::UpsertNode(NodeCapacity node, bool ready) {
   for (auto& [id, h] : jobs_) {
     for (size_t t = 0; t < h.job.tasks.size(); ++t) {
       if (h.job.placement[t].node_id != n.capacity.node_id) continue;
-      if (h.placed[t]) used_gpus_ -= h.job.tasks[t].resources.gpus;
+      if (h.placed[t]) {
+        used_gpus_ -= h.job.tasks[t].resources.gpus;
+        team_gpus_[h.job.team] -= h.job.tasks[t].resources.gpus;
+      }
       h.placed[t] = false;
       TakeTask(h, t);
     }
@@ -115,6 +118,7 @@ void ClusterState::TakeTask(Holding& h, size_t t) {
       std::min(task.resources.memory_bytes, n->capacity.free.memory_bytes);
   TakeFree(n->capacity, task.resources, gpus);
   used_gpus_ += task.resources.gpus;
+  team_gpus_[h.job.team] += task.resources.gpus;
   h.placed[t] = true;
 }
 
@@ -131,6 +135,7 @@ void ClusterState::Release(Holding& h, size_t t) {
   if (!n) return;
   GiveFree(n->capacity, h.job.tasks[t].resources, h.job.placement[t].gpus);
   used_gpus_ -= h.job.tasks[t].resources.gpus;
+  team_gpus_[h.job.team] -= h.job.tasks[t].resources.gpus;
 }
 
 bool ClusterState::Start(const PendingJob& job, const std::vector<TaskPlacement>& placement,

@@ -107,6 +107,11 @@ class ClusterState {
   // then the plan is applied.
   void View(ClusterSnapshot& into, std::vector<const RunningJob*>& running);
   int64_t used_gpus() const { return used_gpus_; }
+  // GPUs that a team's jobs hold, running or stopping.
+  int64_t team_gpus(const std::string& team) const {
+    auto it = team_gpus_.find(team);
+    return it == team_gpus_.end() ? 0 : it->second;
+  }
 
   // Applies a plan the scheduler made on Snapshot(): placements (for jobs of `pending`, the
   // list the scheduler was given), then preemptions, growths and shrinks, each re-checked as
@@ -147,6 +152,7 @@ class ClusterState {
   std::vector<TeamQuota> teams_;
   std::set<JobId> claims_;
   int64_t used_gpus_ = 0;
+  std::map<std::string, int64_t, std::less<>> team_gpus_;
   // View(): the jobs with replicas on their way out, split (Split()). A deque: what `running`
   // points at stays where it is while more are added.
   std::deque<RunningJob> split_;

@@ -54,12 +54,16 @@ TEST_F(ClusterStateTest, StartTakesExactlyThePlacementAndReleaseGivesItBack) {
   ASSERT_EQ(s.running.size(), 1u);
   EXPECT_EQ(s.running[0].started_at, Minutes(1));
   EXPECT_EQ(state_.used_gpus(), 4);
+  EXPECT_EQ(state_.team_gpus(gang.team), 4);
+  EXPECT_EQ(state_.team_gpus("someone else"), 0);
 
-  EXPECT_FALSE(state_.ReleaseTask(1, "worker", 0));  // worker/1 still holds b's GPUs
+  EXPECT_FALSE(state_.ReleaseTask(1, "worker", 0));
+  EXPECT_EQ(state_.team_gpus(gang.team), 2);  // worker/1 still holds b's GPUs
   EXPECT_THAT(NodeIn(state_.Snapshot(), "a").free_gpus, ElementsAre(0, 1, 2, 3));
   EXPECT_TRUE(state_.ReleaseTask(1, "worker", 1));  // the job has left the cluster
   EXPECT_FALSE(state_.Holds(1));
   EXPECT_EQ(state_.used_gpus(), 0);
+  EXPECT_EQ(state_.team_gpus(gang.team), 0);
   EXPECT_TRUE(state_.Snapshot().running.empty());
 }
 
@@ -100,6 +104,7 @@ TEST_F(ClusterStateTest, ANodeThatComesBackSmallerNeverInventsGpus) {
   state_.UpsertNode(IdleNode("a", 2), true);  // registers again with 2 GPUs
   EXPECT_TRUE(NodeIn(state_.Snapshot(), "a").free_gpus.empty());
   EXPECT_EQ(state_.used_gpus(), 2);
+  EXPECT_EQ(state_.team_gpus(Job(1, 1, 4).team), 2);
   EXPECT_TRUE(state_.ReleaseTask(1, "worker", 0));
   ClusterSnapshot s = state_.Snapshot();
   const NodeCapacity& a = NodeIn(s, "a");

@@ -27,7 +27,14 @@ Figures Summarize(const SimResult& r) {
   size_t preemptions = 0;
   double lost = 0;
   std::map<std::string, std::vector<double>> team_queueing;
+  std::vector<double> guaranteed;
+  std::map<std::string, double> team_guaranteed;
   for (const auto& j : r.jobs) {
+    if (j.guaranteed_wait >= 0) {
+      guaranteed.push_back(j.guaranteed_wait);
+      double& longest = team_guaranteed[j.team];
+      longest = std::max(longest, j.guaranteed_wait);
+    }
     if (j.start < 0) continue;  // refused
     first_submit = std::min(first_submit, j.submit);
     queueing.push_back(j.queued);
@@ -55,6 +62,9 @@ Figures Summarize(const SimResult& r) {
   f.p99_jct = Quantile(jct, 0.99);
   f.avg_queueing = mean(queueing);
   f.p99_queueing = Quantile(queueing, 0.99);
+  f.max_guaranteed_wait =
+      guaranteed.empty() ? 0 : *std::max_element(guaranteed.begin(), guaranteed.end());
+  f.p99_guaranteed_wait = Quantile(guaranteed, 0.99);
   f.makespan = std::isinf(first_submit) ? 0 : last_end - first_submit;
   size_t started = queueing.size();
   f.preemptions_per_job =
@@ -81,6 +91,7 @@ Figures Summarize(const SimResult& r) {
     t.team = team;
     t.jobs = team_jobs[team];
     t.avg_queueing_delay = mean(delays);
+    t.max_guaranteed_wait = team_guaranteed[team];
     for (const auto& q : r.teams) {
       if (q.name == team) t.guaranteed_gpus = q.guaranteed_gpus;
     }
@@ -116,13 +127,14 @@ std::string FiguresTable(const std::vector<Figures>& runs) {
 }
 
 std::string TeamsTable(const std::vector<Figures>& runs) {
-  std::string out = fmt::format("{:<16} {:<12} {:>7} {:>12} {:>15} {:>10}\n", "policy", "team",
-                                "jobs", "quota share", "received share", "avg wait");
+  std::string out =
+      fmt::format("{:<16} {:<12} {:>7} {:>12} {:>15} {:>10} {:>22}\n", "policy", "team", "jobs",
+                  "quota share", "received share", "avg wait", "max wait in guarantee");
   for (const auto& f : runs) {
     for (const auto& t : f.teams) {
-      out += fmt::format("{:<16} {:<12} {:>7} {:>11.1f}% {:>14.1f}% {:>9.2f}h\n", f.label, t.team,
-                         t.jobs, t.quota_share * 100, t.received_share * 100,
-                         t.avg_queueing_delay / 3600);
+      out += fmt::format("{:<16} {:<12} {:>7} {:>11.1f}% {:>14.1f}% {:>9.2f}h {:>21.0f}s\n",
+                         f.label, t.team, t.jobs, t.quota_share * 100, t.received_share * 100,
+                         t.avg_queueing_delay / 3600, t.max_guaranteed_wait);
     }
   }
   return out;
@@ -155,7 +167,8 @@ Json FiguresJson(const std::vector<Figures>& runs) {
                            {"guaranteed_gpus", t.guaranteed_gpus},
                            {"quota_share", t.quota_share},
                            {"received_share", t.received_share},
-                           {"avg_queueing_s", t.avg_queueing_delay}});
+                           {"avg_queueing_s", t.avg_queueing_delay},
+                           {"max_guaranteed_wait_s", t.max_guaranteed_wait}});
     }
     out.push_back(Json{{"policy", f.label},
                        {"jobs", f.jobs},
@@ -169,6 +182,8 @@ Json FiguresJson(const std::vector<Figures>& runs) {
                        {"p99_jct_s", f.p99_jct},
                        {"avg_queueing_s", f.avg_queueing},
                        {"p99_queueing_s", f.p99_queueing},
+                       {"max_guaranteed_wait_s", f.max_guaranteed_wait},
+                       {"p99_guaranteed_wait_s", f.p99_guaranteed_wait},
                        {"makespan_s", f.makespan},
                        {"utilization", f.utilization},
                        {"preemptions_per_job", f.preemptions_per_job},
@@ -185,11 +200,11 @@ Json FiguresJson(const std::vector<Figures>& runs) {
 std::string JobsCsv(const SimResult& r) {
   std::string out =
       "job_id,team,user,gpus,submit,start,end,queued,attempts,preemptions,failed,"
-      "lost_gpu_seconds\n";
+      "lost_gpu_seconds,guaranteed_wait\n";
   for (const auto& j : r.jobs) {
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{}\n", j.id, j.team, j.user, j.gpus,
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{}\n", j.id, j.team, j.user, j.gpus,
                        j.submit, j.start, j.end, j.queued, j.attempts, j.preemptions,
-                       j.failed ? 1 : 0, j.lost_gpu_seconds);
+                       j.failed ? 1 : 0, j.lost_gpu_seconds, j.guaranteed_wait);
   }
   return out;
 }

@@ -18,6 +18,7 @@ struct TeamFigures {
   double quota_share = 0;     // guaranteed / cluster GPUs
   double received_share = 0;  // its GPU-time / the cluster's GPU-time over the makespan
   double avg_queueing_delay = 0;
+  double max_guaranteed_wait = 0;  // JobRecord::guaranteed_wait, the longest (seconds)
   size_t jobs = 0;
 };
 
@@ -32,7 +33,9 @@ struct Figures {
   size_t unfinished = 0;
   double avg_jct = 0, median_jct = 0, p95_jct = 0, p99_jct = 0;  // seconds
   double avg_queueing = 0, p99_queueing = 0;                     // seconds
-  double makespan = 0;                                           // first submit to last end
+  // JobRecord::guaranteed_wait over the jobs that had one: the longest, and the 99th percentile.
+  double max_guaranteed_wait = 0, p99_guaranteed_wait = 0;
+  double makespan = 0;     // first submit to last end
   double utilization = 0;  // allocated GPU-time / (capacity x makespan)
   double preemptions_per_job = 0;
   double used_gpu_seconds = 0;  // allocated GPU-time: the integral of GPUs held
@@ -50,7 +53,8 @@ std::string FiguresTable(const std::vector<Figures>& runs);
 std::string FiguresCsv(const std::vector<Figures>& runs);
 Json FiguresJson(const std::vector<Figures>& runs);
 std::string TeamsTable(const std::vector<Figures>& runs);
-// job_id,team,user,gpus,submit,start,end,queued,attempts,preemptions,failed,lost_gpu_seconds
+// job_id,team,user,gpus,submit,start,end,queued,attempts,preemptions,failed,lost_gpu_seconds,
+// guaranteed_wait
 std::string JobsCsv(const SimResult& result);
 
 // The value at quantile q (0..1) of `values` (nearest rank); 0 for none.

@@ -42,6 +42,7 @@ struct SimJob {
   int attempt = 0;        // events of an earlier attempt are stale
   int finish_token = 0;   // a finish event of an earlier estimate is stale
   int preemptions = 0;
+  bool within_guarantee = false;                     // this wait began within its team's guarantee
   std::vector<std::pair<std::string, int>> leaving;  // replicas being taken away
   std::string history_key;  // (team, user, GPUs): jobs that share it share their estimate
 };
@@ -86,6 +87,7 @@ class Simulation {
     result_.label = options.label;
     result_.capacity_gpus = cluster.TotalGpus();
     result_.teams = cluster.teams;
+    for (const auto& q : cluster.teams) guarantees_[q.name] = q.guaranteed_gpus;
     jobs_.reserve(trace.jobs.size());
     result_.jobs.reserve(trace.jobs.size());
     for (const auto& t : trace.jobs) {
@@ -202,6 +204,13 @@ class Simulation {
   void Enqueue(SimJob& j) {
     j.phase = Phase::kPending;
     j.queued_since = now_;
+    if (auto g = guarantees_.find(j.team); g != guarantees_.end()) {
+      std::vector<SimJob*>& waiting = within_guarantee_[j.team];
+      int64_t held = cluster_.team_gpus(j.team);
+      for (const SimJob* w : waiting) held += w->base_gpus;
+      j.within_guarantee = held + j.base_gpus <= g->second;
+      if (j.within_guarantee) waiting.push_back(&j);
+    }
     PendingJob p;
     p.job_id = j.id;
     p.team = j.team;
@@ -426,12 +435,37 @@ class Simulation {
     j.live_gpus = 0;
     for (const auto& t : j.tasks) j.live_gpus += t.resources.gpus;
     r.queued += now_ - j.queued_since;
+    if (j.within_guarantee) EndGuaranteedWait(j);
+    // The team holds more now: its jobs waiting within its guarantee that no longer fit in it
+    // have had their promise kept (the team has its GPUs, given to others of its jobs).
+    if (auto g = guarantees_.find(j.team); g != guarantees_.end()) {
+      std::vector<SimJob*>& waiting = within_guarantee_[j.team];
+      int64_t held = cluster_.team_gpus(j.team);
+      std::vector<SimJob*> kept;
+      for (SimJob* w : waiting) {
+        if (held + w->base_gpus <= g->second) {
+          held += w->base_gpus;
+          kept.push_back(w);
+        } else {
+          EndGuaranteedWait(*w, /*remove=*/false);
+        }
+      }
+      waiting = std::move(kept);
+    }
     if (r.start < 0) {
       r.start = now_;
       result_.start_order.push_back(r.id);
     }
     ++r.attempts;
     ScheduleFinish(index);
+  }
+
+  // The end of a wait within the team's guarantee (JobRecord::guaranteed_wait).
+  void EndGuaranteedWait(SimJob& j, bool remove = true) {
+    double& longest = result_.jobs[static_cast<size_t>(j.id - 1)].guaranteed_wait;
+    longest = std::max(longest, now_ - j.queued_since);
+    j.within_guarantee = false;
+    if (remove) std::erase(within_guarantee_[j.team], &j);
   }
 
   scheduler::HistoryKey KeyOf(const SimJob& j) const {
@@ -504,6 +538,9 @@ class Simulation {
   std::vector<SimJob> jobs_;
   std::vector<PendingJob> pending_;
   std::unordered_map<JobId, size_t> pending_index_;
+  std::map<std::string, int64_t> guarantees_;  // GPUs, by team
+  // By team, in the order they began to wait: jobs waiting within its guarantee.
+  std::map<std::string, std::vector<SimJob*>> within_guarantee_;
   std::priority_queue<Event, std::vector<Event>, std::greater<Event>> events_;
   uint64_t seq_ = 0;
   double last_wake_ = -1;

@@ -61,6 +61,11 @@ struct JobRecord {
   // GPU time that preemptions wasted: the work lost since the last checkpoint, and the restart
   // cost each preemption adds, times the job's GPUs (at its starting size).
   double lost_gpu_seconds = 0;
+  // The longest wait of an attempt that, when it began to wait, fit in its team's guarantee
+  // beside what the team held and its other such jobs waiting before it (seconds); -1 if none
+  // did. What the guarantee promises: such a job starts within about one minimum run time and
+  // one grace period.
+  double guaranteed_wait = -1;
 };
 
 struct Sample {

@@ -235,6 +235,34 @@ TEST(Simulator, EveryTeamIsReportedEvenWithoutJobs) {
   EXPECT_EQ(f.teams[1].jobs, 1u);
 }
 
+TEST(Simulator, AWaitWithinTheGuaranteeLastsOneMinimumRunTimeAndOneGracePeriod) {
+  // One node of 4 GPUs; vision and nlp are guaranteed 2 each. nlp borrows all 4 from 0. At 10
+  // vision's 2-GPU job arrives within its guarantee and reclaims: nlp's job may be preempted
+  // from 60 (the minimum run time), stops at 90 (30 s grace), and vision's job starts then.
+  auto trace = ParseTrace(std::string(kHeader) + "n,0,1000,4,nlp,,,,,\nv,10,100,2,vision,,,,,\n",
+                          TraceFormat::kCohort);
+  ASSERT_TRUE(trace.ok());
+  ClusterSpec cluster;
+  cluster.nodes = 1;
+  cluster.gpus_per_node = 4;
+  cluster.teams = *ParseTeams("vision:2,nlp:2");
+  SimOptions o;
+  o.grace_seconds = 30;
+  o.scheduler.policy = scheduler::Policy::kFifo;
+  o.scheduler.min_runtime_before_preemption = std::chrono::seconds(60);
+  SimResult r = Simulate(*trace, cluster, o);
+  EXPECT_EQ(r.jobs[1].start, 90);
+  EXPECT_EQ(r.jobs[1].guaranteed_wait, 80);
+  // nlp's job, back in the queue, needs 4 GPUs of its guarantee of 2: no promise to keep.
+  EXPECT_EQ(r.jobs[0].preemptions, 1);
+  EXPECT_EQ(r.jobs[0].guaranteed_wait, -1);
+  Figures f = Summarize(r);
+  EXPECT_EQ(f.max_guaranteed_wait, 80);
+  ASSERT_EQ(f.teams.size(), 2u);
+  EXPECT_EQ(f.teams[1].team, "vision");
+  EXPECT_EQ(f.teams[1].max_guaranteed_wait, 80);
+}
+
 TEST(Simulator, SameInputSameResult) {
   std::string rows;
   for (int i = 0; i < 200; ++i) {
