@@ -9,9 +9,13 @@ or a failure goes on where the last attempt left off instead of from step 0.
 
 A checkpoint is written to a temporary file and renamed into place, so an
 attempt killed mid-write leaves the previous checkpoint whole. Rank 0 writes;
-every rank reads. Each attempt appends one line to attempts.log in the
-checkpoint directory ("attempt=2 start_step=40"), which is how the integration
-test checks that the next attempt resumed.
+every rank reads. The new file in COHORT_CHECKPOINT_DIR is itself a checkpoint
+report to Cohort (a preemption then prefers jobs that lose less); the
+"cohort-checkpoint" line printed after it makes the report reach the master at
+once rather than on the agent's next sampling tick. Each attempt appends one
+line to attempts.log in COHORT_OUTPUT_DIR ("attempt=2 start_step=40"), which is
+how the integration test checks that the next attempt resumed; it is not kept in
+the checkpoint directory, where every file written counts as a checkpoint.
 
 Exit codes: 0 success, 2 bad arguments, 1 unexpected error.
 """
@@ -41,6 +45,14 @@ def checkpoint_dir():
     d = os.environ.get("COHORT_CHECKPOINT_DIR")
     if not d:
         d = os.path.join(os.getcwd(), "checkpoints")  # run by hand, outside Cohort
+    os.makedirs(d, exist_ok=True)
+    return d
+
+
+def output_dir():
+    d = os.environ.get("COHORT_OUTPUT_DIR")
+    if not d:
+        d = os.path.join(os.getcwd(), "outputs")  # run by hand, outside Cohort
     os.makedirs(d, exist_ok=True)
     return d
 
@@ -83,7 +95,7 @@ def main():
     print(f"rank {rank}: attempt {attempt} starts at step {start}"
           f"{' (resumed from checkpoint)' if start else ''}", flush=True)
     if rank == 0:
-        with open(os.path.join(checkpoint_dir(), "attempts.log"), "a") as f:
+        with open(os.path.join(output_dir(), "attempts.log"), "a") as f:
             f.write(f"attempt={attempt} start_step={start}\n")
 
     true_w = torch.arange(8, dtype=torch.float32).unsqueeze(1) / 8
@@ -99,6 +111,7 @@ def main():
         if rank == 0 and (done % args.checkpoint_every == 0 or done == args.steps):
             save(ckpt, done, model.module, optimizer)
             print(f"step {done}: loss {loss.item():.4f}, checkpoint saved", flush=True)
+            print(f"cohort-checkpoint step={done} path={ckpt}", flush=True)
     dist.barrier()
     print(f"rank {rank}: finished {args.steps} steps", flush=True)
     dist.destroy_process_group()

@@ -344,6 +344,7 @@ AgentReport Agent::BuildReport() {
     // The newest, if there are too many to send them all (acknowledged, the rest is dropped).
     const size_t sent = std::min(t.samples.size(), samples_per_task);
     r.samples.assign(t.samples.end() - static_cast<std::ptrdiff_t>(sent), t.samples.end());
+    r.checkpoint_at = t.checkpoints.reported();
     report.tasks.push_back(std::move(r));
   }
   for (const auto& [index, samples] : gpu_samples_) {
@@ -599,6 +600,9 @@ void Agent::ShipMetrics() {
     auto& collector = metrics_[id];
     if (!collector) collector = MetricsFor(id, dir);
     collector->Collect(now, ended);
+    if (auto at = collector->TakeCheckpoint()) {
+      line_checkpoints_[id] = FromMicros(static_cast<int64_t>(*at * 1e6));
+    }
     for (const auto& problem : collector->TakeProblems()) {
       spdlog::warn("task {}: metrics: {} at byte {}: {}", id.ToString(),
                    problem.file.empty() ? "the log directory" : problem.file, problem.offset,
@@ -632,10 +636,71 @@ void Agent::ShipMetrics() {
   }
 }
 
+std::unique_ptr<CheckpointWatch> Agent::CheckpointWatchFor(const std::string& dir,
+                                                           Timestamp since) {
+  auto spec = ParseJson(ReadFileOrEmpty(dir + "/spec.json"));
+  if (!spec.ok() || !spec->contains("env") || !(*spec)["env"].is_object()) return nullptr;
+  const Json& env = (*spec)["env"];
+  // The directory is the job's, shared by its tasks: one of them, rank 0, watches it.
+  if (env.value("COHORT_TASK_RANK", "") != "0") return nullptr;
+  std::string checkpoints = env.value("COHORT_CHECKPOINT_DIR", "");
+  if (checkpoints.empty()) return nullptr;
+  return std::make_unique<CheckpointWatch>(checkpoints, since);
+}
+
+bool Agent::WatchCheckpoints() {
+  const Timestamp now = clock_.Now();
+  std::map<TaskId, Timestamp> noticed = std::exchange(line_checkpoints_, {});
+  if (!next_checkpoint_look_at_ || now >= *next_checkpoint_look_at_) {
+    next_checkpoint_look_at_ = now + config_.sample_interval;
+    // An adopted task's start is unknown (0): what its directory holds counts, and the master
+    // ignores a checkpoint it already has.
+    std::map<TaskId, std::pair<std::string, Timestamp>> running;
+    {
+      std::lock_guard lock(mu_);
+      for (const auto& [id, t] : tasks_) {
+        if (!t.exit) running[id] = {t.dir, t.started_at};
+      }
+    }
+    // The directory is looked at without the lock, which the sync thread needs: on a network
+    // file system a look can take a while.
+    std::erase_if(checkpoint_watches_, [&](const auto& w) { return !running.count(w.first); });
+    for (const auto& [id, task] : running) {
+      auto [it, added] = checkpoint_watches_.try_emplace(id);
+      if (added) it->second = CheckpointWatchFor(task.first, task.second);
+      if (!it->second) continue;
+      if (auto at = it->second->Look(now)) {
+        noticed[id] = std::max(noticed.count(id) ? noticed[id] : *at, *at);
+      }
+      if (it->second->truncated() && !checkpoint_truncation_told_) {
+        spdlog::warn(
+            "task {}: its checkpoint directory has more than {} entries; only the first {} are "
+            "watched for checkpoints",
+            id.ToString(), kMaxCheckpointEntries, kMaxCheckpointEntries);
+        checkpoint_truncation_told_ = true;
+      }
+    }
+  }
+  std::lock_guard lock(mu_);
+  for (const auto& [id, at] : noticed) {
+    auto it = tasks_.find(id);
+    if (it != tasks_.end()) it->second.checkpoints.Noticed(at);
+  }
+  bool moved = false;
+  for (auto& [id, t] : tasks_) {
+    if (t.forgotten || !t.checkpoints.Advance(now)) continue;
+    spdlog::info("task {}: checkpoint at {}", id.ToString(),
+                 FormatTimestamp(*t.checkpoints.reported()));
+    moved = true;
+  }
+  return moved;
+}
+
 Status Agent::Step() {
   CheckTasks();
   SampleResources();
   ShipMetrics();
+  WatchCheckpoints();
   ShipLogs();
   return SyncOnce(Duration(0));
 }
@@ -706,8 +771,9 @@ Status Agent::Run(const std::atomic<bool>& stop) {
     bool changed = CheckTasks();
     SampleResources();
     ShipMetrics();
+    bool checkpointed = WatchCheckpoints();
     bool completed = ShipLogs();
-    if ((changed || completed) && registered_) {
+    if ((changed || checkpointed || completed) && registered_) {
       AgentReport report = BuildReport();
       auto desired = master_.Sync(config_.node.id, report, 0, Duration(0));
       if (desired.ok()) {

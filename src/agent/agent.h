@@ -15,7 +15,10 @@
 //
 // Every `sample_interval` the agent samples its GPUs and the CPU and memory of its tasks, and
 // sends what it sampled with its next sync reports until one reaches the master
-// (docs/observability.md, "GPU and host metrics").
+// (docs/observability.md, "GPU and host metrics"). On the same tick it looks for new checkpoint
+// files in each job's checkpoint directory (agent/checkpoint_watch.h); with the cohort-checkpoint
+// lines of a task's output, they move the checkpoint its reports carry, at most once per
+// kCheckpointReportInterval a task (agent/checkpoint_throttle.h), and a move is reported at once.
 //
 // Everything the agent does to the world goes through AgentDeps: the clock, the task launcher
 // (processes and signals), the master client (the network) and the samplers. Only the task
@@ -31,6 +34,8 @@
 #include <optional>
 #include <string>
 
+#include "agent/checkpoint_throttle.h"
+#include "agent/checkpoint_watch.h"
 #include "agent/gpu_probe.h"
 #include "agent/gpu_sampler.h"
 #include "agent/master_client.h"
@@ -114,6 +119,7 @@ class Agent {
     bool forgotten = false;
     // Sampled and not yet in a report the master has taken; at most kMaxSamplesPerReport.
     std::deque<TaskSample> samples;
+    CheckpointThrottle checkpoints;
   };
   // What one round ships of one task's output, worked on without the lock.
   struct Shipment {
@@ -147,6 +153,13 @@ class Agent {
   bool ShipLogs();
   // Reads every task's new metric points and ships what the master takes (agent/task_metrics.h).
   void ShipMetrics();
+  // Takes the checkpoints of the lines read and, every `sample_interval`, of the files in the
+  // checkpoint directories; returns true if a task's reported checkpoint moved, which the master
+  // should hear about now.
+  bool WatchCheckpoints();
+  // The watch of a task's job's checkpoint directory, as its spec.json says: rank 0 watches it
+  // for the job; null for the other tasks.
+  std::unique_ptr<CheckpointWatch> CheckpointWatchFor(const std::string& dir, Timestamp since);
   // The collector of a task's metrics, as its spec.json says (its rank, the job's log dir).
   std::unique_ptr<TaskMetrics> MetricsFor(const TaskId& id, const std::string& dir);
   // Ships what this round allows of one task's output.
@@ -176,6 +189,12 @@ class Agent {
   // Only the thread of ShipMetrics (the main loop) touches these.
   std::map<TaskId, std::unique_ptr<TaskMetrics>> metrics_;
   bool metric_drop_told_ = false;
+  // Only the main loop touches these: checkpoint lines read and not yet noted, and the watches
+  // of running tasks (null for a task that watches nothing).
+  std::map<TaskId, Timestamp> line_checkpoints_;
+  std::map<TaskId, std::unique_ptr<CheckpointWatch>> checkpoint_watches_;
+  std::optional<Timestamp> next_checkpoint_look_at_;
+  bool checkpoint_truncation_told_ = false;
   uint64_t applied_version_ = 0;
   std::atomic<bool> registered_{false};
   std::atomic<int64_t> master_log_limit_{0};  // from the master's answers; 0 until one says

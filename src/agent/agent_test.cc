@@ -361,6 +361,72 @@ TEST_F(AgentTest, SamplesEveryIntervalAndReportsEachSampleUntilTheMasterHasIt) {
   EXPECT_EQ(task_sampler_.asked().count(a), 0u);
 }
 
+TEST_F(AgentTest, ReportsACheckpointLineAtOnceAndAChattyTaskAtMostOncePerInterval) {
+  TaskId a = Id(7);
+  master_.Want(kNode, Desired(1, {Launch(a)}));
+  auto agent = NewAgent();
+  ASSERT_TRUE(agent->Step().ok());
+  launcher_.StartCommand(Supervisor(a), 4242);
+  ASSERT_TRUE(agent->Step().ok());
+  EXPECT_EQ(Reported(a).checkpoint_at, std::nullopt) << "no checkpoint yet";
+
+  launcher_.WriteOutput(Supervisor(a), "saving\ncohort-checkpoint step=10\n");
+  const Timestamp first = clock_.Now();
+  ASSERT_TRUE(agent->Step().ok());
+  EXPECT_EQ(Reported(a).checkpoint_at, first) << "the time the line was read";
+
+  // A line every 100 ms for 9.9 s: the report moves once more (5 s after the first), not 99
+  // times.
+  std::set<Timestamp> reported;
+  for (int i = 1; i < 100; ++i) {
+    clock_.Advance(milliseconds(100));
+    launcher_.WriteOutput(Supervisor(a), "cohort-checkpoint\n");
+    ASSERT_TRUE(agent->Step().ok());
+    reported.insert(*Reported(a).checkpoint_at);
+  }
+  EXPECT_EQ(reported, (std::set<Timestamp>{first, first + seconds(5)}));
+  // The newest goes once the interval is over, and a bad line changes nothing.
+  launcher_.WriteOutput(Supervisor(a), "cohort-checkpoint step=oops\n");
+  clock_.Advance(seconds(5));
+  ASSERT_TRUE(agent->Step().ok());
+  EXPECT_EQ(Reported(a).checkpoint_at, first + milliseconds(9900));
+}
+
+TEST_F(AgentTest, RankZeroReportsAFileWrittenIntoTheCheckpointDirectory) {
+  config_.sample_interval = seconds(5);
+  const fs::path checkpoints = dir_ / "storage" / "jobs" / "7" / "checkpoints";
+  fs::create_directories(checkpoints);
+  std::ofstream(checkpoints / "from-attempt-0.pt") << "known";
+  // Older than the task: an earlier attempt's (the real clock's time would be this test's future).
+  fs::last_write_time(checkpoints / "from-attempt-0.pt",
+                      fs::file_time_type::clock::now() - std::chrono::hours(24 * 365 * 10));
+  TaskLaunch rank0 = Launch(Id(7, 0));
+  TaskLaunch rank1 = Launch(Id(7, 1));
+  rank0.env["COHORT_TASK_RANK"] = "0";
+  rank1.env["COHORT_TASK_RANK"] = "1";
+  for (auto* l : {&rank0, &rank1}) l->env["COHORT_CHECKPOINT_DIR"] = checkpoints.string();
+  master_.Want(kNode, Desired(1, {rank0, rank1}));
+  auto agent = NewAgent();
+  ASSERT_TRUE(agent->Step().ok());  // launches both
+  clock_.Advance(seconds(5));
+  ASSERT_TRUE(agent->Step().ok());  // the first look: what is there is known
+  EXPECT_EQ(Reported(rank0.id).checkpoint_at, std::nullopt);
+
+  std::ofstream(checkpoints / "step-100.pt") << "weights";
+  clock_.Advance(seconds(5));
+  const Timestamp seen = clock_.Now();
+  ASSERT_TRUE(agent->Step().ok());  // new: it may still be written
+  EXPECT_EQ(Reported(rank0.id).checkpoint_at, std::nullopt);
+  clock_.Advance(seconds(1));
+  ASSERT_TRUE(agent->Step().ok());  // not looked at again before the interval
+  EXPECT_EQ(Reported(rank0.id).checkpoint_at, std::nullopt);
+  clock_.Advance(seconds(4));
+  ASSERT_TRUE(agent->Step().ok());  // unchanged for one look: a checkpoint
+  // Its modification time is the real clock's, later than this test's: the look bounds it.
+  EXPECT_EQ(Reported(rank0.id).checkpoint_at, seen);
+  EXPECT_EQ(Reported(rank1.id).checkpoint_at, std::nullopt) << "rank 0 watches for the job";
+}
+
 TEST_F(AgentTest, LaunchesADesiredTaskOnceAndReportsItsPidOnceKnown) {
   TaskId a = Id(7);
   master_.Want(kNode, Desired(1, {Launch(a, seconds(12))}));

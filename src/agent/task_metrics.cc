@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <utility>
 
@@ -61,6 +62,9 @@ void TaskMetrics::Add(const metrics::MetricBatch& batch) {
   while (backlog_.size() > kMaxMetricBacklog) {
     backlog_.pop_front();
     ++dropped_;
+  }
+  for (const auto& mark : batch.checkpoints) {
+    checkpoint_read_at_ = std::max(checkpoint_read_at_.value_or(mark.read_time), mark.read_time);
   }
   for (const auto& problem : batch.problems) {
     if (problems_.size() < kMaxProblemsKept) problems_.push_back(problem);

@@ -1,6 +1,7 @@
 // One task's training metrics on the agent (docs/observability.md): the cohort-metric lines of
-// its output, and, for the job's rank-0 task, the TensorBoard event files under the job's log
-// directory. Points wait here until the master has them.
+// its output (and its cohort-checkpoint lines, which the agent reports in its syncs), and, for the
+// job's rank-0 task, the TensorBoard event files under the job's log directory. Points wait here
+// until the master has them.
 //
 // Bounded: each Collect reads at most kMetricReadPerRound bytes of output (the event reader has
 // its own budget), and at most kMaxMetricBacklog points wait; beyond, the oldest are dropped
@@ -14,6 +15,7 @@
 #include <deque>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "metrics/event_directory_reader.h"
@@ -55,6 +57,9 @@ class TaskMetrics {
   void set_output_saved(int64_t offset) { output_saved_ = offset; }
   // Problems of the files read (a corrupted record, a bad line) since the last call.
   std::vector<metrics::ReadProblem> TakeProblems();
+  // When the newest cohort-checkpoint line read since the last call was read, in seconds since
+  // the epoch.
+  std::optional<double> TakeCheckpoint() { return std::exchange(checkpoint_read_at_, {}); }
 
  private:
   void Add(const metrics::MetricBatch& batch);
@@ -68,6 +73,7 @@ class TaskMetrics {
   std::deque<TaggedPoint> backlog_;
   int64_t dropped_ = 0;
   std::vector<metrics::ReadProblem> problems_;
+  std::optional<double> checkpoint_read_at_;
 };
 
 }  // namespace cohort::agent

@@ -189,6 +189,12 @@ void PrintJobDetails(const Job& job, const std::vector<JobEvent>& events) {
   fmt::print("Placed:     {}\n", TimeOr(job.placed_at));
   fmt::print("Running:    {}\n", TimeOr(job.running_at));
   fmt::print("Finished:   {}\n", TimeOr(job.finished_at));
+  if (job.last_checkpoint_at) {
+    fmt::print("Checkpoint: {} ({} ago)\n", FormatTimestamp(*job.last_checkpoint_at),
+               ShortDuration(RealClock().Now() - *job.last_checkpoint_at));
+  } else {
+    fmt::print("Checkpoint: - (none reported)\n");
+  }
   if (job.running_at && job.placed_at) {
     fmt::print("Start time: {} from submission to every task running\n",
                FormatDuration(*job.running_at - job.submitted_at));

@@ -13,6 +13,29 @@
 #include "scheduler/job_order.h"
 
 namespace cohort::master {
+namespace {
+
+// What preempting a job that holds resources would lose, as its checkpoints tell.
+std::string CheckpointText(const Job& job, Timestamp now) {
+  auto ago = [&](Timestamp t) {
+    return FormatDuration(std::chrono::duration_cast<std::chrono::seconds>(now - std::min(t, now)));
+  };
+  Timestamp start = job.placed_at.value_or(job.submitted_at);
+  if (job.last_checkpoint_at && *job.last_checkpoint_at >= start) {
+    return fmt::format("last checkpoint {} ago: a preemption would lose the work since then",
+                       ago(*job.last_checkpoint_at));
+  }
+  std::string earlier = job.last_checkpoint_at
+                            ? fmt::format(" (the last, {} ago, was before this attempt)",
+                                          ago(*job.last_checkpoint_at))
+                            : "";
+  return fmt::format(
+      "no checkpoint reported in this attempt{}: a preemption would lose the work since it "
+      "started {} ago",
+      earlier, ago(start));
+}
+
+}  // namespace
 
 StatusOr<Explanation> Master::Explain(JobId id) const {
   auto it = jobs_.find(id);
@@ -31,6 +54,7 @@ StatusOr<Explanation> Master::Explain(JobId id) const {
       for (const auto& t : job.tasks) nodes.insert(t.node_id);
       d.push_back(fmt::format("it is {} (attempt {}) on {}", JobStateName(job.state), job.attempt,
                               Join(std::vector<std::string>(nodes.begin(), nodes.end()), ", ")));
+      d.push_back(CheckpointText(job, clock_.Now()));
       for (const Advice& a : AdviceFor(id)) d.push_back("advice: " + a.text);
     }
     return e;

@@ -143,6 +143,7 @@ void Master::FinishIfStopped(Job& job, std::vector<JobEvent>& events) {
   job.stop_target.reset();
   job.preempted_for.reset();
   active_.erase(job.id);
+  checkpoint_taken_at_.erase(job.id);
   cluster_.ReleaseJob(job.id);  // every task has ended: it holds nothing
   if (target == JobState::kPending) {
     job.state = JobState::kPending;

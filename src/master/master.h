@@ -334,6 +334,10 @@ class Master {
     std::set<JobId> changed;
     std::vector<std::pair<JobId, Task>> released;
   };
+  // A checkpoint that a task of the job's current attempt reported at `at` (its agent's clock):
+  // kept if newer than the job's last, and handed to the cluster core (master/checkpoints.cc).
+  // True if the job changed and must be written.
+  bool NoteCheckpoint(Job& job, Timestamp at);
   // `lost_why` says why a LOST report's task is gone ("node b missed its heartbeats for 10s").
   void RecordTaskReport(TaskEnds& ends, Job& job, Task& task, const TaskReport& report,
                         const std::string& lost_why = {});
@@ -389,6 +393,9 @@ class Master {
     std::set<AdviceKind> told;  // findings already recorded as events, while they hold
   };
   std::map<JobId, JobAdviceState> advice_;
+  // When each active job's last checkpoint was last taken, by the master's clock: the bound on
+  // how often an agent's reports make the master write a job (NoteCheckpoint).
+  std::map<JobId, Timestamp> checkpoint_taken_at_;
   // Feeds each running job's newest samples to its advisor; records a finding as an event when
   // it begins to hold, and reclaims idle GPUs if the admin said so.
   void AdviseJobs(Timestamp now);

@@ -209,6 +209,7 @@ StatusOr<DesiredState> Master::Sync(const std::string& node_id, const AgentRepor
       if (t.role == r.id.role && t.index == r.id.index && t.node_id == node_id) {
         task_samples[r.id] = r.samples;
         RecordTaskReport(ends, job, t, r);
+        if (r.checkpoint_at && NoteCheckpoint(job, *r.checkpoint_at)) ends.changed.insert(job.id);
       }
     }
   }

@@ -45,6 +45,10 @@ void Master::RestoreHolding(const Job& job) {
   running.stopping = job.state == JobState::kStopping;
   running.stopping_for = job.preempted_for;
   cluster_.Restore(std::move(running), leaving);
+  // Kept only if this attempt made it (ClusterState::NoteCheckpoint).
+  if (job.last_checkpoint_at) {
+    cluster_.NoteCheckpoint(job.id, std::min(*job.last_checkpoint_at, clock_.Now()));
+  }
 }
 
 void Master::Reschedule() {

@@ -10,6 +10,7 @@
 #include <utility>
 
 #include "common/strings.h"
+#include "metrics/checkpoint_line.h"
 
 namespace cohort::metrics {
 namespace {
@@ -128,6 +129,15 @@ MetricLineReader::MetricLineReader(std::string source) : source_(std::move(sourc
 
 void MetricLineReader::Line(std::string_view line, uint64_t offset, double read_time,
                             MetricBatch& batch) {
+  if (IsCheckpointLine(line)) {
+    auto mark = ParseCheckpointLine(line, read_time);
+    if (mark.ok()) {
+      batch.checkpoints.push_back(*mark);
+    } else {
+      batch.problems.push_back(ReadProblem{source_, offset, mark.status().message()});
+    }
+    return;
+  }
   if (!IsMetricLine(line)) return;
   auto points = ParseMetricLine(line, read_time);
   if (!points.ok()) {
@@ -148,8 +158,8 @@ MetricBatch MetricLineReader::Feed(std::string_view bytes, double read_time) {
     line_bytes_ += piece.size();
     if (!too_long_ && partial_.size() + piece.size() > kMaxKept) {
       too_long_ = true;
-      std::string head = partial_ + std::string(piece.substr(0, kMetricLinePrefix.size()));
-      if (IsMetricLine(head)) {
+      std::string head = partial_ + std::string(piece.substr(0, kCheckpointLineWord.size() + 1));
+      if (IsMetricLine(head) || IsCheckpointLine(head)) {
         batch.problems.push_back(
             ReadProblem{source_, offset_,
                         fmt::format("line longer than {} bytes; skipped", kMaxMetricLineBytes)});

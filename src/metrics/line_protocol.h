@@ -44,8 +44,10 @@ StatusOr<std::vector<MetricPoint>> ParseMetricLine(std::string_view line, double
 
 // The protocol in a stream of output fed in pieces as it is read (a task's output, a metrics
 // file): whole lines are parsed as they complete, the unfinished last one is kept for the next
-// piece. Memory is bounded: of a line longer than kMaxMetricLineBytes nothing is kept (a
-// cohort-metric line that long is a problem; any other is ignored, as it would be anyway).
+// piece. cohort-checkpoint lines (metrics/checkpoint_line.h) of the stream are read too, with the
+// same treatment of bad and overlong lines. Memory is bounded: of a line longer than
+// kMaxMetricLineBytes nothing is kept (a cohort-metric line that long is a problem; any other is
+// ignored, as it would be anyway).
 class MetricLineReader {
  public:
   // `source`: the name problems give, e.g. "stdout" or the file's name.

@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "metrics/checkpoint_line.h"
+
 namespace cohort::metrics {
 
 // One value of one curve. The same (run, tag, step) may come again (a file read again after it
@@ -40,6 +42,8 @@ struct ReadProblem {
 struct MetricBatch {
   std::vector<MetricPoint> points;
   std::vector<ReadProblem> problems;
+  // cohort-checkpoint lines of the stream (the line protocol only).
+  std::vector<CheckpointMark> checkpoints;
 };
 
 }  // namespace cohort::metrics

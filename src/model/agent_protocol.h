@@ -50,6 +50,10 @@ struct TaskReport {
   // Its CPU and memory measured since the master last took a report, oldest first; at most
   // kMaxSamplesPerReport (empty from an agent that does not sample).
   std::vector<TaskSample> samples = {};
+  // The newest checkpoint the task reported (a cohort-checkpoint line, a file in its job's
+  // checkpoint directory), by the agent's clock; none before its first. Every report carries it,
+  // so a master that missed one learns it from the next.
+  std::optional<Timestamp> checkpoint_at = {};
 };
 
 struct AgentReport {

@@ -131,6 +131,9 @@ struct Job {
   std::string request_id;
   std::string request_digest;
   int preemptions = 0;
+  // The newest checkpoint a task of the job reported (docs/observability.md, "Checkpoint
+  // reports"), by its agent's clock, over all attempts; none before the first.
+  std::optional<Timestamp> last_checkpoint_at;
   std::vector<AttemptSummary> history;
   // Bumped on every change; watchers wait for it to move.
   uint64_t version = 0;

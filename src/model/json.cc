@@ -208,6 +208,7 @@ Json ToJson(const Job& job) {
       {"failures", job.failures},
       {"preemptions", job.preemptions},
       {"not_before", TimeOrNull(job.not_before)},
+      {"last_checkpoint_at", TimeOrNull(job.last_checkpoint_at)},
       {"request_id", job.request_id},
       {"request_digest", job.request_digest},
       {"version", job.version},
@@ -240,6 +241,7 @@ StatusOr<Job> JobFromJson(const Json& j) {
     job.failures = ValueOr<int>(j, "failures", 0);
     job.preemptions = ValueOr<int>(j, "preemptions", 0);
     job.not_before = OptionalTime(j, "not_before");
+    job.last_checkpoint_at = OptionalTime(j, "last_checkpoint_at");
     job.request_id = ValueOr<std::string>(j, "request_id", "");
     job.request_digest = ValueOr<std::string>(j, "request_digest", "");
     job.version = ValueOr<uint64_t>(j, "version", 0);
@@ -533,6 +535,7 @@ Json ToJson(const TaskReport& r) {
          {"started_at", TimeOrNull(r.started_at)},
          {"finished_at", TimeOrNull(r.finished_at)}};
   if (!r.message.empty()) j["message"] = r.message;
+  if (r.checkpoint_at) j["checkpoint_at"] = FormatTimestamp(*r.checkpoint_at);
   if (!r.samples.empty()) {
     Json samples = Json::array();
     for (const auto& s : r.samples) samples.push_back(ToJson(s));
@@ -554,6 +557,7 @@ StatusOr<TaskReport> TaskReportFromJson(const Json& j) {
     r.started_at = OptionalTime(j, "started_at");
     r.finished_at = OptionalTime(j, "finished_at");
     r.message = ValueOr<std::string>(j, "message", "");
+    r.checkpoint_at = OptionalTime(j, "checkpoint_at");
     r.samples = SamplesFrom<TaskSample>(j, "samples", TaskSampleFrom);
     return r;
   });

@@ -108,6 +108,28 @@ TEST(AgentProtocolJson, ReportRoundTripsAndRejectsGarbage) {
   EXPECT_FALSE(AgentReportFromJson(Json::array()).ok());
 }
 
+TEST(AgentProtocolJson, AReportCarriesItsTasksLastCheckpoint) {
+  TaskReport r{TaskId{3, 1, "worker", 0},
+               TaskState::kRunning,
+               std::nullopt,
+               std::nullopt,
+               77,
+               FromMicros(1),
+               std::nullopt};
+  EXPECT_FALSE(ToJson(r).contains("checkpoint_at")) << "none yet: left out, as an older agent";
+  r.checkpoint_at = FromMicros(1'700'000'000'250'000);
+  Json doc = ToJson(r);
+  EXPECT_EQ(doc["checkpoint_at"], "2023-11-14T22:13:20.250000Z");
+  auto back = TaskReportFromJson(doc);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->checkpoint_at, r.checkpoint_at);
+  doc["checkpoint_at"] = "yesterday";
+  auto bad = TaskReportFromJson(doc);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("checkpoint_at"), std::string::npos)
+      << bad.status().message();
+}
+
 TEST(AgentProtocolJson, ResourceSamplesRoundTripWithUnknownsAsNull) {
   AgentReport r;
   TaskReport t{TaskId{3, 1, "worker", 0},

@@ -34,7 +34,7 @@ restart: {{max_attempts: 3, backoff: 1s}}
 grace_period: 5s
 )",
                                         dir));
-  std::string checkpoints = fmt::format("{}/master/storage/jobs/{}/checkpoints", cluster.dir(), id);
+  std::string outputs = fmt::format("{}/master/storage/jobs/{}/outputs", cluster.dir(), id);
   // Wait until attempt 1 has saved a few checkpoints, then kill worker/1's machine. (The
   // survivor may notice its peer's death before the master does, and fail: either way the gang
   // is requeued.)
@@ -52,7 +52,7 @@ grace_period: 5s
   ASSERT_EQ(done.state, JobState::kSucceeded) << done.message;
   EXPECT_EQ(done.attempt, 2);
   for (const auto& t : done.tasks) EXPECT_NE(t.node_id, victim) << "placed on the lost node";
-  std::string attempts = ReadFileOrEmpty(checkpoints + "/attempts.log");
+  std::string attempts = ReadFileOrEmpty(outputs + "/attempts.log");
   EXPECT_THAT(attempts, HasSubstr("attempt=1 start_step=0\n"));
   // Attempt 2 started where a checkpoint of attempt 1 left off: at step 30 or later.
   size_t at = attempts.find("attempt=2 start_step=");
@@ -61,6 +61,8 @@ grace_period: 5s
   EXPECT_GE(resumed, 30) << attempts;
   EXPECT_THAT(cluster.Logs(id, "worker/0", 2), HasSubstr("(resumed from checkpoint)"));
   EXPECT_THAT(cluster.Logs(id, "worker/0", 2), HasSubstr("finished 120 steps"));
+  // Its saves were reported as checkpoints (the file, and the line printed after it).
+  EXPECT_TRUE(done.last_checkpoint_at);
   // The event names the lost node.
   auto events = cluster.client().Events(id);
   ASSERT_TRUE(events.ok());
