@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <limits>
 
 #include "cli/cli.h"
 #include "cli/policy_tuning_flags.h"
@@ -38,6 +39,9 @@ struct SimRunOptions {
   double runtime_estimate = 2.0;
   int64_t incremental_above = 0;  // 0: never
   std::string default_runtime;
+  std::string node_failures;  // empty: nodes never fail
+  std::string node_repair;    // empty: 1h
+  int max_attempts = kDefaultMaxAttempts;
   std::string output = "table";
   scheduler::PolicyTuning tuning;
 };
@@ -158,6 +162,30 @@ int RunSim(const SimRunOptions& o) {
     return Fail("sim run", Status::InvalidArgument("--incremental-above: must be 0 or more"));
   }
   if (o.incremental_above > 0) base.incremental_above = static_cast<size_t>(o.incremental_above);
+  if (!o.node_failures.empty()) {
+    auto mtbf = Seconds("--node-failures", o.node_failures);
+    if (!mtbf.ok()) return Fail("sim run", mtbf.status());
+    if (*mtbf <= 0) {
+      return Fail("sim run", Status::InvalidArgument(
+                                 "--node-failures: must be more than 0s: the mean time each node "
+                                 "stays up before it fails (leave the flag out for none)"));
+    }
+    base.node_mtbf_seconds = *mtbf;
+    base.failure_seed = o.seed;
+    if (o.node_repair == "never") {
+      base.node_repair_seconds = std::numeric_limits<double>::infinity();
+    } else if (!o.node_repair.empty()) {
+      auto repair = Seconds("--node-repair", o.node_repair);
+      if (!repair.ok()) {
+        return Fail("sim run", Status::InvalidArgument(repair.status().message() + ", or never"));
+      }
+      base.node_repair_seconds = *repair;
+    }
+  } else if (!o.node_repair.empty()) {
+    return Fail("sim run", Status::InvalidArgument(
+                               "--node-repair: only with --node-failures, which makes nodes fail"));
+  }
+  base.restart.max_attempts = o.max_attempts;
   std::optional<Duration> default_runtime;
   if (!o.default_runtime.empty()) {
     auto d = ParseDuration(o.default_runtime);
@@ -211,6 +239,14 @@ int RunSim(const SimRunOptions& o) {
                count(PreemptionCause::kLevel), count(PreemptionCause::kOracle));
     figures.push_back(sim::Summarize(results.back()));
     const auto& r = results.back();
+    if (r.node_failures_simulated) {
+      const sim::Figures& f = figures.back();
+      fmt::print(stderr,
+                 "{}: node failures: {}, jobs hit {}, GPU-h lost to them {:.1f} ({:.1f}%), jobs "
+                 "failed out of attempts {}, GPUs down at the end {}\n",
+                 name, f.node_failures, f.jobs_hit_by_failures, f.failure_lost_gpu_seconds / 3600,
+                 f.failure_lost_share * 100, r.out_of_attempts, r.down_gpus_at_end);
+    }
     struct rusage usage {};
     getrusage(RUSAGE_SELF, &usage);  // ru_maxrss: KiB on Linux
     fmt::print(stderr, "{}: {} passes in {:.1f}s, peak memory so far {} MiB{}\n", name, r.passes,
@@ -322,15 +358,18 @@ void AddSimCommands(CLI::App& app) {
                 "four real policies)");
   r->add_option("--out", run->out, "Write CSV, JSON and SVG plots into this directory");
   r->add_option("--seed", run->seed,
-                "Salts how jobs without a team are spread over --teams; the run is otherwise "
-                "deterministic")
+                "Salts how jobs without a team are spread over --teams, and draws node failures; "
+                "the run is otherwise deterministic")
       ->capture_default_str();
-  r->add_option("--restart-cost", run->restart_cost, "Time lost by each preemption")
+  r->add_option("--restart-cost", run->restart_cost,
+                "Time each restart costs, after a preemption or a lost node")
       ->capture_default_str();
   r->add_option("--checkpoint-interval", run->checkpoint_interval,
-                "Work since the last checkpoint is lost by a preemption (0s: none)")
+                "Work since the last checkpoint is lost by a preemption or a lost node (0s: none)")
       ->capture_default_str();
-  r->add_option("--grace", run->grace, "From SIGTERM to stopped, for preempted jobs")
+  r->add_option(
+       "--grace", run->grace,
+       "From SIGTERM to stopped, for preempted jobs and the rest of a gang that lost a node")
       ->capture_default_str();
   r->add_option("--incremental-above", run->incremental_above,
                 "As the master's flag: with at least this many jobs waiting, decide arrivals and "
@@ -341,6 +380,17 @@ void AddSimCommands(CLI::App& app) {
       ->capture_default_str();
   r->add_option("--default-runtime", run->default_runtime,
                 "Assumed run time of jobs without max_runtime, for reservations");
+  r->add_option("--node-failures", run->node_failures,
+                "Nodes fail: each stays up for a random time with this mean (exponential, drawn "
+                "from --seed), e.g. 500h; its jobs lose their attempt as on a real cluster");
+  r->add_option("--node-repair", run->node_repair,
+                "How long a failed node stays down before it comes back empty, or never "
+                "(default 1h)");
+  r->add_option("--max-attempts", run->max_attempts,
+                "Every job's restart.max_attempts: attempts that lost nodes may end before the "
+                "job ends FAILED")
+      ->capture_default_str()
+      ->check(CLI::Range(1, 100));
   AddPolicyTuningFlags(r, run->tuning);
   AddOutputOption(r, run->output);
   r->callback([run] { Finish(RunSim(*run)); });

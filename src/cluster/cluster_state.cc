@@ -244,6 +244,18 @@ const RunningJob* ClusterState::FindJob(JobId job) const {
   return it == jobs_.end() ? nullptr : &it->second.job;
 }
 
+std::vector<JobId> ClusterState::JobsOn(const std::string& node_id) const {
+  std::vector<JobId> out;
+  for (const auto& [id, h] : jobs_) {
+    for (const auto& p : h.job.placement) {
+      if (p.node_id != node_id) continue;
+      out.push_back(id);
+      break;
+    }
+  }
+  return out;
+}
+
 bool ClusterState::AnyElasticCanGrow() const {
   for (const auto& [id, h] : jobs_) {
     if (h.job.stopping) continue;

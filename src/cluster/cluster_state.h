@@ -84,6 +84,8 @@ class ClusterState {
   void ReleaseJob(JobId job);
 
   const RunningJob* FindJob(JobId job) const;
+  // The jobs with a task on the node, in id order: those that losing it hits.
+  std::vector<JobId> JobsOn(const std::string& node_id) const;
   // Some running elastic job has fewer replicas than its maximum (a pass may grow it).
   bool AnyElasticCanGrow() const;
   bool Holds(JobId job) const { return jobs_.count(job) > 0; }

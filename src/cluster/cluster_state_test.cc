@@ -99,6 +99,18 @@ TEST_F(ClusterStateTest, NodesThatAreNotReadyAreLeftOutButKeepWhatTheirTasksHold
   EXPECT_TRUE(NodeIn(state_.Snapshot(), "a").free_gpus.empty());
 }
 
+TEST_F(ClusterStateTest, JobsOnANodeAreThoseWithATaskThere) {
+  ASSERT_TRUE(state_.Start(Job(1, 2, 2), {{"a", {0, 1}}, {"b", {0, 1}}}, Minutes(0)));
+  ASSERT_TRUE(state_.Start(Job(2, 1, 2), {{"b", {2, 3}}}, Minutes(0)));
+  ASSERT_TRUE(state_.Start(Job(3, 1, 1), {{"a", {2}}}, Minutes(0)));
+  EXPECT_THAT(state_.JobsOn("a"), ElementsAre(1, 3));
+  EXPECT_THAT(state_.JobsOn("b"), ElementsAre(1, 2));
+  EXPECT_TRUE(state_.JobsOn("nowhere").empty());
+  // A task that has ended no longer ties its job to the node.
+  state_.ReleaseTask(1, "worker", 0);
+  EXPECT_THAT(state_.JobsOn("a"), ElementsAre(3));
+}
+
 TEST_F(ClusterStateTest, ANodeThatComesBackSmallerNeverInventsGpus) {
   ASSERT_TRUE(state_.Start(Job(1, 1, 4), {{"a", {0, 1, 2, 3}}}, Minutes(0)));
   state_.UpsertNode(IdleNode("a", 2), true);  // registers again with 2 GPUs

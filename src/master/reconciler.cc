@@ -121,21 +121,19 @@ void Master::ApplyTaskReport(Job& job, Task& task, const TaskReport& report,
 void Master::EndAttemptEarly(Job& job, RestartCause cause, std::string reason,
                              std::vector<JobEvent>& events) {
   const RestartPolicy& policy = job.spec.restart;
-  if (!policy.RestartsOn(cause)) {
+  EarlyEnd end = policy.EndEarly(cause, job.failures);
+  if (!end.restartable) {
     StopJob(job, JobState::kFailed,
             fmt::format("{} (restart.on does not include {})", reason, RestartCauseName(cause)),
             events);
     return;
   }
-  ++job.failures;
-  bool retry = job.failures < policy.max_attempts;
+  job.failures = end.failures;
   reason += fmt::format(" (attempt {} ended early; {} of at most {} failed attempt{})", job.attempt,
                         job.failures, policy.max_attempts, policy.max_attempts == 1 ? "" : "s");
-  if (retry && cause == RestartCause::kFailure) {
-    // Measured from now, not from when the gang is gone: a stop takes at most its grace period.
-    job.not_before = clock_.Now() + policy.BackoffAfter(job.failures);
-  }
-  StopJob(job, retry ? JobState::kPending : JobState::kFailed, reason, events);
+  // Measured from now, not from when the gang is gone: a stop takes at most its grace period.
+  if (end.backoff) job.not_before = clock_.Now() + *end.backoff;
+  StopJob(job, end.requeue ? JobState::kPending : JobState::kFailed, reason, events);
 }
 
 void Master::RecordTaskReport(TaskEnds& ends, Job& job, Task& t, const TaskReport& r,

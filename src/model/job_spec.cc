@@ -34,6 +34,18 @@ Duration RestartPolicy::BackoffAfter(int failures) const {
   return std::min(wait, max_backoff);
 }
 
+EarlyEnd RestartPolicy::EndEarly(RestartCause cause, int failures) const {
+  EarlyEnd end;
+  end.failures = failures;
+  end.restartable = RestartsOn(cause);
+  if (!end.restartable) return end;
+  end.failures = failures + 1;
+  end.requeue = end.failures < max_attempts;
+  // A node loss is not the job's doing: its next attempt may start at once.
+  if (end.requeue && cause == RestartCause::kFailure) end.backoff = BackoffAfter(end.failures);
+  return end;
+}
+
 std::string PriorityName(int priority) {
   const char* name = NameOf(kPriorityNames, priority, nullptr);
   return name ? name : std::to_string(priority);

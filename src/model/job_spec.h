@@ -77,6 +77,14 @@ inline constexpr int kDefaultMaxAttempts = 3;
 inline constexpr Duration kDefaultBackoff = std::chrono::seconds(10);
 inline constexpr Duration kDefaultMaxBackoff = std::chrono::minutes(5);
 
+// What an attempt that ended early (a task failed, a node was lost) does to its job.
+struct EarlyEnd {
+  bool restartable = false;         // restart.on includes the cause
+  bool requeue = false;             // false: the job ends FAILED
+  int failures = 0;                 // the job's failed attempts, this one included if it counts
+  std::optional<Duration> backoff;  // the wait before the next attempt
+};
+
 // When an attempt that ended early is followed by another (docs/job-spec.md, "restart").
 struct RestartPolicy {
   // Attempts that may end in a failure or a node loss, the last included: the restart budget.
@@ -94,6 +102,9 @@ struct RestartPolicy {
   bool RestartsOn(RestartCause cause) const;
   // The wait before the next attempt after `failures` failed attempts (at least 1).
   Duration BackoffAfter(int failures) const;
+  // The one rule for an attempt that ended early, of a job with `failures` failed attempts
+  // before it: the master applies it to real jobs, the simulator to simulated node failures.
+  EarlyEnd EndEarly(RestartCause cause, int failures) const;
   bool operator==(const RestartPolicy&) const = default;
 };
 

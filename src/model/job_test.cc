@@ -37,5 +37,30 @@ TEST(EnumNames, EveryStateAndKindReadsBackItsName) {
   EXPECT_EQ(ParsePriorityName("urgent"), std::nullopt);
 }
 
+TEST(RestartPolicy, AnAttemptThatEndsEarlySpendsTheBudgetAndOnlyAFailureBacksOff) {
+  RestartPolicy policy;  // 3 attempts, every cause, 10 s doubling to 5 min
+  EarlyEnd lost = policy.EndEarly(RestartCause::kNodeLost, 0);
+  EXPECT_TRUE(lost.restartable);
+  EXPECT_TRUE(lost.requeue);
+  EXPECT_EQ(lost.failures, 1);
+  EXPECT_EQ(lost.backoff, std::nullopt) << "a lost node is not the job's doing";
+  EarlyEnd failed = policy.EndEarly(RestartCause::kFailure, 1);
+  EXPECT_TRUE(failed.requeue);
+  EXPECT_EQ(failed.failures, 2);
+  EXPECT_EQ(failed.backoff, std::chrono::seconds(20));
+  // The third failed attempt is the last.
+  EarlyEnd last = policy.EndEarly(RestartCause::kNodeLost, 2);
+  EXPECT_TRUE(last.restartable);
+  EXPECT_FALSE(last.requeue);
+  EXPECT_EQ(last.failures, 3);
+  EXPECT_EQ(last.backoff, std::nullopt);
+  // A cause restart.on leaves out ends the job without counting.
+  policy.on = {RestartCause::kFailure};
+  EarlyEnd refused = policy.EndEarly(RestartCause::kNodeLost, 0);
+  EXPECT_FALSE(refused.restartable);
+  EXPECT_FALSE(refused.requeue);
+  EXPECT_EQ(refused.failures, 0);
+}
+
 }  // namespace
 }  // namespace cohort

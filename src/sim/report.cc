@@ -26,6 +26,8 @@ Figures Summarize(const SimResult& r) {
   double first_submit = std::numeric_limits<double>::infinity(), last_end = 0;
   size_t preemptions = 0;
   double lost = 0;
+  f.node_failures_simulated = r.node_failures_simulated;
+  f.node_failures = r.node_failures;
   std::map<std::string, std::vector<double>> team_queueing;
   std::vector<double> guaranteed;
   std::map<std::string, double> team_guaranteed;
@@ -41,6 +43,8 @@ Figures Summarize(const SimResult& r) {
     team_queueing[j.team].push_back(j.queued);
     preemptions += static_cast<size_t>(j.preemptions);
     lost += j.lost_gpu_seconds;
+    f.failure_lost_gpu_seconds += j.failure_lost_gpu_seconds;
+    f.jobs_hit_by_failures += j.node_failures > 0;
     if (j.end >= 0) {
       last_end = std::max(last_end, j.end);
       if (j.failed) {
@@ -80,6 +84,7 @@ Figures Summarize(const SimResult& r) {
   f.used_gpu_seconds = gpu_time;
   f.lost_gpu_seconds = lost;
   f.lost_share = gpu_time > 0 ? lost / gpu_time : 0;
+  f.failure_lost_share = gpu_time > 0 ? f.failure_lost_gpu_seconds / gpu_time : 0;
   for (const auto& q : r.teams) team_queueing[q.name];  // teams with no job started too
   std::map<std::string, size_t> team_jobs;
   for (const auto& j : r.jobs) {
@@ -107,21 +112,32 @@ Figures Summarize(const SimResult& r) {
 }
 
 std::string FiguresTable(const std::vector<Figures>& runs) {
+  // Only runs with node failures get their columns: the table of others stays as it was.
+  bool failures = std::any_of(runs.begin(), runs.end(),
+                              [](const Figures& f) { return f.node_failures_simulated; });
   std::string out = fmt::format(
       "{:<16} {:>7} {:>9} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>6} {:>8} {:>18} "
-      "{:>10}\n",
+      "{:>10}",
       "policy", "jobs", "finished", "avg JCT", "median", "p95 JCT", "p99 JCT", "avg wait",
       "p99 wait", "makespan", "util", "preempt", "GPU-h lost", "unfinished");
+  if (failures) out += fmt::format(" {:>9} {:>8} {:>18}", "node fail", "jobs hit", "GPU-h failed");
+  out += "\n";
   auto h = [](double s) { return fmt::format("{:.2f}h", s / 3600); };
   for (const auto& f : runs) {
     std::string lost =
         fmt::format("{:.1f} ({:.1f}%)", f.lost_gpu_seconds / 3600, f.lost_share * 100);
     out += fmt::format(
         "{:<16} {:>7} {:>9} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>10} {:>5.1f}% {:>8.3f} "
-        "{:>18} {:>10}\n",
+        "{:>18} {:>10}",
         f.label, f.jobs, f.finished, h(f.avg_jct), h(f.median_jct), h(f.p95_jct), h(f.p99_jct),
         h(f.avg_queueing), h(f.p99_queueing), h(f.makespan), f.utilization * 100,
         f.preemptions_per_job, lost, f.unfinished);
+    if (failures) {
+      out += fmt::format(" {:>9} {:>8} {:>18}", f.node_failures, f.jobs_hit_by_failures,
+                         fmt::format("{:.1f} ({:.1f}%)", f.failure_lost_gpu_seconds / 3600,
+                                     f.failure_lost_share * 100));
+    }
+    out += "\n";
   }
   return out;
 }
@@ -144,15 +160,17 @@ std::string FiguresCsv(const std::vector<Figures>& runs) {
   std::string out =
       "policy,jobs,finished,failed,refused,unfinished,avg_jct_s,median_jct_s,p95_jct_s,p99_jct_s,"
       "avg_queueing_s,p99_queueing_s,makespan_s,utilization,preemptions_per_job,used_gpu_hours,"
-      "lost_gpu_hours,lost_share,passes,wall_seconds\n";
+      "lost_gpu_hours,lost_share,passes,wall_seconds,node_failures,jobs_hit_by_failures,"
+      "failure_lost_gpu_hours,failure_lost_share\n";
   for (const auto& f : runs) {
     out += fmt::format(
         "{},{},{},{},{},{},{:.1f},{:.1f},{:.1f},{:.1f},{:.1f},{:.1f},{:.1f},{:.4f},{:.4f},{:.2f},"
-        "{:.2f},{:.4f},{},{:.2f}\n",
+        "{:.2f},{:.4f},{},{:.2f},{},{},{:.2f},{:.4f}\n",
         f.label, f.jobs, f.finished, f.failed, f.refused, f.unfinished, f.avg_jct, f.median_jct,
         f.p95_jct, f.p99_jct, f.avg_queueing, f.p99_queueing, f.makespan, f.utilization,
         f.preemptions_per_job, f.used_gpu_seconds / 3600, f.lost_gpu_seconds / 3600, f.lost_share,
-        f.passes, f.wall_seconds);
+        f.passes, f.wall_seconds, f.node_failures, f.jobs_hit_by_failures,
+        f.failure_lost_gpu_seconds / 3600, f.failure_lost_share);
   }
   return out;
 }
@@ -192,6 +210,10 @@ Json FiguresJson(const std::vector<Figures>& runs) {
                        {"lost_share", f.lost_share},
                        {"passes", f.passes},
                        {"wall_seconds", f.wall_seconds},
+                       {"node_failures", f.node_failures},
+                       {"jobs_hit_by_failures", f.jobs_hit_by_failures},
+                       {"failure_lost_gpu_hours", f.failure_lost_gpu_seconds / 3600},
+                       {"failure_lost_share", f.failure_lost_share},
                        {"teams", teams}});
   }
   return out;
@@ -200,11 +222,12 @@ Json FiguresJson(const std::vector<Figures>& runs) {
 std::string JobsCsv(const SimResult& r) {
   std::string out =
       "job_id,team,user,gpus,submit,start,end,queued,attempts,preemptions,failed,"
-      "lost_gpu_seconds,guaranteed_wait\n";
+      "lost_gpu_seconds,node_failures,failure_lost_gpu_seconds,guaranteed_wait\n";
   for (const auto& j : r.jobs) {
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{}\n", j.id, j.team, j.user, j.gpus,
-                       j.submit, j.start, j.end, j.queued, j.attempts, j.preemptions,
-                       j.failed ? 1 : 0, j.lost_gpu_seconds, j.guaranteed_wait);
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", j.id, j.team, j.user,
+                       j.gpus, j.submit, j.start, j.end, j.queued, j.attempts, j.preemptions,
+                       j.failed ? 1 : 0, j.lost_gpu_seconds, j.node_failures,
+                       j.failure_lost_gpu_seconds, j.guaranteed_wait);
   }
   return out;
 }

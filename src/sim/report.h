@@ -26,10 +26,10 @@ struct Figures {
   std::string label;
   size_t jobs = 0;
   size_t finished = 0;
-  size_t failed = 0;   // stopped by max_runtime
+  size_t failed = 0;   // ended FAILED: stopped by max_runtime, or out of restart attempts
   size_t refused = 0;  // could never run on this cluster
-  // Jobs that never completed their work: refused, stopped by max_runtime, or still waiting or
-  // running when the replay ended (jobs - finished).
+  // Jobs that never completed their work: refused, failed, or still waiting or running when the
+  // replay ended (jobs - finished).
   size_t unfinished = 0;
   double avg_jct = 0, median_jct = 0, p95_jct = 0, p99_jct = 0;  // seconds
   double avg_queueing = 0, p99_queueing = 0;                     // seconds
@@ -41,6 +41,13 @@ struct Figures {
   double used_gpu_seconds = 0;  // allocated GPU-time: the integral of GPUs held
   double lost_gpu_seconds = 0;  // wasted by preemptions (JobRecord::lost_gpu_seconds, summed)
   double lost_share = 0;        // lost / used
+  // Node failures (SimOptions::node_mtbf_seconds), apart from preemptions' figures: how often a
+  // node failed, the jobs that lost an attempt to one, and the GPU time that cost them.
+  bool node_failures_simulated = false;
+  size_t node_failures = 0;
+  size_t jobs_hit_by_failures = 0;
+  double failure_lost_gpu_seconds = 0;  // JobRecord::failure_lost_gpu_seconds, summed
+  double failure_lost_share = 0;        // of used
   size_t passes = 0;
   double wall_seconds = 0;
   std::vector<TeamFigures> teams;
@@ -54,7 +61,7 @@ std::string FiguresCsv(const std::vector<Figures>& runs);
 Json FiguresJson(const std::vector<Figures>& runs);
 std::string TeamsTable(const std::vector<Figures>& runs);
 // job_id,team,user,gpus,submit,start,end,queued,attempts,preemptions,failed,lost_gpu_seconds,
-// guaranteed_wait
+// node_failures,failure_lost_gpu_seconds,guaranteed_wait
 std::string JobsCsv(const SimResult& result);
 
 // The value at quantile q (0..1) of `values` (nearest rank); 0 for none.

@@ -7,6 +7,7 @@
 #include <cmath>
 #include <limits>
 #include <queue>
+#include <random>
 #include <unordered_map>
 
 #include "cluster/cluster_state.h"
@@ -42,6 +43,12 @@ struct SimJob {
   int attempt = 0;        // events of an earlier attempt are stale
   int finish_token = 0;   // a finish event of an earlier estimate is stale
   int preemptions = 0;
+  int failures = 0;  // attempts that ended early and count against restart.max_attempts
+  // While stopping: whether a lost node stopped it (else a preemption), what that does to it,
+  // and the work its checkpoints kept, worked out when the node was lost.
+  bool node_lost = false;
+  EarlyEnd early_end;
+  double kept_at_loss = 0;
   bool within_guarantee = false;                     // this wait began within its team's guarantee
   std::vector<std::pair<std::string, int>> leaving;  // replicas being taken away
   std::string history_key;  // (team, user, GPUs): jobs that share it share their estimate
@@ -51,7 +58,8 @@ struct SimJob {
 // preemptible, or moves to a later least-attained-service queue): the master's periodic passes
 // would notice, so the simulation runs a pass then too. kTick: the master's next tick, when the
 // full pass put off by decisions between passes runs.
-enum class EventKind { kFinish, kStopped, kShrunk, kWake, kTick };
+// kRepair: a failed node is back (`job` is the node's index).
+enum class EventKind { kFinish, kStopped, kShrunk, kWake, kTick, kRepair };
 
 struct Event {
   double time;
@@ -82,7 +90,10 @@ class Simulation {
   Simulation(const Trace& trace, const ClusterSpec& cluster, const SimOptions& options)
       : options_(options),
         dispatcher_(scheduler::NewScheduler(options.scheduler), options.incremental_above) {
-    for (auto& n : cluster.Nodes()) cluster_.UpsertNode(std::move(n), true);
+    for (auto& n : cluster.Nodes()) {
+      node_ids_.push_back(n.node_id);
+      cluster_.UpsertNode(std::move(n), true);
+    }
     cluster_.SetTeams(cluster.teams);
     result_.label = options.label;
     result_.capacity_gpus = cluster.TotalGpus();
@@ -124,6 +135,7 @@ class Simulation {
       }
       j.base_gpus = gpus;
       j.history_key = fmt::format("{}\x1f{}\x1f{}", j.team, t.user, gpus);
+      live_jobs_ += j.phase != Phase::kDone;
       jobs_.push_back(std::move(j));
       result_.jobs.push_back(std::move(r));
     }
@@ -132,13 +144,28 @@ class Simulation {
   SimResult Run() {
     auto wall = std::chrono::steady_clock::now();
     size_t next_arrival = 0;
+    bool failing = options_.node_mtbf_seconds > 0;
+    result_.node_failures_simulated = failing;
+    if (failing) StartFailures();
     while (true) {
       while (next_arrival < jobs_.size() && jobs_[next_arrival].phase == Phase::kDone) {
         ++next_arrival;  // refused
       }
+      // Nodes fail and come back for ever: the replay ends with its jobs.
+      if (failing && live_jobs_ == 0) break;
       double next = std::numeric_limits<double>::infinity();
       if (next_arrival < jobs_.size()) next = jobs_[next_arrival].trace->submit;
       if (!events_.empty()) next = std::min(next, events_.top().time);
+      if (!failures_.empty()) next = std::min(next, failures_.top().time);
+      if (std::isinf(next) && !pending_.empty() && !tick_due_) {
+        // Nothing is left to happen but jobs wait (nodes that failed for good can leave them
+        // so between passes): the master's next tick runs a full pass, which refuses them below
+        // if it starts nothing.
+        tick_due_ = true;
+        dispatcher_.MarkFullPassDue();
+        next = now_ + options_.tick_seconds;
+        Push(next, EventKind::kTick, 0, 0);
+      }
       if (std::isinf(next)) break;
       now_ = next;
       bool tick = false;
@@ -152,6 +179,11 @@ class Simulation {
         events_.pop();
         tick |= e.kind == EventKind::kTick;
         Handle(e);
+      }
+      while (!failures_.empty() && failures_.top().time <= now_) {
+        size_t node = failures_.top().node;
+        failures_.pop();
+        FailNode(node);
       }
       // Decisions between passes leave the full pass to the master's next tick; otherwise every
       // change is followed by a full pass at once, as in the master.
@@ -180,6 +212,12 @@ class Simulation {
                                        "stuck: the scheduler would never start it");
         }
         break;
+      }
+    }
+    for (size_t n = 0; n < node_ids_.size(); ++n) {
+      if (!cluster_.IsReady(node_ids_[n])) {
+        const NodeCapacity* node = cluster_.FindNode(node_ids_[n]);
+        result_.down_gpus_at_end += node ? node->total.gpus : 0;
       }
     }
     result_.wall_seconds =
@@ -303,24 +341,17 @@ class Simulation {
       tick_due_ = false;
       return;
     }
+    if (e.kind == EventKind::kRepair) {
+      RepairNode(e.job);
+      return;
+    }
     SimJob& j = jobs_[e.job];
-    JobRecord& r = result_.jobs[e.job];
     if (e.kind == EventKind::kFinish) {
       if (e.token != j.finish_token) return;  // an earlier estimate's
       if (j.phase != Phase::kRunning && j.phase != Phase::kStopping) return;
       Leave(j);
-      j.phase = Phase::kDone;
-      r.end = now_;
-      // What it cost is known now, and only now: later jobs like it are ordered by it.
-      history_.Record(KeyOf(j), Seconds(j.attained));
-      ++history_generation_;
       // Stopped by its max_runtime before its work was done.
-      r.failed = j.remaining > 1e-6 * std::max(1.0, j.trace->duration);
-      ++finished_;
-      if (options_.progress && options_.progress_every &&
-          finished_ % options_.progress_every == 0) {
-        options_.progress(finished_, jobs_.size());
-      }
+      End(e.job, j.remaining > 1e-6 * std::max(1.0, j.trace->duration));
       return;
     }
     if (e.token != j.attempt) return;  // an earlier attempt's
@@ -341,25 +372,152 @@ class Simulation {
       j.leaving.clear();
       return;
     }
-    // A preempted job has stopped: it loses the work since its last checkpoint, pays the restart
-    // cost, and waits again with its original submission time.
-    if (j.phase != Phase::kStopping) return;
-    Leave(j);
+    if (j.phase == Phase::kStopping) Stopped(e.job);
+  }
+
+  // The job leaves the cluster for good, ended at `now_` (FAILED if `failed`).
+  void End(size_t index, bool failed) {
+    SimJob& j = jobs_[index];
+    JobRecord& r = result_.jobs[index];
+    j.phase = Phase::kDone;
+    --live_jobs_;
+    r.end = now_;
+    r.failed = failed;
+    // What it cost is known now, and only now: later jobs like it are ordered by it.
+    history_.Record(KeyOf(j), Seconds(j.attained));
+    ++history_generation_;
+    ++finished_;
+    if (options_.progress && options_.progress_every && finished_ % options_.progress_every == 0) {
+      options_.progress(finished_, jobs_.size());
+    }
+  }
+
+  // The work of the current attempt that its checkpoints keep, if what it did after `useful`
+  // seconds of it is lost.
+  double Kept(const SimJob& j, double useful) const {
     double ran = now_ - j.last_start;
     double interval = options_.checkpoint_interval_seconds;
     double done = j.remaining_at_start - j.remaining;
-    double kept =
-        interval > 0 && ran > 0 ? done * (std::floor(ran / interval) * interval / ran) : done;
+    if (ran <= 0) return done;
+    double saved = interval > 0 ? std::floor(useful / interval) * interval : useful;
+    if (saved >= ran) return done;
+    return done * (saved / ran);
+  }
+
+  // A stopping job has stopped: it loses the work since its last checkpoint, pays the restart
+  // cost, and waits again with its original submission time; or, when a lost node ended its
+  // last allowed attempt, it ends FAILED.
+  void Stopped(size_t index) {
+    SimJob& j = jobs_[index];
+    JobRecord& r = result_.jobs[index];
+    Leave(j);
+    double done = j.remaining_at_start - j.remaining;
+    double kept = j.node_lost ? j.kept_at_loss : Kept(j, now_ - j.last_start);
     // A restarted attempt began by paying the restart cost; if no checkpoint got past it, it is
     // owed again once, not on top of itself.
-    if (j.preemptions > 0) kept = std::max(kept, options_.restart_cost_seconds);
-    j.remaining = std::max(0.0, j.remaining_at_start - kept) + options_.restart_cost_seconds;
-    r.lost_gpu_seconds += (std::max(0.0, done - kept) + options_.restart_cost_seconds) *
-                          static_cast<double>(j.base_gpus);
+    if (j.attempt > 0) kept = std::max(kept, options_.restart_cost_seconds);
+    bool again = !j.node_lost || j.early_end.requeue;
+    double restart = again ? options_.restart_cost_seconds : 0;
+    double lost = (std::max(0.0, done - kept) + restart) * static_cast<double>(j.base_gpus);
     ++j.attempt;
-    ++j.preemptions;
-    ++r.preemptions;
+    if (j.node_lost) {
+      r.failure_lost_gpu_seconds += lost;
+    } else {
+      r.lost_gpu_seconds += lost;
+      ++j.preemptions;
+      ++r.preemptions;
+    }
+    j.node_lost = false;
+    if (!again) {
+      ++result_.out_of_attempts;
+      End(index, true);
+      return;
+    }
+    j.remaining = std::max(0.0, j.remaining_at_start - kept) + options_.restart_cost_seconds;
     Enqueue(j);
+  }
+
+  // --- Node failures ---
+
+  void StartFailures() {
+    uint64_t seed = options_.failure_seed;
+    for (size_t n = 0; n < node_ids_.size(); ++n) {
+      // SplitMix64 of (seed, node): well-spread, independent streams from consecutive inputs.
+      uint64_t z = seed * 0x9E3779B97F4A7C15ULL + (n + 1) * 0xBF58476D1CE4E5B9ULL;
+      z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+      z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+      node_rng_.emplace_back(z ^ (z >> 31));
+    }
+    // From the first submission: before it the trace has nothing to lose.
+    now_ = jobs_.empty() ? 0 : jobs_.front().trace->submit;
+    for (size_t n = 0; n < node_ids_.size(); ++n) ScheduleFailure(n);
+  }
+
+  // When the node, up from now, is next noticed lost. Inverse transform of a 53-bit uniform
+  // rather than std::exponential_distribution, whose draws differ between standard libraries.
+  void ScheduleFailure(size_t node) {
+    double u = static_cast<double>(node_rng_[node]() >> 11) * 0x1.0p-53;
+    double up = -options_.node_mtbf_seconds * std::log1p(-u);
+    failures_.push(Failure{now_ + up + options_.node_timeout_seconds, node});
+  }
+
+  // What the master does with a node that fell silent (master/node_health.cc): nothing new goes
+  // there, and every task on it is lost.
+  void FailNode(size_t node) {
+    ++result_.node_failures;
+    const std::string& id = node_ids_[node];
+    result_.failure_log.emplace_back(now_, id);
+    cluster_.SetReady(id, false);
+    dispatcher_.Invalidate();
+    for (JobId job : cluster_.JobsOn(id)) LoseTasks(JobOf(job), id);
+    if (std::isfinite(options_.node_repair_seconds)) {
+      Push(now_ + options_.node_repair_seconds, EventKind::kRepair, node, 0);
+    }
+  }
+
+  void RepairNode(size_t node) {
+    cluster_.SetReady(node_ids_[node], true);
+    dispatcher_.Invalidate();
+    ScheduleFailure(node);
+  }
+
+  // As the master applies a lost task (master/reconciler.cc): it frees what it held at once;
+  // the first one of a running gang ends the attempt (RestartPolicy::EndEarly: requeued within
+  // restart.max_attempts, else FAILED) and the rest of the gang stops through the grace period;
+  // a job already stopping, or a replica already being taken away, only loses the task.
+  void LoseTasks(SimJob& j, const std::string& node) {
+    size_t index = static_cast<size_t>(j.id - 1);
+    const RunningJob* held = cluster_.FindJob(j.id);
+    std::vector<std::pair<std::string, int>> lost;
+    bool ends_attempt = false;
+    for (size_t t = 0; t < held->tasks.size(); ++t) {
+      if (held->placement[t].node_id != node) continue;
+      std::pair<std::string, int> task{held->tasks[t].role, held->tasks[t].index};
+      ends_attempt |= std::find(j.leaving.begin(), j.leaving.end(), task) == j.leaving.end();
+      lost.push_back(std::move(task));
+    }
+    if (j.phase == Phase::kRunning && ends_attempt) {
+      Progress(j);
+      // Its work stopped when the node died, a node timeout ago.
+      double useful = std::max(0.0, now_ - options_.node_timeout_seconds - j.last_start);
+      j.kept_at_loss = Kept(j, useful);
+      j.early_end = options_.restart.EndEarly(RestartCause::kNodeLost, j.failures);
+      j.failures = j.early_end.failures;
+      j.node_lost = true;
+      ++result_.jobs[index].node_failures;
+      j.live_gpus = 0;
+      ++j.finish_token;  // it will not finish this attempt
+      j.phase = Phase::kStopping;
+      cluster_.MarkStopping(j.id);
+      Push(now_ + options_.grace_seconds, EventKind::kStopped, index, j.attempt);
+    }
+    bool gone = false;
+    for (const auto& task : lost) {
+      gone = cluster_.ReleaseTask(j.id, task.first, task.second);
+      std::erase(j.leaving, task);
+    }
+    // Nothing left to stop: the master concludes at once.
+    if (gone && j.phase == Phase::kStopping) Stopped(index);
   }
 
   // One full scheduling pass at `now_`; returns true if it changed anything.
@@ -381,6 +539,7 @@ class Simulation {
       ++result_.preemptions_by_cause[p.cause];
       SimJob& v = JobOf(p.victim);
       v.phase = Phase::kStopping;
+      v.node_lost = false;
       Push(now_ + options_.grace_seconds, EventKind::kStopped, static_cast<size_t>(v.id - 1),
            v.attempt);
     }
@@ -534,6 +693,17 @@ class Simulation {
 
   const SimOptions& options_;
   cluster::ClusterState cluster_;
+  std::vector<std::string> node_ids_;  // in the cluster spec's order
+  std::vector<std::mt19937_64> node_rng_;
+  struct Failure {
+    double time;  // when the master notices
+    size_t node;
+    bool operator>(const Failure& o) const {
+      return std::tie(time, node) > std::tie(o.time, o.node);
+    }
+  };
+  std::priority_queue<Failure, std::vector<Failure>, std::greater<Failure>> failures_;
+  size_t live_jobs_ = 0;  // neither refused nor ended
   dispatch::Dispatcher dispatcher_;
   std::vector<SimJob> jobs_;
   std::vector<PendingJob> pending_;

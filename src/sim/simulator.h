@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "model/job_spec.h"
 #include "scheduler/scheduler.h"
 #include "sim/cluster_spec.h"
 #include "sim/trace.h"
@@ -41,6 +42,20 @@ struct SimOptions {
   // Keep the history of ended jobs and give waiting jobs their estimates (default policy), as
   // the master does.
   bool history = true;
+  // Node failures (docs/simulator.md). Each node stays up for a time drawn from an exponential
+  // distribution of this mean, then fails; 0: nodes never fail.
+  double node_mtbf_seconds = 0;
+  // How long a failed node stays down once the master has noticed, before it comes back empty;
+  // infinity: it never comes back.
+  double node_repair_seconds = 3600;
+  // Failure times come from this seed, one stream per node of their own: they change no other
+  // draw, and a node's failures do not depend on how many nodes there are.
+  uint64_t failure_seed = 1;
+  // The master notices a silent node this long after it died (cohortd master --node-timeout);
+  // what the jobs there did meanwhile is lost too.
+  double node_timeout_seconds = 10;
+  // Every job's restart policy: traces have none, so a job spec's default unless changed.
+  RestartPolicy restart;
   // Progress: called every `progress_every` simulated jobs finished (0: never).
   std::function<void(size_t finished, size_t total)> progress;
   size_t progress_every = 0;
@@ -57,10 +72,15 @@ struct JobRecord {
   double queued = 0;  // seconds waiting: before the first start and after every preemption
   int attempts = 0;
   int preemptions = 0;
-  bool failed = false;  // stopped by its max_runtime
+  // Ended FAILED: stopped by its max_runtime, or a lost node ended its last allowed attempt
+  // (restart.max_attempts).
+  bool failed = false;
   // GPU time that preemptions wasted: the work lost since the last checkpoint, and the restart
   // cost each preemption adds, times the job's GPUs (at its starting size).
   double lost_gpu_seconds = 0;
+  int node_failures = 0;  // attempts that a failed node ended
+  // The same for attempts that failed nodes ended (the restart cost only if it ran again).
+  double failure_lost_gpu_seconds = 0;
   // The longest wait of an attempt that, when it began to wait, fit in its team's guarantee
   // beside what the team held and its other such jobs waiting before it (seconds); -1 if none
   // did. What the guarantee promises: such a job starts within about one minimum run time and
@@ -85,6 +105,12 @@ struct SimResult {
   std::map<std::string, double> team_gpu_seconds;  // GPU-time each team's jobs held
   std::map<PreemptionCause, size_t> preemptions_by_cause;
   size_t passes = 0;
+  bool node_failures_simulated = false;  // SimOptions::node_mtbf_seconds was set
+  size_t node_failures = 0;              // every failure of every node
+  // (when the master noticed, node id) of each failure: jobs-CSV rows can be checked against it.
+  std::vector<std::pair<double, std::string>> failure_log;
+  int64_t down_gpus_at_end = 0;       // GPUs of the nodes down when the replay ended
+  size_t out_of_attempts = 0;         // jobs a lost node ended FAILED (restart.max_attempts spent)
   size_t started_between_passes = 0;  // starts decided between full passes (incremental_above)
   double wall_seconds = 0;
 };

@@ -4,6 +4,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <limits>
 #include <map>
 
 #include <fmt/format.h>
@@ -149,7 +151,7 @@ TEST(Simulator, PreemptionCostsTheGracePeriodLostWorkAndTheRestartCost) {
   // GPU-time held: a 0-260 and 360-1,190, b 260-360, 2 GPUs each.
   EXPECT_DOUBLE_EQ(f.used_gpu_seconds, 2 * (260 + 830 + 100));
   EXPECT_DOUBLE_EQ(f.lost_share, 180.0 / 2380);
-  EXPECT_THAT(JobsCsv(r), ::testing::HasSubstr("a,default,,2,0,0,1190,100,2,1,0,180\n"));
+  EXPECT_THAT(JobsCsv(r), ::testing::HasSubstr("a,default,,2,0,0,1190,100,2,1,0,180,0,0,-1\n"));
   // The minimum run time defers the preemption: with 60 s, a pass at 60 s... a has run 250 s by
   // then, so nothing changes; with 300 s, b waits for a's 300th second.
   config.min_runtime_before_preemption = std::chrono::seconds(300);
@@ -216,7 +218,7 @@ TEST(Simulator, FiguresFromTheJobRecords) {
   EXPECT_DOUBLE_EQ(f.makespan, 180);
   // GPU-time: 4 x 100 + 4 x 50 + 1 x 30 = 630 of 4 x 180.
   EXPECT_NEAR(f.utilization, 630.0 / 720.0, 1e-9);
-  EXPECT_THAT(JobsCsv(r), ::testing::HasSubstr("c,default,,1,20,150,180,130,1,0,0,0\n"));
+  EXPECT_THAT(JobsCsv(r), ::testing::HasSubstr("c,default,,1,20,150,180,130,1,0,0,0,0,0,-1\n"));
   EXPECT_EQ(f.unfinished, 0u);
   EXPECT_EQ(f.lost_gpu_seconds, 0);
 }
@@ -395,6 +397,182 @@ TEST(Simulator, WithoutHistoryTheDefaultKeepsSubmissionOrder) {
                      scheduler::SchedulerConfig{});
   EXPECT_EQ(t["a"].start, 8000);
   EXPECT_EQ(t["b"].start, 8500);
+}
+
+// --- Node failures ---
+
+SimOptions Failing(double mtbf, uint64_t seed) {
+  SimOptions o;
+  o.runtime_estimate = 0;
+  o.node_mtbf_seconds = mtbf;
+  o.failure_seed = seed;
+  o.grace_seconds = 30;
+  o.restart_cost_seconds = 30;
+  o.checkpoint_interval_seconds = 600;
+  o.node_timeout_seconds = 10;
+  return o;
+}
+
+TEST(SimulatorNodeFailures, AFailureRequeuesTheGangWhichFinishesLaterByTheLostWork) {
+  // 3 nodes of 4 GPUs; g (8 GPUs, 3,600 s) runs on the first two from 0. Seed 4 fails one of
+  // them (noticed at T = 2,419 s) while g runs, and nothing else fails until g ends. g's work
+  // stopped at T - 10 s (the node timeout); its checkpoints (every 600 s) keep floor((T - 10) /
+  // 600) x 600 s of it. Its other task stops through the 30 s grace; then the gang is requeued and
+  // starts at once on node-2 and the survivor, paying 30 s to restart.
+  SimOptions o = Failing(4 * 3600, 4);
+  SimResult r;
+  auto t = Simulated("g,0,3600,8,,,,,,\n", 3, 4, scheduler::SchedulerConfig{}, o, &r);
+  ASSERT_FALSE(r.failure_log.empty());
+  auto [at, node] = r.failure_log.front();
+  ASSERT_TRUE(node == "node-0000" || node == "node-0001") << node << " at " << at;
+  ASSERT_LT(at, 3600);
+  for (size_t i = 1; i < r.failure_log.size(); ++i) {
+    ASSERT_GT(r.failure_log[i].first, t["g"].end) << "a second failure would change the sums";
+  }
+  double kept = std::floor((at - 10) / 600) * 600;
+  ASSERT_GT(kept, 0) << "a failure after a checkpoint shows that it keeps the work before it";
+  EXPECT_EQ(t["g"].start, 0);
+  EXPECT_DOUBLE_EQ(t["g"].end, at + 30 + (3600 - kept) + 30);
+  const JobRecord& g = r.jobs[0];
+  EXPECT_EQ(g.attempts, 2);
+  EXPECT_EQ(g.node_failures, 1);
+  EXPECT_EQ(g.preemptions, 0) << "a lost node is not a preemption";
+  EXPECT_FALSE(g.failed);
+  EXPECT_DOUBLE_EQ(g.queued, 0) << "requeued and restarted in the same instant";
+  // It lost the work since its checkpoint, the node timeout included, and the restart, on 8 GPUs.
+  EXPECT_DOUBLE_EQ(g.failure_lost_gpu_seconds, (at - kept + 30) * 8);
+  EXPECT_EQ(g.lost_gpu_seconds, 0);
+  Figures f = Summarize(r);
+  EXPECT_TRUE(f.node_failures_simulated);
+  EXPECT_EQ(f.node_failures, r.failure_log.size());
+  EXPECT_EQ(f.jobs_hit_by_failures, 1u);
+  EXPECT_EQ(f.finished, 1u);
+  EXPECT_DOUBLE_EQ(f.failure_lost_gpu_seconds, g.failure_lost_gpu_seconds);
+  EXPECT_EQ(f.lost_gpu_seconds, 0);
+  EXPECT_THAT(FiguresTable({f}), ::testing::HasSubstr("GPU-h failed"));
+  // Without failures it ends at 3,600, and the table has no failure columns.
+  SimResult plain;
+  auto without =
+      Simulated("g,0,3600,8,,,,,,\n", 3, 4, scheduler::SchedulerConfig{}, Failing(0, 3), &plain);
+  EXPECT_EQ(without["g"].end, 3600);
+  EXPECT_TRUE(plain.failure_log.empty());
+  EXPECT_THAT(FiguresTable({Summarize(plain)}),
+              ::testing::Not(::testing::HasSubstr("GPU-h failed")));
+}
+
+std::string ManyJobs(int n) {
+  std::string rows;
+  for (int i = 0; i < n; ++i) {
+    rows += fmt::format("j{},{},{},{},,,,,,\n", i, i * 37 % 1000, 600 + i * 113 % 5000,
+                        std::vector<int>{1, 1, 2, 4, 8}[static_cast<size_t>(i % 5)]);
+  }
+  return rows;
+}
+
+TEST(SimulatorNodeFailures, TheSameSeedGivesTheSameFailuresAndNoOtherDrawMoves) {
+  std::string rows = ManyJobs(200);
+  SimResult a, b, c;
+  Simulated(rows, 4, 8, scheduler::SchedulerConfig{}, Failing(6 * 3600, 7), &a);
+  Simulated(rows, 4, 8, scheduler::SchedulerConfig{}, Failing(6 * 3600, 7), &b);
+  Simulated(rows, 4, 8, scheduler::SchedulerConfig{}, Failing(6 * 3600, 8), &c);
+  ASSERT_GT(a.node_failures, 0u);
+  EXPECT_GT(Summarize(a).jobs_hit_by_failures, 0u);
+  EXPECT_EQ(a.failure_log, b.failure_log);
+  EXPECT_EQ(JobsCsv(a), JobsCsv(b));
+  EXPECT_NE(a.failure_log, c.failure_log) << "another seed, other failures";
+  // Failures that come too late to hit anything change nothing at all.
+  SimResult never, late;
+  Simulated(rows, 4, 8, scheduler::SchedulerConfig{}, Failing(0, 7), &never);
+  Simulated(rows, 4, 8, scheduler::SchedulerConfig{}, Failing(1e15, 7), &late);
+  EXPECT_TRUE(late.failure_log.empty());
+  EXPECT_EQ(JobsCsv(late), JobsCsv(never));
+  EXPECT_NE(JobsCsv(a), JobsCsv(never));
+}
+
+TEST(SimulatorNodeFailures, NodesThatNeverComeBackShrinkTheCluster) {
+  // 2 nodes of 1 GPU, 30 jobs of an hour: once a node has failed for good, at most one job runs
+  // at a time; if both fail, the jobs left can never run and are refused as stuck.
+  std::string rows;
+  for (int i = 0; i < 30; ++i) rows += fmt::format("j{},0,3600,1,,,,,,\n", i);
+  SimOptions o = Failing(20 * 3600, 1);
+  o.node_repair_seconds = std::numeric_limits<double>::infinity();
+  SimResult r;
+  Simulated(rows, 2, 1, scheduler::SchedulerConfig{}, o, &r);
+  ASSERT_FALSE(r.failure_log.empty());
+  ASSERT_LE(r.failure_log.size(), 2u);
+  if (r.failure_log.size() == 2) {
+    EXPECT_NE(r.failure_log[0].second, r.failure_log[1].second) << "a node fails once";
+  }
+  EXPECT_EQ(r.down_gpus_at_end, static_cast<int64_t>(r.failure_log.size()));
+  double first = r.failure_log.front().first;
+  int64_t most_after = 0;
+  for (const auto& s : r.samples) {
+    if (s.time > first) most_after = std::max(most_after, s.used_gpus);
+  }
+  EXPECT_EQ(most_after, 1) << "one GPU is left after the first failure";
+  Figures f = Summarize(r);
+  if (r.failure_log.size() == 2) {
+    EXPECT_FALSE(r.refused.empty());
+    EXPECT_THAT(r.refused.front().second, ::testing::HasSubstr("stuck"));
+  }
+  EXPECT_EQ(f.finished + f.unfinished, 30u);
+  // With repairs (1 h), every job finishes and no GPU is down at the end.
+  SimResult repaired;
+  Simulated(rows, 2, 1, scheduler::SchedulerConfig{}, Failing(20 * 3600, 1), &repaired);
+  EXPECT_EQ(Summarize(repaired).finished, 30u);
+  EXPECT_GT(repaired.node_failures, 0u);
+}
+
+TEST(SimulatorNodeFailures, AJobOutOfAttemptsEndsFailedAsTheMasterEndsIt) {
+  // g (4 GPUs, 20 hours) on node-0000. Seed 4 fails that node every few hours. With
+  // restart.max_attempts N, the Nth lost attempt ends g FAILED, when the master notices, with
+  // nothing else on that node to wait for.
+  const std::string g = "g,0,72000,4,,,,,,\n";
+  double first_end = -1;
+  for (int max = 1; max <= 3; ++max) {
+    SimOptions o = Failing(4 * 3600, 4);
+    o.restart.max_attempts = max;
+    SimResult r;
+    auto t = Simulated(g, 2, 4, scheduler::SchedulerConfig{}, o, &r);
+    const JobRecord& job = r.jobs[0];
+    EXPECT_TRUE(job.failed) << max;
+    EXPECT_EQ(job.node_failures, max);
+    EXPECT_EQ(job.attempts, max);
+    EXPECT_EQ(r.out_of_attempts, 1u);
+    EXPECT_TRUE(std::any_of(r.failure_log.begin(), r.failure_log.end(), [&](const auto& f) {
+      return f.first == t["g"].end;
+    })) << "g ends when a failure is noticed";
+    Figures f = Summarize(r);
+    EXPECT_EQ(f.finished, 0u);
+    EXPECT_EQ(f.failed, 1u);
+    EXPECT_EQ(f.unfinished, 1u);
+    if (max > 1) {
+      EXPECT_GT(t["g"].end, first_end) << "one more attempt allowed, a later end";
+    }
+    if (max == 1) {
+      first_end = t["g"].end;
+      ASSERT_EQ(r.failure_log.front().second, "node-0000") << "where g runs";
+      double at = r.failure_log.front().first;
+      EXPECT_DOUBLE_EQ(first_end, at);
+      // No restart: the work since the checkpoint is lost, and no restart cost is owed.
+      EXPECT_DOUBLE_EQ(job.failure_lost_gpu_seconds, (at - std::floor((at - 10) / 600) * 600) * 4);
+    }
+  }
+  // restart.on without node_lost ends it at the first loss, the same way.
+  SimOptions off = Failing(4 * 3600, 4);
+  off.restart.on = {RestartCause::kFailure, RestartCause::kPreempted};
+  SimResult r;
+  auto t = Simulated(g, 2, 4, scheduler::SchedulerConfig{}, off, &r);
+  EXPECT_TRUE(r.jobs[0].failed);
+  EXPECT_EQ(t["g"].end, first_end);
+  // With attempts enough, it finishes.
+  SimOptions many = Failing(4 * 3600, 4);
+  many.restart.max_attempts = 100;
+  SimResult done;
+  Simulated(g, 2, 4, scheduler::SchedulerConfig{}, many, &done);
+  EXPECT_FALSE(done.jobs[0].failed);
+  EXPECT_GT(done.jobs[0].node_failures, 3);
+  EXPECT_EQ(Summarize(done).finished, 1u);
 }
 
 }  // namespace

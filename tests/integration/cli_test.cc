@@ -200,6 +200,30 @@ TEST(Cli, SimTracesWithTeamsFromTheirFiles) {
   auto bad = Cohort("", {"sim", "gen", "--jobs", "2", "--rate", "0"});
   EXPECT_NE(bad.exit_code, 0);
   EXPECT_THAT(bad.err, HasSubstr("--rate: must be a number above 0, got 0"));
+  // Node failures: reported apart from preemptions' losses, on stderr and in the JSON.
+  auto failing = Cohort("", {"sim", "run", "--trace", dir + "/all.csv", "--nodes", "2", "--policy",
+                             "fifo", "--node-failures", "10m", "-o", "json"});
+  ASSERT_EQ(failing.exit_code, 0) << failing.err;
+  EXPECT_THAT(failing.err, HasSubstr("fifo: node failures: "));
+  Json failed = Json::parse(failing.out);
+  EXPECT_GT(failed[0]["node_failures"].get<int>(), 0);
+  EXPECT_GT(failed[0]["jobs_hit_by_failures"].get<int>(), 0);
+  EXPECT_GT(failed[0]["failure_lost_gpu_hours"].get<double>(), 0);
+  EXPECT_EQ(figures[0]["node_failures"], 0);
+  for (auto [args, why] : std::vector<std::pair<std::vector<std::string>, std::string>>{
+           {{"--node-failures", "0s"}, "--node-failures: must be more than 0s"},
+           {{"--node-failures=-5h"}, "--node-failures: \"-5h\" is not a duration"},
+           {{"--node-failures", "often"}, "--node-failures: \"often\" is not a duration"},
+           {{"--node-failures", "100h", "--node-repair", "soon"},
+            "--node-repair: \"soon\" is not a duration; use e.g. 90m, 2h or 1h30m, or never"},
+           {{"--node-repair", "1h"}, "--node-repair: only with --node-failures"},
+           {{"--node-failures", "100h", "--max-attempts", "0"}, "--max-attempts"}}) {
+    std::vector<std::string> cmd = {"sim", "run", "--trace", dir + "/all.csv"};
+    cmd.insert(cmd.end(), args.begin(), args.end());
+    auto r = Cohort("", cmd);
+    EXPECT_NE(r.exit_code, 0) << why;
+    EXPECT_THAT(r.err, HasSubstr(why));
+  }
   fs::remove_all(dir);
 }
 
@@ -322,6 +346,10 @@ TEST(Cli, EveryCommandHasHelp) {
     auto r = Cohort("", {"sim", cmd, "--help"});
     EXPECT_EQ(r.exit_code, 0) << "sim " << cmd;
     EXPECT_THAT(r.out, HasSubstr("Usage")) << "sim " << cmd;
+  }
+  auto sim_run = Cohort("", {"sim", "run", "--help"});
+  for (const char* flag : {"--node-failures", "--node-repair", "--max-attempts"}) {
+    EXPECT_THAT(sim_run.out, HasSubstr(flag));
   }
   for (const char* cmd : {"master", "agent", "run-task"}) {
     auto r = RunCommand({BinDir() + "/cohortd", cmd, "--help"});
