@@ -66,6 +66,25 @@ TEST(PythonHelper, PrintsLinesTheParserReads) {
   EXPECT_EQ(batch.points[6].value, -INFINITY);
 }
 
+TEST(PythonHelper, CheckpointPrintsALineTheParserReads) {
+  if (!fs::exists("/usr/bin/python3")) GTEST_SKIP() << "no /usr/bin/python3";
+  PythonRun run = Python(
+      "cohort_metrics.checkpoint()\n"
+      "cohort_metrics.checkpoint(step=1200, path='/ckpt/step-1200.pt')\n"
+      "try:\n"
+      "    cohort_metrics.checkpoint(path='has a blank')\n"
+      "except ValueError as e:\n"
+      "    print('refused:', e)\n",
+      "COHORT_METRICS_FILE=/nonexistent/metrics");
+  ASSERT_EQ(run.exit_code, 0) << run.output;
+  MetricBatch batch = ParseAll(run.output);
+  EXPECT_TRUE(batch.problems.empty()) << run.output;
+  ASSERT_EQ(batch.checkpoints.size(), 2u) << run.output;
+  EXPECT_EQ(batch.checkpoints[0], (CheckpointMark{std::nullopt, "", 99}));
+  EXPECT_EQ(batch.checkpoints[1], (CheckpointMark{1200, "/ckpt/step-1200.pt", 99}));
+  EXPECT_NE(run.output.find("refused: path 'has a blank'"), std::string::npos) << run.output;
+}
+
 TEST(PythonHelper, AppendsToTheFileOfCohortMetricsFile) {
   if (!fs::exists("/usr/bin/python3")) GTEST_SKIP() << "no /usr/bin/python3";
   testing::TempDir dir;
