@@ -41,6 +41,39 @@ TEST(Backfill, ShortJobsFillTheGapButLongOnesDoNotDelayTheGang) {
   EXPECT_THAT(gang->reason, HasSubstr("reserved to start by"));
 }
 
+TEST(Backfill, AReservationBeyondAGuaranteeDoesNotKeepAnotherTeamOutOfItsOwn) {
+  ClusterSnapshot c;
+  AddNodes(c, "n", 1, 8);
+  c.teams = {TeamQuota{"vision", 4, std::nullopt}, TeamQuota{"nlp", 4, std::nullopt}};
+  // Both teams below their guarantee, until minute 60; 3 GPUs free.
+  StartRunning(c, Job(10, 1, 2, 0, 0, "vision"), {"n-0"}, Minutes(0), Minutes(60));
+  StartRunning(c, Job(11, 1, 3, 0, 0, "nlp"), {"n-0"}, Minutes(0), Minutes(60));
+  // vision goes first (it holds less): its gang of 8 would take it beyond its guarantee, and is
+  // reserved to start at minute 60, holding the 3 free GPUs. nlp's long 1-GPU job is within
+  // nlp's guarantee: it starts now on one of them, as nobody borrows and nobody could be
+  // reclaimed from.
+  Plan plan = RunScheduler(
+      c,
+      {WithRuntime(Job(1, 2, 4, 0, 1, "vision"), 30), WithRuntime(Job(2, 1, 1, 0, 2, "nlp"), 90)},
+      WithoutLevels(), Minutes(10));
+  EXPECT_THAT(PlacedIds(plan), ElementsAre(2));
+  EXPECT_THAT(plan.preemptions, IsEmpty());
+  ASSERT_TRUE(ReasonFor(plan, 1)->reserved_start.has_value());
+}
+
+TEST(Backfill, AJobWithinItsGuaranteeStillWaitsForItsOwnTeamsReservation) {
+  // One team whose guarantee is the whole node: its reservations must hold against its own
+  // jobs, or there would be no reservations in a cluster of one team.
+  ClusterSnapshot c;
+  AddNodes(c, "n", 1, 8);
+  c.teams = {TeamQuota{"t", 8, std::nullopt}};
+  StartRunning(c, Job(10, 1, 6, 0, 0, "t"), {"n-0"}, Minutes(0), Minutes(60));
+  Plan plan = RunScheduler(
+      c, {WithRuntime(Job(1, 2, 4, 0, 1, "t"), 30), WithRuntime(Job(2, 1, 2, 0, 2, "t"), 90)},
+      WithoutLevels(), Minutes(10));
+  EXPECT_THAT(PlacedIds(plan), IsEmpty()) << "the 2-GPU job would delay the gang";
+}
+
 TEST(Backfill, ASecondReservationComesAfterTheFirstNotOnTopOfIt) {
   ClusterSnapshot c;
   AddNodes(c, "n", 1, 8);

@@ -49,6 +49,7 @@ struct Release {
 struct Indexes {
   CapacityIndex free;
   CapacityIndex unreserved;
+  CapacityIndex guaranteed;
 };
 
 // One scheduling pass. Holds the capacity as the pass changes it.
@@ -63,9 +64,11 @@ class Pass {
         running_teams_(TeamsOf(running_)),
         order_(config, in.cluster, running_, running_teams_, in.pending, in.now),
         free_(indexes.free),
-        unreserved_(indexes.unreserved) {
+        unreserved_(indexes.unreserved),
+        guaranteed_(indexes.guaranteed) {
     free_.Reset(in.cluster.nodes);
     unreserved_.Reset(in.cluster.nodes);
+    guaranteed_.Reset(in.cluster.nodes);
     for (const auto& n : in.cluster.nodes) {
       if (std::find(shapes_.begin(), shapes_.end(), n.total) == shapes_.end()) {
         shapes_.push_back(n.total);
@@ -340,15 +343,37 @@ class Pass {
 
   // Where the job may look for room: everything that is free, if it will be gone before the
   // first reservation begins; otherwise only what no reservation covers.
+  // A job within its team's guarantee is not kept out by what is held for jobs beyond theirs:
+  // guarantees come before borrowing, and otherwise a team below its guarantee would wait for a
+  // borrower's reservation to start, or preempt to get round it.
   const CapacityIndex& RoomFor(const PendingJob& job) const {
     if (!earliest_reservation_) return free_;
     auto end = ExpectedEnd(in_.now, job);
-    return end && *end <= *earliest_reservation_ ? free_ : unreserved_;
+    if (end && *end <= *earliest_reservation_) return free_;
+    return within_guarantee_ ? guaranteed_ : unreserved_;
+  }
+
+  // Where the job can start now, in RoomFor(job). A job within its team's guarantee still
+  // leaves alone what is held for its own team's jobs beyond the guarantee: the team's order
+  // stands, and in a cluster of one team (whose guarantee is all of it) reservations keep
+  // working.
+  std::optional<std::vector<TaskPlacement>> PlaceNow(const PendingJob& job) {
+    const CapacityIndex& room = RoomFor(job);
+    bool own_holds = &room == &guaranteed_ &&
+                     std::any_of(borrowing_holds_.begin(), borrowing_holds_.end(),
+                                 [&](const BorrowingHold& h) { return h.team == job.team; });
+    if (!own_holds) return room.Place(job.tasks, job.constraints);
+    ScopedWhatIf what_if(guaranteed_);
+    for (const BorrowingHold& h : borrowing_holds_) {
+      if (h.team == job.team) guaranteed_.Take(*h.tasks, h.placement, /*partial=*/true);
+    }
+    return guaranteed_.Place(job.tasks, job.constraints);
   }
 
   void Start(size_t i, const PendingJob& job, std::vector<TaskPlacement> placement) {
     free_.Take(job.tasks, placement);
     unreserved_.Take(job.tasks, placement, /*partial=*/true);
+    guaranteed_.Take(job.tasks, placement, /*partial=*/true);
     order_.Placed(i);
     if (claimants_.count(job.job_id)) reclaim_delta_[job.team] -= TotalOf(job.tasks).gpus;
     if (auto end = ExpectedEnd(in_.now, job)) {
@@ -362,6 +387,11 @@ class Pass {
   // Keeps the resources of `placement` that are free now for this job only.
   void Hold(const PendingJob& job, const std::vector<TaskPlacement>& placement) {
     unreserved_.Take(job.tasks, placement, /*partial=*/true);
+    if (within_guarantee_) {
+      guaranteed_.Take(job.tasks, placement, /*partial=*/true);
+    } else {
+      borrowing_holds_.push_back(BorrowingHold{&job.tasks, placement, job.team});
+    }
     if (residue_) {
       for (const auto& p : placement) {
         for (int g : p.gpus) held_.emplace(std::make_pair(p.node_id, g), job.job_id);
@@ -375,12 +405,13 @@ class Pass {
     if (auto why = Unschedulable(job)) return Wait(job, *why, /*unschedulable=*/true);
     Resources need = TotalOf(job.tasks);
     const Usage& team = order_.TeamUsage(job.team);
+    within_guarantee_ = Entitled(job.team) + need.gpus <= team.guaranteed_gpus;
     if (team.max_gpus && team.held.gpus + need.gpus > *team.max_gpus) {
       return Wait(
           job, fmt::format("team {} holds {} of the {} it may use at most; needs {} more", job.team,
                            team.held.gpus, Gpus(*team.max_gpus), Gpus(need.gpus)));
     }
-    if (auto placement = RoomFor(job).Place(job.tasks, job.constraints)) {
+    if (auto placement = PlaceNow(job)) {
       return Start(i, job, std::move(*placement));
     }
     if (WaitForStopping(job)) return;
@@ -871,6 +902,17 @@ class Pass {
   JobOrder order_;
   CapacityIndex& free_;        // what is free now
   CapacityIndex& unreserved_;  // free now and not held for a reservation or a preemption
+  // Free now and not held for a job that is within its team's guarantee (RoomFor).
+  CapacityIndex& guaranteed_;
+  bool within_guarantee_ = false;  // of the job being considered
+  // What is held for jobs beyond their team's guarantee, by team (few: reservations and
+  // preemptions).
+  struct BorrowingHold {
+    const std::vector<TaskRequest>* tasks;
+    std::vector<TaskPlacement> placement;
+    std::string team;
+  };
+  std::vector<BorrowingHold> borrowing_holds_;
   std::optional<Timestamp> earliest_reservation_;
   int reservations_ = 0;
   std::optional<JobId> blocked_by_;
