@@ -5,22 +5,10 @@
 #include <limits>
 
 #include "common/strings.h"
+#include "metrics/line_fields.h"
 #include "metrics/line_protocol.h"
 
 namespace cohort::metrics {
-namespace {
-
-bool IsBlank(char c) { return c == ' ' || c == '\t'; }
-
-// Fields as they are written in errors: printable, bounded.
-std::string Shown(std::string_view text) {
-  constexpr size_t kShown = 40;
-  std::string shown = ValidUtf8(text.substr(0, kShown));
-  if (text.size() > kShown) shown += "...";
-  return shown;
-}
-
-}  // namespace
 
 bool IsCheckpointLine(std::string_view line) {
   if (line.ends_with('\r')) line.remove_suffix(1);
@@ -42,13 +30,8 @@ StatusOr<CheckpointMark> ParseCheckpointLine(std::string_view line, double read_
   mark.read_time = read_time;
   bool has_path = false;
   std::string_view rest = line.substr(kCheckpointLineWord.size());
-  while (true) {
-    while (!rest.empty() && IsBlank(rest.front())) rest.remove_prefix(1);
-    if (rest.empty()) break;
-    size_t end = 0;
-    while (end < rest.size() && !IsBlank(rest[end])) ++end;
-    std::string_view field = rest.substr(0, end);
-    rest.remove_prefix(end);
+  while (auto word = NextWord(rest)) {
+    std::string_view field = *word;
     size_t eq = field.find('=');
     if (eq == std::string_view::npos) return bad(field, "expected name=value (step or path)");
     std::string_view key = field.substr(0, eq);

@@ -11,6 +11,7 @@
 
 #include "common/strings.h"
 #include "metrics/checkpoint_line.h"
+#include "metrics/line_fields.h"
 
 namespace cohort::metrics {
 namespace {
@@ -18,16 +19,6 @@ namespace {
 bool IsTagChar(char c) {
   return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_' ||
          c == '.' || c == '/' || c == '-';
-}
-
-bool IsBlank(char c) { return c == ' ' || c == '\t'; }
-
-// Fields as they are written in errors: printable, bounded.
-std::string Shown(std::string_view text) {
-  constexpr size_t kShown = 40;
-  std::string shown = ValidUtf8(text.substr(0, kShown));
-  if (text.size() > kShown) shown += "...";
-  return shown;
 }
 
 std::optional<std::string> TagError(std::string_view tag) {
@@ -75,13 +66,8 @@ StatusOr<std::vector<MetricPoint>> ParseMetricLine(std::string_view line, double
     return Status::InvalidArgument(fmt::format("{}: {}", Shown(field), why));
   };
   std::string_view rest = line.substr(kMetricLinePrefix.size());
-  while (true) {
-    while (!rest.empty() && IsBlank(rest.front())) rest.remove_prefix(1);
-    if (rest.empty()) break;
-    size_t end = 0;
-    while (end < rest.size() && !IsBlank(rest[end])) ++end;
-    std::string_view field = rest.substr(0, end);
-    rest.remove_prefix(end);
+  while (auto word = NextWord(rest)) {
+    std::string_view field = *word;
     size_t eq = field.find('=');
     if (eq == std::string_view::npos) return bad(field, "expected name=value");
     std::string_view key = field.substr(0, eq);
