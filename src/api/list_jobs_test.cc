@@ -13,6 +13,7 @@
 #include "api/api_server.h"
 #include "api/hand_run_loop.h"
 #include "api/job_pages.h"
+#include "api/served_master_test_fixture.h"
 #include "model/json.h"
 #include "scheduler/scheduler.h"
 #include "testing/memory_state_store.h"
@@ -201,47 +202,8 @@ TEST_F(JobPages, ACursorThatIsNoJobIdIsRefusedNamingIt) {
 
 // The routes themselves, through the real master: however many jobs (or events of a job) it
 // holds, one answer holds at most a page, and `next` leads to the rest.
-class ListRoutes : public ::testing::Test {
+class ListRoutes : public ServedMaster {
  protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("cohort-list-jobs-" + std::to_string(::getpid()));
-    fs::remove_all(dir_);
-    master::MasterConfig config;
-    config.data_dir = dir_.string();
-    config.fail_stop = [](const Status& s) { FAIL() << s.ToString(); };
-    auto m =
-        master::Master::Create(config, disk_.Reopen(), scheduler::NewScheduler(), clock_, loop_);
-    ASSERT_TRUE(m.ok()) << m.status().ToString();
-    master_ = std::move(m).value();
-    api_ = std::make_unique<ApiServer>(ioc_, *master_);
-    ASSERT_TRUE(master_->accounts()
-                    .CreateUser(User{"ada", false, {{"default", TeamRole::kMember}}, {}, {}, {}})
-                    .ok());
-    token_ = master_->accounts().Issue(TokenKind::kUser, "ada", "test")->token;
-  }
-  void TearDown() override {
-    api_->Stop();
-    api_.reset();
-    master_.reset();
-    fs::remove_all(dir_);
-  }
-
-  HttpResponse Serve(std::string method, std::string path,
-                     std::map<std::string, std::string> query = {}, std::string body = {}) {
-    HttpRequest request;
-    request.method = std::move(method);
-    request.path = std::move(path);
-    request.query = std::move(query);
-    request.body = std::move(body);
-    request.headers["authorization"] = "Bearer " + token_;
-    request.remote = "127.0.0.1:40000";
-    auto recorder = std::make_shared<RecordingResponder>();
-    api_->Handle(std::move(request), recorder);
-    EXPECT_TRUE(loop_.Settle(ioc_));
-    EXPECT_EQ(recorder->answers, 1);
-    return recorder->response;
-  }
-
   // Submits `n` jobs through the API (no node: they stay pending); the scheduler runs once.
   void Submit(int n) {
     for (int i = 1; i <= n; ++i) {
@@ -266,15 +228,6 @@ class ListRoutes : public ::testing::Test {
     for (const auto& job : answer["jobs"]) ids.push_back(job["id"].get<JobId>());
     return ids;
   }
-
-  fs::path dir_;
-  boost::asio::io_context ioc_;
-  HandRunLoop loop_;
-  ManualClock clock_;
-  testing::MemoryStateStore disk_;
-  std::unique_ptr<master::Master> master_;
-  std::unique_ptr<ApiServer> api_;
-  std::string token_;
 };
 
 TEST_F(ListRoutes, WithoutALimitTheAnswerIsTheDefaultPageAndNextLeadsToTheRest) {

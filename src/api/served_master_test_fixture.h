@@ -1,0 +1,77 @@
+// A test fixture: the real Master (an in-memory state store, a manual clock, a hand-run loop)
+// behind the real ApiServer, served without a socket, with one user, ada, a member of team
+// default, and her token.
+#pragma once
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <boost/asio/io_context.hpp>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "api/api_server.h"
+#include "api/hand_run_loop.h"
+#include "scheduler/scheduler.h"
+#include "testing/memory_state_store.h"
+
+namespace cohort::api {
+
+class ServedMaster : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ =
+        std::filesystem::temp_directory_path() /
+        ("cohort-" + std::string(::testing::UnitTest::GetInstance()->current_test_suite()->name()) +
+         "-" + std::to_string(::getpid()));
+    std::filesystem::remove_all(dir_);
+    master::MasterConfig config;
+    config.data_dir = dir_.string();
+    config.fail_stop = [](const Status& s) { FAIL() << s.ToString(); };
+    auto m =
+        master::Master::Create(config, disk_.Reopen(), scheduler::NewScheduler(), clock_, loop_);
+    ASSERT_TRUE(m.ok()) << m.status().ToString();
+    master_ = std::move(m).value();
+    api_ = std::make_unique<ApiServer>(ioc_, *master_);
+    ASSERT_TRUE(master_->accounts()
+                    .CreateUser(User{"ada", false, {{"default", TeamRole::kMember}}, {}, {}, {}})
+                    .ok());
+    token_ = master_->accounts().Issue(TokenKind::kUser, "ada", "test")->token;
+  }
+  void TearDown() override {
+    api_->Stop();
+    api_.reset();
+    master_.reset();
+    std::filesystem::remove_all(dir_);
+  }
+
+  // One request as ada, answered exactly once once the loop has settled.
+  HttpResponse Serve(std::string method, std::string path,
+                     std::map<std::string, std::string> query = {}, std::string body = {}) {
+    HttpRequest request;
+    request.method = std::move(method);
+    request.path = std::move(path);
+    request.query = std::move(query);
+    request.body = std::move(body);
+    request.headers["authorization"] = "Bearer " + token_;
+    request.remote = "127.0.0.1:40000";
+    auto recorder = std::make_shared<RecordingResponder>();
+    api_->Handle(std::move(request), recorder);
+    EXPECT_TRUE(loop_.Settle(ioc_));
+    EXPECT_EQ(recorder->answers, 1);
+    return recorder->response;
+  }
+
+  std::filesystem::path dir_;
+  boost::asio::io_context ioc_;
+  HandRunLoop loop_;
+  ManualClock clock_;
+  testing::MemoryStateStore disk_;
+  std::unique_ptr<master::Master> master_;
+  std::unique_ptr<ApiServer> api_;
+  std::string token_;
+};
+
+}  // namespace cohort::api
