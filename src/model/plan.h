@@ -49,6 +49,13 @@ struct TaskRequest {
   Resources resources;
 };
 
+// What a job's tasks need together.
+inline Resources TotalOf(const std::vector<TaskRequest>& tasks) {
+  Resources r;
+  for (const auto& t : tasks) r += t.resources;
+  return r;
+}
+
 struct TaskPlacement {
   std::string node_id;
   std::vector<int> gpus;
@@ -99,11 +106,7 @@ struct RunningJob {
   std::vector<ElasticGroup> elastic;
   Constraints constraints;  // where its replicas may run
 
-  Resources Total() const {
-    Resources r;
-    for (const auto& t : tasks) r += t.resources;
-    return r;
-  }
+  Resources Total() const { return TotalOf(tasks); }
 };
 
 // A team's share of the cluster. A team may use up to `guaranteed_gpus` whatever others do, and

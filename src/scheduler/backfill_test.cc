@@ -48,10 +48,9 @@ TEST(Backfill, AReservationBeyondAGuaranteeDoesNotKeepAnotherTeamOutOfItsOwn) {
   // Both teams below their guarantee, until minute 60; 3 GPUs free.
   StartRunning(c, Job(10, 1, 2, 0, 0, "vision"), {"n-0"}, Minutes(0), Minutes(60));
   StartRunning(c, Job(11, 1, 3, 0, 0, "nlp"), {"n-0"}, Minutes(0), Minutes(60));
-  // vision goes first (it holds less): its gang of 8 would take it beyond its guarantee, and is
-  // reserved to start at minute 60, holding the 3 free GPUs. nlp's long 1-GPU job is within
-  // nlp's guarantee: it starts now on one of them, as nobody borrows and nobody could be
-  // reclaimed from.
+  // vision's gang of 8 would take it beyond its guarantee: it is reserved to start at minute
+  // 60, holding the 3 free GPUs. nlp's long 1-GPU job is within nlp's guarantee: it starts now on
+  // one of them, as nobody borrows and nobody could be reclaimed from.
   Plan plan = RunScheduler(
       c,
       {WithRuntime(Job(1, 2, 4, 0, 1, "vision"), 30), WithRuntime(Job(2, 1, 1, 0, 2, "nlp"), 90)},
@@ -72,6 +71,36 @@ TEST(Backfill, AJobWithinItsGuaranteeStillWaitsForItsOwnTeamsReservation) {
       c, {WithRuntime(Job(1, 2, 4, 0, 1, "t"), 30), WithRuntime(Job(2, 1, 2, 0, 2, "t"), 90)},
       WithoutLevels(), Minutes(10));
   EXPECT_THAT(PlacedIds(plan), IsEmpty()) << "the 2-GPU job would delay the gang";
+}
+
+TEST(Backfill, JobsWithinTheirGuaranteeReserveBeyondTheLimit) {
+  ClusterSnapshot c;
+  AddNodes(c, "n", 2, 4);
+  c.teams = {TeamQuota{"big", 7, std::nullopt}, TeamQuota{"small", 1, std::nullopt}};
+  StartRunning(c, Job(10, 1, 4, 0, 0, "big"), {"n-0"}, Minutes(0), Minutes(60));
+  StartRunning(c, Job(11, 1, 4, 0, 0, "small"), {"n-1"}, Minutes(0), Minutes(90));
+  SchedulerConfig config = WithoutLevels();
+  config.reservations = 1;
+  config.quota_reclaim = false;
+  // big's 3 GPUs fit in its guarantee (4 + 3 of 7): its reservation (n-0 at minute 60) does not
+  // use up the one the limit allows, which small's borrowing job gets (n-1 at minute 90).
+  Plan plan =
+      RunScheduler(c, {Job(1, 1, 4, 0, 1, "small"), WithRuntime(Job(2, 1, 3, 0, 2, "big"), 30)},
+                   config, Minutes(10));
+  EXPECT_THAT(plan.placements, IsEmpty());
+  ASSERT_TRUE(ReasonFor(plan, 2)->reserved_start.has_value());
+  EXPECT_EQ(*ReasonFor(plan, 2)->reserved_start, Minutes(60));
+  ASSERT_TRUE(ReasonFor(plan, 1)->reserved_start.has_value());
+  EXPECT_EQ(*ReasonFor(plan, 1)->reserved_start, Minutes(90));
+  // A second job of big that would also fit in the guarantee, but not beside the first one's
+  // reservation, does not reserve beyond the limit.
+  Plan two = RunScheduler(c,
+                          {WithRuntime(Job(2, 1, 3, 0, 2, "big"), 30),
+                           WithRuntime(Job(3, 1, 3, 0, 3, "big"), 30), Job(1, 1, 4, 0, 4, "small")},
+                          config, Minutes(10));
+  EXPECT_TRUE(ReasonFor(two, 2)->reserved_start.has_value());
+  EXPECT_TRUE(ReasonFor(two, 3)->reserved_start.has_value()) << "the one the limit allows";
+  EXPECT_FALSE(ReasonFor(two, 1)->reserved_start.has_value());
 }
 
 TEST(Backfill, ASecondReservationComesAfterTheFirstNotOnTopOfIt) {

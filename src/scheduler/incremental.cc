@@ -7,12 +7,6 @@
 namespace cohort::scheduler {
 namespace {
 
-Resources TotalOf(const std::vector<TaskRequest>& tasks) {
-  Resources r;
-  for (const auto& t : tasks) r += t.resources;
-  return r;
-}
-
 bool Ends(const PassResidue& r, const PendingJob& job, Timestamp now) {
   if (!r.earliest_reservation) return true;
   std::optional<Duration> runtime = job.max_runtime ? job.max_runtime : r.config.default_runtime;

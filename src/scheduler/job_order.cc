@@ -122,9 +122,11 @@ JobOrder::JobOrder(const SchedulerConfig& config, const ClusterSnapshot& cluster
   std::sort(first_.begin(), first_.end(), by_submission);
   if (policy_ == Policy::kFairShare) {
     ranks_.resize(pending.size());
+    gpus_.resize(pending.size());
     for (size_t i = 0; i < pending.size(); ++i) {
       if (pending[i].preempted_for_it) continue;
       ranks_[i] = RankOf(config, pending[i], now);
+      gpus_[i] = TotalOf(pending[i].tasks).gpus;
       queues_[pending[i].team].jobs.push_back(i);
     }
     for (auto& [team, q] : queues_) {
@@ -221,9 +223,7 @@ double JobOrder::ShareOf(const Resources& held) const {
 
 void JobOrder::Placed(size_t i) {
   const PendingJob& job = pending_[i];
-  Resources total;
-  for (const auto& t : job.tasks) total += t.resources;
-  teams_[job.team].held += total;
+  teams_[job.team].held += TotalOf(job.tasks);
 }
 
 void JobOrder::Grew(const std::string& team, const Resources& r) { teams_[team].held += r; }
@@ -236,16 +236,21 @@ std::optional<size_t> JobOrder::Next() {
 }
 
 std::optional<size_t> JobOrder::NextFairShare() {
-  // Teams below their guarantee first: the furthest behind (lowest dominant share per guaranteed
-  // GPU, then by name, so that it is deterministic). Beyond guarantees, the team whose next job
-  // ranks first.
+  // Teams below their guarantee first, if their next job fits in what is left of it: the
+  // furthest behind (lowest dominant share per guaranteed GPU, then by name, so that it is
+  // deterministic). A job that would take its team beyond its guarantee borrows, and ranks with
+  // the other borrowers: a team guaranteed 10 GPUs that holds none does not go ahead of every
+  // team's guaranteed work with a job of 32 (it took the few reservations, and jobs within
+  // their guarantee waited hours for nodes that small jobs kept fragmented). Beyond guarantees,
+  // the team whose next job ranks first.
   const std::string* behind = nullptr;
   double behind_share = 0;
   TeamQueue* best = nullptr;
   for (auto& [team, queue] : queues_) {
     if (queue.empty()) continue;
     const Usage& u = *queue.usage;
-    if (u.held.gpus < u.guaranteed_gpus) {
+    size_t head = queue.jobs[queue.next];
+    if (u.held.gpus < u.guaranteed_gpus && u.held.gpus + gpus_[head] <= u.guaranteed_gpus) {
       double weight = static_cast<double>(std::max<int64_t>(u.guaranteed_gpus, 1));
       double share = ShareOf(u.held) / weight;
       if (!behind || share < behind_share) {
@@ -253,7 +258,7 @@ std::optional<size_t> JobOrder::NextFairShare() {
         behind_share = share;
       }
     }
-    if (!best || ranks_[queue.jobs[queue.next]] < ranks_[best->jobs[best->next]]) best = &queue;
+    if (!best || ranks_[head] < ranks_[best->jobs[best->next]]) best = &queue;
   }
   if (behind) best = &queues_.at(*behind);
   if (!best) return std::nullopt;

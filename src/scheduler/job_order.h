@@ -115,6 +115,7 @@ class JobOrder {
   std::map<std::string, Usage> teams_;
   std::map<std::string, TeamQueue> queues_;  // fair share
   std::vector<Rank> ranks_;                  // fair share, by job
+  std::vector<int64_t> gpus_;                // fair share, by job: the GPUs it needs
   std::vector<size_t> static_order_;         // fifo, las
   size_t next_static_ = 0;
   std::vector<size_t> first_;  // jobs that others were preempted for, before any other

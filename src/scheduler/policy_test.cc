@@ -15,12 +15,24 @@ using testing::Job;       // not cohort::Job
 
 TEST(FairShare, TeamBelowItsGuaranteeGoesFirst) {
   ClusterSnapshot c;
-  AddNodes(c, "n", 1, 4);
+  AddNodes(c, "n", 1, 2);
   c.teams = {TeamQuota{"vision", 2, std::nullopt}, TeamQuota{"nlp", 2, std::nullopt}};
   // vision submitted first but already holds 3 GPUs elsewhere (over its guarantee of 2).
   AddNodes(c, "busy", 1, 3);
   StartRunning(c, Job(90, 1, 3, 0, 0, "vision"), {"busy-0"}, FromMicros(0));
-  Plan plan = RunScheduler(c, {Job(1, 1, 4, 0, 1, "vision"), Job(2, 1, 4, 0, 2, "nlp")});
+  Plan plan = RunScheduler(c, {Job(1, 1, 2, 0, 1, "vision"), Job(2, 1, 2, 0, 2, "nlp")});
+  EXPECT_THAT(PlacedIds(plan), ElementsAre(2));
+}
+
+TEST(FairShare, AJobBeyondItsTeamsGuaranteeDoesNotGoFirst) {
+  ClusterSnapshot c;
+  AddNodes(c, "n", 1, 4);
+  c.teams = {TeamQuota{"small", 1, std::nullopt}, TeamQuota{"big", 4, std::nullopt}};
+  // small holds nothing, so it is the furthest below its guarantee, but its job of 4 GPUs would
+  // borrow 3; big's job of 3 fits in what is left of big's guarantee, and goes first.
+  AddNodes(c, "busy", 1, 1);
+  StartRunning(c, Job(90, 1, 1, 0, 0, "big"), {"busy-0"}, FromMicros(0));
+  Plan plan = RunScheduler(c, {Job(1, 1, 4, 0, 1, "small"), Job(2, 1, 3, 0, 2, "big")});
   EXPECT_THAT(PlacedIds(plan), ElementsAre(2));
 }
 

@@ -71,6 +71,29 @@ TEST(QuotaReclaim, TeamBelowGuaranteeTakesBackBorrowedGpus) {
   EXPECT_THAT(plan.preemptions[0].reason, HasSubstr("team vision reclaims"));
 }
 
+TEST(QuotaReclaim, BorrowersThatSearchInVainDoNotUseUpTheSearchesOfAGuarantee) {
+  ClusterSnapshot c;
+  AddNodes(c, "n", 2, 4);
+  AddNodes(c, "m", 1, 1);
+  c.teams = {TeamQuota{"vision", 4, std::nullopt}, TeamQuota{"nlp", 0, std::nullopt},
+             TeamQuota{"speech", 5, std::nullopt}};
+  StartRunning(c, Job(10, 1, 4, 0, 0, "nlp"), {"n-0"}, Minutes(0));  // borrows all 4
+  StartRunning(c, Job(11, 1, 1, 0, 0, "speech"), {"m-0"}, Minutes(0));
+  StartRunning(c, Job(12, 1, 4, 9, 0, "speech"), {"n-1"}, Minutes(0));
+  // 20 jobs of speech, beyond its guarantee, of higher priority than one of its running jobs:
+  // each looks for victims and finds too few. They were submitted first, and vision's first job
+  // (a gang of 8) borrows, so they come before vision's job of 4, which is within vision's
+  // guarantee and takes nlp's GPUs back.
+  std::vector<PendingJob> pending;
+  for (JobId id = 100; id < 120; ++id) pending.push_back(Job(id, 1, 4, 5, id, "speech"));
+  pending.push_back(Job(1, 2, 4, 9, 200, "vision"));
+  pending.push_back(Job(2, 1, 4, 0, 201, "vision"));
+  Plan plan = RunScheduler(c, pending, WithoutLevels(), Minutes(30));
+  EXPECT_THAT(Victims(plan), ElementsAre(10));
+  ASSERT_FALSE(plan.preemptions.empty());
+  EXPECT_EQ(plan.preemptions[0].for_job, 2);
+}
+
 TEST(QuotaReclaim, TheBurdenRotatesInsteadOfFallingOnTheLastRestarted) {
   ClusterSnapshot c;
   AddNodes(c, "n", 2, 4);

@@ -24,12 +24,6 @@ std::string Gpus(int64_t n) { return fmt::format("{} GPU{}", n, n == 1 ? "" : "s
 // for the next pass (which the victims' stopping triggers anyway).
 constexpr int kMaxPreemptionSearches = 16;
 
-Resources TotalOf(const std::vector<TaskRequest>& tasks) {
-  Resources r;
-  for (const auto& t : tasks) r += t.resources;
-  return r;
-}
-
 // Resources that come back at a known time (for reservations). Tasks and placement are a running
 // job's in the snapshot, or kept by the pass (Pass::placements_).
 struct Release {
@@ -417,7 +411,18 @@ class Pass {
     if (WaitForStopping(job)) return;
     if (TryShrink(job)) return;
     if (TryPreemption(job)) return;
-    if (config_.backfill && reservations_ < config_.reservations) return Reserve(job);
+    if (config_.backfill) {
+      // A job within its team's guarantee reserves beyond the limit, as long as the team's
+      // reservations fit in the guarantee with it: otherwise borrowers of teams that hold little
+      // take every reservation, and the guaranteed job waits for nodes that smaller jobs keep
+      // filling.
+      int64_t& reserved = guaranteed_reservations_[job.team];
+      if (within_guarantee_ && Entitled(job.team) + reserved + need.gpus <= team.guaranteed_gpus) {
+        reserved += need.gpus;
+        return Reserve(job, /*counted=*/false);
+      }
+      if (reservations_ < config_.reservations) return Reserve(job);
+    }
     if (!config_.backfill) {
       // Every job behind it waits for it: one text for all of them.
       blocked_by_ = job.job_id;
@@ -522,9 +527,6 @@ class Pass {
     Resources need = TotalOf(job.tasks);
     const Usage& team = order_.TeamUsage(job.team);
     bool within_guarantee = Entitled(job.team) + need.gpus <= team.guaranteed_gpus;
-    // A search costs a walk over running jobs and a copy of the capacity; a pass makes only so
-    // many. The rest wait for the next pass, which the victims' stopping triggers anyway.
-    if (preemption_searches_ >= kMaxPreemptionSearches) return false;
     auto lowest = lowest_priority_.find(job.team);
     bool by_priority = config_.priority_preemption && lowest != lowest_priority_.end() &&
                        lowest->second < job.priority;
@@ -549,7 +551,13 @@ class Pass {
     Duration job_service = srtf ? OracleService(job) : Duration{};
     bool by_srtf = srtf && job_service < most_service_left_;
     if (!by_priority && !by_reclaim && !by_las && !by_srtf) return false;
-    ++preemption_searches_;
+    // A search costs a walk over running jobs and a copy of the capacity; a pass makes only so
+    // many. The rest wait for the next pass, which the victims' stopping triggers anyway. Jobs
+    // within their team's guarantee have searches of their own: borrowers that look for victims
+    // of a later level, and find none, must not use up the searches that keep the guarantee.
+    int& searches = by_reclaim ? guarantee_searches_ : preemption_searches_;
+    if (searches >= kMaxPreemptionSearches) return false;
+    ++searches;
     // Whom it may preempt: lower priority in its own team; borrowers, if it stays within its
     // guarantee.
     std::vector<const RunningJob*> candidates;
@@ -815,8 +823,9 @@ class Pass {
 
   // The earliest time the job fits, from the known ends of what runs; it holds those resources
   // from now on, so that nothing that would still run then can take them.
-  void Reserve(const PendingJob& job) {
-    ++reservations_;
+  // `counted`: the reservation counts against SchedulerConfig::reservations.
+  void Reserve(const PendingJob& job, bool counted = true) {
+    if (counted) ++reservations_;
     if (!releases_sorted_) {
       for (size_t i = 0; i < releases_.size(); ++i) releases_[i].seq = i;
       std::sort(releases_.begin(), releases_.end(), [](const Release& a, const Release& b) {
@@ -915,6 +924,8 @@ class Pass {
   std::vector<BorrowingHold> borrowing_holds_;
   std::optional<Timestamp> earliest_reservation_;
   int reservations_ = 0;
+  // By team: GPUs reserved for its jobs within its guarantee (beyond the count of reservations).
+  std::map<std::string, int64_t> guaranteed_reservations_;
   std::optional<JobId> blocked_by_;
   std::string blocked_text_;  // the reason of the jobs behind it
   std::vector<Release> releases_;
@@ -935,6 +946,7 @@ class Pass {
   std::map<std::pair<Resources, size_t>, std::string> busy_texts_;
   int64_t busy_texts_free_ = -1;
   int preemption_searches_ = 0;
+  int guarantee_searches_ = 0;  // by jobs within their team's guarantee (TryPreemption)
   std::vector<const RunningJob*> stopping_;
   // What stopping jobs will give back: to anyone, and to the job they stop for.
   struct Coming {

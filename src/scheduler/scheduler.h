@@ -67,7 +67,9 @@ struct SchedulerConfig {
   // resources will be free), and jobs behind them start only if they cannot delay it. Without,
   // a job that cannot start blocks every job behind it (strict order).
   bool backfill = true;
-  int reservations = 4;  // how many waiting jobs hold a reservation at once
+  // How many waiting jobs hold a reservation at once, besides jobs within their team's
+  // guarantee (a team's reservations within it are bounded by the guarantee's GPUs instead).
+  int reservations = 4;
   // A running job without max_runtime is assumed to run this long, for reservations; unset:
   // forever (it never frees its resources in the estimate).
   std::optional<Duration> default_runtime;
