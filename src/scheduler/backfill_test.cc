@@ -92,6 +92,14 @@ TEST(Backfill, JobsWithinTheirGuaranteeReserveBeyondTheLimit) {
   EXPECT_EQ(*ReasonFor(plan, 2)->reserved_start, Minutes(60));
   ASSERT_TRUE(ReasonFor(plan, 1)->reserved_start.has_value());
   EXPECT_EQ(*ReasonFor(plan, 1)->reserved_start, Minutes(90));
+  // las is a reference, kept as published: the one reservation goes to the first in its order.
+  SchedulerConfig las = config;
+  las.policy = Policy::kLeastAttainedService;
+  Plan reference =
+      RunScheduler(c, {Job(1, 1, 4, 0, 1, "small"), WithRuntime(Job(2, 1, 3, 0, 2, "big"), 30)},
+                   las, Minutes(10));
+  EXPECT_TRUE(ReasonFor(reference, 1)->reserved_start.has_value());
+  EXPECT_FALSE(ReasonFor(reference, 2)->reserved_start.has_value());
   // A second job of big that would also fit in the guarantee, but not beside the first one's
   // reservation, does not reserve beyond the limit.
   Plan two = RunScheduler(c,
@@ -101,6 +109,28 @@ TEST(Backfill, JobsWithinTheirGuaranteeReserveBeyondTheLimit) {
   EXPECT_TRUE(ReasonFor(two, 2)->reserved_start.has_value());
   EXPECT_TRUE(ReasonFor(two, 3)->reserved_start.has_value()) << "the one the limit allows";
   EXPECT_FALSE(ReasonFor(two, 1)->reserved_start.has_value());
+}
+
+TEST(Backfill, ReservationsWithinGuaranteesAreBoundedPerPass) {
+  ClusterSnapshot c;
+  AddNodes(c, "n", 1, 4);
+  c.teams = {TeamQuota{"x", 0, std::nullopt}};
+  StartRunning(c, Job(1000, 1, 4, 0, 0, "x"), {"n-0"}, Minutes(0), Minutes(60));
+  // 24 teams guaranteed a GPU each, each with a job of 1 GPU that would have one: 16 reserve
+  // within their guarantee, 4 more by the count of reservations, and the rest wait.
+  std::vector<PendingJob> pending;
+  for (int t = 0; t < 24; ++t) {
+    std::string team = "t" + std::to_string(t);
+    c.teams.push_back(TeamQuota{team, 1, std::nullopt});
+    pending.push_back(WithRuntime(Job(t + 1, 1, 1, 0, t + 1, team), 30));
+  }
+  SchedulerConfig config = WithoutLevels();
+  config.quota_reclaim = false;
+  Plan plan = RunScheduler(c, pending, config, Minutes(10));
+  EXPECT_THAT(plan.placements, IsEmpty());
+  int reserved = 0;
+  for (const auto& w : plan.waiting) reserved += w.reserved_start.has_value();
+  EXPECT_EQ(reserved, 16 + 4);
 }
 
 TEST(Backfill, ASecondReservationComesAfterTheFirstNotOnTopOfIt) {

@@ -1,8 +1,9 @@
 // The dashboard end to end: a real cluster (test/cluster.mjs), Debian's Chromium driven by
 // playwright-core. Signs in with the admin token, visits every page (any console error or page
 // error fails the test), sees a line the task writes appear on the job page within a second,
-// counts a chart's points, kills the job from its page, sees the jobs list follow a job submitted
-// and killed through the API by the event stream alone, and saves a screenshot of each page.
+// counts a chart's points, sees the checkpoint the task reported, kills the job from its page,
+// sees the jobs list follow a job submitted and killed through the API by the event stream alone,
+// and saves a screenshot of each page.
 //   node test/e2e.mjs --bin-dir build/bin --web-dir build/web --artifacts build/web-artifacts
 import { chromium } from 'playwright-core';
 import { mkdirSync } from 'node:fs';
@@ -24,7 +25,8 @@ mkdirSync(artifacts, { recursive: true });
 
 // The task: copies the TensorBoard fixture of ../shared (100 points of my_metric, written by
 // TensorFlow 2) into its log directory, prints 50 points of `loss`, then a line every 200 ms
-// stamped with the time it was written (ms since the epoch) until it is killed.
+// stamped with the time it was written (ms since the epoch) until it is killed. Between the two
+// it reports a checkpoint, which the job page shows.
 const METRIC_POINTS = 50;
 const FIXTURE = resolve(dirname(fileURLToPath(import.meta.url)),
   '../../../shared/fixtures/tfevents/events.out.tfevents.1585499054.host.11684.5.v2');
@@ -34,6 +36,7 @@ import os, shutil, sys, time
 shutil.copy(${JSON.stringify(FIXTURE)}, os.environ["COHORT_LOG_DIR"])
 for step in range(${METRIC_POINTS}):
     print(f"cohort-metric step={step} loss={1.0 / (step + 1):.6f}", flush=True)
+print(f"cohort-checkpoint step={${METRIC_POINTS} - 1}", flush=True)
 n = 0
 while True:
     print(f"tick {n} written_ms={int(time.time() * 1000)}", flush=True)
@@ -160,11 +163,18 @@ try {
   check(Number(await page.getAttribute('.chart[data-tag="loss"]', 'data-points')) === METRIC_POINTS, 'job: the time axis shows the same points');
   await page.screenshot({ path: join(artifacts, 'job-time-axis.png'), fullPage: true });
 
-  // Kill from the page; the API then says KILLED, and so does the page.
+  // The checkpoint the task reported reaches the master (the agent sends it with its next sync).
+  await waitFor('the checkpoint report', async () => !!(await cluster.api('GET', `/jobs/${job.id}`)).last_checkpoint_at, 30000);
+
+  // Kill from the page; the API then says KILLED, and so does the page, with the checkpoint.
   await page.click('[data-testid=kill]');
   await waitFor('the job to be KILLED', async () => (await cluster.api('GET', `/jobs/${job.id}`)).state === 'KILLED', 30000);
   check(true, 'job: killed from its page (the API says KILLED)');
   await page.waitForSelector('[data-testid=job-page][data-state="KILLED"]', { timeout: 10000 });
+  const checkpointed = (await cluster.api('GET', `/jobs/${job.id}`)).last_checkpoint_at;
+  const shownCheckpoint = await page.getAttribute('[data-testid=checkpoint]', 'title').catch(() => null);
+  check(!!checkpointed && shownCheckpoint === checkpointed,
+    `job: the page shows the checkpoint the task reported (${shownCheckpoint}; the API: ${checkpointed})`);
   check((await page.locator('[data-testid=kill]').count()) === 0, 'job: no kill button once it ended');
   await page.screenshot({ path: join(artifacts, 'job-killed.png'), fullPage: true });
 

@@ -4,7 +4,7 @@ import { useState } from 'preact/hooks';
 import { api } from '../api.js';
 import { navigate } from '../route.js';
 import { StateBadge, Team } from '../parts/common.jsx';
-import { clockTime, duration } from '../parts/format.js';
+import { ago, clockTime, duration } from '../parts/format.js';
 import { useJob } from '../parts/use_job.js';
 import { LogView } from '../parts/logs.jsx';
 import { Metrics } from '../parts/metrics.jsx';
@@ -147,6 +147,14 @@ export function JobPage({ id, me }) {
       {error && <p class="error">{error.message}</p>}
       <p>
         {job.user} · <Team name={job.team} /> · priority {job.priority} · attempt {job.attempt}
+        {job.last_checkpoint_at && (
+          <>
+            {' '}
+            · <span data-testid="checkpoint" title={job.last_checkpoint_at}>
+              last checkpoint {ago(job.last_checkpoint_at)}
+            </span>
+          </>
+        )}
         {job.message && <> · {job.message}</>}
       </p>
       <Actions job={job} me={me} />
