@@ -66,6 +66,7 @@ class Pass {
     free_.Reset(in.cluster.nodes);
     unreserved_.Reset(in.cluster.nodes);
     guaranteed_.Reset(in.cluster.nodes);
+    plan_.waiting.reserve(in.pending.size());  // most of a deep queue waits
     for (const auto& n : in.cluster.nodes) {
       if (std::find(shapes_.begin(), shapes_.end(), n.total) == shapes_.end()) {
         shapes_.push_back(n.total);

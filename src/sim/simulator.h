@@ -39,8 +39,8 @@ struct SimOptions {
   // The default never does (every change is followed by a full pass).
   size_t incremental_above = std::numeric_limits<size_t>::max();
   double tick_seconds = 0.5;  // the master's tick
-  // Keep the history of ended jobs and give waiting jobs their estimates (default policy), as
-  // the master does.
+  // Keep the history of ended jobs and give waiting jobs their estimates (under the default
+  // policy, the one that reads them), as the master does.
   bool history = true;
   // Node failures (docs/simulator.md). Each node stays up for a time drawn from an exponential
   // distribution of this mean, then fails; 0: nodes never fail.
