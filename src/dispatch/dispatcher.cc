@@ -13,7 +13,7 @@ PassResult Dispatcher::FullPass(cluster::ClusterState& cluster, std::vector<Pend
   if (pending.empty() && !cluster.AnyElasticCanGrow()) return result;
   for (auto& job : pending) job.preempted_for_it = cluster.Claimed(job.job_id);
   cluster.View(snapshot_, running_);
-  scheduler::SchedulingInput input{snapshot_, pending, now, &running_};
+  scheduler::SchedulingInput input{snapshot_, pending, now, &running_, reasons_};
   Plan plan;
   std::optional<scheduler::PassResidue> residue;
   if (incremental_above_ == kNeverIncremental) {

@@ -54,6 +54,8 @@ class Dispatcher {
   // runs it soon (the master on its next tick), not necessarily at once.
   bool full_pass_due() const { return full_pass_due_; }
   void MarkFullPassDue() { full_pass_due_ = true; }
+  // Whether full passes give waiting jobs their reasons in words (SchedulingInput::reasons).
+  void set_reasons(bool reasons) { reasons_ = reasons; }
 
   // A job arrives between passes. Returns its placement, already started in `cluster`, or
   // nothing with the reason it waits in `*reason`.
@@ -82,6 +84,7 @@ class Dispatcher {
  private:
   std::unique_ptr<scheduler::Scheduler> scheduler_;
   size_t incremental_above_;
+  bool reasons_ = true;
   std::optional<scheduler::PassResidue> residue_;
   bool full_pass_due_ = false;
   // The cluster as the last pass saw it (ClusterState::View), kept so that the next pass fills

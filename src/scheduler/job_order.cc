@@ -140,40 +140,24 @@ JobOrder::JobOrder(const SchedulerConfig& config, const ClusterSnapshot& cluster
     }
     return;
   }
-  // Each job's key worked out once and sorted in one compact array, not looked up through the
-  // pending jobs in every comparison: (queue under las, true GPU time left under the oracles,
-  // submission, id).
-  struct Key {
-    int queue = 0;
-    Duration service{};
-    Timestamp submitted_at;
-    JobId job_id = 0;
-    size_t index = 0;
-  };
-  std::vector<Key> keys;
-  keys.reserve(pending.size());
+  // Each job's key worked out once, in one compact array kept as a heap: a pass often needs only
+  // the first few in order (under strict fifo, every job behind a blocked head waits whatever its
+  // place: Rest()), and a heap costs O(n) to build where a sort costs O(n log n) every pass.
+  // The key: queue under las, true GPU time left under the oracles, submission, id.
+  static_keys_.reserve(pending.size());
   for (size_t i = 0; i < pending.size(); ++i) {
     const PendingJob& p = pending[i];
     if (p.preempted_for_it) continue;
-    Key k;
+    StaticKey k;
     if (policy_ == Policy::kLeastAttainedService)
       k.queue = LasQueue(p.attained, config.las_thresholds);
     if (IsOracle(policy_)) k.service = OracleService(p);
     k.submitted_at = p.submitted_at;
     k.job_id = p.job_id;
     k.index = i;
-    keys.push_back(k);
+    static_keys_.push_back(k);
   }
-  auto before = [](const Key& a, const Key& b) {
-    return std::tie(a.queue, a.service, a.submitted_at, a.job_id) <
-           std::tie(b.queue, b.service, b.submitted_at, b.job_id);
-  };
-  // Waiting jobs usually come in the order of the last pass (fifo: submission order): a look
-  // costs less than a sort of a queue tens of thousands deep.
-  if (!std::is_sorted(keys.begin(), keys.end(), before))
-    std::sort(keys.begin(), keys.end(), before);
-  static_order_.reserve(keys.size());
-  for (const Key& k : keys) static_order_.push_back(k.index);
+  std::make_heap(static_keys_.begin(), static_keys_.end(), StaticKey::After);
 }
 
 std::vector<size_t> ConsiderationOrder(const SchedulerConfig& config,
@@ -235,8 +219,23 @@ void JobOrder::Grew(const std::string& team, const Resources& r) { teams_[team].
 std::optional<size_t> JobOrder::Next() {
   if (next_first_ < first_.size()) return first_[next_first_++];
   if (policy_ == Policy::kFairShare) return NextFairShare();
-  if (next_static_ >= static_order_.size()) return std::nullopt;
-  return static_order_[next_static_++];
+  if (static_keys_.empty()) return std::nullopt;
+  std::pop_heap(static_keys_.begin(), static_keys_.end(), StaticKey::After);
+  size_t index = static_keys_.back().index;
+  static_keys_.pop_back();
+  return index;
+}
+
+std::vector<size_t> JobOrder::Rest() {
+  std::vector<size_t> rest;
+  if (policy_ == Policy::kFairShare || next_first_ < first_.size()) {
+    while (auto next = Next()) rest.push_back(*next);
+    return rest;
+  }
+  rest.reserve(static_keys_.size());
+  for (const StaticKey& k : static_keys_) rest.push_back(k.index);
+  static_keys_.clear();
+  return rest;
 }
 
 std::optional<size_t> JobOrder::NextFairShare() {

@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <vector>
 
 #include "model/plan.h"
@@ -87,6 +88,8 @@ class JobOrder {
 
   // The index (into `pending`) of the next job to consider; every job comes exactly once.
   std::optional<size_t> Next();
+  // Every job not yet returned, in no particular order (cheaper than Next() to the end).
+  std::vector<size_t> Rest();
   // Job `i` was placed: its team holds more now.
   void Placed(size_t i);
   // Resources given outside the queue (an elastic job grew).
@@ -116,9 +119,21 @@ class JobOrder {
   std::map<std::string, TeamQueue> queues_;  // fair share
   std::vector<Rank> ranks_;                  // fair share, by job
   std::vector<int64_t> gpus_;                // fair share, by job: the GPUs it needs
-  std::vector<size_t> static_order_;         // fifo, las
-  size_t next_static_ = 0;
-  std::vector<size_t> first_;  // jobs that others were preempted for, before any other
+  // fifo, las, the oracles: what orders a job, and where it is.
+  struct StaticKey {
+    int queue = 0;
+    Duration service{};
+    Timestamp submitted_at;
+    JobId job_id = 0;
+    size_t index = 0;
+    // Heap order: the job to consider first is on top.
+    static bool After(const StaticKey& a, const StaticKey& b) {
+      return std::tie(a.queue, a.service, a.submitted_at, a.job_id) >
+             std::tie(b.queue, b.service, b.submitted_at, b.job_id);
+    }
+  };
+  std::vector<StaticKey> static_keys_;  // a heap (StaticKey::After)
+  std::vector<size_t> first_;           // jobs that others were preempted for, before any other
   size_t next_first_ = 0;
   Usage unknown_team_;
 };

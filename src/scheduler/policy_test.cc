@@ -2,6 +2,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "scheduler/job_order.h"
 #include "scheduler/scheduler.h"
 #include "testing/builders.h"
 
@@ -9,7 +10,10 @@ namespace cohort::scheduler {
 namespace {
 
 using ::testing::ElementsAre;
+using ::testing::ElementsAreArray;
 using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using ::testing::UnorderedElementsAre;
 using namespace testing;  // NOLINT: the builders
 using testing::Job;       // not cohort::Job
 
@@ -185,6 +189,71 @@ TEST(Fifo, SubmissionOrderOnlyAndStrictWithoutBackfill) {
   EXPECT_THAT(PlacedIds(plan), ElementsAre(1));
   ASSERT_NE(ReasonFor(plan, 3), nullptr);
   EXPECT_THAT(ReasonFor(plan, 3)->reason, HasSubstr("waiting behind job 2"));
+}
+
+TEST(Fifo, EveryJobBehindABlockedHeadWaitsForIt) {
+  ClusterSnapshot c;
+  AddNodes(c, "n", 2, 4);
+  StartRunning(c, Job(90, 1, 1, 0, 0), {"n-0"}, Minutes(0));
+  SchedulerConfig config;
+  config.policy = Policy::kFifo;
+  config.backfill = false;
+  // Listed out of order: 50 small jobs that would fit, behind a gang of 8 that does not fit
+  // beside the running job (submitted first). None starts, and each says whom it waits for.
+  std::vector<PendingJob> pending;
+  for (JobId id = 60; id > 10; --id) pending.push_back(Job(id, 1, 1, 0, id));
+  pending.push_back(Job(5, 2, 4, 0, 5));
+  Plan plan = RunScheduler(c, pending, config);
+  EXPECT_THAT(plan.placements, IsEmpty());
+  ASSERT_EQ(plan.waiting.size(), pending.size());
+  for (JobId id = 11; id <= 60; ++id) {
+    ASSERT_NE(ReasonFor(plan, id), nullptr) << id;
+    EXPECT_THAT(ReasonFor(plan, id)->reason, HasSubstr("waiting behind job 5")) << id;
+  }
+}
+
+TEST(JobOrder, NextInOrderThenTheRestInAnyOrder) {
+  ClusterSnapshot c;
+  AddNodes(c, "n", 1, 4);
+  std::vector<PendingJob> pending;
+  for (JobId id : {7, 3, 9, 1, 5}) pending.push_back(Job(id, 1, 1, 0, id));
+  std::vector<const RunningJob*> running = RunningJobs(c, nullptr);
+  RunningTeams teams = TeamsOf(running);
+  SchedulerConfig config;
+  config.policy = Policy::kFifo;
+  JobOrder order(config, c, running, teams, pending, Minutes(0));
+  EXPECT_EQ(pending[*order.Next()].job_id, 1);
+  EXPECT_EQ(pending[*order.Next()].job_id, 3);
+  std::vector<JobId> rest;
+  for (size_t i : order.Rest()) rest.push_back(pending[i].job_id);
+  EXPECT_THAT(rest, UnorderedElementsAre(5, 7, 9));
+  EXPECT_FALSE(order.Next().has_value());
+  EXPECT_THAT(order.Rest(), IsEmpty());
+}
+
+TEST(Reasons, OffGivesTheSameDecisionsWithoutTheTexts) {
+  ClusterSnapshot c;
+  AddNodes(c, "n", 2, 4);
+  StartRunning(c, Job(90, 1, 3, 0, 0), {"n-0"}, Minutes(0), Minutes(60));
+  std::vector<PendingJob> pending = {Job(1, 2, 4, 0, 1), Job(2, 1, 1, 0, 2), Job(3, 1, 4, 0, 3),
+                                     Job(4, 1, 2, 0, 4)};
+  for (Policy policy : {Policy::kFifo, Policy::kFairShare}) {
+    SchedulerConfig config;
+    config.policy = policy;
+    config.backfill = policy != Policy::kFifo;
+    auto with = scheduler::NewScheduler(config)->Schedule({c, pending, Minutes(10)});
+    auto without = scheduler::NewScheduler(config)->Schedule(
+        {c, pending, Minutes(10), nullptr, /*reasons=*/false});
+    EXPECT_THAT(PlacedIds(without), ElementsAreArray(PlacedIds(with)));
+    ASSERT_EQ(without.waiting.size(), with.waiting.size());
+    ASSERT_FALSE(with.waiting.empty());
+    for (size_t i = 0; i < with.waiting.size(); ++i) {
+      EXPECT_EQ(without.waiting[i].job_id, with.waiting[i].job_id);
+      EXPECT_EQ(without.waiting[i].reserved_start, with.waiting[i].reserved_start);
+      EXPECT_FALSE(with.waiting[i].reason.empty());
+      EXPECT_TRUE(without.waiting[i].reason.empty());
+    }
+  }
 }
 
 TEST(LeastAttainedService, LeastServedFirst) {

@@ -190,7 +190,16 @@ class Pass {
     for (const auto& [team, priority] : lowest_priority_) {  // every team with running jobs
       any_team_borrows_ |= Entitled(team) > order_.TeamUsage(team).guaranteed_gpus;
     }
-    while (auto i = order_.Next()) Consider(*i);
+    while (auto i = order_.Next()) {
+      Consider(*i);
+      if (blocked_by_ && !residue_) {
+        // Strict order, blocked: every job behind waits for the blocker, whatever its place.
+        // (Decisions between passes read the waiting jobs in order: with them, all go in order.)
+        for (size_t j : order_.Rest())
+          Wait(in_.pending[j], in_.reasons ? blocked_text_ : std::string());
+        break;
+      }
+    }
     Grow();
     if (residue_) Leave(*residue_);
     return std::move(plan_);
@@ -240,6 +249,7 @@ class Pass {
       }
       queue_.push_back(w);
     }
+    if (!in_.reasons) reason.clear();
     plan_.waiting.push_back(PendingReason{job.job_id, std::move(reason), unschedulable, reserved});
   }
 
@@ -321,6 +331,8 @@ class Pass {
   // "waiting for resources: ..." Formatting a line for each of 100,000 waiting jobs would cost
   // more than scheduling them: jobs of one shape share their text until capacity changes.
   const std::string& Busy(const PendingJob& job) {
+    static const std::string kNoText;
+    if (!in_.reasons) return kNoText;
     if (busy_texts_free_ != free_.free_gpus()) {
       busy_texts_.clear();
       busy_texts_free_ = free_.free_gpus();
@@ -399,7 +411,7 @@ class Pass {
 
   void Consider(size_t i) {
     const PendingJob& job = in_.pending[i];
-    if (blocked_by_) return Wait(job, blocked_text_);
+    if (blocked_by_) return Wait(job, in_.reasons ? blocked_text_ : std::string());
     if (auto why = Unschedulable(job)) return Wait(job, *why, /*unschedulable=*/true);
     Resources need = TotalOf(job.tasks);
     const Usage& team = order_.TeamUsage(job.team);

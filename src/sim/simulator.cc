@@ -90,6 +90,7 @@ class Simulation {
   Simulation(const Trace& trace, const ClusterSpec& cluster, const SimOptions& options)
       : options_(options),
         dispatcher_(scheduler::NewScheduler(options.scheduler), options.incremental_above) {
+    dispatcher_.set_reasons(false);  // a replay shows no reasons
     for (auto& n : cluster.Nodes()) {
       node_ids_.push_back(n.node_id);
       cluster_.UpsertNode(std::move(n), true);
