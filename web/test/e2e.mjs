@@ -161,6 +161,9 @@ try {
   await page.selectOption('[data-testid=axis]', 'time');
   await page.waitForSelector('.chart[data-tag="loss"] canvas');
   check(Number(await page.getAttribute('.chart[data-tag="loss"]', 'data-points')) === METRIC_POINTS, 'job: the time axis shows the same points');
+  // The task wrote its 50 loss points in one burst: the axis spans seconds, not years.
+  const span = await page.$eval('.chart[data-tag="loss"]', (c) => Number(c.dataset.xMax) - Number(c.dataset.xMin));
+  check(span >= 1 && span <= 60, `job: the time axis of a burst of points spans ${span} s (1 to 60)`);
   await page.screenshot({ path: join(artifacts, 'job-time-axis.png'), fullPage: true });
 
   // The checkpoint the task reported reaches the master (the agent sends it with its next sync).

@@ -20,6 +20,16 @@ export function alignLines(lines, axis) {
   return [rows.map((r) => r[0]), ...ys];
 }
 
+// The x axis spans the data. Points that all share one x (a burst of lines written in one
+// instant, on the time axis) get 1 either side: uPlot would widen that zero-width range to
+// 1,000 days. Read from the data, as uPlot has already widened `min` and `max` by then.
+export function xRange(u, min, max) {
+  const xs = u.data[0];
+  if (!xs.length || xs[xs.length - 1] > xs[0]) return [min, max];
+  const middle = (xs[0] + xs[xs.length - 1]) / 2;
+  return [middle - 1, middle + 1];
+}
+
 export function smooth(values, weight) {
   if (!weight) return values;
   let last = null;
@@ -43,10 +53,20 @@ export function Chart({ tag, lines, leftOut = 0, axis, smoothing }) {
     const options = {
       width: Math.max(300, box.current.clientWidth),
       height: 220,
-      scales: { x: { time: axis === 'time' } },
+      scales: { x: { time: axis === 'time', range: xRange } },
       axes: [{ label: axis }, {}],
       cursor: { drag: { x: true, y: false } },
-      hooks: { setSelect: [() => (zoomed.current = true)] },
+      hooks: {
+        setSelect: [() => (zoomed.current = true)],
+        // What the x axis shows, for people reading the page's markup and for its tests.
+        setScale: [
+          (u, key) => {
+            if (key !== 'x' || !box.current) return;
+            box.current.parentElement.dataset.xMin = u.scales.x.min;
+            box.current.parentElement.dataset.xMax = u.scales.x.max;
+          },
+        ],
+      },
       series: [{ label: axis }, ...lines.map((line) => ({ label: line.task, stroke: teamColour(line.task), spanGaps: true }))],
     };
     plot.current = new uPlot(options, shown, box.current);
