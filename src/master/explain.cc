@@ -88,7 +88,14 @@ StatusOr<Explanation> Master::Explain(JobId id) const {
     e.unschedulable = reason->second.unschedulable;
     e.reserved_start = reason->second.reserved_start;
     d.push_back("the scheduler says: " + reason->second.reason);
-    if (e.unschedulable) {
+    if (e.unschedulable && cluster_.Snapshot().nodes.empty()) {
+      // Right after a master restart every agent is on its way back: no advice to shrink the
+      // job, which any of them may hold.
+      d.push_back(
+          "no node is ready: agents register within seconds of starting, and again after a "
+          "master restart; if none does, check that cohortd agent runs on each machine and "
+          "reaches the master (cohort nodes)");
+    } else if (e.unschedulable) {
       d.push_back(
           "no node of the cluster as it stands can hold it; it starts if such a node "
           "joins, or change the spec (cohort kill, then submit a smaller job)");

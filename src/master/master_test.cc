@@ -14,6 +14,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 TEST_P(MasterTest, SubmittedGangIsPlacedAndRuns) {
   AddNode("a", 4);
@@ -326,6 +327,27 @@ TEST_P(MasterTest, TheMasterTicksByItselfOnItsLoopAndStopsWhenGone) {
   EXPECT_EQ(loop_.later_.size(), 2u) << "and asks for the next one";
   master_.reset();
   loop_.later_.back()();  // a tick after the master is gone does nothing
+}
+
+TEST_P(MasterTest, WhyWithNoReadyNodeSaysSoInsteadOfAskingForASmallerJob) {
+  // As right after a master restart, before any agent has come back.
+  JobId waiting = Submit(1, 1);
+  RunPosted();
+  auto e = master_->Explain(waiting);
+  ASSERT_TRUE(e.ok());
+  EXPECT_TRUE(e->unschedulable);
+  std::string all;
+  for (const auto& line : e->details) all += line + "\n";
+  EXPECT_THAT(all, HasSubstr("no node is ready"));
+  EXPECT_THAT(all, Not(HasSubstr("submit a smaller job")));
+  // Once a node too small for it is ready, the advice to shrink it is right.
+  AddNode("a", 0);
+  RunPosted();
+  e = master_->Explain(waiting);
+  ASSERT_TRUE(e.ok());
+  all.clear();
+  for (const auto& line : e->details) all += line + "\n";
+  EXPECT_THAT(all, HasSubstr("submit a smaller job"));
 }
 
 TEST_P(MasterTest, WhyNamesWhoIsAheadInThePolicysOwnOrder) {
