@@ -112,8 +112,10 @@ std::vector<pid_t> ProcessTree(pid_t root) {
 
 LocalCluster::LocalCluster(const std::string& name, LocalClusterOptions options) {
   // Each test process gets its own task port ranges, so that tests running in parallel never
-  // hand out the same port.
-  first_port_ = 20000 + static_cast<int>(::getpid() % 400) * 100;
+  // hand out the same port; all below 32768, where Linux's ephemeral ports begin (its default
+  // ip_local_port_range is 32768-60999): a rendezvous port in that range was once taken by an
+  // outgoing connection, and torch's TCPStore failed with "Address already in use".
+  first_port_ = 10000 + static_cast<int>(::getpid() % 220) * 100;
   dir_ = fmt::format("/tmp/cohort-it-{}-{}", name, ::getpid());
   fs::remove_all(dir_);
   fs::create_directories(dir_);
