@@ -28,6 +28,10 @@ inline void AddPolicyTuningFlags(CLI::App* cmd, scheduler::PolicyTuning& t) {
       "--level-preemption-delay", t.level_preemption_delay,
       "Policy default: a job preempts jobs of later levels only after waiting this long "
       "(30m)");
+  cmd->add_option(
+      "--move-after", t.move_after,
+      "Policy default: a job within its team's guarantee that finds the free GPUs "
+      "scattered moves smaller jobs elsewhere after waiting this long (1m; off: never)");
 }
 
 }  // namespace cohort::cli

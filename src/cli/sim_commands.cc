@@ -234,9 +234,11 @@ int RunSim(const SimRunOptions& o) {
       return it == causes.end() ? size_t{0} : it->second;
     };
     fmt::print(stderr,
-               "{}: preemptions by cause: priority {}, quota reclaim {}, level {}, oracle {}\n",
+               "{}: preemptions by cause: priority {}, quota reclaim {}, level {}, oracle {}, "
+               "move {}\n",
                name, count(PreemptionCause::kPriority), count(PreemptionCause::kQuotaReclaim),
-               count(PreemptionCause::kLevel), count(PreemptionCause::kOracle));
+               count(PreemptionCause::kLevel), count(PreemptionCause::kOracle),
+               count(PreemptionCause::kMove));
     figures.push_back(sim::Summarize(results.back()));
     const auto& r = results.back();
     if (r.node_failures_simulated) {

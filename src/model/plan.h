@@ -164,6 +164,7 @@ enum class PreemptionCause {
   kQuotaReclaim,  // its team borrows; the waiting job's team is below its guarantee
   kLevel,         // for a job that has had less GPU time (las, and default within a team)
   kOracle,        // srtf-oracle: for a job with less GPU time left
+  kMove,          // moved to free GPUs elsewhere, to make room for a job within its guarantee
 };
 
 // A running job to stop (SIGTERM, grace period, SIGKILL) and requeue, so that `for_job` can run.

@@ -79,6 +79,15 @@ Status ApplyTuning(const PolicyTuning& t, SchedulerConfig& config) {
     if (!d.ok()) return d.status();
     config.level_preemption_delay = *d;
   }
+  if (!t.move_after.empty()) {
+    if (t.move_after == "off") {
+      config.move_after.reset();
+    } else {
+      auto d = NonNegativeDuration("--move-after", t.move_after);
+      if (!d.ok()) return d.status();
+      config.move_after = *d;
+    }
+  }
   if (!t.max_wait.empty()) {
     auto d = PositiveDuration("--max-wait", t.max_wait);
     if (!d.ok()) return d.status();

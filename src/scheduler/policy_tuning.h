@@ -17,6 +17,7 @@ struct PolicyTuning {
   std::string protected_quantum;       // "1h"
   std::string min_victim_level;        // "2"
   std::string level_preemption_delay;  // "30m"
+  std::string move_after;              // "1m", or "off"
 };
 
 // Sets what is given (empty fields leave `config` as it is). Errors name the flag and the reason.

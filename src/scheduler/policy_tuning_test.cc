@@ -17,6 +17,7 @@ TEST(PolicyTuning, EmptyFieldsLeaveTheConfigAlone) {
   EXPECT_THAT(config.las_thresholds, ElementsAre(hours(1), hours(16)));
   EXPECT_EQ(config.min_victim_level, 2);
   EXPECT_EQ(config.level_preemption_delay, minutes(30));
+  EXPECT_EQ(config.move_after, minutes(1));
 }
 
 TEST(PolicyTuning, SetsWhatIsGiven) {
@@ -38,6 +39,13 @@ TEST(PolicyTuning, SetsWhatIsGiven) {
   EXPECT_EQ(config.min_victim_level, 1);
   EXPECT_EQ(config.level_preemption_delay, Duration{}) << "0: preempt at once";
   t = {};
+  t.move_after = "2m";
+  ASSERT_TRUE(ApplyTuning(t, config).ok());
+  EXPECT_EQ(config.move_after, minutes(2));
+  t.move_after = "off";
+  ASSERT_TRUE(ApplyTuning(t, config).ok());
+  EXPECT_FALSE(config.move_after.has_value()) << "off: never moves";
+  t = {};
   t.levels = "none";
   ASSERT_TRUE(ApplyTuning(t, config).ok());
   EXPECT_TRUE(config.las_thresholds.empty());
@@ -58,6 +66,8 @@ TEST(PolicyTuning, BadValuesNameTheFlag) {
   EXPECT_THAT(error(&PolicyTuning::promote_factor, "nan"), HasSubstr("--promote-factor"));
   EXPECT_THAT(error(&PolicyTuning::max_wait, "1x"), HasSubstr("--max-wait"));
   EXPECT_THAT(error(&PolicyTuning::protected_quantum, "-5m"), HasSubstr("--protected-quantum"));
+  EXPECT_THAT(error(&PolicyTuning::move_after, "-1m"), HasSubstr("--move-after"));
+  EXPECT_THAT(error(&PolicyTuning::move_after, "never"), HasSubstr("--move-after"));
   EXPECT_THAT(error(&PolicyTuning::min_victim_level, "two"), HasSubstr("--min-victim-level"));
   EXPECT_THAT(error(&PolicyTuning::level_preemption_delay, "-1m"),
               HasSubstr("--level-preemption-delay: \"-1m\" is not a duration"));

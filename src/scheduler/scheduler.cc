@@ -369,15 +369,20 @@ class Pass {
   // working.
   std::optional<std::vector<TaskPlacement>> PlaceNow(const PendingJob& job) {
     const CapacityIndex& room = RoomFor(job);
-    bool own_holds = &room == &guaranteed_ &&
-                     std::any_of(borrowing_holds_.begin(), borrowing_holds_.end(),
-                                 [&](const BorrowingHold& h) { return h.team == job.team; });
+    bool own_holds =
+        &room == &guaranteed_ && std::any_of(borrowing_holds_.begin(), borrowing_holds_.end(),
+                                             [&](const TeamHold& h) { return h.team == job.team; });
     if (!own_holds) return room.Place(job.tasks, job.constraints);
     ScopedWhatIf what_if(guaranteed_);
-    for (const BorrowingHold& h : borrowing_holds_) {
+    TakeOwnHolds(job);
+    return guaranteed_.Place(job.tasks, job.constraints);
+  }
+
+  // In a what-if of guaranteed_: what is held for the job's own team beyond its guarantee.
+  void TakeOwnHolds(const PendingJob& job) {
+    for (const TeamHold& h : borrowing_holds_) {
       if (h.team == job.team) guaranteed_.Take(*h.tasks, h.placement, /*partial=*/true);
     }
-    return guaranteed_.Place(job.tasks, job.constraints);
   }
 
   void Start(size_t i, const PendingJob& job, std::vector<TaskPlacement> placement) {
@@ -399,8 +404,9 @@ class Pass {
     unreserved_.Take(job.tasks, placement, /*partial=*/true);
     if (within_guarantee_) {
       guaranteed_.Take(job.tasks, placement, /*partial=*/true);
+      guarantee_holds_.push_back(TeamHold{&job.tasks, placement, job.team});
     } else {
-      borrowing_holds_.push_back(BorrowingHold{&job.tasks, placement, job.team});
+      borrowing_holds_.push_back(TeamHold{&job.tasks, placement, job.team});
     }
     if (residue_) {
       for (const auto& p : placement) {
@@ -427,6 +433,7 @@ class Pass {
     if (WaitForStopping(job)) return;
     if (TryShrink(job)) return;
     if (TryPreemption(job)) return;
+    if (TryMoving(job)) return;
     if (config_.backfill) {
       // Default policy: a job within its team's guarantee reserves beyond the limit, as long as
       // the team's reservations fit in the guarantee with it (and at most
@@ -556,7 +563,8 @@ class Pass {
     auto lowest = lowest_priority_.find(job.team);
     bool by_priority = config_.priority_preemption && lowest != lowest_priority_.end() &&
                        lowest->second < job.priority;
-    bool by_reclaim = config_.quota_reclaim && within_guarantee && any_team_borrows_;
+    bool by_reclaim =
+        config_.quota_reclaim && within_guarantee && any_team_borrows_ && !MayMove(job);
     bool las = config_.policy == Policy::kLeastAttainedService;
     bool fair = config_.policy == Policy::kFairShare;
     int job_queue = 0;
@@ -681,10 +689,7 @@ class Pass {
                           job.priority, v->priority);
       } else if (std::find(reclaimed.begin(), reclaimed.end(), v->job_id) != reclaimed.end()) {
         cause = PreemptionCause::kQuotaReclaim;
-        why = fmt::format(
-            "preempted by job {}: team {} reclaims its guaranteed GPUs from team {}, which "
-            "borrows beyond its own",
-            job.job_id, job.team, v->team);
+        why = ReclaimReason(job, *v);
       } else if (by_srtf) {
         cause = PreemptionCause::kOracle;
         why = fmt::format("preempted by job {}, which has less GPU time left (srtf-oracle)",
@@ -699,6 +704,164 @@ class Pass {
     }
     if (placement) Hold(job, *placement);
     Wait(job, fmt::format("preempting job{} {} to make room; starts once they have stopped",
+                          names.size() == 1 ? "" : "s", fmt::join(names, ", ")));
+    return true;
+  }
+
+  static Timestamp WaitingSince(const PendingJob& job) {
+    return job.waiting_since ? *job.waiting_since : job.submitted_at;
+  }
+
+  // Whether `job` may move others (TryMoving): then its search for victims to reclaim is made
+  // there, together with the jobs it may move, as one search.
+  bool MayMove(const PendingJob& job) const {
+    return GuaranteesFirst() && within_guarantee_ && config_.move_after &&
+           TotalOf(job.tasks).gpus >= 2 && in_.now >= WaitingSince(job) + *config_.move_after;
+  }
+
+  static std::string ReclaimReason(const PendingJob& job, const RunningJob& victim) {
+    return fmt::format(
+        "preempted by job {}: team {} reclaims its guaranteed GPUs from team {}, which borrows "
+        "beyond its own",
+        job.job_id, job.team, victim.team);
+  }
+
+  // What a job that may move others may preempt, cheapest first: what borrowers hold beyond
+  // their guarantee (reclaim, as in TryPreemption), then jobs smaller than it of teams that do
+  // not borrow, which restart elsewhere without costing their team its GPUs.
+  struct MoveCandidates {
+    std::vector<const RunningJob*> jobs;
+    std::vector<JobId> reclaimed;  // those of `jobs` taken back from borrowers
+    int64_t reclaimed_gpus = 0;
+    bool Reclaimed(const RunningJob* r) const {
+      return std::find(reclaimed.begin(), reclaimed.end(), r->job_id) != reclaimed.end();
+    }
+  };
+  MoveCandidates FindMoveCandidates(const PendingJob& job, int64_t gpus) {
+    std::vector<std::tuple<bool, PreemptionKey, const RunningJob*>> found;  // moved?, cost, job
+    MoveCandidates out;
+    for (PreemptibleTeam& team : PreemptibleTeams()) {
+      int64_t beyond =
+          Entitled(team.name) - order_.TeamUsage(team.name).guaranteed_gpus;  // > 0: borrows
+      int64_t room = team.name != job.team && config_.quota_reclaim ? beyond : 0;
+      if (room <= 0 && beyond > 0) continue;
+      for (const RunningJob* r : team.young) {
+        if (room > 0 || r->Total().gpus < gpus) {
+          Recheck(r->started_at + config_.min_runtime_before_preemption);
+        }
+      }
+      Sort(team);
+      for (const Preemptible& p : team.jobs) {
+        if (!victims_.empty() && victims_.count(p.job->job_id)) continue;
+        if (room > 0) {
+          out.reclaimed.push_back(p.job->job_id);
+          out.reclaimed_gpus += p.gpus;
+          room -= p.gpus;
+          found.emplace_back(false, p.key, p.job);
+        } else if (beyond <= 0 && p.gpus < gpus) {
+          found.emplace_back(true, p.key, p.job);
+        }
+      }
+    }
+    std::sort(found.begin(), found.end(), [](const auto& a, const auto& b) {
+      return std::tie(std::get<0>(a), std::get<1>(a)) < std::tie(std::get<0>(b), std::get<1>(b));
+    });
+    out.jobs.reserve(found.size());
+    for (const auto& f : found) out.jobs.push_back(std::get<2>(f));
+    return out;
+  }
+
+  // In a what-if of free_ (victims given back, `job` placed): whether every moved job among
+  // `victims` has room elsewhere. Free GPUs count even where other teams' reservations hold
+  // them (a move serves a guarantee now, a reservation later), but not what is held for the
+  // job's own team: its order stands, as in PlaceNow. Where no room is, more borrowers among
+  // `candidates` give theirs back, and join `victims`.
+  bool RoomElsewhere(const PendingJob& job, const std::vector<TaskPlacement>& placement,
+                     const MoveCandidates& candidates, std::vector<const RunningJob*>& victims) {
+    ScopedWhatIf what_if(free_);
+    for (const RunningJob* v : victims) free_.Give(v->tasks, v->placement);
+    free_.Take(job.tasks, placement, /*partial=*/true);
+    for (const auto* holds : {&guarantee_holds_, &borrowing_holds_}) {
+      for (const TeamHold& h : *holds) {
+        if (h.team == job.team) free_.Take(*h.tasks, h.placement, /*partial=*/true);
+      }
+    }
+    std::vector<const RunningJob*> spare;  // borrowers not yet among the victims
+    for (const RunningJob* c : candidates.jobs) {
+      if (candidates.Reclaimed(c) && std::find(victims.begin(), victims.end(), c) == victims.end())
+        spare.push_back(c);
+    }
+    std::vector<const RunningJob*> moved;
+    for (const RunningJob* v : victims) {
+      if (!candidates.Reclaimed(v)) moved.push_back(v);
+    }
+    for (const RunningJob* v : moved) {
+      auto room = free_.Place(v->tasks, v->constraints);
+      if (!room) {
+        auto more = ChooseVictims(free_, v->tasks, v->constraints, spare);
+        if (!more) return false;
+        room = free_.Place(v->tasks, v->constraints);
+        if (!room) return false;
+        for (const RunningJob* m : *more) {
+          victims.push_back(m);
+          std::erase(spare, m);
+        }
+      }
+      free_.Take(v->tasks, *room);
+    }
+    return true;
+  }
+
+  // Default policy: a job within its team's guarantee that no node has room for, although the
+  // cluster's free GPUs (and what borrowers hold) would do, moves smaller jobs out of the way:
+  // they stop and restart where GPUs are free. Without it such a job waits for nodes to drain,
+  // for hours in a busy cluster of small jobs (docs/scheduler.md, "Moving jobs").
+  bool TryMoving(const PendingJob& job) {
+    if (!MayMove(job)) {
+      if (GuaranteesFirst() && within_guarantee_ && config_.move_after) {
+        Recheck(WaitingSince(job) + *config_.move_after);
+      }
+      return false;
+    }
+    if (guarantee_searches_ >= kMaxPreemptionSearches) return false;
+    Resources need = TotalOf(job.tasks);
+    MoveCandidates candidates = FindMoveCandidates(job, need.gpus);
+    if (candidates.jobs.empty() ||
+        guaranteed_.free_gpus() + candidates.reclaimed_gpus < need.gpus) {
+      return false;
+    }
+    ++guarantee_searches_;
+    std::optional<std::vector<const RunningJob*>> victims;
+    std::optional<std::vector<TaskPlacement>> placement;
+    {
+      ScopedWhatIf what_if(guaranteed_);
+      TakeOwnHolds(job);  // as PlaceNow: the team's own order stands
+      victims = ChooseVictims(guaranteed_, job.tasks, job.constraints, candidates.jobs);
+      // No victims: the job fits but for its own team's reservations, which keep it out.
+      if (victims && !victims->empty()) placement = guaranteed_.Place(job.tasks, job.constraints);
+      if (placement && !RoomElsewhere(job, *placement, candidates, *victims)) placement.reset();
+    }
+    if (!placement) return false;
+    std::vector<std::string> names;
+    reclaim_delta_[job.team] += need.gpus;
+    for (const RunningJob* v : *victims) {
+      victims_.insert(v->job_id);
+      if (candidates.Reclaimed(v)) {
+        reclaim_delta_[v->team] -= v->Total().gpus;
+        plan_.preemptions.push_back(Preemption{v->job_id, job.job_id, ReclaimReason(job, *v),
+                                               PreemptionCause::kQuotaReclaim});
+      } else {
+        plan_.preemptions.push_back(Preemption{
+            v->job_id, job.job_id,
+            fmt::format("moved for job {} of team {}, within its guarantee, which needs {} "
+                        "where the free ones are scattered; there is room for it elsewhere",
+                        job.job_id, job.team, Gpus(need.gpus)),
+            PreemptionCause::kMove});
+      }
+      names.push_back(std::to_string(v->job_id));
+    }
+    Hold(job, *placement);
+    Wait(job, fmt::format("moving job{} {} to make room; starts once they have stopped",
                           names.size() == 1 ? "" : "s", fmt::join(names, ", ")));
     return true;
   }
@@ -943,12 +1106,13 @@ class Pass {
   bool within_guarantee_ = false;  // of the job being considered
   // What is held for jobs beyond their team's guarantee, by team (few: reservations and
   // preemptions).
-  struct BorrowingHold {
+  struct TeamHold {
     const std::vector<TaskRequest>* tasks;
     std::vector<TaskPlacement> placement;
     std::string team;
   };
-  std::vector<BorrowingHold> borrowing_holds_;
+  std::vector<TeamHold> borrowing_holds_;
+  std::vector<TeamHold> guarantee_holds_;  // the same for jobs within their guarantee
   std::optional<Timestamp> earliest_reservation_;
   int reservations_ = 0;
   // By team: GPUs reserved for its jobs within its guarantee (beyond the count of reservations).

@@ -98,6 +98,11 @@ struct SchedulerConfig {
   // costs the victim its restart, its work since the last checkpoint and a wait for promotion.
   // docs/scheduler.md says why this long.
   Duration level_preemption_delay = std::chrono::minutes(30);
+  // Policy default: a job within its team's guarantee that has waited this long, for want of a
+  // node with room although enough GPUs are free across the cluster, moves smaller jobs (stops
+  // them, to restart on free GPUs elsewhere) to make that room. Unset: never.
+  // docs/scheduler.md says why this long.
+  std::optional<Duration> move_after = std::chrono::minutes(1);
 };
 
 struct SchedulingInput {

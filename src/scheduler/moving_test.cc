@@ -1,0 +1,157 @@
+// Moving jobs (docs/scheduler.md, "Moving jobs"): a job within its team's guarantee that finds
+// enough GPUs free, but scattered, moves smaller jobs elsewhere instead of waiting for a node to
+// drain.
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include "scheduler/scheduler.h"
+#include "testing/builders.h"
+
+namespace cohort::scheduler {
+namespace {
+
+using ::testing::ElementsAre;
+using ::testing::HasSubstr;
+using ::testing::IsEmpty;
+using namespace testing;  // NOLINT: the builders
+using testing::Job;       // not cohort::Job
+
+std::vector<JobId> Victims(const Plan& plan, PreemptionCause cause) {
+  std::vector<JobId> v;
+  for (const auto& p : plan.preemptions) {
+    if (p.cause == cause) v.push_back(p.victim);
+  }
+  std::sort(v.begin(), v.end());
+  return v;
+}
+
+// Two nodes of 4 GPUs, each with one 1-GPU job of team "small": 6 GPUs free, 3 on each node.
+ClusterSnapshot Scattered() {
+  ClusterSnapshot c;
+  AddNodes(c, "n", 2, 4);
+  c.teams = {TeamQuota{"small", 4, std::nullopt}, TeamQuota{"big", 4, std::nullopt}};
+  StartRunning(c, Job(10, 1, 1, 0, 0, "small"), {"n-0"}, Minutes(0));
+  StartRunning(c, Job(11, 1, 1, 0, 0, "small"), {"n-1"}, Minutes(5));
+  return c;
+}
+
+TEST(Moving, AJobWithinItsGuaranteeMovesASmallerJobOutOfTheWay) {
+  ClusterSnapshot c = Scattered();
+  Timestamp now = Minutes(30);
+  Plan plan = RunScheduler(c, {Job(1, 1, 4, 0, 1, "big")}, {}, now);
+  ASSERT_EQ(plan.preemptions.size(), 1u) << "one move makes a node whole";
+  EXPECT_EQ(plan.preemptions[0].victim, 11) << "the one that loses least progress";
+  EXPECT_EQ(plan.preemptions[0].cause, PreemptionCause::kMove);
+  EXPECT_THAT(plan.preemptions[0].reason, HasSubstr("moved for job 1 of team big"));
+  EXPECT_THAT(plan.placements, IsEmpty()) << "it starts once the moved job has stopped";
+  EXPECT_THAT(ReasonFor(plan, 1)->reason, HasSubstr("moving job 11"));
+}
+
+TEST(Moving, OnlyAfterWaitingMoveAfterAndLooksAgainThen) {
+  ClusterSnapshot c = Scattered();
+  Timestamp now = Minutes(30);
+  int64_t submitted = ToMicros(now - std::chrono::seconds(30));
+  Plan plan = RunScheduler(c, {Job(1, 1, 4, 0, submitted, "big")}, {}, now);
+  EXPECT_THAT(plan.preemptions, IsEmpty());
+  ASSERT_TRUE(plan.recheck_at.has_value());
+  EXPECT_EQ(*plan.recheck_at, FromMicros(submitted) + std::chrono::minutes(1));
+
+  SchedulerConfig never;
+  never.move_after.reset();
+  EXPECT_THAT(RunScheduler(c, {Job(1, 1, 4, 0, 1, "big")}, never, now).preemptions, IsEmpty());
+}
+
+TEST(Moving, NeverBeyondTheGuaranteeNorForOneGpuNorUnderOtherPolicies) {
+  ClusterSnapshot c = Scattered();
+  Timestamp now = Minutes(30);
+  ClusterSnapshot beyond = c;
+  beyond.teams[1].guaranteed_gpus = 2;
+  EXPECT_THAT(RunScheduler(beyond, {Job(1, 1, 4, 0, 1, "big")}, {}, now).preemptions, IsEmpty())
+      << "a job beyond its team's guarantee borrows, and borrowing never preempts";
+  SchedulerConfig fifo;
+  fifo.policy = Policy::kFifo;
+  EXPECT_THAT(RunScheduler(c, {Job(1, 1, 4, 0, 1, "big")}, fifo, now).preemptions, IsEmpty());
+  // Nodes full but for one GPU each: a 1-GPU job fits anywhere and never moves others.
+  ClusterSnapshot full = c;
+  Occupy(full, "n-0", 2);
+  Occupy(full, "n-1", 2);
+  Plan one = RunScheduler(full, {Job(1, 1, 1, 0, 1, "big")}, {}, now);
+  EXPECT_THAT(one.preemptions, IsEmpty());
+  EXPECT_THAT(PlacedIds(one), ElementsAre(1));
+}
+
+TEST(Moving, NotAJobThatHasNowhereElseToGo) {
+  ClusterSnapshot c = Scattered();
+  c.nodes[0].labels["rack"] = "a";
+  c.nodes[1].labels["rack"] = "b";
+  c.running[0].constraints.labels["rack"] = "a";
+  c.running[1].constraints.labels["rack"] = "b";
+  Plan plan = RunScheduler(c, {Job(1, 1, 4, 0, 1, "big")}, {}, Minutes(30));
+  EXPECT_THAT(plan.preemptions, IsEmpty()) << "each small job may run only where it is";
+}
+
+TEST(Moving, NeverIntoWhatIsHeldForTheMoversOwnTeam) {
+  // One team, one node of 8 GPUs. Job 1 (6 GPUs, first in the order) holds the 2 free GPUs for
+  // its reservation at job 12's end. Job 2 (2 GPUs) could take 10's and 11's GPUs, but the two
+  // could then go only where job 1's reservation is: its team's order stands.
+  ClusterSnapshot c;
+  AddNodes(c, "n", 1, 8);
+  c.teams = {TeamQuota{"t", 8, std::nullopt}};
+  StartRunning(c, Job(10, 1, 1, 0, 0, "t"), {"n-0"}, Minutes(0));
+  StartRunning(c, Job(11, 1, 1, 0, 0, "t"), {"n-0"}, Minutes(5));
+  StartRunning(c, Job(12, 1, 4, 0, 0, "t"), {"n-0"}, Minutes(0), Minutes(90));
+  Plan plan = RunScheduler(c, {Job(1, 1, 6, 0, 1, "t"), Job(2, 1, 2, 0, 2, "t")}, WithoutLevels(),
+                           Minutes(30));
+  EXPECT_THAT(plan.preemptions, IsEmpty());
+  EXPECT_THAT(PlacedIds(plan), IsEmpty());
+}
+
+TEST(Moving, NotJobsAsLargeAsTheMover) {
+  ClusterSnapshot c;
+  AddNodes(c, "n", 2, 4);
+  c.teams = {TeamQuota{"small", 4, std::nullopt}, TeamQuota{"big", 4, std::nullopt}};
+  StartRunning(c, Job(10, 1, 2, 0, 0, "small"), {"n-0"}, Minutes(0));
+  StartRunning(c, Job(11, 1, 2, 0, 0, "small"), {"n-1"}, Minutes(5));
+  EXPECT_THAT(RunScheduler(c, {Job(1, 1, 2, 0, 1, "big")}, {}, Minutes(30)).preemptions, IsEmpty())
+      << "fits as it is";
+  ClusterSnapshot odd = c;
+  Occupy(odd, "n-0", 1);
+  Occupy(odd, "n-1", 1);
+  // One GPU free on each node: a job of 2 could move neither job of 2.
+  EXPECT_THAT(RunScheduler(odd, {Job(1, 1, 2, 0, 1, "big")}, {}, Minutes(30)).preemptions,
+              IsEmpty());
+}
+
+TEST(Moving, TakesBackFromBorrowersFirstAndFindsTheMovedJobRoomTheSameWay) {
+  // Three nodes of 4 GPUs. Team small holds 1 GPU on each; team lender, guaranteed 4, borrows
+  // the 9 others in 1-GPU jobs, those on n-1 started last. Taking back 3 on one node leaves
+  // small's job in the way: it moves, and one more borrowed GPU elsewhere makes its room.
+  ClusterSnapshot c;
+  AddNodes(c, "n", 3, 4);
+  c.teams = {TeamQuota{"small", 3, std::nullopt}, TeamQuota{"lender", 4, std::nullopt},
+             TeamQuota{"big", 4, std::nullopt}};
+  JobId id = 10;
+  for (int n = 0; n < 3; ++n) {
+    std::string node = "n-" + std::to_string(n);
+    StartRunning(c, Job(id++, 1, 1, 0, 0, "small"), {node}, Minutes(0));
+    for (int k = 0; k < 3; ++k) {
+      StartRunning(c, Job(id++, 1, 1, 0, 0, "lender"), {node}, Minutes(n == 1 ? 10 + k : k));
+    }
+  }
+  Plan plan = RunScheduler(c, {Job(1, 1, 4, 0, 1, "big")}, {}, Minutes(30));
+  // n-1 holds small's 14 and lender's 15, 16, 17.
+  EXPECT_THAT(Victims(plan, PreemptionCause::kMove), ElementsAre(14));
+  std::vector<JobId> reclaimed = Victims(plan, PreemptionCause::kQuotaReclaim);
+  ASSERT_EQ(reclaimed.size(), 4u) << "n-1's three, and one for the moved job";
+  EXPECT_THAT(std::vector<JobId>(reclaimed.begin(), reclaimed.begin() + 3),
+              ElementsAre(15, 16, 17));
+  EXPECT_THAT(ReasonFor(plan, 1)->reason, HasSubstr("moving jobs"));
+  for (const auto& p : plan.preemptions) {
+    if (p.cause == PreemptionCause::kQuotaReclaim) {
+      EXPECT_THAT(p.reason, HasSubstr("team big reclaims"));
+    }
+  }
+}
+
+}  // namespace
+}  // namespace cohort::scheduler
