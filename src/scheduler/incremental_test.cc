@@ -39,6 +39,19 @@ TEST(Incremental, ArrivalTakesFreeGpusOnce) {
   EXPECT_EQ(r.queue[0].job_id, 2);
 }
 
+TEST(Incremental, ArrivalNeverTakesWhatIsHeldForAJobWaitingForItsVictims) {
+  ClusterSnapshot c;
+  AddNodes(c, "n", 1, 4);
+  StartRunning(c, Job(10, 1, 2, -100, 0), {"n-0"}, Minutes(0));
+  Plan plan;
+  PassResidue r = FullPass(c, {Job(1, 1, 4, 100, 1)}, Minutes(30), &plan, WithoutLevels());
+  ASSERT_EQ(plan.preemptions.size(), 1u);
+  // However short, an arrival does not take the 2 free GPUs job 1 will use once job 10 stops.
+  PendingJob short_job = Job(2, 1, 1);
+  short_job.max_runtime = std::chrono::minutes(1);
+  EXPECT_FALSE(DecideArrival(r, short_job, Minutes(30), nullptr));
+}
+
 TEST(Incremental, ArrivalNeverTakesWhatIsHeldForAReservation) {
   ClusterSnapshot c;
   AddNodes(c, "big", 1, 8);

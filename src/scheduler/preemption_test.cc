@@ -187,6 +187,29 @@ TEST(Preemption, WaitsForVictimsAlreadyStoppingInsteadOfChoosingMore) {
   EXPECT_THAT(ReasonFor(plan, 1)->reason, HasSubstr("waiting for 1 stopping job"));
 }
 
+TEST(Preemption, WhatTheVictimsAreStoppedForIsNotTakenByALaterShortJob) {
+  // Job 1 preempts job 10 and will use its 2 GPUs and the 2 free ones of n-0. A short job after
+  // it in the order would fit on those 2 free GPUs and end long before any reservation; it
+  // must wait, or job 1 would not fit once job 10 has stopped, and choose new victims.
+  ClusterSnapshot c;
+  AddNodes(c, "n", 2, 4);
+  StartRunning(c, Job(10, 1, 2, -100, 0, "t"), {"n-0"}, Minutes(0));
+  StartRunning(c, Job(11, 1, 4, 100, 0, "t"), {"n-1"}, Minutes(0));
+  PendingJob short_job = Job(2, 1, 1, 0, 2, "t");
+  short_job.max_runtime = std::chrono::minutes(5);
+  Plan plan = RunScheduler(c, {Job(1, 1, 4, 100, 1, "t"), short_job}, WithoutLevels(), Minutes(30));
+  EXPECT_THAT(Victims(plan), ElementsAre(10));
+  EXPECT_THAT(plan.placements, IsEmpty()) << "n-0's free GPUs are held for job 1";
+  // The same while job 10 stops: job 1 waits for it and still holds them.
+  c.running[0].stopping = true;
+  c.running[0].stopping_for = 1;
+  PendingJob claimant = Job(1, 1, 4, 100, 1, "t");
+  claimant.preempted_for_it = true;
+  Plan waiting = RunScheduler(c, {claimant, short_job}, WithoutLevels(), Minutes(30));
+  EXPECT_THAT(ReasonFor(waiting, 1)->reason, HasSubstr("waiting for 1 stopping job"));
+  EXPECT_THAT(waiting.placements, IsEmpty());
+}
+
 TEST(Preemption, NothingWhenEvenAllCandidatesWouldNotMakeRoom) {
   ClusterSnapshot c;
   AddNodes(c, "n", 1, 4);
