@@ -1,5 +1,6 @@
 // The scheduler's decisions carried out for real: priority preemption with a grace period and
-// a second attempt, quota reclaim between teams, and explanations that name the real reason.
+// a second attempt, quota reclaim between teams, moving a job for a guarantee, and explanations
+// that name the real reason.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -109,6 +110,46 @@ tasks: [{role: main, resources: {gpus: 2}, command: [sleep, "300"]}]
   EXPECT_THAT(why.out, HasSubstr("team nlp holds 2 of its 2 guaranteed GPUs"));
   EXPECT_THAT(why.out, HasSubstr("borrowing"));
   for (JobId id : {first, second, vision}) (void)cluster.client().Kill(id);
+}
+
+TEST(Scheduling, AJobWithinItsGuaranteeMovesASmallerJobThatRestartsElsewhere) {
+  LocalCluster cluster("move");
+  cluster.StartMaster({"--preemption-min-runtime", "0s", "--move-after", "0s"});
+  cluster.StartAgent("node-a", 4);
+  cluster.StartAgent("node-b", 4);
+  ASSERT_EQ(cluster.Cohort({"team", "set", "small", "--gpus", "4"}).exit_code, 0);
+  ASSERT_EQ(cluster.Cohort({"team", "set", "big", "--gpus", "4"}).exit_code, 0);
+  auto small_job = [](const std::string& name, int gpus) {
+    return "name: " + name + "\nteam: small\ngrace_period: 1s\ntasks: [{role: main, resources: " +
+           "{gpus: " + std::to_string(gpus) + "}, command: [sleep, \"300\"]}]\n";
+  };
+  // One 1-GPU job of team small on each node: a filler keeps the second off the first's node.
+  JobId a = cluster.Submit(small_job("a", 1));
+  Job a_running = cluster.WaitForState(a, JobState::kRunning);
+  JobId filler = cluster.Submit(small_job("filler", 3));
+  cluster.WaitForState(filler, JobState::kRunning);
+  JobId b = cluster.Submit(small_job("b", 1));
+  Job b_running = cluster.WaitForState(b, JobState::kRunning);
+  ASSERT_NE(a_running.tasks[0].node_id, b_running.tasks[0].node_id);
+  ASSERT_TRUE(cluster.client().Kill(filler).ok());
+  cluster.WaitForState(filler, JobState::kKilled);
+  // 6 GPUs are free, 3 on each node: big's gang of 4 fits on neither until b moves.
+  JobId big = cluster.Submit(R"(
+name: big
+team: big
+tasks: [{role: main, resources: {gpus: 4}, command: [sleep, "300"]}]
+)");
+  Job big_running = cluster.WaitForState(big, JobState::kRunning, std::chrono::seconds(20));
+  EXPECT_EQ(big_running.tasks[0].node_id, b_running.tasks[0].node_id);
+  EXPECT_TRUE(HasEvent(cluster, b, "preempted", "moved for job " + std::to_string(big)));
+  // b restarts at once beside a, as its second attempt; a never stopped.
+  Job b_again = cluster.WaitForJob(
+      b, [](const Job& j) { return j.attempt == 2 && j.state == JobState::kRunning; });
+  EXPECT_EQ(b_again.tasks[0].node_id, a_running.tasks[0].node_id);
+  Job a_now = *cluster.client().GetJob(a);
+  EXPECT_EQ(a_now.attempt, 1);
+  EXPECT_EQ(a_now.state, JobState::kRunning);
+  for (JobId id : {a, b, big}) (void)cluster.client().Kill(id);
 }
 
 TEST(Scheduling, ExplanationsNameTheRealReason) {
