@@ -1,5 +1,6 @@
 // sim run / sim gen: replay traces through the scheduler and compare policies.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -229,16 +230,13 @@ int RunSim(const SimRunOptions& o) {
     results.push_back(sim::Simulate(*trace, cluster, options));
     progress.Done();
     const auto& causes = results.back().preemptions_by_cause;
-    auto count = [&](PreemptionCause c) {
+    std::vector<std::string> counts;
+    for (PreemptionCause c : kPreemptionCauses) {
       auto it = causes.find(c);
-      return it == causes.end() ? size_t{0} : it->second;
-    };
-    fmt::print(stderr,
-               "{}: preemptions by cause: priority {}, quota reclaim {}, level {}, oracle {}, "
-               "move {}\n",
-               name, count(PreemptionCause::kPriority), count(PreemptionCause::kQuotaReclaim),
-               count(PreemptionCause::kLevel), count(PreemptionCause::kOracle),
-               count(PreemptionCause::kMove));
+      counts.push_back(fmt::format("{} {}", PreemptionCauseName(c),
+                                   it == causes.end() ? size_t{0} : it->second));
+    }
+    fmt::print(stderr, "{}: preemptions by cause: {}\n", name, fmt::join(counts, ", "));
     figures.push_back(sim::Summarize(results.back()));
     const auto& r = results.back();
     if (r.node_failures_simulated) {

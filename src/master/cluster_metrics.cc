@@ -191,6 +191,16 @@ void WriteClusterMetrics(const Master& master, PrometheusText& out) {
              "How long each full scheduling pass held the master's event loop: the decision "
              "and making it real.");
   out.HistogramSamples("cohort_scheduling_pass_seconds", {}, master.scheduling_passes());
+  out.Family("cohort_preemptions_total", MetricType::kCounter,
+             "Running jobs stopped to make room for a waiting one since the master started, by "
+             "the rule that allowed it.");
+  const auto& preemptions = master.preemptions_by_cause();
+  for (PreemptionCause cause : kPreemptionCauses) {
+    if (cause == PreemptionCause::kOracle) continue;  // the simulator's reference only
+    auto it = preemptions.find(cause);
+    out.Sample("cohort_preemptions_total", {{"cause", PreemptionCauseName(cause)}},
+               static_cast<double>(it == preemptions.end() ? 0 : it->second));
+  }
 }
 
 }  // namespace cohort::master

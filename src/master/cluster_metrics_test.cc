@@ -99,6 +99,26 @@ TEST_P(ClusterMetricsTest, NodesTeamsJobsAndTheQueueAreWhatTheMasterHolds) {
   EXPECT_GT(std::stoi(passes), 0);
   EXPECT_EQ(ValueOf(text, R"(cohort_scheduling_pass_seconds_bucket{le="0.0001"})"), passes);
   EXPECT_EQ(ValueOf(text, R"(cohort_scheduling_pass_seconds_bucket{le="+Inf"})"), passes);
+  EXPECT_EQ(ValueOf(text, R"(cohort_preemptions_total{cause="priority"})"), "0")
+      << "every cause is written from the start";
+}
+
+TEST_P(ClusterMetricsTest, PreemptionsAreCountedByTheirCause) {
+  AddNode("a", 2);
+  Submit(1, 2, 1, "default", kPriorityLow);
+  RunPosted();
+  Report("a", TaskState::kRunning);
+  clock_.Advance(std::chrono::minutes(5));
+  Report("a", TaskState::kRunning);
+  Submit(1, 2, 1, "default", kPriorityHigh);
+  RunPosted();
+  std::string text = Scrape();
+  EXPECT_EQ(ValueOf(text, R"(cohort_preemptions_total{cause="priority"})"), "1");
+  EXPECT_EQ(ValueOf(text, R"(cohort_preemptions_total{cause="quota_reclaim"})"), "0");
+  EXPECT_EQ(ValueOf(text, R"(cohort_preemptions_total{cause="level"})"), "0");
+  EXPECT_EQ(ValueOf(text, R"(cohort_preemptions_total{cause="move"})"), "0");
+  EXPECT_EQ(ValueOf(text, R"(cohort_preemptions_total{cause="oracle"})"), "")
+      << "a reference of the simulator's, never the master's";
 }
 
 TEST_P(ClusterMetricsTest, ASilentNodeIsLostAndEndedJobsAreCountedByTheirState) {

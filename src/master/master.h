@@ -255,6 +255,10 @@ class Master {
   // decision and making it real (placements written to the store, preemptions, growth).
   // Decisions between passes (Incremental) are not counted.
   const Histogram& scheduling_passes() const { return scheduling_passes_; }
+  // Preemptions the master has carried out since it started, by the rule that made them.
+  const std::map<PreemptionCause, uint64_t>& preemptions_by_cause() const {
+    return preemptions_by_cause_;
+  }
   // What ended jobs cost, as the scheduler's estimates come from it (docs/scheduler.md).
   const scheduler::RuntimeHistory& runtime_history() const { return history_; }
   // True while arrivals and completions are decided between full passes.
@@ -423,6 +427,7 @@ class Master {
   std::optional<Timestamp> audit_pruned_at_;   // the start of the last round of pruning
   bool audit_pruning_ = false;                 // a round has more to prune
   Histogram scheduling_passes_;
+  std::map<PreemptionCause, uint64_t> preemptions_by_cause_;
 };
 
 }  // namespace cohort::master

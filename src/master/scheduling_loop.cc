@@ -138,6 +138,7 @@ void Master::Schedule() {
   for (const auto& preemption : applied.preemptions) {
     Job& job = jobs_.at(preemption.victim);
     std::vector<JobEvent> events;
+    ++preemptions_by_cause_[preemption.cause];
     ++job.preemptions;
     job.preempted_for = preemption.for_job;
     if (job.spec.restart.RestartsOn(RestartCause::kPreempted)) {

@@ -166,6 +166,25 @@ enum class PreemptionCause {
   kOracle,        // srtf-oracle: for a job with less GPU time left
   kMove,          // moved to free GPUs elsewhere, to make room for a job within its guarantee
 };
+inline constexpr PreemptionCause kPreemptionCauses[] = {
+    PreemptionCause::kPriority, PreemptionCause::kQuotaReclaim, PreemptionCause::kLevel,
+    PreemptionCause::kOracle, PreemptionCause::kMove};
+// Its name in metrics and reports: "priority", "quota_reclaim", "level", "oracle", "move".
+constexpr const char* PreemptionCauseName(PreemptionCause cause) {
+  switch (cause) {
+    case PreemptionCause::kPriority:
+      return "priority";
+    case PreemptionCause::kQuotaReclaim:
+      return "quota_reclaim";
+    case PreemptionCause::kLevel:
+      return "level";
+    case PreemptionCause::kOracle:
+      return "oracle";
+    case PreemptionCause::kMove:
+      return "move";
+  }
+  return "unknown";
+}
 
 // A running job to stop (SIGTERM, grace period, SIGKILL) and requeue, so that `for_job` can run.
 struct Preemption {

@@ -192,6 +192,7 @@ tasks:
   eventually(R"(cohort_jobs{team="default",state="running"})", "1");
   eventually(R"(sum(cohort_node_state{state="ready"}))", std::to_string(kAgents));
   eventually(R"(cohort_team_gpus_used{team="default"})", "1");
+  eventually(R"(sum(cohort_preemptions_total))", "0");  // a counter, every cause written
   // Histograms parse too: Prometheus' own scrapes are counted under the route's pattern, from
   // the second on (a scrape's answer is timed once it has been written).
   std::string scrapes;
