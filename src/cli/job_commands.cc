@@ -215,6 +215,10 @@ void PrintJobDetails(const Job& job, const std::vector<JobEvent>& events) {
   }
   if (!job.history.empty()) {
     fmt::print("\nAttempts:\n");
+    if (int first = job.history.front().number; first > 1) {
+      fmt::print("  (attempts 1-{} not kept: a job keeps its latest {})\n", first - 1,
+                 kMaxAttemptSummaries);
+    }
     for (const auto& a : job.history) fmt::print("  {}: {}\n", a.number, a.result);
   }
   if (!events.empty()) {

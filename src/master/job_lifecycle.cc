@@ -139,7 +139,7 @@ void Master::FinishIfStopped(Job& job, std::vector<JobEvent>& events) {
   Timestamp now = clock_.Now();
   std::string result =
       target == JobState::kPending && !job.preempted_for ? "failed: " + job.message : job.message;
-  job.history.push_back(AttemptSummary{job.attempt, job.placed_at, now, result});
+  RecordAttempt(job, AttemptSummary{job.attempt, job.placed_at, now, result});
   job.stop_target.reset();
   job.preempted_for.reset();
   active_.erase(job.id);

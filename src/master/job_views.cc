@@ -13,11 +13,8 @@ std::vector<TaskRequest> TaskRequestsOf(const Job& job) {
 }
 
 Duration AttainedService(const Job& job) {
-  Duration total{};
-  int64_t gpus = job.spec.TotalResources().gpus;
-  for (const auto& a : job.history) {
-    if (a.started_at && a.finished_at) total += (*a.finished_at - *a.started_at) * gpus;
-  }
+  Duration total = job.dropped_service;
+  for (const auto& a : job.history) total += ServiceOf(job, a);
   return total;
 }
 

@@ -30,6 +30,19 @@ std::string TaskId::ToString() const {
   return fmt::format("{}.{}.{}.{}", job, attempt, role, index);
 }
 
+void RecordAttempt(Job& job, AttemptSummary summary) {
+  job.history.push_back(std::move(summary));
+  if (job.history.size() <= kMaxAttemptSummaries) return;
+  auto keep = job.history.end() - static_cast<ptrdiff_t>(kMaxAttemptSummaries);
+  for (auto it = job.history.begin(); it != keep; ++it) job.dropped_service += ServiceOf(job, *it);
+  job.history.erase(job.history.begin(), keep);
+}
+
+Duration ServiceOf(const Job& job, const AttemptSummary& attempt) {
+  if (!attempt.started_at || !attempt.finished_at) return Duration{};
+  return (*attempt.finished_at - *attempt.started_at) * job.spec.TotalResources().gpus;
+}
+
 StatusOr<JobId> ParseJobId(std::string_view text) {
   if (auto id = ParseInteger(text, 1, std::numeric_limits<JobId>::max())) return *id;
   return Status::InvalidArgument(

@@ -134,13 +134,27 @@ struct Job {
   // The newest checkpoint a task of the job reported (docs/observability.md, "Checkpoint
   // reports"), by its agent's clock, over all attempts; none before the first.
   std::optional<Timestamp> last_checkpoint_at;
+  // The latest kMaxAttemptSummaries attempts (RecordAttempt); `attempt` says how many there were.
   std::vector<AttemptSummary> history;
+  // The GPU time of the attempts dropped from `history` (ServiceOf each), which the job's
+  // attained service still counts.
+  Duration dropped_service{};
   // Bumped on every change; watchers wait for it to move.
   uint64_t version = 0;
 
   // The identity of one of its current attempt's tasks on its agent.
   TaskId IdOf(const Task& t) const { return TaskId{id, attempt, t.role, t.index}; }
 };
+
+// Attempt summaries a job keeps. Preemptions do not count against restart.max_attempts, so a
+// job may run any number of attempts; its record, written on every change and sent whole by
+// `GET /jobs/{id}`, keeps only the latest. Earlier attempts stay in the usage records.
+inline constexpr size_t kMaxAttemptSummaries = 100;
+// Adds `summary` to the job's history, dropping the oldest beyond kMaxAttemptSummaries (their
+// GPU time goes to `dropped_service`).
+void RecordAttempt(Job& job, AttemptSummary summary);
+// The GPU time an ended attempt had: its length times the job's GPUs (0 if it never started).
+Duration ServiceOf(const Job& job, const AttemptSummary& attempt);
 
 struct JobEvent {
   JobId job_id = 0;

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "model/job_spec.h"
+#include "model/json.h"
 #include "model/node.h"
 
 namespace cohort {
@@ -60,6 +61,48 @@ TEST(RestartPolicy, AnAttemptThatEndsEarlySpendsTheBudgetAndOnlyAFailureBacksOff
   EXPECT_FALSE(refused.restartable);
   EXPECT_FALSE(refused.requeue);
   EXPECT_EQ(refused.failures, 0);
+}
+
+TEST(RecordAttempt, KeepsTheLatestAndCountsTheServiceOfTheRest) {
+  Job job;
+  TaskGroupSpec group;
+  group.role = "worker";
+  group.replicas = 2;
+  group.resources = Resources{2, 1000, 1LL << 30};
+  job.spec.tasks.push_back(group);  // 4 GPUs
+  const size_t attempts = kMaxAttemptSummaries + 5;
+  Duration all{};
+  for (size_t n = 1; n <= attempts; ++n) {
+    Timestamp start = FromMicros(static_cast<int64_t>(n) * 1'000'000'000);
+    AttemptSummary a{static_cast<int>(n), start, start + std::chrono::minutes(n), "preempted"};
+    all += ServiceOf(job, a);
+    RecordAttempt(job, a);
+  }
+  ASSERT_EQ(job.history.size(), kMaxAttemptSummaries);
+  EXPECT_EQ(job.history.front().number, 6) << "the oldest five are dropped";
+  EXPECT_EQ(job.history.back().number, static_cast<int>(attempts));
+  // Attempts 1 to 5 ran 1 to 5 minutes on 4 GPUs.
+  EXPECT_EQ(job.dropped_service, std::chrono::minutes(1 + 2 + 3 + 4 + 5) * 4);
+  Duration kept{};
+  for (const auto& a : job.history) kept += ServiceOf(job, a);
+  EXPECT_EQ(job.dropped_service + kept, all) << "no GPU time is lost with the summaries";
+  EXPECT_EQ(ServiceOf(job, AttemptSummary{1, std::nullopt, std::nullopt, "never started"}),
+            Duration{});
+
+  // The record keeps it, exactly; a record without it (written before it existed) reads 0.
+  job.id = 7;
+  job.spec.name = "j";
+  job.spec.team = "default";
+  group.command = {"true"};
+  job.spec.tasks = {group};
+  Json record = ToJson(job);
+  auto back = JobFromJson(record);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->dropped_service, job.dropped_service);
+  record.erase("dropped_attempts_gpu_seconds");
+  EXPECT_EQ(JobFromJson(record)->dropped_service, Duration{});
+  record["dropped_attempts_gpu_seconds"] = -1;
+  EXPECT_FALSE(JobFromJson(record).ok());
 }
 
 }  // namespace

@@ -1,6 +1,7 @@
 #include "model/json.h"
 
 #include <fmt/format.h>
+#include <cmath>
 
 #include <limits>
 #include <stdexcept>
@@ -214,7 +215,8 @@ Json ToJson(const Job& job) {
       {"version", job.version},
       {"spec", ToJson(job.spec)},
       {"tasks", tasks},
-      {"history", history}};
+      {"history", history},
+      {"dropped_attempts_gpu_seconds", static_cast<double>(job.dropped_service.count()) / 1e6}};
 }
 
 StatusOr<Job> JobFromJson(const Json& j) {
@@ -256,6 +258,12 @@ StatusOr<Job> JobFromJson(const Json& j) {
         job.history.push_back(std::move(s));
       }
     }
+    double dropped = ValueOr<double>(j, "dropped_attempts_gpu_seconds", 0.0);
+    // Bounded before it becomes microseconds, where it would overflow.
+    if (!(dropped >= 0 && dropped < 1e12)) {
+      throw std::runtime_error("dropped_attempts_gpu_seconds: must be from 0 to 1e12");
+    }
+    job.dropped_service = Duration(std::llround(dropped * 1e6));
     return job;
   });
 }
