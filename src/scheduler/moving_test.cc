@@ -153,5 +153,35 @@ TEST(Moving, TakesBackFromBorrowersFirstAndFindsTheMovedJobRoomTheSameWay) {
   }
 }
 
+TEST(Moving, LooksForCandidatesAtMost16TimesAPass) {
+  // 16 teams, each with a gang of 8 GPUs within its guarantee, for the two nodes of rack x,
+  // which something outside holds: each looks for jobs to move (a walk over the running jobs)
+  // and finds too few. Those looks use up the pass's searches: zz's job, which could move one,
+  // waits for the next pass.
+  ClusterSnapshot c = Scattered();
+  AddNodes(c, "x", 2, 4);
+  for (auto& n : c.nodes) {
+    if (n.node_id.starts_with("x-")) n.labels["rack"] = "x";
+  }
+  Occupy(c, "x-0", 4);
+  Occupy(c, "x-1", 4);
+  std::vector<PendingJob> pending;
+  for (int t = 0; t < 16; ++t) {
+    std::string team = "t" + std::to_string(t);
+    c.teams.push_back(TeamQuota{team, 8, std::nullopt});
+    PendingJob gang = Job(100 + t, 2, 4, 0, 1, team);
+    gang.constraints.labels["rack"] = "x";
+    pending.push_back(gang);
+  }
+  // Teams equally behind go by name: "zz" comes after the 16.
+  c.teams.push_back(TeamQuota{"zz", 4, std::nullopt});
+  pending.push_back(Job(1, 1, 4, 0, 1, "zz"));
+  EXPECT_THAT(RunScheduler(c, pending, {}, Minutes(30)).preemptions, IsEmpty());
+  // With one gang fewer, a search is left for it.
+  pending.erase(pending.begin());
+  EXPECT_THAT(Victims(RunScheduler(c, pending, {}, Minutes(30)), PreemptionCause::kMove),
+              ElementsAre(11));
+}
+
 }  // namespace
 }  // namespace cohort::scheduler

@@ -833,14 +833,16 @@ class Pass {
       }
       return false;
     }
+    // Finding the candidates walks the running jobs: it counts as a search even when it finds
+    // too few (otherwise every waiting job within a guarantee walked them, every pass).
     if (guarantee_searches_ >= kMaxPreemptionSearches) return false;
+    ++guarantee_searches_;
     Resources need = TotalOf(job.tasks);
     MoveCandidates candidates = FindMoveCandidates(job, need.gpus);
     if (candidates.jobs.empty() ||
         guaranteed_.free_gpus() + candidates.reclaimed_gpus < need.gpus) {
       return false;
     }
-    ++guarantee_searches_;
     std::optional<std::vector<const RunningJob*>> victims;
     std::optional<std::vector<TaskPlacement>> placement;
     {
