@@ -16,15 +16,6 @@ using ::testing::IsEmpty;
 using namespace testing;  // NOLINT: the builders
 using testing::Job;       // not cohort::Job
 
-std::vector<JobId> Victims(const Plan& plan, PreemptionCause cause) {
-  std::vector<JobId> v;
-  for (const auto& p : plan.preemptions) {
-    if (p.cause == cause) v.push_back(p.victim);
-  }
-  std::sort(v.begin(), v.end());
-  return v;
-}
-
 // Two nodes of 4 GPUs, each with one 1-GPU job of team "small": 6 GPUs free, 3 on each node.
 ClusterSnapshot Scattered() {
   ClusterSnapshot c;

@@ -14,13 +14,6 @@ using ::testing::IsEmpty;
 using namespace testing;  // NOLINT: the builders
 using testing::Job;       // not cohort::Job
 
-std::vector<JobId> Victims(const Plan& plan) {
-  std::vector<JobId> v;
-  for (const auto& p : plan.preemptions) v.push_back(p.victim);
-  std::sort(v.begin(), v.end());
-  return v;
-}
-
 TEST(PriorityPreemption, HighPreemptsLowOfItsTeamOnlyWhereItHelps) {
   ClusterSnapshot c;
   AddNodes(c, "n", 2, 4);

@@ -3,7 +3,9 @@
 // by tests and benchmarks, never by a product binary.
 #pragma once
 
+#include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -109,6 +111,17 @@ inline std::set<std::string> NodesOf(const JobPlacement& p) {
 inline std::vector<JobId> PlacedIds(const Plan& plan) {
   std::vector<JobId> ids;
   for (const auto& p : plan.placements) ids.push_back(p.job_id);
+  return ids;
+}
+
+// The jobs the plan preempts (for one cause, if given), in id order.
+inline std::vector<JobId> Victims(const Plan& plan,
+                                  std::optional<PreemptionCause> cause = std::nullopt) {
+  std::vector<JobId> ids;
+  for (const auto& p : plan.preemptions) {
+    if (!cause || p.cause == *cause) ids.push_back(p.victim);
+  }
+  std::sort(ids.begin(), ids.end());
   return ids;
 }
 
