@@ -300,7 +300,7 @@ void ClusterState::NodesAndTeams(ClusterSnapshot& into) const {
   for (const auto& n : nodes_) {
     if (!n.ready) continue;
     if (nodes < into.nodes.size()) {
-      into.nodes[nodes] = n.capacity;
+      CopyCapacity(n.capacity, into.nodes[nodes]);
     } else {
       into.nodes.push_back(n.capacity);
     }

@@ -25,7 +25,24 @@ struct NodeCapacity {
   std::map<std::string, std::string> labels;  // "rack" groups nodes for placement
   // How its GPUs are connected; null: all alike. Shared, so that copies stay cheap.
   std::shared_ptr<const GpuTopology> topology;
+  // A new field goes into CopyCapacity too.
+  bool operator==(const NodeCapacity&) const = default;
 };
+
+// Copies `from` into `to` as `to = from` would, but assigns the labels only where they differ:
+// they stay the same for a node from one pass to the next, a pass copies every node four times
+// (the snapshot and three capacity indexes), and a map assigned rebuilds every label's strings
+// (7.5% of a replay of all ITP jobs under las). Comparing the id and GPU model first as well
+// made the scheduler benchmark's passes slower, not faster: they are plain assignments.
+inline void CopyCapacity(const NodeCapacity& from, NodeCapacity& to) {
+  to.node_id = from.node_id;
+  to.total = from.total;
+  to.free = from.free;
+  to.free_gpus = from.free_gpus;
+  to.gpu_model = from.gpu_model;
+  if (to.labels != from.labels) to.labels = from.labels;
+  to.topology = from.topology;
+}
 
 // The one way to take a task's resources out of a node's free capacity and to put them back:
 // the master, the simulator, the scheduler's what-ifs and the test builders all go through here.
