@@ -53,7 +53,7 @@ void CapacityIndex::Reset(const std::vector<NodeCapacity>& nodes) {
   for (size_t i = 0; i < nodes.size() && same_ids; ++i) {
     same_ids = nodes_[i].node_id == nodes[i].node_id;
   }
-  nodes_.resize(nodes.size());
+  nodes_.resize(nodes.size());  // element by element below: buffers are kept
   for (size_t i = 0; i < nodes.size(); ++i) CopyCapacity(nodes[i], nodes_[i]);
   if (!same_ids) by_id_.reset();
   Build();
