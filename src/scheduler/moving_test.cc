@@ -144,6 +144,26 @@ TEST(Moving, TakesBackFromBorrowersFirstAndFindsTheMovedJobRoomTheSameWay) {
   }
 }
 
+TEST(Moving, TakesBackFirstWhatLeavesANodeEmpty) {
+  // Four full nodes of 4 GPUs. Team lender, guaranteed 4, holds 6: a 2-GPU job on n-0 beside
+  // team other's 2-GPU job, and a 4-GPU job alone on n-1; other, within its guarantee, also
+  // holds n-2, and something outside holds n-3. Big's 4-GPU job needs a whole node. Taking back
+  // lender's cheapest job (the 2 on n-0, started last) would leave other's job to move, and
+  // there is nowhere to move it to: what empties n-1 goes first, although it costs more.
+  ClusterSnapshot c;
+  AddNodes(c, "n", 4, 4);
+  c.teams = {TeamQuota{"lender", 4, std::nullopt}, TeamQuota{"other", 6, std::nullopt},
+             TeamQuota{"big", 4, std::nullopt}};
+  Occupy(c, "n-3", 4);
+  StartRunning(c, Job(10, 1, 2, 0, 0, "lender"), {"n-0"}, Minutes(20));
+  StartRunning(c, Job(11, 1, 2, 0, 0, "other"), {"n-0"}, Minutes(0));
+  StartRunning(c, Job(12, 1, 4, 0, 0, "lender"), {"n-1"}, Minutes(0));
+  StartRunning(c, Job(13, 1, 4, 0, 0, "other"), {"n-2"}, Minutes(0));
+  Plan plan = RunScheduler(c, {Job(1, 1, 4, 0, 1, "big")}, {}, Minutes(30));
+  EXPECT_THAT(Victims(plan, PreemptionCause::kQuotaReclaim), ElementsAre(12));
+  EXPECT_THAT(Victims(plan, PreemptionCause::kMove), IsEmpty());
+}
+
 TEST(Moving, LooksForCandidatesAtMost16TimesAPass) {
   // 16 teams, each with a gang of 8 GPUs within its guarantee, for the two nodes of rack x,
   // which something outside holds: each looks for jobs to move (a walk over the running jobs)

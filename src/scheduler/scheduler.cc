@@ -8,6 +8,7 @@
 #include <map>
 #include <set>
 #include <tuple>
+#include <unordered_map>
 
 #include "common/units.h"
 #include "scheduler/capacity_index.h"
@@ -748,12 +749,34 @@ class Pass {
     }
   };
   MoveCandidates FindMoveCandidates(const PendingJob& job, int64_t gpus) {
-    std::vector<std::tuple<bool, PreemptionKey, const RunningJob*>> found;  // moved?, cost, job
+    // moved?, keeps part of a node?, cost, job
+    std::vector<std::tuple<bool, bool, PreemptionKey, const RunningJob*>> found;
     MoveCandidates out;
-    for (PreemptibleTeam& team : PreemptibleTeams()) {
-      int64_t beyond =
-          Entitled(team.name) - order_.TeamUsage(team.name).guaranteed_gpus;  // > 0: borrows
-      int64_t room = team.name != job.team && config_.quota_reclaim ? beyond : 0;
+    std::vector<PreemptibleTeam>& teams = PreemptibleTeams();
+    auto room_of = [&](const PreemptibleTeam& team) {
+      int64_t beyond = Entitled(team.name) - order_.TeamUsage(team.name).guaranteed_gpus;
+      return std::pair{beyond, team.name != job.team && config_.quota_reclaim ? beyond : 0};
+    };
+    // Borrowers' jobs that leave their nodes empty when taken back go first: moved jobs as big
+    // as a node have nowhere to go in a full cluster, so a gang of whole nodes gets them from
+    // reclaim or not at all (docs/scheduler.md, "Moving jobs"). What each node keeps: what jobs
+    // that may not be taken back hold there (other teams', young ones, stopping ones).
+    std::unordered_map<std::string_view, int64_t> kept;
+    for (const auto& n : in_.cluster.nodes) kept[n.node_id] = n.total.gpus - n.free.gpus;
+    for (const PreemptibleTeam& team : teams) {
+      if (room_of(team).second <= 0) continue;
+      for (const Preemptible& p : team.jobs) {
+        for (size_t t = 0; t < p.job->placement.size(); ++t) {
+          kept[p.job->placement[t].node_id] -= p.job->tasks[t].resources.gpus;
+        }
+      }
+    }
+    auto keeps_part = [&](const RunningJob& r) {
+      return std::any_of(r.placement.begin(), r.placement.end(),
+                         [&](const TaskPlacement& p) { return kept[p.node_id] > 0; });
+    };
+    for (PreemptibleTeam& team : teams) {
+      auto [beyond, room] = room_of(team);  // beyond > 0: the team borrows
       if (room <= 0 && beyond > 0) continue;
       for (const RunningJob* r : team.young) {
         if (room > 0 || r->Total().gpus < gpus) {
@@ -761,23 +784,31 @@ class Pass {
         }
       }
       Sort(team);
-      for (const Preemptible& p : team.jobs) {
-        if (!victims_.empty() && victims_.count(p.job->job_id)) continue;
+      std::vector<const Preemptible*> in_order;
+      in_order.reserve(team.jobs.size());
+      for (const Preemptible& p : team.jobs) in_order.push_back(&p);
+      if (room > 0) {
+        std::stable_partition(in_order.begin(), in_order.end(),
+                              [&](const Preemptible* p) { return !keeps_part(*p->job); });
+      }
+      for (const Preemptible* p : in_order) {
+        if (!victims_.empty() && victims_.count(p->job->job_id)) continue;
         if (room > 0) {
-          out.reclaimed.push_back(p.job->job_id);
-          out.reclaimed_gpus += p.gpus;
-          room -= p.gpus;
-          found.emplace_back(false, p.key, p.job);
-        } else if (beyond <= 0 && p.gpus < gpus) {
-          found.emplace_back(true, p.key, p.job);
+          out.reclaimed.push_back(p->job->job_id);
+          out.reclaimed_gpus += p->gpus;
+          room -= p->gpus;
+          found.emplace_back(false, keeps_part(*p->job), p->key, p->job);
+        } else if (beyond <= 0 && p->gpus < gpus) {
+          found.emplace_back(true, false, p->key, p->job);
         }
       }
     }
     std::sort(found.begin(), found.end(), [](const auto& a, const auto& b) {
-      return std::tie(std::get<0>(a), std::get<1>(a)) < std::tie(std::get<0>(b), std::get<1>(b));
+      return std::tie(std::get<0>(a), std::get<1>(a), std::get<2>(a)) <
+             std::tie(std::get<0>(b), std::get<1>(b), std::get<2>(b));
     });
     out.jobs.reserve(found.size());
-    for (const auto& f : found) out.jobs.push_back(std::get<2>(f));
+    for (const auto& f : found) out.jobs.push_back(std::get<3>(f));
     return out;
   }
 
