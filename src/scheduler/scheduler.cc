@@ -771,9 +771,13 @@ class Pass {
         }
       }
     }
+    // A node the snapshot lacks (not ready) is not one a gang could be placed on: it counts as
+    // kept.
     auto keeps_part = [&](const RunningJob& r) {
-      return std::any_of(r.placement.begin(), r.placement.end(),
-                         [&](const TaskPlacement& p) { return kept[p.node_id] > 0; });
+      return std::any_of(r.placement.begin(), r.placement.end(), [&](const TaskPlacement& p) {
+        auto it = kept.find(p.node_id);
+        return it == kept.end() || it->second > 0;
+      });
     };
     for (PreemptibleTeam& team : teams) {
       auto [beyond, room] = room_of(team);  // beyond > 0: the team borrows
