@@ -89,6 +89,66 @@ expect "cluster linking SQLite fails" fail "link: cohort_cluster links SQLite::S
 expect "model linking the scheduler fails" fail "link: cohort_model links cohort_scheduler" \
   "$tmp/clean" "$tmp/build-bad"
 
+# Links of the other pure targets: dispatch may link the scheduler and cluster, not the master;
+# framework only the model and common.
+cp -r "$tmp/build" "$tmp/build-pure"
+printf 'cohort_scheduler;cohort_cluster;cohort_model;cohort_common;cohort_warnings\n' \
+  >"$tmp/build-pure/link-deps/cohort_dispatch.txt"
+printf 'cohort_model;$<LINK_ONLY:cohort_warnings>\n' >"$tmp/build-pure/link-deps/cohort_framework.txt"
+expect "dispatch and framework with their own links pass" 0 \
+  "links of cohort_common cohort_model cohort_scheduler cohort_dispatch cohort_framework checked" \
+  "$tmp/clean" "$tmp/build-pure"
+printf 'cohort_scheduler;cohort_cluster;cohort_state\n' >"$tmp/build-pure/link-deps/cohort_dispatch.txt"
+printf 'cohort_model;cohort_os\n' >"$tmp/build-pure/link-deps/cohort_framework.txt"
+expect "dispatch linking state fails" fail "link: cohort_dispatch links cohort_state" \
+  "$tmp/clean" "$tmp/build-pure"
+expect "framework linking os fails" fail "link: cohort_framework links cohort_os" \
+  "$tmp/clean" "$tmp/build-pure"
+
+# Calls in the pure modules: each kind fails, in a source file; comments, tests and look-alikes
+# (std::bind, a member named read, std::filesystem::path) do not.
+cp -r "$tmp/clean" "$tmp/calls-ok"
+mkdir -p "$tmp/calls-ok/src/dispatch"
+cat >"$tmp/calls-ok/src/scheduler/pure.cc" <<'CC'
+#include <filesystem>
+#include <functional>
+// Never reads the clock (std::chrono::system_clock) nor calls getenv(): now is an input.
+auto f = std::bind(&Foo::Run, this);
+auto p = std::filesystem::path("a/../b").lexically_normal();
+int n = reader.read(buf);
+Timestamp start_time(Timestamp now);
+CC
+printf '#include <thread>\nstd::thread t;\nauto now = std::chrono::steady_clock::now();\n' \
+  >"$tmp/calls-ok/src/scheduler/pure_test.cc"
+expect "pure code, comments and tests pass" 0 "free of clock, environment, file" "$tmp/calls-ok"
+# forbidden_call NAME MODULE LINE PATTERN: LINE in src/MODULE/x.cc fails with PATTERN.
+forbidden_call() {
+  local name=$1 module=$2 line=$3 pattern=$4
+  rm -rf "$tmp/calls-bad"
+  cp -r "$tmp/clean" "$tmp/calls-bad"
+  mkdir -p "$tmp/calls-bad/src/$module"
+  printf '#include "model/job.h"\n%s\n' "$line" >"$tmp/calls-bad/src/$module/x.cc"
+  expect "$name" fail "$pattern" "$tmp/calls-bad"
+}
+forbidden_call "the scheduler reading the clock fails" scheduler \
+  "Timestamp now = std::chrono::system_clock::now();" \
+  "src/scheduler/x.cc:2: scheduler is pure and may make no clock call"
+forbidden_call "the model reading the environment fails" model 'const char* home = getenv("HOME");' \
+  "src/model/x.cc:2: model is pure and may make no environment call"
+forbidden_call "the cluster core opening a file fails" cluster 'std::ifstream in("/etc/nodes");' \
+  "src/cluster/x.cc:2: cluster is pure and may make no file call"
+forbidden_call "the dispatcher calling open() fails" dispatch 'int fd = ::open(path, O_RDONLY);' \
+  "src/dispatch/x.cc:2: dispatch is pure and may make no file call"
+forbidden_call "the framework logging fails" framework 'spdlog::info("hello");' \
+  "src/framework/x.cc:2: framework is pure and may make no output call"
+forbidden_call "the scheduler opening a socket fails" scheduler \
+  "int s = socket(AF_INET, SOCK_STREAM, 0);" \
+  "src/scheduler/x.cc:2: scheduler is pure and may make no socket call"
+forbidden_call "the dispatcher starting a thread fails" dispatch "std::thread worker([] {});" \
+  "src/dispatch/x.cc:2: dispatch is pure and may make no thread call"
+forbidden_call "the scheduler including <thread> fails" scheduler "#include <thread>" \
+  "src/scheduler/x.cc:2: scheduler is pure and may make no thread call"
+
 if [ "$failures" -gt 0 ]; then
   echo "check-boundaries self-test: $failures case(s) failed"
   exit 1

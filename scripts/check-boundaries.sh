@@ -11,9 +11,15 @@
 #    module it may include (the table below). *_test.cc files, and *_test_fixture.h headers
 #    that a module's tests share, may also include testing/.
 #    A directory under src/ that is not in the table fails: add new modules to it.
-# 2. Links: cohort_scheduler (and cohort_cluster, if it exists) links only the model, common and
-#    the third-party libraries that those use; cohort_model links no module but common,
+# 2. Links: cohort_scheduler and cohort_cluster link only the model, common and the third-party
+#    libraries that those use; cohort_dispatch only those and the scheduler and cluster;
+#    cohort_framework only the model and common; cohort_model links no module but common,
 #    cohort_metrics none but common and its generated protobuf code, and cohort_common none.
+#    (The build itself links each pure library whole with nothing but what it may use:
+#    tests/CMakeLists.txt, link_check_*; a call into a module it may not use fails to link.)
+# 3. Calls: the pure modules (model, scheduler, cluster, dispatch, framework; not their tests)
+#    make no clock, environment, file, output, socket or thread calls, nor include the headers
+#    for them: time is an input, and everything they do is a function of their arguments.
 set -euo pipefail
 
 root=$(cd "${1:-$(dirname "$0")/..}" && pwd)
@@ -24,7 +30,7 @@ build_dir=${2:-}
 declare -A allowed=(
   [common]=""
   [os]="common"
-  [tls]="common"
+  [tls]="os common"
   [model]="common"
   [metrics]="common"
   [scheduler]="model common"
@@ -33,8 +39,8 @@ declare -A allowed=(
   [auth]="model common"
   [state]="model common"
   [testing]="*"
-  [master]="scheduler cluster dispatch state framework auth model common"
-  [api]="master scheduler cluster dispatch state framework auth model tls common"
+  [master]="scheduler cluster dispatch state framework auth model os common"
+  [api]="master scheduler cluster dispatch state framework auth model tls os common"
   [client]="model tls common"
   [agent]="client metrics model os common"
   [sim]="scheduler cluster dispatch model common"
@@ -134,7 +140,37 @@ if [ -n "$build_dir" ]; then
   check_links cohort_metrics optional ours "cohort_common cohort_metrics_proto cohort_warnings"
   check_links cohort_scheduler required exact "$pure_links"
   check_links cohort_cluster optional exact "$pure_links"
+  check_links cohort_dispatch optional exact "$pure_links cohort_scheduler cohort_cluster"
+  check_links cohort_framework optional exact "$pure_links"
 fi
+
+# --- 3. calls in the pure modules ----------------------------------------------------------------
+pure_modules="model scheduler cluster dispatch framework"
+# kind|extended regex, matched against each line with its // comment removed.
+forbidden_calls=(
+  'clock|(system|steady|high_resolution|utc|file)_clock|(^|[^_[:alnum:]])(gettimeofday|clock_gettime|localtime|gmtime|time)[[:space:]]*\((nullptr|NULL|0)?\)|#[[:space:]]*include[[:space:]]*<(ctime|time\.h|sys/time\.h)>'
+  'environment|(^|[^_[:alnum:]])(secure_getenv|getenv|setenv|putenv|unsetenv|environ)([^_[:alnum:]]|$)'
+  'file|(^|[^_[:alnum:]])(fopen|freopen|opendir|ifstream|ofstream|fstream)([^_[:alnum:]]|$)|(^|[^_[:alnum:]:.>])(::)?(open|read|write|close|unlink|rename|mkdir|fsync|stat)[[:space:]]*\(|std::filesystem::(exists|status|is_directory|is_regular_file|directory_iterator|recursive_directory_iterator|create_director|remove|rename|copy|file_size|last_write_time|current_path|canonical|temp_directory_path|read_symlink)|#[[:space:]]*include[[:space:]]*<(fstream|cstdio|stdio\.h|fcntl\.h|unistd\.h|dirent\.h|sys/stat\.h)>'
+  'output|spdlog::|fmt::print|std::(cout|cerr|clog)|(^|[^_[:alnum:]])printf[[:space:]]*\(|#[[:space:]]*include[[:space:]]*<(iostream|spdlog/[^>]*)>'
+  'socket|(^|[^_[:alnum:]:.>])(::)?(socket|connect|bind|listen|accept|getaddrinfo|send|recv)[[:space:]]*\(|#[[:space:]]*include[[:space:]]*<(sys/socket\.h|netinet/[^>]*|arpa/inet\.h|netdb\.h|boost/asio[^>]*|boost/beast[^>]*|curl/[^>]*)>'
+  'thread|std::(thread|jthread|async|mutex|shared_mutex|condition_variable)([^_[:alnum:]]|$)|(^|[^_[:alnum:]])pthread_[a-z_]+[[:space:]]*\(|#[[:space:]]*include[[:space:]]*<(thread|future|mutex|shared_mutex|condition_variable|pthread\.h)>'
+)
+calls=0
+for module in $pure_modules; do
+  [ -d "src/$module" ] || continue
+  while IFS= read -r -d '' file; do
+    calls=$((calls + 1))
+    for entry in "${forbidden_calls[@]}"; do
+      kind=${entry%%|*}
+      pattern=${entry#*|}
+      # lineno:text, with // comments (and what follows) dropped
+      while IFS=: read -r line text; do
+        fail "$file:$line: $module is pure and may make no $kind call: ${text#"${text%%[![:space:]]*}"}"
+      done < <(sed -e 's@//.*$@@' "$file" | grep -nE -- "$pattern" || true)
+    done
+  done < <(find "src/$module" -type f \( -name '*.h' -o -name '*.cc' \) ! -name '*_test.cc' \
+             ! -name '*_test_fixture.h' -print0 | sort -z)
+done
 
 if [ "$violations" -gt 0 ]; then
   echo "check-boundaries: $violations violation(s); the allowed dependencies are in scripts/check-boundaries.sh and docs/architecture.md"
@@ -142,4 +178,4 @@ if [ "$violations" -gt 0 ]; then
 fi
 links_note="links not checked (no build directory given)"
 [ -n "$build_dir" ] && links_note="links of${checked_links} checked"
-echo "check-boundaries: OK ($files files, $includes module includes; $links_note)"
+echo "check-boundaries: OK ($files files, $includes module includes; $links_note; $calls files of pure modules free of clock, environment, file, output, socket and thread calls)"

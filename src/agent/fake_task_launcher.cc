@@ -6,6 +6,7 @@
 #include <fstream>
 
 #include "agent/task_supervisor.h"
+#include "os/durable_file.h"
 #include "os/process.h"
 
 namespace cohort::agent {
@@ -76,7 +77,8 @@ bool FakeTaskLauncher::Alive(pid_t supervisor) const {
 
 void FakeTaskLauncher::StartCommand(pid_t supervisor, pid_t command_pid) {
   COHORT_CHECK(WriteFileAtomically(Get(supervisor).task_dir + "/task.pid",
-                                   std::to_string(command_pid) + "\n"));
+                                   std::to_string(command_pid) + "\n")
+                   .ok());
 }
 
 void FakeTaskLauncher::WriteOutput(pid_t supervisor, std::string_view text) {

@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include "common/strings.h"
+#include "os/durable_file.h"
 #include "os/process.h"
 
 namespace cohort::agent {
@@ -46,10 +47,11 @@ std::string HttpMasterClient::Credential() {
 }
 
 Status HttpMasterClient::KeepCredential(const std::string& credential) {
-  if (!credentials_.credential_path.empty() &&
-      !WriteFileAtomically(credentials_.credential_path, credential + "\n", 0600)) {
-    return Status::Internal(fmt::format("cannot write the node's credential to {}: {}",
-                                        credentials_.credential_path, std::strerror(errno)));
+  if (!credentials_.credential_path.empty()) {
+    Status kept = WriteFileAtomically(credentials_.credential_path, credential + "\n", 0600);
+    if (!kept.ok()) {
+      return Status(kept.code(), "cannot keep the node's credential: " + kept.message());
+    }
   }
   std::lock_guard lock(mu_);
   credential_ = credential;

@@ -22,6 +22,7 @@
 #include "model/workdir.h"
 #include "os/credentials.h"
 #include "os/directory.h"
+#include "os/durable_file.h"
 #include "os/process.h"
 #include "os/real_clock.h"
 
@@ -208,11 +209,7 @@ Status WriteTaskExit(const std::string& task_dir, const TaskExit& exit) {
            {"started_at_us", ToMicros(exit.started_at)},
            {"finished_at_us", ToMicros(exit.finished_at)}};
   if (!exit.message.empty()) doc["message"] = exit.message;
-  if (!WriteFileAtomically(task_dir + "/exit.json", doc.dump() + "\n", 0600)) {
-    return Status::Internal(
-        fmt::format("cannot write {}/exit.json: {}", task_dir, strerror(errno)));
-  }
-  return Status::Ok();
+  return WriteFileAtomically(task_dir + "/exit.json", doc.dump() + "\n", 0600);
 }
 
 int RunTaskSupervisor(const std::string& dir) {
@@ -273,9 +270,10 @@ int RunTaskSupervisor(const std::string& dir) {
   }
   ::close(setup_error[1]);
   ::setpgid(child, child);  // also in the parent, so that kill(-child) works at once
-  if (!WriteFileAtomically(dir + "/task.pid", std::to_string(child) + "\n", 0600)) {
+  if (Status s = WriteFileAtomically(dir + "/task.pid", std::to_string(child) + "\n", 0600);
+      !s.ok()) {
     // The agent learns the pid later, or never; the task runs all the same.
-    fmt::print(stderr, "run-task: cannot write {}/task.pid: {}\n", dir, strerror(errno));
+    fmt::print(stderr, "run-task: {}\n", s.message());
   }
   // The output is bounded here, where it is written, so that it stays bounded while no agent
   // runs. A task can write a lot in one round: rounds are short while there is a limit.

@@ -11,6 +11,7 @@
 #include <filesystem>
 
 #include "model/json.h"
+#include "os/durable_file.h"
 #include "os/process.h"
 
 namespace cohort::agent {
@@ -49,7 +50,7 @@ class TaskSupervisorTest : public ::testing::Test {
               {"user", "nobody"},
               {"home", "/nonexistent"},
               {"job_dirs", job_dirs}};
-    EXPECT_TRUE(WriteFileAtomically(dir_ / "spec.json", spec.dump(), 0600));
+    EXPECT_TRUE(WriteFileAtomically(dir_ / "spec.json", spec.dump(), 0600).ok());
     pid_t pid = ::fork();
     if (pid == 0) _exit(RunTaskSupervisor(dir_));
     int status = 0;

@@ -20,6 +20,7 @@
 #include "cli/cli.h"
 #include "cli/credentials.h"
 #include "common/strings.h"
+#include "os/proc_stat.h"
 #include "os/process.h"
 #include "tls/certificates.h"
 
@@ -60,10 +61,8 @@ bool IsOurs(pid_t pid, const std::string& needle, const std::string& dir) {
 bool Alive(pid_t pid) { return ::kill(pid, 0) == 0; }
 
 StatusOr<std::string> FindCohortd() {
-  char buf[PATH_MAX] = {};
-  ssize_t n = ::readlink("/proc/self/exe", buf, sizeof(buf) - 1);
-  if (n > 0) {
-    fs::path self(std::string(buf, static_cast<size_t>(n)));
+  if (std::string own = OwnExecutable(); !own.empty()) {
+    fs::path self(own);
     for (const auto& candidate : {self.parent_path() / "cohortd"}) {
       if (::access(candidate.c_str(), X_OK) == 0) return candidate.string();
     }

@@ -7,6 +7,7 @@
 #include <filesystem>
 
 #include "model/json.h"
+#include "os/durable_file.h"
 #include "os/process.h"
 
 namespace cohort::cli {
@@ -56,11 +57,8 @@ Status SaveToken(const std::string& master_url, const std::string& token) {
   std::filesystem::create_directories(std::filesystem::path(path).parent_path(), ec);
   if (ec)
     return Status::Internal(fmt::format("creating the directory of {}: {}", path, ec.message()));
-  if (!WriteFileAtomically(path, doc.dump(2) + "\n", 0600)) {
-    return Status::Internal(fmt::format("cannot write {}: {}", path, std::strerror(errno)));
-  }
-  // An older file may have been made with a wider mode; the rename keeps the new file's 0600.
-  ::chmod(path.c_str(), 0600);
+  // Exactly 0600, whatever the mode of an older file.
+  COHORT_RETURN_IF_ERROR(WriteFileAtomically(path, doc.dump(2) + "\n", 0600));
   return Status::Ok();
 }
 

@@ -64,30 +64,6 @@ void Finish(int rc) {
   if (rc != 0) throw CLI::RuntimeError(rc);
 }
 
-// "fifo", "fifo+backfill", "las", "default", and "-backfill"/"+backfill" on any of them.
-StatusOr<scheduler::SchedulerConfig> PolicyConfig(const std::string& name) {
-  std::string base = name;
-  std::optional<bool> backfill;
-  for (const char* suffix : {"+backfill", "-backfill"}) {
-    std::string s(suffix);
-    if (base.size() > s.size() && base.ends_with(s)) {
-      backfill = s[0] == '+';
-      base.resize(base.size() - s.size());
-    }
-  }
-  auto policy = scheduler::ParsePolicy(base);
-  if (!policy.ok()) {
-    return Status::InvalidArgument(fmt::format(
-        "--policy: \"{}\" is not a policy; use fifo, fifo+backfill, las, default, or the "
-        "references sjf-oracle and srtf-oracle (each may end in +backfill or -backfill)",
-        name));
-  }
-  scheduler::SchedulerConfig config;
-  config.policy = *policy;
-  config.backfill = backfill.value_or(*policy != scheduler::Policy::kFifo);
-  return config;
-}
-
 StatusOr<double> Seconds(const std::string& flag, const std::string& text) {
   auto d = ParseDuration(text);
   if (!d.ok()) return Status::InvalidArgument(fmt::format("{}: {}", flag, d.status().message()));
@@ -216,8 +192,10 @@ int RunSim(const SimRunOptions& o) {
   std::vector<sim::Figures> figures;
   Progress progress;
   for (const auto& name : policies) {
-    auto config = PolicyConfig(name);
-    if (!config.ok()) return Fail("sim run", config.status());
+    auto config = scheduler::ConfigFor(name);
+    if (!config.ok()) {
+      return Fail("sim run", Status::InvalidArgument("--policy: " + config.status().message()));
+    }
     sim::SimOptions options = base;
     if (Status s = scheduler::ApplyTuning(o.tuning, *config); !s.ok()) return Fail("sim run", s);
     options.scheduler = *config;

@@ -14,6 +14,7 @@
 #include "common/strings.h"
 #include "common/units.h"
 #include "model/node_validation.h"
+#include "os/proc_stat.h"
 #include "os/process.h"
 #include "os/real_clock.h"
 
@@ -31,9 +32,8 @@ std::string Hostname() {
 }
 
 std::string SelfExe() {
-  char buf[PATH_MAX] = {};
-  ssize_t n = ::readlink("/proc/self/exe", buf, sizeof(buf) - 1);
-  return n > 0 ? std::string(buf, static_cast<size_t>(n)) : "cohortd";
+  std::string self = OwnExecutable();
+  return self.empty() ? "cohortd" : self;
 }
 
 bool IsLoopbackUrl(const std::string& url) {

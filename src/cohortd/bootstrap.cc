@@ -8,6 +8,7 @@
 
 #include "auth/token.h"
 #include "common/strings.h"
+#include "os/durable_file.h"
 #include "os/process.h"
 
 namespace cohort::cohortd {
@@ -18,9 +19,7 @@ StatusOr<std::string> IssueToFile(master::Master& master, TokenKind kind,
                                   const std::string& subject, const std::string& description,
                                   const std::string& path) {
   COHORT_ASSIGN_OR_RETURN(auth::MintedToken minted, auth::MintToken());
-  if (!WriteFileAtomically(path, minted.token + "\n", 0600)) {
-    return Status::Internal(fmt::format("cannot write {}: {}", path, std::strerror(errno)));
-  }
+  COHORT_RETURN_IF_ERROR(WriteFileAtomically(path, minted.token + "\n", 0600));
   TokenRecord record;
   record.id = minted.id;
   record.kind = kind;

@@ -14,8 +14,11 @@
 #include "common/strings.h"
 #include "common/units.h"
 #include "master/master.h"
+#include "os/durable_file.h"
 #include "os/file_limit.h"
+#include "os/proc_stat.h"
 #include "os/real_clock.h"
+#include "scheduler/policy_tuning.h"
 #include "scheduler/scheduler.h"
 #include "state/state_store.h"
 #include "tls/context.h"
@@ -53,10 +56,13 @@ void AddMasterCommand(CLI::App& app, MasterOptions& o) {
       ->capture_default_str();
   cmd->add_option("--policy", o.policy,
                   "Order of pending jobs: default (team fair share, priority, user share, "
-                  "submission), fifo, or las (least attained service)")
+                  "submission), fifo (strict submission order), fifo+backfill, or las (least "
+                  "attained service); +backfill or -backfill after a name says whether jobs "
+                  "behind a blocked one may start (docs/scheduler.md)")
       ->capture_default_str();
   cmd->add_flag("--no-backfill", o.no_backfill,
-                "Strict order: a job that cannot start blocks every job behind it");
+                "Strict order: a job that cannot start blocks every job behind it (the same as "
+                "-backfill after the policy's name)");
   cmd->add_option("--default-runtime", o.default_runtime,
                   "Assumed run time of jobs without max_runtime, for reservations (default: "
                   "forever)");
@@ -116,17 +122,16 @@ namespace {
 constexpr int64_t kMinLogLimit = 64 * 1024;
 
 StatusOr<scheduler::SchedulerConfig> SchedulerConfigFrom(const MasterOptions& o) {
-  scheduler::SchedulerConfig config;
-  auto policy = scheduler::ParsePolicy(o.policy);
+  auto policy = scheduler::ConfigFor(o.policy);
   if (!policy.ok()) return Status::InvalidArgument("--policy: " + policy.status().message());
-  if (scheduler::IsOracle(*policy)) {
+  scheduler::SchedulerConfig config = *policy;
+  if (scheduler::IsOracle(config.policy)) {
     return Status::InvalidArgument(fmt::format(
         "--policy: {} is a reference for `cohort sim run` only: it reads the true run time of "
         "each job, which a real cluster does not know; use default, fifo or las",
         o.policy));
   }
-  config.policy = *policy;
-  config.backfill = !o.no_backfill;
+  if (o.no_backfill) config.backfill = false;
   if (!o.default_runtime.empty()) {
     auto d = ParseDuration(o.default_runtime);
     if (!d.ok()) return Status::InvalidArgument("--default-runtime: " + d.status().message());
@@ -144,9 +149,8 @@ StatusOr<scheduler::SchedulerConfig> SchedulerConfigFrom(const MasterOptions& o)
 
 // Where the build writes the dashboard, beside bin/: build/bin/cohortd serves build/web.
 std::string DefaultWebDir() {
-  std::error_code ec;
-  std::filesystem::path self = std::filesystem::read_symlink("/proc/self/exe", ec);
-  if (ec) return {};
+  std::filesystem::path self = OwnExecutable();
+  if (self.empty()) return {};
   return (self.parent_path().parent_path() / "web").string();
 }
 
@@ -286,11 +290,8 @@ int RunMaster(const MasterOptions& o) {
   spdlog::info("cohortd master {} listening on {} (data in {}; at most {} connections)",
                COHORT_VERSION, url, config.data_dir, limits.max_connections);
   if (!o.url_file.empty()) {
-    std::string tmp = o.url_file + ".tmp";
-    std::ofstream(tmp) << url << "\n";
-    std::filesystem::rename(tmp, o.url_file, ec);
-    if (ec) {
-      fmt::print(stderr, "cohortd master: cannot write {}: {}\n", o.url_file, ec.message());
+    if (Status s = WriteFileAtomically(o.url_file, url + "\n"); !s.ok()) {
+      fmt::print(stderr, "cohortd master: cannot write --url-file: {}\n", s.message());
       return 1;
     }
   }

@@ -15,6 +15,7 @@
 
 #include "common/strings.h"
 #include "common/units.h"
+#include "os/durable_file.h"
 
 namespace cohort::master {
 namespace {
@@ -50,33 +51,12 @@ class Fd {
   int fd_;
 };
 
-// Makes the directory entries under `dir` durable (a new file or subdirectory).
-Status SyncDirectory(const std::string& dir) {
-  Fd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (!fd.ok()) return Status::Internal(fmt::format("opening {}: {}", dir, Errno()));
-  if (::fsync(fd.get()) != 0) return Status::Internal(fmt::format("syncing {}: {}", dir, Errno()));
-  if (!fd.Close()) return Status::Internal(fmt::format("closing {}: {}", dir, Errno()));
-  return Status::Ok();
-}
-
 // Creates one directory level if it is missing, durably.
 Status MakeDirectory(const std::string& parent, const std::string& name) {
   std::string path = parent + "/" + name;
   if (::mkdir(path.c_str(), 0755) == 0) return SyncDirectory(parent);
   if (errno == EEXIST) return Status::Ok();  // a file in its place fails at the next open
   return Status::Internal(fmt::format("creating {}: {}", path, Errno()));
-}
-
-Status WriteAll(int fd, std::string_view data, const std::string& path) {
-  while (!data.empty()) {
-    ssize_t n = ::write(fd, data.data(), data.size());
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return Status::Internal(fmt::format("writing {}: {}", path, Errno()));
-    }
-    data.remove_prefix(static_cast<size_t>(n));
-  }
-  return Status::Ok();
 }
 
 // A TaskId names files: refuse anything that could reach outside the store.
@@ -131,53 +111,36 @@ LogStore::LogStore(std::string dir, LogLimits limits) : dir_(std::move(dir)), li
 LogStore::~LogStore() { StopWriter(); }
 
 void LogStore::StartWriter(Post post) {
-  COHORT_CHECK(!writer_.joinable());
+  COHORT_CHECK(!writer_);
   post_ = std::move(post);
-  stopping_ = false;
-  writer_ = std::thread([this] { RunWriter(); });
+  // A queued append is dropped at a stop: its agent, never answered, sends it again.
+  writer_ = std::make_unique<WorkerThread>(WorkerThread::AtStop::kDropQueued);
 }
 
 void LogStore::StopWriter() {
-  if (!writer_.joinable()) return;
-  {
-    std::lock_guard lock(queue_mu_);
-    stopping_ = true;
-    queue_.clear();
-  }
-  queue_cv_.notify_all();
-  writer_.join();
+  if (!writer_) return;
+  writer_.reset();
   post_ = nullptr;
 }
 
-void LogStore::RunWriter() {
-  while (true) {
-    QueuedAppend next;
-    {
-      std::unique_lock lock(queue_mu_);
-      queue_cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
-      if (stopping_) return;
-      next = std::move(queue_.front());
-      queue_.pop_front();
-    }
-    bool changed = false;
-    auto size = AppendNow(next.task, next.offset, next.data, next.options, changed);
-    // Subscribers live on the event loop: they are told there, before the answer goes out.
-    post_([this, job = next.task.job, done = std::move(next.done), size = std::move(size),
-           changed]() mutable {
-      if (changed) subscribers_.Notify(job);
-      done(std::move(size));
-    });
-  }
+void LogStore::WriteQueued(const TaskId& task, int64_t offset, const std::string& data,
+                           const LogAppend& options, AppendDone& done) {
+  bool changed = false;
+  auto size = AppendNow(task, offset, data, options, changed);
+  // Subscribers live on the event loop: they are told there, before the answer goes out.
+  post_([this, job = task.job, done = std::move(done), size = std::move(size), changed]() mutable {
+    if (changed) subscribers_.Notify(job);
+    done(std::move(size));
+  });
 }
 
 void LogStore::AppendAsync(const TaskId& task, int64_t offset, std::string data, LogAppend options,
                            AppendDone done) {
-  if (!writer_.joinable()) return done(Append(task, offset, data, options));
-  {
-    std::lock_guard lock(queue_mu_);
-    queue_.push_back(QueuedAppend{task, offset, std::move(data), options, std::move(done)});
-  }
-  queue_cv_.notify_one();
+  if (!writer_) return done(Append(task, offset, data, options));
+  writer_->Post(
+      [this, task, offset, data = std::move(data), options, done = std::move(done)]() mutable {
+        WriteQueued(task, offset, data, options, done);
+      });
 }
 
 std::string LogStore::DirOf(const TaskId& task) const {
@@ -331,16 +294,14 @@ Status LogStore::Write(const TaskId& task, TaskLog& log, int64_t offset, std::st
     std::string path = SegmentPath(task, last.start);
     int flags = O_WRONLY | O_APPEND | O_CLOEXEC | (fresh ? O_CREAT | O_EXCL : 0);
     Fd fd(::open(path.c_str(), flags, 0644));
-    if (!fd.ok()) return Status::Internal(fmt::format("opening {}: {}", path, Errno()));
+    if (!fd.ok()) return FileError(errno, fmt::format("opening {}", path));
     // Room is at least a byte: a full segment (or an older master's whole log) got a new one.
     size_t n = static_cast<size_t>(
         std::min<int64_t>(static_cast<int64_t>(data.size()), limits_.segment - last.length));
     COHORT_RETURN_IF_ERROR(WriteAll(fd.get(), data.substr(0, n), path));
     // Acknowledged log lines must survive a crash of the master.
-    if (::fdatasync(fd.get()) != 0) {
-      return Status::Internal(fmt::format("syncing {}: {}", path, Errno()));
-    }
-    if (!fd.Close()) return Status::Internal(fmt::format("closing {}: {}", path, Errno()));
+    if (::fdatasync(fd.get()) != 0) return FileError(errno, fmt::format("syncing {}", path));
+    if (!fd.Close()) return FileError(errno, fmt::format("closing {}", path));
     if (fresh) COHORT_RETURN_IF_ERROR(SyncDirectory(dir));
     last.length += static_cast<int64_t>(n);
     offset += static_cast<int64_t>(n);
@@ -357,21 +318,7 @@ Status LogStore::WriteEnd(const TaskId& task, TaskLog& log, int64_t end) {
     return Status::FailedPrecondition(
         fmt::format("log of {} has no bytes; send from offset 0", task.ToString()));
   }
-  std::string tmp = dir + "/end.tmp";
-  std::string path = dir + "/end";
-  {
-    Fd fd(::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
-    if (!fd.ok()) return Status::Internal(fmt::format("opening {}: {}", tmp, Errno()));
-    COHORT_RETURN_IF_ERROR(WriteAll(fd.get(), fmt::format("{}\n", end), tmp));
-    if (::fdatasync(fd.get()) != 0) {
-      return Status::Internal(fmt::format("syncing {}: {}", tmp, Errno()));
-    }
-    if (!fd.Close()) return Status::Internal(fmt::format("closing {}: {}", tmp, Errno()));
-  }
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
-    return Status::Internal(fmt::format("renaming {}: {}", tmp, Errno()));
-  }
-  COHORT_RETURN_IF_ERROR(SyncDirectory(dir));
+  COHORT_RETURN_IF_ERROR(WriteFileAtomically(dir + "/end", fmt::format("{}\n", end)));
   log.end = end;
   return Status::Ok();
 }

@@ -21,21 +21,20 @@
 // and puts it back when its files are written; readers take the lock only to look at the index.
 #pragma once
 
-#include <condition_variable>
 #include <cstdint>
-#include <deque>
 #include <functional>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <optional>
 #include <string>
 #include <string_view>
-#include <thread>
 #include <vector>
 
 #include "common/status.h"
 #include "common/subscribers.h"
 #include "model/job.h"
+#include "os/worker_thread.h"
 
 namespace cohort::master {
 
@@ -153,14 +152,6 @@ class LogStore {
     int64_t stored() const;
   };
 
-  struct QueuedAppend {
-    TaskId task;
-    int64_t offset;
-    std::string data;
-    LogAppend options;
-    AppendDone done;
-  };
-
   std::string DirOf(const TaskId& task) const;
   std::string SegmentPath(const TaskId& task, int64_t start) const;
   // A copy of the log's index, from the cache or from its files.
@@ -177,7 +168,9 @@ class LogStore {
   // Takes the oldest segments out of the index while more than the limit is stored; returns
   // their starts, for their files to be deleted once the index no longer names them.
   std::vector<int64_t> Rotate(TaskLog& log) const;
-  void RunWriter();
+  // On the writer's thread: the append, then its answer posted to the event loop.
+  void WriteQueued(const TaskId& task, int64_t offset, const std::string& data,
+                   const LogAppend& options, AppendDone& done);
 
   const std::string dir_;
   const LogLimits limits_;
@@ -185,12 +178,8 @@ class LogStore {
   mutable std::map<TaskId, TaskLog> cache_;
   Subscribers<JobId> subscribers_;  // the event loop's only
 
-  std::mutex queue_mu_;  // guards queue_ and stopping_
-  std::condition_variable queue_cv_;
-  std::deque<QueuedAppend> queue_;
-  bool stopping_ = false;
   Post post_;
-  std::thread writer_;
+  std::unique_ptr<WorkerThread> writer_;  // appends that agents ship, once StartWriter ran
 };
 
 }  // namespace cohort::master

@@ -6,15 +6,13 @@
 // agent keeps it and sends it again later.
 #pragma once
 
-#include <condition_variable>
-#include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
+#include "os/worker_thread.h"
 #include "state/metric_store.h"
 
 namespace cohort::master {
@@ -37,22 +35,17 @@ class MetricIngest {
   state::MetricStore& store() { return *store_; }
 
  private:
-  struct Batch {
-    JobId job;
-    std::string task;
-    std::vector<state::TaggedPoint> points;
-    Done done;
-  };
-  void Run();
+  // On the writer's thread: the batch written, then its answer posted back.
+  void Write(JobId job, const std::string& task, const std::vector<state::TaggedPoint>& points,
+             Done& done);
 
   std::unique_ptr<state::MetricStore> store_;
   Post post_;
-  std::mutex mu_;
-  std::condition_variable wake_;
-  std::deque<Batch> queue_;
+  std::mutex mu_;  // guards queued_points_
   size_t queued_points_ = 0;
-  bool stopping_ = false;
-  std::thread writer_;
+  // Last: stopped first, while what its work uses is still there. A stop writes what is queued:
+  // those batches were accepted.
+  std::unique_ptr<WorkerThread> writer_;
 };
 
 }  // namespace cohort::master

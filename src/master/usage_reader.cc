@@ -16,52 +16,36 @@ StatusOr<UsageReport> ComputeUsage(state::StateStore& store, const UsageQuery& q
 }
 
 UsageReader::UsageReader(std::unique_ptr<state::StateStore> store, Post post)
-    : store_(std::move(store)), post_(std::move(post)), thread_([this] { Run(); }) {}
+    : store_(std::move(store)), post_(std::move(post)) {}
 
-UsageReader::~UsageReader() {
-  {
-    std::lock_guard lock(mu_);
-    stopping_ = true;
-    queue_.clear();
-  }
-  cv_.notify_all();
-  thread_.join();
-}
+UsageReader::~UsageReader() { thread_.Stop(); }
 
 void UsageReader::Submit(UsageQuery query, Timestamp now, Done done) {
+  bool taken = false;
   {
     std::lock_guard lock(mu_);
-    if (busy_ < kMaxUsageReports) {
-      ++busy_;
-      queue_.push_back(Request{std::move(query), now, std::move(done)});
-      cv_.notify_one();
-      return;
-    }
+    taken = busy_ < kMaxUsageReports;
+    if (taken) ++busy_;
   }
-  done(Status::Unavailable(
-      fmt::format("{} usage reports are being computed already; try again in a few seconds",
-                  kMaxUsageReports)));
+  if (!taken) {
+    return done(Status::Unavailable(
+        fmt::format("{} usage reports are being computed already; try again in a few seconds",
+                    kMaxUsageReports)));
+  }
+  thread_.Post([this, request = Request{std::move(query), now, std::move(done)}]() mutable {
+    Compute(request);
+  });
 }
 
-void UsageReader::Run() {
-  while (true) {
-    Request next;
-    {
-      std::unique_lock lock(mu_);
-      cv_.wait(lock, [&] { return stopping_ || !queue_.empty(); });
-      if (stopping_) return;
-      next = std::move(queue_.front());
-      queue_.pop_front();
-    }
-    auto report = ComputeUsage(*store_, next.query, next.now);
-    {
-      std::lock_guard lock(mu_);
-      --busy_;
-    }
-    post_([done = std::move(next.done), report = std::move(report)]() mutable {
-      done(std::move(report));
-    });
+void UsageReader::Compute(Request& request) {
+  auto report = ComputeUsage(*store_, request.query, request.now);
+  {
+    std::lock_guard lock(mu_);
+    --busy_;
   }
+  post_([done = std::move(request.done), report = std::move(report)]() mutable {
+    done(std::move(report));
+  });
 }
 
 }  // namespace cohort::master

@@ -6,15 +6,13 @@
 // back on the event loop.
 #pragma once
 
-#include <condition_variable>
-#include <deque>
 #include <functional>
 #include <memory>
 #include <mutex>
-#include <thread>
 
 #include "common/status.h"
 #include "master/usage_report.h"
+#include "os/worker_thread.h"
 #include "state/state_store.h"
 
 namespace cohort::master {
@@ -51,16 +49,16 @@ class UsageReader {
     Timestamp now;
     Done done;
   };
-  void Run();
+  // On the reader's thread: the report, then its answer posted back.
+  void Compute(Request& request);
 
   std::unique_ptr<state::StateStore> store_;
   Post post_;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::deque<Request> queue_;
+  std::mutex mu_;    // guards busy_
   size_t busy_ = 0;  // queued or being computed
-  bool stopping_ = false;
-  std::thread thread_;  // last: it starts once the rest is set up
+  // Last: it starts once the rest is set up, and stops first. A stop drops what is queued: the
+  // master is going away, and nobody waits for those answers.
+  WorkerThread thread_{WorkerThread::AtStop::kDropQueued};
 };
 
 }  // namespace cohort::master

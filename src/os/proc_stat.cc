@@ -1,6 +1,8 @@
 #include "os/proc_stat.h"
 
 #include <dirent.h>
+#include <limits.h>
+#include <unistd.h>
 
 #include "common/strings.h"
 #include "os/process.h"
@@ -21,14 +23,18 @@ std::optional<ProcessStat> ParseProcessStat(std::string_view text) {
     return ParseInteger(fields[number - 3], 0, INT64_MAX);
   };
   auto ppid = field(4), utime = field(14), stime = field(15), cutime = field(16),
-       cstime = field(17), rss = field(24);
-  if (!pid || !ppid || !utime || !stime || !cutime || !cstime || !rss) return std::nullopt;
+       cstime = field(17), start = field(22), vsize = field(23), rss = field(24);
+  if (!pid || !ppid || !utime || !stime || !cutime || !cstime || !start || !vsize || !rss) {
+    return std::nullopt;
+  }
   ProcessStat s;
   s.pid = *pid;
   s.ppid = static_cast<pid_t>(*ppid);
   s.cpu_ticks = *utime + *stime;
   s.child_cpu_ticks = *cutime + *cstime;
   s.rss_pages = *rss;
+  s.start_ticks = *start;
+  s.virtual_bytes = *vsize;
   return s;
 }
 
@@ -43,6 +49,34 @@ std::vector<ProcessStat> ReadProcessTable(const std::string& proc_root) {
   }
   ::closedir(proc);
   return out;
+}
+
+std::optional<ProcessStat> ReadOwnStat() {
+  return ParseProcessStat(ReadFileOrEmpty("/proc/self/stat"));
+}
+
+std::optional<int64_t> BootTime(const std::string& proc_root) {
+  for (const auto& line : Split(ReadFileOrEmpty(proc_root + "/stat"), '\n')) {
+    if (line.starts_with("btime ")) return ParseInteger(Trim(line.substr(6)), 0, INT64_MAX);
+  }
+  return std::nullopt;
+}
+
+std::optional<int64_t> OpenFileDescriptors() {
+  DIR* fds = ::opendir("/proc/self/fd");
+  if (!fds) return std::nullopt;
+  int64_t n = 0;
+  while (dirent* e = ::readdir(fds)) {
+    if (e->d_name[0] != '.') ++n;
+  }
+  ::closedir(fds);
+  return n - 1;  // less the descriptor that lists the directory
+}
+
+std::string OwnExecutable() {
+  char buf[PATH_MAX] = {};
+  ssize_t n = ::readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+  return n > 0 ? std::string(buf, static_cast<size_t>(n)) : std::string();
 }
 
 }  // namespace cohort

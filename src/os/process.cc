@@ -111,18 +111,6 @@ pid_t ReadPidFile(const std::string& path) {
   return ParseInt(Trim(ReadFileOrEmpty(path)), 1).value_or(0);
 }
 
-bool WriteFileAtomically(const std::string& path, const std::string& content, mode_t mode) {
-  std::string tmp = path + ".tmp";
-  // A temporary file left by an earlier crash would keep its own mode: made anew.
-  if (::unlink(tmp.c_str()) != 0 && errno != ENOENT) return false;
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
-  if (fd < 0) return false;
-  bool ok = ::write(fd, content.data(), content.size()) == static_cast<ssize_t>(content.size());
-  ok = ::fsync(fd) == 0 && ok;
-  ::close(fd);
-  return ok && ::rename(tmp.c_str(), path.c_str()) == 0;
-}
-
 std::string CommandLine(pid_t pid) {
   if (pid <= 0) return "";
   std::string cmdline = ReadFileOrEmpty(fmt::format("/proc/{}/cmdline", pid));

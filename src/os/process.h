@@ -41,9 +41,6 @@ std::string ReadFileOrEmpty(const std::string& path);
 // The pid a pid file holds (decimal, an optional newline), or 0 if it is missing or holds
 // anything else.
 pid_t ReadPidFile(const std::string& path);
-// Writes through a temporary file, fsyncs and renames, so a reader sees all or nothing. The
-// file gets `mode` (less the umask) from its first byte.
-bool WriteFileAtomically(const std::string& path, const std::string& content, mode_t mode = 0644);
 
 // The command line of a live process, arguments separated by spaces; "" if it is gone.
 std::string CommandLine(pid_t pid);

@@ -4,6 +4,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <optional>
 
 #include "common/units.h"
 
@@ -99,6 +100,28 @@ Status ApplyTuning(const PolicyTuning& t, SchedulerConfig& config) {
     config.protected_quantum = *d;
   }
   return Status::Ok();
+}
+
+StatusOr<SchedulerConfig> ConfigFor(std::string_view policy) {
+  std::string_view base = policy;
+  std::optional<bool> backfill;
+  for (std::string_view suffix : {"+backfill", "-backfill"}) {
+    if (base.size() > suffix.size() && base.ends_with(suffix)) {
+      backfill = suffix[0] == '+';
+      base.remove_suffix(suffix.size());
+    }
+  }
+  auto parsed = ParsePolicy(base);
+  if (!parsed.ok()) {
+    return Status::InvalidArgument(fmt::format(
+        "\"{}\" is not a policy; use fifo, fifo+backfill, las, default, or the references "
+        "sjf-oracle and srtf-oracle (each may end in +backfill or -backfill)",
+        policy));
+  }
+  SchedulerConfig config;
+  config.policy = *parsed;
+  config.backfill = backfill.value_or(*parsed != Policy::kFifo);
+  return config;
 }
 
 }  // namespace cohort::scheduler

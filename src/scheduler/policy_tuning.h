@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <string_view>
 
 #include "common/status.h"
 #include "scheduler/scheduler.h"
@@ -22,5 +23,12 @@ struct PolicyTuning {
 
 // Sets what is given (empty fields leave `config` as it is). Errors name the flag and the reason.
 Status ApplyTuning(const PolicyTuning& tuning, SchedulerConfig& config);
+
+// What a policy's name means, for `cohortd master --policy` and `cohort sim run --policy` alike:
+// "fifo" is strict submission order (the classic baseline), every other policy backfills, and
+// "+backfill" or "-backfill" after any name says otherwise ("fifo+backfill", "las-backfill").
+// The rest of the config is SchedulerConfig's defaults. kInvalidArgument names every accepted
+// name.
+StatusOr<SchedulerConfig> ConfigFor(std::string_view policy);
 
 }  // namespace cohort::scheduler

@@ -73,5 +73,48 @@ TEST(PolicyTuning, BadValuesNameTheFlag) {
               HasSubstr("--level-preemption-delay: \"-1m\" is not a duration"));
 }
 
+// A policy's name means one thing in `cohortd master` and `cohort sim run`: both call ConfigFor.
+TEST(ConfigFor, FifoIsStrictOrderAndEveryOtherPolicyBackfills) {
+  auto fifo = ConfigFor("fifo");
+  ASSERT_TRUE(fifo.ok()) << fifo.status().ToString();
+  EXPECT_EQ(fifo->policy, Policy::kFifo);
+  EXPECT_FALSE(fifo->backfill) << "fifo is the classic strict baseline";
+  for (std::string_view name : {"default", "las", "sjf-oracle", "srtf-oracle"}) {
+    auto config = ConfigFor(name);
+    ASSERT_TRUE(config.ok()) << name;
+    EXPECT_TRUE(config->backfill) << name;
+    EXPECT_EQ(PolicyName(config->policy), name);
+  }
+}
+
+TEST(ConfigFor, ASuffixSaysWhetherToBackfill) {
+  auto fifo = ConfigFor("fifo+backfill");
+  ASSERT_TRUE(fifo.ok());
+  EXPECT_EQ(fifo->policy, Policy::kFifo);
+  EXPECT_TRUE(fifo->backfill);
+  auto las = ConfigFor("las-backfill");
+  ASSERT_TRUE(las.ok());
+  EXPECT_EQ(las->policy, Policy::kLeastAttainedService);
+  EXPECT_FALSE(las->backfill);
+}
+
+TEST(ConfigFor, LeavesTheRestAtTheDefaults) {
+  auto config = ConfigFor("default");
+  ASSERT_TRUE(config.ok());
+  SchedulerConfig defaults;
+  EXPECT_EQ(config->reservations, defaults.reservations);
+  EXPECT_EQ(config->move_after, defaults.move_after);
+  EXPECT_EQ(config->las_thresholds, defaults.las_thresholds);
+}
+
+TEST(ConfigFor, AnUnknownNameListsTheNames) {
+  for (std::string_view name : {"", "+backfill", "sjf", "fifo+backfill+backfill", "FIFO"}) {
+    auto config = ConfigFor(name);
+    ASSERT_FALSE(config.ok()) << name;
+    EXPECT_EQ(config.status().code(), StatusCode::kInvalidArgument);
+    EXPECT_THAT(config.status().message(), HasSubstr("fifo+backfill, las, default")) << name;
+  }
+}
+
 }  // namespace
 }  // namespace cohort::scheduler

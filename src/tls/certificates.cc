@@ -15,6 +15,7 @@
 #include <filesystem>
 #include <functional>
 
+#include "os/durable_file.h"
 #include "tls/openssl.h"
 
 namespace cohort::tls {
@@ -135,34 +136,6 @@ StatusOr<std::string> KeyPem(EVP_PKEY* key) {
   });
 }
 
-// Writes through PATH.tmp, created with `mode` (so a key is never readable by others, not even
-// for a moment), fsynced and renamed over `path`.
-Status WriteFile(const std::string& path, const std::string& content, mode_t mode) {
-  std::string tmp = path + ".tmp";
-  auto failed = [&](std::string_view doing) {
-    Status s = Status::Internal(fmt::format("cannot {} {}: {}", doing, tmp, std::strerror(errno)));
-    ::unlink(tmp.c_str());
-    return s;
-  };
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
-  if (fd < 0) return failed("create");
-  // O_CREAT's mode does not apply to a file left behind by an earlier attempt.
-  bool ok = ::fchmod(fd, mode) == 0;
-  for (size_t done = 0; ok && done < content.size();) {
-    ssize_t n = ::write(fd, content.data() + done, content.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    ok = n > 0;
-    if (ok) done += static_cast<size_t>(n);
-  }
-  ok = ok && ::fsync(fd) == 0;
-  int saved = errno;
-  ::close(fd);
-  errno = saved;
-  if (!ok) return failed("write");
-  if (::rename(tmp.c_str(), path.c_str()) != 0) return failed("rename");
-  return Status::Ok();
-}
-
 Status MakeDirectory(const std::string& dir, std::string_view flag) {
   std::error_code ec;
   fs::create_directories(dir, ec);
@@ -274,8 +247,8 @@ StatusOr<CaFiles> CreateCa(const std::string& dir, bool force) {
   COHORT_ASSIGN_OR_RETURN(std::string key_pem, KeyPem(key.get()));
   COHORT_ASSIGN_OR_RETURN(std::string cert_pem, CertificatePem(cert.get()));
   // The key first: a ca.crt never exists without the key that goes with it.
-  COHORT_RETURN_IF_ERROR(WriteFile(files.key, key_pem, 0600));
-  COHORT_RETURN_IF_ERROR(WriteFile(files.cert, cert_pem, 0644));
+  COHORT_RETURN_IF_ERROR(WriteFileAtomically(files.key, key_pem, 0600));
+  COHORT_RETURN_IF_ERROR(WriteFileAtomically(files.cert, cert_pem, 0644));
   return files;
 }
 
@@ -338,8 +311,8 @@ StatusOr<IssuedFiles> IssueCertificate(const IssueRequest& request) {
                     (fs::path(out_dir) / (request.name + ".key")).string()};
   COHORT_ASSIGN_OR_RETURN(std::string key_pem, KeyPem(key.get()));
   COHORT_ASSIGN_OR_RETURN(std::string cert_pem, CertificatePem(cert.get()));
-  COHORT_RETURN_IF_ERROR(WriteFile(files.key, key_pem, 0600));
-  COHORT_RETURN_IF_ERROR(WriteFile(files.cert, cert_pem, 0644));
+  COHORT_RETURN_IF_ERROR(WriteFileAtomically(files.key, key_pem, 0600));
+  COHORT_RETURN_IF_ERROR(WriteFileAtomically(files.cert, cert_pem, 0644));
   return files;
 }
 
