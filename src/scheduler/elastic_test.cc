@@ -3,6 +3,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "scheduler/elastic.h"
+#include "scheduler/pass_test_fixture.h"
 #include "scheduler/scheduler.h"
 #include "testing/builders.h"
 
@@ -12,6 +14,7 @@ namespace {
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::IsEmpty;
+using ::testing::SizeIs;
 using namespace testing;  // NOLINT: the builders
 using testing::Job;       // not cohort::Job
 
@@ -92,6 +95,65 @@ TEST(Elastic, GrowthRespectsTheTeamLimit) {
   Plan plan = RunScheduler(c, {}, {}, Minutes(30));
   ASSERT_EQ(plan.growths.size(), 1u);
   EXPECT_EQ(plan.growths[0].tasks.size(), 1u);
+}
+
+// The stage's own functions (elastic.h).
+
+TEST(ElasticReplicas, SurplusIsEachReplicaAboveTheMinimumPastItsMinimumRunTime) {
+  ClusterSnapshot c;
+  AddNodes(c, "n", 1, 8);
+  RunningJob& r = Elastic(c, 10, 5, 2, 8, "n-0", Minutes(0));
+  r.task_started[4] = Minutes(30) - std::chrono::seconds(30);  // grown just now
+  PassHarness h(c, {}, {}, Minutes(30));
+  ElasticReplicas elastic(h.state);
+  const std::vector<RunningJob>& surplus = elastic.Surplus();
+  ASSERT_THAT(surplus, SizeIs(2)) << "5 replicas, 2 of them the minimum, 1 too young";
+  EXPECT_EQ(surplus[0].tasks[0].index, 3);
+  EXPECT_EQ(surplus[1].tasks[0].index, 2);
+  EXPECT_EQ(surplus[0].placement[0].node_id, "n-0");
+  EXPECT_EQ(&elastic.Surplus(), &surplus) << "built once a pass";
+}
+
+TEST(ElasticReplicas, ShrinkingCostsASearchAndTheShrunkJobDoesNotGrow) {
+  ClusterSnapshot c;
+  AddNodes(c, "n", 1, 4);
+  Elastic(c, 10, 4, 2, 8, "n-0", Minutes(0));
+  PassHarness spent(c, {Job(1, 1, 1)}, {}, Minutes(30));
+  ElasticReplicas none(spent.state);
+  spent.state.preemption_searches = kMaxPreemptionSearches;
+  EXPECT_FALSE(none.TryShrink(spent.job(0)));
+  EXPECT_THAT(spent.state.plan.shrinks, IsEmpty());
+
+  PassHarness h(c, {Job(1, 1, 1), Job(2, 1, 1)}, {}, Minutes(30));
+  ElasticReplicas elastic(h.state);
+  ASSERT_TRUE(elastic.TryShrink(h.job(0)));
+  EXPECT_EQ(h.state.preemption_searches, 1);
+  ASSERT_THAT(h.state.plan.shrinks, SizeIs(1));
+  EXPECT_THAT(h.state.plan.shrinks[0].indices, ElementsAre(3));
+  EXPECT_EQ(h.state.earliest_reservation, Minutes(30)) << "it claims the replica's GPU";
+  // The next job takes the next replica, not the same one again.
+  ASSERT_TRUE(elastic.TryShrink(h.job(1)));
+  ASSERT_THAT(h.state.plan.shrinks, SizeIs(2));
+  EXPECT_THAT(h.state.plan.shrinks[1].indices, ElementsAre(2));
+  EXPECT_FALSE(elastic.TryShrink(h.job(1))) << "none left above the minimum";
+  elastic.Grow();
+  EXPECT_THAT(h.state.plan.growths, IsEmpty());
+}
+
+TEST(ElasticReplicas, GrowsOnlyIntoWhatNoReservationHolds) {
+  ClusterSnapshot c;
+  AddNodes(c, "n", 1, 8);
+  Elastic(c, 10, 2, 2, 8, "n-0", Minutes(0));
+  PassHarness h(c, {}, {}, Minutes(30));
+  // Something waiting holds 4 of the 6 free GPUs.
+  h.state.unreserved.Take({TaskRequest{"worker", 0, Resources{4, 0, 0}}},
+                          {TaskPlacement{"n-0", {2, 3, 4, 5}}});
+  ElasticReplicas elastic(h.state);
+  elastic.Grow();
+  ASSERT_THAT(h.state.plan.growths, SizeIs(1));
+  EXPECT_THAT(h.state.plan.growths[0].tasks, SizeIs(2));
+  EXPECT_EQ(h.state.free.free_gpus(), 4) << "what it grew into is taken";
+  EXPECT_EQ(h.state.order.TeamUsage("t").held.gpus, 4) << "and counts for its team";
 }
 
 }  // namespace

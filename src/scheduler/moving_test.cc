@@ -4,6 +4,8 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "scheduler/moving.h"
+#include "scheduler/pass_test_fixture.h"
 #include "scheduler/scheduler.h"
 #include "testing/builders.h"
 
@@ -192,6 +194,76 @@ TEST(Moving, LooksForCandidatesAtMost16TimesAPass) {
   pending.erase(pending.begin());
   EXPECT_THAT(Victims(RunScheduler(c, pending, {}, Minutes(30)), PreemptionCause::kMove),
               ElementsAre(11));
+}
+
+// The stage's own functions (moving.h).
+
+TEST(Moving, MayMoveOnlyWithinTheGuaranteeAfterMoveAfterAndForTwoGpusOrMore) {
+  PassHarness h(Scattered(), {Job(1, 1, 4, 0, 1, "big"), Job(2, 1, 1, 0, 1, "big")}, {},
+                Minutes(30));
+  EXPECT_FALSE(MayMove(h.state, h.job(0))) << "not known to be within its guarantee";
+  h.state.within_guarantee = true;  // as Pass::Consider finds
+  EXPECT_TRUE(MayMove(h.state, h.job(0)));
+  EXPECT_FALSE(MayMove(h.state, h.job(1))) << "one GPU fits anywhere";
+
+  PassHarness soon(Scattered(), {Job(1, 1, 4, 0, ToMicros(Minutes(29) + Duration(1)), "big")}, {},
+                   Minutes(30));
+  soon.state.within_guarantee = true;
+  EXPECT_FALSE(MayMove(soon.state, soon.job(0))) << "it has waited less than a minute";
+
+  SchedulerConfig las;
+  las.policy = Policy::kLeastAttainedService;
+  PassHarness other(Scattered(), {Job(1, 1, 4, 0, 1, "big")}, las, Minutes(30));
+  other.state.within_guarantee = true;
+  EXPECT_FALSE(MayMove(other.state, other.job(0))) << "the default policy's rule only";
+}
+
+TEST(Moving, CandidatesAreBorrowersThatEmptyANodeThenOthersThenSmallerJobsToMove) {
+  // As in TakesBackFirstWhatLeavesANodeEmpty: lender borrows 2 GPUs, in job 10 (2 GPUs beside
+  // other's 11 on n-0) and job 12 (alone on n-1).
+  ClusterSnapshot c;
+  AddNodes(c, "n", 4, 4);
+  c.teams = {TeamQuota{"lender", 4, std::nullopt}, TeamQuota{"other", 6, std::nullopt},
+             TeamQuota{"big", 4, std::nullopt}};
+  Occupy(c, "n-3", 4);
+  StartRunning(c, Job(10, 1, 2, 0, 0, "lender"), {"n-0"}, Minutes(20));
+  StartRunning(c, Job(11, 1, 2, 0, 0, "other"), {"n-0"}, Minutes(0));
+  StartRunning(c, Job(12, 1, 4, 0, 0, "lender"), {"n-1"}, Minutes(0));
+  StartRunning(c, Job(13, 1, 4, 0, 0, "other"), {"n-2"}, Minutes(0));
+  PassHarness h(c, {Job(1, 1, 4, 0, 1, "big")}, {}, Minutes(30));
+  Levels levels(h.state);
+  VictimSearch search(h.state, levels);
+  Moving moving(h.state, search);
+  MoveCandidates candidates = moving.FindMoveCandidates(h.job(0), 4);
+  std::vector<JobId> ids;
+  for (const RunningJob* r : candidates.jobs) ids.push_back(r->job_id);
+  // 12 empties n-1 and takes lender to its guarantee: 10 is not taken back. Other's 11 is
+  // smaller than the mover; its 13 is not.
+  EXPECT_THAT(ids, ElementsAre(12, 11));
+  EXPECT_THAT(candidates.reclaimed, ElementsAre(12));
+  EXPECT_EQ(candidates.reclaimed_gpus, 4);
+}
+
+TEST(Moving, RoomElsewhereOnlyWhereTheMovedJobMayRun) {
+  for (bool pinned : {false, true}) {
+    ClusterSnapshot c = Scattered();
+    if (pinned) {
+      c.nodes[1].labels["rack"] = "b";
+      c.running[1].constraints.labels["rack"] = "b";
+    }
+    PassHarness h(c, {Job(1, 1, 4, 0, 1, "big")}, {}, Minutes(30));
+    Levels levels(h.state);
+    VictimSearch search(h.state, levels);
+    Moving moving(h.state, search);
+    const RunningJob* job11 = &h.cluster.running[1];  // on n-1
+    MoveCandidates candidates;
+    candidates.jobs = {job11};
+    std::vector<const RunningJob*> victims = {job11};
+    std::vector<TaskPlacement> n1 = {TaskPlacement{"n-1", {0, 1, 2, 3}}};
+    EXPECT_EQ(moving.RoomElsewhere(h.job(0), n1, candidates, victims), !pinned)
+        << (pinned ? "job 11 may run on n-1 only" : "n-0 has room for job 11");
+    EXPECT_EQ(h.state.free.free_gpus(), 6) << "a what-if: nothing changed";
+  }
 }
 
 }  // namespace
