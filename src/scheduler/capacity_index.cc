@@ -28,20 +28,24 @@ uint64_t HashId(std::string_view id) {
   return h ^ (h >> 29);
 }
 
-// Part of a gang on one node.
-struct Bin {
-  size_t node;
-  Resources used;
-  std::vector<size_t> tasks;
-};
-
 // Smaller is tighter: what would be left on the node, GPUs first.
 std::tuple<int64_t, int64_t, int64_t> Leftover(const Resources& free, const Resources& used) {
   return {free.gpus - used.gpus, free.milli_cpus - used.milli_cpus,
           free.memory_bytes - used.memory_bytes};
 }
 
+bool InUse(const std::vector<size_t>& used, size_t node) {
+  return std::find(used.begin(), used.end(), node) != used.end();
+}
+
 }  // namespace
+
+// Part of a gang on one node.
+struct CapacityIndex::Bin {
+  size_t node;
+  Resources used;
+  std::vector<size_t> tasks;
+};
 
 CapacityIndex::CapacityIndex(std::vector<NodeCapacity> nodes) : nodes_(std::move(nodes)) {
   Build();
@@ -179,18 +183,28 @@ bool CapacityIndex::Eligible(size_t node, const Constraints& constraints) const 
 std::optional<std::vector<TaskPlacement>> CapacityIndex::Place(
     const std::vector<TaskRequest>& tasks, const Constraints& constraints) const {
   if (tasks.empty()) return std::vector<TaskPlacement>{};
-  Resources total;
   int64_t largest_task = 0;
-  for (const auto& t : tasks) {
-    total += t.resources;
-    largest_task = std::max(largest_task, t.resources.gpus);
-  }
+  for (const auto& t : tasks) largest_task = std::max(largest_task, t.resources.gpus);
   // Most jobs that do not fit are told so here, without looking at a single node.
   if (largest_task >= static_cast<int64_t>(bucket_sizes_.size()) ||
       !GpusMightFit(tasks, free_gpus_, largest_free_block(),
                     [&](int64_t gpus) { return NodesWithAtLeast(gpus); })) {
     return std::nullopt;
   }
+  std::vector<Bin> bins;
+  std::vector<size_t> used;  // nodes in bins (few)
+  if (!FillBins(tasks, constraints, bins, used)) return std::nullopt;
+  Tighten(constraints, bins, used);
+  return PickGpusOf(tasks, bins);
+}
+
+std::string CapacityIndex::RackOf(size_t node) const {
+  auto it = nodes_[node].labels.find("rack");
+  return it == nodes_[node].labels.end() ? std::string() : it->second;
+}
+
+bool CapacityIndex::FillBins(const std::vector<TaskRequest>& tasks, const Constraints& constraints,
+                             std::vector<Bin>& bins, std::vector<size_t>& used) const {
   // Largest tasks first, so that they claim the large nodes (first-fit decreasing).
   std::vector<size_t> order(tasks.size());
   std::iota(order.begin(), order.end(), 0);
@@ -200,17 +214,6 @@ std::optional<std::vector<TaskPlacement>> CapacityIndex::Place(
     return std::tie(ra.gpus, ra.milli_cpus, ra.memory_bytes) >
            std::tie(rb.gpus, rb.milli_cpus, rb.memory_bytes);
   });
-  std::vector<Bin> bins;
-  std::vector<size_t> used;  // nodes in bins (few)
-  auto in_use = [&](size_t n) { return std::find(used.begin(), used.end(), n) != used.end(); };
-  auto rack_of = [&](size_t n) -> std::string {
-    auto it = nodes_[n].labels.find("rack");
-    return it == nodes_[n].labels.end() ? std::string() : it->second;
-  };
-  auto in_used_rack = [&](size_t n) {
-    std::string rack = rack_of(n);
-    return std::any_of(used.begin(), used.end(), [&](size_t u) { return rack_of(u) == rack; });
-  };
   for (size_t t : order) {
     const Resources& need = tasks[t].resources;
     Bin* target = nullptr;
@@ -222,20 +225,8 @@ std::optional<std::vector<TaskPlacement>> CapacityIndex::Place(
       }
     }
     if (!target) {
-      // Open the largest unused node that holds it: few, big nodes keep the gang compact.
-      // Among the largest, one in a rack the gang already uses (fewest racks).
-      std::optional<size_t> chosen;
-      for (size_t g = bucket_sizes_.size(); g-- > static_cast<size_t>(need.gpus) && !chosen;) {
-        for (size_t n = FirstIn(g); n != kNone; n = FirstIn(g, n + 1)) {
-          if (in_use(n) || !need.FitsIn(nodes_[n].free) || !Eligible(n, constraints)) continue;
-          if (!chosen) chosen = n;
-          if (used.empty() || in_used_rack(n)) {
-            chosen = n;
-            break;
-          }
-        }
-      }
-      if (!chosen) return std::nullopt;
+      std::optional<size_t> chosen = OpenNode(need, constraints, used);
+      if (!chosen) return false;
       used.push_back(*chosen);
       bins.push_back(Bin{*chosen, {}, {}});
       target = &bins.back();
@@ -243,7 +234,32 @@ std::optional<std::vector<TaskPlacement>> CapacityIndex::Place(
     target->used += need;
     target->tasks.push_back(t);
   }
-  // Best fit: move each part of the gang to the unused node it fills most tightly.
+  return true;
+}
+
+std::optional<size_t> CapacityIndex::OpenNode(const Resources& need, const Constraints& constraints,
+                                              const std::vector<size_t>& used) const {
+  // Few, big nodes keep the gang compact; fewest racks too.
+  auto in_used_rack = [&](size_t n) {
+    std::string rack = RackOf(n);
+    return std::any_of(used.begin(), used.end(), [&](size_t u) { return RackOf(u) == rack; });
+  };
+  std::optional<size_t> chosen;
+  for (size_t g = bucket_sizes_.size(); g-- > static_cast<size_t>(need.gpus) && !chosen;) {
+    for (size_t n = FirstIn(g); n != kNone; n = FirstIn(g, n + 1)) {
+      if (InUse(used, n) || !need.FitsIn(nodes_[n].free) || !Eligible(n, constraints)) continue;
+      if (!chosen) chosen = n;
+      if (used.empty() || in_used_rack(n)) {
+        chosen = n;
+        break;
+      }
+    }
+  }
+  return chosen;
+}
+
+void CapacityIndex::Tighten(const Constraints& constraints, std::vector<Bin>& bins,
+                            std::vector<size_t>& used) const {
   for (auto& bin : bins) {
     auto best_left = Leftover(nodes_[bin.node].free, bin.used);
     std::optional<size_t> best;
@@ -253,11 +269,13 @@ std::optional<std::vector<TaskPlacement>> CapacityIndex::Place(
          ++g) {
       std::optional<size_t> first;
       for (size_t n = FirstIn(g); n != kNone; n = FirstIn(g, n + 1)) {
-        if (in_use(n) || !bin.used.FitsIn(nodes_[n].free) || !Eligible(n, constraints)) continue;
+        if (InUse(used, n) || !bin.used.FitsIn(nodes_[n].free) || !Eligible(n, constraints)) {
+          continue;
+        }
         if (!(Leftover(nodes_[n].free, bin.used) < best_left)) break;  // no tighter here
         if (!first) first = n;
         // Equally tight: one in the same rack as the rest of the gang wins.
-        if (bins.size() == 1 || rack_of(n) == rack_of(bin.node)) {
+        if (bins.size() == 1 || RackOf(n) == RackOf(bin.node)) {
           first = n;
           break;
         }
@@ -269,6 +287,10 @@ std::optional<std::vector<TaskPlacement>> CapacityIndex::Place(
       bin.node = *best;
     }
   }
+}
+
+std::vector<TaskPlacement> CapacityIndex::PickGpusOf(const std::vector<TaskRequest>& tasks,
+                                                     std::vector<Bin>& bins) const {
   std::vector<TaskPlacement> placement(tasks.size());
   for (auto& bin : bins) {
     const NodeCapacity& node = nodes_[bin.node];

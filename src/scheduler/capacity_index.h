@@ -116,6 +116,24 @@ class CapacityIndex {
   // How many nodes have at least `gpus` GPUs free.
   size_t NodesWithAtLeast(int64_t gpus) const;
 
+  // Place(), step by step. A bin is the part of the gang on one node.
+  struct Bin;
+  // First-fit decreasing into bins, each on a node of its own (`used`, in bin order); false if
+  // some task fits nowhere.
+  bool FillBins(const std::vector<TaskRequest>& tasks, const Constraints& constraints,
+                std::vector<Bin>& bins, std::vector<size_t>& used) const;
+  // The largest unused node that holds `need`; among the largest, one in a rack the gang
+  // already uses.
+  std::optional<size_t> OpenNode(const Resources& need, const Constraints& constraints,
+                                 const std::vector<size_t>& used) const;
+  // Best fit: moves each bin to the unused node it fills most tightly.
+  void Tighten(const Constraints& constraints, std::vector<Bin>& bins,
+               std::vector<size_t>& used) const;
+  // The GPUs of each task on its bin's node.
+  std::vector<TaskPlacement> PickGpusOf(const std::vector<TaskRequest>& tasks,
+                                        std::vector<Bin>& bins) const;
+  std::string RackOf(size_t node) const;
+
   std::vector<NodeCapacity> nodes_;
   // Nodes by id: an open-addressing table of node index + 1 (0: empty), a power of two in size,
   // probed linearly from the id's hash. Node ids never change after construction: copies of the
