@@ -99,36 +99,49 @@ TEST(Incremental, ReleaseStartsWaitingJobsInOrderAndKeepsHeldGpusForTheirJob) {
   EXPECT_THAT(again, IsEmpty());
 }
 
+// A cluster of 1 to 6 nodes of 4 GPUs, running the random jobs (ids from `next` on) that the
+// scheduler placed on it one by one.
+template <typename Uniform>
+ClusterSnapshot RandomBusyCluster(Uniform& uniform, JobId& next) {
+  ClusterSnapshot c;
+  AddNodes(c, "n", uniform(1, 6), 4);
+  for (int k = 0; k < uniform(0, 8); ++k) {
+    PendingJob j = Job(next++, uniform(1, 2), uniform(0, 4));
+    auto placed = NewScheduler()->Schedule(SchedulingInput{c, {j}, Minutes(0)}).placements;
+    if (placed.empty()) continue;
+    std::vector<std::string> where;
+    for (const auto& t : placed[0].tasks) where.push_back(t.node_id);
+    StartRunning(c, j, where, Minutes(0));
+  }
+  return c;
+}
+
+// Which running job holds each GPU (node, GPU).
+std::map<std::pair<std::string, int>, JobId> OwnersOf(const ClusterSnapshot& c) {
+  std::map<std::pair<std::string, int>, JobId> owner;
+  for (const auto& run : c.running) {
+    for (const auto& p : run.placement) {
+      for (int g : p.gpus) owner[{p.node_id, g}] = run.job_id;
+    }
+  }
+  return owner;
+}
+
 // Over random clusters and random sequences of arrivals and releases, incremental decisions
 // never give a GPU twice nor a busy one.
 TEST(Incremental, RandomSequencesStaySafe) {
   std::mt19937_64 rng(20261122);
   auto uniform = [&](int lo, int hi) { return std::uniform_int_distribution<int>(lo, hi)(rng); };
   for (int round = 0; round < 300; ++round) {
-    ClusterSnapshot c;
-    AddNodes(c, "n", uniform(1, 6), 4);
-    std::vector<PendingJob> jobs;
     JobId next = 1;
-    for (int k = 0; k < uniform(0, 8); ++k) {
-      PendingJob j = Job(next++, uniform(1, 2), uniform(0, 4));
-      auto placed = NewScheduler()->Schedule(SchedulingInput{c, {j}, Minutes(0)}).placements;
-      if (placed.empty()) continue;
-      std::vector<std::string> where;
-      for (const auto& t : placed[0].tasks) where.push_back(t.node_id);
-      StartRunning(c, j, where, Minutes(0));
-    }
+    ClusterSnapshot c = RandomBusyCluster(uniform, next);
     std::vector<PendingJob> pending;
     for (int k = 0; k < uniform(0, 6); ++k)
       pending.push_back(Job(next++, uniform(1, 3), uniform(1, 4)));
     Plan first;
     PassResidue r = FullPass(c, pending, Minutes(1), &first);
     // Who holds each GPU, as the test sees it.
-    std::map<std::pair<std::string, int>, JobId> owner;
-    for (const auto& run : c.running) {
-      for (const auto& p : run.placement) {
-        for (int g : p.gpus) owner[{p.node_id, g}] = run.job_id;
-      }
-    }
+    std::map<std::pair<std::string, int>, JobId> owner = OwnersOf(c);
     std::map<JobId, std::pair<PendingJob, std::vector<TaskPlacement>>> live;
     for (const auto& run : c.running) {
       PendingJob j = Job(run.job_id, 1, 0);
