@@ -58,8 +58,9 @@ Status WriteFileAtomically(const std::string& path, std::string_view content, mo
   }
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode & 0600);
   if (fd < 0) return FileError(errno, fmt::format("creating {}", tmp));
-  Status written = ::fchmod(fd, mode) == 0 ? WriteAll(fd, content, tmp)
-                                           : FileError(errno, fmt::format("setting the mode of {}", tmp));
+  Status written = ::fchmod(fd, mode) == 0
+                       ? WriteAll(fd, content, tmp)
+                       : FileError(errno, fmt::format("setting the mode of {}", tmp));
   if (written.ok() && ::fsync(fd) != 0) written = FileError(errno, fmt::format("syncing {}", tmp));
   if (::close(fd) != 0 && written.ok()) written = FileError(errno, fmt::format("closing {}", tmp));
   if (!written.ok()) {
