@@ -256,7 +256,10 @@ void Agent::Launch(const TaskLaunch& launch) {
               {"home", account->home},
               {"job_dirs", *job_dirs}};
     // 0600: the environment may hold the job's secrets.
-    if (Status s = WriteFileAtomically(t.dir + "/spec.json", spec.dump(), 0600); !s.ok()) {
+    // Read at once by the supervisor; a reboot ends the task, so it need not survive one.
+    if (Status s =
+            WriteFileAtomically(t.dir + "/spec.json", spec.dump(), 0600, Durability::kProcessCrash);
+        !s.ok()) {
       return NotStarted(t, "could not start", s.message());
     }
     auto pid = launcher_.StartSupervisor(t.dir);
@@ -267,7 +270,8 @@ void Agent::Launch(const TaskLaunch& launch) {
       return;
     }
     t.supervisor = *pid;
-    if (Status s = WriteFileAtomically(t.dir + "/supervisor.pid", std::to_string(*pid), 0600);
+    if (Status s = WriteFileAtomically(t.dir + "/supervisor.pid", std::to_string(*pid), 0600,
+                                       Durability::kProcessCrash);
         !s.ok()) {
       // A restarted agent would not find the supervisor, and would report the task lost.
       spdlog::warn("task {}: {}", t.id.ToString(), s.message());
@@ -630,10 +634,12 @@ void Agent::ShipMetrics() {
     }
     // What was read is with the master: a restarted agent starts reading after it.
     if (collector->backlog() == 0 && collector->output_read() != collector->output_saved()) {
-      Status saved = WriteFileAtomically(dir + "/metrics.offset",
-                                         std::to_string(collector->output_read()), 0600);
-      // Not saved: a restarted agent reads again from the last saved offset, and the master
-      // drops points it has (docs/observability.md); tried again next round.
+      // Not kept (not saved, or lost to a crash of the machine): a restarted agent reads again
+      // from the last kept offset, and the master drops the points it has
+      // (docs/observability.md); so no fsync, and a failure is tried again next round.
+      Status saved =
+          WriteFileAtomically(dir + "/metrics.offset", std::to_string(collector->output_read()),
+                              0600, Durability::kProcessCrash);
       if (saved.ok()) {
         collector->set_output_saved(collector->output_read());
       } else {

@@ -270,7 +270,9 @@ int RunTaskSupervisor(const std::string& dir) {
   }
   ::close(setup_error[1]);
   ::setpgid(child, child);  // also in the parent, so that kill(-child) works at once
-  if (Status s = WriteFileAtomically(dir + "/task.pid", std::to_string(child) + "\n", 0600);
+  // A reboot ends the task: the pid need not survive one.
+  if (Status s = WriteFileAtomically(dir + "/task.pid", std::to_string(child) + "\n", 0600,
+                                     Durability::kProcessCrash);
       !s.ok()) {
     // The agent learns the pid later, or never; the task runs all the same.
     fmt::print(stderr, "run-task: {}\n", s.message());

@@ -50,7 +50,9 @@ Status SyncDirectory(const std::string& dir) {
   return Status::Ok();
 }
 
-Status WriteFileAtomically(const std::string& path, std::string_view content, mode_t mode) {
+Status WriteFileAtomically(const std::string& path, std::string_view content, mode_t mode,
+                           Durability durability) {
+  const bool sync = durability == Durability::kMachineCrash;
   const std::string tmp = path + ".tmp";
   // A temporary file left by an earlier crash would keep its own mode and owner: made anew.
   if (::unlink(tmp.c_str()) != 0 && errno != ENOENT) {
@@ -61,7 +63,9 @@ Status WriteFileAtomically(const std::string& path, std::string_view content, mo
   Status written = ::fchmod(fd, mode) == 0
                        ? WriteAll(fd, content, tmp)
                        : FileError(errno, fmt::format("setting the mode of {}", tmp));
-  if (written.ok() && ::fsync(fd) != 0) written = FileError(errno, fmt::format("syncing {}", tmp));
+  if (sync && written.ok() && ::fsync(fd) != 0) {
+    written = FileError(errno, fmt::format("syncing {}", tmp));
+  }
   if (::close(fd) != 0 && written.ok()) written = FileError(errno, fmt::format("closing {}", tmp));
   if (!written.ok()) {
     ::unlink(tmp.c_str());
@@ -72,7 +76,7 @@ Status WriteFileAtomically(const std::string& path, std::string_view content, mo
     ::unlink(tmp.c_str());
     return FileError(err, fmt::format("renaming {} to {}", tmp, path));
   }
-  return SyncDirectory(ParentOf(path));
+  return sync ? SyncDirectory(ParentOf(path)) : Status::Ok();
 }
 
 }  // namespace cohort

@@ -94,6 +94,16 @@ TEST_F(DurableFileTest, AFailureNamesThePathAndLeavesTheOldFile) {
   EXPECT_FALSE(fs::exists(blocked + ".tmp"));
 }
 
+// Without fsyncs the replace is still atomic for readers: the old content or the new, whole.
+TEST_F(DurableFileTest, ProcessCrashDurabilityStillReplacesWhole) {
+  std::string path = dir_ / "task.pid";
+  ASSERT_TRUE(WriteFileAtomically(path, "123\n", 0600, Durability::kProcessCrash).ok());
+  ASSERT_TRUE(WriteFileAtomically(path, "4567\n", 0600, Durability::kProcessCrash).ok());
+  EXPECT_EQ(Read(path), "4567\n");
+  EXPECT_EQ(ModeOf(path), 0600u);
+  EXPECT_FALSE(fs::exists(path + ".tmp"));
+}
+
 TEST(FileError, AFullDiskIsResourceExhausted) {
   for (int err : {ENOSPC, EDQUOT, EFBIG}) {
     Status s = FileError(err, "writing /var/lib/cohort/x");

@@ -361,5 +361,63 @@ TEST_F(SqliteCrashTest, KilledAtRandomMomentsLosesNothingReported) {
               outcomes.absent, outcomes.whole);
 }
 
+// The audit log's durability (docs/security.md, "No call escapes it"): a refused call's entry
+// is fsynced with its completion; a successful call's completion rides on the next fsynced
+// write, so a power cut right after it leaves the entry (begun before the call's synced change)
+// without a status, and a later synced write makes it whole.
+class AuditPowerCutTest : public SqliteCrashTest {
+ protected:
+  // In a child with the power cut modelled: a refused call, then a successful one that saves a
+  // job, then, with `later_write`, another synced write. Returns what the audit log holds after
+  // a power cut once the child has exited, as "path status" lines.
+  std::vector<std::string> AfterPowerCut(bool later_write) {
+    std::string path = FreshPath();
+    pid_t pid = ::fork();
+    if (pid == 0) {
+      vfs_.KeepSyncedCopies(true);
+      auto store = OpenSqliteStateStore(path);
+      if (!store.ok()) _exit(2);
+      StateStore& st = **store;
+      auto job = st.CreateJob(JobOfWrite(0, 2), {});
+      if (!job.ok()) _exit(3);
+      AuditEntry refused{0,  FromMicros(1), "mallory", "10.0.0.9:1", "POST", "/api/v1/teams/x",
+                         "", std::nullopt,  ""};
+      auto r = st.BeginAudit(refused);
+      if (!r.ok() || !st.FinishAudit(*r, 403, "", "permission_denied").ok()) _exit(4);
+      AuditEntry kill{0,       FromMicros(2), "ada", "10.0.0.1:1", "POST", "/api/v1/jobs/1/kill",
+                      "job 1", std::nullopt,  ""};
+      auto k = st.BeginAudit(kill);
+      if (!k.ok() || !st.SaveJob(*job, {}).ok() || !st.FinishAudit(*k, 200, "job 1", "").ok()) {
+        _exit(5);
+      }
+      if (later_write && !st.SaveTeam(TeamQuota{"vision", 4, std::nullopt}).ok()) _exit(6);
+      _exit(0);  // the store left open: closing it would checkpoint, and sync, the log
+    }
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "child status " << status;
+    FaultVfs::PowerCut(path);
+    auto store = OpenSqliteStateStore(path);
+    EXPECT_TRUE(store.ok()) << store.status().ToString();
+    std::vector<std::string> lines;
+    if (!store.ok()) return lines;
+    auto entries = (*store)->LoadAudit(AuditQuery{FromMicros(0), FromMicros(10), "", 100});
+    EXPECT_TRUE(entries.ok()) << entries.status().ToString();
+    if (!entries.ok()) return lines;
+    for (const auto& e : *entries) {
+      lines.push_back(e.path + " " + (e.status ? std::to_string(*e.status) : "none"));
+    }
+    return lines;
+  }
+};
+
+TEST_F(AuditPowerCutTest, ARefusedCallIsDurableAndASuccessfulOnesOutcomeRidesOnTheNextWrite) {
+  EXPECT_EQ(AfterPowerCut(/*later_write=*/false),
+            (std::vector<std::string>{"/api/v1/teams/x 403", "/api/v1/jobs/1/kill none"}));
+  EXPECT_EQ(AfterPowerCut(/*later_write=*/true),
+            (std::vector<std::string>{"/api/v1/teams/x 403", "/api/v1/jobs/1/kill 200"}));
+}
+
 }  // namespace
 }  // namespace cohort::state

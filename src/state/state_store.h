@@ -117,10 +117,13 @@ class StateStore {
 
   // --- Audit (state/audit.h) ---
   // Appends an entry without its outcome (its seq and status are ignored); returns its seq.
-  // Not fsynced by itself: the next write that is (the call's own change, or FinishAudit)
-  // makes it durable with everything before it, so no change of the call can outlive it.
+  // Not fsynced by itself: the next write that is (the call's own change, or an error's
+  // completion) makes it durable with everything before it, so no change of the call can
+  // outlive it.
   virtual StatusOr<int64_t> BeginAudit(const AuditEntry& entry) = 0;
-  // Completes the entry with the call's answer. kNotFound for an unknown seq.
+  // Completes the entry with the call's answer. kNotFound for an unknown seq. A 2xx outcome is
+  // not fsynced by itself (the call's own change was, with the entry's beginning): it becomes
+  // durable with the next fsynced write; any other outcome is fsynced at once.
   virtual Status FinishAudit(int64_t seq, int status, const std::string& target,
                              const std::string& outcome) = 0;
   virtual StatusOr<std::vector<AuditEntry>> LoadAudit(const AuditQuery& query) = 0;
