@@ -14,11 +14,18 @@
 
 namespace cohort::agent {
 
-StatusOr<std::unique_ptr<ProcessTaskLauncher>> ProcessTaskLauncher::Create(std::string cohortd) {
-  if (::access(cohortd.c_str(), X_OK) != 0) {
-    return Status::Internal(fmt::format("cannot execute {} (needed to supervise tasks)", cohortd));
+StatusOr<std::unique_ptr<ProcessTaskLauncher>> ProcessTaskLauncher::Create(
+    const std::string& cohortd) {
+  std::string dir = cohortd.substr(0, cohortd.rfind('/') + 1);
+  std::string lean = dir + "cohort-run-task";
+  if (::access(lean.c_str(), X_OK) == 0) {
+    return std::unique_ptr<ProcessTaskLauncher>(new ProcessTaskLauncher({lean}));
   }
-  return std::unique_ptr<ProcessTaskLauncher>(new ProcessTaskLauncher(std::move(cohortd)));
+  if (::access(cohortd.c_str(), X_OK) != 0) {
+    return Status::Internal(
+        fmt::format("cannot execute {} or {} (needed to supervise tasks)", lean, cohortd));
+  }
+  return std::unique_ptr<ProcessTaskLauncher>(new ProcessTaskLauncher({cohortd, "run-task"}));
 }
 
 StatusOr<pid_t> ProcessTaskLauncher::StartSupervisor(const std::string& task_dir) {
@@ -32,8 +39,9 @@ StatusOr<pid_t> ProcessTaskLauncher::StartSupervisor(const std::string& task_dir
     return s;
   }
   ::close(fd);
-  return Spawn({cohortd_, "run-task", "--task-dir", task_dir},
-               SpawnOptions{log, /*new_session=*/true, {}});
+  std::vector<std::string> argv = command_;
+  argv.insert(argv.end(), {"--task-dir", task_dir});
+  return Spawn(argv, SpawnOptions{log, /*new_session=*/true, {}});
 }
 
 void ProcessTaskLauncher::SignalSupervisor(pid_t pid, int signal) {

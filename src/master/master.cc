@@ -123,7 +123,7 @@ uint64_t Master::BumpNode(const std::string& node_id) {
   auto it = nodes_.find(node_id);
   if (it == nodes_.end()) return 0;
   it->second.version = next_version_++;
-  if (listener_) listener_->OnNodeChanged(node_id);
+  AnnounceNode(node_id);
   return it->second.version;
 }
 
@@ -154,8 +154,44 @@ Status Master::Persist(Job& job, std::vector<JobEvent> events) {
     history_.Apply(ended);
     estimates_.Forget(HistoryKeyOf(job), ended);
   }
-  if (listener_) listener_->OnJobChanged(job.id);
+  AnnounceJob(job.id);
   return s;
+}
+
+Master::WriteBatch::WriteBatch(Master& master) : master_(master) {
+  if (master_.batch_depth_++ > 0) return;
+  if (Status s = master_.store_->BeginBatch(); !s.ok()) master_.FailStop(s);
+}
+
+Master::WriteBatch::~WriteBatch() {
+  if (--master_.batch_depth_ > 0) return;
+  if (Status s = master_.store_->CommitBatch(); !s.ok()) {
+    master_.FailStop(Status::Internal("committing a batch of writes: " + s.message()));
+    return;  // nothing is announced that is not durable
+  }
+  std::set<JobId> jobs = std::move(master_.unannounced_jobs_);
+  std::set<std::string> nodes = std::move(master_.unannounced_nodes_);
+  master_.unannounced_jobs_.clear();
+  master_.unannounced_nodes_.clear();
+  if (!master_.listener_) return;
+  for (JobId id : jobs) master_.listener_->OnJobChanged(id);
+  for (const auto& node : nodes) master_.listener_->OnNodeChanged(node);
+}
+
+void Master::AnnounceJob(JobId id) {
+  if (batch_depth_ > 0) {
+    unannounced_jobs_.insert(id);
+  } else if (listener_) {
+    listener_->OnJobChanged(id);
+  }
+}
+
+void Master::AnnounceNode(const std::string& node_id) {
+  if (batch_depth_ > 0) {
+    unannounced_nodes_.insert(node_id);
+  } else if (listener_) {
+    listener_->OnNodeChanged(node_id);
+  }
 }
 
 void Master::NoteEnd(const Job& job) {

@@ -294,6 +294,24 @@ class Master {
   uint64_t BumpNode(const std::string& node_id);
   // Writes the job (and bumps its version); on failure, fails stop and returns the error.
   Status Persist(Job& job, std::vector<JobEvent> events);
+  // Writes made while one lives are one transaction of the store (StateStore::BeginBatch),
+  // committed with one fsync when the outermost ends: a pass that starts many jobs, or an
+  // agent's report that ends many tasks, costs one fsync instead of one per job. What the
+  // listener hears of those changes waits for the commit, so that no client and no agent learns
+  // of a change before it is durable. A failed commit fails stop.
+  class WriteBatch {
+   public:
+    explicit WriteBatch(Master& master);
+    ~WriteBatch();
+    WriteBatch(const WriteBatch&) = delete;
+    WriteBatch& operator=(const WriteBatch&) = delete;
+
+   private:
+    Master& master_;
+  };
+  // Tells the listener that a job or a node changed: now, or once the batch has committed.
+  void AnnounceJob(JobId id);
+  void AnnounceNode(const std::string& node_id);
   // Records the task's hold on its resources as it is now (taken, or given back once it ended),
   // to be written with the job's next Persist.
   void NoteHold(const Job& job, const Task& task);
@@ -373,6 +391,10 @@ class Master {
   LogStore logs_;                          // under <data_dir>/logs
   std::unique_ptr<MetricIngest> metrics_;  // <data_dir>/metrics.db, opened by Load
   std::unique_ptr<state::StateStore> store_;
+  int batch_depth_ = 0;  // WriteBatch scopes open
+  // What the open batch has changed, to announce once it is committed.
+  std::set<JobId> unannounced_jobs_;
+  std::set<std::string> unannounced_nodes_;
   const Clock& clock_;
   EventLoop& loop_;
   // Callbacks left on the loop hold this weakly: a tick that comes after the master is gone

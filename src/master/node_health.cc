@@ -13,7 +13,7 @@ void Master::SetNodeState(NodeEntry& entry, NodeState state) {
   entry.node.state = state;
   cluster_.SetReady(entry.node.info.id, entry.node.Schedulable());
   InvalidateResidue();
-  if (listener_) listener_->OnNodeChanged(entry.node.info.id);
+  AnnounceNode(entry.node.info.id);
 }
 
 void Master::CheckNodeTimeouts(Timestamp now) {
@@ -37,6 +37,7 @@ void Master::CheckNodeTimeouts(Timestamp now) {
 }
 
 Status Master::LoseTasksOn(const std::string& node_id, const std::string& why) {
+  WriteBatch batch(*this);  // every job that had a task there, in one commit
   TaskEnds ends;
   Timestamp now = clock_.Now();
   std::vector<JobId> active(active_.begin(), active_.end());
@@ -93,7 +94,7 @@ Status Master::RemoveNode(const std::string& node_id) {
   nodes_.erase(node_id);
   resources_.ForgetNode(node_id);
   InvalidateResidue();
-  if (listener_) listener_->OnNodeChanged(node_id);
+  AnnounceNode(node_id);
   return s;
 }
 

@@ -190,6 +190,9 @@ StatusOr<DesiredState> Master::Sync(const std::string& node_id, const AgentRepor
   if (node_it == nodes_.end()) {
     return Status::NotFound(fmt::format("node {} is not registered", node_id));
   }
+  // Every job the report changes, and what starts in what it frees, in one commit; the answer
+  // below is read once it is durable.
+  std::optional<WriteBatch> batch(std::in_place, *this);
   NodeEntry& entry = node_it->second;
   Timestamp now = clock_.Now();
   entry.node.last_seen = now;
@@ -234,6 +237,7 @@ StatusOr<DesiredState> Master::Sync(const std::string& node_id, const AgentRepor
     }
   }
   COHORT_RETURN_IF_ERROR(Conclude(ends));
+  batch.reset();  // committed: the answer may now tell the agent to forget what it reported
 
   COHORT_ASSIGN_OR_RETURN(DesiredState desired, DesiredFor(node_id));
   // Ended tasks are now recorded (or were never ours): the agent may forget them.

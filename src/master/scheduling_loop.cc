@@ -119,6 +119,7 @@ void Master::Released(const std::vector<std::pair<JobId, Task>>& tasks) {
 
 void Master::Schedule() {
   schedule_posted_ = false;
+  WriteBatch batch(*this);  // every job the pass starts, in one commit
   std::vector<PendingJob> pending;
   pending.reserve(pending_.size());
   Timestamp now = clock_.Now();
@@ -163,7 +164,7 @@ void Master::Schedule() {
     // Reasons are recomputed on every pass; keep them in memory only and tell watchers.
     job.message = waiting.reason;
     ++job.version;
-    if (listener_) listener_->OnJobChanged(job.id);
+    AnnounceJob(job.id);
   }
   // From `now`, read before the pending jobs were gathered: that is part of the pass too.
   scheduling_passes_.Observe(clock_.Now() - now);
@@ -266,6 +267,7 @@ int Master::AssignPort(NodeEntry& entry) {
 // --- Time ---
 
 void Master::Tick() {
+  WriteBatch batch(*this);
   Timestamp now = clock_.Now();
   CheckNodeTimeouts(now);
   PruneAudit(now);

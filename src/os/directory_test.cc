@@ -122,5 +122,20 @@ TEST_F(EnsureDirectoryTest, EmptiesADirectoryAsItsAccountWithoutFollowingLinks) 
   EXPECT_TRUE(fs::exists(scratch / "roots" / "f"));
 }
 
+// An empty directory needs no process: here one as the account could not even read it (root's,
+// 0700), so only the fast path succeeds.
+TEST_F(EnsureDirectoryTest, AnEmptyDirectoryIsLeftAsItIsWithoutAProcess) {
+  if (::geteuid() != 0) GTEST_SKIP() << "acting as another account needs root";
+  fs::path scratch = dir_ / "empty";
+  fs::create_directories(scratch);
+  fs::permissions(scratch, fs::perms::owner_all);
+  Status s = EmptyDirectoryAs(scratch, Owner{65534, 65534});
+  EXPECT_TRUE(s.ok()) << s.ToString();
+  EXPECT_TRUE(fs::is_directory(scratch));
+  // With an entry, find runs as the account, and cannot.
+  std::ofstream(scratch / "f") << "x";
+  EXPECT_FALSE(EmptyDirectoryAs(scratch, Owner{65534, 65534}).ok());
+}
+
 }  // namespace
 }  // namespace cohort

@@ -176,7 +176,7 @@ class SqliteStateStore final : public StateStore {
   }
 
   StatusOr<Job> CreateJob(Job job, std::vector<JobEvent> events) override {
-    COHORT_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE", "creating a job"));
+    COHORT_RETURN_IF_ERROR(BeginWrite("creating a job"));
     Status s = [&]() -> Status {
       Statement next(db_, "SELECT COALESCE(MAX(id), 0) + 1 FROM jobs");
       if (!next.prepared() || next.Step() != SQLITE_ROW) return Error("allocating a job id");
@@ -212,7 +212,7 @@ class SqliteStateStore final : public StateStore {
     COHORT_RETURN_IF_ERROR(CheckUsage(job.id, usage));
     COHORT_RETURN_IF_ERROR(CheckHistoryChange(history));
     COHORT_ASSIGN_OR_RETURN(std::string record, EncodeJobRecord(job));
-    COHORT_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE", "saving a job"));
+    COHORT_RETURN_IF_ERROR(BeginWrite("saving a job"));
     Status s = [&]() -> Status {
       Statement update(db_, "UPDATE jobs SET state = ?, record = ? WHERE id = ?");
       if (!update.prepared()) return Error("preparing a job update");
@@ -836,18 +836,61 @@ class SqliteStateStore final : public StateStore {
   }
 
   // Runs `write` with synchronous=NORMAL: its commit is not fsynced by itself, and becomes
-  // durable with the next commit that is (the WAL keeps commits in order).
+  // durable with the next commit that is (the WAL keeps commits in order). In a batch it is
+  // part of the batch's commit anyway.
   template <typename F>
   auto Unsynced(const char* what, F write) -> decltype(write()) {
+    if (batch_ != Batch::kNone) return write();
     COHORT_RETURN_IF_ERROR(Exec("PRAGMA synchronous=NORMAL", what));
     auto result = write();
     COHORT_RETURN_IF_ERROR(Exec("PRAGMA synchronous=FULL", "setting synchronous=FULL"));
     return result;
   }
 
-  // Commits if `s` is OK, rolls back otherwise.
+  // The batch's transaction is begun by its first write: a pass or a report that writes
+  // nothing takes no lock and commits nothing.
+  Status BeginBatch() override {
+    COHORT_CHECK(batch_ == Batch::kNone);
+    batch_ = Batch::kWanted;
+    return Status::Ok();
+  }
+
+  Status CommitBatch() override {
+    COHORT_CHECK(batch_ != Batch::kNone);
+    bool open = batch_ == Batch::kOpen;
+    batch_ = Batch::kNone;
+    if (!open) return Status::Ok();
+    // SQLite rolls a transaction back by itself after some errors (a full disk): then the
+    // writes after that one each committed on their own, and there is nothing left to commit.
+    if (sqlite3_get_autocommit(db_)) return Status::Ok();
+    return RollBackIfFailed(Exec("COMMIT", "committing a batch of writes"));
+  }
+
+  // Opens the write's own transaction: BEGIN, or within a batch a savepoint of the batch's
+  // (which it begins if this is its first write).
+  Status BeginWrite(const char* what) {
+    if (batch_ == Batch::kNone) return Exec("BEGIN IMMEDIATE", what);
+    if (batch_ == Batch::kWanted) {
+      COHORT_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE", what));
+      batch_ = Batch::kOpen;
+    }
+    return Exec("SAVEPOINT write", what);
+  }
+
+  // Commits the write if `s` is OK, rolls it back otherwise; within a batch, releases or rolls
+  // back its savepoint and leaves the batch's transaction open.
   template <typename T>
   StatusOr<T> Finish(Status s, T value) {
+    if (batch_ == Batch::kOpen) {
+      if (s.ok()) s = Exec("RELEASE write", "committing");
+      if (!s.ok() && !sqlite3_get_autocommit(db_)) {
+        Status undone = Exec("ROLLBACK TO write", "rolling back");
+        if (undone.ok()) undone = Exec("RELEASE write", "rolling back");
+        if (!undone.ok()) s = Status(s.code(), s.message() + "; then " + undone.message());
+      }
+      COHORT_RETURN_IF_ERROR(s);
+      return value;
+    }
     if (s.ok()) s = Exec("COMMIT", "committing");
     COHORT_RETURN_IF_ERROR(RollBackIfFailed(std::move(s)));
     return value;
@@ -858,6 +901,9 @@ class SqliteStateStore final : public StateStore {
   sqlite3* db_;
   std::string path_;
   int schema_version_ = 0;
+  // kWanted: BeginBatch was called and nothing written yet; kOpen: the batch's transaction is.
+  enum class Batch { kNone, kWanted, kOpen };
+  Batch batch_ = Batch::kNone;
 };
 
 }  // namespace

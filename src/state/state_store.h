@@ -50,6 +50,16 @@ class StateStore {
  public:
   virtual ~StateStore() = default;
 
+  // --- Batches (group commit) ---
+  // From BeginBatch to CommitBatch every write joins one transaction, made durable (one fsync)
+  // by CommitBatch: a scheduling pass that starts twenty jobs, or an agent's report that ends
+  // twenty tasks, costs one fsync instead of twenty. Each write stays atomic on its own (a
+  // failed one leaves the batch as it was before it); none is durable before CommitBatch, and a
+  // crash before it loses all of them. No nesting. A store without transactions (the memory
+  // store) takes each write at once, as without a batch.
+  virtual Status BeginBatch() { return Status::Ok(); }
+  virtual Status CommitBatch() { return Status::Ok(); }
+
   // Stores a new job with the next job id (ignoring job.id) and its events, atomically.
   // Returns the job with its id.
   virtual StatusOr<Job> CreateJob(Job job, std::vector<JobEvent> events) = 0;

@@ -15,7 +15,7 @@ constexpr std::initializer_list<Call> kWrites = {
     Call::kPruneAudit, Call::kSaveSecret,  Call::kDeleteSecret};
 
 size_t Index(Call call) { return static_cast<size_t>(call); }
-static_assert(static_cast<size_t>(Call::kLoadRuntimeHistory) + 1 == FailingStateStore::kCallCount);
+static_assert(static_cast<size_t>(Call::kCommitBatch) + 1 == FailingStateStore::kCallCount);
 
 }  // namespace
 
@@ -48,6 +48,8 @@ bool FailingStateStore::IsWrite(Call call) {
     case Call::kLoadAudit:
     case Call::kLoadSecrets:
     case Call::kLoadRuntimeHistory:
+    case Call::kBeginBatch:
+    case Call::kCommitBatch:
       return false;
   }
   return false;
@@ -110,6 +112,16 @@ Status FailingStateStore::Enter(Call call) {
   if (remaining_ > 0) --remaining_;
   ++injected_failures_;
   return error_;
+}
+
+Status FailingStateStore::BeginBatch() {
+  Count(Call::kBeginBatch);
+  return target_->BeginBatch();
+}
+
+Status FailingStateStore::CommitBatch() {
+  Count(Call::kCommitBatch);
+  return target_->CommitBatch();
 }
 
 StatusOr<Job> FailingStateStore::CreateJob(Job job, std::vector<JobEvent> events) {

@@ -54,8 +54,12 @@ class FailingStateStore final : public state::StateStore {
     kDeleteSecret,
     kLoadSecrets,
     kLoadRuntimeHistory,
+    // Batches are forwarded and counted, never failed: a batch the wrapped store opened must
+    // end there, whatever was injected into the writes within it.
+    kBeginBatch,
+    kCommitBatch,
   };
-  static constexpr size_t kCallCount = 26;
+  static constexpr size_t kCallCount = 28;
   // True for the writes: kCreateJob, kSaveJob, kSaveTeam, kDeleteTeam, kSaveNode, kDeleteNode,
   // kSaveUser, kDeleteUser, kSaveToken, kDeleteToken, kBeginAudit, kFinishAudit, kPruneAudit,
   // kSaveSecret, kDeleteSecret.
@@ -79,6 +83,8 @@ class FailingStateStore final : public state::StateStore {
   // How many writes failed by injection.
   int64_t InjectedFailures() const;
 
+  Status BeginBatch() override;
+  Status CommitBatch() override;
   StatusOr<Job> CreateJob(Job job, std::vector<JobEvent> events) override;
   using StateStore::SaveJob;
   Status SaveJob(const Job& job, const std::vector<JobEvent>& events,
