@@ -165,15 +165,17 @@ Master::WriteBatch::WriteBatch(Master& master) : master_(master) {
 
 Master::WriteBatch::~WriteBatch() {
   if (--master_.batch_depth_ > 0) return;
-  if (Status s = master_.store_->CommitBatch(); !s.ok()) {
-    master_.FailStop(Status::Internal("committing a batch of writes: " + s.message()));
-    return;  // nothing is announced that is not durable
+  Status committed = master_.store_->CommitBatch();
+  if (!committed.ok()) {
+    master_.FailStop(Status::Internal("committing a batch of writes: " + committed.message()));
   }
   std::set<JobId> jobs = std::move(master_.unannounced_jobs_);
   std::set<std::string> nodes = std::move(master_.unannounced_nodes_);
   master_.unannounced_jobs_.clear();
   master_.unannounced_nodes_.clear();
-  if (!master_.listener_) return;
+  // After a failed write the master stops (FailStop does not return but in tests): nothing it
+  // did since is announced.
+  if (!master_.listener_ || master_.fail_stopped_) return;
   for (JobId id : jobs) master_.listener_->OnJobChanged(id);
   for (const auto& node : nodes) master_.listener_->OnNodeChanged(node);
 }
@@ -205,6 +207,7 @@ void Master::Commit(Job& job, std::vector<JobEvent> events) {
 }
 
 void Master::FailStop(const Status& status) {
+  fail_stopped_ = true;
   spdlog::critical(
       "a write to the state store failed after the master changed its memory ({}); stopping so "
       "that a restart reloads the last durable state. Fix the store (disk space, permissions, "

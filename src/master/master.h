@@ -391,7 +391,8 @@ class Master {
   LogStore logs_;                          // under <data_dir>/logs
   std::unique_ptr<MetricIngest> metrics_;  // <data_dir>/metrics.db, opened by Load
   std::unique_ptr<state::StateStore> store_;
-  int batch_depth_ = 0;  // WriteBatch scopes open
+  int batch_depth_ = 0;        // WriteBatch scopes open
+  bool fail_stopped_ = false;  // FailStop was called (it returns only in tests)
   // What the open batch has changed, to announce once it is committed.
   std::set<JobId> unannounced_jobs_;
   std::set<std::string> unannounced_nodes_;

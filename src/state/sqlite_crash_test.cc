@@ -419,5 +419,81 @@ TEST_F(AuditPowerCutTest, ARefusedCallIsDurableAndASuccessfulOnesOutcomeRidesOnT
             (std::vector<std::string>{"/api/v1/teams/x 403", "/api/v1/jobs/1/kill 200"}));
 }
 
+// Group commit (StateStore::BeginBatch): the writes of a batch are durable together when it
+// commits, and none of them before; a failed write in it takes nothing else with it.
+class BatchTest : public SqliteCrashTest {
+ protected:
+  // In a child: a batch of three jobs, killed before or after its commit. Returns how many jobs
+  // the store holds afterwards.
+  size_t JobsAfterKill(bool commit_first) {
+    std::string path = FreshPath();
+    pid_t pid = ::fork();
+    if (pid == 0) {
+      auto store = OpenSqliteStateStore(path);
+      if (!store.ok() || !(*store)->BeginBatch().ok()) _exit(2);
+      for (int k = 1; k <= 3; ++k) {
+        if (!(*store)->CreateJob(JobOfWrite(0, 5 * k + 1), {}).ok()) _exit(3);
+      }
+      if (commit_first && !(*store)->CommitBatch().ok()) _exit(4);
+      ::raise(SIGKILL);
+    }
+    int status = 0;
+    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL) << "child status " << status;
+    auto store = OpenSqliteStateStore(path);
+    EXPECT_TRUE(store.ok()) << store.status().ToString();
+    if (!store.ok()) return 0;
+    auto jobs = (*store)->LoadJobs();
+    EXPECT_TRUE(jobs.ok());
+    return jobs.ok() ? jobs->size() : 0;
+  }
+};
+
+TEST_F(BatchTest, NothingBeforeTheCommitEverythingAfterIt) {
+  EXPECT_EQ(JobsAfterKill(/*commit_first=*/false), 0u);
+  EXPECT_EQ(JobsAfterKill(/*commit_first=*/true), 3u);
+}
+
+TEST_F(BatchTest, AFailedWriteTakesNothingElseWithIt) {
+  std::string path = FreshPath();
+  auto store = OpenSqliteStateStore(path);
+  ASSERT_TRUE(store.ok());
+  StateStore& st = **store;
+  ASSERT_TRUE(st.BeginBatch().ok());
+  auto a = st.CreateJob(JobOfWrite(0, 1), EventsOfWrite(0, 1));
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  // A job that does not exist, with events: refused whole, events included.
+  Status missing = st.SaveJob(JobOfWrite(99, 2), EventsOfWrite(99, 2));
+  EXPECT_EQ(missing.code(), StatusCode::kNotFound);
+  auto b = st.CreateJob(JobOfWrite(0, 6), {});
+  ASSERT_TRUE(b.ok()) << b.status().ToString();
+  ASSERT_TRUE(st.SaveJob(*b, EventsOfWrite(b->id, 7)).ok());
+  ASSERT_TRUE(st.CommitBatch().ok());
+  store->reset();
+  store = OpenSqliteStateStore(path);
+  ASSERT_TRUE(store.ok());
+  auto jobs = (*store)->LoadJobs();
+  ASSERT_TRUE(jobs.ok());
+  EXPECT_EQ(jobs->size(), 2u);
+  auto events = (*store)->LoadEvents(b->id);
+  ASSERT_TRUE(events.ok());
+  EXPECT_EQ(events->size(), static_cast<size_t>(kEventsPerWrite));
+  auto none = (*store)->LoadEvents(99);
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(none->empty());
+}
+
+// A batch with no write takes no lock and commits nothing; the store takes writes after it as
+// before.
+TEST_F(BatchTest, AnEmptyBatchIsNothing) {
+  std::string path = FreshPath();
+  auto store = OpenSqliteStateStore(path);
+  ASSERT_TRUE(store.ok());
+  ASSERT_TRUE((*store)->BeginBatch().ok());
+  ASSERT_TRUE((*store)->CommitBatch().ok());
+  EXPECT_TRUE((*store)->CreateJob(JobOfWrite(0, 1), {}).ok());
+}
+
 }  // namespace
 }  // namespace cohort::state
