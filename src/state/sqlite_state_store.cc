@@ -361,7 +361,7 @@ class SqliteStateStore final : public StateStore {
     // the entry's beginning: its outcome becomes durable with the next fsynced write (a power cut
     // before then leaves the entry without a status, as a master stopped during the call does).
     // An error changed nothing that would carry the entry: it is fsynced now. That fsync of
-    // every successful call's own was a seventh of a submission's time (docs/performance.md).
+    // every successful call's own was on the path of every submission (docs/performance.md).
     if (status / 100 == 2) return Unsynced("completing an audit entry", complete).status();
     return complete().status();
   }
