@@ -120,17 +120,26 @@ class MasterTest : public ::testing::TestWithParam<bool> {
 
   const Job& GetJob(JobId id) { return **master_->GetJob(id); }
 
-  // The agent on `node` reports every desired task in `state` (and applies the desired version).
-  DesiredState Report(const std::string& node, TaskState state,
-                      std::optional<int> exit_code = std::nullopt) {
+  // What the agent on `node` reports with every desired task in `state` (and the desired
+  // version applied).
+  AgentReport ReportOf(const std::string& node, TaskState state,
+                       std::optional<int> exit_code = std::nullopt,
+                       std::optional<Timestamp> ended_at = std::nullopt) {
     auto desired = master_->DesiredFor(node);
     EXPECT_TRUE(desired.ok());
     AgentReport report;
     report.applied_version = desired->version;
     for (const auto& t : desired->tasks) {
       report.tasks.push_back(
-          TaskReport{t.id, state, exit_code, std::nullopt, 100, clock_.Now(), std::nullopt});
+          TaskReport{t.id, state, exit_code, std::nullopt, 100, clock_.Now(), ended_at});
     }
+    return report;
+  }
+
+  // The agent on `node` reports every desired task in `state` (and applies the desired version).
+  DesiredState Report(const std::string& node, TaskState state,
+                      std::optional<int> exit_code = std::nullopt) {
+    AgentReport report = ReportOf(node, state, exit_code);
     auto next = master_->Sync(node, report);
     EXPECT_TRUE(next.ok()) << next.status().ToString();
     return *next;

@@ -83,15 +83,7 @@ TEST_P(WriteBatchTest, AFailedWriteInABatchFailsStopAndAnnouncesNothing) {
   CommitsSeen seen(*store_);
   master_->SetListener(&seen);
   store_->FailNextWrites(1, {Call::kSaveJob});
-  auto desired = master_->DesiredFor("a");
-  ASSERT_TRUE(desired.ok());
-  AgentReport report;
-  report.applied_version = desired->version;
-  for (const auto& t : desired->tasks) {
-    report.tasks.push_back(TaskReport{t.id, TaskState::kRunning, std::nullopt, std::nullopt, 100,
-                                      clock_.Now(), std::nullopt});
-  }
-  EXPECT_FALSE(master_->Sync("a", report).ok());
+  EXPECT_FALSE(master_->Sync("a", ReportOf("a", TaskState::kRunning)).ok());
   master_->SetListener(nullptr);
   EXPECT_FALSE(fail_stops_.empty());
   EXPECT_FALSE(seen.jobs.count(first)) << "announced after the master failed stop";

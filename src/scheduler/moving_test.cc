@@ -146,12 +146,10 @@ TEST(Moving, TakesBackFromBorrowersFirstAndFindsTheMovedJobRoomTheSameWay) {
   }
 }
 
-TEST(Moving, TakesBackFirstWhatLeavesANodeEmpty) {
-  // Four full nodes of 4 GPUs. Team lender, guaranteed 4, holds 6: a 2-GPU job on n-0 beside
-  // team other's 2-GPU job, and a 4-GPU job alone on n-1; other, within its guarantee, also
-  // holds n-2, and something outside holds n-3. Big's 4-GPU job needs a whole node. Taking back
-  // lender's cheapest job (the 2 on n-0, started last) would leave other's job to move, and
-  // there is nowhere to move it to: what empties n-1 goes first, although it costs more.
+// Four full nodes of 4 GPUs. Team lender, guaranteed 4, holds 6: a 2-GPU job (10) on n-0 beside
+// team other's 2-GPU job (11), and a 4-GPU job (12) alone on n-1; other, within its guarantee,
+// also holds n-2 (13), and something outside holds n-3. Team big is guaranteed 4 and holds none.
+ClusterSnapshot LenderBorrowsBesideAndAlone() {
   ClusterSnapshot c;
   AddNodes(c, "n", 4, 4);
   c.teams = {TeamQuota{"lender", 4, std::nullopt}, TeamQuota{"other", 6, std::nullopt},
@@ -161,6 +159,16 @@ TEST(Moving, TakesBackFirstWhatLeavesANodeEmpty) {
   StartRunning(c, Job(11, 1, 2, 0, 0, "other"), {"n-0"}, Minutes(0));
   StartRunning(c, Job(12, 1, 4, 0, 0, "lender"), {"n-1"}, Minutes(0));
   StartRunning(c, Job(13, 1, 4, 0, 0, "other"), {"n-2"}, Minutes(0));
+  return c;
+}
+
+TEST(Moving, TakesBackFirstWhatLeavesANodeEmpty) {
+  // Four full nodes of 4 GPUs. Team lender, guaranteed 4, holds 6: a 2-GPU job on n-0 beside
+  // team other's 2-GPU job, and a 4-GPU job alone on n-1; other, within its guarantee, also
+  // holds n-2, and something outside holds n-3. Big's 4-GPU job needs a whole node. Taking back
+  // lender's cheapest job (the 2 on n-0, started last) would leave other's job to move, and
+  // there is nowhere to move it to: what empties n-1 goes first, although it costs more.
+  ClusterSnapshot c = LenderBorrowsBesideAndAlone();
   Plan plan = RunScheduler(c, {Job(1, 1, 4, 0, 1, "big")}, {}, Minutes(30));
   EXPECT_THAT(Victims(plan, PreemptionCause::kQuotaReclaim), ElementsAre(12));
   EXPECT_THAT(Victims(plan, PreemptionCause::kMove), IsEmpty());
@@ -221,15 +229,7 @@ TEST(Moving, MayMoveOnlyWithinTheGuaranteeAfterMoveAfterAndForTwoGpusOrMore) {
 TEST(Moving, CandidatesAreBorrowersThatEmptyANodeThenOthersThenSmallerJobsToMove) {
   // As in TakesBackFirstWhatLeavesANodeEmpty: lender borrows 2 GPUs, in job 10 (2 GPUs beside
   // other's 11 on n-0) and job 12 (alone on n-1).
-  ClusterSnapshot c;
-  AddNodes(c, "n", 4, 4);
-  c.teams = {TeamQuota{"lender", 4, std::nullopt}, TeamQuota{"other", 6, std::nullopt},
-             TeamQuota{"big", 4, std::nullopt}};
-  Occupy(c, "n-3", 4);
-  StartRunning(c, Job(10, 1, 2, 0, 0, "lender"), {"n-0"}, Minutes(20));
-  StartRunning(c, Job(11, 1, 2, 0, 0, "other"), {"n-0"}, Minutes(0));
-  StartRunning(c, Job(12, 1, 4, 0, 0, "lender"), {"n-1"}, Minutes(0));
-  StartRunning(c, Job(13, 1, 4, 0, 0, "other"), {"n-2"}, Minutes(0));
+  ClusterSnapshot c = LenderBorrowsBesideAndAlone();
   PassHarness h(c, {Job(1, 1, 4, 0, 1, "big")}, {}, Minutes(30));
   Levels levels(h.state);
   VictimSearch search(h.state, levels);
