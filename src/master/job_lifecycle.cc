@@ -175,7 +175,7 @@ Status Master::ApplyPlacement(Job& job, const JobPlacement& placement) {
   std::vector<Task> tasks;
   std::set<std::string> nodes;
   for (size_t i = 0; i < requests.size(); ++i) {
-    NodeEntry& entry = nodes_.at(placement.tasks[i].node_id);
+    NodeEntry& entry = nodes_.At(placement.tasks[i].node_id);
     Task t;
     t.role = requests[i].role;
     t.index = requests[i].index;

@@ -80,7 +80,7 @@ Status Master::Load() {
     JobId id = job.id;
     jobs_.emplace(id, std::move(job));
   }
-  next_version_ = max_version + 1;
+  nodes_.VersionsAbove(max_version);
   COHORT_ASSIGN_OR_RETURN(auto history, store_->LoadRuntimeHistory());
   history_.Load(history);
   COHORT_ASSIGN_OR_RETURN(teams_, store_->LoadTeams());
@@ -88,12 +88,10 @@ Status Master::Load() {
   COHORT_ASSIGN_OR_RETURN(auto nodes, store_->LoadNodes());
   Timestamp now = clock_.Now();
   for (auto& node : nodes) {
-    std::string id = node.info.id;
     // Every node gets a whole node timeout from this start to be heard from: the master's own
     // downtime is not the nodes' silence.
     node.last_seen = std::max(node.last_seen, now);
-    auto topology = std::make_shared<GpuTopology>(node.info.Topology());
-    NodeEntry& entry = nodes_[id] = NodeEntry{std::move(node), next_version_++, topology, 0};
+    NodeEntry& entry = nodes_.Put(std::move(node));
     cluster_.UpsertNode(CapacityOf(entry), entry.node.Schedulable());
   }
   for (JobId id : active_) RestoreHolding(jobs_.at(id));
@@ -120,11 +118,9 @@ void Master::TickAgainLater() {
 }
 
 uint64_t Master::BumpNode(const std::string& node_id) {
-  auto it = nodes_.find(node_id);
-  if (it == nodes_.end()) return 0;
-  it->second.version = next_version_++;
-  AnnounceNode(node_id);
-  return it->second.version;
+  uint64_t version = nodes_.Bump(node_id);
+  if (version != 0) AnnounceNode(node_id);
+  return version;
 }
 
 JobEvent Master::Event(const Job& job, std::string type, std::string message) const {

@@ -31,6 +31,7 @@
 #include "master/job_rank.h"
 #include "master/log_store.h"
 #include "master/metric_ingest.h"
+#include "master/node_registry.h"
 #include "master/resource_history.h"
 #include "master/secrets.h"
 #include "master/usage_reader.h"
@@ -268,12 +269,7 @@ class Master {
   Timestamp Now() const { return clock_.Now(); }
 
  private:
-  struct NodeEntry {
-    Node node;
-    uint64_t version = 0;                         // of its desired state
-    std::shared_ptr<const GpuTopology> topology;  // computed once per registration
-    int next_port_offset = 0;  // ports are handed out round-robin within the range
-  };
+  using NodeEntry = NodeRegistry::Entry;
 
   Master(MasterConfig config, std::unique_ptr<state::StateStore> store,
          std::unique_ptr<scheduler::Scheduler> scheduler, const Clock& clock, EventLoop& loop);
@@ -377,6 +373,10 @@ class Master {
   // Silent nodes become LOST.
   void CheckNodeTimeouts(Timestamp now);
   void SetNodeState(NodeEntry& entry, NodeState state);
+  // Writes the node's record as `change` leaves it, then keeps it (nothing changes if the store
+  // refuses), and tells the cluster core whether it is schedulable. kNotFound for an unknown id.
+  StatusOr<NodeEntry*> ChangeNode(const std::string& node_id,
+                                  const std::function<void(Node&)>& change);
   // Jobs in restart backoff are not offered to the scheduler until it is over.
   bool BackingOff(const Job& job, Timestamp now) const {
     return job.not_before && *job.not_before > now;
@@ -410,7 +410,7 @@ class Master {
   std::map<JobId, Job> jobs_;
   std::set<JobId> pending_;  // PENDING
   std::set<JobId> active_;   // STARTING, RUNNING, STOPPING: they hold resources
-  std::map<std::string, NodeEntry> nodes_;
+  NodeRegistry nodes_;
   ResourceHistory resources_;
   // The advisor's view of each running job, fed from the tick (master/job_advice.cc).
   struct JobAdviceState {
@@ -436,7 +436,6 @@ class Master {
   std::optional<Timestamp> backoff_ends_;  // the earliest end of a pending job's restart backoff
   // (user, request id) -> job, for idempotent submission.
   std::map<std::pair<std::string, std::string>, JobId> requests_;
-  uint64_t next_version_ = 1;
   bool schedule_posted_ = false;
   // Task holds noted and not yet written, by job: they go with the job's next write.
   std::map<JobId, std::vector<state::TaskUsage>> unsaved_holds_;

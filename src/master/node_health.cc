@@ -17,14 +17,8 @@ void Master::SetNodeState(NodeEntry& entry, NodeState state) {
 }
 
 void Master::CheckNodeTimeouts(Timestamp now) {
-  std::vector<std::string> lost;
-  for (auto& [id, entry] : nodes_) {
-    if (entry.node.state == NodeState::kLost) continue;
-    if (now - entry.node.last_seen <= config_.node_timeout) continue;
-    lost.push_back(id);
-  }
-  for (const auto& id : lost) {
-    NodeEntry& entry = nodes_.at(id);
+  for (const auto& id : nodes_.SilentFor(config_.node_timeout, now)) {
+    NodeEntry& entry = nodes_.At(id);
     std::string silent = FormatDuration(now - entry.node.last_seen);
     spdlog::warn("node {} is LOST: silent for {} (node timeout {}); its tasks are lost", id, silent,
                  FormatDuration(config_.node_timeout));
@@ -53,45 +47,50 @@ Status Master::LoseTasksOn(const std::string& node_id, const std::string& why) {
   return Conclude(ends);
 }
 
-StatusOr<const Node*> Master::Drain(const std::string& node_id, std::string reason) {
-  auto it = nodes_.find(node_id);
-  if (it == nodes_.end()) return Status::NotFound(fmt::format("node {} does not exist", node_id));
-  Node node = it->second.node;
-  node.drained = true;
-  node.drain_reason = std::move(reason);
+StatusOr<Master::NodeEntry*> Master::ChangeNode(const std::string& node_id,
+                                                const std::function<void(Node&)>& change) {
+  NodeEntry* entry = nodes_.Find(node_id);
+  if (!entry) return Status::NotFound(fmt::format("node {} does not exist", node_id));
+  // Written first: if the store refuses, nothing in memory has changed.
+  Node node = entry->node;
+  change(node);
   COHORT_RETURN_IF_ERROR(store_->SaveNode(node));
-  it->second.node = std::move(node);
+  entry->node = std::move(node);
+  SetNodeState(*entry, entry->node.state);
+  return entry;
+}
+
+StatusOr<const Node*> Master::Drain(const std::string& node_id, std::string reason) {
+  COHORT_ASSIGN_OR_RETURN(NodeEntry * entry, ChangeNode(node_id, [&](Node& node) {
+                            node.drained = true;
+                            node.drain_reason = std::move(reason);
+                          }));
   spdlog::info("node {} drained{}", node_id,
-               it->second.node.drain_reason.empty() ? "" : ": " + it->second.node.drain_reason);
-  SetNodeState(it->second, it->second.node.state);
-  return &it->second.node;
+               entry->node.drain_reason.empty() ? "" : ": " + entry->node.drain_reason);
+  return &entry->node;
 }
 
 StatusOr<const Node*> Master::Undrain(const std::string& node_id) {
-  auto it = nodes_.find(node_id);
-  if (it == nodes_.end()) return Status::NotFound(fmt::format("node {} does not exist", node_id));
-  Node node = it->second.node;
-  node.drained = false;
-  node.drain_reason.clear();
-  COHORT_RETURN_IF_ERROR(store_->SaveNode(node));
-  it->second.node = std::move(node);
+  COHORT_ASSIGN_OR_RETURN(NodeEntry * entry, ChangeNode(node_id, [](Node& node) {
+                            node.drained = false;
+                            node.drain_reason.clear();
+                          }));
   spdlog::info("node {} undrained", node_id);
-  SetNodeState(it->second, it->second.node.state);
-  return &it->second.node;
+  return &entry->node;
 }
 
 Status Master::RemoveNode(const std::string& node_id) {
-  auto it = nodes_.find(node_id);
-  if (it == nodes_.end()) return Status::NotFound(fmt::format("node {} does not exist", node_id));
+  NodeEntry* entry = nodes_.Find(node_id);
+  if (!entry) return Status::NotFound(fmt::format("node {} does not exist", node_id));
   // Its credential first: a removed node must join again (with the join token) to come back.
   COHORT_RETURN_IF_ERROR(accounts_.RevokeAll(TokenKind::kNode, node_id));
   COHORT_RETURN_IF_ERROR(store_->DeleteNode(node_id));
   spdlog::info("node {} removed", node_id);
   // Nothing may be placed there while its tasks are given up.
-  SetNodeState(it->second, NodeState::kLost);
+  SetNodeState(*entry, NodeState::kLost);
   Status s = LoseTasksOn(node_id, fmt::format("node {} was removed by an admin", node_id));
   cluster_.RemoveNode(node_id);
-  nodes_.erase(node_id);
+  nodes_.Remove(node_id);
   resources_.ForgetNode(node_id);
   InvalidateResidue();
   AnnounceNode(node_id);

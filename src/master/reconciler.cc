@@ -31,31 +31,30 @@ std::string DescribeExit(const Task& t, const std::string& lost_why) {
 StatusOr<DesiredState> Master::Register(NodeInfo info) {
   Timestamp now = clock_.Now();
   std::string id = info.id;
-  auto it = nodes_.find(id);
+  const NodeEntry* known = nodes_.Find(id);
   // An agent that lost its data directory (re-imaged, disk replaced) comes back as another
   // instance: what the master placed there is gone, and must never be started again.
-  bool wiped = it != nodes_.end() && !it->second.node.info.instance.empty() &&
-               it->second.node.info.instance != info.instance;
+  bool wiped =
+      known && !known->node.info.instance.empty() && known->node.info.instance != info.instance;
   // Written first: if the store refuses, nothing in memory has changed.
-  Node node = it == nodes_.end() ? Node{} : it->second.node;
-  if (it == nodes_.end()) node.registered_at = now;
+  Node node = known ? known->node : Node{};
+  if (!known) node.registered_at = now;
   node.info = std::move(info);
   // A lost node may still run tasks of attempts that ended: it is offered work again only once
   // a sync shows it runs nothing the master does not want (Sync).
   if (node.state != NodeState::kLost) node.state = NodeState::kReady;
   node.last_seen = now;
   COHORT_RETURN_IF_ERROR(store_->SaveNode(node));
-  if (it == nodes_.end()) {
-    it = nodes_.emplace(id, NodeEntry{std::move(node), next_version_++, nullptr, 0}).first;
-    spdlog::info("node {} registered: {}", id, it->second.node.info.Capacity().ToString());
-  } else {
-    it->second.node = std::move(node);
+  bool again = known != nullptr;
+  NodeEntry& entry = nodes_.Put(std::move(node));
+  if (again) {
     spdlog::info("node {} registered again{}", id,
                  wiped ? " without its tasks (its agent has a new data directory)" : "");
+  } else {
+    spdlog::info("node {} registered: {}", id, entry.node.info.Capacity().ToString());
   }
-  it->second.topology = std::make_shared<GpuTopology>(it->second.node.info.Topology());
   resources_.ForgetNode(id);  // its GPUs may not be the ones it had
-  cluster_.UpsertNode(CapacityOf(it->second), it->second.node.Schedulable());
+  cluster_.UpsertNode(CapacityOf(entry), entry.node.Schedulable());
   InvalidateResidue();
   if (wiped) {
     COHORT_RETURN_IF_ERROR(LoseTasksOn(
@@ -186,14 +185,12 @@ Status Master::Conclude(TaskEnds& ends) {
 }
 
 StatusOr<DesiredState> Master::Sync(const std::string& node_id, const AgentReport& report) {
-  auto node_it = nodes_.find(node_id);
-  if (node_it == nodes_.end()) {
-    return Status::NotFound(fmt::format("node {} is not registered", node_id));
-  }
+  NodeEntry* found = nodes_.Find(node_id);
+  if (!found) return Status::NotFound(fmt::format("node {} is not registered", node_id));
   // Every job the report changes, and what starts in what it frees, in one commit; the answer
   // below is read once it is durable.
   std::optional<WriteBatch> batch(std::in_place, *this);
-  NodeEntry& entry = node_it->second;
+  NodeEntry& entry = *found;
   Timestamp now = clock_.Now();
   entry.node.last_seen = now;
 
@@ -264,12 +261,10 @@ StatusOr<DesiredState> Master::Sync(const std::string& node_id, const AgentRepor
 }
 
 StatusOr<DesiredState> Master::DesiredFor(const std::string& node_id) {
-  auto it = nodes_.find(node_id);
-  if (it == nodes_.end()) {
-    return Status::NotFound(fmt::format("node {} is not registered", node_id));
-  }
+  const NodeEntry* entry = nodes_.Find(node_id);
+  if (!entry) return Status::NotFound(fmt::format("node {} is not registered", node_id));
   DesiredState desired;
-  desired.version = it->second.version;
+  desired.version = entry->version;
   for (JobId id : active_) {
     const Job& job = jobs_.at(id);
     framework::JobDirectories dirs = DirectoriesOf(job);
@@ -306,7 +301,7 @@ StatusOr<DesiredState> Master::DesiredFor(const std::string& node_id) {
 std::vector<NodeStatus> Master::ListNodes() const {
   std::vector<NodeStatus> out;
   std::map<std::string, size_t> index;
-  for (const auto& [id, entry] : nodes_) {
+  for (const auto& [id, entry] : nodes_.all()) {
     index[id] = out.size();
     out.push_back(NodeStatus{&entry.node, entry.version, {}, {}});
   }

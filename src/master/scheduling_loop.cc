@@ -175,7 +175,7 @@ bool Master::ApplyGrowth(const Growth& growth) {
   std::set<std::string> nodes;
   std::vector<std::string> added;
   for (size_t i = 0; i < growth.tasks.size(); ++i) {
-    NodeEntry& entry = nodes_.at(growth.placement[i].node_id);
+    NodeEntry& entry = nodes_.At(growth.placement[i].node_id);
     Task t;
     t.role = growth.tasks[i].role;
     t.index = growth.tasks[i].index;
@@ -246,22 +246,13 @@ void Master::ApplyShrink(const Shrink& shrink) {
 }
 
 int Master::AssignPort(NodeEntry& entry) {
-  const PortRange& range = entry.node.info.ports;
-  int size = range.last - range.first + 1;
   std::set<int> used;
   for (JobId id : active_) {
     for (const auto& t : jobs_.at(id).tasks) {
       if (t.node_id == entry.node.info.id && !IsTerminal(t.state)) used.insert(t.port);
     }
   }
-  for (int i = 0; i < size; ++i) {
-    int port = range.first + (entry.next_port_offset + i) % size;
-    if (!used.count(port)) {
-      entry.next_port_offset = (port - range.first + 1) % size;
-      return port;
-    }
-  }
-  return 0;
+  return NodeRegistry::AssignPort(entry, used);
 }
 
 // --- Time ---
