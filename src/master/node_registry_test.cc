@@ -6,8 +6,8 @@
 namespace cohort::master {
 namespace {
 
-using ::testing::ElementsAre;
 using std::chrono::seconds;
+using ::testing::ElementsAre;
 
 Node MakeNode(const std::string& id, int gpus, PortRange ports = {31000, 31002}) {
   Node node;
