@@ -94,25 +94,25 @@ StatusOr<TeamRole> ReadRole(const Json& value, std::string_view field) {
 
 }  // namespace
 
-void ApiServer::WhoAmI(const Call& call) {
+StatusOr<HttpResponse> ApiServer::WhoAmI(const Call& call) {
   const auth::Principal& p = call.caller;
   Json teams = Json::object();
   for (const auto& [team, role] : p.teams) teams[team] = TeamRoleName(role);
-  call.responder->Send(JsonAnswer(
-      200, Json{{"name", p.name}, {"admin", p.admin}, {"teams", teams}, {"token_id", p.token_id}}));
+  return JsonAnswer(
+      200, Json{{"name", p.name}, {"admin", p.admin}, {"teams", teams}, {"token_id", p.token_id}});
 }
 
-void ApiServer::ListUsers(const Call& call) {
+StatusOr<HttpResponse> ApiServer::ListUsers(const Call& call) {
   Json users = Json::array();
   for (const auto& u : master_.accounts().ListUsers()) users.push_back(UserJson(u));
-  call.responder->Send(JsonAnswer(200, Json{{"users", users}}));
+  return JsonAnswer(200, Json{{"users", users}});
 }
 
-void ApiServer::CreateUser(const Call& call) {
+StatusOr<HttpResponse> ApiServer::CreateUser(const Call& call) {
   auto doc = ObjectBody(call.request, {"name", "admin", "teams", "uid", "gid"},
                         "{\"name\": ..., \"admin\": false, \"teams\": {\"team\": \"member\"}, "
                         "\"uid\": N, \"gid\": N}");
-  if (!doc.ok()) return call.responder->Send(ErrorResponse(doc.status()));
+  if (!doc.ok()) return doc.status();
   User user;
   std::vector<std::string> problems;
   if (auto it = doc->find("name"); it == doc->end() || !it->is_string()) {
@@ -151,33 +151,32 @@ void ApiServer::CreateUser(const Call& call) {
     user.teams[master::kDefaultTeam] = TeamRole::kMember;
   }
   if (!problems.empty()) {
-    return call.responder->Send(ErrorResponse(Status::InvalidArgument("invalid user", problems)));
+    return Status::InvalidArgument("invalid user", problems);
   }
   auto created = master_.accounts().CreateUser(std::move(user));
-  if (!created.ok()) return call.responder->Send(ErrorResponse(created.status()));
-  call.responder->Send(JsonAnswer(201, UserJson(*created)));
+  if (!created.ok()) return created.status();
+  return JsonAnswer(201, UserJson(*created));
 }
 
-void ApiServer::GetUser(const Call& call) {
+StatusOr<HttpResponse> ApiServer::GetUser(const Call& call) {
   const std::string& name = call.params.at("name");
   if (!auth::IsAdmin(call.caller) && call.caller.name != name) {
-    return call.responder->Send(ErrorResponse(Status::PermissionDenied(
+    return Status::PermissionDenied(
         fmt::format("{} may not read user {}: users read themselves, admins everyone",
-                    call.caller.Describe(), name))));
+                    call.caller.Describe(), name));
   }
   const User* user = master_.accounts().FindUser(name);
   if (!user) {
-    return call.responder->Send(
-        ErrorResponse(Status::NotFound(fmt::format("user {} does not exist", name))));
+    return Status::NotFound(fmt::format("user {} does not exist", name));
   }
-  call.responder->Send(JsonAnswer(200, UserJson(*user)));
+  return JsonAnswer(200, UserJson(*user));
 }
 
-void ApiServer::UpdateUser(const Call& call) {
+StatusOr<HttpResponse> ApiServer::UpdateUser(const Call& call) {
   const std::string& name = call.params.at("name");
   auto doc = ObjectBody(call.request, {"admin", "uid", "gid"},
                         "{\"admin\": true|false, \"uid\": N|null, \"gid\": N|null}");
-  if (!doc.ok()) return call.responder->Send(ErrorResponse(doc.status()));
+  if (!doc.ok()) return doc.status();
   master::UserChange change;
   std::vector<std::string> problems;
   for (Status s : {ReadBool(*doc, "admin", change.admin), ReadUnixId(*doc, "uid", change.uid),
@@ -188,31 +187,29 @@ void ApiServer::UpdateUser(const Call& call) {
     problems.push_back("admin: an admin cannot take away their own admin right");
   }
   if (!problems.empty()) {
-    return call.responder->Send(ErrorResponse(Status::InvalidArgument("invalid change", problems)));
+    return Status::InvalidArgument("invalid change", problems);
   }
   auto updated = master_.accounts().UpdateUser(name, change);
-  if (!updated.ok()) return call.responder->Send(ErrorResponse(updated.status()));
-  call.responder->Send(JsonAnswer(200, UserJson(*updated)));
+  if (!updated.ok()) return updated.status();
+  return JsonAnswer(200, UserJson(*updated));
 }
 
-void ApiServer::DeleteUser(const Call& call) {
+StatusOr<HttpResponse> ApiServer::DeleteUser(const Call& call) {
   const std::string& name = call.params.at("name");
   if (name == call.caller.name) {
-    return call.responder->Send(ErrorResponse(
-        Status::FailedPrecondition("an admin cannot delete themselves; another admin can")));
+    return Status::FailedPrecondition("an admin cannot delete themselves; another admin can");
   }
   // Their secrets first: a user created later under the same name must not find them.
   Status s = master_.secrets().DeleteAll(SecretScope::kUser, name);
   if (s.ok()) s = master_.accounts().DeleteUser(name);
-  if (!s.ok()) return call.responder->Send(ErrorResponse(s));
-  call.responder->Send(JsonAnswer(200, Json{{"deleted", name}}));
+  if (!s.ok()) return s;
+  return JsonAnswer(200, Json{{"deleted", name}});
 }
 
-void ApiServer::ListMembers(const Call& call) {
+StatusOr<HttpResponse> ApiServer::ListMembers(const Call& call) {
   const std::string& team = call.params.at("name");
   if (!master_.TeamExists(team)) {
-    return call.responder->Send(
-        ErrorResponse(Status::NotFound(fmt::format("team {} does not exist", team))));
+    return Status::NotFound(fmt::format("team {} does not exist", team));
   }
   Json members = Json::array();
   for (const auto& u : master_.accounts().ListUsers()) {
@@ -220,52 +217,52 @@ void ApiServer::ListMembers(const Call& call) {
       members.push_back(Json{{"user", u.name}, {"role", TeamRoleName(it->second)}});
     }
   }
-  call.responder->Send(JsonAnswer(200, Json{{"team", team}, {"members", members}}));
+  return JsonAnswer(200, Json{{"team", team}, {"members", members}});
 }
 
-void ApiServer::SetMember(const Call& call) {
+StatusOr<HttpResponse> ApiServer::SetMember(const Call& call) {
   const std::string& team = call.params.at("name");
   const std::string& user = call.params.at("user");
   if (!auth::CanManageMembers(call.caller, team)) {
-    return call.responder->Send(ErrorResponse(Status::PermissionDenied(
+    return Status::PermissionDenied(
         fmt::format("{} may not change the members of team {}: its admins and cluster admins may",
-                    call.caller.Describe(), team))));
+                    call.caller.Describe(), team));
   }
   auto doc = ObjectBody(call.request, {"role"}, "{\"role\": \"viewer\"|\"member\"|\"admin\"}");
-  if (!doc.ok()) return call.responder->Send(ErrorResponse(doc.status()));
+  if (!doc.ok()) return doc.status();
   auto role = ReadRole(doc->contains("role") ? (*doc)["role"] : Json("member"), "role");
-  if (!role.ok()) return call.responder->Send(ErrorResponse(role.status()));
+  if (!role.ok()) return role.status();
   if (!master_.TeamExists(team)) {
-    return call.responder->Send(ErrorResponse(Status::NotFound(
+    return Status::NotFound(
         fmt::format("team {} does not exist; an admin creates it with: cohort team set {} --gpus N",
-                    team, team))));
+                    team, team));
   }
   auto updated = master_.accounts().SetTeamRole(user, team, *role);
-  if (!updated.ok()) return call.responder->Send(ErrorResponse(updated.status()));
-  call.responder->Send(JsonAnswer(200, UserJson(*updated)));
+  if (!updated.ok()) return updated.status();
+  return JsonAnswer(200, UserJson(*updated));
 }
 
-void ApiServer::RemoveMember(const Call& call) {
+StatusOr<HttpResponse> ApiServer::RemoveMember(const Call& call) {
   const std::string& team = call.params.at("name");
   const std::string& user = call.params.at("user");
   if (!auth::CanManageMembers(call.caller, team)) {
-    return call.responder->Send(ErrorResponse(Status::PermissionDenied(
+    return Status::PermissionDenied(
         fmt::format("{} may not change the members of team {}: its admins and cluster admins may",
-                    call.caller.Describe(), team))));
+                    call.caller.Describe(), team));
   }
   auto updated = master_.accounts().SetTeamRole(user, team, std::nullopt);
-  if (!updated.ok()) return call.responder->Send(ErrorResponse(updated.status()));
-  call.responder->Send(JsonAnswer(200, UserJson(*updated)));
+  if (!updated.ok()) return updated.status();
+  return JsonAnswer(200, UserJson(*updated));
 }
 
-void ApiServer::ListTokens(const Call& call) {
+StatusOr<HttpResponse> ApiServer::ListTokens(const Call& call) {
   Timestamp now = master_.Now();
   std::string only;  // a user's own, unless an admin asks for all (or one user's)
   if (auto it = call.request.query.find("user"); it != call.request.query.end()) only = it->second;
   if (!auth::IsAdmin(call.caller)) {
     if (!only.empty() && only != call.caller.name) {
-      return call.responder->Send(ErrorResponse(Status::PermissionDenied(
-          fmt::format("{} may list only their own tokens", call.caller.Describe()))));
+      return Status::PermissionDenied(
+          fmt::format("{} may list only their own tokens", call.caller.Describe()));
     }
     only = call.caller.name;
   }
@@ -274,14 +271,14 @@ void ApiServer::ListTokens(const Call& call) {
     bool mine = t.kind == TokenKind::kUser && t.subject == only;
     if (only.empty() || mine) tokens.push_back(TokenJson(t, now));
   }
-  call.responder->Send(JsonAnswer(200, Json{{"tokens", tokens}}));
+  return JsonAnswer(200, Json{{"tokens", tokens}});
 }
 
-void ApiServer::CreateToken(const Call& call) {
+StatusOr<HttpResponse> ApiServer::CreateToken(const Call& call) {
   auto doc = ObjectBody(call.request, {"user", "kind", "description", "expires_in"},
                         "{\"user\": ..., \"kind\": \"user\"|\"join\", \"description\": ..., "
                         "\"expires_in\": \"30d\"}");
-  if (!doc.ok()) return call.responder->Send(ErrorResponse(doc.status()));
+  if (!doc.ok()) return doc.status();
   std::vector<std::string> problems;
   auto text = [&](const char* key, std::string fallback) {
     auto it = doc->find(key);
@@ -313,35 +310,34 @@ void ApiServer::CreateToken(const Call& call) {
     }
   }
   if (!problems.empty()) {
-    return call.responder->Send(ErrorResponse(Status::InvalidArgument("invalid token", problems)));
+    return Status::InvalidArgument("invalid token", problems);
   }
   bool join = *kind == TokenKind::kJoin;
   if ((join || user != call.caller.name) && !auth::IsAdmin(call.caller)) {
-    return call.responder->Send(ErrorResponse(Status::PermissionDenied(fmt::format(
+    return Status::PermissionDenied(fmt::format(
         "{} may make tokens only for themselves; an admin makes join tokens and others' tokens",
-        call.caller.Describe()))));
+        call.caller.Describe()));
   }
   auto issued =
       master_.accounts().Issue(*kind, join ? std::string() : user, std::move(description), ttl);
-  if (!issued.ok()) return call.responder->Send(ErrorResponse(issued.status()));
+  if (!issued.ok()) return issued.status();
   Json answer = TokenJson(issued->record, master_.Now());
   answer["token"] = issued->token;
-  call.responder->Send(JsonAnswer(201, answer));
+  return JsonAnswer(201, answer);
 }
 
-void ApiServer::RevokeToken(const Call& call) {
+StatusOr<HttpResponse> ApiServer::RevokeToken(const Call& call) {
   const std::string& id = call.params.at("id");
   const TokenRecord* token = master_.accounts().FindToken(id);
   bool mine = token && token->kind == TokenKind::kUser && token->subject == call.caller.name;
   if (!token || (!mine && !auth::IsAdmin(call.caller))) {
     // The same answer for a token that exists and one that does not: ids are not for probing.
-    return call.responder->Send(ErrorResponse(Status::NotFound(
-        fmt::format("token {} does not exist among yours; see `cohort token list`", id))));
+    return Status::NotFound(
+        fmt::format("token {} does not exist among yours; see `cohort token list`", id));
   }
   Status s = master_.accounts().Revoke(id);
-  if (!s.ok()) return call.responder->Send(ErrorResponse(s));
-  call.responder->Send(
-      JsonAnswer(200, TokenJson(*master_.accounts().FindToken(id), master_.Now())));
+  if (!s.ok()) return s;
+  return JsonAnswer(200, TokenJson(*master_.accounts().FindToken(id), master_.Now()));
 }
 
 }  // namespace cohort::api

@@ -126,10 +126,10 @@ std::shared_ptr<Responder> ApiServer::StartAudit(const HttpRequest& request,
     StatusCode code = seq.status().code() == StatusCode::kResourceExhausted
                           ? StatusCode::kResourceExhausted
                           : StatusCode::kInternal;
-    responder->Send(ErrorResponse(
-        Status(code, fmt::format("refused: the call could not be recorded in the audit log ({}); "
-                                 "nothing was done",
-                                 seq.status().message()))));
+    SendAnswer(*responder,
+               Status(code, fmt::format("refused: the call could not be recorded in the audit log "
+                                        "({}); nothing was done",
+                                        seq.status().message())));
     return nullptr;
   }
   AuditedCall call{entry.method, entry.path, entry.remote, !request.body.empty(), entry.target};
@@ -140,23 +140,19 @@ std::shared_ptr<Responder> ApiServer::StartAudit(const HttpRequest& request,
       });
 }
 
-void ApiServer::Usage(const Call& call) {
+Status ApiServer::Usage(const Call& call) {
   const HttpRequest& request = call.request;
-  Responder& responder = *call.responder;
-  auto fail = [&](const Status& s) { responder.Send(ErrorResponse(s)); };
-  if (Status s = CheckQuery(request, {"team", "user", "since", "until", "by"}); !s.ok()) {
-    return fail(s);
-  }
+  COHORT_RETURN_IF_ERROR(CheckQuery(request, {"team", "user", "since", "until", "by"}));
   Timestamp now = master_.Now();
   master::UsageQuery query;
   auto until = TimeParam(request, "until", now, now);
-  if (!until.ok()) return fail(until.status());
+  if (!until.ok()) return until.status();
   auto since = TimeParam(request, "since", now, *until - kDefaultUsageRange);
-  if (!since.ok()) return fail(since.status());
+  if (!since.ok()) return since.status();
   auto team = NameFilter(request, "team");
-  if (!team.ok()) return fail(team.status());
+  if (!team.ok()) return team.status();
   auto user = NameFilter(request, "user");
-  if (!user.ok()) return fail(user.status());
+  if (!user.ok()) return user.status();
   query.since = *since;
   query.until = *until;
   query.team = *team;
@@ -164,46 +160,45 @@ void ApiServer::Usage(const Call& call) {
   if (std::string by = Param(request, "by"); !by.empty()) {
     auto period = Parse(master::kUsagePeriodNames, by);
     if (!period) {
-      return fail(Status::InvalidArgument(fmt::format("by: \"{}\" is not a period; use {}", by,
-                                                      NameList(master::kUsagePeriodNames))));
+      return Status::InvalidArgument(fmt::format("by: \"{}\" is not a period; use {}", by,
+                                                 NameList(master::kUsagePeriodNames)));
     }
     query.by = *period;
   }
   // Computed off the event loop (master/usage_reader.h); answered back on it.
   master_.Usage(query, [query, responder = call.responder](StatusOr<master::UsageReport> report) {
-    if (!report.ok()) return responder->Send(ErrorResponse(report.status()));
-    responder->Send(Answer(UsageJson(query, *report)));
+    SendAnswer(*responder, report.ok() ? StatusOr<HttpResponse>(Answer(UsageJson(query, *report)))
+                                       : report.status());
   });
+  return Status::Ok();
 }
 
-void ApiServer::AuditLog(const Call& call) {
+StatusOr<HttpResponse> ApiServer::AuditLog(const Call& call) {
   const HttpRequest& request = call.request;
-  Responder& responder = *call.responder;
-  auto fail = [&](const Status& s) { responder.Send(ErrorResponse(s)); };
-  if (Status s = CheckQuery(request, {"since", "until", "user", "limit"}); !s.ok()) return fail(s);
+  COHORT_RETURN_IF_ERROR(CheckQuery(request, {"since", "until", "user", "limit"}));
   Timestamp now = master_.Now();
   auto since = TimeParam(request, "since", now, FromMicros(0));
-  if (!since.ok()) return fail(since.status());
+  if (!since.ok()) return since.status();
   auto until = TimeParam(request, "until", now, FromMicros(INT64_MAX));
-  if (!until.ok()) return fail(until.status());
+  if (!until.ok()) return until.status();
   auto user = NameFilter(request, "user");
-  if (!user.ok()) return fail(user.status());
+  if (!user.ok()) return user.status();
   int64_t limit = kDefaultAuditLimit;
   if (std::string text = Param(request, "limit"); !text.empty()) {
     auto n = ParseInteger(text, 1, kMaxAuditLimit);
     if (!n) {
-      return fail(Status::InvalidArgument(
-          fmt::format("limit: \"{}\" is not an integer from 1 to {}", text, kMaxAuditLimit)));
+      return Status::InvalidArgument(
+          fmt::format("limit: \"{}\" is not an integer from 1 to {}", text, kMaxAuditLimit));
     }
     limit = *n;
   }
   // One more than asked tells whether there were more.
   auto entries = master_.Audit(state::AuditQuery{*since, *until, *user, limit + 1});
-  if (!entries.ok()) return fail(entries.status());
+  if (!entries.ok()) return entries.status();
   bool more = static_cast<int64_t>(entries->size()) > limit;
   Json list = Json::array();
   for (size_t i = more ? 1 : 0; i < entries->size(); ++i) list.push_back(EntryJson((*entries)[i]));
-  responder.Send(Answer(Json{{"entries", list}, {"more", more}}));
+  return Answer(Json{{"entries", list}, {"more", more}});
 }
 
 }  // namespace cohort::api

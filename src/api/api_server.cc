@@ -121,6 +121,11 @@ HttpResponse ErrorResponse(const Status& status) {
   return JsonResponse(HttpStatusFor(status.code()), Json{{"error", error}});
 }
 
+void SendAnswer(Responder& responder, StatusOr<HttpResponse> answer) {
+  if (!answer.ok()) return responder.Send(ErrorResponse(answer.status()));
+  responder.Send(std::move(answer).value());
+}
+
 // The API, one line per route (docs/api.md). A path that matches no pattern is a 404; a path
 // that matches with another method is a 405 naming the methods it allows.
 std::vector<Router<ApiServer::Handler, Access>::Route> ApiServer::Routes() {
@@ -221,11 +226,10 @@ void ApiServer::Stop() {
   change_streams_.CloseAll();
 }
 
-void ApiServer::StreamChanges(const Call& call) {
-  if (Status q = CheckQuery(call.request, {}); !q.ok()) {
-    return call.responder->Send(ErrorResponse(q));
-  }
+Status ApiServer::StreamChanges(const Call& call) {
+  COHORT_RETURN_IF_ERROR(CheckQuery(call.request, {}));
   change_streams_.Open(call.responder);
+  return Status::Ok();
 }
 
 // Wake-ups of waiters are posted, not run inline: the change that triggers them is still being
@@ -252,15 +256,15 @@ void ApiServer::OnNodeChanged(const std::string& node_id) {
 
 void ApiServer::AnswerJob(JobId id, Responder& responder) {
   auto job = master_.GetJob(id);
-  if (!job.ok()) return responder.Send(ErrorResponse(job.status()));
-  responder.Send(JsonResponse(200, ToJson(**job)));
+  SendAnswer(responder,
+             job.ok() ? StatusOr<HttpResponse>(JsonResponse(200, ToJson(**job))) : job.status());
 }
 
 // The tasks to forget are not repeated: a sync that had any was answered at once.
 void ApiServer::AnswerNode(const std::string& node_id, Responder& responder) {
   auto desired = master_.DesiredFor(node_id);
-  if (!desired.ok()) return responder.Send(ErrorResponse(desired.status()));
-  responder.Send(JsonResponse(200, ToJson(*desired)));
+  SendAnswer(responder, desired.ok() ? StatusOr<HttpResponse>(JsonResponse(200, ToJson(*desired)))
+                                     : desired.status());
 }
 
 std::string ApiServer::AuditName(const StatusOr<auth::Principal>& caller) {
@@ -348,12 +352,11 @@ Json ApiServer::JobJsonFor(const auth::Principal& caller, const Job& job) {
   return j;
 }
 
-bool ApiServer::CheckCanRead(const Call& call, const Job& job) {
-  if (auth::CanReadJob(call.caller, job.user, job.spec.team)) return true;
-  call.responder->Send(ErrorResponse(Status::PermissionDenied(
+Status ApiServer::CheckCanRead(const auth::Principal& caller, const Job& job) {
+  if (auth::CanReadJob(caller, job.user, job.spec.team)) return Status::Ok();
+  return Status::PermissionDenied(
       fmt::format("{} may not read job {}: its owner {}, members of team {} and admins may",
-                  call.caller.Describe(), job.id, job.user, job.spec.team))));
-  return false;
+                  caller.Describe(), job.id, job.user, job.spec.team));
 }
 
 void ApiServer::Handle(HttpRequest request, std::shared_ptr<Responder> responder) {
@@ -393,7 +396,7 @@ void ApiServer::Handle(HttpRequest request, std::shared_ptr<Responder> responder
       }
       return responder->Send(std::move(response));
     }
-    return (this->*(*found.handler))(Call{request, found.params, responder, *caller});
+    return Dispatch(*found.handler, Call{request, found.params, responder, *caller});
   }
   if (!found.allowed.empty()) {
     std::string allowed = Join({found.allowed.begin(), found.allowed.end()}, ", ");
@@ -406,51 +409,51 @@ void ApiServer::Handle(HttpRequest request, std::shared_ptr<Responder> responder
   std::string_view path = request.path;
   if (path.size() > 1 && path.back() == '/') path.remove_suffix(1);
   if (!path.starts_with("/api/v1/")) {
-    return responder->Send(ErrorResponse(Status::NotFound(
-        fmt::format("no such endpoint: {}; the API lives under /api/v1", request.path))));
+    return SendAnswer(*responder,
+                      Status::NotFound(fmt::format(
+                          "no such endpoint: {}; the API lives under /api/v1", request.path)));
   }
-  responder->Send(ErrorResponse(
-      Status::NotFound(fmt::format("no such endpoint: {} {}", request.method, request.path))));
+  SendAnswer(*responder, Status::NotFound(
+                             fmt::format("no such endpoint: {} {}", request.method, request.path)));
 }
 
-std::optional<JobId> ApiServer::JobIdParam(const Call& call) {
-  auto id = ParseJobId(call.params.at("id"));
-  if (id.ok()) return *id;
-  call.responder->Send(ErrorResponse(id.status()));
-  return std::nullopt;
-}
-
-const Job* ApiServer::ReadableJob(const Call& call) {
-  auto id = JobIdParam(call);
-  if (!id) return nullptr;
-  auto job = master_.GetJob(*id);
-  if (!job.ok()) {
-    call.responder->Send(ErrorResponse(job.status()));
-    return nullptr;
+void ApiServer::Dispatch(const Handler& handler, const Call& call) {
+  if (const auto* answers_at_once = std::get_if<AnswersAtOnce>(&handler)) {
+    return SendAnswer(*call.responder, (this->**answers_at_once)(call));
   }
-  return CheckCanRead(call, **job) ? *job : nullptr;
+  // OK: the handler has answered, or will; an error: nothing was sent yet.
+  Status started = (this->*std::get<AnswersLater>(handler))(call);
+  if (!started.ok()) SendAnswer(*call.responder, std::move(started));
 }
 
-void ApiServer::Health(const Call& call) {
-  call.responder->Send(JsonResponse(200, Json{{"status", "ok"}}));
+StatusOr<JobId> ApiServer::JobIdParam(const Call& call) { return ParseJobId(call.params.at("id")); }
+
+StatusOr<const Job*> ApiServer::ReadableJob(const Call& call) {
+  COHORT_ASSIGN_OR_RETURN(JobId id, JobIdParam(call));
+  COHORT_ASSIGN_OR_RETURN(const Job* job, master_.GetJob(id));
+  COHORT_RETURN_IF_ERROR(CheckCanRead(call.caller, *job));
+  return job;
 }
 
-void ApiServer::SubmitJob(const Call& call) {
+StatusOr<HttpResponse> ApiServer::Health(const Call& call) {
+  return JsonResponse(200, Json{{"status", "ok"}});
+}
+
+StatusOr<HttpResponse> ApiServer::SubmitJob(const Call& call) {
   const HttpRequest& request = call.request;
-  Responder& responder = *call.responder;
   // A client that retries a submission whose answer it never got sends the same key again, and
   // gets the job the first one created (docs/api.md, "Idempotent submission").
   std::string request_id;
   if (auto it = request.headers.find("idempotency-key"); it != request.headers.end()) {
     static const std::regex kKey("[A-Za-z0-9._:-]{1,128}");
     if (!std::regex_match(it->second, kKey)) {
-      return responder.Send(ErrorResponse(Status::InvalidArgument(
-          "Idempotency-Key: must be 1-128 letters, digits, '.', '_', ':' or '-'")));
+      return Status::InvalidArgument(
+          "Idempotency-Key: must be 1-128 letters, digits, '.', '_', ':' or '-'");
     }
     request_id = it->second;
   }
   auto spec = ParseJobSpec(request.body, "job spec");
-  if (!spec.ok()) return responder.Send(ErrorResponse(spec.status()));
+  if (!spec.ok()) return spec.status();
   // A team that does not exist is the master's to refuse (or to replace by the fallback team,
   // which the caller must then be in).
   std::string team = spec->team;
@@ -458,103 +461,96 @@ void ApiServer::SubmitJob(const Call& call) {
     team = master_.config().unknown_team_fallback;
   }
   if (master_.TeamExists(team) && !auth::CanSubmitTo(call.caller, team)) {
-    return responder.Send(ErrorResponse(Status::PermissionDenied(fmt::format(
+    return Status::PermissionDenied(fmt::format(
         "{} may not submit to team {}: only its members and admins may; ask an admin of the "
         "team to add you (cohort team add-member {} {})",
-        call.caller.Describe(), team, team, call.caller.name))));
+        call.caller.Describe(), team, team, call.caller.name));
   }
   bool replayed = false;
   auto job = master_.Submit(std::move(spec).value(), call.caller.name, request_id, &replayed);
-  if (!job.ok()) return responder.Send(ErrorResponse(job.status()));
+  if (!job.ok()) return job.status();
   HttpResponse response = JsonResponse(replayed ? 200 : 201, ToJson(*job));
   if (replayed) response.headers.emplace_back("Idempotent-Replayed", "true");
-  responder.Send(std::move(response));
+  return response;
 }
 
-void ApiServer::ListJobs(const Call& call) {
+StatusOr<HttpResponse> ApiServer::ListJobs(const Call& call) {
   const HttpRequest& request = call.request;
-  Responder& responder = *call.responder;
-  if (Status s = CheckQuery(request, {"state", "team", "user", "name", "limit", "before", "after"});
-      !s.ok()) {
-    return responder.Send(ErrorResponse(s));
-  }
+  COHORT_RETURN_IF_ERROR(
+      CheckQuery(request, {"state", "team", "user", "name", "limit", "before", "after"}));
   master::JobFilter filter;
   if (auto it = request.query.find("state"); it != request.query.end() && !it->second.empty()) {
     filter.state = ParseJobState(it->second);
     if (!filter.state) {
-      return responder.Send(ErrorResponse(
-          Status::InvalidArgument(fmt::format("state: \"{}\" is not a job state; use one of {}",
-                                              it->second, NameList(kJobStateNames, ", ")))));
+      return Status::InvalidArgument(fmt::format("state: \"{}\" is not a job state; use one of {}",
+                                                 it->second, NameList(kJobStateNames, ", ")));
     }
   }
   auto query = JobPageFrom(request);
-  if (!query.ok()) return responder.Send(ErrorResponse(query.status()));
+  if (!query.ok()) return query.status();
   // Always a page (job_pages.h): a bounded answer, however many jobs the master holds.
   JobPage page = SelectJobs(master_.ListJobs(filter), *query,
                             [&](const Job& job) { return JsonText(JobJsonFor(call.caller, job)); });
-  responder.Send(HttpResponse{200, "application/json", JobPageAnswer(page)});
+  return HttpResponse{200, "application/json", JobPageAnswer(page)};
 }
 
-void ApiServer::GetJob(const Call& call) {
-  auto id = JobIdParam(call);
-  if (!id) return;
+Status ApiServer::GetJob(const Call& call) {
+  COHORT_ASSIGN_OR_RETURN(JobId id, JobIdParam(call));
   const HttpRequest& request = call.request;
   const std::shared_ptr<Responder>& responder = call.responder;
-  auto job = master_.GetJob(*id);
-  if (!job.ok()) return responder->Send(ErrorResponse(job.status()));
+  auto job = master_.GetJob(id);
+  if (!job.ok()) return job.status();
   // Long polls answer with the whole job (AnswerJob), so only those who may read it wait.
   if (!request.query.count("wait_version") ||
       !auth::CanReadJob(call.caller, (*job)->user, (*job)->spec.team)) {
-    return responder->Send(JsonResponse(200, JobJsonFor(call.caller, **job)));
+    responder->Send(JsonResponse(200, JobJsonFor(call.caller, **job)));
+    return Status::Ok();
   }
   auto min_version = QueryInt(request, "wait_version", 0, 0, INT64_MAX);
   auto timeout = QueryInt(request, "timeout_ms", 30'000, 0, kMaxWaitMs);
-  if (!min_version.ok()) return responder->Send(ErrorResponse(min_version.status()));
-  if (!timeout.ok()) return responder->Send(ErrorResponse(timeout.status()));
+  if (!min_version.ok()) return min_version.status();
+  if (!timeout.ok()) return timeout.status();
   if ((*job)->version > static_cast<uint64_t>(*min_version) || *timeout == 0) {
-    return responder->Send(JsonResponse(200, ToJson(**job)));
+    responder->Send(JsonResponse(200, ToJson(**job)));
+    return Status::Ok();
   }
-  job_waiters_.Wait(*id, static_cast<uint64_t>(*min_version), std::chrono::milliseconds(*timeout),
+  job_waiters_.Wait(id, static_cast<uint64_t>(*min_version), std::chrono::milliseconds(*timeout),
                     responder);
+  return Status::Ok();
 }
 
-void ApiServer::KillJob(const Call& call) {
-  auto id = JobIdParam(call);
-  if (!id) return;
-  auto found = master_.GetJob(*id);
-  if (!found.ok()) return call.responder->Send(ErrorResponse(found.status()));
+StatusOr<HttpResponse> ApiServer::KillJob(const Call& call) {
+  COHORT_ASSIGN_OR_RETURN(JobId id, JobIdParam(call));
+  auto found = master_.GetJob(id);
+  if (!found.ok()) return found.status();
   if (!auth::CanChangeJob(call.caller, (*found)->user, (*found)->spec.team)) {
-    return call.responder->Send(ErrorResponse(Status::PermissionDenied(fmt::format(
+    return Status::PermissionDenied(fmt::format(
         "{} may not kill job {} of user {}: only its owner, an admin of team {} or a cluster "
         "admin may",
-        call.caller.Describe(), *id, (*found)->user, (*found)->spec.team))));
+        call.caller.Describe(), id, (*found)->user, (*found)->spec.team));
   }
-  auto job = master_.Kill(*id);
-  if (!job.ok()) return call.responder->Send(ErrorResponse(job.status()));
-  call.responder->Send(JsonResponse(200, ToJson(**job)));
+  auto job = master_.Kill(id);
+  if (!job.ok()) return job.status();
+  return JsonResponse(200, ToJson(**job));
 }
 
-void ApiServer::JobEvents(const Call& call) {
-  const Job* job = ReadableJob(call);
-  if (!job) return;
+StatusOr<HttpResponse> ApiServer::JobEvents(const Call& call) {
+  COHORT_ASSIGN_OR_RETURN(const Job* job, ReadableJob(call));
   const JobId id = job->id;
-  Responder& responder = *call.responder;
-  if (Status s = CheckQuery(call.request, {"after", "limit"}); !s.ok()) {
-    return responder.Send(ErrorResponse(s));
-  }
+  COHORT_RETURN_IF_ERROR(CheckQuery(call.request, {"after", "limit"}));
   // A page, oldest first (docs/api.md, "Events"): a job's events grow with every attempt, and a
   // job of 1,024 tasks retried 100 times has over 100,000.
   auto after = QueryInt(call.request, "after", 0, 0, INT64_MAX);
-  if (!after.ok()) return responder.Send(ErrorResponse(after.status()));
+  if (!after.ok()) return after.status();
   auto limit = PageLimit(call.request, kDefaultEventPage, kMaxEventPage, "events");
-  if (!limit.ok()) return responder.Send(ErrorResponse(limit.status()));
+  if (!limit.ok()) return limit.status();
   state::EventRange range{static_cast<size_t>(*after), *limit, kMaxPageBytes};
   auto page = master_.Events(id, range);
-  if (!page.ok()) return responder.Send(ErrorResponse(page.status()));
+  if (!page.ok()) return page.status();
   Json list = Json::array();
   for (const auto& e : page->events) list.push_back(ToJson(e));
   Json next = page->more ? Json(range.after + page->events.size()) : Json(nullptr);
-  responder.Send(JsonResponse(200, Json{{"events", list}, {"next", next}}));
+  return JsonResponse(200, Json{{"events", list}, {"next", next}});
 }
 
 namespace {
@@ -584,13 +580,12 @@ Json RankJson(const std::optional<master::JobRank>& rank) {
 
 }  // namespace
 
-void ApiServer::ExplainJob(const Call& call) {
-  const Job* job = ReadableJob(call);
-  if (!job) return;
+StatusOr<HttpResponse> ApiServer::ExplainJob(const Call& call) {
+  COHORT_ASSIGN_OR_RETURN(const Job* job, ReadableJob(call));
   const JobId id = job->id;
   auto e = master_.Explain(id);
-  if (!e.ok()) return call.responder->Send(ErrorResponse(e.status()));
-  call.responder->Send(JsonResponse(
+  if (!e.ok()) return e.status();
+  return JsonResponse(
       200, Json{{"job_id", id},
                 {"state", JobStateName(e->state)},
                 {"summary", e->summary},
@@ -599,25 +594,24 @@ void ApiServer::ExplainJob(const Call& call) {
                 {"ahead", e->ahead ? Json(*e->ahead) : Json(nullptr)},
                 {"rank", RankJson(e->rank)},
                 {"reserved_start",
-                 e->reserved_start ? Json(FormatTimestamp(*e->reserved_start)) : Json(nullptr)}}));
+                 e->reserved_start ? Json(FormatTimestamp(*e->reserved_start)) : Json(nullptr)}});
 }
 
-void ApiServer::StreamLogs(const Call& call) {
-  auto id = JobIdParam(call);
-  if (!id) return;
+Status ApiServer::StreamLogs(const Call& call) {
+  COHORT_ASSIGN_OR_RETURN(JobId id, JobIdParam(call));
   const HttpRequest& request = call.request;
   const std::shared_ptr<Responder>& responder = call.responder;
-  auto job_or = master_.GetJob(*id);
-  if (!job_or.ok()) return responder->Send(ErrorResponse(job_or.status()));
+  auto job_or = master_.GetJob(id);
+  if (!job_or.ok()) return job_or.status();
   const Job& job = **job_or;
-  if (!CheckCanRead(call, job)) return;
+  COHORT_RETURN_IF_ERROR(CheckCanRead(call.caller, job));
   std::optional<int> attempt;
   if (request.query.count("attempt")) {
     auto a = QueryInt(request, "attempt", 0, 1, 1'000'000);
-    if (!a.ok()) return responder->Send(ErrorResponse(a.status()));
+    if (!a.ok()) return a.status();
     if (*a > job.attempt) {
-      return responder->Send(ErrorResponse(Status::NotFound(
-          fmt::format("job {} has no attempt {} (it is at attempt {})", *id, *a, job.attempt))));
+      return Status::NotFound(
+          fmt::format("job {} has no attempt {} (it is at attempt {})", id, *a, job.attempt));
     }
     attempt = static_cast<int>(*a);
   }
@@ -636,8 +630,8 @@ void ApiServer::StreamLogs(const Call& call) {
       if (name == it->second) found = true;
     }
     if (!found) {
-      return responder->Send(ErrorResponse(Status::NotFound(fmt::format(
-          "job {} has no task {}; its tasks are {}", *id, it->second, Join(names, ", ")))));
+      return Status::NotFound(fmt::format("job {} has no task {}; its tasks are {}", id, it->second,
+                                          Join(names, ", ")));
     }
     // A name from the list just checked: "<role>/<index>".
     task = std::make_pair(parts[0], static_cast<int>(*ParseInteger(parts[1], 0, INT32_MAX)));
@@ -648,53 +642,51 @@ void ApiServer::StreamLogs(const Call& call) {
   }
   // Each follower costs the master a connection and a chunk of memory for as long as the job
   // runs: their number per job is bounded.
-  if (follow && !followers_.TryAdd(*id)) {
-    return responder->Send(ErrorResponse(Status::Unavailable(
-        fmt::format("job {} already has {} log followers; try again once one has ended", *id,
-                    followers_.max_per_job()))));
+  if (follow && !followers_.TryAdd(id)) {
+    return Status::Unavailable(
+        fmt::format("job {} already has {} log followers; try again once one has ended", id,
+                    followers_.max_per_job()));
   }
-  LogStream::Options options{*id, attempt, task, follow};
+  LogStream::Options options{id, attempt, task, follow};
   if (request.query.count("tail")) {
     auto tail = QueryInt(request, "tail", 0, 1, int64_t{64} << 20);
     if (!tail.ok()) {
-      if (follow) followers_.Remove(*id);
-      return responder->Send(ErrorResponse(tail.status()));
+      if (follow) followers_.Remove(id);
+      return tail.status();
     }
     options.tail = *tail;
   }
   std::make_shared<LogStream>(ioc_, master_, job_changes_, std::move(options), responder,
                               follow ? &followers_ : nullptr)
       ->Start();
+  return Status::Ok();
 }
 
-void ApiServer::ListTeams(const Call& call) {
-  Responder& responder = *call.responder;
+StatusOr<HttpResponse> ApiServer::ListTeams(const Call& call) {
   Json teams = Json::array();
   for (const auto& t : master_.ListTeams()) teams.push_back(TeamJson(t));
-  responder.Send(JsonResponse(200, Json{{"teams", teams}}));
+  return JsonResponse(200, Json{{"teams", teams}});
 }
 
-void ApiServer::GetTeam(const Call& call) {
+StatusOr<HttpResponse> ApiServer::GetTeam(const Call& call) {
   const std::string& name = call.params.at("name");
   for (const auto& t : master_.ListTeams()) {
-    if (t.quota.name == name) return call.responder->Send(JsonResponse(200, TeamJson(t)));
+    if (t.quota.name == name) return JsonResponse(200, TeamJson(t));
   }
-  call.responder->Send(
-      ErrorResponse(Status::NotFound(fmt::format("team {} does not exist", name))));
+  return Status::NotFound(fmt::format("team {} does not exist", name));
 }
 
-void ApiServer::SetTeam(const Call& call) {
+StatusOr<HttpResponse> ApiServer::SetTeam(const Call& call) {
   const std::string& name = call.params.at("name");
   const HttpRequest& request = call.request;
-  Responder& responder = *call.responder;
   auto doc = ParseJson(request.body);
-  if (!doc.ok()) return responder.Send(ErrorResponse(doc.status()));
+  if (!doc.ok()) return doc.status();
   TeamQuota team;
   team.name = name;
   std::vector<std::string> problems;
   if (!doc->is_object()) {
-    return responder.Send(ErrorResponse(Status::InvalidArgument(
-        "the body must be an object: {\"guaranteed_gpus\": N, \"max_gpus\": M or null}")));
+    return Status::InvalidArgument(
+        "the body must be an object: {\"guaranteed_gpus\": N, \"max_gpus\": M or null}");
   }
   for (const auto& [key, value] : doc->items()) {
     if (key == "guaranteed_gpus") {
@@ -717,29 +709,28 @@ void ApiServer::SetTeam(const Call& call) {
   }
   if (!doc->contains("guaranteed_gpus")) problems.push_back("guaranteed_gpus: required");
   if (!problems.empty()) {
-    return responder.Send(ErrorResponse(Status::InvalidArgument("invalid team", problems)));
+    return Status::InvalidArgument("invalid team", problems);
   }
   auto saved = master_.SetTeam(team);
-  if (!saved.ok()) return responder.Send(ErrorResponse(saved.status()));
+  if (!saved.ok()) return saved.status();
   for (const auto& t : master_.ListTeams()) {
-    if (t.quota.name == name) return responder.Send(JsonResponse(200, TeamJson(t)));
+    if (t.quota.name == name) return JsonResponse(200, TeamJson(t));
   }
-  responder.Send(JsonResponse(200, Json{{"name", name}}));
+  return JsonResponse(200, Json{{"name", name}});
 }
 
-void ApiServer::DeleteTeam(const Call& call) {
+StatusOr<HttpResponse> ApiServer::DeleteTeam(const Call& call) {
   const std::string& name = call.params.at("name");
   Status s = master_.DeleteTeam(name);
-  if (!s.ok()) return call.responder->Send(ErrorResponse(s));
-  call.responder->Send(JsonResponse(200, Json{{"deleted", name}}));
+  if (!s.ok()) return s;
+  return JsonResponse(200, Json{{"deleted", name}});
 }
 
-void ApiServer::ListNodes(const Call& call) {
-  Responder& responder = *call.responder;
+StatusOr<HttpResponse> ApiServer::ListNodes(const Call& call) {
   Json nodes = Json::array();
   for (const auto& status : master_.ListNodes())
     nodes.push_back(NodeJson(status, master_.resources()));
-  responder.Send(JsonResponse(200, Json{{"nodes", nodes}}));
+  return JsonResponse(200, Json{{"nodes", nodes}});
 }
 
 namespace {
@@ -754,130 +745,123 @@ Json NodeAfter(master::Master& master, const std::string& id) {
 
 }  // namespace
 
-void ApiServer::DrainNode(const Call& call) {
+StatusOr<HttpResponse> ApiServer::DrainNode(const Call& call) {
   const std::string& id = call.params.at("node");
   std::string reason;
   if (!call.request.body.empty()) {
     auto doc = ParseJson(call.request.body);
-    if (!doc.ok()) return call.responder->Send(ErrorResponse(doc.status()));
+    if (!doc.ok()) return doc.status();
     if (!doc->is_object()) {
-      return call.responder->Send(ErrorResponse(
-          Status::InvalidArgument("the body must be an object: {\"reason\": \"...\"}")));
+      return Status::InvalidArgument("the body must be an object: {\"reason\": \"...\"}");
     }
     for (const auto& [key, value] : doc->items()) {
       if (key != "reason") {
-        return call.responder->Send(ErrorResponse(
-            Status::InvalidArgument(fmt::format("{}: unknown field; use reason", key))));
+        return Status::InvalidArgument(fmt::format("{}: unknown field; use reason", key));
       }
       if (!value.is_string() || value.get_ref<const std::string&>().size() > 1024) {
-        return call.responder->Send(ErrorResponse(
-            Status::InvalidArgument("reason: must be a string of at most 1024 bytes")));
+        return Status::InvalidArgument("reason: must be a string of at most 1024 bytes");
       }
       reason = value.get<std::string>();
     }
   }
   auto node = master_.Drain(id, std::move(reason));
-  if (!node.ok()) return call.responder->Send(ErrorResponse(node.status()));
-  call.responder->Send(JsonResponse(200, NodeAfter(master_, id)));
+  if (!node.ok()) return node.status();
+  return JsonResponse(200, NodeAfter(master_, id));
 }
 
-void ApiServer::UndrainNode(const Call& call) {
+StatusOr<HttpResponse> ApiServer::UndrainNode(const Call& call) {
   const std::string& id = call.params.at("node");
   auto node = master_.Undrain(id);
-  if (!node.ok()) return call.responder->Send(ErrorResponse(node.status()));
-  call.responder->Send(JsonResponse(200, NodeAfter(master_, id)));
+  if (!node.ok()) return node.status();
+  return JsonResponse(200, NodeAfter(master_, id));
 }
 
-void ApiServer::RemoveNode(const Call& call) {
+StatusOr<HttpResponse> ApiServer::RemoveNode(const Call& call) {
   const std::string& id = call.params.at("node");
   Status s = master_.RemoveNode(id);
-  if (!s.ok()) return call.responder->Send(ErrorResponse(s));
-  call.responder->Send(JsonResponse(200, Json{{"removed", id}}));
+  if (!s.ok()) return s;
+  return JsonResponse(200, Json{{"removed", id}});
 }
 
-void ApiServer::RegisterAgent(const Call& call) {
+StatusOr<HttpResponse> ApiServer::RegisterAgent(const Call& call) {
   const HttpRequest& request = call.request;
-  Responder& responder = *call.responder;
   auto doc = ParseJson(request.body);
-  if (!doc.ok()) return responder.Send(ErrorResponse(doc.status()));
+  if (!doc.ok()) return doc.status();
   auto info = NodeInfoFromJson(*doc);
-  if (!info.ok()) return responder.Send(ErrorResponse(info.status()));
-  if (Status valid = ValidateNodeInfo(*info); !valid.ok()) {
-    return responder.Send(ErrorResponse(valid));
-  }
+  if (!info.ok()) return info.status();
+  COHORT_RETURN_IF_ERROR(ValidateNodeInfo(*info));
   std::string id = info->id;
   // A node's credential registers that node only; the join token registers any, and takes a
   // name over from a machine that had it (docs/security.md, "Agents").
   if (call.caller.kind == auth::CallerKind::kNode && call.caller.name != id) {
-    return responder.Send(ErrorResponse(Status::PermissionDenied(
-        fmt::format("the credential of node {} cannot register node {}", call.caller.name, id))));
+    return Status::PermissionDenied(
+        fmt::format("the credential of node {} cannot register node {}", call.caller.name, id));
   }
   std::optional<master::IssuedToken> credential;
   if (call.caller.kind == auth::CallerKind::kJoin) {
     // Issued before the node is taken in: a failure leaves the node as it was, and a retry
     // with the join token revokes this one again.
-    if (Status s = master_.accounts().RevokeAll(TokenKind::kNode, id); !s.ok()) {
-      return responder.Send(ErrorResponse(s));
-    }
+    COHORT_RETURN_IF_ERROR(master_.accounts().RevokeAll(TokenKind::kNode, id));
     auto issued = master_.accounts().Issue(TokenKind::kNode, id, "agent credential");
-    if (!issued.ok()) return responder.Send(ErrorResponse(issued.status()));
+    if (!issued.ok()) return issued.status();
     credential = std::move(issued).value();
     spdlog::info("node {} joined with the join token from {}; its credential is {}", id,
                  request.remote, credential->record.id);
   }
   auto desired = master_.Register(std::move(info).value());
-  if (!desired.ok()) return responder.Send(ErrorResponse(desired.status()));
+  if (!desired.ok()) return desired.status();
   Json answer{{"node_id", id}, {"desired", ToJson(*desired)}};
   if (credential) answer["credential"] = credential->token;
-  responder.Send(JsonResponse(200, answer));
+  return JsonResponse(200, answer);
 }
 
-void ApiServer::SyncAgent(const Call& call) {
+Status ApiServer::SyncAgent(const Call& call) {
   const std::string& node_id = call.params.at("node");
   const HttpRequest& request = call.request;
   const std::shared_ptr<Responder>& responder = call.responder;
-  if (Status id = CheckNodeId(node_id); !id.ok()) return responder->Send(ErrorResponse(id));
+  COHORT_RETURN_IF_ERROR(CheckNodeId(node_id));
   auto doc = ParseJson(request.body);
-  if (!doc.ok()) return responder->Send(ErrorResponse(doc.status()));
+  if (!doc.ok()) return doc.status();
   auto report = AgentReportFromJson(*doc);
-  if (!report.ok()) return responder->Send(ErrorResponse(report.status()));
+  if (!report.ok()) return report.status();
   auto min_version = QueryInt(request, "wait_version", 0, 0, INT64_MAX);
   auto timeout = QueryInt(request, "timeout_ms", 0, 0, kMaxWaitMs);
-  if (!min_version.ok()) return responder->Send(ErrorResponse(min_version.status()));
-  if (!timeout.ok()) return responder->Send(ErrorResponse(timeout.status()));
+  if (!min_version.ok()) return min_version.status();
+  if (!timeout.ok()) return timeout.status();
   auto desired = master_.Sync(node_id, *report);
-  if (!desired.ok()) return responder->Send(ErrorResponse(desired.status()));
+  if (!desired.ok()) return desired.status();
   if (desired->version > static_cast<uint64_t>(*min_version) || *timeout == 0 ||
       !desired->forget.empty()) {
-    return responder->Send(JsonResponse(200, ToJson(*desired)));
+    responder->Send(JsonResponse(200, ToJson(*desired)));
+    return Status::Ok();
   }
   // A parked poll is no heartbeat (a paused agent's socket stays open): the agent must come
   // back several times within the node timeout, whatever wait it asked for.
   int64_t wait_ms = std::min<int64_t>(*timeout, ToMillis(master_.config().node_timeout) / 3);
   node_waiters_.Wait(node_id, static_cast<uint64_t>(*min_version),
                      std::chrono::milliseconds(wait_ms), responder);
+  return Status::Ok();
 }
 
-void ApiServer::UploadLog(const Call& call) {
+Status ApiServer::UploadLog(const Call& call) {
   const std::string& node_id = call.params.at("node");
   const std::string& task_key = call.params.at("task");
   const HttpRequest& request = call.request;
-  Responder& responder = *call.responder;
-  if (Status id = CheckNodeId(node_id); !id.ok()) return responder.Send(ErrorResponse(id));
+  COHORT_RETURN_IF_ERROR(CheckNodeId(node_id));
   auto offset = QueryInt(request, "offset", -1, 0, INT64_MAX);
-  if (!offset.ok()) return responder.Send(ErrorResponse(offset.status()));
+  if (!offset.ok()) return offset.status();
   if (*offset < 0) {
-    return responder.Send(ErrorResponse(Status::InvalidArgument("offset: required")));
+    return Status::InvalidArgument("offset: required");
   }
   auto task = ParseTaskId(task_key);
-  if (!task.ok()) return responder.Send(ErrorResponse(task.status()));
+  if (!task.ok()) return task.status();
   master::LogAppend options;
   if (auto it = request.query.find("skip"); it != request.query.end()) {
     options.skip = it->second == "true" || it->second == "1" || it->second.empty();
   }
   if (request.query.count("end")) {
     auto end = QueryInt(request, "end", 0, 0, INT64_MAX);
-    if (!end.ok()) return responder.Send(ErrorResponse(end.status()));
+    if (!end.ok()) return end.status();
     options.end = *end;
   }
   // The bytes are written off the event loop; the answer comes once they are on disk.
@@ -898,6 +882,7 @@ void ApiServer::UploadLog(const Call& call) {
     responder->Send(error);
   };
   master_.AppendLog(node_id, *task, *offset, request.body, options, std::move(answer));
+  return Status::Ok();
 }
 
 }  // namespace cohort::api

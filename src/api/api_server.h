@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "api/change_stream.h"
@@ -29,6 +30,9 @@ namespace cohort::api {
 int HttpStatusFor(StatusCode code);
 // {"error": {"code": "not_found", "message": "...", "details": [...]}}
 HttpResponse ErrorResponse(const Status& status);
+// Sends the response, or its error as ErrorResponse does: the API's one way to answer, whether
+// a handler answers at once or a long poll or a thread answers later.
+void SendAnswer(Responder& responder, StatusOr<HttpResponse> answer);
 
 // Log streams that may follow one job at once.
 inline constexpr int kMaxFollowersPerJob = 64;
@@ -77,7 +81,12 @@ class ApiServer final : public master::MasterListener {
     std::shared_ptr<Responder> responder;
     const auth::Principal& caller;
   };
-  using Handler = void (ApiServer::*)(const Call&);
+  // Most routes answer at once: the response, or an error for Handle to send. A route that
+  // answers later (a long poll, a log or change stream, work done on another thread) keeps
+  // call.responder and returns OK, or returns an error while it can still answer at once.
+  using AnswersAtOnce = StatusOr<HttpResponse> (ApiServer::*)(const Call&);
+  using AnswersLater = Status (ApiServer::*)(const Call&);
+  using Handler = std::variant<AnswersAtOnce, AnswersLater>;
   static std::vector<Router<Handler, Access>::Route> Routes();
 
   // Who sent the request, from its Authorization header: anonymous without one; kUnauthenticated
@@ -90,59 +99,62 @@ class ApiServer final : public master::MasterListener {
   static Status CheckAccess(Access access, const auth::Principal& caller, const PathParams& params);
   // The job as `caller` may see it: whole, or without its spec's commands and environment.
   static Json JobJsonFor(const auth::Principal& caller, const Job& job);
-  // Answers 403 and returns false unless `caller` may read the whole job.
-  bool CheckCanRead(const Call& call, const Job& job);
+  // kPermissionDenied unless `caller` may read the whole job.
+  static Status CheckCanRead(const auth::Principal& caller, const Job& job);
+  // Runs the route's handler and sends what it answered at once.
+  void Dispatch(const Handler& handler, const Call& call);
 
-  // The route's {id}; answers 400 and returns nothing if it is not a job id.
-  std::optional<JobId> JobIdParam(const Call& call);
-  // The route's job, if the caller may read it; otherwise answers (400, 404 or 403) and returns
-  // nullptr. Routes that show a job's contents (events, explain, metrics, usage) start here.
-  const Job* ReadableJob(const Call& call);
+  // The route's {id}; kInvalidArgument if it is not a job id.
+  static StatusOr<JobId> JobIdParam(const Call& call);
+  // The route's job, if the caller may read it; otherwise kInvalidArgument, kNotFound or
+  // kPermissionDenied. Routes that show a job's contents (events, explain, metrics, usage) start
+  // here.
+  StatusOr<const Job*> ReadableJob(const Call& call);
 
   // One handler per route (docs/api.md).
-  void Health(const Call& call);
-  void SubmitJob(const Call& call);
-  void ListJobs(const Call& call);
-  void GetJob(const Call& call);
-  void KillJob(const Call& call);
-  void JobEvents(const Call& call);
-  void ExplainJob(const Call& call);
-  void StreamLogs(const Call& call);
-  void ListTeams(const Call& call);
-  void GetTeam(const Call& call);
-  void SetTeam(const Call& call);
-  void DeleteTeam(const Call& call);
-  void ListNodes(const Call& call);
-  void DrainNode(const Call& call);
-  void UndrainNode(const Call& call);
-  void RemoveNode(const Call& call);
-  void RegisterAgent(const Call& call);
-  void SyncAgent(const Call& call);
-  void UploadLog(const Call& call);
-  void UploadMetrics(const Call& call);  // api/metric_routes.cc
-  void StreamChanges(const Call& call);
-  void JobMetrics(const Call& call);  // api/metric_routes.cc
-  void JobUsage(const Call& call);    // api/job_usage_route.cc
+  StatusOr<HttpResponse> Health(const Call& call);
+  StatusOr<HttpResponse> SubmitJob(const Call& call);
+  StatusOr<HttpResponse> ListJobs(const Call& call);
+  Status GetJob(const Call& call);
+  StatusOr<HttpResponse> KillJob(const Call& call);
+  StatusOr<HttpResponse> JobEvents(const Call& call);
+  StatusOr<HttpResponse> ExplainJob(const Call& call);
+  Status StreamLogs(const Call& call);
+  StatusOr<HttpResponse> ListTeams(const Call& call);
+  StatusOr<HttpResponse> GetTeam(const Call& call);
+  StatusOr<HttpResponse> SetTeam(const Call& call);
+  StatusOr<HttpResponse> DeleteTeam(const Call& call);
+  StatusOr<HttpResponse> ListNodes(const Call& call);
+  StatusOr<HttpResponse> DrainNode(const Call& call);
+  StatusOr<HttpResponse> UndrainNode(const Call& call);
+  StatusOr<HttpResponse> RemoveNode(const Call& call);
+  StatusOr<HttpResponse> RegisterAgent(const Call& call);
+  Status SyncAgent(const Call& call);
+  Status UploadLog(const Call& call);
+  Status UploadMetrics(const Call& call);  // api/metric_routes.cc
+  Status StreamChanges(const Call& call);
+  StatusOr<HttpResponse> JobMetrics(const Call& call);  // api/metric_routes.cc
+  StatusOr<HttpResponse> JobUsage(const Call& call);    // api/job_usage_route.cc
   // Users, teams' members, tokens (account_routes.cc).
-  void WhoAmI(const Call& call);
-  void ListUsers(const Call& call);
-  void CreateUser(const Call& call);
-  void GetUser(const Call& call);
-  void UpdateUser(const Call& call);
-  void DeleteUser(const Call& call);
-  void ListMembers(const Call& call);
-  void SetMember(const Call& call);
-  void RemoveMember(const Call& call);
-  void ListTokens(const Call& call);
-  void CreateToken(const Call& call);
-  void RevokeToken(const Call& call);
-  void Usage(const Call& call);     // api/accounting_routes.cc
-  void AuditLog(const Call& call);  // api/accounting_routes.cc
-  void Metrics(const Call& call);   // api/metrics_route.cc
+  StatusOr<HttpResponse> WhoAmI(const Call& call);
+  StatusOr<HttpResponse> ListUsers(const Call& call);
+  StatusOr<HttpResponse> CreateUser(const Call& call);
+  StatusOr<HttpResponse> GetUser(const Call& call);
+  StatusOr<HttpResponse> UpdateUser(const Call& call);
+  StatusOr<HttpResponse> DeleteUser(const Call& call);
+  StatusOr<HttpResponse> ListMembers(const Call& call);
+  StatusOr<HttpResponse> SetMember(const Call& call);
+  StatusOr<HttpResponse> RemoveMember(const Call& call);
+  StatusOr<HttpResponse> ListTokens(const Call& call);
+  StatusOr<HttpResponse> CreateToken(const Call& call);
+  StatusOr<HttpResponse> RevokeToken(const Call& call);
+  Status Usage(const Call& call);                     // api/accounting_routes.cc
+  StatusOr<HttpResponse> AuditLog(const Call& call);  // api/accounting_routes.cc
+  StatusOr<HttpResponse> Metrics(const Call& call);   // api/metrics_route.cc
   // The dashboard (api/web_routes.cc): its page, its other files, and what both do.
-  void WebPage(const Call& call);
-  void WebAsset(const Call& call);
-  void ServeWeb(const Call& call, std::string_view name);
+  StatusOr<HttpResponse> WebPage(const Call& call);
+  StatusOr<HttpResponse> WebAsset(const Call& call);
+  StatusOr<HttpResponse> ServeWeb(const Call& call, std::string_view name);
 
   // Begins the audit entry of a state-changing call and returns the responder that completes it
   // with the answer; if the entry cannot be written, answers the error itself and returns null:
@@ -153,9 +165,9 @@ class ApiServer final : public master::MasterListener {
   // "(refused token)".
   static std::string AuditName(const StatusOr<auth::Principal>& caller);
   // Environment secrets (secret_routes.cc).
-  void ListSecrets(const Call& call);
-  void SetSecret(const Call& call);
-  void DeleteSecret(const Call& call);
+  StatusOr<HttpResponse> ListSecrets(const Call& call);
+  StatusOr<HttpResponse> SetSecret(const Call& call);
+  StatusOr<HttpResponse> DeleteSecret(const Call& call);
 
   // Answer a long poll with the job, or with what the node should run.
   void AnswerJob(JobId id, Responder& responder);

@@ -244,6 +244,23 @@ TEST_F(AuditApiTest, RefusedCallsAreRecordedWithTheirStatusAndWhy) {
   EXPECT_THAT(entries[4].outcome, HasSubstr("unauthenticated"));
 }
 
+// An error a handler returns (rather than one Handle finds before it) is answered once, through
+// the audit entry, which keeps its status and why.
+TEST_F(AuditApiTest, AnErrorAHandlerReturnsIsAnsweredThroughItsAuditEntry) {
+  HttpResponse self = Serve("DELETE", "/api/v1/users/ada");
+  EXPECT_EQ(self.status, 409);
+  EXPECT_EQ(Body(self)["error"]["code"], "failed_precondition");
+  HttpResponse bad_id = Serve("POST", "/api/v1/jobs/x/kill", "{}");
+  EXPECT_EQ(bad_id.status, 400);
+  auto entries = Entries();
+  ASSERT_EQ(entries.size(), 2u);
+  EXPECT_EQ(entries[0].status, std::optional<int>(409));
+  EXPECT_EQ(entries[0].outcome,
+            "failed_precondition: an admin cannot delete themselves; another admin can");
+  EXPECT_EQ(entries[1].status, std::optional<int>(400));
+  EXPECT_THAT(entries[1].outcome, HasSubstr("invalid_argument"));
+}
+
 TEST_F(AuditApiTest, ACallWhoseEntryCannotBeWrittenIsRefusedAndChangesNothing) {
   store_->SetInjectedError(Status::ResourceExhausted("the state database's disk is full"));
   store_->FailNextWrites(1, {Call::kBeginAudit});

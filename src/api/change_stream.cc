@@ -19,9 +19,10 @@ ChangeStreams::ChangeStreams(boost::asio::io_context& ioc, size_t max_streams)
 
 void ChangeStreams::Open(std::shared_ptr<Responder> responder) {
   if (streams_.size() >= max_streams_) {
-    return responder->Send(ErrorResponse(Status::Unavailable(
-        fmt::format("{} change streams are open, the most the master serves; read again later",
-                    max_streams_))));
+    return SendAnswer(*responder, Status::Unavailable(fmt::format(
+                                      "{} change streams are open, the most the master serves; "
+                                      "read again later",
+                                      max_streams_)));
   }
   auto stream = std::make_shared<Stream>();
   stream->responder = std::move(responder);

@@ -7,12 +7,10 @@
 
 namespace cohort::api {
 
-void ApiServer::JobUsage(const Call& call) {
-  const Job* job = ReadableJob(call);
-  if (!job) return;
+StatusOr<HttpResponse> ApiServer::JobUsage(const Call& call) {
+  COHORT_ASSIGN_OR_RETURN(const Job* job, ReadableJob(call));
   const JobId id = job->id;
-  Responder& responder = *call.responder;
-  if (Status q = CheckQuery(call.request, {}); !q.ok()) return responder.Send(ErrorResponse(q));
+  COHORT_RETURN_IF_ERROR(CheckQuery(call.request, {}));
   const master::ResourceHistory& history = master_.resources();
   Json tasks = Json::array();
   for (const Task& t : job->tasks) {
@@ -40,10 +38,10 @@ void ApiServer::JobUsage(const Call& call) {
                           {"text", a.text},
                           {"since", FormatTimestamp(a.since)}});
   }
-  responder.Send(JsonResponse(200, Json{{"job_id", id},
-                                        {"attempt", job->attempt},
-                                        {"tasks", std::move(tasks)},
-                                        {"advice", std::move(advice)}}));
+  return JsonResponse(200, Json{{"job_id", id},
+                                {"attempt", job->attempt},
+                                {"tasks", std::move(tasks)},
+                                {"advice", std::move(advice)}});
 }
 
 }  // namespace cohort::api

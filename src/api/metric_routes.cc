@@ -31,18 +31,17 @@ Json LineJson(const state::MetricLine& line) {
 
 }  // namespace
 
-void ApiServer::UploadMetrics(const Call& call) {
+Status ApiServer::UploadMetrics(const Call& call) {
   const std::string& node_id = call.params.at("node");
-  Responder& responder = *call.responder;
-  if (Status id = CheckNodeId(node_id); !id.ok()) return responder.Send(ErrorResponse(id));
-  if (Status q = CheckQuery(call.request, {}); !q.ok()) return responder.Send(ErrorResponse(q));
+  COHORT_RETURN_IF_ERROR(CheckNodeId(node_id));
+  COHORT_RETURN_IF_ERROR(CheckQuery(call.request, {}));
   auto task = ParseTaskId(call.params.at("task"));
-  if (!task.ok()) return responder.Send(ErrorResponse(task.status()));
+  if (!task.ok()) return task.status();
   auto points = ParseMetricBatch(call.request.body);
-  if (!points.ok()) return responder.Send(ErrorResponse(points.status()));
+  if (!points.ok()) return points.status();
   master_.AppendMetrics(node_id, *task, std::move(points).value(),
                         [responder = call.responder](StatusOr<state::MetricAppendResult> result) {
-                          if (!result.ok()) return responder->Send(ErrorResponse(result.status()));
+                          if (!result.ok()) return SendAnswer(*responder, result.status());
                           Json body{{"stored", result->stored},
                                     {"repeated", result->repeated},
                                     {"dropped", result->dropped}};
@@ -50,26 +49,23 @@ void ApiServer::UploadMetrics(const Call& call) {
                             body["why_dropped"] = result->why_dropped;
                           responder->Send(JsonResponse(200, body));
                         });
+  return Status::Ok();
 }
 
-void ApiServer::JobMetrics(const Call& call) {
-  const Job* job = ReadableJob(call);
-  if (!job) return;
+StatusOr<HttpResponse> ApiServer::JobMetrics(const Call& call) {
+  COHORT_ASSIGN_OR_RETURN(const Job* job, ReadableJob(call));
   const JobId id = job->id;
-  Responder& responder = *call.responder;
   const HttpRequest& request = call.request;
-  if (Status q = CheckQuery(request, {"tag", "task", "min_step", "max_step", "max_points"});
-      !q.ok()) {
-    return responder.Send(ErrorResponse(q));
-  }
+  COHORT_RETURN_IF_ERROR(
+      CheckQuery(request, {"tag", "task", "min_step", "max_step", "max_points"}));
   state::MetricStore& store = master_.metrics().store();
   auto tag = request.query.find("tag");
   if (tag == request.query.end()) {
     auto series = store.Series(id);
-    if (!series.ok()) return responder.Send(ErrorResponse(series.status()));
+    if (!series.ok()) return series.status();
     Json list = Json::array();
     for (const auto& s : *series) list.push_back(SeriesJson(s));
-    return responder.Send(JsonResponse(200, Json{{"job_id", id}, {"series", list}}));
+    return JsonResponse(200, Json{{"job_id", id}, {"series", list}});
   }
   state::MetricQuery query;
   query.job = id;
@@ -81,23 +77,22 @@ void ApiServer::JobMetrics(const Call& call) {
        {std::pair{"min_step", &query.min_step}, std::pair{"max_step", &query.max_step}}) {
     if (!request.query.count(name)) continue;
     auto v = QueryInt(request, name, 0, INT64_MIN, INT64_MAX);
-    if (!v.ok()) return responder.Send(ErrorResponse(v.status()));
+    if (!v.ok()) return v.status();
     *bound = *v;
   }
   auto max_points = QueryInt(request, "max_points", 1000, 1, static_cast<int64_t>(kMaxChartPoints));
-  if (!max_points.ok()) return responder.Send(ErrorResponse(max_points.status()));
+  if (!max_points.ok()) return max_points.status();
   query.max_points = static_cast<size_t>(*max_points);
   auto chart = store.Read(query);
-  if (!chart.ok()) return responder.Send(ErrorResponse(chart.status()));
+  if (!chart.ok()) return chart.status();
   Json list = Json::array();
   for (const auto& line : chart->lines) list.push_back(LineJson(line));
-  responder.Send(
-      JsonResponse(200, Json{{"job_id", id},
-                             {"tag", query.tag},
-                             {"columns", {"step", "time", "value", "min", "max", "count"}},
-                             {"max_points", chart->points_per_line},
-                             {"lines_left_out", chart->lines_left_out},
-                             {"lines", list}}));
+  return JsonResponse(200, Json{{"job_id", id},
+                                {"tag", query.tag},
+                                {"columns", {"step", "time", "value", "min", "max", "count"}},
+                                {"max_points", chart->points_per_line},
+                                {"lines_left_out", chart->lines_left_out},
+                                {"lines", list}});
 }
 
 }  // namespace cohort::api

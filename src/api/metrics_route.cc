@@ -9,12 +9,12 @@
 
 namespace cohort::api {
 
-void ApiServer::Metrics(const Call& call) {
+StatusOr<HttpResponse> ApiServer::Metrics(const Call& call) {
   PrometheusText out;
   master::WriteClusterMetrics(master_, out);
   request_metrics_->Write(out);
   WriteProcessMetrics(out);
-  call.responder->Send(HttpResponse{200, std::string(kPrometheusContentType), out.Take()});
+  return HttpResponse{200, std::string(kPrometheusContentType), out.Take()};
 }
 
 }  // namespace cohort::api

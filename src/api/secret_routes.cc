@@ -44,7 +44,7 @@ StatusOr<std::pair<SecretScope, std::string>> OwnerFor(const auth::Principal& ca
 
 }  // namespace
 
-void ApiServer::ListSecrets(const Call& call) {
+StatusOr<HttpResponse> ApiServer::ListSecrets(const Call& call) {
   const auth::Principal& caller = call.caller;
   const master::Secrets& secrets = master_.secrets();
   Json list = Json::array();
@@ -54,18 +54,15 @@ void ApiServer::ListSecrets(const Call& call) {
   for (const Secret* s : secrets.ListTeams()) {
     if (auth::IsAdmin(caller) || caller.RoleIn(s->owner)) list.push_back(SecretJson(*s));
   }
-  call.responder->Send(JsonAnswer(200, Json{{"secrets", list}}));
+  return JsonAnswer(200, Json{{"secrets", list}});
 }
 
-void ApiServer::SetSecret(const Call& call) {
+StatusOr<HttpResponse> ApiServer::SetSecret(const Call& call) {
   const std::string& name = call.params.at("name");
-  if (Status valid = ValidateSecretName(name); !valid.ok()) {
-    return call.responder->Send(ErrorResponse(valid));
-  }
+  COHORT_RETURN_IF_ERROR(ValidateSecretName(name));
   auto doc = ParseJson(call.request.body);
   if (!doc.ok() || !doc->is_object()) {
-    return call.responder->Send(ErrorResponse(
-        Status::InvalidArgument(fmt::format("the body must be a JSON object: {}", kSetShape))));
+    return Status::InvalidArgument(fmt::format("the body must be a JSON object: {}", kSetShape));
   }
   std::vector<std::string> problems;
   std::string value, team;
@@ -88,32 +85,29 @@ void ApiServer::SetSecret(const Call& call) {
   }
   if (!doc->contains("value")) problems.push_back("value: required");
   if (!problems.empty()) {
-    return call.responder->Send(
-        ErrorResponse(Status::InvalidArgument("invalid secret", std::move(problems))));
+    return Status::InvalidArgument("invalid secret", std::move(problems));
   }
   auto owner = OwnerFor(call.caller, team, master_);
-  if (!owner.ok()) return call.responder->Send(ErrorResponse(owner.status()));
+  if (!owner.ok()) return owner.status();
   auto saved = master_.secrets().Set(owner->first, owner->second, name, std::move(value));
-  if (!saved.ok()) return call.responder->Send(ErrorResponse(saved.status()));
-  call.responder->Send(JsonAnswer(200, SecretJson(*saved)));
+  if (!saved.ok()) return saved.status();
+  return JsonAnswer(200, SecretJson(*saved));
 }
 
-void ApiServer::DeleteSecret(const Call& call) {
+StatusOr<HttpResponse> ApiServer::DeleteSecret(const Call& call) {
   const std::string& name = call.params.at("name");
-  if (Status valid = ValidateSecretName(name); !valid.ok()) {
-    return call.responder->Send(ErrorResponse(valid));
-  }
+  COHORT_RETURN_IF_ERROR(ValidateSecretName(name));
   std::string team;
   if (auto it = call.request.query.find("team"); it != call.request.query.end()) {
     team = it->second;
   }
   auto owner = OwnerFor(call.caller, team, master_);
-  if (!owner.ok()) return call.responder->Send(ErrorResponse(owner.status()));
+  if (!owner.ok()) return owner.status();
   Status s = master_.secrets().Delete(owner->first, owner->second, name);
-  if (!s.ok()) return call.responder->Send(ErrorResponse(s));
-  call.responder->Send(JsonAnswer(
+  if (!s.ok()) return s;
+  return JsonAnswer(
       200,
-      Json{{"deleted", name}, {"scope", SecretScopeName(owner->first)}, {"owner", owner->second}}));
+      Json{{"deleted", name}, {"scope", SecretScopeName(owner->first)}, {"owner", owner->second}});
 }
 
 }  // namespace cohort::api

@@ -22,27 +22,28 @@ void AddWebHeaders(HttpResponse& response) {
 
 }  // namespace
 
-void ApiServer::ServeWeb(const Call& call, std::string_view name) {
+StatusOr<HttpResponse> ApiServer::ServeWeb(const Call& call, std::string_view name) {
   if (web_dir_.empty()) {
-    return call.responder->Send(ErrorResponse(
-        Status::NotFound("this master serves no dashboard (cohortd master --web-dir)")));
+    return Status::NotFound("this master serves no dashboard (cohortd master --web-dir)");
   }
   // The build writes each file gzipped beside it (web/build.mjs): a third of the bytes.
   auto accept = call.request.headers.find("accept-encoding");
   const bool gzip = accept != call.request.headers.end() && AcceptsGzip(accept->second);
   auto file = FindWebFile(web_dir_, name, gzip);
-  if (!file.ok()) return call.responder->Send(ErrorResponse(file.status()));
+  if (!file.ok()) return file.status();
   // Read on the event loop: a few hundred KiB from the page cache, once per page load.
   auto bytes = ReadWebFile(*file);
-  if (!bytes.ok()) return call.responder->Send(ErrorResponse(bytes.status()));
+  if (!bytes.ok()) return bytes.status();
   HttpResponse response{200, file->content_type, std::move(bytes).value()};
   AddWebHeaders(response);
   if (file->gzip) response.headers.emplace_back("Content-Encoding", "gzip");
-  call.responder->Send(std::move(response));
+  return response;
 }
 
-void ApiServer::WebPage(const Call& call) { ServeWeb(call, "index.html"); }
+StatusOr<HttpResponse> ApiServer::WebPage(const Call& call) { return ServeWeb(call, "index.html"); }
 
-void ApiServer::WebAsset(const Call& call) { ServeWeb(call, call.params.at("file")); }
+StatusOr<HttpResponse> ApiServer::WebAsset(const Call& call) {
+  return ServeWeb(call, call.params.at("file"));
+}
 
 }  // namespace cohort::api
