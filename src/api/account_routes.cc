@@ -109,27 +109,27 @@ StatusOr<HttpResponse> ApiServer::ListUsers(const Call& call) {
 }
 
 StatusOr<HttpResponse> ApiServer::CreateUser(const Call& call) {
-  auto doc = ObjectBody(call.request, {"name", "admin", "teams", "uid", "gid"},
-                        "{\"name\": ..., \"admin\": false, \"teams\": {\"team\": \"member\"}, "
-                        "\"uid\": N, \"gid\": N}");
-  if (!doc.ok()) return doc.status();
+  COHORT_ASSIGN_OR_RETURN(
+      auto doc, ObjectBody(call.request, {"name", "admin", "teams", "uid", "gid"},
+                           "{\"name\": ..., \"admin\": false, \"teams\": {\"team\": \"member\"}, "
+                           "\"uid\": N, \"gid\": N}"));
   User user;
   std::vector<std::string> problems;
-  if (auto it = doc->find("name"); it == doc->end() || !it->is_string()) {
+  if (auto it = doc.find("name"); it == doc.end() || !it->is_string()) {
     problems.push_back("name: required, a string");
   } else {
     user.name = it->get<std::string>();
   }
   std::optional<bool> admin;
   std::optional<std::optional<int64_t>> uid, gid;
-  for (Status s : {ReadBool(*doc, "admin", admin), ReadUnixId(*doc, "uid", uid),
-                   ReadUnixId(*doc, "gid", gid)}) {
+  for (Status s :
+       {ReadBool(doc, "admin", admin), ReadUnixId(doc, "uid", uid), ReadUnixId(doc, "gid", gid)}) {
     if (!s.ok()) problems.push_back(s.message());
   }
   user.admin = admin.value_or(false);
   if (uid) user.uid = *uid;
   if (gid) user.gid = *gid;
-  if (auto it = doc->find("teams"); it != doc->end()) {
+  if (auto it = doc.find("teams"); it != doc.end()) {
     if (!it->is_object()) {
       problems.push_back("teams: must be an object of team: role");
     } else {
@@ -153,9 +153,8 @@ StatusOr<HttpResponse> ApiServer::CreateUser(const Call& call) {
   if (!problems.empty()) {
     return Status::InvalidArgument("invalid user", problems);
   }
-  auto created = master_.accounts().CreateUser(std::move(user));
-  if (!created.ok()) return created.status();
-  return JsonAnswer(201, UserJson(*created));
+  COHORT_ASSIGN_OR_RETURN(auto created, master_.accounts().CreateUser(std::move(user)));
+  return JsonAnswer(201, UserJson(created));
 }
 
 StatusOr<HttpResponse> ApiServer::GetUser(const Call& call) {
@@ -174,13 +173,13 @@ StatusOr<HttpResponse> ApiServer::GetUser(const Call& call) {
 
 StatusOr<HttpResponse> ApiServer::UpdateUser(const Call& call) {
   const std::string& name = call.params.at("name");
-  auto doc = ObjectBody(call.request, {"admin", "uid", "gid"},
-                        "{\"admin\": true|false, \"uid\": N|null, \"gid\": N|null}");
-  if (!doc.ok()) return doc.status();
+  COHORT_ASSIGN_OR_RETURN(auto doc,
+                          ObjectBody(call.request, {"admin", "uid", "gid"},
+                                     "{\"admin\": true|false, \"uid\": N|null, \"gid\": N|null}"));
   master::UserChange change;
   std::vector<std::string> problems;
-  for (Status s : {ReadBool(*doc, "admin", change.admin), ReadUnixId(*doc, "uid", change.uid),
-                   ReadUnixId(*doc, "gid", change.gid)}) {
+  for (Status s : {ReadBool(doc, "admin", change.admin), ReadUnixId(doc, "uid", change.uid),
+                   ReadUnixId(doc, "gid", change.gid)}) {
     if (!s.ok()) problems.push_back(s.message());
   }
   if (change.admin == false && name == call.caller.name) {
@@ -189,9 +188,8 @@ StatusOr<HttpResponse> ApiServer::UpdateUser(const Call& call) {
   if (!problems.empty()) {
     return Status::InvalidArgument("invalid change", problems);
   }
-  auto updated = master_.accounts().UpdateUser(name, change);
-  if (!updated.ok()) return updated.status();
-  return JsonAnswer(200, UserJson(*updated));
+  COHORT_ASSIGN_OR_RETURN(auto updated, master_.accounts().UpdateUser(name, change));
+  return JsonAnswer(200, UserJson(updated));
 }
 
 StatusOr<HttpResponse> ApiServer::DeleteUser(const Call& call) {
@@ -200,9 +198,8 @@ StatusOr<HttpResponse> ApiServer::DeleteUser(const Call& call) {
     return Status::FailedPrecondition("an admin cannot delete themselves; another admin can");
   }
   // Their secrets first: a user created later under the same name must not find them.
-  Status s = master_.secrets().DeleteAll(SecretScope::kUser, name);
-  if (s.ok()) s = master_.accounts().DeleteUser(name);
-  if (!s.ok()) return s;
+  COHORT_RETURN_IF_ERROR(master_.secrets().DeleteAll(SecretScope::kUser, name));
+  COHORT_RETURN_IF_ERROR(master_.accounts().DeleteUser(name));
   return JsonAnswer(200, Json{{"deleted", name}});
 }
 
@@ -228,18 +225,17 @@ StatusOr<HttpResponse> ApiServer::SetMember(const Call& call) {
         fmt::format("{} may not change the members of team {}: its admins and cluster admins may",
                     call.caller.Describe(), team));
   }
-  auto doc = ObjectBody(call.request, {"role"}, "{\"role\": \"viewer\"|\"member\"|\"admin\"}");
-  if (!doc.ok()) return doc.status();
-  auto role = ReadRole(doc->contains("role") ? (*doc)["role"] : Json("member"), "role");
-  if (!role.ok()) return role.status();
+  COHORT_ASSIGN_OR_RETURN(
+      auto doc, ObjectBody(call.request, {"role"}, "{\"role\": \"viewer\"|\"member\"|\"admin\"}"));
+  COHORT_ASSIGN_OR_RETURN(auto role,
+                          ReadRole(doc.contains("role") ? doc["role"] : Json("member"), "role"));
   if (!master_.TeamExists(team)) {
     return Status::NotFound(
         fmt::format("team {} does not exist; an admin creates it with: cohort team set {} --gpus N",
                     team, team));
   }
-  auto updated = master_.accounts().SetTeamRole(user, team, *role);
-  if (!updated.ok()) return updated.status();
-  return JsonAnswer(200, UserJson(*updated));
+  COHORT_ASSIGN_OR_RETURN(auto updated, master_.accounts().SetTeamRole(user, team, role));
+  return JsonAnswer(200, UserJson(updated));
 }
 
 StatusOr<HttpResponse> ApiServer::RemoveMember(const Call& call) {
@@ -250,9 +246,8 @@ StatusOr<HttpResponse> ApiServer::RemoveMember(const Call& call) {
         fmt::format("{} may not change the members of team {}: its admins and cluster admins may",
                     call.caller.Describe(), team));
   }
-  auto updated = master_.accounts().SetTeamRole(user, team, std::nullopt);
-  if (!updated.ok()) return updated.status();
-  return JsonAnswer(200, UserJson(*updated));
+  COHORT_ASSIGN_OR_RETURN(auto updated, master_.accounts().SetTeamRole(user, team, std::nullopt));
+  return JsonAnswer(200, UserJson(updated));
 }
 
 StatusOr<HttpResponse> ApiServer::ListTokens(const Call& call) {
@@ -275,14 +270,14 @@ StatusOr<HttpResponse> ApiServer::ListTokens(const Call& call) {
 }
 
 StatusOr<HttpResponse> ApiServer::CreateToken(const Call& call) {
-  auto doc = ObjectBody(call.request, {"user", "kind", "description", "expires_in"},
-                        "{\"user\": ..., \"kind\": \"user\"|\"join\", \"description\": ..., "
-                        "\"expires_in\": \"30d\"}");
-  if (!doc.ok()) return doc.status();
+  COHORT_ASSIGN_OR_RETURN(
+      auto doc, ObjectBody(call.request, {"user", "kind", "description", "expires_in"},
+                           "{\"user\": ..., \"kind\": \"user\"|\"join\", \"description\": ..., "
+                           "\"expires_in\": \"30d\"}"));
   std::vector<std::string> problems;
   auto text = [&](const char* key, std::string fallback) {
-    auto it = doc->find(key);
-    if (it == doc->end()) return fallback;
+    auto it = doc.find(key);
+    if (it == doc.end()) return fallback;
     if (!it->is_string()) {
       problems.push_back(fmt::format("{}: must be a string", key));
       return fallback;
@@ -318,11 +313,10 @@ StatusOr<HttpResponse> ApiServer::CreateToken(const Call& call) {
         "{} may make tokens only for themselves; an admin makes join tokens and others' tokens",
         call.caller.Describe()));
   }
-  auto issued =
-      master_.accounts().Issue(*kind, join ? std::string() : user, std::move(description), ttl);
-  if (!issued.ok()) return issued.status();
-  Json answer = TokenJson(issued->record, master_.Now());
-  answer["token"] = issued->token;
+  COHORT_ASSIGN_OR_RETURN(auto issued, master_.accounts().Issue(*kind, join ? std::string() : user,
+                                                                std::move(description), ttl));
+  Json answer = TokenJson(issued.record, master_.Now());
+  answer["token"] = issued.token;
   return JsonAnswer(201, answer);
 }
 
@@ -335,8 +329,7 @@ StatusOr<HttpResponse> ApiServer::RevokeToken(const Call& call) {
     return Status::NotFound(
         fmt::format("token {} does not exist among yours; see `cohort token list`", id));
   }
-  Status s = master_.accounts().Revoke(id);
-  if (!s.ok()) return s;
+  COHORT_RETURN_IF_ERROR(master_.accounts().Revoke(id));
   return JsonAnswer(200, TokenJson(*master_.accounts().FindToken(id), master_.Now()));
 }
 

@@ -145,18 +145,14 @@ Status ApiServer::Usage(const Call& call) {
   COHORT_RETURN_IF_ERROR(CheckQuery(request, {"team", "user", "since", "until", "by"}));
   Timestamp now = master_.Now();
   master::UsageQuery query;
-  auto until = TimeParam(request, "until", now, now);
-  if (!until.ok()) return until.status();
-  auto since = TimeParam(request, "since", now, *until - kDefaultUsageRange);
-  if (!since.ok()) return since.status();
-  auto team = NameFilter(request, "team");
-  if (!team.ok()) return team.status();
-  auto user = NameFilter(request, "user");
-  if (!user.ok()) return user.status();
-  query.since = *since;
-  query.until = *until;
-  query.team = *team;
-  query.user = *user;
+  COHORT_ASSIGN_OR_RETURN(auto until, TimeParam(request, "until", now, now));
+  COHORT_ASSIGN_OR_RETURN(auto since, TimeParam(request, "since", now, until - kDefaultUsageRange));
+  COHORT_ASSIGN_OR_RETURN(auto team, NameFilter(request, "team"));
+  COHORT_ASSIGN_OR_RETURN(auto user, NameFilter(request, "user"));
+  query.since = since;
+  query.until = until;
+  query.team = team;
+  query.user = user;
   if (std::string by = Param(request, "by"); !by.empty()) {
     auto period = Parse(master::kUsagePeriodNames, by);
     if (!period) {
@@ -177,12 +173,9 @@ StatusOr<HttpResponse> ApiServer::AuditLog(const Call& call) {
   const HttpRequest& request = call.request;
   COHORT_RETURN_IF_ERROR(CheckQuery(request, {"since", "until", "user", "limit"}));
   Timestamp now = master_.Now();
-  auto since = TimeParam(request, "since", now, FromMicros(0));
-  if (!since.ok()) return since.status();
-  auto until = TimeParam(request, "until", now, FromMicros(INT64_MAX));
-  if (!until.ok()) return until.status();
-  auto user = NameFilter(request, "user");
-  if (!user.ok()) return user.status();
+  COHORT_ASSIGN_OR_RETURN(auto since, TimeParam(request, "since", now, FromMicros(0)));
+  COHORT_ASSIGN_OR_RETURN(auto until, TimeParam(request, "until", now, FromMicros(INT64_MAX)));
+  COHORT_ASSIGN_OR_RETURN(auto user, NameFilter(request, "user"));
   int64_t limit = kDefaultAuditLimit;
   if (std::string text = Param(request, "limit"); !text.empty()) {
     auto n = ParseInteger(text, 1, kMaxAuditLimit);
@@ -193,11 +186,11 @@ StatusOr<HttpResponse> ApiServer::AuditLog(const Call& call) {
     limit = *n;
   }
   // One more than asked tells whether there were more.
-  auto entries = master_.Audit(state::AuditQuery{*since, *until, *user, limit + 1});
-  if (!entries.ok()) return entries.status();
-  bool more = static_cast<int64_t>(entries->size()) > limit;
+  COHORT_ASSIGN_OR_RETURN(auto entries,
+                          master_.Audit(state::AuditQuery{since, until, user, limit + 1}));
+  bool more = static_cast<int64_t>(entries.size()) > limit;
   Json list = Json::array();
-  for (size_t i = more ? 1 : 0; i < entries->size(); ++i) list.push_back(EntryJson((*entries)[i]));
+  for (size_t i = more ? 1 : 0; i < entries.size(); ++i) list.push_back(EntryJson(entries[i]));
   return Answer(Json{{"entries", list}, {"more", more}});
 }
 

@@ -452,11 +452,10 @@ StatusOr<HttpResponse> ApiServer::SubmitJob(const Call& call) {
     }
     request_id = it->second;
   }
-  auto spec = ParseJobSpec(request.body, "job spec");
-  if (!spec.ok()) return spec.status();
+  COHORT_ASSIGN_OR_RETURN(auto spec, ParseJobSpec(request.body, "job spec"));
   // A team that does not exist is the master's to refuse (or to replace by the fallback team,
   // which the caller must then be in).
-  std::string team = spec->team;
+  std::string team = spec.team;
   if (!master_.TeamExists(team) && !master_.config().unknown_team_fallback.empty()) {
     team = master_.config().unknown_team_fallback;
   }
@@ -467,9 +466,9 @@ StatusOr<HttpResponse> ApiServer::SubmitJob(const Call& call) {
         call.caller.Describe(), team, team, call.caller.name));
   }
   bool replayed = false;
-  auto job = master_.Submit(std::move(spec).value(), call.caller.name, request_id, &replayed);
-  if (!job.ok()) return job.status();
-  HttpResponse response = JsonResponse(replayed ? 200 : 201, ToJson(*job));
+  COHORT_ASSIGN_OR_RETURN(auto job,
+                          master_.Submit(std::move(spec), call.caller.name, request_id, &replayed));
+  HttpResponse response = JsonResponse(replayed ? 200 : 201, ToJson(job));
   if (replayed) response.headers.emplace_back("Idempotent-Replayed", "true");
   return response;
 }
@@ -486,10 +485,9 @@ StatusOr<HttpResponse> ApiServer::ListJobs(const Call& call) {
                                                  it->second, NameList(kJobStateNames, ", ")));
     }
   }
-  auto query = JobPageFrom(request);
-  if (!query.ok()) return query.status();
+  COHORT_ASSIGN_OR_RETURN(auto query, JobPageFrom(request));
   // Always a page (job_pages.h): a bounded answer, however many jobs the master holds.
-  JobPage page = SelectJobs(master_.ListJobs(filter), *query,
+  JobPage page = SelectJobs(master_.ListJobs(filter), query,
                             [&](const Job& job) { return JsonText(JobJsonFor(call.caller, job)); });
   return HttpResponse{200, "application/json", JobPageAnswer(page)};
 }
@@ -498,40 +496,35 @@ Status ApiServer::GetJob(const Call& call) {
   COHORT_ASSIGN_OR_RETURN(JobId id, JobIdParam(call));
   const HttpRequest& request = call.request;
   const std::shared_ptr<Responder>& responder = call.responder;
-  auto job = master_.GetJob(id);
-  if (!job.ok()) return job.status();
+  COHORT_ASSIGN_OR_RETURN(auto job, master_.GetJob(id));
   // Long polls answer with the whole job (AnswerJob), so only those who may read it wait.
   if (!request.query.count("wait_version") ||
-      !auth::CanReadJob(call.caller, (*job)->user, (*job)->spec.team)) {
-    responder->Send(JsonResponse(200, JobJsonFor(call.caller, **job)));
+      !auth::CanReadJob(call.caller, job->user, job->spec.team)) {
+    responder->Send(JsonResponse(200, JobJsonFor(call.caller, *job)));
     return Status::Ok();
   }
-  auto min_version = QueryInt(request, "wait_version", 0, 0, INT64_MAX);
-  auto timeout = QueryInt(request, "timeout_ms", 30'000, 0, kMaxWaitMs);
-  if (!min_version.ok()) return min_version.status();
-  if (!timeout.ok()) return timeout.status();
-  if ((*job)->version > static_cast<uint64_t>(*min_version) || *timeout == 0) {
-    responder->Send(JsonResponse(200, ToJson(**job)));
+  COHORT_ASSIGN_OR_RETURN(auto min_version, QueryInt(request, "wait_version", 0, 0, INT64_MAX));
+  COHORT_ASSIGN_OR_RETURN(auto timeout, QueryInt(request, "timeout_ms", 30'000, 0, kMaxWaitMs));
+  if (job->version > static_cast<uint64_t>(min_version) || timeout == 0) {
+    responder->Send(JsonResponse(200, ToJson(*job)));
     return Status::Ok();
   }
-  job_waiters_.Wait(id, static_cast<uint64_t>(*min_version), std::chrono::milliseconds(*timeout),
+  job_waiters_.Wait(id, static_cast<uint64_t>(min_version), std::chrono::milliseconds(timeout),
                     responder);
   return Status::Ok();
 }
 
 StatusOr<HttpResponse> ApiServer::KillJob(const Call& call) {
   COHORT_ASSIGN_OR_RETURN(JobId id, JobIdParam(call));
-  auto found = master_.GetJob(id);
-  if (!found.ok()) return found.status();
-  if (!auth::CanChangeJob(call.caller, (*found)->user, (*found)->spec.team)) {
+  COHORT_ASSIGN_OR_RETURN(auto found, master_.GetJob(id));
+  if (!auth::CanChangeJob(call.caller, found->user, found->spec.team)) {
     return Status::PermissionDenied(fmt::format(
         "{} may not kill job {} of user {}: only its owner, an admin of team {} or a cluster "
         "admin may",
-        call.caller.Describe(), id, (*found)->user, (*found)->spec.team));
+        call.caller.Describe(), id, found->user, found->spec.team));
   }
-  auto job = master_.Kill(id);
-  if (!job.ok()) return job.status();
-  return JsonResponse(200, ToJson(**job));
+  COHORT_ASSIGN_OR_RETURN(auto job, master_.Kill(id));
+  return JsonResponse(200, ToJson(*job));
 }
 
 StatusOr<HttpResponse> ApiServer::JobEvents(const Call& call) {
@@ -540,16 +533,14 @@ StatusOr<HttpResponse> ApiServer::JobEvents(const Call& call) {
   COHORT_RETURN_IF_ERROR(CheckQuery(call.request, {"after", "limit"}));
   // A page, oldest first (docs/api.md, "Events"): a job's events grow with every attempt, and a
   // job of 1,024 tasks retried 100 times has over 100,000.
-  auto after = QueryInt(call.request, "after", 0, 0, INT64_MAX);
-  if (!after.ok()) return after.status();
-  auto limit = PageLimit(call.request, kDefaultEventPage, kMaxEventPage, "events");
-  if (!limit.ok()) return limit.status();
-  state::EventRange range{static_cast<size_t>(*after), *limit, kMaxPageBytes};
-  auto page = master_.Events(id, range);
-  if (!page.ok()) return page.status();
+  COHORT_ASSIGN_OR_RETURN(auto after, QueryInt(call.request, "after", 0, 0, INT64_MAX));
+  COHORT_ASSIGN_OR_RETURN(auto limit,
+                          PageLimit(call.request, kDefaultEventPage, kMaxEventPage, "events"));
+  state::EventRange range{static_cast<size_t>(after), limit, kMaxPageBytes};
+  COHORT_ASSIGN_OR_RETURN(auto page, master_.Events(id, range));
   Json list = Json::array();
-  for (const auto& e : page->events) list.push_back(ToJson(e));
-  Json next = page->more ? Json(range.after + page->events.size()) : Json(nullptr);
+  for (const auto& e : page.events) list.push_back(ToJson(e));
+  Json next = page.more ? Json(range.after + page.events.size()) : Json(nullptr);
   return JsonResponse(200, Json{{"events", list}, {"next", next}});
 }
 
@@ -583,37 +574,33 @@ Json RankJson(const std::optional<master::JobRank>& rank) {
 StatusOr<HttpResponse> ApiServer::ExplainJob(const Call& call) {
   COHORT_ASSIGN_OR_RETURN(const Job* job, ReadableJob(call));
   const JobId id = job->id;
-  auto e = master_.Explain(id);
-  if (!e.ok()) return e.status();
+  COHORT_ASSIGN_OR_RETURN(auto e, master_.Explain(id));
   return JsonResponse(
       200, Json{{"job_id", id},
-                {"state", JobStateName(e->state)},
-                {"summary", e->summary},
-                {"details", e->details},
-                {"unschedulable", e->unschedulable},
-                {"ahead", e->ahead ? Json(*e->ahead) : Json(nullptr)},
-                {"rank", RankJson(e->rank)},
+                {"state", JobStateName(e.state)},
+                {"summary", e.summary},
+                {"details", e.details},
+                {"unschedulable", e.unschedulable},
+                {"ahead", e.ahead ? Json(*e.ahead) : Json(nullptr)},
+                {"rank", RankJson(e.rank)},
                 {"reserved_start",
-                 e->reserved_start ? Json(FormatTimestamp(*e->reserved_start)) : Json(nullptr)}});
+                 e.reserved_start ? Json(FormatTimestamp(*e.reserved_start)) : Json(nullptr)}});
 }
 
 Status ApiServer::StreamLogs(const Call& call) {
-  COHORT_ASSIGN_OR_RETURN(JobId id, JobIdParam(call));
+  COHORT_ASSIGN_OR_RETURN(const Job* readable, ReadableJob(call));
+  const Job& job = *readable;
+  const JobId id = job.id;
   const HttpRequest& request = call.request;
   const std::shared_ptr<Responder>& responder = call.responder;
-  auto job_or = master_.GetJob(id);
-  if (!job_or.ok()) return job_or.status();
-  const Job& job = **job_or;
-  COHORT_RETURN_IF_ERROR(CheckCanRead(call.caller, job));
   std::optional<int> attempt;
   if (request.query.count("attempt")) {
-    auto a = QueryInt(request, "attempt", 0, 1, 1'000'000);
-    if (!a.ok()) return a.status();
-    if (*a > job.attempt) {
+    COHORT_ASSIGN_OR_RETURN(auto a, QueryInt(request, "attempt", 0, 1, 1'000'000));
+    if (a > job.attempt) {
       return Status::NotFound(
-          fmt::format("job {} has no attempt {} (it is at attempt {})", id, *a, job.attempt));
+          fmt::format("job {} has no attempt {} (it is at attempt {})", id, a, job.attempt));
     }
-    attempt = static_cast<int>(*a);
+    attempt = static_cast<int>(a);
   }
   std::optional<std::pair<std::string, int>> task;
   if (auto it = request.query.find("task"); it != request.query.end() && !it->second.empty()) {
@@ -679,16 +666,15 @@ StatusOr<HttpResponse> ApiServer::GetTeam(const Call& call) {
 StatusOr<HttpResponse> ApiServer::SetTeam(const Call& call) {
   const std::string& name = call.params.at("name");
   const HttpRequest& request = call.request;
-  auto doc = ParseJson(request.body);
-  if (!doc.ok()) return doc.status();
+  COHORT_ASSIGN_OR_RETURN(auto doc, ParseJson(request.body));
   TeamQuota team;
   team.name = name;
   std::vector<std::string> problems;
-  if (!doc->is_object()) {
+  if (!doc.is_object()) {
     return Status::InvalidArgument(
         "the body must be an object: {\"guaranteed_gpus\": N, \"max_gpus\": M or null}");
   }
-  for (const auto& [key, value] : doc->items()) {
+  for (const auto& [key, value] : doc.items()) {
     if (key == "guaranteed_gpus") {
       if (!value.is_number_integer()) {
         problems.push_back("guaranteed_gpus: must be an integer");
@@ -707,12 +693,11 @@ StatusOr<HttpResponse> ApiServer::SetTeam(const Call& call) {
           fmt::format("{}: unknown field; expected guaranteed_gpus or max_gpus", key));
     }
   }
-  if (!doc->contains("guaranteed_gpus")) problems.push_back("guaranteed_gpus: required");
+  if (!doc.contains("guaranteed_gpus")) problems.push_back("guaranteed_gpus: required");
   if (!problems.empty()) {
     return Status::InvalidArgument("invalid team", problems);
   }
-  auto saved = master_.SetTeam(team);
-  if (!saved.ok()) return saved.status();
+  COHORT_RETURN_IF_ERROR(master_.SetTeam(team).status());
   for (const auto& t : master_.ListTeams()) {
     if (t.quota.name == name) return JsonResponse(200, TeamJson(t));
   }
@@ -721,8 +706,7 @@ StatusOr<HttpResponse> ApiServer::SetTeam(const Call& call) {
 
 StatusOr<HttpResponse> ApiServer::DeleteTeam(const Call& call) {
   const std::string& name = call.params.at("name");
-  Status s = master_.DeleteTeam(name);
-  if (!s.ok()) return s;
+  COHORT_RETURN_IF_ERROR(master_.DeleteTeam(name));
   return JsonResponse(200, Json{{"deleted", name}});
 }
 
@@ -749,12 +733,11 @@ StatusOr<HttpResponse> ApiServer::DrainNode(const Call& call) {
   const std::string& id = call.params.at("node");
   std::string reason;
   if (!call.request.body.empty()) {
-    auto doc = ParseJson(call.request.body);
-    if (!doc.ok()) return doc.status();
-    if (!doc->is_object()) {
+    COHORT_ASSIGN_OR_RETURN(auto doc, ParseJson(call.request.body));
+    if (!doc.is_object()) {
       return Status::InvalidArgument("the body must be an object: {\"reason\": \"...\"}");
     }
-    for (const auto& [key, value] : doc->items()) {
+    for (const auto& [key, value] : doc.items()) {
       if (key != "reason") {
         return Status::InvalidArgument(fmt::format("{}: unknown field; use reason", key));
       }
@@ -764,33 +747,28 @@ StatusOr<HttpResponse> ApiServer::DrainNode(const Call& call) {
       reason = value.get<std::string>();
     }
   }
-  auto node = master_.Drain(id, std::move(reason));
-  if (!node.ok()) return node.status();
+  COHORT_RETURN_IF_ERROR(master_.Drain(id, std::move(reason)).status());
   return JsonResponse(200, NodeAfter(master_, id));
 }
 
 StatusOr<HttpResponse> ApiServer::UndrainNode(const Call& call) {
   const std::string& id = call.params.at("node");
-  auto node = master_.Undrain(id);
-  if (!node.ok()) return node.status();
+  COHORT_RETURN_IF_ERROR(master_.Undrain(id).status());
   return JsonResponse(200, NodeAfter(master_, id));
 }
 
 StatusOr<HttpResponse> ApiServer::RemoveNode(const Call& call) {
   const std::string& id = call.params.at("node");
-  Status s = master_.RemoveNode(id);
-  if (!s.ok()) return s;
+  COHORT_RETURN_IF_ERROR(master_.RemoveNode(id));
   return JsonResponse(200, Json{{"removed", id}});
 }
 
 StatusOr<HttpResponse> ApiServer::RegisterAgent(const Call& call) {
   const HttpRequest& request = call.request;
-  auto doc = ParseJson(request.body);
-  if (!doc.ok()) return doc.status();
-  auto info = NodeInfoFromJson(*doc);
-  if (!info.ok()) return info.status();
-  COHORT_RETURN_IF_ERROR(ValidateNodeInfo(*info));
-  std::string id = info->id;
+  COHORT_ASSIGN_OR_RETURN(auto doc, ParseJson(request.body));
+  COHORT_ASSIGN_OR_RETURN(auto info, NodeInfoFromJson(doc));
+  COHORT_RETURN_IF_ERROR(ValidateNodeInfo(info));
+  std::string id = info.id;
   // A node's credential registers that node only; the join token registers any, and takes a
   // name over from a machine that had it (docs/security.md, "Agents").
   if (call.caller.kind == auth::CallerKind::kNode && call.caller.name != id) {
@@ -802,15 +780,14 @@ StatusOr<HttpResponse> ApiServer::RegisterAgent(const Call& call) {
     // Issued before the node is taken in: a failure leaves the node as it was, and a retry
     // with the join token revokes this one again.
     COHORT_RETURN_IF_ERROR(master_.accounts().RevokeAll(TokenKind::kNode, id));
-    auto issued = master_.accounts().Issue(TokenKind::kNode, id, "agent credential");
-    if (!issued.ok()) return issued.status();
-    credential = std::move(issued).value();
+    COHORT_ASSIGN_OR_RETURN(auto issued,
+                            master_.accounts().Issue(TokenKind::kNode, id, "agent credential"));
+    credential = std::move(issued);
     spdlog::info("node {} joined with the join token from {}; its credential is {}", id,
                  request.remote, credential->record.id);
   }
-  auto desired = master_.Register(std::move(info).value());
-  if (!desired.ok()) return desired.status();
-  Json answer{{"node_id", id}, {"desired", ToJson(*desired)}};
+  COHORT_ASSIGN_OR_RETURN(auto desired, master_.Register(std::move(info)));
+  Json answer{{"node_id", id}, {"desired", ToJson(desired)}};
   if (credential) answer["credential"] = credential->token;
   return JsonResponse(200, answer);
 }
@@ -820,25 +797,20 @@ Status ApiServer::SyncAgent(const Call& call) {
   const HttpRequest& request = call.request;
   const std::shared_ptr<Responder>& responder = call.responder;
   COHORT_RETURN_IF_ERROR(CheckNodeId(node_id));
-  auto doc = ParseJson(request.body);
-  if (!doc.ok()) return doc.status();
-  auto report = AgentReportFromJson(*doc);
-  if (!report.ok()) return report.status();
-  auto min_version = QueryInt(request, "wait_version", 0, 0, INT64_MAX);
-  auto timeout = QueryInt(request, "timeout_ms", 0, 0, kMaxWaitMs);
-  if (!min_version.ok()) return min_version.status();
-  if (!timeout.ok()) return timeout.status();
-  auto desired = master_.Sync(node_id, *report);
-  if (!desired.ok()) return desired.status();
-  if (desired->version > static_cast<uint64_t>(*min_version) || *timeout == 0 ||
-      !desired->forget.empty()) {
-    responder->Send(JsonResponse(200, ToJson(*desired)));
+  COHORT_ASSIGN_OR_RETURN(auto doc, ParseJson(request.body));
+  COHORT_ASSIGN_OR_RETURN(auto report, AgentReportFromJson(doc));
+  COHORT_ASSIGN_OR_RETURN(auto min_version, QueryInt(request, "wait_version", 0, 0, INT64_MAX));
+  COHORT_ASSIGN_OR_RETURN(auto timeout, QueryInt(request, "timeout_ms", 0, 0, kMaxWaitMs));
+  COHORT_ASSIGN_OR_RETURN(auto desired, master_.Sync(node_id, report));
+  if (desired.version > static_cast<uint64_t>(min_version) || timeout == 0 ||
+      !desired.forget.empty()) {
+    responder->Send(JsonResponse(200, ToJson(desired)));
     return Status::Ok();
   }
   // A parked poll is no heartbeat (a paused agent's socket stays open): the agent must come
   // back several times within the node timeout, whatever wait it asked for.
-  int64_t wait_ms = std::min<int64_t>(*timeout, ToMillis(master_.config().node_timeout) / 3);
-  node_waiters_.Wait(node_id, static_cast<uint64_t>(*min_version),
+  int64_t wait_ms = std::min<int64_t>(timeout, ToMillis(master_.config().node_timeout) / 3);
+  node_waiters_.Wait(node_id, static_cast<uint64_t>(min_version),
                      std::chrono::milliseconds(wait_ms), responder);
   return Status::Ok();
 }
@@ -848,24 +820,21 @@ Status ApiServer::UploadLog(const Call& call) {
   const std::string& task_key = call.params.at("task");
   const HttpRequest& request = call.request;
   COHORT_RETURN_IF_ERROR(CheckNodeId(node_id));
-  auto offset = QueryInt(request, "offset", -1, 0, INT64_MAX);
-  if (!offset.ok()) return offset.status();
-  if (*offset < 0) {
+  COHORT_ASSIGN_OR_RETURN(auto offset, QueryInt(request, "offset", -1, 0, INT64_MAX));
+  if (offset < 0) {
     return Status::InvalidArgument("offset: required");
   }
-  auto task = ParseTaskId(task_key);
-  if (!task.ok()) return task.status();
+  COHORT_ASSIGN_OR_RETURN(auto task, ParseTaskId(task_key));
   master::LogAppend options;
   if (auto it = request.query.find("skip"); it != request.query.end()) {
     options.skip = it->second == "true" || it->second == "1" || it->second.empty();
   }
   if (request.query.count("end")) {
-    auto end = QueryInt(request, "end", 0, 0, INT64_MAX);
-    if (!end.ok()) return end.status();
-    options.end = *end;
+    COHORT_ASSIGN_OR_RETURN(auto end, QueryInt(request, "end", 0, 0, INT64_MAX));
+    options.end = end;
   }
   // The bytes are written off the event loop; the answer comes once they are on disk.
-  auto answer = [this, responder = call.responder, task = *task](StatusOr<int64_t> size) {
+  auto answer = [this, responder = call.responder, task](StatusOr<int64_t> size) {
     if (size.ok()) {
       // The limit tells the agent how far behind it may fall before it skips ahead.
       return responder->Send(
@@ -881,7 +850,7 @@ Status ApiServer::UploadLog(const Call& call) {
     }
     responder->Send(error);
   };
-  master_.AppendLog(node_id, *task, *offset, request.body, options, std::move(answer));
+  master_.AppendLog(node_id, task, offset, request.body, options, std::move(answer));
   return Status::Ok();
 }
 

@@ -107,8 +107,8 @@ class ApiServer final : public master::MasterListener {
   // The route's {id}; kInvalidArgument if it is not a job id.
   static StatusOr<JobId> JobIdParam(const Call& call);
   // The route's job, if the caller may read it; otherwise kInvalidArgument, kNotFound or
-  // kPermissionDenied. Routes that show a job's contents (events, explain, metrics, usage) start
-  // here.
+  // kPermissionDenied. Routes that show a job's contents (events, explain, logs, metrics, usage)
+  // start here.
   StatusOr<const Job*> ReadableJob(const Call& call);
 
   // One handler per route (docs/api.md).

@@ -35,11 +35,9 @@ Status ApiServer::UploadMetrics(const Call& call) {
   const std::string& node_id = call.params.at("node");
   COHORT_RETURN_IF_ERROR(CheckNodeId(node_id));
   COHORT_RETURN_IF_ERROR(CheckQuery(call.request, {}));
-  auto task = ParseTaskId(call.params.at("task"));
-  if (!task.ok()) return task.status();
-  auto points = ParseMetricBatch(call.request.body);
-  if (!points.ok()) return points.status();
-  master_.AppendMetrics(node_id, *task, std::move(points).value(),
+  COHORT_ASSIGN_OR_RETURN(auto task, ParseTaskId(call.params.at("task")));
+  COHORT_ASSIGN_OR_RETURN(auto points, ParseMetricBatch(call.request.body));
+  master_.AppendMetrics(node_id, task, std::move(points),
                         [responder = call.responder](StatusOr<state::MetricAppendResult> result) {
                           if (!result.ok()) return SendAnswer(*responder, result.status());
                           Json body{{"stored", result->stored},
@@ -61,10 +59,9 @@ StatusOr<HttpResponse> ApiServer::JobMetrics(const Call& call) {
   state::MetricStore& store = master_.metrics().store();
   auto tag = request.query.find("tag");
   if (tag == request.query.end()) {
-    auto series = store.Series(id);
-    if (!series.ok()) return series.status();
+    COHORT_ASSIGN_OR_RETURN(auto series, store.Series(id));
     Json list = Json::array();
-    for (const auto& s : *series) list.push_back(SeriesJson(s));
+    for (const auto& s : series) list.push_back(SeriesJson(s));
     return JsonResponse(200, Json{{"job_id", id}, {"series", list}});
   }
   state::MetricQuery query;
@@ -76,22 +73,20 @@ StatusOr<HttpResponse> ApiServer::JobMetrics(const Call& call) {
   for (auto [name, bound] :
        {std::pair{"min_step", &query.min_step}, std::pair{"max_step", &query.max_step}}) {
     if (!request.query.count(name)) continue;
-    auto v = QueryInt(request, name, 0, INT64_MIN, INT64_MAX);
-    if (!v.ok()) return v.status();
-    *bound = *v;
+    COHORT_ASSIGN_OR_RETURN(auto v, QueryInt(request, name, 0, INT64_MIN, INT64_MAX));
+    *bound = v;
   }
-  auto max_points = QueryInt(request, "max_points", 1000, 1, static_cast<int64_t>(kMaxChartPoints));
-  if (!max_points.ok()) return max_points.status();
-  query.max_points = static_cast<size_t>(*max_points);
-  auto chart = store.Read(query);
-  if (!chart.ok()) return chart.status();
+  COHORT_ASSIGN_OR_RETURN(auto max_points, QueryInt(request, "max_points", 1000, 1,
+                                                    static_cast<int64_t>(kMaxChartPoints)));
+  query.max_points = static_cast<size_t>(max_points);
+  COHORT_ASSIGN_OR_RETURN(auto chart, store.Read(query));
   Json list = Json::array();
-  for (const auto& line : chart->lines) list.push_back(LineJson(line));
+  for (const auto& line : chart.lines) list.push_back(LineJson(line));
   return JsonResponse(200, Json{{"job_id", id},
                                 {"tag", query.tag},
                                 {"columns", {"step", "time", "value", "min", "max", "count"}},
-                                {"max_points", chart->points_per_line},
-                                {"lines_left_out", chart->lines_left_out},
+                                {"max_points", chart.points_per_line},
+                                {"lines_left_out", chart.lines_left_out},
                                 {"lines", list}});
 }
 

@@ -87,11 +87,10 @@ StatusOr<HttpResponse> ApiServer::SetSecret(const Call& call) {
   if (!problems.empty()) {
     return Status::InvalidArgument("invalid secret", std::move(problems));
   }
-  auto owner = OwnerFor(call.caller, team, master_);
-  if (!owner.ok()) return owner.status();
-  auto saved = master_.secrets().Set(owner->first, owner->second, name, std::move(value));
-  if (!saved.ok()) return saved.status();
-  return JsonAnswer(200, SecretJson(*saved));
+  COHORT_ASSIGN_OR_RETURN(auto owner, OwnerFor(call.caller, team, master_));
+  COHORT_ASSIGN_OR_RETURN(auto saved,
+                          master_.secrets().Set(owner.first, owner.second, name, std::move(value)));
+  return JsonAnswer(200, SecretJson(saved));
 }
 
 StatusOr<HttpResponse> ApiServer::DeleteSecret(const Call& call) {
@@ -101,13 +100,11 @@ StatusOr<HttpResponse> ApiServer::DeleteSecret(const Call& call) {
   if (auto it = call.request.query.find("team"); it != call.request.query.end()) {
     team = it->second;
   }
-  auto owner = OwnerFor(call.caller, team, master_);
-  if (!owner.ok()) return owner.status();
-  Status s = master_.secrets().Delete(owner->first, owner->second, name);
-  if (!s.ok()) return s;
+  COHORT_ASSIGN_OR_RETURN(auto owner, OwnerFor(call.caller, team, master_));
+  COHORT_RETURN_IF_ERROR(master_.secrets().Delete(owner.first, owner.second, name));
   return JsonAnswer(
       200,
-      Json{{"deleted", name}, {"scope", SecretScopeName(owner->first)}, {"owner", owner->second}});
+      Json{{"deleted", name}, {"scope", SecretScopeName(owner.first)}, {"owner", owner.second}});
 }
 
 }  // namespace cohort::api

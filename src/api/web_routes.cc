@@ -29,14 +29,12 @@ StatusOr<HttpResponse> ApiServer::ServeWeb(const Call& call, std::string_view na
   // The build writes each file gzipped beside it (web/build.mjs): a third of the bytes.
   auto accept = call.request.headers.find("accept-encoding");
   const bool gzip = accept != call.request.headers.end() && AcceptsGzip(accept->second);
-  auto file = FindWebFile(web_dir_, name, gzip);
-  if (!file.ok()) return file.status();
+  COHORT_ASSIGN_OR_RETURN(auto file, FindWebFile(web_dir_, name, gzip));
   // Read on the event loop: a few hundred KiB from the page cache, once per page load.
-  auto bytes = ReadWebFile(*file);
-  if (!bytes.ok()) return bytes.status();
-  HttpResponse response{200, file->content_type, std::move(bytes).value()};
+  COHORT_ASSIGN_OR_RETURN(auto bytes, ReadWebFile(file));
+  HttpResponse response{200, file.content_type, std::move(bytes)};
   AddWebHeaders(response);
-  if (file->gzip) response.headers.emplace_back("Content-Encoding", "gzip");
+  if (file.gzip) response.headers.emplace_back("Content-Encoding", "gzip");
   return response;
 }
 
