@@ -173,6 +173,7 @@ std::vector<Cell> Matrix() {
       {"POST", "/api/v1/jobs/{id}/kill", "/api/v1/jobs/1/kill", "",         {401, 200, 200, 403, 403, 403, 403, 403}},
       {"GET", "/api/v1/jobs/{id}/events", "/api/v1/jobs/1/events", "",      {401, 200, 200, 200, 200, 403, 403, 403}},
       {"GET", "/api/v1/jobs/{id}/explain", "/api/v1/jobs/1/explain", "",    {401, 200, 200, 200, 200, 403, 403, 403}},
+      {"GET", "/api/v1/queue", "/api/v1/queue", "",                         {401, 200, 200, 200, 200, 200, 403, 403}},
       {"GET", "/api/v1/jobs/{id}/logs", "/api/v1/jobs/1/logs", "",          {401, 200, 200, 200, 200, 403, 403, 403}},
       {"GET", "/api/v1/teams", "/api/v1/teams", "",                         {401, 200, 200, 200, 200, 200, 403, 403}},
       {"GET", "/api/v1/teams/{name}", "/api/v1/teams/vision", "",           {401, 200, 200, 200, 200, 200, 403, 403}},

@@ -5,7 +5,9 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
 #include <boost/asio/post.hpp>
+#include <limits>
 #include <regex>
 #include <set>
 
@@ -78,6 +80,7 @@ Json TeamJson(const master::TeamStatus& t) {
               {"max_gpus", t.quota.max_gpus ? Json(*t.quota.max_gpus) : Json(nullptr)},
               {"implicit", t.implicit},
               {"used_gpus", t.held.gpus},
+              {"borrowed_gpus", t.BorrowedGpus()},
               {"used_cpus", static_cast<double>(t.held.milli_cpus) / 1000.0},
               {"used_memory_bytes", t.held.memory_bytes},
               {"running_jobs", t.running_jobs},
@@ -139,6 +142,7 @@ std::vector<Router<ApiServer::Handler, Access>::Route> ApiServer::Routes() {
       {"POST", "/api/v1/jobs/{id}/kill", &ApiServer::KillJob, A::kUser},
       {"GET", "/api/v1/jobs/{id}/events", &ApiServer::JobEvents, A::kUser},
       {"GET", "/api/v1/jobs/{id}/explain", &ApiServer::ExplainJob, A::kUser},
+      {"GET", "/api/v1/queue", &ApiServer::Queue, A::kUser},
       {"GET", "/api/v1/jobs/{id}/logs", &ApiServer::StreamLogs, A::kUser},
       {"GET", "/api/v1/jobs/{id}/metrics", &ApiServer::JobMetrics, A::kUser},
       {"GET", "/api/v1/events", &ApiServer::StreamChanges, A::kUser},
@@ -334,8 +338,27 @@ Status ApiServer::CheckAccess(Access access, const auth::Principal& caller,
   return denied("unknown access");
 }
 
+namespace {
+
+// What the caller may do with the job, as the routes that do it decide: the dashboard shows
+// these buttons and copies no rule of its own.
+Json AllowedActions(const auth::Principal& caller, const Job& job, bool readable) {
+  Json actions = Json::array();
+  if (!IsTerminal(job.state) && auth::CanChangeJob(caller, job.user, job.spec.team)) {
+    actions.push_back("kill");
+  }
+  if (readable && auth::CanSubmitTo(caller, job.spec.team)) actions.push_back("resubmit");
+  return actions;
+}
+
+}  // namespace
+
 Json ApiServer::JobJsonFor(const auth::Principal& caller, const Job& job) {
-  if (auth::CanReadJob(caller, job.user, job.spec.team)) return ToJson(job);
+  if (auth::CanReadJob(caller, job.user, job.spec.team)) {
+    Json j = ToJson(job);
+    j["allowed_actions"] = AllowedActions(caller, job, true);
+    return j;
+  }
   // What the scheduler shows of everyone's jobs (who, which team, what resources, where, since
   // when), without what the job runs: commands, environment, working directory, request ids.
   Job shown = job;
@@ -349,6 +372,7 @@ Json ApiServer::JobJsonFor(const auth::Principal& caller, const Job& job) {
   shown.request_digest.clear();
   Json j = ToJson(shown);
   j["redacted"] = true;
+  j["allowed_actions"] = AllowedActions(caller, job, false);
   return j;
 }
 
@@ -569,22 +593,68 @@ Json RankJson(const std::optional<master::JobRank>& rank) {
               {"promoted_at", time(rank->promoted_at)}};
 }
 
+Json ExplanationJson(JobId id, const master::Explanation& e) {
+  return Json{{"job_id", id},
+              {"state", JobStateName(e.state)},
+              {"summary", e.summary},
+              {"details", e.details},
+              {"unschedulable", e.unschedulable},
+              {"ahead", e.ahead ? Json(*e.ahead) : Json(nullptr)},
+              {"rank", RankJson(e.rank)},
+              {"reserved_start",
+               e.reserved_start ? Json(FormatTimestamp(*e.reserved_start)) : Json(nullptr)}};
+}
+
 }  // namespace
 
 StatusOr<HttpResponse> ApiServer::ExplainJob(const Call& call) {
   COHORT_ASSIGN_OR_RETURN(const Job* job, ReadableJob(call));
   const JobId id = job->id;
   COHORT_ASSIGN_OR_RETURN(auto e, master_.Explain(id));
-  return JsonResponse(
-      200, Json{{"job_id", id},
-                {"state", JobStateName(e.state)},
-                {"summary", e.summary},
-                {"details", e.details},
-                {"unschedulable", e.unschedulable},
-                {"ahead", e.ahead ? Json(*e.ahead) : Json(nullptr)},
-                {"rank", RankJson(e.rank)},
-                {"reserved_start",
-                 e.reserved_start ? Json(FormatTimestamp(*e.reserved_start)) : Json(nullptr)}});
+  return JsonResponse(200, ExplanationJson(id, e));
+}
+
+StatusOr<HttpResponse> ApiServer::Queue(const Call& call) {
+  struct Entry {
+    const Job* job;
+    Json why;
+    size_t place;
+  };
+  std::vector<Entry> entries;
+  size_t explained = 0;
+  for (const Job* job : master_.ListJobs(master::JobFilter{JobState::kPending})) {
+    Entry entry{job, nullptr, std::numeric_limits<size_t>::max()};
+    // Explained in submission order up to the bound, and only to who may read the job: the
+    // others show the job's own message, after them.
+    if (explained < kMaxQueueExplained &&
+        auth::CanReadJob(call.caller, job->user, job->spec.team)) {
+      auto e = master_.Explain(job->id);
+      if (e.ok()) {
+        ++explained;
+        entry.why = ExplanationJson(job->id, *e);
+        if (e->ahead) entry.place = *e->ahead;
+      }
+    }
+    if (entry.why.is_null()) {
+      entry.why = Json{{"job_id", job->id},
+                       {"summary", job->message},
+                       {"details", Json::array()},
+                       {"unschedulable", false},
+                       {"ahead", nullptr}};
+    }
+    entries.push_back(std::move(entry));
+  }
+  // The policy's order; backing-off jobs have no place and wait for their time, after the others.
+  std::stable_sort(entries.begin(), entries.end(),
+                   [](const Entry& a, const Entry& b) { return a.place < b.place; });
+  Json pending = Json::array();
+  for (auto& entry : entries) {
+    pending.push_back(
+        Json{{"job", JobJsonFor(call.caller, *entry.job)}, {"why", std::move(entry.why)}});
+  }
+  Json teams = Json::array();
+  for (const auto& t : master_.ListTeams()) teams.push_back(TeamJson(t));
+  return JsonResponse(200, Json{{"pending", std::move(pending)}, {"teams", std::move(teams)}});
 }
 
 Status ApiServer::StreamLogs(const Call& call) {

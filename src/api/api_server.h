@@ -119,6 +119,11 @@ class ApiServer final : public master::MasterListener {
   StatusOr<HttpResponse> KillJob(const Call& call);
   StatusOr<HttpResponse> JobEvents(const Call& call);
   StatusOr<HttpResponse> ExplainJob(const Call& call);
+  // The dashboard's queue in one answer: the pending jobs in the policy's order, each with why it
+  // waits (as ExplainJob says it, for the first kMaxQueueExplained the caller may read), and
+  // every team's quota, use and borrowing.
+  StatusOr<HttpResponse> Queue(const Call& call);
+  static constexpr size_t kMaxQueueExplained = 100;
   Status StreamLogs(const Call& call);
   StatusOr<HttpResponse> ListTeams(const Call& call);
   StatusOr<HttpResponse> GetTeam(const Call& call);

@@ -77,16 +77,3 @@ export const query = (params) => {
   const text = search.toString();
   return text ? `?${text}` : '';
 };
-
-// Every job a list selects (`params`: state, team, user, name), oldest first. GET /jobs answers a
-// page at a time (at most 1000 jobs), so this follows the `after` cursor to the last page.
-export async function allJobs(params, { signal } = {}) {
-  const jobs = [];
-  let after = '';
-  for (;;) {
-    const page = await api(`/jobs${query({ ...params, limit: 1000, after })}`, { signal });
-    jobs.push(...page.jobs);
-    if (page.next === null || page.next === undefined) return jobs;
-    after = page.next;
-  }
-}

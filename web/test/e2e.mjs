@@ -112,7 +112,18 @@ try {
   await visit('cluster', '.gpu.held', 'cluster');
   check((await page.locator('.gpu.held').count()) === 2, 'cluster: the job holds 2 GPU cells');
   check((await page.textContent('.node')).includes('ready'), 'cluster: agent-0 is ready');
+  // The queue page asks one route for everything it shows (GET /queue), and nothing else:
+  // each refresh is one request, however many jobs wait.
+  const queueCalls = [];
+  const onRequest = (request) => {
+    const { pathname } = new URL(request.url());
+    if (pathname.startsWith('/api/v1/') && pathname !== '/api/v1/events') queueCalls.push(pathname);
+  };
+  page.on('request', onRequest);
   await visit('queue', `.queue li[data-job="${waiting.id}"]`, 'queue');
+  page.off('request', onRequest);
+  check(queueCalls.length >= 1 && queueCalls.every((p) => p === '/api/v1/queue'),
+    `queue: one request per refresh, GET /queue (${queueCalls.join(', ')})`);
   const why = await page.textContent(`.queue li[data-job="${waiting.id}"] .why`);
   const explained = await cluster.api('GET', `/jobs/${waiting.id}/explain`);
   check(why.trim() === explained.summary.trim(), `queue: job ${waiting.id}'s reason is cohort why's: "${why.trim()}"`);

@@ -12,10 +12,6 @@ import { usePoll } from '../live.js';
 
 const ENDED = new Set(['SUCCEEDED', 'FAILED', 'KILLED']);
 
-// As the master decides (auth/roles): the owner, an admin of the job's team or a cluster admin
-// may kill; a member or admin of the team (or a cluster admin) may submit to it.
-const mayKill = (me, job) => me.admin || job.user === me.name || me.teams?.[job.team] === 'admin';
-const maySubmit = (me, job) => me.admin || ['member', 'admin'].includes(me.teams?.[job.team]);
 
 function taskNames(job) {
   const names = new Set(job.tasks.map((t) => `${t.role}/${t.index}`));
@@ -47,8 +43,10 @@ function Actions({ job, me }) {
       const created = await api('/jobs', { method: 'POST', body: job.spec });
       navigate(`jobs/${created.id}`);
     });
-  const canKill = !ENDED.has(job.state) && mayKill(me, job);
-  const canResubmit = !job.redacted && maySubmit(me, job);
+  // What the server says the caller may do with this job (allowed_actions): no rule copied here.
+  const allowed = new Set(job.allowed_actions ?? []);
+  const canKill = allowed.has('kill');
+  const canResubmit = allowed.has('resubmit');
   return (
     <div class="actions">
       {canKill && (

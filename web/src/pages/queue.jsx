@@ -1,37 +1,13 @@
 // The queue: pending jobs in the order the scheduler's policy considers them, each with why it
-// waits (GET /jobs?state=PENDING, page after page, then GET /jobs/{id}/explain for each: `ahead`
-// is its place, `summary` and `details` what `cohort why` prints); and each team's guaranteed,
-// used and borrowed GPUs (GET /teams).
-import { allJobs, api } from '../api.js';
+// waits (`ahead` is its place, `summary` and `details` what `cohort why` prints), and each team's
+// guaranteed, used and borrowed GPUs: one request, GET /queue, where the server puts them in
+// order and says who borrows. The page copies none of the server's rules.
+import { api } from '../api.js';
 import { usePoll } from '../live.js';
 import { JobLink, Status, Team } from '../parts/common.jsx';
 import { ago, gpusOf } from '../parts/format.js';
 
-// Explaining costs a request per job: the first ones in submission order are explained, the
-// rest listed after them.
-const MAX_EXPLAINED = 100;
-
-async function loadQueue(signal) {
-  const [jobs, { teams }] = await Promise.all([allJobs({ state: 'PENDING' }, { signal }), api('/teams', { signal })]);
-  // Jobs of teams the token has no role in may not be explained to it (403): they show the
-  // job's own message, after the others.
-  const explainable = jobs.filter((job) => !job.redacted);
-  const others = jobs.filter((job) => job.redacted);
-  const explained = await Promise.all(
-    explainable.slice(0, MAX_EXPLAINED).map(async (job) => {
-      try {
-        return { job, why: await api(`/jobs/${job.id}/explain`, { signal }) };
-      } catch (error) {
-        return { job, why: { summary: job.message, details: [], ahead: null, error: error.message } };
-      }
-    }),
-  );
-  for (const job of [...explainable.slice(MAX_EXPLAINED), ...others]) explained.push({ job, why: { summary: job.message, details: [], ahead: null } });
-  // Backing-off jobs have no place (ahead null): they wait for their time, after the others.
-  const place = (e) => (e.why.ahead ?? Number.MAX_SAFE_INTEGER);
-  explained.sort((a, b) => place(a) - place(b) || a.job.id - b.job.id);
-  return { pending: explained, teams };
-}
+const loadQueue = (signal) => api('/queue', { signal });
 
 function TeamsTable({ teams }) {
   return (
@@ -56,7 +32,7 @@ function TeamsTable({ teams }) {
             <td class="num">{t.guaranteed_gpus}</td>
             <td class="num">{t.max_gpus ?? '∞'}</td>
             <td class="num">{t.used_gpus}</td>
-            <td class="num">{Math.max(0, t.used_gpus - t.guaranteed_gpus)}</td>
+            <td class="num">{t.borrowed_gpus}</td>
             <td class="num">{t.running_jobs}</td>
             <td class="num">{t.pending_jobs}</td>
           </tr>
