@@ -49,6 +49,7 @@
 #include "master/master.h"
 #include "model/json.h"
 #include "scheduler/scheduler.h"
+#include "testing/master_deps.h"
 #include "testing/memory_state_store.h"
 
 namespace cohort {
@@ -135,7 +136,8 @@ class World {
       std::fprintf(stderr, "fail stop: %s\n", s.ToString().c_str());
       FUZZ_CHECK(false);
     };
-    auto m = master::Master::Create(config, disk.Reopen(), scheduler::NewScheduler(), clock, loop_);
+    auto m = master::Master::Create(
+        config, cohort::testing::TestMasterDeps(config.data_dir, disk.Reopen()), clock, loop_);
     if (!m.ok()) std::fprintf(stderr, "%s\n", m.status().ToString().c_str());
     FUZZ_CHECK(m.ok());
     master_ = std::move(m).value();

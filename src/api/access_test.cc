@@ -17,6 +17,7 @@
 #include "master/master.h"
 #include "model/json.h"
 #include "scheduler/scheduler.h"
+#include "testing/master_deps.h"
 #include "testing/memory_state_store.h"
 
 namespace cohort::api {
@@ -39,8 +40,8 @@ class World {
     master::MasterConfig config;
     config.data_dir = dir_.string();
     config.fail_stop = [](const Status& s) { FAIL() << s.ToString(); };
-    auto m =
-        master::Master::Create(config, disk_.Reopen(), scheduler::NewScheduler(), clock_, loop_);
+    auto m = master::Master::Create(
+        config, cohort::testing::TestMasterDeps(config.data_dir, disk_.Reopen()), clock_, loop_);
     EXPECT_TRUE(m.ok()) << m.status().ToString();
     master_ = std::move(m).value();
     api_ = std::make_unique<ApiServer>(ioc_, *master_);

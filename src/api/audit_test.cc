@@ -16,6 +16,7 @@
 #include "model/json.h"
 #include "scheduler/scheduler.h"
 #include "testing/failing_state_store.h"
+#include "testing/master_deps.h"
 
 namespace cohort::api {
 namespace {
@@ -40,9 +41,11 @@ class AuditApiTest : public ::testing::Test {
     master::MasterConfig config;
     config.data_dir = dir_.string();
     config.fail_stop = [](const Status& s) { FAIL() << "fail stop: " << s.ToString(); };
-    auto m = master::Master::Create(config, std::move(store),
-                                    scheduler::NewScheduler(scheduler::SchedulerConfig{}), clock_,
-                                    loop_);
+    auto m = master::Master::Create(
+        config,
+        cohort::testing::TestMasterDeps(config.data_dir, std::move(store),
+                                        scheduler::NewScheduler(scheduler::SchedulerConfig{})),
+        clock_, loop_);
     ASSERT_TRUE(m.ok()) << m.status().ToString();
     master_ = std::move(m).value();
     api_ = std::make_unique<ApiServer>(ioc_, *master_);

@@ -12,6 +12,7 @@
 #include <filesystem>
 
 #include "api/asio_event_loop.h"
+#include "testing/master_deps.h"
 #include "testing/memory_state_store.h"
 
 namespace cohort::api {
@@ -97,8 +98,12 @@ class LogStreamTest : public ::testing::Test {
     master::MasterConfig config;
     config.data_dir = dir_.string();
     config.log_limit = log_limit;
-    auto m = master::Master::Create(config, std::make_unique<cohort::testing::MemoryStateStore>(),
-                                    scheduler::NewScheduler({}), clock_, loop_);
+    auto m = master::Master::Create(
+        config,
+        cohort::testing::TestMasterDeps(config.data_dir,
+                                        std::make_unique<cohort::testing::MemoryStateStore>(),
+                                        scheduler::NewScheduler({})),
+        clock_, loop_);
     ASSERT_TRUE(m.ok()) << m.status().ToString();
     master_ = std::move(m).value();
     master_->SetListener(&listener_);

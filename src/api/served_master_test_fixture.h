@@ -15,6 +15,7 @@
 #include "api/api_server.h"
 #include "api/hand_run_loop.h"
 #include "scheduler/scheduler.h"
+#include "testing/master_deps.h"
 #include "testing/memory_state_store.h"
 
 namespace cohort::api {
@@ -30,8 +31,8 @@ class ServedMaster : public ::testing::Test {
     master::MasterConfig config;
     config.data_dir = dir_.string();
     config.fail_stop = [](const Status& s) { FAIL() << s.ToString(); };
-    auto m =
-        master::Master::Create(config, disk_.Reopen(), scheduler::NewScheduler(), clock_, loop_);
+    auto m = master::Master::Create(
+        config, testing::TestMasterDeps(config.data_dir, disk_.Reopen()), clock_, loop_);
     ASSERT_TRUE(m.ok()) << m.status().ToString();
     master_ = std::move(m).value();
     api_ = std::make_unique<ApiServer>(ioc_, *master_);

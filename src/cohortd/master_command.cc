@@ -20,6 +20,7 @@
 #include "os/real_clock.h"
 #include "scheduler/policy_tuning.h"
 #include "scheduler/scheduler.h"
+#include "state/metric_store.h"
 #include "state/state_store.h"
 #include "tls/context.h"
 
@@ -227,22 +228,33 @@ int RunMaster(const MasterOptions& o) {
   config.advisor.idle_after = *idle_gpu_after;
   config.advisor.window = *advice_window;
   config.reclaim_idle_gpus = o.reclaim_idle_gpus;
-  std::error_code ec;
-  std::filesystem::create_directories(config.data_dir, ec);
-  if (ec) {
-    fmt::print(stderr, "cohortd master: cannot create {}: {}\n", config.data_dir, ec.message());
-    return 1;
+  // Everything the master acts on is opened here, at the edge, and handed to it (MasterDeps).
+  for (const std::string& dir : {config.data_dir, master::StorageRootOf(config)}) {
+    std::error_code ec;
+    std::filesystem::create_directories(dir, ec);
+    if (ec) {
+      fmt::print(stderr, "cohortd master: cannot create {}: {}\n", dir, ec.message());
+      return 1;
+    }
   }
   auto store = state::OpenSqliteStateStore(config.data_dir + "/cohort.db");
   if (!store.ok()) {
     fmt::print(stderr, "cohortd master: {}\n", store.status().ToString());
     return 1;
   }
+  auto metric_store = state::OpenSqliteMetricStore(config.data_dir + "/metrics.db");
+  if (!metric_store.ok()) {
+    fmt::print(stderr, "cohortd master: {}\n", metric_store.status().ToString());
+    return 1;
+  }
   boost::asio::io_context ioc(1);
   RealClock clock;
   api::AsioEventLoop loop(ioc);
-  auto master = master::Master::Create(config, std::move(store).value(),
-                                       scheduler::NewScheduler(*scheduling), clock, loop);
+  auto master = master::Master::Create(
+      config,
+      master::MasterDeps{std::move(store).value(), std::move(metric_store).value(),
+                         scheduler::NewScheduler(*scheduling)},
+      clock, loop);
   if (!master.ok()) {
     fmt::print(stderr, "cohortd master: {}\n", master.status().ToString());
     return 1;

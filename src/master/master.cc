@@ -8,7 +8,6 @@
 
 #include <algorithm>
 #include <cstdlib>
-#include <filesystem>
 #include <regex>
 
 #include "common/strings.h"
@@ -16,28 +15,27 @@
 
 namespace cohort::master {
 
-namespace fs = std::filesystem;
-
-Master::Master(MasterConfig config, std::unique_ptr<state::StateStore> store,
-               std::unique_ptr<scheduler::Scheduler> scheduler, const Clock& clock, EventLoop& loop)
+Master::Master(MasterConfig config, MasterDeps deps, const Clock& clock, EventLoop& loop)
     : config_(std::move(config)),
       logs_(config_.data_dir + "/logs", LogLimits::For(config_.log_limit)),
-      store_(std::move(store)),
+      metrics_(std::make_unique<MetricIngest>(std::move(deps.metrics))),
+      store_(std::move(deps.store)),
       clock_(clock),
       loop_(loop),
       accounts_(*store_, clock_),
       secrets_(*store_, clock_),
-      dispatcher_(std::move(scheduler), config_.incremental_above),
+      dispatcher_(std::move(deps.scheduler), config_.incremental_above),
       history_(config_.history_max_keys) {
-  if (config_.storage_root.empty()) config_.storage_root = config_.data_dir + "/storage";
+  config_.storage_root = StorageRootOf(config_);
 }
 
-StatusOr<std::unique_ptr<Master>> Master::Create(MasterConfig config,
-                                                 std::unique_ptr<state::StateStore> store,
-                                                 std::unique_ptr<scheduler::Scheduler> scheduler,
+StatusOr<std::unique_ptr<Master>> Master::Create(MasterConfig config, MasterDeps deps,
                                                  const Clock& clock, EventLoop& loop) {
-  std::unique_ptr<Master> m(
-      new Master(std::move(config), std::move(store), std::move(scheduler), clock, loop));
+  if (!deps.store || !deps.metrics || !deps.scheduler) {
+    return Status::InvalidArgument(
+        "the master needs a state store, a metric store and a scheduler");
+  }
+  std::unique_ptr<Master> m(new Master(std::move(config), std::move(deps), clock, loop));
   COHORT_RETURN_IF_ERROR(m->Load());
   m->TickAgainLater();
   return m;
@@ -46,16 +44,6 @@ StatusOr<std::unique_ptr<Master>> Master::Create(MasterConfig config,
 Status Master::Load() {
   COHORT_RETURN_IF_ERROR(accounts_.Load());
   COHORT_RETURN_IF_ERROR(secrets_.Load());
-  std::error_code ec;
-  fs::create_directories(config_.data_dir + "/logs", ec);
-  if (ec)
-    return Status::Internal(fmt::format("creating {}/logs: {}", config_.data_dir, ec.message()));
-  fs::create_directories(config_.storage_root, ec);
-  if (ec)
-    return Status::Internal(fmt::format("creating {}: {}", config_.storage_root, ec.message()));
-  COHORT_ASSIGN_OR_RETURN(auto metric_store,
-                          state::OpenSqliteMetricStore(config_.data_dir + "/metrics.db"));
-  metrics_ = std::make_unique<MetricIngest>(std::move(metric_store));
 
   COHORT_ASSIGN_OR_RETURN(auto jobs, store_->LoadJobs());
   // Versions must keep rising across restarts, so that an agent's applied version from before

@@ -75,6 +75,11 @@ struct MasterConfig {
   size_t history_max_keys = scheduler::RuntimeHistory::kMaxKeys;
 };
 
+// Where jobs' checkpoints and outputs go: --storage-root, else <data_dir>/storage.
+inline std::string StorageRootOf(const MasterConfig& config) {
+  return config.storage_root.empty() ? config.data_dir + "/storage" : config.storage_root;
+}
+
 // The team a spec gets when it names none; it exists without being created (no guarantee, no
 // limit) unless an admin gives it a quota.
 inline constexpr const char* kDefaultTeam = "default";
@@ -130,15 +135,22 @@ struct JobFilter {
   std::optional<JobState> state;
 };
 
+// What the master acts on besides its memory, opened by whoever starts it (cohortd, a test) and
+// handed over whole: the master opens no database and makes no directory of its own (its log
+// store makes its files under <data_dir>/logs as tasks write).
+struct MasterDeps {
+  std::unique_ptr<state::StateStore> store;
+  std::unique_ptr<state::MetricStore> metrics;  // cohortd: <data_dir>/metrics.db
+  std::unique_ptr<scheduler::Scheduler> scheduler;
+};
+
 class Master {
  public:
   // A scheduling pass is posted to `loop` after whatever changed the cluster, so that many
   // changes cost one pass; the master's tick runs there every MasterConfig::tick_interval.
   // `loop` and `clock` must outlive the master.
 
-  static StatusOr<std::unique_ptr<Master>> Create(MasterConfig config,
-                                                  std::unique_ptr<state::StateStore> store,
-                                                  std::unique_ptr<scheduler::Scheduler> scheduler,
+  static StatusOr<std::unique_ptr<Master>> Create(MasterConfig config, MasterDeps deps,
                                                   const Clock& clock, EventLoop& loop);
 
   void SetListener(MasterListener* listener) { listener_ = listener; }
@@ -271,8 +283,7 @@ class Master {
  private:
   using NodeEntry = NodeRegistry::Entry;
 
-  Master(MasterConfig config, std::unique_ptr<state::StateStore> store,
-         std::unique_ptr<scheduler::Scheduler> scheduler, const Clock& clock, EventLoop& loop);
+  Master(MasterConfig config, MasterDeps deps, const Clock& clock, EventLoop& loop);
   Status Load();
 
   void RequestSchedule();
@@ -389,7 +400,7 @@ class Master {
 
   MasterConfig config_;
   LogStore logs_;                          // under <data_dir>/logs
-  std::unique_ptr<MetricIngest> metrics_;  // <data_dir>/metrics.db, opened by Load
+  std::unique_ptr<MetricIngest> metrics_;  // over MasterDeps::metrics
   std::unique_ptr<state::StateStore> store_;
   int batch_depth_ = 0;        // WriteBatch scopes open
   bool fail_stopped_ = false;  // FailStop was called (it returns only in tests)

@@ -11,6 +11,7 @@
 
 #include "master/master.h"
 #include "testing/fault_vfs.h"
+#include "testing/master_deps.h"
 
 namespace cohort::master {
 namespace {
@@ -59,8 +60,11 @@ class MasterFullDiskTest : public ::testing::Test {
     MasterConfig config;
     config.data_dir = dir_.string();
     config.fail_stop = [this](const Status& s) { fail_stops_.push_back(s); };
-    auto m = Master::Create(config, std::move(store).value(), scheduler::NewScheduler({}), clock_,
-                            loop_);
+    auto m =
+        Master::Create(config,
+                       cohort::testing::TestMasterDeps(config.data_dir, std::move(store).value(),
+                                                       scheduler::NewScheduler({})),
+                       clock_, loop_);
     ASSERT_TRUE(m.ok()) << m.status().ToString();
     master_ = std::move(m).value();
   }

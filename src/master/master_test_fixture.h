@@ -11,6 +11,7 @@
 
 #include "master/master.h"
 #include "testing/failing_state_store.h"
+#include "testing/master_deps.h"
 
 namespace cohort::master {
 
@@ -58,8 +59,11 @@ class MasterTest : public ::testing::TestWithParam<bool> {
     config.fail_stop = [this](const Status& s) { fail_stops_.push_back(s); };
     config.node_timeout = node_timeout_;
     config.history_max_keys = history_max_keys_;
-    auto m = Master::Create(config, std::move(store), scheduler::NewScheduler(scheduler_config_),
-                            clock_, loop_);
+    auto m =
+        Master::Create(config,
+                       cohort::testing::TestMasterDeps(config.data_dir, std::move(store),
+                                                       scheduler::NewScheduler(scheduler_config_)),
+                       clock_, loop_);
     ASSERT_TRUE(m.ok()) << m.status().ToString();
     master_ = std::move(m).value();
   }
