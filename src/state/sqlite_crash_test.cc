@@ -7,6 +7,7 @@
 //
 // SQLite's own, not the contract's: a MemoryStateStore dies with its process.
 #include <fcntl.h>
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -482,6 +483,50 @@ TEST_F(BatchTest, AFailedWriteTakesNothingElseWithIt) {
   auto none = (*store)->LoadEvents(99);
   ASSERT_TRUE(none.ok());
   EXPECT_TRUE(none->empty());
+}
+
+// A full disk in the middle of a batch: SQLite may roll the whole batch back by itself. Then the
+// writes it had taken (each answered OK) are gone, and the batch must not commit as if they were
+// there: either its commit fails, or every write answered OK is in the store.
+TEST_F(BatchTest, AFullDiskNeverLosesAnAnsweredWriteSilently) {
+  for (int64_t room : {int64_t{1} << 10, int64_t{16} << 10, int64_t{64} << 10}) {
+    SCOPED_TRACE("room " + std::to_string(room));
+    std::string path = FreshPath();
+    std::vector<JobId> answered;
+    Status committed;
+    {
+      auto store = OpenSqliteStateStore(path);
+      ASSERT_TRUE(store.ok());
+      StateStore& st = **store;
+      ASSERT_TRUE(st.BeginBatch().ok());
+      auto first = st.CreateJob(JobOfWrite(0, 1), EventsOfWrite(0, 1));
+      ASSERT_TRUE(first.ok()) << first.status().ToString();
+      answered.push_back(first->id);
+      vfs_.SetCapacity(vfs_.BytesUsed() + room);
+      // Writes until the disk is full, then one more of each kind.
+      // Past SQLite's page cache (2 MiB), so that it spills into the log in the middle of the
+      // batch and meets the full disk there, not only at the commit.
+      for (int k = 2; k < 1500; ++k) {
+        auto job = st.CreateJob(JobOfWrite(0, 5 * k + 1), EventsOfWrite(0, k));
+        if (!job.ok()) break;
+        answered.push_back(job->id);
+      }
+      Status node = st.SaveNode(Node{});
+      (void)node;  // answered or not, it is not counted
+      committed = st.CommitBatch();
+      vfs_.SetCapacity(-1);
+    }
+    auto store = OpenSqliteStateStore(path);
+    ASSERT_TRUE(store.ok()) << store.status().ToString();
+    auto jobs = (*store)->LoadJobs();
+    ASSERT_TRUE(jobs.ok());
+    if (committed.ok()) {
+      EXPECT_EQ(jobs->size(), answered.size())
+          << "the commit said OK, and answered writes are gone";
+    } else {
+      EXPECT_THAT(committed.message(), ::testing::HasSubstr("batch")) << committed.ToString();
+    }
+  }
 }
 
 // A batch with no write takes no lock and commits nothing; the store takes writes after it as

@@ -319,6 +319,7 @@ class SqliteStateStore final : public StateStore {
   }
 
   StatusOr<int64_t> BeginAudit(const AuditEntry& entry) override {
+    COHORT_RETURN_IF_ERROR(JoinBatch("beginning an audit entry"));
     COHORT_RETURN_IF_ERROR(CheckAuditEntry(entry));
     // No fsync of its own: the WAL keeps commits in order, so the fsync of the call's own
     // change, or of an error's completion, makes this entry durable first.
@@ -340,6 +341,7 @@ class SqliteStateStore final : public StateStore {
 
   Status FinishAudit(int64_t seq, int status, const std::string& target,
                      const std::string& outcome) override {
+    COHORT_RETURN_IF_ERROR(JoinBatch("completing an audit entry"));
     AuditEntry text;
     text.target = target;
     text.outcome = outcome;
@@ -398,6 +400,7 @@ class SqliteStateStore final : public StateStore {
   }
 
   StatusOr<int64_t> PruneAudit(Timestamp before, int64_t max_entries) override {
+    COHORT_RETURN_IF_ERROR(JoinBatch("pruning the audit log"));
     Statement del(db_,
                   "DELETE FROM audit WHERE seq IN "
                   "(SELECT seq FROM audit WHERE time < ? ORDER BY time LIMIT ?)");
@@ -446,6 +449,7 @@ class SqliteStateStore final : public StateStore {
   }
 
   Status SaveTeam(const TeamQuota& team) override {
+    COHORT_RETURN_IF_ERROR(JoinBatch("saving a team"));
     Statement upsert(db_,
                      "INSERT INTO teams (name, guaranteed_gpus, max_gpus) VALUES (?, ?, ?) "
                      "ON CONFLICT(name) DO UPDATE SET guaranteed_gpus = excluded.guaranteed_gpus, "
@@ -463,6 +467,7 @@ class SqliteStateStore final : public StateStore {
   }
 
   Status DeleteTeam(const std::string& name) override {
+    COHORT_RETURN_IF_ERROR(JoinBatch("deleting a team"));
     Statement del(db_, "DELETE FROM teams WHERE name = ?");
     if (!del.prepared()) return Error("preparing a team delete");
     del.Bind(1, name);
@@ -488,6 +493,7 @@ class SqliteStateStore final : public StateStore {
   }
 
   Status SaveUser(const User& user) override {
+    COHORT_RETURN_IF_ERROR(JoinBatch("saving a user"));
     COHORT_ASSIGN_OR_RETURN(std::string teams, EncodeUserTeams(user));
     Statement upsert(db_,
                      "INSERT INTO users (name, admin, teams, uid, gid, created_at) "
@@ -506,6 +512,7 @@ class SqliteStateStore final : public StateStore {
   }
 
   Status DeleteUser(const std::string& name) override {
+    COHORT_RETURN_IF_ERROR(JoinBatch("deleting a user"));
     Statement del(db_, "DELETE FROM users WHERE name = ?");
     if (!del.prepared()) return Error("preparing a user delete");
     del.Bind(1, name);
@@ -536,6 +543,7 @@ class SqliteStateStore final : public StateStore {
   }
 
   Status SaveToken(const TokenRecord& token) override {
+    COHORT_RETURN_IF_ERROR(JoinBatch("saving a token"));
     Statement upsert(db_,
                      "INSERT INTO tokens (id, kind, subject, description, hash, created_at, "
                      "expires_at, revoked_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
@@ -557,6 +565,7 @@ class SqliteStateStore final : public StateStore {
   }
 
   Status DeleteToken(const std::string& id) override {
+    COHORT_RETURN_IF_ERROR(JoinBatch("deleting a token"));
     Statement del(db_, "DELETE FROM tokens WHERE id = ?");
     if (!del.prepared()) return Error("preparing a token delete");
     del.Bind(1, id);
@@ -593,6 +602,7 @@ class SqliteStateStore final : public StateStore {
   }
 
   Status SaveSecret(const Secret& secret) override {
+    COHORT_RETURN_IF_ERROR(JoinBatch("saving a secret"));
     COHORT_RETURN_IF_ERROR(CheckSecret(secret));
     Statement upsert(db_,
                      "INSERT INTO secrets (scope, owner, name, value, updated_at) "
@@ -610,6 +620,7 @@ class SqliteStateStore final : public StateStore {
 
   Status DeleteSecret(SecretScope scope, const std::string& owner,
                       const std::string& name) override {
+    COHORT_RETURN_IF_ERROR(JoinBatch("deleting a secret"));
     Statement del(db_, "DELETE FROM secrets WHERE scope = ? AND owner = ? AND name = ?");
     if (!del.prepared()) return Error("preparing a secret delete");
     del.Bind(1, std::string(SecretScopeName(scope)));
@@ -650,6 +661,7 @@ class SqliteStateStore final : public StateStore {
   }
 
   Status SaveNode(const Node& node) override {
+    COHORT_RETURN_IF_ERROR(JoinBatch("saving a node"));
     COHORT_ASSIGN_OR_RETURN(std::string record, EncodeNodeRecord(node.info));
     Statement upsert(db_,
                      "INSERT INTO nodes (id, registered_at, last_seen, record, drained, "
@@ -669,6 +681,7 @@ class SqliteStateStore final : public StateStore {
   }
 
   Status DeleteNode(const std::string& id) override {
+    COHORT_RETURN_IF_ERROR(JoinBatch("deleting a node"));
     Statement del(db_, "DELETE FROM nodes WHERE id = ?");
     if (!del.prepared()) return Error("preparing a node delete");
     del.Bind(1, id);
@@ -860,20 +873,34 @@ class SqliteStateStore final : public StateStore {
     bool open = batch_ == Batch::kOpen;
     batch_ = Batch::kNone;
     if (!open) return Status::Ok();
-    // SQLite rolls a transaction back by itself after some errors (a full disk): then the
-    // writes after that one each committed on their own, and there is nothing left to commit.
-    if (sqlite3_get_autocommit(db_)) return Status::Ok();
+    COHORT_RETURN_IF_ERROR(CheckBatchAlive("committing a batch of writes"));
     return RollBackIfFailed(Exec("COMMIT", "committing a batch of writes"));
   }
 
-  // Opens the write's own transaction: BEGIN, or within a batch a savepoint of the batch's
-  // (which it begins if this is its first write).
-  Status BeginWrite(const char* what) {
-    if (batch_ == Batch::kNone) return Exec("BEGIN IMMEDIATE", what);
+  // Every write within a batch is part of its transaction: the first one begins it.
+  Status JoinBatch(const char* what) {
     if (batch_ == Batch::kWanted) {
       COHORT_RETURN_IF_ERROR(Exec("BEGIN IMMEDIATE", what));
       batch_ = Batch::kOpen;
     }
+    return batch_ == Batch::kOpen ? CheckBatchAlive(what) : Status::Ok();
+  }
+
+  // SQLite rolls a transaction back by itself after some errors (a full disk): then the writes
+  // the batch had taken are gone although each was answered OK. Nothing more may be written or
+  // committed as if they were there: the caller must treat it as a failed write (the master
+  // fails stop, and its restart reloads what is durable).
+  Status CheckBatchAlive(const char* what) {
+    if (!sqlite3_get_autocommit(db_)) return Status::Ok();
+    return Status::Internal(fmt::format(
+        "{}: SQLite rolled back this batch of writes after an earlier failure; its writes are lost",
+        what));
+  }
+
+  // Opens the write's own transaction: BEGIN, or within a batch a savepoint of the batch's.
+  Status BeginWrite(const char* what) {
+    if (batch_ == Batch::kNone) return Exec("BEGIN IMMEDIATE", what);
+    COHORT_RETURN_IF_ERROR(JoinBatch(what));
     return Exec("SAVEPOINT write", what);
   }
 
