@@ -258,10 +258,12 @@ int Master::AssignPort(NodeEntry& entry) {
 // --- Time ---
 
 void Master::Tick() {
-  WriteBatch batch(*this);
   Timestamp now = clock_.Now();
-  CheckNodeTimeouts(now);
+  // Outside the batch: a prune that fails (a full disk) changes nothing in memory and is tried
+  // again later, and must not take the batch's job writes down with it.
   PruneAudit(now);
+  WriteBatch batch(*this);
+  CheckNodeTimeouts(now);
   AdviseJobs(now);
   std::vector<JobId> active(active_.begin(), active_.end());
   for (JobId id : active) {
