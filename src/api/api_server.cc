@@ -648,13 +648,16 @@ StatusOr<HttpResponse> ApiServer::Queue(const Call& call) {
   std::stable_sort(entries.begin(), entries.end(),
                    [](const Entry& a, const Entry& b) { return a.place < b.place; });
   Json pending = Json::array();
-  for (auto& entry : entries) {
-    pending.push_back(
-        Json{{"job", JobJsonFor(call.caller, *entry.job)}, {"why", std::move(entry.why)}});
+  const size_t listed = std::min(entries.size(), kMaxQueueListed);
+  for (size_t i = 0; i < listed; ++i) {
+    pending.push_back(Json{{"job", JobJsonFor(call.caller, *entries[i].job)},
+                           {"why", std::move(entries[i].why)}});
   }
   Json teams = Json::array();
   for (const auto& t : master_.ListTeams()) teams.push_back(TeamJson(t));
-  return JsonResponse(200, Json{{"pending", std::move(pending)}, {"teams", std::move(teams)}});
+  return JsonResponse(200, Json{{"pending", std::move(pending)},
+                                {"more", entries.size() - listed},
+                                {"teams", std::move(teams)}});
 }
 
 Status ApiServer::StreamLogs(const Call& call) {

@@ -49,6 +49,13 @@ enum class Access {
 
 class ApiServer final : public master::MasterListener {
  public:
+  // GET /queue explains at most the first kMaxQueueExplained pending jobs the caller may read.
+  static constexpr size_t kMaxQueueExplained = 100;
+  // At most this many pending jobs in the answer (the first in the policy's order), as a page of
+  // GET /jobs: `more` says how many were left out, so that 100,000 waiting jobs do not make one
+  // answer of 100 MB.
+  static constexpr size_t kMaxQueueListed = 1000;
+
   ApiServer(boost::asio::io_context& ioc, master::Master& master, HttpLimits limits = {});
   ~ApiServer() override;
 
@@ -123,7 +130,6 @@ class ApiServer final : public master::MasterListener {
   // waits (as ExplainJob says it, for the first kMaxQueueExplained the caller may read), and
   // every team's quota, use and borrowing.
   StatusOr<HttpResponse> Queue(const Call& call);
-  static constexpr size_t kMaxQueueExplained = 100;
   Status StreamLogs(const Call& call);
   StatusOr<HttpResponse> ListTeams(const Call& call);
   StatusOr<HttpResponse> GetTeam(const Call& call);

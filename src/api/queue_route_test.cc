@@ -84,5 +84,19 @@ TEST_F(QueueRoute, AnEndedJobAllowsOnlyResubmit) {
   EXPECT_THAT(Get("/api/v1/queue")["pending"], IsEmpty());
 }
 
+// However many jobs wait, one answer lists at most kMaxQueueListed and says how many it left out.
+TEST_F(QueueRoute, TheAnswerIsBoundedAndSaysHowManyItLeftOut) {
+  const size_t total = ApiServer::kMaxQueueListed + 5;
+  for (size_t i = 0; i < total; ++i) {
+    auto spec =
+        ParseJobSpec(R"({"name": "w", "tasks": [{"role": "main", "command": ["true"]}]})", "spec");
+    ASSERT_TRUE(spec.ok());
+    ASSERT_TRUE(master_->Submit(*spec, "ada").ok());
+  }
+  Json queue = Get("/api/v1/queue");
+  EXPECT_EQ(queue["pending"].size(), ApiServer::kMaxQueueListed);
+  EXPECT_EQ(queue["more"], 5);
+}
+
 }  // namespace
 }  // namespace cohort::api
