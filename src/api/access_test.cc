@@ -49,8 +49,8 @@ class World {
     std::ofstream(dir_ / "web" / "index.html") << "<!doctype html><title>Cohort</title>";
     std::ofstream(dir_ / "web" / "app.js") << "console.log('cohort')";
     api_->ServeWebFrom((dir_ / "web").string());
-    EXPECT_TRUE(master_->SetTeam(TeamQuota{"vision", 2, std::nullopt}).ok());
-    EXPECT_TRUE(master_->SetTeam(TeamQuota{"nlp", 0, std::nullopt}).ok());
+    EXPECT_TRUE(master_->teams().Set(TeamQuota{"vision", 2, std::nullopt}).ok());
+    EXPECT_TRUE(master_->teams().Set(TeamQuota{"nlp", 0, std::nullopt}).ok());
     auto& accounts = master_->accounts();
     auto user = [&](const std::string& name, bool admin, std::map<std::string, TeamRole> teams) {
       EXPECT_TRUE(accounts.CreateUser(User{name, admin, std::move(teams), {}, {}, {}}).ok());

@@ -137,7 +137,7 @@ StatusOr<HttpResponse> ApiServer::CreateUser(const Call& call) {
         auto r = ReadRole(role, "teams." + team);
         if (!r.ok()) {
           problems.push_back(r.status().message());
-        } else if (!master_.TeamExists(team)) {
+        } else if (!master_.teams().Exists(team)) {
           problems.push_back(fmt::format(
               "teams.{}: no such team; an admin creates it with: cohort team set {} --gpus N", team,
               team));
@@ -205,7 +205,7 @@ StatusOr<HttpResponse> ApiServer::DeleteUser(const Call& call) {
 
 StatusOr<HttpResponse> ApiServer::ListMembers(const Call& call) {
   const std::string& team = call.params.at("name");
-  if (!master_.TeamExists(team)) {
+  if (!master_.teams().Exists(team)) {
     return Status::NotFound(fmt::format("team {} does not exist", team));
   }
   Json members = Json::array();
@@ -229,7 +229,7 @@ StatusOr<HttpResponse> ApiServer::SetMember(const Call& call) {
       auto doc, ObjectBody(call.request, {"role"}, "{\"role\": \"viewer\"|\"member\"|\"admin\"}"));
   COHORT_ASSIGN_OR_RETURN(auto role,
                           ReadRole(doc.contains("role") ? doc["role"] : Json("member"), "role"));
-  if (!master_.TeamExists(team)) {
+  if (!master_.teams().Exists(team)) {
     return Status::NotFound(
         fmt::format("team {} does not exist; an admin creates it with: cohort team set {} --gpus N",
                     team, team));

@@ -119,7 +119,7 @@ std::shared_ptr<Responder> ApiServer::StartAudit(const HttpRequest& request,
                                                  const PathParams& params, std::string who,
                                                  std::shared_ptr<Responder> responder) {
   state::AuditEntry entry = BeginEntry(request, params, std::move(who));
-  auto seq = master_.BeginAudit(entry);
+  auto seq = master_.audit().Begin(entry);
   if (!seq.ok()) {
     spdlog::error("audit: refused {} {} from {}: {}", entry.method, entry.path, entry.remote,
                   seq.status().ToString());
@@ -136,7 +136,7 @@ std::shared_ptr<Responder> ApiServer::StartAudit(const HttpRequest& request,
   return std::make_shared<AuditingResponder>(
       std::move(responder), std::move(call),
       [&master = master_, seq = *seq](int status, const AuditOutcome& outcome) {
-        return master.FinishAudit(seq, status, outcome.target, outcome.outcome);
+        return master.audit().Finish(seq, status, outcome.target, outcome.outcome);
       });
 }
 
@@ -162,7 +162,8 @@ Status ApiServer::Usage(const Call& call) {
     query.by = *period;
   }
   // Computed off the event loop (master/usage_reader.h); answered back on it.
-  master_.Usage(query, [query, responder = call.responder](StatusOr<master::UsageReport> report) {
+  master_.usage().Compute(query, [query, responder =
+                                             call.responder](StatusOr<master::UsageReport> report) {
     SendAnswer(*responder, report.ok() ? StatusOr<HttpResponse>(Answer(UsageJson(query, *report)))
                                        : report.status());
   });
@@ -187,7 +188,7 @@ StatusOr<HttpResponse> ApiServer::AuditLog(const Call& call) {
   }
   // One more than asked tells whether there were more.
   COHORT_ASSIGN_OR_RETURN(auto entries,
-                          master_.Audit(state::AuditQuery{since, until, user, limit + 1}));
+                          master_.audit().Read(state::AuditQuery{since, until, user, limit + 1}));
   bool more = static_cast<int64_t>(entries.size()) > limit;
   Json list = Json::array();
   for (size_t i = more ? 1 : 0; i < entries.size(); ++i) list.push_back(EntryJson(entries[i]));

@@ -253,7 +253,7 @@ void ApiServer::OnNodeChanged(const std::string& node_id) {
   change_streams_.NodeChanged(node_id);
   if (!node_waiters_.Has(node_id)) return;
   net::post(ioc_, [this, node_id] {
-    auto desired = master_.DesiredFor(node_id);
+    auto desired = master_.nodes().DesiredFor(node_id);
     if (desired.ok()) node_waiters_.Wake(node_id, desired->version);
   });
 }
@@ -266,7 +266,7 @@ void ApiServer::AnswerJob(JobId id, Responder& responder) {
 
 // The tasks to forget are not repeated: a sync that had any was answered at once.
 void ApiServer::AnswerNode(const std::string& node_id, Responder& responder) {
-  auto desired = master_.DesiredFor(node_id);
+  auto desired = master_.nodes().DesiredFor(node_id);
   SendAnswer(responder, desired.ok() ? StatusOr<HttpResponse>(JsonResponse(200, ToJson(*desired)))
                                      : desired.status());
 }
@@ -480,10 +480,10 @@ StatusOr<HttpResponse> ApiServer::SubmitJob(const Call& call) {
   // A team that does not exist is the master's to refuse (or to replace by the fallback team,
   // which the caller must then be in).
   std::string team = spec.team;
-  if (!master_.TeamExists(team) && !master_.config().unknown_team_fallback.empty()) {
+  if (!master_.teams().Exists(team) && !master_.config().unknown_team_fallback.empty()) {
     team = master_.config().unknown_team_fallback;
   }
-  if (master_.TeamExists(team) && !auth::CanSubmitTo(call.caller, team)) {
+  if (master_.teams().Exists(team) && !auth::CanSubmitTo(call.caller, team)) {
     return Status::PermissionDenied(fmt::format(
         "{} may not submit to team {}: only its members and admins may; ask an admin of the "
         "team to add you (cohort team add-member {} {})",
@@ -654,7 +654,7 @@ StatusOr<HttpResponse> ApiServer::Queue(const Call& call) {
                            {"why", std::move(entries[i].why)}});
   }
   Json teams = Json::array();
-  for (const auto& t : master_.ListTeams()) teams.push_back(TeamJson(t));
+  for (const auto& t : master_.teams().List()) teams.push_back(TeamJson(t));
   return JsonResponse(200, Json{{"pending", std::move(pending)},
                                 {"more", entries.size() - listed},
                                 {"teams", std::move(teams)}});
@@ -724,13 +724,13 @@ Status ApiServer::StreamLogs(const Call& call) {
 
 StatusOr<HttpResponse> ApiServer::ListTeams(const Call& call) {
   Json teams = Json::array();
-  for (const auto& t : master_.ListTeams()) teams.push_back(TeamJson(t));
+  for (const auto& t : master_.teams().List()) teams.push_back(TeamJson(t));
   return JsonResponse(200, Json{{"teams", teams}});
 }
 
 StatusOr<HttpResponse> ApiServer::GetTeam(const Call& call) {
   const std::string& name = call.params.at("name");
-  for (const auto& t : master_.ListTeams()) {
+  for (const auto& t : master_.teams().List()) {
     if (t.quota.name == name) return JsonResponse(200, TeamJson(t));
   }
   return Status::NotFound(fmt::format("team {} does not exist", name));
@@ -770,8 +770,8 @@ StatusOr<HttpResponse> ApiServer::SetTeam(const Call& call) {
   if (!problems.empty()) {
     return Status::InvalidArgument("invalid team", problems);
   }
-  COHORT_RETURN_IF_ERROR(master_.SetTeam(team).status());
-  for (const auto& t : master_.ListTeams()) {
+  COHORT_RETURN_IF_ERROR(master_.teams().Set(team).status());
+  for (const auto& t : master_.teams().List()) {
     if (t.quota.name == name) return JsonResponse(200, TeamJson(t));
   }
   return JsonResponse(200, Json{{"name", name}});
@@ -779,14 +779,14 @@ StatusOr<HttpResponse> ApiServer::SetTeam(const Call& call) {
 
 StatusOr<HttpResponse> ApiServer::DeleteTeam(const Call& call) {
   const std::string& name = call.params.at("name");
-  COHORT_RETURN_IF_ERROR(master_.DeleteTeam(name));
+  COHORT_RETURN_IF_ERROR(master_.teams().Delete(name));
   return JsonResponse(200, Json{{"deleted", name}});
 }
 
 StatusOr<HttpResponse> ApiServer::ListNodes(const Call& call) {
   Json nodes = Json::array();
-  for (const auto& status : master_.ListNodes())
-    nodes.push_back(NodeJson(status, master_.resources()));
+  for (const auto& status : master_.nodes().List())
+    nodes.push_back(NodeJson(status, master_.nodes().resources()));
   return JsonResponse(200, Json{{"nodes", nodes}});
 }
 
@@ -794,8 +794,8 @@ namespace {
 
 // The node as listed, after an admin changed it.
 Json NodeAfter(master::Master& master, const std::string& id) {
-  for (const auto& status : master.ListNodes()) {
-    if (status.node->info.id == id) return NodeJson(status, master.resources());
+  for (const auto& status : master.nodes().List()) {
+    if (status.node->info.id == id) return NodeJson(status, master.nodes().resources());
   }
   return Json{{"id", id}};
 }
@@ -820,19 +820,19 @@ StatusOr<HttpResponse> ApiServer::DrainNode(const Call& call) {
       reason = value.get<std::string>();
     }
   }
-  COHORT_RETURN_IF_ERROR(master_.Drain(id, std::move(reason)).status());
+  COHORT_RETURN_IF_ERROR(master_.nodes().Drain(id, std::move(reason)).status());
   return JsonResponse(200, NodeAfter(master_, id));
 }
 
 StatusOr<HttpResponse> ApiServer::UndrainNode(const Call& call) {
   const std::string& id = call.params.at("node");
-  COHORT_RETURN_IF_ERROR(master_.Undrain(id).status());
+  COHORT_RETURN_IF_ERROR(master_.nodes().Undrain(id).status());
   return JsonResponse(200, NodeAfter(master_, id));
 }
 
 StatusOr<HttpResponse> ApiServer::RemoveNode(const Call& call) {
   const std::string& id = call.params.at("node");
-  COHORT_RETURN_IF_ERROR(master_.RemoveNode(id));
+  COHORT_RETURN_IF_ERROR(master_.nodes().Remove(id));
   return JsonResponse(200, Json{{"removed", id}});
 }
 
@@ -859,7 +859,7 @@ StatusOr<HttpResponse> ApiServer::RegisterAgent(const Call& call) {
     spdlog::info("node {} joined with the join token from {}; its credential is {}", id,
                  request.remote, credential->record.id);
   }
-  COHORT_ASSIGN_OR_RETURN(auto desired, master_.Register(std::move(info)));
+  COHORT_ASSIGN_OR_RETURN(auto desired, master_.nodes().Register(std::move(info)));
   Json answer{{"node_id", id}, {"desired", ToJson(desired)}};
   if (credential) answer["credential"] = credential->token;
   return JsonResponse(200, answer);
@@ -874,7 +874,7 @@ Status ApiServer::SyncAgent(const Call& call) {
   COHORT_ASSIGN_OR_RETURN(auto report, AgentReportFromJson(doc));
   COHORT_ASSIGN_OR_RETURN(auto min_version, QueryInt(request, "wait_version", 0, 0, INT64_MAX));
   COHORT_ASSIGN_OR_RETURN(auto timeout, QueryInt(request, "timeout_ms", 0, 0, kMaxWaitMs));
-  COHORT_ASSIGN_OR_RETURN(auto desired, master_.Sync(node_id, report));
+  COHORT_ASSIGN_OR_RETURN(auto desired, master_.nodes().Sync(node_id, report));
   if (desired.version > static_cast<uint64_t>(min_version) || timeout == 0 ||
       !desired.forget.empty()) {
     responder->Send(JsonResponse(200, ToJson(desired)));

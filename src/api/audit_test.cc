@@ -105,7 +105,7 @@ class AuditApiTest : public ::testing::Test {
 
   std::vector<state::AuditEntry> Entries() {
     auto entries =
-        master_->Audit(state::AuditQuery{FromMicros(0), FromMicros(INT64_MAX), "", 10'000});
+        master_->audit().Read(state::AuditQuery{FromMicros(0), FromMicros(INT64_MAX), "", 10'000});
     EXPECT_TRUE(entries.ok());
     return entries.ok() ? *entries : std::vector<state::AuditEntry>{};
   }

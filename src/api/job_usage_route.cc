@@ -11,7 +11,7 @@ StatusOr<HttpResponse> ApiServer::JobUsage(const Call& call) {
   COHORT_ASSIGN_OR_RETURN(const Job* job, ReadableJob(call));
   const JobId id = job->id;
   COHORT_RETURN_IF_ERROR(CheckQuery(call.request, {}));
-  const master::ResourceHistory& history = master_.resources();
+  const master::ResourceHistory& history = master_.nodes().resources();
   Json tasks = Json::array();
   for (const Task& t : job->tasks) {
     std::vector<TaskSample> samples = history.Task(t.node_id, job->IdOf(t));

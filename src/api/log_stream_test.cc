@@ -113,7 +113,7 @@ class LogStreamTest : public ::testing::Test {
     node.milli_cpus = 32000;
     node.memory_bytes = int64_t{64} << 30;
     node.ports = PortRange{31000, 31009};
-    ASSERT_TRUE(master_->Register(node).ok());
+    ASSERT_TRUE(master_->nodes().Register(node).ok());
     JobSpec spec;
     spec.name = "logs";
     spec.team = "default";
@@ -132,7 +132,7 @@ class LogStreamTest : public ::testing::Test {
   }
   // The agent reports every task of the job in `state`.
   void Report(TaskState state) {
-    auto desired = master_->DesiredFor("a");
+    auto desired = master_->nodes().DesiredFor("a");
     ASSERT_TRUE(desired.ok());
     AgentReport report;
     report.applied_version = desired->version;
@@ -142,7 +142,7 @@ class LogStreamTest : public ::testing::Test {
       report.tasks.push_back(
           TaskReport{t.id, state, exit_code, std::nullopt, 100, clock_.Now(), std::nullopt});
     }
-    ASSERT_TRUE(master_->Sync("a", report).ok());
+    ASSERT_TRUE(master_->nodes().Sync("a", report).ok());
     ioc_.poll();
   }
   TaskId Task(int index) const { return TaskId{job_, 1, "worker", index}; }

@@ -39,7 +39,7 @@ class QueueRoute : public ServedMaster {
 // of the answer is not submission order; a job of a team ada has no role in comes last,
 // redacted and unexplained, with nothing she may do to it (as the dashboard showed it).
 TEST_F(QueueRoute, PendingJobsInThePolicysOrderWithWhyAndWhatTheCallerMayDo) {
-  ASSERT_TRUE(master_->SetTeam(TeamQuota{"vision", 2, std::nullopt}).ok());
+  ASSERT_TRUE(master_->teams().Set(TeamQuota{"vision", 2, std::nullopt}).ok());
   auto theirs = ParseJobSpec(
       R"({"name": "theirs", "team": "vision", "tasks": [{"role": "main", "command": ["true"]}]})",
       "spec");

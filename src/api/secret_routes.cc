@@ -36,7 +36,7 @@ StatusOr<std::pair<SecretScope, std::string>> OwnerFor(const auth::Principal& ca
         fmt::format("{} may not change the secrets of team {}: its admins and cluster admins may",
                     caller.Describe(), team));
   }
-  if (!master.TeamExists(team)) {
+  if (!master.teams().Exists(team)) {
     return Status::NotFound(fmt::format("team {} does not exist", team));
   }
   return std::make_pair(SecretScope::kTeam, team);

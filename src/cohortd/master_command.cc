@@ -289,9 +289,9 @@ int RunMaster(const MasterOptions& o) {
     fmt::print(stderr, "cohortd master: {}\n", report_store.status().ToString());
     return 1;
   }
-  (*master)->StartUsageReader(std::move(report_store).value(), [&ioc](std::function<void()> work) {
-    boost::asio::post(ioc, std::move(work));
-  });
+  (*master)->usage().StartReader(
+      std::move(report_store).value(),
+      [&ioc](std::function<void()> work) { boost::asio::post(ioc, std::move(work)); });
   Status listening = server.Listen(o.listen.substr(0, colon), *port);
   if (!listening.ok()) {
     fmt::print(stderr, "cohortd master: {}\n", listening.message());

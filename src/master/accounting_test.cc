@@ -26,7 +26,7 @@ class AccountingTest : public MasterTest {
 
   UsageReport Usage(const char* since, const char* until, UsagePeriod by = UsagePeriod::kTotal,
                     const std::string& team = "", const std::string& user = "") {
-    auto report = master_->Usage(UsageQuery{At(since), At(until), team, user, by});
+    auto report = master_->usage().Compute(UsageQuery{At(since), At(until), team, user, by});
     EXPECT_TRUE(report.ok()) << report.status().ToString();
     return report.ok() ? *report : UsageReport{};
   }
@@ -128,7 +128,7 @@ TEST_P(AccountingTest, RunningJobsCountUpToNow) {
 
 TEST_P(AccountingTest, GroupsByTeamAndUserAndFiltersByEither) {
   clock_.Set(At("2026-11-02T10:00:00Z"));
-  ASSERT_TRUE(master_->SetTeam(TeamQuota{"vision", 0, std::nullopt}).ok());
+  ASSERT_TRUE(master_->teams().Set(TeamQuota{"vision", 0, std::nullopt}).ok());
   AddNode("a", 8);
   auto vision = master_->Submit(MakeSpec(1, 4, 1, "vision"), "bob");
   ASSERT_TRUE(vision.ok());
@@ -183,19 +183,19 @@ TEST_P(AccountingTest, QueueingDelayIsTheMeanAndMaxOfFirstStarts) {
 }
 
 TEST_P(AccountingTest, BadQueriesAreRefusedNamingTheField) {
-  auto empty = master_->Usage(UsageQuery{At("2026-11-02T00:00:00Z"), At("2026-11-02T00:00:00Z"), "",
-                                         "", UsagePeriod::kTotal});
+  auto empty = master_->usage().Compute(UsageQuery{
+      At("2026-11-02T00:00:00Z"), At("2026-11-02T00:00:00Z"), "", "", UsagePeriod::kTotal});
   ASSERT_FALSE(empty.ok());
   EXPECT_EQ(empty.status().code(), StatusCode::kInvalidArgument);
   EXPECT_THAT(empty.status().message(), ::testing::HasSubstr("since: "));
-  auto long_days = master_->Usage(UsageQuery{At("2020-01-01T00:00:00Z"), At("2026-01-01T00:00:00Z"),
-                                             "", "", UsagePeriod::kDay});
+  auto long_days = master_->usage().Compute(UsageQuery{
+      At("2020-01-01T00:00:00Z"), At("2026-01-01T00:00:00Z"), "", "", UsagePeriod::kDay});
   ASSERT_FALSE(long_days.ok());
   EXPECT_THAT(long_days.status().message(), ::testing::HasSubstr("at most 1000 periods"));
   // The same range by week fits.
-  EXPECT_TRUE(master_
-                  ->Usage(UsageQuery{At("2020-01-01T00:00:00Z"), At("2026-01-01T00:00:00Z"), "", "",
-                                     UsagePeriod::kWeek})
+  EXPECT_TRUE(master_->usage()
+                  .Compute(UsageQuery{At("2020-01-01T00:00:00Z"), At("2026-01-01T00:00:00Z"), "",
+                                      "", UsagePeriod::kWeek})
                   .ok());
 }
 
@@ -207,12 +207,13 @@ TEST_P(AccountingTest, AuditRetentionPrunesOldEntriesAtMostOnceAnHour) {
     e.remote = "127.0.0.1:5000";
     e.method = "POST";
     e.path = path;
-    auto seq = master_->BeginAudit(e);
+    auto seq = master_->audit().Begin(e);
     EXPECT_TRUE(seq.ok());
     return seq.ok() ? *seq : 0;
   };
   auto paths = [&] {
-    auto entries = master_->Audit(state::AuditQuery{FromMicros(0), FromMicros(INT64_MAX), "", 100});
+    auto entries =
+        master_->audit().Read(state::AuditQuery{FromMicros(0), FromMicros(INT64_MAX), "", 100});
     EXPECT_TRUE(entries.ok());
     std::vector<std::string> out;
     for (const auto& e : *entries) out.push_back(e.path);

@@ -3,7 +3,7 @@
 // (docs/scheduler.md, "Checkpoints").
 #include <algorithm>
 
-#include "master/master.h"
+#include "master/reconciler.h"
 
 namespace cohort::master {
 namespace {
@@ -16,20 +16,30 @@ constexpr Duration kMinCheckpointGap = std::chrono::seconds(5);
 
 }  // namespace
 
-bool Master::NoteCheckpoint(Job& job, Timestamp at) {
+bool Reconciler::NoteCheckpoint(Job& job, Timestamp at) {
   // A job that holds nothing any more has no attempt to protect (a checkpoint made in the grace
   // period comes with the task's end, while the job still holds its resources).
-  if (!active_.count(job.id)) return false;
+  if (!jobs_.IsActive(job.id)) return false;
   if (job.last_checkpoint_at && at <= *job.last_checkpoint_at) return false;
   const Timestamp now = clock_.Now();
+  // Entries of jobs that hold nothing any more are dropped once they could outnumber the live
+  // ones (amortised: not a scan per report); an earlier attempt's entry does not count.
+  if (checkpoint_taken_at_.size() > 2 * jobs_.active().size() + 16) {
+    for (auto it = checkpoint_taken_at_.begin(); it != checkpoint_taken_at_.end();) {
+      it = jobs_.IsActive(it->first) ? std::next(it) : checkpoint_taken_at_.erase(it);
+    }
+  }
   auto taken = checkpoint_taken_at_.find(job.id);
-  if (taken != checkpoint_taken_at_.end() && now - taken->second < kMinCheckpointGap) return false;
-  checkpoint_taken_at_[job.id] = now;
+  if (taken != checkpoint_taken_at_.end() && taken->second.first == job.attempt &&
+      now - taken->second.second < kMinCheckpointGap) {
+    return false;
+  }
+  checkpoint_taken_at_[job.id] = {job.attempt, now};
   // Kept as the agent said, so that a report of the same checkpoint is not a newer one; the
   // cluster core gets no time later than ours, so that an agent's clock ahead of the master's
   // cannot make its job look cheaper to preempt than it is.
   job.last_checkpoint_at = at;
-  cluster_.NoteCheckpoint(job.id, std::min(at, now));
+  scheduling_.cluster().NoteCheckpoint(job.id, std::min(at, now));
   return true;
 }
 

@@ -26,7 +26,7 @@ class CheckpointsTest : public MasterTest {
   // attempt of the job instead.
   void ReportCheckpoint(const std::string& node, JobId job, Timestamp at,
                         std::optional<int> attempt = std::nullopt) {
-    auto desired = master_->DesiredFor(node);
+    auto desired = master_->nodes().DesiredFor(node);
     ASSERT_TRUE(desired.ok());
     AgentReport report;
     report.applied_version = desired->version;
@@ -44,7 +44,7 @@ class CheckpointsTest : public MasterTest {
       }
       report.tasks.push_back(r);
     }
-    ASSERT_TRUE(master_->Sync(node, report).ok());
+    ASSERT_TRUE(master_->nodes().Sync(node, report).ok());
   }
 
   // Two low-priority 1-GPU jobs fill a 2-GPU node, the second started a minute after the first;

@@ -36,7 +36,7 @@ void WriteGpuLoad(const Master& master, const std::vector<NodeStatus>& nodes, Pr
              "utilization.gpu / 100), as its agent last sampled it; absent when unknown.");
   for (const auto& n : nodes) {
     for (const Gpu& gpu : n.node->info.gpus) {
-      auto sample = master.resources().LatestGpu(n.node->info.id, gpu.index);
+      auto sample = master.nodes().resources().LatestGpu(n.node->info.id, gpu.index);
       if (!sample || !sample->utilization_percent) continue;
       out.Sample("cohort_gpu_utilization_ratio",
                  {{"node", n.node->info.id}, {"gpu", std::to_string(gpu.index)}},
@@ -47,7 +47,7 @@ void WriteGpuLoad(const Master& master, const std::vector<NodeStatus>& nodes, Pr
              "GPU memory in use, as its agent last sampled it; absent when unknown.");
   for (const auto& n : nodes) {
     for (const Gpu& gpu : n.node->info.gpus) {
-      auto sample = master.resources().LatestGpu(n.node->info.id, gpu.index);
+      auto sample = master.nodes().resources().LatestGpu(n.node->info.id, gpu.index);
       if (!sample || !sample->memory_used_bytes) continue;
       out.Sample("cohort_gpu_memory_used_bytes",
                  {{"node", n.node->info.id}, {"gpu", std::to_string(gpu.index)}},
@@ -85,7 +85,7 @@ void WriteNodes(const Master& master, const std::vector<NodeStatus>& nodes, Prom
     std::map<std::string, double> busy;
     for (const auto& [index, holder] : n.gpu_holders) {
       auto job = master.GetJob(holder.job_id);
-      auto sample = master.resources().LatestGpu(n.node->info.id, index);
+      auto sample = master.nodes().resources().LatestGpu(n.node->info.id, index);
       if (!job.ok() || !sample || !sample->utilization_percent) continue;
       busy[(*job)->spec.team] += *sample->utilization_percent / 100.0;
     }
@@ -183,18 +183,18 @@ void WriteJobs(const Master& master, const std::vector<TeamStatus>& teams, Prome
 }  // namespace
 
 void WriteClusterMetrics(const Master& master, PrometheusText& out) {
-  WriteNodes(master, master.ListNodes(), out);
-  std::vector<TeamStatus> teams = master.ListTeams();
+  WriteNodes(master, master.nodes().List(), out);
+  std::vector<TeamStatus> teams = master.teams().List();
   WriteTeams(teams, out);
   WriteJobs(master, teams, out);
   out.Family("cohort_scheduling_pass_seconds", MetricType::kHistogram,
              "How long each full scheduling pass held the master's event loop: the decision "
              "and making it real.");
-  out.HistogramSamples("cohort_scheduling_pass_seconds", {}, master.scheduling_passes());
+  out.HistogramSamples("cohort_scheduling_pass_seconds", {}, master.scheduling().passes());
   out.Family("cohort_preemptions_total", MetricType::kCounter,
              "Running jobs stopped to make room for a waiting one since the master started, by "
              "the rule that allowed it.");
-  const auto& preemptions = master.preemptions_by_cause();
+  const auto& preemptions = master.scheduling().preemptions_by_cause();
   for (PreemptionCause cause : kPreemptionCauses) {
     if (cause == PreemptionCause::kOracle) continue;  // the simulator's reference only
     auto it = preemptions.find(cause);

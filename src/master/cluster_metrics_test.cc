@@ -51,7 +51,7 @@ class ClusterMetricsTest : public MasterTest {
 };
 
 TEST_P(ClusterMetricsTest, NodesTeamsJobsAndTheQueueAreWhatTheMasterHolds) {
-  ASSERT_TRUE(master_->SetTeam(TeamQuota{"vision", 2, 6}).ok());
+  ASSERT_TRUE(master_->teams().Set(TeamQuota{"vision", 2, 6}).ok());
   AddNode("a", 4);
   AddNode("b", 2);
   JobId big = Submit(1, 3, 1, "vision");
@@ -62,7 +62,7 @@ TEST_P(ClusterMetricsTest, NodesTeamsJobsAndTheQueueAreWhatTheMasterHolds) {
   const std::string a_or_b = GetJob(small).tasks.at(0).node_id;
   Submit(1, 4, 1, "vision");  // 3 + 4 > vision's limit of 6: it waits
   RunPosted();
-  ASSERT_TRUE(master_->Drain("b", "bad fan").ok());
+  ASSERT_TRUE(master_->nodes().Drain("b", "bad fan").ok());
   clock_.Advance(std::chrono::seconds(5));  // within the node timeout: no tick makes them LOST
 
   std::string text = Scrape();
@@ -148,10 +148,10 @@ TEST_P(ClusterMetricsTest, GpuLoadOnlyForGpusWhoseFiguresAreKnown) {
       << "nothing sampled yet: no figure is made up";
 
   AgentReport report;
-  report.applied_version = master_->DesiredFor("a")->version;
+  report.applied_version = master_->nodes().DesiredFor("a")->version;
   report.gpu_samples = {GpuSamples{0, {GpuSample{clock_.Now(), 37, 1 << 30}}},
                         GpuSamples{1, {GpuSample{clock_.Now(), std::nullopt, 4096}}}};
-  ASSERT_TRUE(master_->Sync("a", report).ok());
+  ASSERT_TRUE(master_->nodes().Sync("a", report).ok());
   text = Scrape();
   EXPECT_EQ(ValueOf(text, R"(cohort_gpu_utilization_ratio{node="a",gpu="0"})"), "0.37");
   EXPECT_EQ(ValueOf(text, R"(cohort_gpu_utilization_ratio{node="a",gpu="1"})"), "");
@@ -161,11 +161,11 @@ TEST_P(ClusterMetricsTest, GpuLoadOnlyForGpusWhoseFiguresAreKnown) {
       << "no team holds a GPU yet";
 
   // A job of vision's on both GPUs: only the one whose load is known counts as busy.
-  ASSERT_TRUE(master_->SetTeam(TeamQuota{"vision", 2, std::nullopt}).ok());
+  ASSERT_TRUE(master_->teams().Set(TeamQuota{"vision", 2, std::nullopt}).ok());
   JobId job = Submit(1, 2, 1, "vision");
   RunPosted();
   ASSERT_EQ(GetJob(job).state, JobState::kStarting);
-  auto desired = master_->DesiredFor("a");
+  auto desired = master_->nodes().DesiredFor("a");
   ASSERT_TRUE(desired.ok());
   report.applied_version = desired->version;
   for (const auto& t : desired->tasks) {  // the agent runs the job's task
@@ -175,7 +175,7 @@ TEST_P(ClusterMetricsTest, GpuLoadOnlyForGpusWhoseFiguresAreKnown) {
   clock_.Advance(std::chrono::seconds(5));
   report.gpu_samples = {GpuSamples{0, {GpuSample{clock_.Now(), 50, 1 << 30}}},
                         GpuSamples{1, {GpuSample{clock_.Now(), std::nullopt, 4096}}}};
-  ASSERT_TRUE(master_->Sync("a", report).ok());
+  ASSERT_TRUE(master_->nodes().Sync("a", report).ok());
   text = Scrape();
   EXPECT_EQ(ValueOf(text, R"(cohort_gpus_busy{node="a",team="vision"})"), "0.5");
   ExpectWellFormed(text);

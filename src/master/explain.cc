@@ -38,9 +38,8 @@ std::string CheckpointText(const Job& job, Timestamp now) {
 }  // namespace
 
 StatusOr<Explanation> Master::Explain(JobId id) const {
-  auto it = jobs_.find(id);
-  if (it == jobs_.end()) return Status::NotFound(fmt::format("job {} does not exist", id));
-  const Job& job = it->second;
+  COHORT_ASSIGN_OR_RETURN(const Job* found, jobs_.Get(id));
+  const Job& job = *found;
   Explanation e;
   e.state = job.state;
   e.summary = job.message;
@@ -55,12 +54,12 @@ StatusOr<Explanation> Master::Explain(JobId id) const {
       d.push_back(fmt::format("it is {} (attempt {}) on {}", JobStateName(job.state), job.attempt,
                               Join(std::vector<std::string>(nodes.begin(), nodes.end()), ", ")));
       d.push_back(CheckpointText(job, clock_.Now()));
-      for (const Advice& a : AdviceFor(id)) d.push_back("advice: " + a.text);
+      for (const Advice& a : advice_.For(id)) d.push_back("advice: " + a.text);
     }
     return e;
   }
   Timestamp now = clock_.Now();
-  if (BackingOff(job, now)) {
+  if (SchedulingLoop::BackingOff(job, now)) {
     e.summary = fmt::format(
         "restart backoff after failure {} of at most {}: the next attempt "
         "starts in {} at the earliest",
@@ -83,12 +82,12 @@ StatusOr<Explanation> Master::Explain(JobId id) const {
   d.push_back(fmt::format("it needs {}{}: {}", need.ToString(),
                           job.spec.TotalReplicas() > 1 ? ", all tasks started together" : "",
                           Join(shape, "; ")));
-  auto reason = last_reasons_.find(id);
-  if (reason != last_reasons_.end()) {
-    e.unschedulable = reason->second.unschedulable;
-    e.reserved_start = reason->second.reserved_start;
-    d.push_back("the scheduler says: " + reason->second.reason);
-    if (e.unschedulable && cluster_.Snapshot().nodes.empty()) {
+  const cluster::ClusterState& core = scheduling_.cluster();
+  if (const PendingReason* reason = scheduling_.ReasonFor(id)) {
+    e.unschedulable = reason->unschedulable;
+    e.reserved_start = reason->reserved_start;
+    d.push_back("the scheduler says: " + reason->reason);
+    if (e.unschedulable && core.Snapshot().nodes.empty()) {
       // Right after a master restart every agent is on its way back: no advice to shrink the
       // job, which any of them may hold.
       d.push_back(
@@ -105,7 +104,7 @@ StatusOr<Explanation> Master::Explain(JobId id) const {
   int64_t free_gpus = 0;
   int ready = 0;
   std::vector<std::pair<int64_t, std::string>> blocks;
-  for (const auto& n : cluster_.Snapshot().nodes) {
+  for (const auto& n : core.Snapshot().nodes) {
     ++ready;
     free_gpus += n.free.gpus;
     blocks.emplace_back(n.free.gpus, n.node_id);
@@ -119,7 +118,7 @@ StatusOr<Explanation> Master::Explain(JobId id) const {
                           ready == 1 ? "" : "s", free_gpus, free_gpus == 1 ? "" : "s",
                           largest.empty() ? "none" : Join(largest, ", ")));
   // Its team.
-  for (const auto& t : ListTeams()) {
+  for (const auto& t : teams_.List()) {
     if (t.quota.name != job.spec.team) continue;
     std::string limit = t.quota.max_gpus ? fmt::format("may hold at most {}", *t.quota.max_gpus)
                                          : std::string("may borrow idle GPUs without limit");
@@ -132,16 +131,15 @@ StatusOr<Explanation> Master::Explain(JobId id) const {
   }
   // Who is ahead of it: the policy's own order, not a guess at it.
   std::vector<PendingJob> pending;
-  pending.reserve(pending_.size());
+  pending.reserve(jobs_.pending().size());
   size_t self = 0;
-  for (JobId other : pending_) {
+  for (JobId other : jobs_.pending()) {
     if (other == id) self = pending.size();
-    pending.push_back(PendingOf(jobs_.at(other)));
-    pending.back().preempted_for_it = cluster_.Claimed(other);
+    pending.push_back(scheduling_.PendingOf(jobs_.At(other)));
+    pending.back().preempted_for_it = core.Claimed(other);
   }
-  const scheduler::SchedulerConfig& config = dispatcher_.config();
-  std::vector<size_t> order =
-      scheduler::ConsiderationOrder(config, cluster_.Snapshot(), pending, now);
+  const scheduler::SchedulerConfig& config = scheduling_.config();
+  std::vector<size_t> order = scheduler::ConsiderationOrder(config, core.Snapshot(), pending, now);
   size_t ahead = 0, ahead_in_team = 0;
   for (size_t i : order) {
     if (i == self) break;

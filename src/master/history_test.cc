@@ -117,7 +117,7 @@ TEST_P(HistoryTest, EndsAfterRunningTeachAndTheOthersDoNot) {
   // Its task could not start (the agent reports no process): its time says nothing either.
   JobId unstarted = SubmitNamed("unstarted");
   RunPosted();
-  auto desired = master_->DesiredFor("a");
+  auto desired = master_->nodes().DesiredFor("a");
   ASSERT_TRUE(desired.ok());
   AgentReport report;
   report.applied_version = desired->version;
@@ -125,7 +125,7 @@ TEST_P(HistoryTest, EndsAfterRunningTeachAndTheOthersDoNot) {
     report.tasks.push_back(TaskReport{t.id, TaskState::kFailed, 126, std::nullopt, 0, clock_.Now(),
                                       clock_.Now(), "no Unix account ada on a"});
   }
-  ASSERT_TRUE(master_->Sync("a", report).ok());
+  ASSERT_TRUE(master_->nodes().Sync("a", report).ok());
   RunPosted();
   ASSERT_EQ(GetJob(unstarted).state, JobState::kFailed);
   EXPECT_EQ(Row("*").samples, 4);
@@ -236,7 +236,8 @@ TEST_P(HistoryTest, AnEndWhoseWriteFailsTeachesNothingUntilItIsWritten) {
   Report("a", TaskState::kRunning);
   clock_.Advance(hours(4));
   store_->FailNextWrites(1, {Call::kSaveJob});
-  EXPECT_FALSE(master_->Sync("a", ReportOf("a", TaskState::kSucceeded, 0, clock_.Now())).ok());
+  EXPECT_FALSE(
+      master_->nodes().Sync("a", ReportOf("a", TaskState::kSucceeded, 0, clock_.Now())).ok());
   // The master failed stop (the test's handler returns): neither memory nor store has the end.
   ASSERT_EQ(fail_stops_.size(), 1u);
   EXPECT_EQ(Row("*").samples, 3);

@@ -1,9 +1,7 @@
-// The advisor at work on the master (docs/observability.md, "Advice"): each running job's
-// newest samples (master/resource_history.h) go to its JobAdvisor from the tick.
+#include "master/job_advice.h"
+
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
-
-#include "master/master.h"
 
 namespace cohort::master {
 namespace {
@@ -14,20 +12,23 @@ const char* AdviceKindName(AdviceKind kind) {
 
 }  // namespace
 
-void Master::AdviseJobs(Timestamp now) {
+JobAdvice::JobAdvice(const MasterConfig& config, JobBook& jobs, const ResourceHistory& resources,
+                     JobLifecycle& lifecycle, const Clock& clock)
+    : config_(config), jobs_(jobs), resources_(resources), lifecycle_(lifecycle), clock_(clock) {}
+
+void JobAdvice::Tick(Timestamp now) {
   // Jobs that no longer run take their advisor with them.
   for (auto it = advice_.begin(); it != advice_.end();) {
-    auto job = jobs_.find(it->first);
-    bool running = job != jobs_.end() && job->second.state == JobState::kRunning &&
-                   job->second.attempt == it->second.attempt;
+    const Job* job = jobs_.Find(it->first);
+    bool running = job && job->state == JobState::kRunning && job->attempt == it->second.attempt;
     it = running ? std::next(it) : advice_.erase(it);
   }
   std::vector<JobId> running;
-  for (JobId id : active_) {
-    if (jobs_.at(id).state == JobState::kRunning) running.push_back(id);
+  for (JobId id : jobs_.active()) {
+    if (jobs_.At(id).state == JobState::kRunning) running.push_back(id);
   }
   for (JobId id : running) {
-    Job& job = jobs_.at(id);
+    Job& job = jobs_.At(id);
     JobSample sample;
     for (const Task& t : job.tasks) {
       if (IsTerminal(t.state)) continue;
@@ -45,7 +46,7 @@ void Master::AdviseJobs(Timestamp now) {
     }
     if (sample.gpu_busy.empty()) continue;  // GPUs it cannot see: nothing to say
     auto [it, added] = advice_.try_emplace(id);
-    JobAdviceState& state = it->second;
+    State& state = it->second;
     if (added) {
       state.attempt = job.attempt;
       state.advisor = JobAdvisor(config_.advisor);
@@ -59,24 +60,25 @@ void Master::AdviseJobs(Timestamp now) {
     for (const Advice& a : advice) {
       holding.insert(a.kind);
       if (state.told.count(a.kind)) continue;
-      events.push_back(Event(job, "advice", fmt::format("{}: {}", AdviceKindName(a.kind), a.text)));
+      events.push_back(
+          jobs_.Event(job, "advice", fmt::format("{}: {}", AdviceKindName(a.kind), a.text)));
       spdlog::info("job {}: {}", id, a.text);
     }
     state.told = holding;
     if (config_.reclaim_idle_gpus && holding.count(AdviceKind::kIdle)) {
       ++job.preemptions;
-      StopJob(job, JobState::kPending,
-              fmt::format("{}: its GPUs are reclaimed (the master runs with "
-                          "--reclaim-idle-gpus)",
-                          advice.front().text),
-              events);
-      FinishIfStopped(job, events);
+      lifecycle_.Stop(job, JobState::kPending,
+                      fmt::format("{}: its GPUs are reclaimed (the master runs with "
+                                  "--reclaim-idle-gpus)",
+                                  advice.front().text),
+                      events);
+      lifecycle_.FinishIfStopped(job, events);
     }
-    if (!events.empty()) Commit(job, std::move(events));
+    if (!events.empty()) jobs_.Commit(job, std::move(events));
   }
 }
 
-std::vector<Advice> Master::AdviceFor(JobId id) const {
+std::vector<Advice> JobAdvice::For(JobId id) const {
   auto it = advice_.find(id);
   if (it == advice_.end()) return {};
   return it->second.advisor.AdviceAt(clock_.Now());

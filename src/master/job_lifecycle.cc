@@ -1,6 +1,4 @@
-// The job lifecycle: submission, kill, stopping a gang and what it becomes once every task is gone,
-// and starting an attempt on a placement.
-#include "master/master.h"
+#include "master/job_lifecycle.h"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -14,15 +12,32 @@
 
 namespace cohort::master {
 
-StatusOr<Job> Master::Submit(JobSpec spec, std::string user, std::string request_id,
-                             bool* replayed) {
+JobLifecycle::JobLifecycle(const MasterConfig& config, JobBook& jobs, NodeRegistry& nodes,
+                           SchedulingLoop& scheduling, Journal& journal, const Teams& teams,
+                           const TaskSecrets& secrets, const Clock& clock)
+    : config_(config),
+      jobs_(jobs),
+      nodes_(nodes),
+      scheduling_(scheduling),
+      journal_(journal),
+      teams_(teams),
+      secrets_(secrets),
+      clock_(clock) {}
+
+uint64_t JobLifecycle::BumpNode(const std::string& node_id) {
+  uint64_t version = nodes_.Bump(node_id);
+  if (version != 0) journal_.AnnounceNode(node_id);
+  return version;
+}
+
+StatusOr<Job> JobLifecycle::Submit(JobSpec spec, std::string user, std::string request_id,
+                                   bool* replayed) {
   if (replayed) *replayed = false;
   std::string digest;
   if (!request_id.empty()) {
     digest = SpecDigest(spec);
-    auto seen = requests_.find({user, request_id});
-    if (seen != requests_.end()) {
-      const Job& first = jobs_.at(seen->second);
+    if (const Job* seen = jobs_.FindRequest(user, request_id)) {
+      const Job& first = *seen;
       if (first.request_digest != digest) {
         return Status::AlreadyExists(fmt::format(
             "request id {} was already used for job {} with another spec; a retry must send the "
@@ -35,7 +50,7 @@ StatusOr<Job> Master::Submit(JobSpec spec, std::string user, std::string request
       return first;
     }
   }
-  bool known = TeamExists(spec.team);
+  bool known = teams_.Exists(spec.team);
   std::string fallback_note;
   if (!known) {
     if (config_.unknown_team_fallback.empty()) {
@@ -48,7 +63,7 @@ StatusOr<Job> Master::Submit(JobSpec spec, std::string user, std::string request
                                 config_.unknown_team_fallback);
     spec.team = config_.unknown_team_fallback;
   }
-  COHORT_RETURN_IF_ERROR(CheckSecretReferences(spec, user));
+  COHORT_RETURN_IF_ERROR(secrets_.CheckReferences(spec, user));
   Job job;
   job.spec = std::move(spec);
   job.user = std::move(user);
@@ -63,57 +78,45 @@ StatusOr<Job> Master::Submit(JobSpec spec, std::string user, std::string request
       0, job.submitted_at, "submitted",
       fmt::format("by {}: {} task{}, {}{}", job.user, job.spec.TotalReplicas(),
                   job.spec.TotalReplicas() == 1 ? "" : "s", total.ToString(), fallback_note)};
-  COHORT_ASSIGN_OR_RETURN(Job stored, store_->CreateJob(std::move(job), {submitted}));
-  last_reasons_.erase(stored.id);
-  JobId id = stored.id;
-  pending_.insert(id);
-  if (!request_id.empty()) requests_[{stored.user, request_id}] = id;
-  auto [it, inserted] = jobs_.emplace(id, std::move(stored));
-  COHORT_CHECK(inserted);
-  spdlog::info("job {} ({}) submitted by {}", id, it->second.spec.name, it->second.user);
-  if (Incremental()) {
-    std::string reason;
-    auto placement = dispatcher_.Arrive(cluster_, PendingOf(it->second), clock_.Now(), &reason);
-    if (!placement || !StartDecided(it->second, *placement)) it->second.message = reason;
-    if (!Incremental()) RequestSchedule();  // the decision could not be carried out
-  } else {
-    RequestSchedule();
-  }
-  AnnounceJob(id);
-  return it->second;
+  COHORT_ASSIGN_OR_RETURN(Job * stored, jobs_.Create(std::move(job), {submitted}));
+  spdlog::info("job {} ({}) submitted by {}", stored->id, stored->spec.name, stored->user);
+  scheduling_.Arrive(*stored);
+  journal_.AnnounceJob(stored->id);
+  return *stored;
 }
 
-StatusOr<const Job*> Master::Kill(JobId id) {
-  auto it = jobs_.find(id);
-  if (it == jobs_.end()) return Status::NotFound(fmt::format("job {} does not exist", id));
-  Job& job = it->second;
+StatusOr<const Job*> JobLifecycle::Kill(JobId id) {
+  Job* found = jobs_.Find(id);
+  if (!found) return Status::NotFound(fmt::format("job {} does not exist", id));
+  Job& job = *found;
   if (IsTerminal(job.state)) {
     return Status::FailedPrecondition(
         fmt::format("job {} has already ended ({})", id, JobStateName(job.state)));
   }
   std::vector<JobEvent> events;
   if (job.state == JobState::kPending) {
-    pending_.erase(id);
-    last_reasons_.erase(id);
+    scheduling_.ForgetReason(id);
     job.state = JobState::kKilled;
+    jobs_.Reindex(job);
     job.finished_at = clock_.Now();
     job.message = "killed while pending";
-    events.push_back(Event(job, "killed", "killed while pending"));
+    events.push_back(jobs_.Event(job, "killed", "killed while pending"));
   } else {
-    StopJob(job, JobState::kKilled, "killed by request", events);
+    Stop(job, JobState::kKilled, "killed by request", events);
     FinishIfStopped(job, events);
   }
-  COHORT_RETURN_IF_ERROR(Persist(job, std::move(events)));
+  COHORT_RETURN_IF_ERROR(jobs_.Persist(job, std::move(events)));
   return &job;
 }
 
-void Master::StopJob(Job& job, JobState target, std::string reason, std::vector<JobEvent>& events) {
+void JobLifecycle::Stop(Job& job, JobState target, std::string reason,
+                        std::vector<JobEvent>& events) {
   // A kill overrides a pending requeue; a requeue never overrides a kill.
   if (job.state == JobState::kStopping && job.stop_target == JobState::kKilled) return;
   job.state = JobState::kStopping;
   job.stop_target = target;
   job.message = reason;
-  cluster_.MarkStopping(job.id, job.preempted_for);
+  scheduling_.cluster().MarkStopping(job.id, job.preempted_for);
   std::set<std::string> nodes;
   for (auto& t : job.tasks) {
     if (IsTerminal(t.state) || t.stop_requested) continue;
@@ -122,12 +125,12 @@ void Master::StopJob(Job& job, JobState target, std::string reason, std::vector<
   }
   for (const auto& n : nodes) BumpNode(n);
   events.push_back(
-      Event(job, "stopping",
-            fmt::format("{}; then {}", reason,
-                        target == JobState::kPending ? "requeue" : JobStateName(target))));
+      jobs_.Event(job, "stopping",
+                  fmt::format("{}; then {}", reason,
+                              target == JobState::kPending ? "requeue" : JobStateName(target))));
 }
 
-void Master::FinishIfStopped(Job& job, std::vector<JobEvent>& events) {
+void JobLifecycle::FinishIfStopped(Job& job, std::vector<JobEvent>& events) {
   if (job.state != JobState::kStopping) return;
   for (const auto& t : job.tasks) {
     if (!IsTerminal(t.state)) return;
@@ -139,43 +142,41 @@ void Master::FinishIfStopped(Job& job, std::vector<JobEvent>& events) {
   RecordAttempt(job, AttemptSummary{job.attempt, job.placed_at, now, result});
   job.stop_target.reset();
   job.preempted_for.reset();
-  active_.erase(job.id);
-  checkpoint_taken_at_.erase(job.id);
-  cluster_.ReleaseJob(job.id);  // every task has ended: it holds nothing
+  scheduling_.cluster().ReleaseJob(job.id);  // every task has ended: it holds nothing
   if (target == JobState::kPending) {
     job.state = JobState::kPending;
     job.tasks.clear();
     job.placed_at.reset();
     job.running_at.reset();
     job.message = fmt::format("requeued after attempt {} ({})", job.attempt, result);
-    if (BackingOff(job, now)) {
+    if (SchedulingLoop::BackingOff(job, now)) {
       job.message += fmt::format("; restart backoff: the next attempt starts in {} at the earliest",
                                  FormatDuration(*job.not_before - now));
-      NoteBackoff(job);
+      scheduling_.NoteBackoff(job);
     }
-    pending_.insert(job.id);
-    events.push_back(Event(job, "requeued", job.message));
+    events.push_back(jobs_.Event(job, "requeued", job.message));
   } else {
     job.state = target;
     job.finished_at = now;
-    NoteEnd(job);
+    jobs_.NoteEnd(job);
     events.push_back(
-        Event(job, "finished", fmt::format("{}: {}", JobStateName(target), job.message)));
+        jobs_.Event(job, "finished", fmt::format("{}: {}", JobStateName(target), job.message)));
   }
-  Reschedule();
+  jobs_.Reindex(job);
+  scheduling_.Reschedule();
 }
 
-framework::JobDirectories Master::DirectoriesOf(const Job& job) const {
+framework::JobDirectories JobLifecycle::DirectoriesOf(const Job& job) const {
   std::string base = fmt::format("{}/jobs/{}", config_.storage_root, job.id);
   return framework::JobDirectories{base + "/checkpoints", base + "/outputs", base + "/logs"};
 }
 
-Status Master::ApplyPlacement(Job& job, const JobPlacement& placement) {
+Status JobLifecycle::Start(Job& job, const JobPlacement& placement) {
   std::vector<TaskRequest> requests = TaskRequestsOf(job);
   std::vector<Task> tasks;
   std::set<std::string> nodes;
   for (size_t i = 0; i < requests.size(); ++i) {
-    NodeEntry& entry = nodes_.At(placement.tasks[i].node_id);
+    NodeRegistry::Entry& entry = nodes_.At(placement.tasks[i].node_id);
     Task t;
     t.role = requests[i].role;
     t.index = requests[i].index;
@@ -196,18 +197,17 @@ Status Master::ApplyPlacement(Job& job, const JobPlacement& placement) {
   // The job's directories on the storage root are made by the agent of each task before it
   // starts, for the job's account (agent/job_directories.h): four mkdirs here on the event loop
   // were a tenth of a submission's time in a burst.
-  pending_.erase(job.id);
-  last_reasons_.erase(job.id);
-  active_.insert(job.id);
+  scheduling_.ForgetReason(job.id);
   job.attempt += 1;
   job.not_before.reset();
   job.tasks = std::move(tasks);
   job.state = JobState::kStarting;
+  jobs_.Reindex(job);
   job.placed_at = clock_.Now();
   job.running_at.reset();
   for (auto& t : job.tasks) {
     t.held_since = job.placed_at;
-    NoteHold(job, t);
+    jobs_.NoteHold(job, t);
   }
   std::vector<std::string> where;
   for (const auto& n : nodes) {
@@ -225,9 +225,147 @@ Status Master::ApplyPlacement(Job& job, const JobPlacement& placement) {
   job.message = fmt::format("attempt {} starting on {}", job.attempt,
                             Join(std::vector<std::string>(nodes.begin(), nodes.end()), ", "));
   spdlog::info("job {} attempt {} placed: {}", job.id, job.attempt, Join(where, "; "));
-  if (job.spec.elastic()) RequestSchedule();  // it may grow at once into what is idle
-  return Persist(
-      job, {Event(job, "placed", fmt::format("attempt {}: {}", job.attempt, Join(where, "; ")))});
+  if (job.spec.elastic()) scheduling_.RequestSchedule();  // it may grow at once into what is idle
+  return jobs_.Persist(
+      job,
+      {jobs_.Event(job, "placed", fmt::format("attempt {}: {}", job.attempt, Join(where, "; ")))});
+}
+
+void JobLifecycle::EndAttemptEarly(Job& job, RestartCause cause, std::string reason,
+                                   std::vector<JobEvent>& events) {
+  const RestartPolicy& policy = job.spec.restart;
+  EarlyEnd end = policy.EndEarly(cause, job.failures);
+  if (!end.restartable) {
+    Stop(job, JobState::kFailed,
+         fmt::format("{} (restart.on does not include {})", reason, RestartCauseName(cause)),
+         events);
+    return;
+  }
+  job.failures = end.failures;
+  reason += fmt::format(" (attempt {} ended early; {} of at most {} failed attempt{})", job.attempt,
+                        job.failures, policy.max_attempts, policy.max_attempts == 1 ? "" : "s");
+  // Measured from now, not from when the gang is gone: a stop takes at most its grace period.
+  if (end.backoff) job.not_before = clock_.Now() + *end.backoff;
+  Stop(job, end.requeue ? JobState::kPending : JobState::kFailed, reason, events);
+}
+
+bool JobLifecycle::Grow(const Growth& growth) {
+  Job& job = jobs_.At(growth.job_id);
+  std::set<std::string> nodes;
+  std::vector<std::string> added;
+  for (size_t i = 0; i < growth.tasks.size(); ++i) {
+    NodeRegistry::Entry& entry = nodes_.At(growth.placement[i].node_id);
+    Task t;
+    t.role = growth.tasks[i].role;
+    t.index = growth.tasks[i].index;
+    t.rank = static_cast<int>(job.tasks.size());
+    t.resources = growth.tasks[i].resources;
+    t.node_id = growth.placement[i].node_id;
+    t.host = entry.node.info.address;
+    t.gpus = growth.placement[i].gpus;
+    t.port = AssignPort(entry);
+    if (t.port == 0) {
+      scheduling_.cluster().ReleaseTask(job.id, t.role,
+                                        t.index);  // no port for it: it does not start
+      continue;
+    }
+    t.started_at = clock_.Now();
+    t.held_since = t.started_at;
+    nodes.insert(t.node_id);
+    added.push_back(fmt::format("{} on {}", t.Name(), t.node_id));
+    jobs_.NoteHold(job, t);
+    job.tasks.push_back(std::move(t));
+  }
+  for (const auto& n : nodes) {
+    uint64_t version = BumpNode(n);
+    for (auto& t : job.tasks) {
+      if (t.node_id == n && t.assigned_version == 0) t.assigned_version = version;
+    }
+  }
+  std::vector<std::string> counts;
+  for (const auto& g : job.spec.tasks) {
+    if (!g.elastic()) continue;
+    int n = static_cast<int>(std::count_if(job.tasks.begin(), job.tasks.end(), [&](const Task& t) {
+      return t.role == g.role && !t.scaled_down && !IsTerminal(t.state);
+    }));
+    counts.push_back(fmt::format("{} {} of {}..{}", n, g.role, g.replicas, g.max_replicas));
+  }
+  spdlog::info("job {} grew: {}", job.id, Join(added, "; "));
+  jobs_.Commit(job, {jobs_.Event(job, "grown",
+                                 fmt::format("{} into idle GPUs; now {}", Join(added, ", "),
+                                             Join(counts, ", ")))});
+  return true;
+}
+
+void JobLifecycle::Shrink(const cohort::Shrink& shrink) {
+  Job* found = jobs_.Find(shrink.job_id);
+  if (!found) return;
+  Job& job = *found;
+  if (job.state != JobState::kRunning && job.state != JobState::kStarting) return;
+  std::set<std::string> nodes;
+  std::vector<std::string> names;
+  for (auto& t : job.tasks) {
+    if (t.role != shrink.role || IsTerminal(t.state) || t.stop_requested) continue;
+    if (std::find(shrink.indices.begin(), shrink.indices.end(), t.index) == shrink.indices.end()) {
+      continue;
+    }
+    t.stop_requested = true;
+    t.scaled_down = true;
+    nodes.insert(t.node_id);
+  }
+  for (int index : shrink.indices) {  // highest first, as the scheduler chose them
+    for (const auto& t : job.tasks) {
+      if (t.role == shrink.role && t.index == index && t.scaled_down) names.push_back(t.Name());
+    }
+  }
+  if (names.empty()) return;
+  for (const auto& n : nodes) BumpNode(n);
+  spdlog::info("job {} shrinks: {}", job.id, shrink.reason);
+  jobs_.Commit(job, {jobs_.Event(job, "shrunk",
+                                 fmt::format("{} stopped: {}", Join(names, ", "), shrink.reason))});
+}
+
+int JobLifecycle::AssignPort(NodeRegistry::Entry& entry) {
+  std::set<int> used;
+  for (JobId id : jobs_.active()) {
+    for (const auto& t : jobs_.At(id).tasks) {
+      if (t.node_id == entry.node.info.id && !IsTerminal(t.state)) used.insert(t.port);
+    }
+  }
+  return NodeRegistry::AssignPort(entry, used);
+}
+
+void JobLifecycle::Preempt(const Preemption& preemption) {
+  Job& job = jobs_.At(preemption.victim);
+  std::vector<JobEvent> events;
+  ++job.preemptions;
+  job.preempted_for = preemption.for_job;
+  if (job.spec.restart.RestartsOn(RestartCause::kPreempted)) {
+    Stop(job, JobState::kPending, preemption.reason, events);
+  } else {
+    Stop(job, JobState::kFailed, preemption.reason + " (restart.on does not include preempted)",
+         events);
+  }
+  events.back().type = "preempted";
+  spdlog::info("job {}: {}", job.id, preemption.reason);
+  FinishIfStopped(job, events);
+  jobs_.Commit(job, std::move(events));
+}
+
+void JobLifecycle::StopOverdue(Timestamp now) {
+  std::vector<JobId> active(jobs_.active().begin(), jobs_.active().end());
+  for (JobId id : active) {
+    Job& job = jobs_.At(id);
+    if (!job.spec.max_runtime || !job.placed_at) continue;
+    if (job.state != JobState::kStarting && job.state != JobState::kRunning) continue;
+    if (now - *job.placed_at <= *job.spec.max_runtime) continue;
+    std::vector<JobEvent> events;
+    Stop(job, JobState::kFailed,
+         fmt::format("exceeded its max_runtime of {}", FormatDuration(*job.spec.max_runtime)),
+         events);
+    FinishIfStopped(job, events);
+    jobs_.Commit(job, std::move(events));
+  }
 }
 
 }  // namespace cohort::master

@@ -34,7 +34,7 @@ TEST(MasterDeps, TheMasterMakesNoDirectoryAndOpensNoDatabaseOfItsOwn) {
     info.address = "127.0.0.1";
     info.milli_cpus = 1000;
     info.memory_bytes = 1LL << 30;
-    ASSERT_TRUE((*m)->Register(info).ok());
+    ASSERT_TRUE((*m)->nodes().Register(info).ok());
   }
   EXPECT_FALSE(fs::exists(config.data_dir)) << "the master made its data directory itself";
   EXPECT_FALSE(fs::exists(StorageRootOf(config)));

@@ -96,7 +96,7 @@ TEST_F(MasterFullDiskTest, RefusesNewWorkAndKeepsEverythingAcknowledged) {
     ASSERT_TRUE(job.ok()) << job.status().ToString();
     acknowledged.push_back(job->id);
   }
-  ASSERT_TRUE(master_->SetTeam(TeamQuota{"vision", 2, std::nullopt}).ok());
+  ASSERT_TRUE(master_->teams().Set(TeamQuota{"vision", 2, std::nullopt}).ok());
 
   vfs_.SetCapacity(vfs_.BytesUsed());
   // Everything new is written first, so it is refused with the store's error and memory is
@@ -108,11 +108,11 @@ TEST_F(MasterFullDiskTest, RefusesNewWorkAndKeepsEverythingAcknowledged) {
   node.address = "127.0.0.1";
   node.milli_cpus = 8000;
   node.memory_bytes = 16LL << 30;
-  ExpectDiskFull(master_->Register(node).status());
-  EXPECT_TRUE(master_->ListNodes().empty());
-  ExpectDiskFull(master_->SetTeam(TeamQuota{"nlp", 1, std::nullopt}).status());
-  ExpectDiskFull(master_->DeleteTeam("vision"));
-  EXPECT_EQ(master_->ListTeams().size(), 2u) << "vision and the implicit default team";
+  ExpectDiskFull(master_->nodes().Register(node).status());
+  EXPECT_TRUE(master_->nodes().List().empty());
+  ExpectDiskFull(master_->teams().Set(TeamQuota{"nlp", 1, std::nullopt}).status());
+  ExpectDiskFull(master_->teams().Delete("vision"));
+  EXPECT_EQ(master_->teams().List().size(), 2u) << "vision and the implicit default team";
   EXPECT_TRUE(fail_stops_.empty()) << "nothing had changed: no reason to stop";
 
   // A kill changes the job in memory before its write: that write failing stops the master.

@@ -26,7 +26,7 @@ TEST_P(MasterTest, SubmittedGangIsPlacedAndRuns) {
   EXPECT_EQ(job.attempt, 1);
   ASSERT_EQ(job.tasks.size(), 2u);
 
-  auto desired = master_->DesiredFor("a");
+  auto desired = master_->nodes().DesiredFor("a");
   ASSERT_TRUE(desired.ok());
   ASSERT_EQ(desired->tasks.size(), 2u);
   const TaskLaunch& t1 = desired->tasks[1];
@@ -45,7 +45,7 @@ TEST_P(MasterTest, SubmittedGangIsPlacedAndRuns) {
   EXPECT_EQ(GetJob(id).state, JobState::kSucceeded);
   EXPECT_TRUE(next.tasks.empty());
   EXPECT_EQ(next.forget.size(), 2u);  // recorded: the agent may drop them
-  auto nodes = master_->ListNodes();
+  auto nodes = master_->nodes().List();
   EXPECT_TRUE(nodes.at(0).gpu_holders.empty());
 }
 
@@ -55,7 +55,7 @@ TEST_P(MasterTest, PendingGangHoldsNothingAndStartsWhenANodeJoins) {
   RunPosted();
   EXPECT_EQ(GetJob(big).state, JobState::kPending);
   EXPECT_THAT(GetJob(big).message, HasSubstr("unschedulable"));
-  EXPECT_TRUE(master_->ListNodes().at(0).gpu_holders.empty());
+  EXPECT_TRUE(master_->nodes().List().at(0).gpu_holders.empty());
   JobId small = Submit(1, 1);
   RunPosted();
   EXPECT_EQ(GetJob(small).state, JobState::kStarting);
@@ -77,7 +77,7 @@ TEST_P(MasterTest, APlacementWithoutAFreePortWaitsForTheTickInsteadOfLooping) {
   for (int i = 0; i < 4; ++i)
     info.gpus.push_back(Gpu{i, "GPU-" + std::to_string(i), "H100", 0, "", 0});
   info.ports = PortRange{31000, 31001};  // two tasks at most
-  ASSERT_TRUE(master_->Register(info).ok());
+  ASSERT_TRUE(master_->nodes().Register(info).ok());
   JobId first = Submit(2, 1);
   JobId second = Submit(2, 1);
   int ran = 0;
@@ -109,10 +109,10 @@ TEST_P(MasterTest, FailedTaskStopsTheGangAndRetriesWithinBudget) {
   TaskId key1{id, 1, "worker", 1};
   TaskId key0{id, 1, "worker", 0};
   AgentReport report;
-  report.applied_version = master_->DesiredFor("a")->version;
+  report.applied_version = master_->nodes().DesiredFor("a")->version;
   report.tasks = {TaskReport{key0, TaskState::kRunning, {}, {}, 10, {}, {}},
                   TaskReport{key1, TaskState::kFailed, 3, {}, 11, {}, {}}};
-  auto desired = master_->Sync("a", report);
+  auto desired = master_->nodes().Sync("a", report);
   ASSERT_TRUE(desired.ok());
   EXPECT_EQ(GetJob(id).state, JobState::kStopping);
   EXPECT_TRUE(desired->tasks.empty()) << "worker/0 must no longer be wanted";
@@ -120,7 +120,7 @@ TEST_P(MasterTest, FailedTaskStopsTheGangAndRetriesWithinBudget) {
 
   report.applied_version = desired->version;
   report.tasks = {TaskReport{key0, TaskState::kKilled, {}, 15, 10, {}, {}}};
-  ASSERT_TRUE(master_->Sync("a", report).ok());
+  ASSERT_TRUE(master_->nodes().Sync("a", report).ok());
   EXPECT_EQ(GetJob(id).state, JobState::kPending);
   RunPosted();
   EXPECT_EQ(GetJob(id).state, JobState::kStarting);
@@ -139,18 +139,18 @@ TEST_P(MasterTest, KillStopsTasksAndFreesGpusOnlyWhenConfirmed) {
   Report("a", TaskState::kRunning);
   ASSERT_TRUE(master_->Kill(id).ok());
   EXPECT_EQ(GetJob(id).state, JobState::kStopping);
-  EXPECT_EQ(master_->ListNodes().at(0).gpu_holders.size(), 4u);  // not yet confirmed
-  EXPECT_TRUE(master_->DesiredFor("a")->tasks.empty());
+  EXPECT_EQ(master_->nodes().List().at(0).gpu_holders.size(), 4u);  // not yet confirmed
+  EXPECT_TRUE(master_->nodes().DesiredFor("a")->tasks.empty());
   // The agent confirms both tasks were killed.
   AgentReport report;
-  report.applied_version = master_->DesiredFor("a")->version;
+  report.applied_version = master_->nodes().DesiredFor("a")->version;
   for (int i = 0; i < 2; ++i) {
     report.tasks.push_back(
         TaskReport{TaskId{id, 1, "worker", i}, TaskState::kKilled, {}, 15, 0, {}, {}});
   }
-  ASSERT_TRUE(master_->Sync("a", report).ok());
+  ASSERT_TRUE(master_->nodes().Sync("a", report).ok());
   EXPECT_EQ(GetJob(id).state, JobState::kKilled);
-  EXPECT_TRUE(master_->ListNodes().at(0).gpu_holders.empty());
+  EXPECT_TRUE(master_->nodes().List().at(0).gpu_holders.empty());
   auto again = master_->Kill(id);
   EXPECT_EQ(again.status().code(), StatusCode::kFailedPrecondition);
   EXPECT_EQ(master_->Kill(9999).status().code(), StatusCode::kNotFound);
@@ -162,8 +162,8 @@ TEST_P(MasterTest, TaskMissingFromAnAppliedReportIsLost) {
   RunPosted();
   Report("a", TaskState::kRunning);
   AgentReport empty;
-  empty.applied_version = master_->DesiredFor("a")->version;
-  ASSERT_TRUE(master_->Sync("a", empty).ok());
+  empty.applied_version = master_->nodes().DesiredFor("a")->version;
+  ASSERT_TRUE(master_->nodes().Sync("a", empty).ok());
   EXPECT_EQ(GetJob(id).state, JobState::kFailed);
   EXPECT_EQ(GetJob(id).tasks[0].state, TaskState::kLost);
 }
@@ -173,7 +173,7 @@ TEST_P(MasterTest, ReportBeforeApplyingDoesNotLoseNewTasks) {
   JobId id = Submit(1, 1);
   RunPosted();
   AgentReport stale;  // applied_version 0: the agent has not seen the placement yet
-  ASSERT_TRUE(master_->Sync("a", stale).ok());
+  ASSERT_TRUE(master_->nodes().Sync("a", stale).ok());
   EXPECT_EQ(GetJob(id).state, JobState::kStarting);
 }
 
@@ -192,7 +192,7 @@ TEST_P(MasterTest, JobsSurviveRestart) {
   ASSERT_TRUE(events.ok());
   EXPECT_GE(events->size(), 3u);  // submitted, placed, running
   // The node comes back with a sync; its task keeps running, and versions keep rising.
-  auto nodes = master_->ListNodes();
+  auto nodes = master_->nodes().List();
   ASSERT_EQ(nodes.size(), 1u);
   EXPECT_EQ(nodes[0].node->state, NodeState::kUnreachable);
   Report("a", TaskState::kRunning);
@@ -263,15 +263,15 @@ TEST_P(MasterTest, TeamsAreDurableAndUnknownTeamsAreRefused) {
               HasSubstr("team: \"vision\" is not a team; an admin creates it with: cohort team "
                         "set vision --gpus N"));
 
-  EXPECT_FALSE(master_->SetTeam(TeamQuota{"bad name", 1, std::nullopt}).ok());
-  EXPECT_FALSE(master_->SetTeam(TeamQuota{"vision", 8, 4}).ok()) << "max below guarantee";
-  EXPECT_FALSE(master_->SetTeam(TeamQuota{"vision", -1, std::nullopt}).ok());
-  ASSERT_TRUE(master_->SetTeam(TeamQuota{"vision", 4, 6}).ok());
+  EXPECT_FALSE(master_->teams().Set(TeamQuota{"bad name", 1, std::nullopt}).ok());
+  EXPECT_FALSE(master_->teams().Set(TeamQuota{"vision", 8, 4}).ok()) << "max below guarantee";
+  EXPECT_FALSE(master_->teams().Set(TeamQuota{"vision", -1, std::nullopt}).ok());
+  ASSERT_TRUE(master_->teams().Set(TeamQuota{"vision", 4, 6}).ok());
   auto job = master_->Submit(spec, "ada");
   ASSERT_TRUE(job.ok()) << job.status().ToString();
 
   Start();  // restart: the team is still there
-  auto teams = master_->ListTeams();
+  auto teams = master_->teams().List();
   ASSERT_EQ(teams.size(), 2u);
   EXPECT_EQ(teams[0].quota.name, "default");
   EXPECT_TRUE(teams[0].implicit);
@@ -279,10 +279,10 @@ TEST_P(MasterTest, TeamsAreDurableAndUnknownTeamsAreRefused) {
   EXPECT_EQ(teams[1].quota.guaranteed_gpus, 4);
   EXPECT_EQ(teams[1].quota.max_gpus, 6);
   EXPECT_EQ(teams[1].pending_jobs, 1);
-  EXPECT_EQ(master_->DeleteTeam("vision").code(), StatusCode::kFailedPrecondition);
+  EXPECT_EQ(master_->teams().Delete("vision").code(), StatusCode::kFailedPrecondition);
   ASSERT_TRUE(master_->Kill(job->id).ok());
-  EXPECT_TRUE(master_->DeleteTeam("vision").ok());
-  EXPECT_EQ(master_->DeleteTeam("vision").code(), StatusCode::kNotFound);
+  EXPECT_TRUE(master_->teams().Delete("vision").ok());
+  EXPECT_EQ(master_->teams().Delete("vision").code(), StatusCode::kNotFound);
 }
 
 TEST_P(MasterTest, PreemptedJobRequeuesKeepingItsPlaceAndDoesNotSpendItsRestartBudget) {
@@ -323,7 +323,7 @@ TEST_P(MasterTest, TheMasterTicksByItselfOnItsLoopAndStopsWhenGone) {
   clock_.Advance(std::chrono::seconds(60));  // past the node timeout: the tick notices
   auto tick = loop_.later_.back();
   tick();
-  EXPECT_EQ(master_->ListNodes().at(0).node->state, NodeState::kLost);
+  EXPECT_EQ(master_->nodes().List().at(0).node->state, NodeState::kLost);
   EXPECT_EQ(loop_.later_.size(), 2u) << "and asks for the next one";
   master_.reset();
   loop_.later_.back()();  // a tick after the master is gone does nothing
@@ -393,12 +393,12 @@ TEST_P(MasterTest, AWriteThatFailsBeforeAChangeIsAnErrorAndChangesNothing) {
   info.address = "127.0.0.1";
   info.milli_cpus = 1000;
   info.memory_bytes = 1LL << 30;
-  EXPECT_EQ(master_->Register(info).status().code(), StatusCode::kInternal);
-  EXPECT_TRUE(master_->ListNodes().empty());
+  EXPECT_EQ(master_->nodes().Register(info).status().code(), StatusCode::kInternal);
+  EXPECT_TRUE(master_->nodes().List().empty());
 
   store_->FailNextWrites(1, {Call::kSaveTeam});
-  EXPECT_FALSE(master_->SetTeam(TeamQuota{"vision", 4, std::nullopt}).ok());
-  EXPECT_EQ(master_->ListTeams().size(), 1u) << "only the implicit default team";
+  EXPECT_FALSE(master_->teams().Set(TeamQuota{"vision", 4, std::nullopt}).ok());
+  EXPECT_EQ(master_->teams().List().size(), 1u) << "only the implicit default team";
 
   AddNode("a", 4);
   store_->FailNextWrites(1, {Call::kCreateJob});
@@ -413,7 +413,7 @@ TEST_P(MasterTest, AWriteThatFailsBeforeAChangeIsAnErrorAndChangesNothing) {
   EXPECT_EQ(master_->Submit(spec, "ada").status().code(), StatusCode::kInternal);
   EXPECT_TRUE(master_->ListJobs({}).empty());
   RunPosted();
-  EXPECT_TRUE(master_->ListNodes().at(0).gpu_holders.empty());
+  EXPECT_TRUE(master_->nodes().List().at(0).gpu_holders.empty());
   EXPECT_TRUE(fail_stops_.empty()) << "nothing had changed: no reason to stop";
 }
 
@@ -431,18 +431,18 @@ TEST_P(MasterTest, AWriteThatFailsAfterAChangeStopsTheMasterAndLosesNothingAckno
   EXPECT_THAT(fail_stops_[0].message(), HasSubstr("disk full"));
   // A task report that changes the job stops it too, and is not acknowledged either.
   AgentReport report;
-  report.applied_version = master_->DesiredFor("a")->version;
+  report.applied_version = master_->nodes().DesiredFor("a")->version;
   for (int i = 0; i < 2; ++i) {
     report.tasks.push_back(TaskReport{
         TaskId{id, 1, "worker", i}, TaskState::kSucceeded, 0, std::nullopt, 100, {}, {}});
   }
-  EXPECT_FALSE(master_->Sync("a", report).ok());
+  EXPECT_FALSE(master_->nodes().Sync("a", report).ok());
   EXPECT_EQ(fail_stops_.size(), 2u);
 
   // Restarted from the store, the master has the job as it was last acknowledged.
   Start();
   EXPECT_EQ(GetJob(id).state, JobState::kRunning);
-  EXPECT_EQ(master_->ListNodes().size(), 1u);
+  EXPECT_EQ(master_->nodes().List().size(), 1u);
   EXPECT_EQ(GetJob(id).tasks.size(), 2u);
   // ...and its GPUs are still held: a new job does not get them when the node is back.
   AddNode("a", 4);

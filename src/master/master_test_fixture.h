@@ -92,7 +92,7 @@ class MasterTest : public ::testing::TestWithParam<bool> {
     for (int i = 0; i < gpus; ++i)
       info.gpus.push_back(Gpu{i, "GPU-" + id + std::to_string(i), "H100", 80LL << 30, "", 0});
     info.ports = PortRange{31000, 31009};
-    ASSERT_TRUE(master_->Register(info).ok());
+    ASSERT_TRUE(master_->nodes().Register(info).ok());
   }
 
   JobId Submit(int replicas, int gpus, int max_attempts = 1, const std::string& team = "default",
@@ -129,7 +129,7 @@ class MasterTest : public ::testing::TestWithParam<bool> {
   AgentReport ReportOf(const std::string& node, TaskState state,
                        std::optional<int> exit_code = std::nullopt,
                        std::optional<Timestamp> ended_at = std::nullopt) {
-    auto desired = master_->DesiredFor(node);
+    auto desired = master_->nodes().DesiredFor(node);
     EXPECT_TRUE(desired.ok());
     AgentReport report;
     report.applied_version = desired->version;
@@ -144,7 +144,7 @@ class MasterTest : public ::testing::TestWithParam<bool> {
   DesiredState Report(const std::string& node, TaskState state,
                       std::optional<int> exit_code = std::nullopt) {
     AgentReport report = ReportOf(node, state, exit_code);
-    auto next = master_->Sync(node, report);
+    auto next = master_->nodes().Sync(node, report);
     EXPECT_TRUE(next.ok()) << next.status().ToString();
     return *next;
   }

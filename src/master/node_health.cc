@@ -5,20 +5,33 @@
 
 #include "common/strings.h"
 #include "common/units.h"
-#include "master/master.h"
+#include "master/reconciler.h"
 
 namespace cohort::master {
 
-void Master::SetNodeState(NodeEntry& entry, NodeState state) {
-  entry.node.state = state;
-  cluster_.SetReady(entry.node.info.id, entry.node.Schedulable());
-  InvalidateResidue();
-  AnnounceNode(entry.node.info.id);
+Status Reconciler::Load(uint64_t versions_above) {
+  nodes_.VersionsAbove(versions_above);
+  COHORT_ASSIGN_OR_RETURN(auto nodes, journal_.store().LoadNodes());
+  Timestamp now = clock_.Now();
+  for (auto& node : nodes) {
+    // Every node gets a whole node timeout from this start to be heard from: the master's own
+    // downtime is not the nodes' silence.
+    node.last_seen = std::max(node.last_seen, now);
+    scheduling_.PutNode(nodes_.Put(std::move(node)));
+  }
+  return Status::Ok();
 }
 
-void Master::CheckNodeTimeouts(Timestamp now) {
+void Reconciler::SetNodeState(NodeRegistry::Entry& entry, NodeState state) {
+  entry.node.state = state;
+  scheduling_.cluster().SetReady(entry.node.info.id, entry.node.Schedulable());
+  scheduling_.InvalidateResidue();
+  journal_.AnnounceNode(entry.node.info.id);
+}
+
+void Reconciler::CheckTimeouts(Timestamp now) {
   for (const auto& id : nodes_.SilentFor(config_.node_timeout, now)) {
-    NodeEntry& entry = nodes_.At(id);
+    NodeRegistry::Entry& entry = nodes_.At(id);
     std::string silent = FormatDuration(now - entry.node.last_seen);
     spdlog::warn("node {} is LOST: silent for {} (node timeout {}); its tasks are lost", id, silent,
                  FormatDuration(config_.node_timeout));
@@ -30,13 +43,13 @@ void Master::CheckNodeTimeouts(Timestamp now) {
   }
 }
 
-Status Master::LoseTasksOn(const std::string& node_id, const std::string& why) {
-  WriteBatch batch(*this);  // every job that had a task there, in one commit
+Status Reconciler::LoseTasksOn(const std::string& node_id, const std::string& why) {
+  Journal::Batch batch(journal_);  // every job that had a task there, in one commit
   TaskEnds ends;
   Timestamp now = clock_.Now();
-  std::vector<JobId> active(active_.begin(), active_.end());
+  std::vector<JobId> active(jobs_.active().begin(), jobs_.active().end());
   for (JobId id : active) {
-    Job& job = jobs_.at(id);
+    Job& job = jobs_.At(id);
     for (auto& t : job.tasks) {
       if (t.node_id != node_id || IsTerminal(t.state)) continue;
       TaskReport lost{job.IdOf(t), TaskState::kLost, std::nullopt, std::nullopt,
@@ -47,21 +60,21 @@ Status Master::LoseTasksOn(const std::string& node_id, const std::string& why) {
   return Conclude(ends);
 }
 
-StatusOr<Master::NodeEntry*> Master::ChangeNode(const std::string& node_id,
-                                                const std::function<void(Node&)>& change) {
-  NodeEntry* entry = nodes_.Find(node_id);
+StatusOr<NodeRegistry::Entry*> Reconciler::ChangeNode(const std::string& node_id,
+                                                      const std::function<void(Node&)>& change) {
+  NodeRegistry::Entry* entry = nodes_.Find(node_id);
   if (!entry) return Status::NotFound(fmt::format("node {} does not exist", node_id));
   // Written first: if the store refuses, nothing in memory has changed.
   Node node = entry->node;
   change(node);
-  COHORT_RETURN_IF_ERROR(store_->SaveNode(node));
+  COHORT_RETURN_IF_ERROR(journal_.store().SaveNode(node));
   entry->node = std::move(node);
   SetNodeState(*entry, entry->node.state);
   return entry;
 }
 
-StatusOr<const Node*> Master::Drain(const std::string& node_id, std::string reason) {
-  COHORT_ASSIGN_OR_RETURN(NodeEntry * entry, ChangeNode(node_id, [&](Node& node) {
+StatusOr<const Node*> Reconciler::Drain(const std::string& node_id, std::string reason) {
+  COHORT_ASSIGN_OR_RETURN(NodeRegistry::Entry * entry, ChangeNode(node_id, [&](Node& node) {
                             node.drained = true;
                             node.drain_reason = std::move(reason);
                           }));
@@ -70,8 +83,8 @@ StatusOr<const Node*> Master::Drain(const std::string& node_id, std::string reas
   return &entry->node;
 }
 
-StatusOr<const Node*> Master::Undrain(const std::string& node_id) {
-  COHORT_ASSIGN_OR_RETURN(NodeEntry * entry, ChangeNode(node_id, [](Node& node) {
+StatusOr<const Node*> Reconciler::Undrain(const std::string& node_id) {
+  COHORT_ASSIGN_OR_RETURN(NodeRegistry::Entry * entry, ChangeNode(node_id, [](Node& node) {
                             node.drained = false;
                             node.drain_reason.clear();
                           }));
@@ -79,27 +92,22 @@ StatusOr<const Node*> Master::Undrain(const std::string& node_id) {
   return &entry->node;
 }
 
-Status Master::RemoveNode(const std::string& node_id) {
-  NodeEntry* entry = nodes_.Find(node_id);
+Status Reconciler::Remove(const std::string& node_id) {
+  NodeRegistry::Entry* entry = nodes_.Find(node_id);
   if (!entry) return Status::NotFound(fmt::format("node {} does not exist", node_id));
   // Its credential first: a removed node must join again (with the join token) to come back.
   COHORT_RETURN_IF_ERROR(accounts_.RevokeAll(TokenKind::kNode, node_id));
-  COHORT_RETURN_IF_ERROR(store_->DeleteNode(node_id));
+  COHORT_RETURN_IF_ERROR(journal_.store().DeleteNode(node_id));
   spdlog::info("node {} removed", node_id);
   // Nothing may be placed there while its tasks are given up.
   SetNodeState(*entry, NodeState::kLost);
   Status s = LoseTasksOn(node_id, fmt::format("node {} was removed by an admin", node_id));
-  cluster_.RemoveNode(node_id);
+  scheduling_.cluster().RemoveNode(node_id);
   nodes_.Remove(node_id);
   resources_.ForgetNode(node_id);
-  InvalidateResidue();
-  AnnounceNode(node_id);
+  scheduling_.InvalidateResidue();
+  journal_.AnnounceNode(node_id);
   return s;
-}
-
-void Master::NoteBackoff(const Job& job) {
-  if (!job.not_before) return;
-  if (!backoff_ends_ || *job.not_before < *backoff_ends_) backoff_ends_ = job.not_before;
 }
 
 }  // namespace cohort::master

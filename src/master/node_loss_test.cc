@@ -15,7 +15,7 @@ using ::testing::IsEmpty;
 class ReliabilityTest : public MasterTest {
  protected:
   const Node& NodeOf(const std::string& id) {
-    for (const auto& n : master_->ListNodes()) {
+    for (const auto& n : master_->nodes().List()) {
       if (n.node->info.id == id) return *n.node;
     }
     ADD_FAILURE() << "no node " << id;
@@ -48,14 +48,14 @@ class ReliabilityTest : public MasterTest {
   DesiredState ReportOnly(const std::string& node, const std::vector<TaskId>& tasks,
                           TaskState state) {
     AgentReport report;
-    report.applied_version = master_->DesiredFor(node)->version;
+    report.applied_version = master_->nodes().DesiredFor(node)->version;
     for (const auto& id : tasks) {
       report.tasks.push_back(
           TaskReport{id, state, std::nullopt,
                      state == TaskState::kKilled ? std::optional<int>(15) : std::nullopt, 100,
                      clock_.Now(), std::nullopt});
     }
-    auto next = master_->Sync(node, report);
+    auto next = master_->nodes().Sync(node, report);
     EXPECT_TRUE(next.ok()) << next.status().ToString();
     return next.ok() ? *next : DesiredState{};
   }
@@ -124,13 +124,13 @@ TEST_P(ReliabilityTest, AReturningNodeStopsTasksOfEndedAttemptsBeforeItGetsNewWo
   EXPECT_EQ(GetJob(id).attempt, 2);
   EXPECT_EQ(GetJob(id).state, JobState::kStarting);
   // Attempt 1's task is never taken for attempt 2's: a late report of it changes nothing.
-  DesiredState now = *master_->DesiredFor("b");
+  DesiredState now = *master_->nodes().DesiredFor("b");
   ASSERT_EQ(now.tasks.size(), 1u);
   AgentReport late;
   late.applied_version = now.version;
   late.tasks = {TaskReport{old_b, TaskState::kSucceeded, 0, {}, 100, {}, {}},
                 TaskReport{now.tasks[0].id, TaskState::kRunning, {}, {}, 101, {}, {}}};
-  ASSERT_TRUE(master_->Sync("b", late).ok());
+  ASSERT_TRUE(master_->nodes().Sync("b", late).ok());
   EXPECT_EQ(GetJob(id).state, JobState::kStarting);
   EXPECT_EQ(GetJob(id).attempt, 2);
 }
@@ -141,10 +141,11 @@ TEST_P(ReliabilityTest, AReturningNodeStopsTasksOfEndedAttemptsBeforeItGetsNewWo
 TEST_P(ReliabilityTest, AReturningNodeGetsNewWorkOnlyOnceItHasAppliedTheLatestDesiredState) {
   AddNode("a", 2);
   AddNode("b", 2);
-  uint64_t applied_by_b = master_->DesiredFor("b")->version;
+  uint64_t applied_by_b = master_->nodes().DesiredFor("b")->version;
   JobId id = Submit(2, 2, /*max_attempts=*/3);
   RunPosted();
-  ASSERT_GT(master_->DesiredFor("b")->version, applied_by_b) << "the gang is placed on b too";
+  ASSERT_GT(master_->nodes().DesiredFor("b")->version, applied_by_b)
+      << "the gang is placed on b too";
   Report("a", TaskState::kRunning);
   // b's agent is paused before it reads the answer that places worker/1 there.
   clock_.Advance(std::chrono::seconds(11));
@@ -159,7 +160,7 @@ TEST_P(ReliabilityTest, AReturningNodeGetsNewWorkOnlyOnceItHasAppliedTheLatestDe
   // which it takes no older one.
   AgentReport back;
   back.applied_version = applied_by_b;
-  auto desired = master_->Sync("b", back);
+  auto desired = master_->nodes().Sync("b", back);
   ASSERT_TRUE(desired.ok());
   EXPECT_THAT(desired->tasks, IsEmpty());
   EXPECT_EQ(NodeOf("b").state, NodeState::kLost);
@@ -205,7 +206,7 @@ TEST_P(ReliabilityTest, KillWhileANodeIsSilentEndsOnceTheNodeIsLost) {
   clock_.Advance(std::chrono::seconds(6));
   master_->Tick();
   EXPECT_EQ(GetJob(id).state, JobState::kKilled);
-  EXPECT_TRUE(master_->ListNodes().at(1).gpu_holders.empty()) << "b's GPUs are not held";
+  EXPECT_TRUE(master_->nodes().List().at(1).gpu_holders.empty()) << "b's GPUs are not held";
 }
 
 TEST_P(ReliabilityTest, ANodeThatComesBackWithoutItsDataDirectoryNeverRestartsItsTasks) {
@@ -217,7 +218,7 @@ TEST_P(ReliabilityTest, ANodeThatComesBackWithoutItsDataDirectoryNeverRestartsIt
   // Re-imaged: same name, new instance. Attempt 1 must not be handed to it again.
   NodeInfo info = NodeOf("a").info;
   info.instance = "second";
-  auto desired = master_->Register(info);
+  auto desired = master_->nodes().Register(info);
   ASSERT_TRUE(desired.ok());
   for (const auto& t : desired->tasks) EXPECT_NE(t.id, attempt1);
   EXPECT_EQ(GetJob(id).state != JobState::kStarting || GetJob(id).attempt == 2, true);
@@ -227,13 +228,13 @@ TEST_P(ReliabilityTest, ANodeThatComesBackWithoutItsDataDirectoryNeverRestartsIt
   EXPECT_EQ(GetJob(id).failures, 1);
   RunPosted();
   EXPECT_EQ(GetJob(id).attempt, 2);
-  auto again = master_->DesiredFor("a");
+  auto again = master_->nodes().DesiredFor("a");
   ASSERT_EQ(again->tasks.size(), 1u);
   EXPECT_EQ(again->tasks[0].id.attempt, 2);
   // The same instance registering again (an agent restart) keeps its tasks.
   Report("a", TaskState::kRunning);
   info.instance = "second";
-  ASSERT_TRUE(master_->Register(info).ok());
+  ASSERT_TRUE(master_->nodes().Register(info).ok());
   EXPECT_EQ(GetJob(id).state, JobState::kRunning);
   EXPECT_EQ(GetJob(id).attempt, 2);
 }
@@ -330,7 +331,7 @@ TEST_P(ReliabilityTest, ADrainedNodeGetsNothingNewKeepsWhatRunsAndStaysDrainedAc
   JobId running = Submit(1, 1);
   RunPosted();
   Report("a", TaskState::kRunning);
-  auto drained = master_->Drain("a", "bad fan");
+  auto drained = master_->nodes().Drain("a", "bad fan");
   ASSERT_TRUE(drained.ok());
   EXPECT_TRUE((*drained)->drained);
   JobId waiting = Submit(1, 1);
@@ -343,25 +344,25 @@ TEST_P(ReliabilityTest, ADrainedNodeGetsNothingNewKeepsWhatRunsAndStaysDrainedAc
   EXPECT_EQ(NodeOf("a").drain_reason, "bad fan");
   RunPosted();
   EXPECT_EQ(GetJob(waiting).state, JobState::kPending);
-  ASSERT_TRUE(master_->Undrain("a").ok());
+  ASSERT_TRUE(master_->nodes().Undrain("a").ok());
   RunPosted();
   EXPECT_EQ(GetJob(waiting).state, JobState::kStarting);
-  EXPECT_EQ(master_->Drain("nope", "").status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(master_->nodes().Drain("nope", "").status().code(), StatusCode::kNotFound);
 }
 
 TEST_P(ReliabilityTest, ARemovedNodeIsForgottenAndItsGangsRequeued) {
   JobId id = RunningGangOnAAndB();
-  ASSERT_TRUE(master_->RemoveNode("b").ok());
-  EXPECT_EQ(master_->ListNodes().size(), 1u);
+  ASSERT_TRUE(master_->nodes().Remove("b").ok());
+  EXPECT_EQ(master_->nodes().List().size(), 1u);
   EXPECT_THAT(EventTexts(id), Contains(HasSubstr("node b was removed by an admin")));
   Report("a", TaskState::kKilled);
   EXPECT_EQ(GetJob(id).state, JobState::kPending);
   Start();
-  EXPECT_EQ(master_->ListNodes().size(), 1u) << "the removal is durable";
-  EXPECT_EQ(master_->RemoveNode("b").code(), StatusCode::kNotFound);
+  EXPECT_EQ(master_->nodes().List().size(), 1u) << "the removal is durable";
+  EXPECT_EQ(master_->nodes().Remove("b").code(), StatusCode::kNotFound);
   // Its agent, still running, registers again as a new node.
   AddNode("b", 2);
-  EXPECT_EQ(master_->ListNodes().size(), 2u);
+  EXPECT_EQ(master_->nodes().List().size(), 2u);
 }
 
 TEST_P(ReliabilityTest, ARetriedSubmissionReturnsTheFirstJob) {

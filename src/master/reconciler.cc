@@ -1,6 +1,4 @@
-// The reconciliation with agents (docs/architecture.md): registration, applying an agent's report
-// to the jobs, and the desired state of a node.
-#include "master/master.h"
+#include "master/reconciler.h"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -26,12 +24,23 @@ std::string DescribeExit(const Task& t, const std::string& lost_why) {
 
 }  // namespace
 
-// --- Agents ---
+Reconciler::Reconciler(const MasterConfig& config, JobBook& jobs, NodeRegistry& nodes,
+                       SchedulingLoop& scheduling, JobLifecycle& lifecycle, Journal& journal,
+                       Accounts& accounts, TaskSecrets& secrets, const Clock& clock)
+    : config_(config),
+      jobs_(jobs),
+      nodes_(nodes),
+      scheduling_(scheduling),
+      lifecycle_(lifecycle),
+      journal_(journal),
+      accounts_(accounts),
+      secrets_(secrets),
+      clock_(clock) {}
 
-StatusOr<DesiredState> Master::Register(NodeInfo info) {
+StatusOr<DesiredState> Reconciler::Register(NodeInfo info) {
   Timestamp now = clock_.Now();
   std::string id = info.id;
-  const NodeEntry* known = nodes_.Find(id);
+  const NodeRegistry::Entry* known = nodes_.Find(id);
   // An agent that lost its data directory (re-imaged, disk replaced) comes back as another
   // instance: what the master placed there is gone, and must never be started again.
   bool wiped =
@@ -44,9 +53,9 @@ StatusOr<DesiredState> Master::Register(NodeInfo info) {
   // a sync shows it runs nothing the master does not want (Sync).
   if (node.state != NodeState::kLost) node.state = NodeState::kReady;
   node.last_seen = now;
-  COHORT_RETURN_IF_ERROR(store_->SaveNode(node));
+  COHORT_RETURN_IF_ERROR(journal_.store().SaveNode(node));
   bool again = known != nullptr;
-  NodeEntry& entry = nodes_.Put(std::move(node));
+  NodeRegistry::Entry& entry = nodes_.Put(std::move(node));
   if (again) {
     spdlog::info("node {} registered again{}", id,
                  wiped ? " without its tasks (its agent has a new data directory)" : "");
@@ -54,8 +63,8 @@ StatusOr<DesiredState> Master::Register(NodeInfo info) {
     spdlog::info("node {} registered: {}", id, entry.node.info.Capacity().ToString());
   }
   resources_.ForgetNode(id);  // its GPUs may not be the ones it had
-  cluster_.UpsertNode(CapacityOf(entry), entry.node.Schedulable());
-  InvalidateResidue();
+  scheduling_.PutNode(entry);
+  scheduling_.InvalidateResidue();
   if (wiped) {
     COHORT_RETURN_IF_ERROR(LoseTasksOn(
         id, fmt::format("node {} came back without its tasks (its agent has a new data directory)",
@@ -64,8 +73,8 @@ StatusOr<DesiredState> Master::Register(NodeInfo info) {
   return DesiredFor(id);
 }
 
-void Master::ApplyTaskReport(Job& job, Task& task, const TaskReport& report,
-                             const std::string& lost_why, std::vector<JobEvent>& events) {
+void Reconciler::ApplyTaskReport(Job& job, Task& task, const TaskReport& report,
+                                 const std::string& lost_why, std::vector<JobEvent>& events) {
   if (IsTerminal(task.state)) return;  // already recorded
   if (report.state == TaskState::kRunning) {
     if (task.state == TaskState::kAssigned) {
@@ -85,8 +94,8 @@ void Master::ApplyTaskReport(Job& job, Task& task, const TaskReport& report,
   std::string what = report.message.empty()
                          ? DescribeExit(task, lost_why)
                          : fmt::format("{} did not start: {}", task.Name(), report.message);
-  events.push_back(Event(job, task.state == TaskState::kLost ? "task_lost" : "task_ended",
-                         fmt::format("{}: {}", TaskStateName(task.state), what)));
+  events.push_back(jobs_.Event(job, task.state == TaskState::kLost ? "task_lost" : "task_ended",
+                               fmt::format("{}: {}", TaskStateName(task.state), what)));
   if (job.state == JobState::kStopping) return;
   // A replica taken away from an elastic job: its end changes nothing else.
   if (task.scaled_down) return;
@@ -105,38 +114,20 @@ void Master::ApplyTaskReport(Job& job, Task& task, const TaskReport& report,
       job.stop_target = JobState::kSucceeded;
       job.message = "every task succeeded";
     } else if (workers_done && job.spec.framework == Framework::kTensorFlow) {
-      StopJob(job, JobState::kSucceeded, "every worker succeeded; stopping parameter servers",
-              events);
+      lifecycle_.Stop(job, JobState::kSucceeded,
+                      "every worker succeeded; stopping parameter servers", events);
     }
     return;
   }
   // One task of a gang failed or was lost: the whole gang stops, and is retried within its
   // budget.
-  EndAttemptEarly(job,
-                  task.state == TaskState::kLost ? RestartCause::kNodeLost : RestartCause::kFailure,
-                  std::move(what), events);
+  lifecycle_.EndAttemptEarly(
+      job, task.state == TaskState::kLost ? RestartCause::kNodeLost : RestartCause::kFailure,
+      std::move(what), events);
 }
 
-void Master::EndAttemptEarly(Job& job, RestartCause cause, std::string reason,
-                             std::vector<JobEvent>& events) {
-  const RestartPolicy& policy = job.spec.restart;
-  EarlyEnd end = policy.EndEarly(cause, job.failures);
-  if (!end.restartable) {
-    StopJob(job, JobState::kFailed,
-            fmt::format("{} (restart.on does not include {})", reason, RestartCauseName(cause)),
-            events);
-    return;
-  }
-  job.failures = end.failures;
-  reason += fmt::format(" (attempt {} ended early; {} of at most {} failed attempt{})", job.attempt,
-                        job.failures, policy.max_attempts, policy.max_attempts == 1 ? "" : "s");
-  // Measured from now, not from when the gang is gone: a stop takes at most its grace period.
-  if (end.backoff) job.not_before = clock_.Now() + *end.backoff;
-  StopJob(job, end.requeue ? JobState::kPending : JobState::kFailed, reason, events);
-}
-
-void Master::RecordTaskReport(TaskEnds& ends, Job& job, Task& t, const TaskReport& r,
-                              const std::string& lost_why) {
+void Reconciler::RecordTaskReport(TaskEnds& ends, Job& job, Task& t, const TaskReport& r,
+                                  const std::string& lost_why) {
   TaskState before = t.state;
   int64_t pid = t.pid;
   auto& job_events = ends.events[job.id];
@@ -145,17 +136,17 @@ void Master::RecordTaskReport(TaskEnds& ends, Job& job, Task& t, const TaskRepor
   if (t.state != before || t.pid != pid || job_events.size() != count) ends.changed.insert(job.id);
   // A task that ended gave its resources back: someone may be waiting for them.
   if (!IsTerminal(before) && IsTerminal(t.state)) {
-    cluster_.ReleaseTask(job.id, t.role, t.index);
-    NoteHold(job, t);
+    scheduling_.cluster().ReleaseTask(job.id, t.role, t.index);
+    jobs_.NoteHold(job, t);
     ends.released.emplace_back(job.id, t);
   }
 }
 
-Status Master::Conclude(TaskEnds& ends) {
+Status Reconciler::Conclude(TaskEnds& ends) {
   Timestamp now = clock_.Now();
   bool freed = false;
   for (JobId id : ends.changed) {
-    Job& job = jobs_.at(id);
+    Job& job = jobs_.At(id);
     auto& job_events = ends.events[id];
     if (job.state == JobState::kStarting) {
       bool all_running = std::all_of(job.tasks.begin(), job.tasks.end(), [](const Task& t) {
@@ -166,31 +157,25 @@ Status Master::Conclude(TaskEnds& ends) {
         job.running_at = now;
         job.message = fmt::format("attempt {} running", job.attempt);
         job_events.push_back(
-            Event(job, "running", fmt::format("all {} tasks running", job.tasks.size())));
+            jobs_.Event(job, "running", fmt::format("all {} tasks running", job.tasks.size())));
       }
     }
-    FinishIfStopped(job, job_events);
-    if (!active_.count(id)) freed = true;
-    COHORT_RETURN_IF_ERROR(Persist(job, std::move(job_events)));
+    lifecycle_.FinishIfStopped(job, job_events);
+    if (!jobs_.IsActive(id)) freed = true;
+    COHORT_RETURN_IF_ERROR(jobs_.Persist(job, std::move(job_events)));
   }
-  if (!ends.released.empty()) {
-    if (Incremental()) {
-      Released(ends.released);
-    } else {
-      RequestSchedule();
-    }
-  }
-  if (freed) Reschedule();
+  scheduling_.Released(ends.released);
+  if (freed) scheduling_.Reschedule();
   return Status::Ok();
 }
 
-StatusOr<DesiredState> Master::Sync(const std::string& node_id, const AgentReport& report) {
-  NodeEntry* found = nodes_.Find(node_id);
+StatusOr<DesiredState> Reconciler::Sync(const std::string& node_id, const AgentReport& report) {
+  NodeRegistry::Entry* found = nodes_.Find(node_id);
   if (!found) return Status::NotFound(fmt::format("node {} is not registered", node_id));
   // Every job the report changes, and what starts in what it frees, in one commit; the answer
   // below is read once it is durable.
-  std::optional<WriteBatch> batch(std::in_place, *this);
-  NodeEntry& entry = *found;
+  std::optional<Journal::Batch> batch(std::in_place, journal_);
+  NodeRegistry::Entry& entry = *found;
   Timestamp now = clock_.Now();
   entry.node.last_seen = now;
 
@@ -199,9 +184,9 @@ StatusOr<DesiredState> Master::Sync(const std::string& node_id, const AgentRepor
   std::map<TaskId, std::vector<TaskSample>> task_samples;  // of the tasks the master has here
   for (const auto& r : report.tasks) {
     reported.insert(r.id);
-    auto job_it = jobs_.find(r.id.job);
-    if (job_it == jobs_.end()) continue;
-    Job& job = job_it->second;
+    Job* found_job = jobs_.Find(r.id.job);
+    if (!found_job) continue;
+    Job& job = *found_job;
     if (job.attempt != r.id.attempt) continue;  // an earlier attempt's task: nothing to record
     for (auto& t : job.tasks) {
       if (t.role == r.id.role && t.index == r.id.index && t.node_id == node_id) {
@@ -221,8 +206,8 @@ StatusOr<DesiredState> Master::Sync(const std::string& node_id, const AgentRepor
   }
   resources_.Record(node_id, gpu_samples, task_samples);
   // Tasks this agent has applied but no longer reports: it lost them.
-  for (JobId id : active_) {
-    Job& job = jobs_.at(id);
+  for (JobId id : jobs_.active()) {
+    Job& job = jobs_.At(id);
     for (auto& t : job.tasks) {
       if (t.node_id != node_id || IsTerminal(t.state)) continue;
       if (t.assigned_version > report.applied_version) continue;  // not applied yet
@@ -260,14 +245,14 @@ StatusOr<DesiredState> Master::Sync(const std::string& node_id, const AgentRepor
   return desired;
 }
 
-StatusOr<DesiredState> Master::DesiredFor(const std::string& node_id) {
-  const NodeEntry* entry = nodes_.Find(node_id);
+StatusOr<DesiredState> Reconciler::DesiredFor(const std::string& node_id) {
+  const NodeRegistry::Entry* entry = nodes_.Find(node_id);
   if (!entry) return Status::NotFound(fmt::format("node {} is not registered", node_id));
   DesiredState desired;
   desired.version = entry->version;
-  for (JobId id : active_) {
-    const Job& job = jobs_.at(id);
-    framework::JobDirectories dirs = DirectoriesOf(job);
+  for (JobId id : jobs_.active()) {
+    const Job& job = jobs_.At(id);
+    framework::JobDirectories dirs = lifecycle_.DirectoriesOf(job);
     for (size_t i = 0; i < job.tasks.size(); ++i) {
       const Task& t = job.tasks[i];
       if (t.node_id != node_id || IsTerminal(t.state) || t.stop_requested) continue;
@@ -279,7 +264,7 @@ StatusOr<DesiredState> Master::DesiredFor(const std::string& node_id) {
         launch.workdir = g.workdir;
       }
       launch.env = framework::TaskEnvironment(job, i, dirs);
-      InjectSecrets(job, t.role, launch.env);
+      secrets_.Inject(job, t.role, launch.env);
       launch.gpus = t.gpus;
       launch.grace_period = job.spec.grace_period;
       // The job's user names the account, unless an admin mapped them to a uid and gid
@@ -298,15 +283,15 @@ StatusOr<DesiredState> Master::DesiredFor(const std::string& node_id) {
   return desired;
 }
 
-std::vector<NodeStatus> Master::ListNodes() const {
+std::vector<NodeStatus> Reconciler::List() const {
   std::vector<NodeStatus> out;
   std::map<std::string, size_t> index;
   for (const auto& [id, entry] : nodes_.all()) {
     index[id] = out.size();
     out.push_back(NodeStatus{&entry.node, entry.version, {}, {}});
   }
-  for (JobId id : active_) {
-    const Job& job = jobs_.at(id);
+  for (JobId id : jobs_.active()) {
+    const Job& job = jobs_.At(id);
     for (const auto& t : job.tasks) {
       if (IsTerminal(t.state)) continue;
       auto it = index.find(t.node_id);

@@ -1,5 +1,5 @@
 // The master's short memory of GPU and task samples: bounded, taken once, forgotten with the
-// node or task; and through Master::Sync, only for GPUs and tasks the master knows there.
+// node or task; and through Reconciler::Sync, only for GPUs and tasks the master knows there.
 #include "master/resource_history.h"
 
 #include "master/master_test_fixture.h"
@@ -56,7 +56,7 @@ TEST_P(ResourceSamplesTest, SyncKeepsSamplesOfKnownGpusAndTasksUntilTheNodeIsLos
   AddNode("a", 2);
   JobId id = Submit(1, 1);
   RunPosted();
-  auto desired = master_->DesiredFor("a");
+  auto desired = master_->nodes().DesiredFor("a");
   ASSERT_TRUE(desired.ok());
   ASSERT_EQ(desired->tasks.size(), 1u);
   const TaskId task = desired->tasks[0].id;
@@ -68,9 +68,9 @@ TEST_P(ResourceSamplesTest, SyncKeepsSamplesOfKnownGpusAndTasksUntilTheNodeIsLos
   stranger.samples = {Cpu(0, 5)};
   report.tasks = {running, stranger};
   report.gpu_samples = {GpuSamples{1, {Gpu(0, 77)}}, GpuSamples{7, {Gpu(0, 1)}}};
-  ASSERT_TRUE(master_->Sync("a", report).ok());
+  ASSERT_TRUE(master_->nodes().Sync("a", report).ok());
 
-  const ResourceHistory& history = master_->resources();
+  const ResourceHistory& history = master_->nodes().resources();
   ASSERT_EQ(history.Task("a", task).size(), 1u);
   EXPECT_EQ(history.Task("a", task)[0].milli_cpus, 950);
   EXPECT_TRUE(history.Task("a", stranger.id).empty()) << "not a task of the master's";
@@ -79,9 +79,9 @@ TEST_P(ResourceSamplesTest, SyncKeepsSamplesOfKnownGpusAndTasksUntilTheNodeIsLos
 
   clock_.Advance(seconds(60));
   master_->Tick();
-  ASSERT_EQ(master_->ListNodes().at(0).node->state, NodeState::kLost);
-  EXPECT_FALSE(master_->resources().LatestGpu("a", 1).has_value());
-  EXPECT_TRUE(master_->resources().Task("a", task).empty());
+  ASSERT_EQ(master_->nodes().List().at(0).node->state, NodeState::kLost);
+  EXPECT_FALSE(master_->nodes().resources().LatestGpu("a", 1).has_value());
+  EXPECT_TRUE(master_->nodes().resources().Task("a", task).empty());
 }
 
 INSTANTIATE_TEST_SUITE_P(Scheduling, ResourceSamplesTest, ::testing::Values(false, true));

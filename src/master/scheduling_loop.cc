@@ -1,19 +1,51 @@
-// Scheduling: the cluster core kept in step with the jobs, full passes and the decisions between
-// them through the dispatcher, making their decisions real, and the tick.
-#include "master/master.h"
+#include "master/scheduling_loop.h"
 
-#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
 
-#include "common/strings.h"
-#include "common/units.h"
 #include "master/job_views.h"
 
 namespace cohort::master {
 
-NodeCapacity Master::CapacityOf(const NodeEntry& entry) const {
+SchedulingLoop::SchedulingLoop(JobBook& jobs, Journal& journal, const Clock& clock, EventLoop& loop,
+                               std::unique_ptr<scheduler::Scheduler> scheduler,
+                               size_t incremental_above)
+    : jobs_(jobs),
+      journal_(journal),
+      clock_(clock),
+      loop_(loop),
+      dispatcher_(std::move(scheduler), incremental_above) {}
+
+SchedulingLoop::~SchedulingLoop() = default;
+
+void SchedulingLoop::RequestSchedule() {
+  if (schedule_posted_) return;
+  schedule_posted_ = true;
+  loop_.Post([this, alive = std::weak_ptr<bool>(alive_)] {
+    if (alive.lock()) Schedule();
+  });
+}
+
+void SchedulingLoop::Reschedule() {
+  if (Incremental()) {
+    dispatcher_.MarkFullPassDue();
+  } else {
+    RequestSchedule();
+  }
+}
+
+void SchedulingLoop::InvalidateResidue() {
+  dispatcher_.Invalidate();
+  RequestSchedule();
+}
+
+void SchedulingLoop::NoteBackoff(const Job& job) {
+  if (!job.not_before) return;
+  if (!backoff_ends_ || *job.not_before < *backoff_ends_) backoff_ends_ = job.not_before;
+}
+
+void SchedulingLoop::PutNode(const NodeRegistry::Entry& entry) {
   NodeCapacity n;
   n.node_id = entry.node.info.id;
   n.total = entry.node.info.Capacity();
@@ -22,10 +54,10 @@ NodeCapacity Master::CapacityOf(const NodeEntry& entry) const {
   n.gpu_model = entry.node.info.GpuModel();
   n.labels = entry.node.info.labels;
   n.topology = entry.topology;
-  return n;
+  cluster_.UpsertNode(std::move(n), entry.node.Schedulable());
 }
 
-void Master::RestoreHolding(const Job& job) {
+void SchedulingLoop::RestoreHolding(const Job& job) {
   // As it started, with only its live tasks (some may have ended, replicas may have been added).
   PendingJob as_started = PendingOf(job);
   as_started.tasks.clear();
@@ -51,20 +83,7 @@ void Master::RestoreHolding(const Job& job) {
   }
 }
 
-void Master::Reschedule() {
-  if (Incremental()) {
-    dispatcher_.MarkFullPassDue();
-  } else {
-    RequestSchedule();
-  }
-}
-
-void Master::InvalidateResidue() {
-  dispatcher_.Invalidate();
-  RequestSchedule();
-}
-
-PendingJob Master::PendingOf(const Job& job) const {
+PendingJob SchedulingLoop::PendingOf(const Job& job) const {
   PendingJob p;
   p.job_id = job.id;
   p.team = job.spec.team;
@@ -81,12 +100,17 @@ PendingJob Master::PendingOf(const Job& job) const {
   p.constraints = job.spec.constraints;
   p.preemptions = job.preemptions;
   p.elastic = ElasticGroupsOf(job);
-  p.estimate = estimates_.Get(history_, HistoryKeyOf(job));
+  p.estimate = jobs_.EstimateFor(job);
   return p;
 }
 
-bool Master::StartDecided(Job& job, const std::vector<TaskPlacement>& placement) {
-  Status s = ApplyPlacement(job, JobPlacement{job.id, placement});
+const PendingReason* SchedulingLoop::ReasonFor(JobId id) const {
+  auto it = last_reasons_.find(id);
+  return it == last_reasons_.end() ? nullptr : &it->second;
+}
+
+bool SchedulingLoop::StartDecided(Job& job, const std::vector<TaskPlacement>& placement) {
+  Status s = taker_->Start(job, JobPlacement{job.id, placement});
   if (s.ok()) return true;
   // The cluster core took the resources; the job did not start after all. A pass at once would
   // choose the same placement and fail the same way (no free port on the node: the scheduler
@@ -97,34 +121,44 @@ bool Master::StartDecided(Job& job, const std::vector<TaskPlacement>& placement)
   return false;
 }
 
-void Master::Released(const std::vector<std::pair<JobId, Task>>& tasks) {
+void SchedulingLoop::Arrive(Job& job) {
+  if (!Incremental()) return RequestSchedule();
+  std::string reason;
+  auto placement = dispatcher_.Arrive(cluster_, PendingOf(job), clock_.Now(), &reason);
+  if (!placement || !StartDecided(job, *placement)) job.message = reason;
+  if (!Incremental()) RequestSchedule();  // the decision could not be carried out
+}
+
+void SchedulingLoop::Released(const std::vector<std::pair<JobId, Task>>& tasks) {
+  if (tasks.empty()) return;
+  if (!Incremental()) return RequestSchedule();
   std::map<JobId, PendingJob> looked_up;
   Timestamp now = clock_.Now();
   auto lookup = [&](JobId id) -> const PendingJob* {
-    if (!pending_.count(id) || BackingOff(jobs_.at(id), now)) return nullptr;
+    if (!jobs_.pending().count(id) || BackingOff(jobs_.At(id), now)) return nullptr;
     auto it = looked_up.find(id);
-    if (it == looked_up.end()) it = looked_up.emplace(id, PendingOf(jobs_.at(id))).first;
+    if (it == looked_up.end()) it = looked_up.emplace(id, PendingOf(jobs_.At(id))).first;
     return &it->second;
   };
   for (const auto& [id, task] : tasks) {
     if (!Incremental()) break;  // a decision failed: a full pass follows
-    const Job& job = jobs_.at(id);
+    const Job& job = jobs_.At(id);
     auto started = dispatcher_.Released(
         cluster_, job.spec.team, {TaskRequest{task.role, task.index, task.resources}},
         {TaskPlacement{task.node_id, task.gpus}}, lookup, clock_.Now());
-    for (const auto& p : started) StartDecided(jobs_.at(p.job_id), p.tasks);
+    for (const auto& p : started) StartDecided(jobs_.At(p.job_id), p.tasks);
   }
   if (!Incremental()) RequestSchedule();
 }
 
-void Master::Schedule() {
+void SchedulingLoop::Schedule() {
   schedule_posted_ = false;
-  WriteBatch batch(*this);  // every job the pass starts, in one commit
+  Journal::Batch batch(journal_);  // every job the pass starts, in one commit
   std::vector<PendingJob> pending;
-  pending.reserve(pending_.size());
+  pending.reserve(jobs_.pending().size());
   Timestamp now = clock_.Now();
-  for (JobId id : pending_) {
-    const Job& job = jobs_.at(id);
+  for (JobId id : jobs_.pending()) {
+    const Job& job = jobs_.At(id);
     if (!BackingOff(job, now)) pending.push_back(PendingOf(job));
   }
   dispatch::PassResult pass = dispatcher_.FullPass(cluster_, pending, clock_.Now());
@@ -134,155 +168,35 @@ void Master::Schedule() {
   // The cluster core has re-checked every part of the plan against the state as it is now and
   // taken what it uses; what is left is to make each part real.
   for (const auto& placement : applied.placements) {
-    StartDecided(jobs_.at(placement.job_id), placement.tasks);
+    StartDecided(jobs_.At(placement.job_id), placement.tasks);
   }
   for (const auto& preemption : applied.preemptions) {
-    Job& job = jobs_.at(preemption.victim);
-    std::vector<JobEvent> events;
     ++preemptions_by_cause_[preemption.cause];
-    ++job.preemptions;
-    job.preempted_for = preemption.for_job;
-    if (job.spec.restart.RestartsOn(RestartCause::kPreempted)) {
-      StopJob(job, JobState::kPending, preemption.reason, events);
-    } else {
-      StopJob(job, JobState::kFailed,
-              preemption.reason + " (restart.on does not include preempted)", events);
-    }
-    events.back().type = "preempted";
-    spdlog::info("job {}: {}", job.id, preemption.reason);
-    FinishIfStopped(job, events);
-    Commit(job, std::move(events));
+    taker_->Preempt(preemption);
   }
   recheck_at_ = pass.recheck_at;
-  for (const auto& growth : applied.growths) consistent &= ApplyGrowth(growth);
-  for (const auto& shrink : applied.shrinks) ApplyShrink(shrink);
+  for (const auto& growth : applied.growths) consistent &= taker_->Grow(growth);
+  for (const auto& shrink : applied.shrinks) taker_->Shrink(shrink);
   if (!consistent) InvalidateResidue();
   for (const auto& waiting : pass.waiting) {
-    Job& job = jobs_.at(waiting.job_id);
+    Job& job = jobs_.At(waiting.job_id);
     last_reasons_[job.id] = waiting;
     if (job.message == waiting.reason) continue;
     // Reasons are recomputed on every pass; keep them in memory only and tell watchers.
     job.message = waiting.reason;
     ++job.version;
-    AnnounceJob(job.id);
+    journal_.AnnounceJob(job.id);
   }
   // From `now`, read before the pending jobs were gathered: that is part of the pass too.
-  scheduling_passes_.Observe(clock_.Now() - now);
+  passes_.Observe(clock_.Now() - now);
 }
 
-bool Master::ApplyGrowth(const Growth& growth) {
-  Job& job = jobs_.at(growth.job_id);
-  std::set<std::string> nodes;
-  std::vector<std::string> added;
-  for (size_t i = 0; i < growth.tasks.size(); ++i) {
-    NodeEntry& entry = nodes_.At(growth.placement[i].node_id);
-    Task t;
-    t.role = growth.tasks[i].role;
-    t.index = growth.tasks[i].index;
-    t.rank = static_cast<int>(job.tasks.size());
-    t.resources = growth.tasks[i].resources;
-    t.node_id = growth.placement[i].node_id;
-    t.host = entry.node.info.address;
-    t.gpus = growth.placement[i].gpus;
-    t.port = AssignPort(entry);
-    if (t.port == 0) {
-      cluster_.ReleaseTask(job.id, t.role, t.index);  // no port for it: it does not start
-      continue;
-    }
-    t.started_at = clock_.Now();
-    t.held_since = t.started_at;
-    nodes.insert(t.node_id);
-    added.push_back(fmt::format("{} on {}", t.Name(), t.node_id));
-    NoteHold(job, t);
-    job.tasks.push_back(std::move(t));
-  }
-  for (const auto& n : nodes) {
-    uint64_t version = BumpNode(n);
-    for (auto& t : job.tasks) {
-      if (t.node_id == n && t.assigned_version == 0) t.assigned_version = version;
-    }
-  }
-  std::vector<std::string> counts;
-  for (const auto& g : job.spec.tasks) {
-    if (!g.elastic()) continue;
-    int n = static_cast<int>(std::count_if(job.tasks.begin(), job.tasks.end(), [&](const Task& t) {
-      return t.role == g.role && !t.scaled_down && !IsTerminal(t.state);
-    }));
-    counts.push_back(fmt::format("{} {} of {}..{}", n, g.role, g.replicas, g.max_replicas));
-  }
-  spdlog::info("job {} grew: {}", job.id, Join(added, "; "));
-  Commit(job,
-         {Event(job, "grown",
-                fmt::format("{} into idle GPUs; now {}", Join(added, ", "), Join(counts, ", ")))});
-  return true;
-}
-
-void Master::ApplyShrink(const Shrink& shrink) {
-  auto it = jobs_.find(shrink.job_id);
-  if (it == jobs_.end()) return;
-  Job& job = it->second;
-  if (job.state != JobState::kRunning && job.state != JobState::kStarting) return;
-  std::set<std::string> nodes;
-  std::vector<std::string> names;
-  for (auto& t : job.tasks) {
-    if (t.role != shrink.role || IsTerminal(t.state) || t.stop_requested) continue;
-    if (std::find(shrink.indices.begin(), shrink.indices.end(), t.index) == shrink.indices.end()) {
-      continue;
-    }
-    t.stop_requested = true;
-    t.scaled_down = true;
-    nodes.insert(t.node_id);
-  }
-  for (int index : shrink.indices) {  // highest first, as the scheduler chose them
-    for (const auto& t : job.tasks) {
-      if (t.role == shrink.role && t.index == index && t.scaled_down) names.push_back(t.Name());
-    }
-  }
-  if (names.empty()) return;
-  for (const auto& n : nodes) BumpNode(n);
-  spdlog::info("job {} shrinks: {}", job.id, shrink.reason);
-  Commit(job,
-         {Event(job, "shrunk", fmt::format("{} stopped: {}", Join(names, ", "), shrink.reason))});
-}
-
-int Master::AssignPort(NodeEntry& entry) {
-  std::set<int> used;
-  for (JobId id : active_) {
-    for (const auto& t : jobs_.at(id).tasks) {
-      if (t.node_id == entry.node.info.id && !IsTerminal(t.state)) used.insert(t.port);
-    }
-  }
-  return NodeRegistry::AssignPort(entry, used);
-}
-
-// --- Time ---
-
-void Master::Tick() {
-  Timestamp now = clock_.Now();
-  // Outside the batch: a prune that fails (a full disk) changes nothing in memory and is tried
-  // again later, and must not take the batch's job writes down with it.
-  PruneAudit(now);
-  WriteBatch batch(*this);
-  CheckNodeTimeouts(now);
-  AdviseJobs(now);
-  std::vector<JobId> active(active_.begin(), active_.end());
-  for (JobId id : active) {
-    Job& job = jobs_.at(id);
-    if (!job.spec.max_runtime || !job.placed_at) continue;
-    if (job.state != JobState::kStarting && job.state != JobState::kRunning) continue;
-    if (now - *job.placed_at <= *job.spec.max_runtime) continue;
-    std::vector<JobEvent> events;
-    StopJob(job, JobState::kFailed,
-            fmt::format("exceeded its max_runtime of {}", FormatDuration(*job.spec.max_runtime)),
-            events);
-    FinishIfStopped(job, events);
-    Commit(job, std::move(events));
-  }
+void SchedulingLoop::OnTick(Timestamp now) {
   // A restart backoff is over: the job may be scheduled again.
   if (backoff_ends_ && now >= *backoff_ends_) {
     backoff_ends_.reset();
-    for (JobId id : pending_) {
-      const Job& job = jobs_.at(id);
+    for (JobId id : jobs_.pending()) {
+      const Job& job = jobs_.At(id);
       if (BackingOff(job, now)) NoteBackoff(job);
     }
     Reschedule();

@@ -21,7 +21,7 @@ class SecretsTest : public MasterTest {
  protected:
   void SetUp() override {
     MasterTest::SetUp();
-    ASSERT_TRUE(master_->SetTeam(TeamQuota{"vision", 0, std::nullopt}).ok());
+    ASSERT_TRUE(master_->teams().Set(TeamQuota{"vision", 0, std::nullopt}).ok());
   }
 
   Secrets& secrets() { return master_->secrets(); }
@@ -42,7 +42,7 @@ class SecretsTest : public MasterTest {
 
   // The environment of the job's task as its node's agent gets it.
   std::map<std::string, std::string> LaunchedEnv(JobId id) {
-    auto desired = master_->DesiredFor("a");
+    auto desired = master_->nodes().DesiredFor("a");
     EXPECT_TRUE(desired.ok());
     for (const auto& t : desired->tasks) {
       if (t.id.job == id) return t.env;
@@ -206,8 +206,8 @@ TEST_P(SecretsTest, SecretsSurviveARestartAndGoWithTheirTeam) {
   EXPECT_EQ(secrets().Resolve("ada", "vision", "wandb")->value, "ada-key");
   EXPECT_EQ(secrets().Resolve("bob", "vision", "hf")->value, "team-key");
   // A team created again under the same name starts without the old one's secrets.
-  ASSERT_TRUE(master_->DeleteTeam("vision").ok());
-  ASSERT_TRUE(master_->SetTeam(TeamQuota{"vision", 0, std::nullopt}).ok());
+  ASSERT_TRUE(master_->teams().Delete("vision").ok());
+  ASSERT_TRUE(master_->teams().Set(TeamQuota{"vision", 0, std::nullopt}).ok());
   EXPECT_EQ(secrets().Resolve("bob", "vision", "hf"), nullptr);
   Start();
   EXPECT_EQ(secrets().Resolve("bob", "vision", "hf"), nullptr);

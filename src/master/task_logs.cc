@@ -5,11 +5,12 @@
 #include <algorithm>
 #include <optional>
 
+#include "master/job_book.h"
 #include "master/master.h"
 
 namespace cohort::master {
 
-Status Master::CheckShippedTask(const TaskId& task) const {
+Status JobBook::CheckTask(const TaskId& task) const {
   auto job_it = jobs_.find(task.job);
   if (job_it == jobs_.end()) {
     return Status::NotFound(fmt::format("job {} does not exist", task.job));
@@ -33,7 +34,7 @@ Status Master::CheckShippedTask(const TaskId& task) const {
 
 void Master::AppendLog(const std::string& node_id, const TaskId& task, int64_t offset,
                        std::string data, const LogAppend& options, LogStore::AppendDone done) {
-  if (Status s = CheckShippedTask(task); !s.ok()) return done(s);
+  if (Status s = jobs_.CheckTask(task); !s.ok()) return done(s);
   (void)node_id;
   logs_.AppendAsync(task, offset, std::move(data), options, std::move(done));
 }

@@ -1,11 +1,9 @@
-// Environment secrets in jobs (docs/security.md, "Environment secrets"): every reference is
-// checked at submission, and the values are put into each task's environment only when its
-// launch is built for its node's agent. No value reaches a message, an event or the log.
+#include "master/task_secrets.h"
+
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include "common/units.h"
-#include "master/master.h"
 #include "model/limits.h"
 
 namespace cohort::master {
@@ -27,7 +25,7 @@ std::string HowToSet(const std::string& secret, const std::string& team) {
 
 }  // namespace
 
-Status Master::CheckSecretReferences(const JobSpec& spec, const std::string& user) const {
+Status TaskSecrets::CheckReferences(const JobSpec& spec, const std::string& user) const {
   std::vector<std::string> problems;
   for (size_t i = 0; i < spec.tasks.size(); ++i) {
     const TaskGroupSpec& group = spec.tasks[i];
@@ -57,8 +55,8 @@ Status Master::CheckSecretReferences(const JobSpec& spec, const std::string& use
                                  std::move(problems));
 }
 
-void Master::InjectSecrets(const Job& job, const std::string& role,
-                           std::map<std::string, std::string>& env) {
+void TaskSecrets::Inject(const Job& job, const std::string& role,
+                         std::map<std::string, std::string>& env) {
   for (const auto& group : job.spec.tasks) {
     if (group.role != role || group.env_secrets.empty()) continue;
     size_t bytes = LiteralBytes(group);
@@ -79,10 +77,10 @@ void Master::InjectSecrets(const Job& job, const std::string& role,
         continue;
       }
       // Told once per attempt and variable: the launch is built again at every sync.
-      for (auto it = secrets_left_out_.begin(); it != secrets_left_out_.end();) {
-        it = active_.count(it->first) ? std::next(it) : secrets_left_out_.erase(it);
+      for (auto it = left_out_.begin(); it != left_out_.end();) {
+        it = jobs_.IsActive(it->first) ? std::next(it) : left_out_.erase(it);
       }
-      auto& [attempt, told] = secrets_left_out_[job.id];
+      auto& [attempt, told] = left_out_[job.id];
       if (attempt != job.attempt) {
         attempt = job.attempt;
         told.clear();
@@ -91,7 +89,7 @@ void Master::InjectSecrets(const Job& job, const std::string& role,
       std::string message = fmt::format("attempt {}: {} is left out of the tasks' environment: {}",
                                         job.attempt, var, why);
       spdlog::warn("job {}: {}", job.id, message);
-      Commit(jobs_.at(job.id), {Event(job, "secret_left_out", std::move(message))});
+      jobs_.Commit(jobs_.At(job.id), {jobs_.Event(job, "secret_left_out", std::move(message))});
     }
   }
 }

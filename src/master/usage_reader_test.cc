@@ -145,17 +145,17 @@ TEST_P(UsageReaderMasterTest, ReportsOnTheReadersThreadMatchTheLoopsOwn) {
   Report("a", TaskState::kSucceeded, 0);
   RunPosted();
   UsageQuery query{At("2026-11-02"), At("2026-11-03"), "", "", UsagePeriod::kDay};
-  auto on_loop = master_->Usage(query);
+  auto on_loop = master_->usage().Compute(query);
   ASSERT_TRUE(on_loop.ok());
   EXPECT_DOUBLE_EQ(on_loop->total.gpu_hours, 6.0);  // 4 GPUs for 90 min
 
   auto reader_store = state::OpenSqliteStateStore((dir_ / "cohort.db").string());
   ASSERT_TRUE(reader_store.ok());
   PostedWork loop;
-  master_->StartUsageReader(std::move(reader_store).value(), loop.Post());
+  master_->usage().StartReader(std::move(reader_store).value(), loop.Post());
   int answered = 0;
   std::optional<StatusOr<UsageReport>> report;
-  master_->Usage(query, [&](StatusOr<UsageReport> r) {
+  master_->usage().Compute(query, [&](StatusOr<UsageReport> r) {
     ++answered;
     report = std::move(r);
   });
@@ -166,11 +166,12 @@ TEST_P(UsageReaderMasterTest, ReportsOnTheReadersThreadMatchTheLoopsOwn) {
   EXPECT_EQ((*report)->total.jobs_succeeded, 1);
   // A bad query is refused at once, on the loop.
   int refused = 0;
-  master_->Usage(UsageQuery{At("2026-11-03"), At("2026-11-02"), "", "", UsagePeriod::kTotal},
-                 [&](StatusOr<UsageReport> r) {
-                   ++refused;
-                   EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
-                 });
+  master_->usage().Compute(
+      UsageQuery{At("2026-11-03"), At("2026-11-02"), "", "", UsagePeriod::kTotal},
+      [&](StatusOr<UsageReport> r) {
+        ++refused;
+        EXPECT_EQ(r.status().code(), StatusCode::kInvalidArgument);
+      });
   EXPECT_EQ(refused, 1);
 }
 

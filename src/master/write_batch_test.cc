@@ -1,4 +1,4 @@
-// Group commit (Master::WriteBatch): an agent's report that changes many jobs, and a pass that
+// Group commit (Journal::Batch): an agent's report that changes many jobs, and a pass that
 // starts many, are one commit of the store; nobody hears of those changes before it.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -83,7 +83,7 @@ TEST_P(WriteBatchTest, AFailedWriteInABatchFailsStopAndAnnouncesNothing) {
   CommitsSeen seen(*store_);
   master_->SetListener(&seen);
   store_->FailNextWrites(1, {Call::kSaveJob});
-  EXPECT_FALSE(master_->Sync("a", ReportOf("a", TaskState::kRunning)).ok());
+  EXPECT_FALSE(master_->nodes().Sync("a", ReportOf("a", TaskState::kRunning)).ok());
   master_->SetListener(nullptr);
   EXPECT_FALSE(fail_stops_.empty());
   EXPECT_FALSE(seen.jobs.count(first)) << "announced after the master failed stop";

@@ -1,0 +1,163 @@
+#include "master/job_book.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "master/job_views.h"
+
+namespace cohort::master {
+
+JobBook::JobBook(Journal& journal, const Clock& clock, size_t history_max_keys)
+    : journal_(journal), clock_(clock), history_(history_max_keys) {}
+
+StatusOr<uint64_t> JobBook::Load() {
+  COHORT_ASSIGN_OR_RETURN(auto jobs, journal_.store().LoadJobs());
+  uint64_t max_version = 0;
+  for (auto& job : jobs) {
+    for (const auto& t : job.tasks) max_version = std::max(max_version, t.assigned_version);
+    if (!job.request_id.empty()) requests_[{job.user, job.request_id}] = job.id;
+    if (job.state == JobState::kStarting || job.state == JobState::kRunning ||
+        job.state == JobState::kStopping) {
+      // Stored before tasks kept the start of their hold: it was their attempt's placement, as
+      // the store's migration took it (state::UsageFromRecord).
+      for (auto& t : job.tasks) {
+        if (!t.held_since) t.held_since = job.placed_at;
+      }
+    }
+    Reindex(job);
+    JobId id = job.id;
+    jobs_.emplace(id, std::move(job));
+  }
+  COHORT_ASSIGN_OR_RETURN(auto history, journal_.store().LoadRuntimeHistory());
+  history_.Load(history);
+  return max_version;
+}
+
+Job* JobBook::Find(JobId id) {
+  auto it = jobs_.find(id);
+  return it == jobs_.end() ? nullptr : &it->second;
+}
+
+const Job* JobBook::Find(JobId id) const {
+  auto it = jobs_.find(id);
+  return it == jobs_.end() ? nullptr : &it->second;
+}
+
+StatusOr<const Job*> JobBook::Get(JobId id) const {
+  const Job* job = Find(id);
+  if (!job) return Status::NotFound(fmt::format("job {} does not exist", id));
+  return job;
+}
+
+std::vector<const Job*> JobBook::List(const JobFilter& filter) const {
+  std::vector<const Job*> out;
+  for (const auto& [id, job] : jobs_) {
+    if (filter.state && job.state != *filter.state) continue;
+    out.push_back(&job);
+  }
+  return out;
+}
+
+int JobBook::LiveJobsOf(const std::string& team) const {
+  int live = 0;
+  for (const auto& [id, job] : jobs_) live += job.spec.team == team && !IsTerminal(job.state);
+  return live;
+}
+
+const Job* JobBook::FindRequest(const std::string& user, const std::string& request_id) const {
+  auto it = requests_.find({user, request_id});
+  return it == requests_.end() ? nullptr : Find(it->second);
+}
+
+StatusOr<Job*> JobBook::Create(Job job, std::vector<JobEvent> events) {
+  COHORT_ASSIGN_OR_RETURN(Job stored,
+                          journal_.store().CreateJob(std::move(job), std::move(events)));
+  JobId id = stored.id;
+  if (!stored.request_id.empty()) requests_[{stored.user, stored.request_id}] = id;
+  auto [it, inserted] = jobs_.emplace(id, std::move(stored));
+  COHORT_CHECK(inserted);
+  Reindex(it->second);
+  return &it->second;
+}
+
+void JobBook::Reindex(const Job& job) {
+  pending_.erase(job.id);
+  active_.erase(job.id);
+  if (job.state == JobState::kPending) pending_.insert(job.id);
+  if (job.state == JobState::kStarting || job.state == JobState::kRunning ||
+      job.state == JobState::kStopping) {
+    active_.insert(job.id);
+  }
+}
+
+Status JobBook::Persist(Job& job, std::vector<JobEvent> events) {
+  ++job.version;
+  std::vector<state::TaskUsage> holds;
+  if (auto it = unsaved_holds_.find(job.id); it != unsaved_holds_.end()) {
+    holds = std::move(it->second);
+    unsaved_holds_.erase(it);
+  }
+  // The history changes only once the store has the change, in the same write as the end.
+  RuntimeHistoryChange ended;
+  if (unsaved_ends_.erase(job.id)) {
+    ended = history_.Recorded(HistoryKeyOf(job), AttainedService(job));
+  }
+  Status s = journal_.store().SaveJob(job, events, holds, ended);
+  if (!s.ok()) {
+    // Memory has moved on and the store has not: the two must never disagree silently.
+    s = Status::Internal(fmt::format("saving job {}: {}", job.id, s.message()));
+    journal_.FailStop(s);
+    return s;
+  }
+  if (!ended.empty()) {
+    history_.Apply(ended);
+    estimates_.Forget(HistoryKeyOf(job), ended);
+  }
+  journal_.AnnounceJob(job.id);
+  return s;
+}
+
+void JobBook::Commit(Job& job, std::vector<JobEvent> events) {
+  // A failure has already stopped the master (FailStop); nothing is left to do with it here.
+  Status ignored = Persist(job, std::move(events));
+  (void)ignored;
+}
+
+JobEvent JobBook::Event(const Job& job, std::string type, std::string message) const {
+  return JobEvent{job.id, clock_.Now(), std::move(type), std::move(message)};
+}
+
+void JobBook::NoteHold(const Job& job, const Task& task) {
+  Timestamp start = task.held_since.value_or(job.placed_at.value_or(job.submitted_at));
+  std::optional<Timestamp> end;
+  if (IsTerminal(task.state)) {
+    // The agent's end of the task, when it says, within what the master has seen: not before
+    // the hold began (another clock), not after now. A task that ended while the master was
+    // down is not charged for the downtime.
+    end = std::clamp(task.finished_at.value_or(clock_.Now()), start, std::max(start, clock_.Now()));
+  }
+  unsaved_holds_[job.id].push_back(state::TaskUsage{job.id, job.attempt, task.Name(), job.spec.team,
+                                                    job.user, task.resources.gpus,
+                                                    task.resources.milli_cpus, start, end});
+}
+
+void JobBook::NoteEnd(const Job& job) {
+  if (TeachesRunTime(job)) unsaved_ends_.insert(job.id);
+}
+
+StatusOr<std::vector<JobEvent>> JobBook::Events(JobId id) {
+  if (!jobs_.count(id)) return Status::NotFound(fmt::format("job {} does not exist", id));
+  return journal_.store().LoadEvents(id);
+}
+
+StatusOr<state::EventPage> JobBook::Events(JobId id, const state::EventRange& range) {
+  if (!jobs_.count(id)) return Status::NotFound(fmt::format("job {} does not exist", id));
+  return journal_.store().ReadEvents(id, range);
+}
+
+std::optional<RuntimeEstimate> JobBook::EstimateFor(const Job& job) const {
+  return estimates_.Get(history_, HistoryKeyOf(job));
+}
+
+}  // namespace cohort::master

@@ -1,0 +1,76 @@
+// The job lifecycle: submission, kill, an attempt started on an accepted placement, grown and
+// shrunk, preempted, stopped (the gang asked to stop, and what it becomes once every task is
+// gone), ended early by a failure and requeued within its restart budget, or stopped past its
+// max_runtime. Every change is written with the job (JobBook::Persist) and tells the nodes
+// whose desired state it changes.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "common/time.h"
+#include "framework/task_environment.h"
+#include "master/job_book.h"
+#include "master/journal.h"
+#include "master/master_config.h"
+#include "master/node_registry.h"
+#include "master/scheduling_loop.h"
+#include "master/task_secrets.h"
+#include "master/teams.h"
+#include "model/job.h"
+
+namespace cohort::master {
+
+class JobLifecycle final : public DecisionTaker {
+ public:
+  JobLifecycle(const MasterConfig& config, JobBook& jobs, NodeRegistry& nodes,
+               SchedulingLoop& scheduling, Journal& journal, const Teams& teams,
+               const TaskSecrets& secrets, const Clock& clock);
+
+  // The spec is already validated (model/job_spec_parser.h). Durable when it returns.
+  // `request_id` (may be empty) names the submission: a retry with the same id by the same user
+  // returns the job the first one created instead of a second job (kAlreadyExists if the id
+  // came with another spec); `replayed`, if given, says which.
+  StatusOr<Job> Submit(JobSpec spec, std::string user, std::string request_id, bool* replayed);
+  // Stops every task of the job (SIGTERM, grace period, SIGKILL on the agents); the job is
+  // KILLED once every agent confirms. kNotFound; kFailedPrecondition if it already ended.
+  StatusOr<const Job*> Kill(JobId id);
+
+  // Asks every live task of the job to stop; the job finishes as `target` once all are gone.
+  void Stop(Job& job, JobState target, std::string reason, std::vector<JobEvent>& events);
+  // If a STOPPING job has no live task left, moves it to its target state.
+  void FinishIfStopped(Job& job, std::vector<JobEvent>& events);
+  // An attempt ends early for `cause`: the gang stops, and is requeued if the restart policy
+  // allows (after its backoff, for a failure), or fails.
+  void EndAttemptEarly(Job& job, RestartCause cause, std::string reason,
+                       std::vector<JobEvent>& events);
+  // Stops the jobs that have run past their max_runtime.
+  void StopOverdue(Timestamp now);
+
+  // Where the job's checkpoints, outputs and logs go on the storage root.
+  framework::JobDirectories DirectoriesOf(const Job& job) const;
+
+  // DecisionTaker: what the scheduling loop decided, made real.
+  Status Start(Job& job, const JobPlacement& placement) override;
+  void Preempt(const Preemption& preemption) override;
+  bool Grow(const Growth& growth) override;
+  void Shrink(const cohort::Shrink& shrink) override;
+
+ private:
+  // The node's desired state changed: a new version, announced.
+  uint64_t BumpNode(const std::string& node_id);
+  // The next free port of the node's range; 0 if none.
+  int AssignPort(NodeRegistry::Entry& node);
+
+  const MasterConfig& config_;
+  JobBook& jobs_;
+  NodeRegistry& nodes_;
+  SchedulingLoop& scheduling_;
+  Journal& journal_;
+  const Teams& teams_;
+  const TaskSecrets& secrets_;
+  const Clock& clock_;
+};
+
+}  // namespace cohort::master

@@ -1,0 +1,55 @@
+// How the master is run: what cohortd's flags (and tests) set.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "common/status.h"
+#include "common/time.h"
+#include "master/advisor.h"
+#include "master/log_store.h"
+#include "scheduler/runtime_history.h"
+
+namespace cohort::master {
+
+struct MasterConfig {
+  std::string data_dir;      // the state database and the task logs live here
+  std::string storage_root;  // job checkpoints and outputs; empty: <data_dir>/storage
+  // No sync for this long: the node is LOST, its tasks too, and their gangs are requeued
+  // (docs/reliability.md). Agents sync at least every 5 s.
+  Duration node_timeout = std::chrono::seconds(10);
+  // Jobs of a team nobody created go to this team; empty: they are refused.
+  std::string unknown_team_fallback;
+  // With at least this many jobs waiting, an arrival or a completion is decided at once against
+  // what the last full pass left (scheduler/incremental.h), and the next full pass runs on the
+  // next tick; with fewer, every change runs a full pass at once.
+  size_t incremental_above = 1000;
+  // Called when a write fails after memory has changed; it must not return into the master's
+  // work (a test's handler may, and then checks what the store holds). Unset: log and exit 70.
+  std::function<void(const Status&)> fail_stop;
+  Duration tick_interval = std::chrono::milliseconds(500);
+  int64_t log_limit = kDefaultLogLimit;  // stored bytes of each task's log (master/log_store.h)
+  // Audit entries older than this are pruned, from the tick, at most once an hour.
+  Duration audit_retention = std::chrono::hours(24 * 90);
+  // What the advisor calls a starved input pipeline and idle GPUs (master/advisor.h); with
+  // `reclaim_idle_gpus`, a job whose GPUs have been idle that long is preempted (requeued after
+  // its grace period, its restart budget untouched) so that others may have them.
+  AdvisorConfig advisor;
+  bool reclaim_idle_gpus = false;
+  // The most keys the runtime history keeps (scheduler/runtime_history.h), rows in the store
+  // included; tests make it small.
+  size_t history_max_keys = scheduler::RuntimeHistory::kMaxKeys;
+};
+
+// Where jobs' checkpoints and outputs go: --storage-root, else <data_dir>/storage.
+inline std::string StorageRootOf(const MasterConfig& config) {
+  return config.storage_root.empty() ? config.data_dir + "/storage" : config.storage_root;
+}
+
+// The team a spec gets when it names none; it exists without being created (no guarantee, no
+// limit) unless an admin gives it a quota.
+inline constexpr const char* kDefaultTeam = "default";
+
+}  // namespace cohort::master
