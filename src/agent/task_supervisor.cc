@@ -88,6 +88,18 @@ void SignalAll(int self, int main_pgid, int sig) {
   for (int pid : Descendants(self)) ::kill(pid, sig);
 }
 
+void ReapAll() {
+  int status;
+  while (::waitpid(-1, &status, WNOHANG) > 0) {
+  }
+}
+
+// Whether any child, running or not yet reaped, is left.
+bool HasChildren() {
+  siginfo_t info{};
+  return ::waitid(P_ALL, 0, &info, WEXITED | WNOHANG | WNOWAIT) == 0;
+}
+
 // In the child: the write end of the pipe that tells the supervisor why the command could not
 // be started (closed by a successful exec).
 int g_setup_error_fd = -1;
@@ -311,13 +323,16 @@ int RunTaskSupervisor(const std::string& dir) {
       if (WIFSIGNALED(status)) exit.signal = WTERMSIG(status);
     }
   }
-  // The task is over when its main process is: nothing it started may outlive it.
-  for (int round = 0; round < 50; ++round) {
+  // The task is over when its main process is: nothing it started may outlive it. As a
+  // subreaper, the supervisor is the parent of every orphan of the task, so every process the
+  // task left has a child of the supervisor above it: once no child is left, none is, and no
+  // scan of /proc (every process's stat, two per task) is needed to know it.
+  ::kill(-child, SIGKILL);
+  ReapAll();
+  for (int round = 0; round < 50 && HasChildren(); ++round) {
     SignalAll(self, child, SIGKILL);
-    int status;
-    while (::waitpid(-1, &status, WNOHANG) > 0) {
-    }
-    if (Descendants(self).empty()) break;
+    ReapAll();
+    if (!HasChildren()) break;
     ::usleep(10'000);
   }
   trimmer.Trim();

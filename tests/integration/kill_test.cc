@@ -82,6 +82,35 @@ tasks:
   EXPECT_THAT(unknown.err, ::testing::HasSubstr("job 999 does not exist"));
 }
 
+TEST(Kill, WhatATaskLeftBehindEndsWithIt) {
+  LocalCluster cluster("leftover");
+  cluster.StartMaster();
+  cluster.StartAgent("node-a", 1);
+  // The main process exits at once, leaving a background child and one that escaped into a
+  // session of its own: both end with the task, not after it (the supervisor reaps them as a
+  // subreaper, and then knows nothing is left without scanning /proc).
+  JobId id = cluster.Submit(R"(
+name: leaves
+tasks:
+  - role: worker
+    resources: {gpus: 1}
+    command: [sh, -c, 'sleep 300 & echo "pid $!"; setsid sleep 301 & echo "pid $!"; exit 0']
+)");
+  Job job = cluster.WaitForState(id, JobState::kSucceeded, std::chrono::seconds(20));
+  std::vector<pid_t> pids;
+  std::istringstream logs(cluster.Logs(id));
+  for (std::string line; std::getline(logs, line);) {
+    if (auto at = line.find("pid "); at != std::string::npos) {
+      pids.push_back(std::atoi(line.c_str() + at + 4));
+    }
+  }
+  ASSERT_EQ(pids.size(), 2u) << cluster.Logs(id);
+  for (pid_t p : pids) {
+    ASSERT_GT(p, 0);
+    EXPECT_FALSE(ProcessAlive(p)) << "pid " << p << " outlived its task";
+  }
+}
+
 TEST(Kill, FailedTaskStopsTheRestOfItsGangAndRetries) {
   LocalCluster cluster("gangfail");
   cluster.StartMaster();
