@@ -65,6 +65,28 @@ int JobBook::LiveJobsOf(const std::string& team) const {
   return live;
 }
 
+Status JobBook::CheckTask(const TaskId& task) const {
+  auto job_it = jobs_.find(task.job);
+  if (job_it == jobs_.end()) {
+    return Status::NotFound(fmt::format("job {} does not exist", task.job));
+  }
+  if (task.attempt < 1 || task.attempt > job_it->second.attempt) {
+    return Status::NotFound(fmt::format("job {} has no attempt {}", task.job, task.attempt));
+  }
+  // The id names a file and a series: it must be one of the job's tasks, nothing else.
+  // (Elastic replicas get ever higher indices: any index of an elastic role will do.)
+  bool known = std::any_of(job_it->second.spec.tasks.begin(), job_it->second.spec.tasks.end(),
+                           [&](const TaskGroupSpec& g) {
+                             return g.role == task.role && task.index >= 0 &&
+                                    (task.index < g.replicas || g.elastic());
+                           });
+  if (!known) {
+    return Status::NotFound(
+        fmt::format("job {} has no task {}/{}", task.job, task.role, task.index));
+  }
+  return Status::Ok();
+}
+
 const Job* JobBook::FindRequest(const std::string& user, const std::string& request_id) const {
   auto it = requests_.find({user, request_id});
   return it == requests_.end() ? nullptr : Find(it->second);

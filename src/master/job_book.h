@@ -52,7 +52,7 @@ class JobBook {
   // Jobs of `team` that have not ended.
   int LiveJobsOf(const std::string& team) const;
   // kNotFound unless `task` names one of the job's tasks in one of its attempts: what an agent
-  // may ship logs and metrics for (master/task_logs.cc).
+  // may ship logs and metrics for.
   Status CheckTask(const TaskId& task) const;
   // The job a submission with this request id by this user created, if any.
   const Job* FindRequest(const std::string& user, const std::string& request_id) const;

@@ -21,8 +21,8 @@ namespace cohort::master {
 struct TeamStatus {
   TeamQuota quota;
   bool implicit = false;  // the default team, never created by an admin
-  Resources held;         // by its running and stopping jobs
-  int running_jobs = 0;
+  Resources held;         // by its starting, running and stopping jobs
+  int running_jobs = 0;   // starting, running and stopping
   int pending_jobs = 0;
 
   // GPUs held beyond the guarantee: what preemption may take back (docs/scheduler.md).
