@@ -346,7 +346,8 @@ void JobLifecycle::Preempt(const Preemption& preemption) {
     Stop(job, JobState::kFailed, preemption.reason + " (restart.on does not include preempted)",
          events);
   }
-  events.back().type = "preempted";
+  // A job stopping for a kill stays so, and says nothing new (Stop).
+  if (!events.empty()) events.back().type = "preempted";
   spdlog::info("job {}: {}", job.id, preemption.reason);
   FinishIfStopped(job, events);
   jobs_.Commit(job, std::move(events));

@@ -125,7 +125,13 @@ void SchedulingLoop::Arrive(Job& job) {
   if (!Incremental()) return RequestSchedule();
   std::string reason;
   auto placement = dispatcher_.Arrive(cluster_, PendingOf(job), clock_.Now(), &reason);
-  if (!placement || !StartDecided(job, *placement)) job.message = reason;
+  // A placement that could not be carried out has no reason in words: the job keeps its message
+  // until the full pass that follows gives it one.
+  if (!placement) {
+    job.message = reason;
+  } else {
+    StartDecided(job, *placement);
+  }
   if (!Incremental()) RequestSchedule();  // the decision could not be carried out
 }
 
