@@ -1,5 +1,5 @@
 // The job lifecycle alone: the master's parts wired as master.cc wires them over an in-memory
-// store (master_parts_fixture.h), driven through JobLifecycle's own calls.
+// store (master_parts_test_fixture.h), driven through JobLifecycle's own calls.
 #include "master/job_lifecycle.h"
 
 #include <gmock/gmock.h>
@@ -8,7 +8,7 @@
 #include <algorithm>
 #include <vector>
 
-#include "master/master_parts_fixture.h"
+#include "master/master_parts_test_fixture.h"
 
 namespace cohort::master {
 namespace {

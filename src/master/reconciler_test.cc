@@ -1,5 +1,5 @@
 // The reconciler alone: the master's parts wired as master.cc wires them over an in-memory store
-// (master_parts_fixture.h), driven by hand-written agent registrations and reports.
+// (master_parts_test_fixture.h), driven by hand-written agent registrations and reports.
 #include "master/reconciler.h"
 
 #include <gmock/gmock.h>
@@ -7,7 +7,7 @@
 
 #include <vector>
 
-#include "master/master_parts_fixture.h"
+#include "master/master_parts_test_fixture.h"
 
 namespace cohort::master {
 namespace {

@@ -9,7 +9,7 @@
 #include <memory>
 #include <vector>
 
-#include "master/master_parts_fixture.h"
+#include "master/master_parts_test_fixture.h"
 #include "testing/memory_state_store.h"
 
 namespace cohort::master {
