@@ -67,9 +67,15 @@ Timestamp ManualClock::Now() const {
   return now_;
 }
 
+MonoTime ManualClock::Monotonic() const {
+  std::lock_guard lock(mu_);
+  return monotonic_;
+}
+
 void ManualClock::Advance(Duration d) {
   std::lock_guard lock(mu_);
   now_ += d;
+  monotonic_ += d;
 }
 
 void ManualClock::Set(Timestamp t) {

@@ -16,6 +16,9 @@ namespace cohort {
 using Duration = std::chrono::microseconds;
 // Wall-clock time with microsecond resolution (latencies of tens of milliseconds are measured).
 using Timestamp = std::chrono::time_point<std::chrono::system_clock, std::chrono::microseconds>;
+// Time that only moves forward, at the rate time passes, whatever the wall clock is set to: what
+// deadlines and silences are measured on (a node's liveness). Meaningless across processes.
+using MonoTime = std::chrono::time_point<std::chrono::steady_clock, std::chrono::microseconds>;
 
 inline int64_t ToMicros(Timestamp t) { return t.time_since_epoch().count(); }
 inline Timestamp FromMicros(int64_t us) { return Timestamp(Duration(us)); }
@@ -31,6 +34,7 @@ class Clock {
  public:
   virtual ~Clock() = default;
   virtual Timestamp Now() const = 0;
+  virtual MonoTime Monotonic() const = 0;
 };
 
 // A clock that only moves when told to. Thread-safe.
@@ -38,12 +42,16 @@ class ManualClock final : public Clock {
  public:
   explicit ManualClock(Timestamp start = FromMicros(1'700'000'000'000'000)) : now_(start) {}
   Timestamp Now() const override;
+  MonoTime Monotonic() const override;
+  // Time passes: both clocks move.
   void Advance(Duration d);
+  // The wall clock is set (stepped, either way): the monotonic clock does not move.
   void Set(Timestamp t);
 
  private:
   mutable std::mutex mu_;
   Timestamp now_;
+  MonoTime monotonic_{std::chrono::hours(1)};
 };
 
 }  // namespace cohort

@@ -64,8 +64,14 @@ Status Master::Load() {
 }
 
 void Master::TickAgainLater() {
-  loop_.RunAfter(config_.tick_interval, [this, alive = std::weak_ptr<bool>(alive_)] {
+  MonoTime due = clock_.Monotonic() + config_.tick_interval;
+  loop_.RunAfter(config_.tick_interval, [this, due, alive = std::weak_ptr<bool>(alive_)] {
     if (!alive.lock()) return;
+    // A tick this late means the master did not run in between (SIGSTOP, a frozen VM, a starved
+    // CPU, a handler that held the loop): nodes are not judged on what it could not hear.
+    if (Duration late = clock_.Monotonic() - due; late > kStalledAfter) {
+      reconciler_.WasNotListening(late);
+    }
     Tick();
     TickAgainLater();
   });
@@ -77,7 +83,7 @@ void Master::Tick() {
   // again later, and must not take the batch's job writes down with it.
   audit_.Prune(now);
   Journal::Batch batch(journal_);
-  reconciler_.CheckTimeouts(now);
+  reconciler_.CheckTimeouts();
   advice_.Tick(now);
   lifecycle_.StopOverdue(now);
   scheduling_.OnTick(now);

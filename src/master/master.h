@@ -155,6 +155,8 @@ class Master {
   Master(MasterConfig config, MasterDeps deps, const Clock& clock, EventLoop& loop);
   Status Load();
   void TickAgainLater();
+  // How much later than due a tick may run before the master counts itself as not having run.
+  static constexpr Duration kStalledAfter = std::chrono::seconds(1);
 
   MasterConfig config_;
   const Clock& clock_;

@@ -17,9 +17,18 @@ Status Reconciler::Load(uint64_t versions_above) {
     // Every node gets a whole node timeout from this start to be heard from: the master's own
     // downtime is not the nodes' silence.
     node.last_seen = std::max(node.last_seen, now);
-    scheduling_.PutNode(nodes_.Put(std::move(node)));
+    scheduling_.PutNode(nodes_.Put(std::move(node), clock_.Monotonic()));
   }
   return Status::Ok();
+}
+
+void Reconciler::WasNotListening(Duration how_long) {
+  spdlog::warn(
+      "the master did not run for {} (paused, or its event loop stalled): every node gets a whole "
+      "node timeout ({}) from now to be heard from before any is judged silent",
+      FormatDuration(std::chrono::duration_cast<std::chrono::milliseconds>(how_long)),
+      FormatDuration(config_.node_timeout));
+  nodes_.RestartSilences(clock_.Monotonic());
 }
 
 void Reconciler::SetNodeState(NodeRegistry::Entry& entry, NodeState state) {
@@ -29,10 +38,13 @@ void Reconciler::SetNodeState(NodeRegistry::Entry& entry, NodeState state) {
   journal_.AnnounceNode(entry.node.info.id);
 }
 
-void Reconciler::CheckTimeouts(Timestamp now) {
+void Reconciler::CheckTimeouts() {
+  // On the monotonic clock: a step of the wall clock, either way, is no one's silence.
+  const MonoTime now = clock_.Monotonic();
   for (const auto& id : nodes_.SilentFor(config_.node_timeout, now)) {
     NodeRegistry::Entry& entry = nodes_.At(id);
-    std::string silent = FormatDuration(now - entry.node.last_seen);
+    std::string silent =
+        FormatDuration(std::chrono::duration_cast<std::chrono::seconds>(now - entry.heard_at));
     spdlog::warn("node {} is LOST: silent for {} (node timeout {}); its tasks are lost", id, silent,
                  FormatDuration(config_.node_timeout));
     SetNodeState(entry, NodeState::kLost);

@@ -326,6 +326,60 @@ TEST_P(ReliabilityTest, AfterARestartTheMasterGivesEveryNodeAWholeTimeout) {
   EXPECT_EQ(GetJob(id).state, JobState::kStopping);
 }
 
+TEST_P(ReliabilityTest, AWallClockStepEitherWayIsNoNodesSilence) {
+  JobId id = RunningGangOnAAndB();
+  clock_.Set(clock_.Now() + std::chrono::seconds(60));  // stepped forward: no time passed
+  master_->Tick();
+  EXPECT_EQ(NodeOf("a").state, NodeState::kReady);
+  EXPECT_EQ(NodeOf("b").state, NodeState::kReady);
+  EXPECT_EQ(GetJob(id).state, JobState::kRunning);
+  // Stepped back an hour: a machine that then dies is still found once its timeout passes.
+  clock_.Set(clock_.Now() - std::chrono::hours(1));
+  clock_.Advance(std::chrono::seconds(6));
+  Report("a", TaskState::kRunning);
+  clock_.Advance(std::chrono::seconds(5));
+  master_->Tick();
+  EXPECT_EQ(NodeOf("a").state, NodeState::kReady);
+  EXPECT_EQ(NodeOf("b").state, NodeState::kLost);
+}
+
+TEST_P(ReliabilityTest, AMasterThatDidNotRunJudgesNoNodeOnWhatItCouldNotHear) {
+  JobId id = RunningGangOnAAndB();
+  // The master is stopped for 12 s (SIGSTOP, a frozen VM): no tick, no sync is heard. Its
+  // periodic tick then runs 11.5 s late.
+  clock_.Advance(std::chrono::seconds(12));
+  ASSERT_EQ(loop_.later_.size(), 1u);
+  auto tick = loop_.later_.back();
+  loop_.later_.clear();
+  tick();
+  EXPECT_EQ(NodeOf("a").state, NodeState::kReady);
+  EXPECT_EQ(NodeOf("b").state, NodeState::kReady);
+  EXPECT_EQ(GetJob(id).state, JobState::kRunning);
+  EXPECT_EQ(GetJob(id).attempt, 1);
+  // Silence after it runs again counts as before: b, which died meanwhile, is found.
+  clock_.Advance(std::chrono::seconds(6));
+  Report("a", TaskState::kRunning);
+  clock_.Advance(std::chrono::seconds(5));
+  master_->Tick();
+  EXPECT_EQ(NodeOf("a").state, NodeState::kReady);
+  EXPECT_EQ(NodeOf("b").state, NodeState::kLost);
+}
+
+TEST_P(ReliabilityTest, ATickOnTimeForgivesNoSilence) {
+  JobId id = RunningGangOnAAndB();
+  clock_.Advance(std::chrono::milliseconds(500));
+  ASSERT_EQ(loop_.later_.size(), 1u);
+  auto tick = loop_.later_.back();
+  loop_.later_.clear();
+  tick();
+  clock_.Advance(std::chrono::seconds(6));
+  Report("a", TaskState::kRunning);
+  clock_.Advance(std::chrono::seconds(5));
+  master_->Tick();
+  EXPECT_EQ(NodeOf("b").state, NodeState::kLost);
+  EXPECT_EQ(GetJob(id).state, JobState::kStopping);
+}
+
 TEST_P(ReliabilityTest, ADrainedNodeGetsNothingNewKeepsWhatRunsAndStaysDrainedAcrossRestarts) {
   AddNode("a", 2);
   JobId running = Submit(1, 1);

@@ -22,7 +22,7 @@ NodeRegistry::Entry& NodeRegistry::At(const std::string& id) {
   return *entry;
 }
 
-NodeRegistry::Entry& NodeRegistry::Put(Node node) {
+NodeRegistry::Entry& NodeRegistry::Put(Node node, MonoTime heard_at) {
   auto topology = std::make_shared<GpuTopology>(node.info.Topology());
   std::string id = node.info.id;
   auto [it, inserted] = entries_.try_emplace(id);
@@ -30,6 +30,7 @@ NodeRegistry::Entry& NodeRegistry::Put(Node node) {
   if (inserted) entry.version = next_version_++;
   entry.node = std::move(node);
   entry.topology = std::move(topology);
+  entry.heard_at = heard_at;
   return entry;
 }
 
@@ -46,13 +47,17 @@ void NodeRegistry::VersionsAbove(uint64_t version) {
   next_version_ = std::max(next_version_, version + 1);
 }
 
-std::vector<std::string> NodeRegistry::SilentFor(Duration timeout, Timestamp now) const {
+std::vector<std::string> NodeRegistry::SilentFor(Duration timeout, MonoTime now) const {
   std::vector<std::string> silent;
   for (const auto& [id, entry] : entries_) {
     if (entry.node.state == NodeState::kLost) continue;
-    if (now - entry.node.last_seen > timeout) silent.push_back(id);
+    if (now - entry.heard_at > timeout) silent.push_back(id);
   }
   return silent;
+}
+
+void NodeRegistry::RestartSilences(MonoTime now) {
+  for (auto& [id, entry] : entries_) entry.heard_at = std::max(entry.heard_at, now);
 }
 
 int NodeRegistry::AssignPort(Entry& entry, const std::set<int>& used) {

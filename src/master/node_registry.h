@@ -24,6 +24,9 @@ class NodeRegistry {
     uint64_t version = 0;  // of its desired state
     std::shared_ptr<const GpuTopology> topology;
     int next_port_offset = 0;  // ports are handed out round-robin within the range
+    // When the master last heard from it (registration, sync), on its monotonic clock: what its
+    // silence is measured from, whatever the wall clock does. In memory only.
+    MonoTime heard_at{};
   };
 
   Entry* Find(const std::string& id);
@@ -33,10 +36,10 @@ class NodeRegistry {
   const std::map<std::string, Entry>& all() const { return entries_; }
   size_t size() const { return entries_.size(); }
 
-  // Adds the node, or replaces the record of one it knows (whose version and port offset stay).
-  // A new node's desired state gets a version of its own; either way its GPU topology is
-  // computed from the record.
-  Entry& Put(Node node);
+  // Adds the node, or replaces the record of one it knows (whose version and port offset stay),
+  // heard from at `heard_at`. A new node's desired state gets a version of its own; either way
+  // its GPU topology is computed from the record.
+  Entry& Put(Node node, MonoTime heard_at);
   // False if it did not know the node.
   bool Remove(const std::string& id);
 
@@ -48,8 +51,11 @@ class NodeRegistry {
   // before the restart never looks newer than what it is told now.
   void VersionsAbove(uint64_t version);
 
-  // The ids of the nodes not LOST that have been silent (last_seen) for longer than `timeout`.
-  std::vector<std::string> SilentFor(Duration timeout, Timestamp now) const;
+  // The ids of the nodes not LOST that have been silent (heard_at) for longer than `timeout`.
+  std::vector<std::string> SilentFor(Duration timeout, MonoTime now) const;
+  // Every node's silence starts again at `now`: the master itself was not listening (paused,
+  // stalled), and that time is not the nodes'.
+  void RestartSilences(MonoTime now);
 
   // The next port of the node's range that is not in `used`, round-robin from the last one
   // given; 0 if every port is used.

@@ -55,7 +55,7 @@ StatusOr<DesiredState> Reconciler::Register(NodeInfo info) {
   node.last_seen = now;
   COHORT_RETURN_IF_ERROR(journal_.store().SaveNode(node));
   bool again = known != nullptr;
-  NodeRegistry::Entry& entry = nodes_.Put(std::move(node));
+  NodeRegistry::Entry& entry = nodes_.Put(std::move(node), clock_.Monotonic());
   if (again) {
     spdlog::info("node {} registered again{}", id,
                  wiped ? " without its tasks (its agent has a new data directory)" : "");
@@ -178,6 +178,7 @@ StatusOr<DesiredState> Reconciler::Sync(const std::string& node_id, const AgentR
   NodeRegistry::Entry& entry = *found;
   Timestamp now = clock_.Now();
   entry.node.last_seen = now;
+  entry.heard_at = clock_.Monotonic();
 
   TaskEnds ends;
   std::set<TaskId> reported;

@@ -71,8 +71,13 @@ class Reconciler {
   // Forgets a node. Its tasks are LOST and their gangs requeued; if its agent still runs, it
   // registers again as a new node. kNotFound.
   Status Remove(const std::string& node_id);
-  // Silent nodes become LOST, with their tasks.
-  void CheckTimeouts(Timestamp now);
+  // Nodes silent for longer than the node timeout, on the monotonic clock, become LOST with
+  // their tasks.
+  void CheckTimeouts();
+  // The master itself did not run for `how_long` (the process was paused, its loop stalled):
+  // what it did not hear in that time is not the nodes' silence, so every node gets a whole node
+  // timeout from now before any is judged.
+  void WasNotListening(Duration how_long);
 
  private:
   // Task ends found together (one agent report, one lost node), applied to their jobs at once.

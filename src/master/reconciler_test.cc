@@ -110,7 +110,7 @@ TEST_F(ReconcilerTest, CheckTimeoutsMarksASilentNodeLostAndRequeuesItsGang) {
   clock_.Advance(seconds(5));
   Report(other, TaskState::kRunning);  // the other node keeps syncing
   clock_.Advance(seconds(6));
-  parts_->reconciler.CheckTimeouts(clock_.Now());
+  parts_->reconciler.CheckTimeouts();
 
   EXPECT_EQ(parts_->nodes.At(node).node.state, NodeState::kLost);
   EXPECT_EQ(parts_->nodes.At(other).node.state, NodeState::kReady) << "heard from 6s ago";

@@ -74,7 +74,7 @@ class SchedulingLoopTest : public ::testing::Test {
     node.info = NodeInfoOf(id, gpus);
     node.state = state;
     node.last_seen = clock_.Now();
-    scheduling_->PutNode(nodes_.Put(std::move(node)));
+    scheduling_->PutNode(nodes_.Put(std::move(node), MonoTime{}));
   }
 
   // A pending job of `replicas` workers with `gpus` each, as a submission leaves it.

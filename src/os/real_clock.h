@@ -6,11 +6,12 @@
 
 namespace cohort {
 
-// Reads the system clock (CLOCK_REALTIME): it may jump when the machine's time is set.
-// Thread-safe.
+// Reads the system clock (CLOCK_REALTIME), which may jump when the machine's time is set, and
+// the monotonic one (CLOCK_MONOTONIC), which does not. Thread-safe.
 class RealClock final : public Clock {
  public:
   Timestamp Now() const override;
+  MonoTime Monotonic() const override;
 };
 
 }  // namespace cohort

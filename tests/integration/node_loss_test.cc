@@ -5,6 +5,9 @@
 
 #include <filesystem>
 #include <fstream>
+#include <thread>
+
+#include <signal.h>
 
 #include "os/process.h"
 #include "tests/integration/local_cluster.h"
@@ -76,6 +79,28 @@ TEST(NodeLossTest, AMachineThatDiesHasItsGangRequeuedWithinFifteenSeconds) {
   ASSERT_EQ(cluster.Cohort({"kill", std::to_string(id)}).exit_code, 0);
   EXPECT_EQ(cluster.WaitForState(id, JobState::kKilled, std::chrono::seconds(10)).state,
             JobState::kKilled);
+}
+
+TEST(NodeLossTest, AMasterStoppedForTwelveSecondsLosesNoNode) {
+  LocalCluster cluster("pause");
+  cluster.StartMaster();  // the default --node-timeout: 10s
+  for (const char* node : {"node-a", "node-b"}) cluster.StartAgent(node, 1);
+  std::string starts = cluster.dir() + "/starts";
+  JobId id = cluster.Submit(Recorded(starts, 2));
+  ASSERT_EQ(cluster.WaitForState(id, JobState::kRunning).attempt, 1);
+  // A frozen VM, a starved CPU, an operator's SIGSTOP: the master hears nothing for 12 s, more
+  // than the node timeout, while every agent keeps trying.
+  ASSERT_EQ(::kill(cluster.master_pid(), SIGSTOP), 0);
+  std::this_thread::sleep_for(std::chrono::seconds(12));
+  ASSERT_EQ(::kill(cluster.master_pid(), SIGCONT), 0);
+  // Long enough for a tick to judge the nodes, and for the agents to sync again.
+  std::this_thread::sleep_for(std::chrono::seconds(3));
+  auto nodes = cluster.client().Nodes();
+  ASSERT_TRUE(nodes.ok()) << nodes.status().ToString();
+  for (const auto& n : (*nodes)["nodes"]) EXPECT_EQ(n["state"], "READY") << n.dump();
+  Job job = cluster.WaitForState(id, JobState::kRunning);
+  EXPECT_EQ(job.attempt, 1);
+  EXPECT_FALSE(AnyEventHas(cluster, id, "was silent")) << "a node was judged on the pause";
 }
 
 TEST(NodeLossTest, AMachineThatComesBackWipedNeverRestartsItsTasks) {
