@@ -14,6 +14,8 @@ packages=(
   prometheus
   # The dashboard's end-to-end test drives Debian's Chromium (web/test/e2e.mjs).
   chromium
+  # Steps the master's wall clock in tests/integration/node_loss_test.cc (libfaketime).
+  faketime
 )
 # The dashboard is built with npm (web/package-lock.json): Debian's Node.js 18 and npm, unless a
 # node and npm are there already (NodeSource's nodejs package brings its own npm, and Debian's

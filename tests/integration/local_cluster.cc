@@ -177,7 +177,8 @@ pid_t LocalCluster::Spawn(const std::vector<std::string>& args, const std::strin
   return pid.ok() ? *pid : 0;
 }
 
-void LocalCluster::StartMaster(std::vector<std::string> extra_args) {
+void LocalCluster::StartMaster(std::vector<std::string> extra_args,
+                               std::map<std::string, std::string> env) {
   std::string url_file = dir_ + "/master.url";
   fs::remove(url_file);
   std::vector<std::string> args = {BinDir() + "/cohortd",
@@ -192,7 +193,7 @@ void LocalCluster::StartMaster(std::vector<std::string> extra_args) {
                                    "debug"};
   args.insert(args.end(), tls_args_.begin(), tls_args_.end());
   args.insert(args.end(), extra_args.begin(), extra_args.end());
-  master_ = Child{Spawn(args, dir_ + "/master.log", {}), dir_ + "/master.log"};
+  master_ = Child{Spawn(args, dir_ + "/master.log", env), dir_ + "/master.log"};
   ASSERT_TRUE(WaitFor([&] { return fs::exists(url_file); }, std::chrono::seconds(10)))
       << "the master did not start:\n"
       << ReadFileOrEmpty(dir_ + "/master.log");

@@ -56,7 +56,8 @@ class LocalCluster {
   explicit LocalCluster(const std::string& name, LocalClusterOptions options = {});
   ~LocalCluster();
 
-  void StartMaster(std::vector<std::string> extra_args = {});
+  void StartMaster(std::vector<std::string> extra_args = {},
+                   std::map<std::string, std::string> env = {});
   // SIGTERM, and waits for it to exit.
   void StopMaster();
   // With `allow_root_tasks`, the agent runs tasks of root as root (the tests run as root).

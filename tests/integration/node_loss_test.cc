@@ -9,6 +9,7 @@
 
 #include <signal.h>
 
+#include "os/durable_file.h"
 #include "os/process.h"
 #include "tests/integration/local_cluster.h"
 
@@ -101,6 +102,59 @@ TEST(NodeLossTest, AMasterStoppedForTwelveSecondsLosesNoNode) {
   Job job = cluster.WaitForState(id, JobState::kRunning);
   EXPECT_EQ(job.attempt, 1);
   EXPECT_FALSE(AnyEventHas(cluster, id, "was silent")) << "a node was judged on the pause";
+}
+
+// libfaketime (Debian's faketime package, scripts/setup.sh) steps the master's wall clock by what
+// the file says, read at every call; its monotonic clock stays the machine's.
+constexpr const char* kFaketime = "/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1";
+
+TEST(NodeLossTest, AStepOfTheMastersWallClockLosesNoNodeAndHidesNoDeadOne) {
+  ASSERT_TRUE(std::filesystem::exists(kFaketime)) << kFaketime << ": run scripts/setup.sh";
+  LocalCluster cluster("clockstep");
+  std::string offset = cluster.dir() + "/faketime";
+  ASSERT_TRUE(WriteFileAtomically(offset, "+0\n", 0644, Durability::kProcessCrash).ok());
+  cluster.StartMaster({}, {{"LD_PRELOAD", kFaketime},
+                           {"FAKETIME_TIMESTAMP_FILE", offset},
+                           {"FAKETIME_NO_CACHE", "1"},
+                           {"DONT_FAKE_MONOTONIC", "1"}});
+  for (const char* node : {"node-a", "node-b", "node-c"}) cluster.StartAgent(node, 1);
+  std::string starts = cluster.dir() + "/starts";
+  JobId id = cluster.Submit(Recorded(starts, 2));
+  Job running = cluster.WaitForState(id, JobState::kRunning);
+  ASSERT_EQ(running.attempt, 1);
+
+  // A minute forward: nobody was silent for a minute. Every node syncs again (within 5 s), and
+  // the master, whose time for each sync is now a minute ahead of ours, keeps them all READY.
+  ASSERT_TRUE(WriteFileAtomically(offset, "+60\n", 0644, Durability::kProcessCrash).ok());
+  auto stepped_and_ready = [&] {
+    auto nodes = cluster.client().Nodes();
+    if (!nodes.ok() || (*nodes)["nodes"].size() != 3) return false;
+    for (const auto& n : (*nodes)["nodes"]) {
+      auto seen = ParseTimestamp(n["last_seen"].get<std::string>());
+      if (n["state"] != "READY" || !seen.ok() ||
+          *seen < std::chrono::system_clock::now() + std::chrono::seconds(50)) {
+        return false;
+      }
+    }
+    return true;
+  };
+  EXPECT_TRUE(WaitFor(stepped_and_ready, std::chrono::seconds(10)));
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  EXPECT_TRUE(stepped_and_ready());
+  EXPECT_EQ(cluster.WaitForState(id, JobState::kRunning).attempt, 1);
+  EXPECT_FALSE(AnyEventHas(cluster, id, "was silent"));
+
+  // An hour back, then a machine dies: it is found within its timeout all the same.
+  ASSERT_TRUE(WriteFileAtomically(offset, "-3600\n", 0644, Durability::kProcessCrash).ok());
+  std::string victim = running.tasks[1].node_id;
+  auto killed_at = std::chrono::steady_clock::now();
+  cluster.KillMachine(victim);
+  Job requeued = cluster.WaitForJob(
+      id, [](const Job& j) { return j.attempt == 2 && j.state == JobState::kRunning; },
+      std::chrono::seconds(30));
+  ASSERT_EQ(requeued.attempt, 2) << requeued.message;
+  EXPECT_LT(std::chrono::steady_clock::now() - killed_at, std::chrono::seconds(15));
+  EXPECT_TRUE(AnyEventHas(cluster, id, fmt::format("was lost: node {} was silent", victim)));
 }
 
 TEST(NodeLossTest, AMachineThatComesBackWipedNeverRestartsItsTasks) {
