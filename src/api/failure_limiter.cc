@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 namespace cohort::api {
 
@@ -21,7 +22,7 @@ Duration FailureLimiter::Wait(const std::string& address, Timestamp now) {
   return Duration(std::max<int64_t>(1, wait));
 }
 
-void FailureLimiter::Failed(const std::string& address, Timestamp now) {
+FailureLimiter::Bucket& FailureLimiter::BucketOf(const std::string& address, Timestamp now) {
   if (!buckets_.count(address) && buckets_.size() >= limits_.max_addresses) {
     // Forget the addresses whose failures have drained; if none has, the oldest one. Either
     // way the table stays bounded, whatever addresses a flood comes from.
@@ -33,9 +34,22 @@ void FailureLimiter::Failed(const std::string& address, Timestamp now) {
       buckets_.erase(oldest);
     }
   }
-  Bucket& b = buckets_[address];
+  return buckets_[address];
+}
+
+void FailureLimiter::Failed(const std::string& address, Timestamp now) {
+  Bucket& b = BucketOf(address, now);
   b.failures = Drained(b, now) + 1;
   b.at = now;
+}
+
+int64_t FailureLimiter::Report(const std::string& address, Timestamp now) {
+  Bucket& b = BucketOf(address, now);
+  if (b.failures == 0 && b.unreported == 0) b.at = now;  // a new entry: not the oldest
+  ++b.unreported;
+  if (b.reported_at && now - *b.reported_at < limits_.report_every) return 0;
+  b.reported_at = now;
+  return std::exchange(b.unreported, 0);
 }
 
 std::string ClientAddress(const std::string& remote) {

@@ -4,6 +4,7 @@
 
 #include <cstddef>
 #include <map>
+#include <optional>
 #include <string>
 
 #include "common/time.h"
@@ -16,6 +17,8 @@ class FailureLimiter {
     double burst = 10;                          // failures allowed at once
     Duration refill = std::chrono::seconds(1);  // one more failure allowed per this long
     size_t max_addresses = 10'000;              // what the table may hold
+    // Refusals are logged in aggregate: a line per address at most this often.
+    Duration report_every = std::chrono::seconds(10);
   };
 
   FailureLimiter() : FailureLimiter(Limits{}) {}
@@ -25,13 +28,20 @@ class FailureLimiter {
   Duration Wait(const std::string& address, Timestamp now);
   // A token from `address` was refused.
   void Failed(const std::string& address, Timestamp now);
+  // A token from `address` was refused or held back: how many such calls to log now, in one
+  // line (the first of an interval, and everything since the last line); 0 if not yet.
+  int64_t Report(const std::string& address, Timestamp now);
   size_t tracked() const { return buckets_.size(); }
 
  private:
   struct Bucket {
     double failures = 0;  // outstanding, drained by one per `refill`
     Timestamp at;
+    int64_t unreported = 0;  // refusals not yet logged
+    std::optional<Timestamp> reported_at;
   };
+  // The address's bucket, made room for when the table is full.
+  Bucket& BucketOf(const std::string& address, Timestamp now);
   double Drained(const Bucket& b, Timestamp now) const;
 
   Limits limits_;

@@ -28,6 +28,18 @@ TEST(FailureLimiter, TheTableStaysBoundedWhateverTheAddresses) {
   EXPECT_LE(limiter.tracked(), 50u);
 }
 
+TEST(FailureLimiter, RefusalsAreReportedALinePerAddressPerInterval) {
+  FailureLimiter limiter;  // a report every 10 s at most
+  EXPECT_EQ(limiter.Report("a", kStart), 1) << "the first refusal is told at once";
+  for (int i = 1; i <= 49; ++i) {
+    EXPECT_EQ(limiter.Report("a", kStart + std::chrono::milliseconds(200 * i)), 0) << i;
+  }
+  EXPECT_EQ(limiter.Report("b", kStart + std::chrono::seconds(1)), 1) << "per address";
+  EXPECT_EQ(limiter.Report("a", kStart + std::chrono::seconds(10)), 50)
+      << "the 49 held since, and this one";
+  EXPECT_EQ(limiter.Report("a", kStart + std::chrono::seconds(11)), 0);
+}
+
 TEST(FailureLimiter, AClientIsItsAddressNotItsPort) {
   EXPECT_EQ(ClientAddress("10.1.2.3:41000"), "10.1.2.3");
   EXPECT_EQ(ClientAddress("[::1]:41000"), "::1");

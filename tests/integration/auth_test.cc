@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 
 #include <filesystem>
+#include <thread>
 
 #include "common/strings.h"
 #include "model/json.h"
@@ -128,6 +129,60 @@ TEST(Auth, UsersLogInAndTouchOnlyWhatTheirRolesAllow) {
       EXPECT_EQ(text.find(secret.substr(21)), std::string::npos) << log;
     }
   }
+}
+
+TEST(Auth, GuessesFromTheAgentsOwnAddressLockOutNoOne) {
+  LocalCluster cluster("auth-guess");
+  cluster.StartMaster();
+  for (const char* node : {"node-a", "node-b"}) cluster.StartAgent(node, 1);
+  // A task on a GPU node guesses tokens: 5 a second for a minute, from the address its agent
+  // (and here the user) calls from too.
+  auto guesser =
+      client::CohortClient::Create(cluster.url(), "coh_0123456789abcdef_" + std::string(43, 'x'));
+  ASSERT_TRUE(guesser.ok());
+  int refused = 0, held_back = 0, other = 0, user_failures = 0;
+  JobId id = cluster.Submit(R"(
+name: steady
+tasks:
+  - role: worker
+    replicas: 2
+    resources: {gpus: 1}
+    command: [sleep, "70"]
+)");
+  cluster.WaitForState(id, JobState::kRunning);
+  auto until = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (std::chrono::steady_clock::now() < until) {
+    for (int i = 0; i < 5; ++i) {
+      auto who = (*guesser)->WhoAmI();
+      StatusCode code = who.status().code();
+      if (code == StatusCode::kUnauthenticated)
+        ++refused;
+      else if (code == StatusCode::kTooManyRequests)
+        ++held_back;
+      else
+        ++other;
+    }
+    // The user keeps working, and the agents keep syncing, from the same address.
+    if (!cluster.client().WhoAmI().ok()) ++user_failures;
+    std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+  }
+  EXPECT_EQ(other, 0) << "a guess was never taken";
+  EXPECT_GT(refused + held_back, 250);
+  EXPECT_GT(held_back, 0) << "guesses are slowed once past the burst";
+  EXPECT_EQ(user_failures, 0);
+  auto nodes = cluster.client().Nodes();
+  ASSERT_TRUE(nodes.ok());
+  for (const auto& n : (*nodes)["nodes"]) EXPECT_EQ(n["state"], "READY") << n.dump();
+  Job job = cluster.WaitForState(id, JobState::kSucceeded, std::chrono::seconds(30));
+  EXPECT_EQ(job.attempt, 1);
+  // Logged in aggregate: a line per address every 10 s or so, not one per guess.
+  std::string log = ReadFileOrEmpty(cluster.dir() + "/master.log");
+  int lines = 0;
+  for (size_t at = 0; (at = log.find("since the last report", at)) != std::string::npos; ++at) {
+    ++lines;
+  }
+  EXPECT_GE(lines, 1);
+  EXPECT_LE(lines, 10) << "refusals logged one by one";
 }
 
 TEST(Auth, AnAgentWithoutTheJoinTokenCannotJoinAndARemovedNodeJoinsAgain) {
