@@ -370,11 +370,14 @@ class Session : public Responder, public std::enable_shared_from_this<Session<St
 
   // 414 when the request line alone is too long, else 431: the header fields are.
   void RefuseLongHeader() {
-    auto data = buffer_.data();
-    std::string_view seen(static_cast<const char*>(data.data()), data.size());
-    size_t line_end = seen.find("\r\n");
-    if (line_end == std::string_view::npos || line_end > limits().max_target_bytes) {
-      return RefuseLongTarget();
+    // A request line the parser has taken is no longer in the buffer (one huge field follows it).
+    if (parser_->get().target().empty()) {
+      auto data = buffer_.data();
+      std::string_view seen(static_cast<const char*>(data.data()), data.size());
+      size_t line_end = seen.find("\r\n");
+      if (line_end == std::string_view::npos || line_end > limits().max_target_bytes) {
+        return RefuseLongTarget();
+      }
     }
     Refuse(431, "invalid_argument",
            fmt::format("the request header is larger than {}, the limit",

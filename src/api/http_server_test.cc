@@ -252,6 +252,18 @@ TEST(HttpServerLimits, LargeHeadersAre431) {
             R"(than 4 KiB, the limit"}})");
 }
 
+TEST(HttpServerLimits, OneHugeHeaderFieldIs431NotAnUrlTooLong) {
+  ServerThread server;
+  int fd = Connect(server.port());
+  std::thread sender([&] {
+    SendAll(fd, "GET /x HTTP/1.1\r\nHost: x\r\nX-Huge: " + std::string(200'000, 'h') + "\r\n\r\n");
+  });
+  std::string response = ReadUntilClosed(fd);
+  sender.join();
+  ::close(fd);
+  EXPECT_THAT(response, StartsWith("HTTP/1.1 431 "));
+}
+
 TEST(HttpServerLimits, MalformedRequestsAre400) {
   ServerThread server;
   int fd = Connect(server.port());
