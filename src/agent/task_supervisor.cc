@@ -83,9 +83,14 @@ struct OutputTrimmer {
   }
 };
 
+// Every process of the task gets `sig` once: its process group as a whole, then those that left
+// it (a second SIGTERM would run a checkpoint handler twice).
 void SignalAll(int self, int main_pgid, int sig) {
   if (main_pgid > 0) ::kill(-main_pgid, sig);
-  for (int pid : Descendants(self)) ::kill(pid, sig);
+  for (int pid : Descendants(self)) {
+    if (main_pgid > 0 && ::getpgid(pid) == main_pgid) continue;
+    ::kill(pid, sig);
+  }
 }
 
 void ReapAll() {

@@ -1,5 +1,6 @@
 // (d) Kill stops every process of the job, including ones that left its process group, and
 // frees its GPUs.
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -109,6 +110,43 @@ tasks:
     ASSERT_GT(p, 0);
     EXPECT_FALSE(ProcessAlive(p)) << "pid " << p << " outlived its task";
   }
+}
+
+TEST(Kill, AKilledTaskGetsOneSigterm) {
+  LocalCluster cluster("oneterm");
+  cluster.StartMaster();
+  cluster.StartAgent("node-a", 1);
+  // A checkpoint handler that runs on every SIGTERM (and goes on: the grace period's SIGKILL ends
+  // it), and a child in the task's process group.
+  std::string terms = cluster.dir() + "/terms";
+  JobId id = cluster.Submit(fmt::format(R"(
+name: checkpointer
+grace_period: 2s
+tasks:
+  - role: worker
+    resources: {{gpus: 1}}
+    command:
+      - /usr/bin/python3
+      - -c
+      - |
+        import signal, subprocess, sys, time
+        child = subprocess.Popen(["sleep", "300"])
+        def checkpoint(*_):
+            with open(sys.argv[1], "a") as f:
+                f.write("term\n")
+            child.terminate()
+        signal.signal(signal.SIGTERM, checkpoint)
+        print("ready", flush=True)
+        while True:
+            time.sleep(0.01)
+      - {}
+)",
+                                        terms));
+  cluster.WaitForState(id, JobState::kRunning);
+  ASSERT_TRUE(WaitFor([&] { return cluster.Logs(id).find("ready") != std::string::npos; }));
+  ASSERT_EQ(cluster.Cohort({"kill", std::to_string(id)}).exit_code, 0);
+  cluster.WaitForState(id, JobState::kKilled, std::chrono::seconds(20));
+  EXPECT_EQ(ReadFileOrEmpty(terms), "term\n");
 }
 
 TEST(Kill, FailedTaskStopsTheRestOfItsGangAndRetries) {
