@@ -75,6 +75,33 @@ TEST(AgentProtocolJson, RefusesIdsOutOfRangeOrAlone) {
   EXPECT_EQ(refused("ada"), "malformed task launch: run_as: must be an object");
 }
 
+// The examples of docs/api.md ("POST /api/v1/agents/{node}/sync"), as written there.
+TEST(AgentProtocolJson, TheDocumentedReportAndDesiredStateAreAccepted) {
+  auto report = AgentReportFromJson(Json::parse(R"(
+{"applied_version": 1763771690136811,
+ "tasks": [{"task": {"job_id": 1, "attempt": 1, "role": "worker", "index": 0},
+            "state": "RUNNING", "pid": 22981, "exit_code": null, "signal": null,
+            "started_at": "2026-11-22T00:34:50.137000Z", "finished_at": null}]})"));
+  ASSERT_TRUE(report.ok()) << report.status().ToString();
+  ASSERT_EQ(report->tasks.size(), 1u);
+  EXPECT_EQ(report->tasks[0].id, (TaskId{1, 1, "worker", 0}));
+  EXPECT_EQ(report->tasks[0].pid, 22981);
+  auto desired = DesiredStateFromJson(Json::parse(R"(
+{"version": 1763771690136811,
+ "tasks": [{"task": {"job_id": 1, "attempt": 1, "role": "worker", "index": 0},
+            "command": ["sh", "-c", "echo hello from $RANK"], "workdir": "", "gpus": [0],
+            "grace_period_ms": 30000,
+            "env": {"COHORT_JOB_ID": "1", "RANK": "0", "CUDA_VISIBLE_DEVICES": "0"},
+            "run_as": {"user": "ada"},
+            "checkpoint_dir": "/srv/cohort/jobs/1/checkpoints",
+            "output_dir": "/srv/cohort/jobs/1/outputs", "log_dir": "/srv/cohort/jobs/1/logs"}],
+ "forget": []})"));
+  ASSERT_TRUE(desired.ok()) << desired.status().ToString();
+  ASSERT_EQ(desired->tasks.size(), 1u);
+  EXPECT_EQ(desired->tasks[0].run_as.user, "ada");
+  EXPECT_EQ(desired->tasks[0].grace_period, std::chrono::seconds(30));
+}
+
 TEST(AgentProtocolJson, AReportSaysWhyATaskDidNotStart) {
   TaskReport r{TaskId{3, 1, "worker", 0},          TaskState::kFailed, 126, std::nullopt, 0, {}, {},
                "no Unix account \"ada\" on node-1"};
