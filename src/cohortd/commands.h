@@ -36,6 +36,13 @@ struct MasterOptions {
   std::string advice_window = "2m";
   bool reclaim_idle_gpus = false;
   std::string web_dir;  // empty: <directory of this binary>/../web, where the build puts it
+  bool init = false;    // start a new cluster over an earlier one's traces (its database lost)
+};
+
+// cohortd backup.
+struct BackupOptions {
+  std::string data_dir;  // the master's; empty: its default
+  std::string to_dir;
 };
 
 struct AgentOptions {
@@ -77,6 +84,8 @@ int RunAgent(const AgentOptions& options);
 // Adds `cert` with its subcommands `ca` and `issue`; each runs from its own callback.
 void AddCertCommand(CLI::App& app, CertOptions& options);
 int RunTask(const std::string& task_dir);
+void AddBackupCommand(CLI::App& app, BackupOptions& options);
+int RunBackup(const BackupOptions& options);
 
 // ~/.local/share/cohort/<what> (or $XDG_DATA_HOME/cohort/<what>).
 std::string DefaultDataDir(const std::string& what);

@@ -11,6 +11,7 @@
 #include "cli/policy_tuning_flags.h"
 #include "cohortd/bootstrap.h"
 #include "cohortd/commands.h"
+#include "cohortd/data_directory.h"
 #include "common/strings.h"
 #include "common/units.h"
 #include "master/master.h"
@@ -112,6 +113,10 @@ void AddMasterCommand(CLI::App& app, MasterOptions& o) {
                   "Advise that a job's GPUs are starved once they have been mostly idle with its "
                   "CPUs saturated for this long")
       ->capture_default_str();
+  cmd->add_flag("--init", o.init,
+                "Start a new cluster in a data directory that shows an earlier one but lost its "
+                "database (without it, the master refuses: restore the database instead; see "
+                "docs/reliability.md)");
   cmd->add_flag("--reclaim-idle-gpus", o.reclaim_idle_gpus,
                 "Preempt a job whose GPUs are idle for --idle-gpu-after (requeued after its "
                 "grace period; its restart budget is not spent)");
@@ -228,6 +233,12 @@ int RunMaster(const MasterOptions& o) {
   config.advisor.idle_after = *idle_gpu_after;
   config.advisor.window = *advice_window;
   config.reclaim_idle_gpus = o.reclaim_idle_gpus;
+  // An earlier cluster whose database is gone or damaged is never silently replaced by a new one.
+  if (Status s = CheckDataDirectory(config.data_dir, master::StorageRootOf(config), o.init);
+      !s.ok()) {
+    fmt::print(stderr, "cohortd master: {}\n", s.message());
+    return 1;
+  }
   // Everything the master acts on is opened here, at the edge, and handed to it (MasterDeps).
   for (const std::string& dir : {config.data_dir, master::StorageRootOf(config)}) {
     std::error_code ec;
