@@ -467,6 +467,22 @@ TEST(Access, ForgedAgentCallsAreRefused) {
   EXPECT_EQ(world.Serve(kNode, "POST", "/api/v1/agents/n1/sync", report).status, 401);
 }
 
+TEST(Access, ANodeShipsLogsAndMetricsOnlyForItsOwnTasks) {
+  World world;
+  // Job 1 runs on n1; n2 joins, and with its own credential, under its own name, ships for it.
+  HttpResponse joined =
+      world.Serve(kJoin, "POST", "/api/v1/agents/register", World::NodeJson("n2"));
+  ASSERT_EQ(joined.status, 200);
+  std::string n2 = (*ParseJson(joined.body))["credential"].get<std::string>();
+  HttpResponse log = world.Serve(n2, "POST", "/api/v1/agents/n2/logs/1.1.worker.0?offset=0", "x");
+  EXPECT_EQ(log.status, 403) << log.body;
+  EXPECT_NE(log.body.find("placed on n1"), std::string::npos) << log.body;
+  EXPECT_EQ(
+      world.Serve(n2, "POST", "/api/v1/agents/n2/metrics/1.1.worker.0", R"({"points": []})").status,
+      403);
+  // (n1's own appends are answered by the log writer: tests/integration ship them.)
+}
+
 TEST(Access, BadTokensAreRefusedWithoutSayingWhichPartWasWrong) {
   World world;
   std::string admin = world.token(kAdmin);

@@ -65,7 +65,30 @@ int JobBook::LiveJobsOf(const std::string& team) const {
   return live;
 }
 
-Status JobBook::CheckTask(const TaskId& task) const {
+namespace {
+
+// The node the task of that attempt was placed on: "" if the attempt had no such task; nothing if
+// the record does not say (an attempt recorded before placements were kept, or one dropped from
+// the job's bounded history).
+std::optional<std::string> PlacedOn(const Job& job, const TaskId& task) {
+  if (task.attempt == job.attempt) {
+    for (const auto& t : job.tasks) {
+      if (t.role == task.role && t.index == task.index) return t.node_id;
+    }
+  }
+  for (const auto& a : job.history) {
+    if (a.number != task.attempt) continue;
+    if (a.nodes.empty()) return std::nullopt;
+    auto it = a.nodes.find(fmt::format("{}/{}", task.role, task.index));
+    return it == a.nodes.end() ? "" : it->second;
+  }
+  // The current attempt before it has tasks, or one the history no longer holds.
+  return task.attempt == job.attempt ? std::optional<std::string>("") : std::nullopt;
+}
+
+}  // namespace
+
+Status JobBook::CheckTask(const TaskId& task, const std::string& node) const {
   auto job_it = jobs_.find(task.job);
   if (job_it == jobs_.end()) {
     return Status::NotFound(fmt::format("job {} does not exist", task.job));
@@ -83,6 +106,15 @@ Status JobBook::CheckTask(const TaskId& task) const {
   if (!known) {
     return Status::NotFound(
         fmt::format("job {} has no task {}/{}", task.job, task.role, task.index));
+  }
+  // A node's credential ships only for the tasks placed on that node.
+  std::optional<std::string> placed = PlacedOn(job_it->second, task);
+  if (placed && *placed != node) {
+    return Status::PermissionDenied(
+        fmt::format("node {} may not ship for task {}/{} of job {} (attempt {}): {}", node,
+                    task.role, task.index, task.job, task.attempt,
+                    placed->empty() ? std::string("it was placed on no node")
+                                    : fmt::format("it was placed on {}", *placed)));
   }
   return Status::Ok();
 }

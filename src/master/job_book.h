@@ -51,9 +51,10 @@ class JobBook {
   bool IsActive(JobId id) const { return active_.count(id) > 0; }
   // Jobs of `team` that have not ended.
   int LiveJobsOf(const std::string& team) const;
-  // kNotFound unless `task` names one of the job's tasks in one of its attempts: what an agent
-  // may ship logs and metrics for.
-  Status CheckTask(const TaskId& task) const;
+  // What the agent of `node` may ship logs and metrics for: kNotFound unless `task` names one of
+  // the job's tasks in one of its attempts; kPermissionDenied if that task was placed on another
+  // node (or on none).
+  Status CheckTask(const TaskId& task, const std::string& node) const;
   // The job a submission with this request id by this user created, if any.
   const Job* FindRequest(const std::string& user, const std::string& request_id) const;
 

@@ -85,7 +85,7 @@ class JobBookTest : public ::testing::Test {
     }
     job.state = state;
     job.finished_at = clock_.Now();
-    RecordAttempt(job, AttemptSummary{job.attempt, job.placed_at, clock_.Now(), "ended"});
+    RecordAttempt(job, AttemptSummary{job.attempt, job.placed_at, clock_.Now(), "ended", {}});
     book_.Reindex(job);
   }
 
@@ -279,12 +279,36 @@ TEST_F(JobBookTest, ARequestIdIsFoundAfterLoadForItsUserOnly) {
 TEST_F(JobBookTest, CheckTaskKnowsOnlyTheTasksOfTheJobsAttempts) {
   Job& job = Created();
   Place(job);
-  EXPECT_TRUE(book_.CheckTask(TaskId{job.id, 1, "worker", 1}).ok());
+  EXPECT_TRUE(book_.CheckTask(TaskId{job.id, 1, "worker", 1}, "a").ok());
   for (const TaskId& bad : {TaskId{job.id, 0, "worker", 0}, TaskId{job.id, 2, "worker", 0},
                             TaskId{job.id, 1, "worker", 2}, TaskId{job.id, 1, "ps", 0},
                             TaskId{job.id, 1, "worker", -1}, TaskId{job.id + 1, 1, "worker", 0}}) {
-    EXPECT_EQ(book_.CheckTask(bad).code(), StatusCode::kNotFound) << bad.ToString();
+    EXPECT_EQ(book_.CheckTask(bad, "a").code(), StatusCode::kNotFound) << bad.ToString();
   }
+}
+
+TEST_F(JobBookTest, ANodeShipsOnlyForTheTasksPlacedOnIt) {
+  Job& job = Created();
+  Place(job);  // both tasks on a
+  job.tasks[1].node_id = "b";
+  EXPECT_TRUE(book_.CheckTask(TaskId{job.id, 1, "worker", 0}, "a").ok());
+  EXPECT_EQ(book_.CheckTask(TaskId{job.id, 1, "worker", 0}, "b").code(),
+            StatusCode::kPermissionDenied);
+  EXPECT_TRUE(book_.CheckTask(TaskId{job.id, 1, "worker", 1}, "b").ok());
+  // Once the attempt has ended (and the job waits for its next), its record says where each task
+  // ran: a late log of attempt 1 still comes from its own node only.
+  AttemptSummary ended{1, job.placed_at, clock_.Now(), "failed", {}};
+  for (const auto& t : job.tasks) ended.nodes[t.Name()] = t.node_id;
+  RecordAttempt(job, ended);
+  job.tasks.clear();
+  job.state = JobState::kPending;
+  book_.Reindex(job);
+  EXPECT_TRUE(book_.CheckTask(TaskId{job.id, 1, "worker", 1}, "b").ok());
+  EXPECT_EQ(book_.CheckTask(TaskId{job.id, 1, "worker", 1}, "a").code(),
+            StatusCode::kPermissionDenied);
+  // An attempt recorded before placements were kept says nothing: it is not refused.
+  job.history.back().nodes.clear();
+  EXPECT_TRUE(book_.CheckTask(TaskId{job.id, 1, "worker", 1}, "a").ok());
 }
 
 TEST_F(JobBookTest, LiveJobsOfCountsTheTeamsJobsThatHaveNotEnded) {

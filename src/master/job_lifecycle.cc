@@ -139,7 +139,9 @@ void JobLifecycle::FinishIfStopped(Job& job, std::vector<JobEvent>& events) {
   Timestamp now = clock_.Now();
   std::string result =
       target == JobState::kPending && !job.preempted_for ? "failed: " + job.message : job.message;
-  RecordAttempt(job, AttemptSummary{job.attempt, job.placed_at, now, result});
+  AttemptSummary attempt{job.attempt, job.placed_at, now, result, {}};
+  for (const auto& t : job.tasks) attempt.nodes[t.Name()] = t.node_id;
+  RecordAttempt(job, std::move(attempt));
   job.stop_target.reset();
   job.preempted_for.reset();
   scheduling_.cluster().ReleaseJob(job.id);  // every task has ended: it holds nothing

@@ -194,7 +194,7 @@ TEST_F(SchedulingLoopTest, PendingOfCarriesTheJobsFields) {
   job.spec.constraints.gpu_model = "H100";
   job.preemptions = 2;
   Timestamp ended = clock_.Now() + minutes(5);
-  job.history.push_back(AttemptSummary{1, clock_.Now(), ended, "preempted"});
+  job.history.push_back(AttemptSummary{1, clock_.Now(), ended, "preempted", {}});
 
   PendingJob p = scheduling_->PendingOf(job);
   EXPECT_EQ(p.job_id, job.id);

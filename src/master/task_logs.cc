@@ -12,8 +12,7 @@ namespace cohort::master {
 
 void Master::AppendLog(const std::string& node_id, const TaskId& task, int64_t offset,
                        std::string data, const LogAppend& options, LogStore::AppendDone done) {
-  if (Status s = jobs_.CheckTask(task); !s.ok()) return done(s);
-  (void)node_id;
+  if (Status s = jobs_.CheckTask(task, node_id); !s.ok()) return done(s);
   logs_.AppendAsync(task, offset, std::move(data), options, std::move(done));
 }
 

@@ -6,8 +6,7 @@ namespace cohort::master {
 
 void Master::AppendMetrics(const std::string& node_id, const TaskId& task,
                            std::vector<state::TaggedPoint> points, MetricIngest::Done done) {
-  if (Status s = jobs_.CheckTask(task); !s.ok()) return done(s);
-  (void)node_id;
+  if (Status s = jobs_.CheckTask(task, node_id); !s.ok()) return done(s);
   // A series is per task, across attempts: a restarted task's curve goes on where it was.
   metrics_->AppendAsync(task.job, fmt::format("{}/{}", task.role, task.index), std::move(points),
                         std::move(done));

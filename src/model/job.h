@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -102,6 +103,9 @@ struct AttemptSummary {
   std::optional<Timestamp> started_at;
   std::optional<Timestamp> finished_at;
   std::string result;  // "succeeded", "failed: worker/1 exited with code 3", ...
+  // Where each of its tasks ran ("worker/0" -> "node-a"): what a node may ship logs and metrics
+  // for after the attempt ended. Empty in records written before it was kept.
+  std::map<std::string, std::string> nodes;
 };
 
 struct Job {

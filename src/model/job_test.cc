@@ -74,7 +74,7 @@ TEST(RecordAttempt, KeepsTheLatestAndCountsTheServiceOfTheRest) {
   Duration all{};
   for (size_t n = 1; n <= attempts; ++n) {
     Timestamp start = FromMicros(static_cast<int64_t>(n) * 1'000'000'000);
-    AttemptSummary a{static_cast<int>(n), start, start + std::chrono::minutes(n), "preempted"};
+    AttemptSummary a{static_cast<int>(n), start, start + std::chrono::minutes(n), "preempted", {}};
     all += ServiceOf(job, a);
     RecordAttempt(job, a);
   }
@@ -86,7 +86,7 @@ TEST(RecordAttempt, KeepsTheLatestAndCountsTheServiceOfTheRest) {
   Duration kept{};
   for (const auto& a : job.history) kept += ServiceOf(job, a);
   EXPECT_EQ(job.dropped_service + kept, all) << "no GPU time is lost with the summaries";
-  EXPECT_EQ(ServiceOf(job, AttemptSummary{1, std::nullopt, std::nullopt, "never started"}),
+  EXPECT_EQ(ServiceOf(job, AttemptSummary{1, std::nullopt, std::nullopt, "never started", {}}),
             Duration{});
 
   // The record keeps it, exactly; a record without it (written before it existed) reads 0.

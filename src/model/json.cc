@@ -186,10 +186,12 @@ Json ToJson(const Job& job) {
   for (const auto& t : job.tasks) tasks.push_back(ToJson(t));
   Json history = Json::array();
   for (const auto& a : job.history) {
-    history.push_back(Json{{"attempt", a.number},
-                           {"started_at", TimeOrNull(a.started_at)},
-                           {"finished_at", TimeOrNull(a.finished_at)},
-                           {"result", a.result}});
+    Json attempt{{"attempt", a.number},
+                 {"started_at", TimeOrNull(a.started_at)},
+                 {"finished_at", TimeOrNull(a.finished_at)},
+                 {"result", a.result}};
+    if (!a.nodes.empty()) attempt["nodes"] = a.nodes;
+    history.push_back(std::move(attempt));
   }
   return Json{
       {"id", job.id},
@@ -255,6 +257,9 @@ StatusOr<Job> JobFromJson(const Json& j) {
         s.started_at = OptionalTime(a, "started_at");
         s.finished_at = OptionalTime(a, "finished_at");
         s.result = ValueOr<std::string>(a, "result", "");
+        if (auto nodes = a.find("nodes"); nodes != a.end()) {
+          s.nodes = nodes->get<std::map<std::string, std::string>>();
+        }
         job.history.push_back(std::move(s));
       }
     }

@@ -334,7 +334,8 @@ TEST(JobJson, RoundTripsEveryField) {
   job.failures = 1;
   job.preemptions = 2;
   job.version = 12;
-  job.history.push_back(AttemptSummary{1, FromMicros(1), FromMicros(2), "failed: x"});
+  job.history.push_back(
+      AttemptSummary{1, FromMicros(1), FromMicros(2), "failed: x", {{"worker/0", "node-a"}}});
   auto back = JobFromJson(ToJson(job));
   ASSERT_TRUE(back.ok()) << back.status().ToString();
   EXPECT_EQ(ToJson(*back), ToJson(job));

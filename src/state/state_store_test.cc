@@ -123,8 +123,8 @@ TEST_F(SqliteStateStoreTest, MigrationToSchemaFiveBackfillsAccountingFromTheReco
   done.attempt = 2;
   done.placed_at = seconds(3000);
   done.finished_at = seconds(5000);
-  done.history = {AttemptSummary{1, seconds(1000), seconds(2000), "failed: worker/1"},
-                  AttemptSummary{2, seconds(3000), seconds(5000), "every task succeeded"}};
+  done.history = {AttemptSummary{1, seconds(1000), seconds(2000), "failed: worker/1", {}},
+                  AttemptSummary{2, seconds(3000), seconds(5000), "every task succeeded", {}}};
   for (int i = 0; i < 2; ++i) {
     Task t;
     t.role = "worker";

@@ -161,9 +161,12 @@ class StateStoreContract : public ::testing::TestWithParam<StateStoreContractPar
     chief_task.node_id = "node-b";
     job.tasks.push_back(chief_task);  // optional fields empty
 
-    job.history.push_back(AttemptSummary{1, FromMicros(1'700'000'000'500'000),
-                                         FromMicros(1'700'000'000'900'000), "failed: worker/0"});
-    job.history.push_back(AttemptSummary{2, std::nullopt, std::nullopt, ""});
+    job.history.push_back(AttemptSummary{1,
+                                         FromMicros(1'700'000'000'500'000),
+                                         FromMicros(1'700'000'000'900'000),
+                                         "failed: worker/0",
+                                         {{"worker/0", "node-a"}, {"chief/0", "node-b"}}});
+    job.history.push_back(AttemptSummary{2, std::nullopt, std::nullopt, "", {}});
     return job;
   }
 
@@ -243,6 +246,7 @@ class StateStoreContract : public ::testing::TestWithParam<StateStoreContractPar
       EXPECT_EQ(actual.history[i].started_at, expected.history[i].started_at);
       EXPECT_EQ(actual.history[i].finished_at, expected.history[i].finished_at);
       EXPECT_EQ(actual.history[i].result, expected.history[i].result);
+      EXPECT_EQ(actual.history[i].nodes, expected.history[i].nodes);
     }
   }
 
@@ -1188,7 +1192,7 @@ TEST_P(StateStoreContract, MilestonesComeFromTheJobsAsSaved) {
   ASSERT_TRUE(store->SaveJob(j, {}).ok());
   j.state = JobState::kPending;  // requeued
   j.placed_at.reset();
-  j.history.push_back(AttemptSummary{1, FromMicros(250), FromMicros(280), "failed: worker/0"});
+  j.history.push_back(AttemptSummary{1, FromMicros(250), FromMicros(280), "failed: worker/0", {}});
   ASSERT_TRUE(store->SaveJob(j, {}).ok());
   j.state = JobState::kStarting;
   j.attempt = 2;
