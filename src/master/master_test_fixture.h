@@ -10,6 +10,7 @@
 #include <filesystem>
 
 #include "master/master.h"
+#include "master/master_parts_test_fixture.h"
 #include "testing/failing_state_store.h"
 #include "testing/master_deps.h"
 
@@ -102,24 +103,22 @@ class MasterTest : public ::testing::TestWithParam<bool> {
     return job->id;
   }
 
-  // A gang of `replicas` workers with `gpus` each; no restart backoff.
+  // A gang of `replicas` workers with `gpus` each; no restart backoff (GangSpec).
   static JobSpec MakeSpec(int replicas, int gpus, int max_attempts = 1,
                           const std::string& team = "default", int priority = 0) {
-    JobSpec spec;
+    JobSpec spec = GangSpec(replicas, gpus, max_attempts, team);
     spec.name = "test";
-    spec.team = team;
     spec.priority = priority;
-    spec.framework = Framework::kPyTorch;
-    spec.restart.max_attempts = max_attempts;
-    spec.restart.backoff = Duration::zero();
-    spec.restart.max_backoff = Duration::zero();
-    TaskGroupSpec g;
-    g.role = "worker";
-    g.replicas = replicas;
-    g.resources = Resources{gpus, 1000, 1LL << 30};
-    g.command = {"true"};
-    spec.tasks.push_back(g);
+    spec.tasks[0].command = {"true"};
     return spec;
+  }
+
+  // The master's periodic tick, as its loop would run it when due (it asks for the next one).
+  void RunTickTimer() {
+    ASSERT_EQ(loop_.later_.size(), 1u);
+    auto tick = loop_.later_.back();
+    loop_.later_.clear();
+    tick();
   }
 
   const Job& GetJob(JobId id) { return **master_->GetJob(id); }
