@@ -7,6 +7,7 @@
 #include "cli/cli.h"
 #include "common/strings.h"
 #include "model/json.h"
+#include "model/json_errors.h"
 
 namespace cohort::cli {
 namespace {
@@ -109,7 +110,7 @@ int RunUsage(const GlobalOptions& g, const UsageOptions& o) {
       PrintUsageTable(*doc);
     }
   } catch (const std::exception& e) {
-    return Fail("usage", Status::Internal(fmt::format("unexpected answer: {}", e.what())));
+    return Fail("usage", Status::Internal(fmt::format("unexpected answer: {}", JsonErrorText(e))));
   }
   return 0;
 }
@@ -141,7 +142,7 @@ int RunAudit(const GlobalOptions& g, const AuditOptions& o) {
       fmt::print(stderr, "(older entries not shown: use --since or a larger --limit)\n");
     }
   } catch (const std::exception& e) {
-    return Fail("audit", Status::Internal(fmt::format("unexpected answer: {}", e.what())));
+    return Fail("audit", Status::Internal(fmt::format("unexpected answer: {}", JsonErrorText(e))));
   }
   return 0;
 }

@@ -8,6 +8,7 @@
 #include "cli/cli.h"
 #include "common/strings.h"
 #include "model/job.h"
+#include "model/json_errors.h"
 
 namespace cohort::cli {
 namespace {
@@ -125,7 +126,8 @@ int RunMetrics(const GlobalOptions& g, const MetricsOptions& o) {
   try {
     return o.tag.empty() ? PrintSeries(**c, *id, *doc, o) : PrintTag(*doc, o);
   } catch (const std::exception& e) {
-    return Fail("metrics", Status::Internal(fmt::format("unexpected answer: {}", e.what())));
+    return Fail("metrics",
+                Status::Internal(fmt::format("unexpected answer: {}", JsonErrorText(e))));
   }
 }
 

@@ -3,6 +3,7 @@
 
 #include "cli/cli.h"
 #include "common/units.h"
+#include "model/json_errors.h"
 #include "os/real_clock.h"
 
 namespace cohort::cli {
@@ -65,7 +66,7 @@ int RunNodes(const GlobalOptions& g, const NodesOptions& o) {
     fmt::print("\n");
     gpus.Print(stdout);
   } catch (const std::exception& e) {
-    return Fail("nodes", Status::Internal(fmt::format("unexpected answer: {}", e.what())));
+    return Fail("nodes", Status::Internal(fmt::format("unexpected answer: {}", JsonErrorText(e))));
   }
   return 0;
 }

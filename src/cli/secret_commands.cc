@@ -11,6 +11,7 @@
 
 #include "cli/cli.h"
 #include "model/json.h"
+#include "model/json_errors.h"
 #include "model/secret.h"
 
 namespace cohort::cli {
@@ -118,7 +119,8 @@ int RunList(const GlobalOptions& g, const SecretOptions& o) {
     }
     table.Print(stdout);
   } catch (const std::exception& e) {
-    return Fail("secret list", Status::Internal(fmt::format("unexpected answer: {}", e.what())));
+    return Fail("secret list",
+                Status::Internal(fmt::format("unexpected answer: {}", JsonErrorText(e))));
   }
   return 0;
 }

@@ -3,6 +3,7 @@
 
 #include "cli/cli.h"
 #include "model/json.h"
+#include "model/json_errors.h"
 
 namespace cohort::cli {
 namespace {
@@ -64,7 +65,8 @@ int RunList(const GlobalOptions& g, const TeamListOptions& o) {
   try {
     PrintTeams((*teams)["teams"]);
   } catch (const std::exception& e) {
-    return Fail("team list", Status::Internal(fmt::format("unexpected answer: {}", e.what())));
+    return Fail("team list",
+                Status::Internal(fmt::format("unexpected answer: {}", JsonErrorText(e))));
   }
   return 0;
 }

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "common/units.h"
+#include "model/json_errors.h"
 #include "model/limits.h"
 #include "model/node_validation.h"
 #include "model/secret.h"
@@ -1164,7 +1165,7 @@ std::optional<PlainJson> ReadPlainJson(std::string_view text, std::string_view s
   } catch (const Json::parse_error& e) {
     return PlainJson{nullptr, JsonSyntaxError(source, e)};
   } catch (const std::exception& e) {
-    return PlainJson{nullptr, fmt::format("{}: {}", source, e.what())};
+    return PlainJson{nullptr, fmt::format("{}: {}", source, JsonErrorText(e))};
   }
 }
 
@@ -1249,7 +1250,7 @@ StatusOr<JobSpec> ParseJobSpecFile(std::string_view text, std::string_view sourc
     return Validate(doc, std::move(errors), prefix, base_dir);
   } catch (const std::exception& e) {
     return Status::InvalidArgument(
-        fmt::format("{}: cannot read the job spec: {}", source, e.what()));
+        fmt::format("{}: cannot read the job spec: {}", source, JsonErrorText(e)));
   }
 }
 
@@ -1257,7 +1258,7 @@ StatusOr<JobSpec> ParseJobSpecJson(const Json& doc) {
   try {
     return Validate(doc, {}, "");
   } catch (const std::exception& e) {
-    return Status::InvalidArgument(fmt::format("cannot read the job spec: {}", e.what()));
+    return Status::InvalidArgument(fmt::format("cannot read the job spec: {}", JsonErrorText(e)));
   }
 }
 

@@ -10,6 +10,7 @@
 
 #include "common/units.h"
 #include "model/job_spec_parser.h"
+#include "model/json_errors.h"
 #include "model/limits.h"
 
 namespace cohort {
@@ -22,20 +23,6 @@ Json TimeOrNull(const std::optional<Timestamp>& t) {
   return t ? Json(FormatTimestamp(*t)) : Json(nullptr);
 }
 
-std::optional<Timestamp> OptionalTime(const Json& j, const char* key) {
-  auto it = j.find(key);
-  if (it == j.end() || it->is_null()) return std::nullopt;
-  auto t = ParseTimestamp(it->get<std::string>());
-  if (!t.ok()) throw std::runtime_error(fmt::format("{}: {}", key, t.status().message()));
-  return *t;
-}
-
-Timestamp RequiredTime(const Json& j, const char* key) {
-  auto t = OptionalTime(j, key);
-  if (!t) throw std::runtime_error(fmt::format("{}: missing", key));
-  return *t;
-}
-
 // Every integer of a document goes through here: nlohmann's get<int>() converts a float
 // ("1e300") with a plain cast, undefined behaviour out of range, and wraps an integer that does
 // not fit. Either is an error naming the field.
@@ -43,7 +30,8 @@ template <typename T>
 T Integer(const Json& v, const char* key) {
   static_assert(std::is_integral_v<T> && !std::is_same_v<T, bool>);
   if (!v.is_number_integer()) {
-    throw std::runtime_error(fmt::format("{}: must be an integer, not {}", key, v.type_name()));
+    throw std::runtime_error(
+        fmt::format("{}: must be an integer, not {}", key, DescribeJsonValue(v)));
   }
   bool fits = v.is_number_unsigned() ? std::in_range<T>(v.get<uint64_t>())
                                      : std::in_range<T>(v.get<int64_t>());
@@ -52,18 +40,72 @@ T Integer(const Json& v, const char* key) {
                                 : static_cast<T>(v.get<int64_t>());
 }
 
+// "a string", "a list": what a field must be, in the words of the project's errors.
+template <typename T>
+constexpr const char* Expected() {
+  if constexpr (std::is_same_v<T, std::string>) return "a string";
+  if constexpr (std::is_same_v<T, bool>) return "true or false";
+  if constexpr (std::is_floating_point_v<T>) return "a number";
+  if constexpr (std::is_same_v<T, std::vector<std::string>>) return "a list of strings";
+  if constexpr (std::is_same_v<T, std::map<std::string, std::string>>) {
+    return "an object of strings";
+  }
+  return "a value of another type";
+}
+
 template <typename T>
 T Get(const Json& v, const char* key) {
   if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
     return Integer<T>(v, key);
   } else {
-    return v.get<T>();
+    // nlohmann's own type errors name neither the field nor the value: say both.
+    try {
+      return v.get<T>();
+    } catch (const Json::type_error&) {
+      throw std::runtime_error(
+          fmt::format("{}: must be {}, not {}", key, Expected<T>(), DescribeJsonValue(v)));
+    }
   }
+}
+
+// The field `key` of the object `j`; an error naming it when `j` is no object or lacks it.
+const Json& Required(const Json& j, const char* key) {
+  if (!j.is_object()) {
+    throw std::runtime_error(
+        fmt::format("{}: expected in an object, not in {}", key, DescribeJsonValue(j)));
+  }
+  auto it = j.find(key);
+  if (it == j.end()) throw std::runtime_error(fmt::format("{}: missing", key));
+  return *it;
+}
+
+// The list `key` of `j`.
+const Json& ListAt(const Json& j, const char* key) {
+  const Json& list = Required(j, key);
+  if (!list.is_array()) {
+    throw std::runtime_error(
+        fmt::format("{}: must be a list, not {}", key, DescribeJsonValue(list)));
+  }
+  return list;
 }
 
 template <typename T>
 T At(const Json& j, const char* key) {
-  return Get<T>(j.at(key), key);
+  return Get<T>(Required(j, key), key);
+}
+
+std::optional<Timestamp> OptionalTime(const Json& j, const char* key) {
+  auto it = j.find(key);
+  if (it == j.end() || it->is_null()) return std::nullopt;
+  auto t = ParseTimestamp(Get<std::string>(*it, key));
+  if (!t.ok()) throw std::runtime_error(fmt::format("{}: {}", key, t.status().message()));
+  return *t;
+}
+
+Timestamp RequiredTime(const Json& j, const char* key) {
+  auto t = OptionalTime(j, key);
+  if (!t) throw std::runtime_error(fmt::format("{}: missing", key));
+  return *t;
 }
 
 template <typename T>
@@ -81,8 +123,7 @@ T ValueOr(const Json& j, const char* key, T fallback) {
 }
 
 std::vector<int> IntList(const Json& j, const char* key) {
-  const Json& list = j.at(key);
-  if (!list.is_array()) throw std::runtime_error(fmt::format("{}: must be a list", key));
+  const Json& list = ListAt(j, key);
   std::vector<int> out;
   for (const auto& v : list) out.push_back(Integer<int>(v, key));
   return out;
@@ -90,7 +131,7 @@ std::vector<int> IntList(const Json& j, const char* key) {
 
 // CPUs (a JSON number) in thousandths, refusing a value that would overflow.
 int64_t MilliCpusAt(const Json& j, const char* key) {
-  const Json& v = j.at(key);
+  const Json& v = Required(j, key);
   if (!v.is_number()) {
     throw std::runtime_error(fmt::format("{}: must be a number of CPUs, got {}", key, v.dump()));
   }
@@ -109,7 +150,7 @@ Resources ResourcesFrom(const Json& j) {
   Resources r;
   r.gpus = At<int64_t>(j, "gpus");
   r.milli_cpus = MilliCpusAt(j, "cpus");
-  auto mem = ParseByteSize(j.at("memory").get<std::string>());
+  auto mem = ParseByteSize(At<std::string>(j, "memory"));
   if (!mem.ok()) throw std::runtime_error("memory: " + mem.status().message());
   r.memory_bytes = *mem;
   return r;
@@ -121,21 +162,21 @@ StatusOr<T> Decode(const char* what, F&& f) {
   try {
     return f();
   } catch (const std::exception& e) {
-    return Status::InvalidArgument(fmt::format("malformed {}: {}", what, e.what()));
+    return Status::InvalidArgument(fmt::format("malformed {}: {}", what, JsonErrorText(e)));
   }
 }
 
 Task TaskFrom(const Json& j) {
   Task t;
-  t.role = j.at("role").get<std::string>();
+  t.role = At<std::string>(j, "role");
   t.index = At<int>(j, "index");
   t.rank = At<int>(j, "rank");
-  t.resources = ResourcesFrom(j.at("resources"));
-  t.node_id = j.at("node").get<std::string>();
+  t.resources = ResourcesFrom(Required(j, "resources"));
+  t.node_id = At<std::string>(j, "node");
   t.host = ValueOr<std::string>(j, "host", "");
   t.gpus = IntList(j, "gpus");
   t.port = ValueOr<int>(j, "port", 0);
-  auto state = ParseTaskState(j.at("state").get<std::string>());
+  auto state = ParseTaskState(At<std::string>(j, "state"));
   if (!state) throw std::runtime_error("unknown task state");
   t.state = *state;
   t.stop_requested = ValueOr<bool>(j, "stop_requested", false);
@@ -156,7 +197,7 @@ StatusOr<Json> ParseJson(std::string_view text) {
   try {
     return Json::parse(text);
   } catch (const Json::exception& e) {  // parse_error, and out_of_range for a number like 1e400
-    return Status::InvalidArgument(fmt::format("not valid JSON: {}", e.what()));
+    return Status::InvalidArgument(fmt::format("not valid JSON: {}", JsonErrorText(e)));
   }
 }
 
@@ -225,11 +266,11 @@ StatusOr<Job> JobFromJson(const Json& j) {
   return Decode<Job>("job", [&]() -> Job {
     Job job;
     job.id = At<JobId>(j, "id");
-    auto spec = ParseJobSpecJson(j.at("spec"));
+    auto spec = ParseJobSpecJson(Required(j, "spec"));
     if (!spec.ok()) throw std::runtime_error("spec: " + spec.status().ToString());
     job.spec = std::move(spec).value();
     job.user = ValueOr<std::string>(j, "user", "");
-    auto state = ParseJobState(j.at("state").get<std::string>());
+    auto state = ParseJobState(At<std::string>(j, "state"));
     if (!state) throw std::runtime_error("unknown job state");
     job.state = *state;
     job.attempt = ValueOr<int>(j, "attempt", 0);
@@ -249,7 +290,7 @@ StatusOr<Job> JobFromJson(const Json& j) {
     job.request_id = ValueOr<std::string>(j, "request_id", "");
     job.request_digest = ValueOr<std::string>(j, "request_digest", "");
     job.version = ValueOr<uint64_t>(j, "version", 0);
-    for (const auto& t : j.at("tasks")) job.tasks.push_back(TaskFrom(t));
+    for (const auto& t : ListAt(j, "tasks")) job.tasks.push_back(TaskFrom(t));
     if (auto it = j.find("history"); it != j.end()) {
       for (const auto& a : *it) {
         AttemptSummary s;
@@ -285,7 +326,7 @@ StatusOr<JobEvent> JobEventFromJson(const Json& j) {
     JobEvent e;
     e.job_id = At<JobId>(j, "job_id");
     e.time = RequiredTime(j, "time");
-    e.type = j.at("type").get<std::string>();
+    e.type = At<std::string>(j, "type");
     e.message = ValueOr<std::string>(j, "message", "");
     return e;
   });
@@ -326,11 +367,11 @@ StatusOr<NodeInfo> NodeInfoFromJson(const Json& j) {
   // ValidateNodeInfo's to say (model/node_validation.h), when an agent registers.
   return Decode<NodeInfo>("node", [&] {
     NodeInfo n;
-    n.id = j.at("id").get<std::string>();
-    n.address = j.at("address").get<std::string>();
+    n.id = At<std::string>(j, "id");
+    n.address = At<std::string>(j, "address");
     n.milli_cpus = MilliCpusAt(j, "cpus");
     n.memory_bytes = At<int64_t>(j, "memory_bytes");
-    for (const auto& g : j.at("gpus")) {
+    for (const auto& g : ListAt(j, "gpus")) {
       Gpu gpu;
       gpu.index = At<int>(g, "index");
       gpu.uuid = ValueOr<std::string>(g, "uuid", "");
@@ -345,7 +386,7 @@ StatusOr<NodeInfo> NodeInfoFromJson(const Json& j) {
         GpuLink link;
         link.a = At<int>(l, "a");
         link.b = At<int>(l, "b");
-        auto type = ParseGpuLinkType(l.at("type").get<std::string>());
+        auto type = ParseGpuLinkType(At<std::string>(l, "type"));
         if (!type) throw std::runtime_error("gpu_links: unknown link type");
         link.type = *type;
         link.nvlinks = ValueOr<int>(l, "nvlinks", 0);
@@ -373,7 +414,7 @@ StatusOr<TaskId> TaskIdFromJson(const Json& j) {
     TaskId id;
     id.job = At<JobId>(j, "job_id");
     id.attempt = At<int>(j, "attempt");
-    id.role = j.at("role").get<std::string>();
+    id.role = At<std::string>(j, "role");
     id.index = At<int>(j, "index");
     // The same rules as the text form: the id names a directory on the agent.
     auto checked = ParseTaskId(id.ToString());
@@ -519,9 +560,9 @@ Json ToJson(const TaskLaunch& l) {
 StatusOr<TaskLaunch> TaskLaunchFromJson(const Json& j) {
   return Decode<TaskLaunch>("task launch", [&] {
     TaskLaunch l;
-    l.id = TaskIdOrThrow(j.at("task"));
-    l.command = j.at("command").get<std::vector<std::string>>();
-    l.env = j.at("env").get<std::map<std::string, std::string>>();
+    l.id = TaskIdOrThrow(Required(j, "task"));
+    l.command = At<std::vector<std::string>>(j, "command");
+    l.env = At<std::map<std::string, std::string>>(j, "env");
     l.workdir = ValueOr<std::string>(j, "workdir", "");
     l.gpus = IntList(j, "gpus");
     // Bounded before it becomes microseconds, where it would overflow.
@@ -560,8 +601,8 @@ Json ToJson(const TaskReport& r) {
 StatusOr<TaskReport> TaskReportFromJson(const Json& j) {
   return Decode<TaskReport>("task report", [&] {
     TaskReport r;
-    r.id = TaskIdOrThrow(j.at("task"));
-    auto state = ParseTaskState(j.at("state").get<std::string>());
+    r.id = TaskIdOrThrow(Required(j, "task"));
+    auto state = ParseTaskState(At<std::string>(j, "state"));
     if (!state) throw std::runtime_error("state: unknown task state");
     r.state = *state;
     r.exit_code = OptionalValue<int>(j, "exit_code");
@@ -593,7 +634,7 @@ StatusOr<AgentReport> AgentReportFromJson(const Json& j) {
   AgentReport r;
   try {
     r.applied_version = ValueOr<uint64_t>(j, "applied_version", 0);
-    for (const auto& t : j.at("tasks")) {
+    for (const auto& t : ListAt(j, "tasks")) {
       COHORT_ASSIGN_OR_RETURN(auto task, TaskReportFromJson(t));
       r.tasks.push_back(std::move(task));
     }
@@ -605,7 +646,7 @@ StatusOr<AgentReport> AgentReportFromJson(const Json& j) {
       for (const auto& g : *it) r.gpu_samples.push_back(GpuSamplesFrom(g));
     }
   } catch (const std::exception& e) {
-    return Status::InvalidArgument(fmt::format("malformed agent report: {}", e.what()));
+    return Status::InvalidArgument(fmt::format("malformed agent report: {}", JsonErrorText(e)));
   }
   return r;
 }
@@ -622,18 +663,18 @@ StatusOr<DesiredState> DesiredStateFromJson(const Json& j) {
   DesiredState d;
   try {
     d.version = At<uint64_t>(j, "version");
-    for (const auto& t : j.at("tasks")) {
+    for (const auto& t : ListAt(j, "tasks")) {
       COHORT_ASSIGN_OR_RETURN(auto launch, TaskLaunchFromJson(t));
       d.tasks.push_back(std::move(launch));
     }
     if (j.contains("forget")) {
-      for (const auto& f : j.at("forget")) {
+      for (const auto& f : ListAt(j, "forget")) {
         COHORT_ASSIGN_OR_RETURN(auto id, TaskIdFromJson(f));
         d.forget.push_back(std::move(id));
       }
     }
   } catch (const std::exception& e) {
-    return Status::InvalidArgument(fmt::format("malformed desired state: {}", e.what()));
+    return Status::InvalidArgument(fmt::format("malformed desired state: {}", JsonErrorText(e)));
   }
   return d;
 }
@@ -642,8 +683,8 @@ StatusOr<std::string> EncodeRecord(const Json& doc, std::string_view what) {
   try {
     return doc.dump();
   } catch (const Json::exception& e) {
-    return Status::InvalidArgument(
-        fmt::format("{}: a text field is not valid UTF-8 ({}); send UTF-8 text", what, e.what()));
+    return Status::InvalidArgument(fmt::format(
+        "{}: a text field is not valid UTF-8 ({}); send UTF-8 text", what, JsonErrorText(e)));
   }
 }
 

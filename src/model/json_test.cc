@@ -1,4 +1,5 @@
 #include "model/json.h"
+#include "model/json_errors.h"
 #include "model/limits.h"
 
 #include <gtest/gtest.h>
@@ -66,7 +67,7 @@ TEST(AgentProtocolJson, RefusesIdsOutOfRangeOrAlone) {
   EXPECT_EQ(refused(Json{{"user", "ada"}, {"uid", 1000}}),
             "malformed task launch: run_as: a uid and a gid go together, or neither is given");
   EXPECT_EQ(refused(Json{{"user", "ada"}, {"uid", 1.5}, {"gid", 1}}),
-            "malformed task launch: run_as.uid: must be an integer, not number");
+            "malformed task launch: run_as.uid: must be an integer, not a number (1.5)");
   EXPECT_EQ(refused(Json{{"uid", 1}, {"gid", 1}}),
             "malformed task launch: run_as.user: must be a string (a Unix account name)");
   EXPECT_EQ(refused(Json{{"user", "ada"}, {"uid", 18446744073709551615ULL}, {"gid", 1}}),
@@ -266,11 +267,11 @@ TEST(NodeInfoJson, RefusesNumbersThatWouldOverflow) {
   EXPECT_EQ(with("cpus", 1e300), "malformed node: cpus: 1e+300 is out of range");
   EXPECT_EQ(with("cpus", "8"), "malformed node: cpus: must be a number of CPUs, got \"8\"");
   EXPECT_EQ(with("memory_bytes", 1e300),
-            "malformed node: memory_bytes: must be an integer, not number");
+            "malformed node: memory_bytes: must be an integer, not a number (1e+300)");
   EXPECT_EQ(with("ports", Json{{"first", 4294967297}, {"last", 2}}),
             "malformed node: first: 4294967297 is out of range");
   EXPECT_EQ(with("gpus", Json::array({Json{{"index", 0.5}}})),
-            "malformed node: index: must be an integer, not number");
+            "malformed node: index: must be an integer, not a number (0.5)");
   EXPECT_EQ(with("cpus", -4), "accepted");  // representable; ValidateNodeInfo refuses it
 }
 
@@ -355,7 +356,42 @@ TEST(ParseJson, NumbersBeyondADoubleAreErrors) {
 TEST(ParseJson, SaysWhereSyntaxBreaks) {
   auto r = ParseJson("{\"a\": }");
   ASSERT_FALSE(r.ok());
-  EXPECT_NE(r.status().message().find("not valid JSON"), std::string::npos);
+  EXPECT_EQ(r.status().message().find("not valid JSON: parse error at line 1, column 7"), 0u)
+      << r.status().message();
+}
+
+// An answer to a malformed document says which field is wrong and how, in the project's words:
+// never the JSON library's "[json.exception.type_error.302] type must be string, but is number".
+TEST(AgentProtocolJson, ErrorsNameTheFieldInTheProjectsWords) {
+  Json task{{"job_id", 3}, {"attempt", 1}, {"role", "worker"}, {"index", 0}};
+  auto refused = [](Json doc) {
+    auto report = AgentReportFromJson(doc);
+    EXPECT_FALSE(report.ok());
+    EXPECT_EQ(report.status().message().find("json.exception"), std::string::npos)
+        << report.status().message();
+    return report.status().message();
+  };
+  EXPECT_EQ(refused(Json{{"applied_version", 1}}), "malformed agent report: tasks: missing");
+  EXPECT_EQ(refused(Json{{"tasks", 7}}),
+            "malformed agent report: tasks: must be a list, not a number (7)");
+  EXPECT_EQ(refused(Json::array()),
+            "malformed agent report: tasks: expected in an object, not in a list");
+  EXPECT_EQ(refused(Json{{"tasks", {{{"task", task}, {"state", 5}}}}}),
+            "malformed task report: state: must be a string, not a number (5)");
+  EXPECT_EQ(refused(Json{{"tasks", {{{"task", task}}}}}), "malformed task report: state: missing");
+  Json nameless = task;
+  nameless["role"] = nullptr;
+  EXPECT_EQ(refused(Json{{"tasks", {{{"task", nameless}, {"state", "RUNNING"}}}}}),
+            "malformed task report: task: malformed task id: role: must be a string, not null");
+
+  std::runtime_error ours("tasks: missing");
+  EXPECT_EQ(JsonErrorText(ours), "tasks: missing");
+  try {
+    (void)Json(5).get<std::string>();
+    FAIL() << "nlohmann accepted a number as a string";
+  } catch (const Json::exception& e) {
+    EXPECT_EQ(JsonErrorText(e), "type must be string, but is number");
+  }
 }
 
 }  // namespace
