@@ -87,6 +87,12 @@ Json TeamJson(const master::TeamStatus& t) {
               {"pending_jobs", t.pending_jobs}};
 }
 
+// What the master serves while read-only: reads, and agents' syncs (heard, not applied).
+bool ServedWhileReadOnly(std::string_view method, std::string_view route) {
+  return method == "GET" || method == "HEAD" ||
+         (method == "POST" && route == "/api/v1/agents/{node}/sync");
+}
+
 }  // namespace
 
 int HttpStatusFor(StatusCode code) {
@@ -400,6 +406,15 @@ void ApiServer::Handle(HttpRequest request, std::shared_ptr<Responder> responder
                              method = request.method, start = master_.Now()](int status) {
         metrics->Observe(route, method, status, master.Now() - start);
       });
+  // Read-only (the state disk is short of space): what would write is refused before anything,
+  // the audit entry included, is written. Reads are served, and so are agents' syncs: the master
+  // hears them without applying their reports (Reconciler::Sync).
+  if (const auto& read_only = master_.read_only();
+      read_only && found.handler && !ServedWhileReadOnly(request.method, found.pattern)) {
+    HttpResponse response = ErrorResponse(Status::Unavailable(*read_only));
+    response.headers.emplace_back("Retry-After", "5");
+    return responder->Send(std::move(response));
+  }
   StatusOr<auth::Principal> caller = Authenticate(request);
   // Every answer to a state-changing call, errors included, passes through its audit entry: a
   // call with a token, or with a refused one (the failure limiter bounds how many an address
@@ -467,6 +482,10 @@ StatusOr<const Job*> ApiServer::ReadableJob(const Call& call) {
 }
 
 StatusOr<HttpResponse> ApiServer::Health(const Call& call) {
+  // Read-only is not down: probes keep the master, and whoever looks learns why changes fail.
+  if (const auto& read_only = master_.read_only()) {
+    return JsonResponse(200, Json{{"status", "read_only"}, {"reason", *read_only}});
+  }
   return JsonResponse(200, Json{{"status", "ok"}});
 }
 

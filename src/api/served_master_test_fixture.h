@@ -31,8 +31,11 @@ class ServedMaster : public ::testing::Test {
     master::MasterConfig config;
     config.data_dir = dir_.string();
     config.fail_stop = [](const Status& s) { FAIL() << s.ToString(); };
-    auto m = master::Master::Create(
-        config, testing::TestMasterDeps(config.data_dir, disk_.Reopen()), clock_, loop_);
+    master::MasterDeps deps = testing::TestMasterDeps(config.data_dir, disk_.Reopen());
+    auto state_disk = std::make_unique<FixedDiskSpace>(1ULL << 40, dir_.string());
+    state_disk_ = state_disk.get();
+    deps.state_disk = std::move(state_disk);
+    auto m = master::Master::Create(config, std::move(deps), clock_, loop_);
     ASSERT_TRUE(m.ok()) << m.status().ToString();
     master_ = std::move(m).value();
     api_ = std::make_unique<ApiServer>(ioc_, *master_);
@@ -70,6 +73,7 @@ class ServedMaster : public ::testing::Test {
   HandRunLoop loop_;
   ManualClock clock_;
   testing::MemoryStateStore disk_;
+  FixedDiskSpace* state_disk_ = nullptr;  // the free space the master sees; owned by it
   std::unique_ptr<master::Master> master_;
   std::unique_ptr<ApiServer> api_;
   std::string token_;

@@ -28,6 +28,7 @@ struct MasterOptions {
   size_t incremental_above = 1000;
   size_t max_connections = 0;  // 0: kDefaultMaxConnections, or less if file descriptors are few
   std::string log_limit = "256Mi";
+  std::string state_disk_reserve = "64Mi";
   std::string admin_user;  // empty: the Unix account the master runs as
   std::string tls_cert;    // both or neither: HTTPS instead of plain HTTP
   std::string tls_key;

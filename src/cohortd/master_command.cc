@@ -15,6 +15,7 @@
 #include "common/strings.h"
 #include "common/units.h"
 #include "master/master.h"
+#include "os/disk_space.h"
 #include "os/durable_file.h"
 #include "os/file_limit.h"
 #include "os/proc_stat.h"
@@ -93,6 +94,11 @@ void AddMasterCommand(CLI::App& app, MasterOptions& o) {
   cmd->add_option("--log-limit", o.log_limit,
                   "Keep at most this much of each task's log, the most recent output; readers "
                   "are told how much was dropped")
+      ->capture_default_str();
+  cmd->add_option("--state-disk-reserve", o.state_disk_reserve,
+                  "Free space kept on the data directory's disk: below it the master is "
+                  "read-only (reads, log following and agents' syncs served; changes answered "
+                  "503) until 1.5 times as much is free")
       ->capture_default_str();
   cmd->add_option("--tls-cert", o.tls_cert,
                   "Serve HTTPS instead of plain HTTP, with this certificate (PEM, then any "
@@ -186,6 +192,12 @@ int RunMaster(const MasterOptions& o) {
                log_limit.ok() ? "must be at least 64Ki" : log_limit.status().message());
     return 2;
   }
+  auto state_disk_reserve = ParseByteSize(o.state_disk_reserve);
+  if (!state_disk_reserve.ok()) {
+    fmt::print(stderr, "cohortd master: --state-disk-reserve: {}\n",
+               state_disk_reserve.status().message());
+    return 2;
+  }
   auto audit_retention = ParseDuration(o.audit_retention);
   if (!audit_retention.ok() || *audit_retention < std::chrono::hours(1)) {
     fmt::print(stderr, "cohortd master: --audit-retention: {}\n",
@@ -229,6 +241,7 @@ int RunMaster(const MasterOptions& o) {
   config.unknown_team_fallback = o.unknown_team_fallback;
   config.incremental_above = o.incremental_above;
   config.log_limit = *log_limit;
+  config.state_disk_reserve = static_cast<uint64_t>(*state_disk_reserve);
   config.audit_retention = *audit_retention;
   config.advisor.idle_after = *idle_gpu_after;
   config.advisor.window = *advice_window;
@@ -264,7 +277,7 @@ int RunMaster(const MasterOptions& o) {
   auto master = master::Master::Create(
       config,
       master::MasterDeps{std::move(store).value(), std::move(metric_store).value(),
-                         scheduler::NewScheduler(*scheduling)},
+                         scheduler::NewScheduler(*scheduling), StatDiskSpace(config.data_dir)},
       clock, loop);
   if (!master.ok()) {
     fmt::print(stderr, "cohortd master: {}\n", master.status().ToString());

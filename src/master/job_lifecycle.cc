@@ -33,6 +33,7 @@ uint64_t JobLifecycle::BumpNode(const std::string& node_id) {
 StatusOr<Job> JobLifecycle::Submit(JobSpec spec, std::string user, std::string request_id,
                                    bool* replayed) {
   if (replayed) *replayed = false;
+  COHORT_RETURN_IF_ERROR(journal_.CheckWritable());
   std::string digest;
   if (!request_id.empty()) {
     digest = SpecDigest(spec);
@@ -86,6 +87,7 @@ StatusOr<Job> JobLifecycle::Submit(JobSpec spec, std::string user, std::string r
 }
 
 StatusOr<const Job*> JobLifecycle::Kill(JobId id) {
+  COHORT_RETURN_IF_ERROR(journal_.CheckWritable());
   Job* found = jobs_.Find(id);
   if (!found) return Status::NotFound(fmt::format("job {} does not exist", id));
   Job& job = *found;

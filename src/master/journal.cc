@@ -6,8 +6,9 @@
 
 namespace cohort::master {
 
-Journal::Journal(state::StateStore& store, std::function<void(const Status&)> fail_stop)
-    : store_(store), fail_stop_(std::move(fail_stop)) {}
+Journal::Journal(state::StateStore& store, std::function<void(const Status&)> fail_stop,
+                 StateDisk disk)
+    : store_(store), fail_stop_(std::move(fail_stop)), disk_(std::move(disk)) {}
 
 Journal::Batch::Batch(Journal& journal) : journal_(journal) {
   if (journal_.depth_++ > 0) return;
@@ -45,6 +46,12 @@ void Journal::AnnounceNode(const std::string& node_id) {
   } else if (listener_) {
     listener_->OnNodeChanged(node_id);
   }
+}
+
+Status Journal::CheckWritable() {
+  disk_.Check();
+  if (const auto& why = disk_.read_only()) return Status::Unavailable(*why);
+  return Status::Ok();
 }
 
 void Journal::FailStop(const Status& status) {

@@ -4,10 +4,12 @@
 #pragma once
 
 #include <functional>
+#include <optional>
 #include <set>
 #include <string>
 
 #include "common/status.h"
+#include "master/state_disk.h"
 #include "model/job.h"
 #include "state/state_store.h"
 
@@ -24,7 +26,9 @@ class MasterListener {
 class Journal {
  public:
   // `fail_stop` must not return into the master's work (a test's may); unset: log and exit 70.
-  Journal(state::StateStore& store, std::function<void(const Status&)> fail_stop);
+  // `disk`: where the store lives; without one the master is never read-only.
+  Journal(state::StateStore& store, std::function<void(const Status&)> fail_stop,
+          StateDisk disk = StateDisk(nullptr, 0));
 
   state::StateStore& store() { return store_; }
   void SetListener(MasterListener* listener) { listener_ = listener; }
@@ -54,12 +58,22 @@ class Journal {
   void FailStop(const Status& status);
   bool stopped() const { return stopped_; }
 
+  // Read-only mode (master/state_disk.h): while the state disk is short of space the master
+  // takes no change. Its own writers (the tick, scheduling passes, agents' reports) hold off,
+  // and the API answers changes 503 with the reason.
+  StateDisk& disk() { return disk_; }
+  const std::optional<std::string>& read_only() const { return disk_.read_only(); }
+  // Before a change the outside asks for: reads the free space now, then OK, or kUnavailable
+  // with the reason the master is read-only.
+  Status CheckWritable();
+
  private:
   state::StateStore& store_;
   std::function<void(const Status&)> fail_stop_;
   MasterListener* listener_ = nullptr;
   int depth_ = 0;         // Batch scopes open
   bool stopped_ = false;  // FailStop was called (it returns only in tests)
+  StateDisk disk_;
   // What the open batch has changed, to announce once it is committed.
   std::set<JobId> unannounced_jobs_;
   std::set<std::string> unannounced_nodes_;

@@ -14,7 +14,8 @@ Master::Master(MasterConfig config, MasterDeps deps, const Clock& clock, EventLo
       logs_(config_.data_dir + "/logs", LogLimits::For(config_.log_limit)),
       metrics_(std::make_unique<MetricIngest>(std::move(deps.metrics))),
       store_(std::move(deps.store)),
-      journal_(*store_, config_.fail_stop),
+      journal_(*store_, config_.fail_stop,
+               StateDisk(std::move(deps.state_disk), config_.state_disk_reserve)),
       accounts_(*store_, clock_),
       secrets_(*store_, clock_),
       jobs_(journal_, clock_, config_.history_max_keys),
@@ -41,6 +42,9 @@ StatusOr<std::unique_ptr<Master>> Master::Create(MasterConfig config, MasterDeps
         "the master needs a state store, a metric store and a scheduler");
   }
   std::unique_ptr<Master> m(new Master(std::move(config), std::move(deps), clock, loop));
+  // Before anything is written: a master restarted on a full disk starts read-only.
+  m->journal_.disk().Check();
+  m->read_only_at_last_tick_ = m->journal_.read_only().has_value();
   COHORT_RETURN_IF_ERROR(m->Load());
   m->TickAgainLater();
   return m;
@@ -78,6 +82,16 @@ void Master::TickAgainLater() {
 }
 
 void Master::Tick() {
+  journal_.disk().Check();
+  const bool read_only = journal_.read_only().has_value();
+  if (read_only_at_last_tick_ && !read_only) {
+    // Writable again: what agents reported meanwhile comes with their next syncs; what waits
+    // may start.
+    scheduling_.RequestSchedule();
+  }
+  read_only_at_last_tick_ = read_only;
+  // Read-only: nothing is judged, stopped or started, since none of it could be written.
+  if (journal_.read_only()) return;
   Timestamp now = clock_.Now();
   // Outside the batch: a prune that fails (a full disk) changes nothing in memory and is tried
   // again later, and must not take the batch's job writes down with it.

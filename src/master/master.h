@@ -65,6 +65,9 @@ struct MasterDeps {
   std::unique_ptr<state::StateStore> store;
   std::unique_ptr<state::MetricStore> metrics;  // cohortd: <data_dir>/metrics.db
   std::unique_ptr<scheduler::Scheduler> scheduler;
+  // Where the state store lives, to go read-only before it is full (master/state_disk.h);
+  // null: never read-only for want of space.
+  std::unique_ptr<DiskSpace> state_disk;
 };
 
 class Master {
@@ -150,6 +153,9 @@ class Master {
 
   const MasterConfig& config() const { return config_; }
   Timestamp Now() const { return clock_.Now(); }
+  // Why the master takes no change now (its state disk is short of space), or nothing: the API
+  // answers changes 503 with it (master/state_disk.h).
+  const std::optional<std::string>& read_only() const { return journal_.read_only(); }
 
  private:
   Master(MasterConfig config, MasterDeps deps, const Clock& clock, EventLoop& loop);
@@ -165,6 +171,7 @@ class Master {
   std::unique_ptr<MetricIngest> metrics_;  // over MasterDeps::metrics
   std::unique_ptr<state::StateStore> store_;
   Journal journal_;
+  bool read_only_at_last_tick_ = false;
   Accounts accounts_;
   Secrets secrets_;
   JobBook jobs_;

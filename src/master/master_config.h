@@ -38,6 +38,8 @@ struct MasterConfig {
   // its grace period, its restart budget untouched) so that others may have them.
   AdvisorConfig advisor;
   bool reclaim_idle_gpus = false;
+  // Free space the state disk keeps: under it the master is read-only (master/state_disk.h).
+  uint64_t state_disk_reserve = 64ULL << 20;
   // The most keys the runtime history keeps (scheduler/runtime_history.h), rows in the store
   // included; tests make it small.
   size_t history_max_keys = scheduler::RuntimeHistory::kMaxKeys;

@@ -60,11 +60,12 @@ class MasterTest : public ::testing::TestWithParam<bool> {
     config.fail_stop = [this](const Status& s) { fail_stops_.push_back(s); };
     config.node_timeout = node_timeout_;
     config.history_max_keys = history_max_keys_;
-    auto m =
-        Master::Create(config,
-                       cohort::testing::TestMasterDeps(config.data_dir, std::move(store),
-                                                       scheduler::NewScheduler(scheduler_config_)),
-                       clock_, loop_);
+    MasterDeps deps = cohort::testing::TestMasterDeps(config.data_dir, std::move(store),
+                                                      scheduler::NewScheduler(scheduler_config_));
+    auto state_disk = std::make_unique<FixedDiskSpace>(state_disk_free_, dir_.string());
+    state_disk_ = state_disk.get();
+    deps.state_disk = std::move(state_disk);
+    auto m = Master::Create(config, std::move(deps), clock_, loop_);
     ASSERT_TRUE(m.ok()) << m.status().ToString();
     master_ = std::move(m).value();
   }
@@ -150,6 +151,10 @@ class MasterTest : public ::testing::TestWithParam<bool> {
 
   std::filesystem::path dir_;
   cohort::testing::FailingStateStore* store_ = nullptr;  // owned by the master
+  // The free space the master sees on its state disk (owned by the master), and what the next
+  // Start gives it.
+  FixedDiskSpace* state_disk_ = nullptr;
+  uint64_t state_disk_free_ = 1ULL << 40;
   std::vector<Status> fail_stops_;
   scheduler::SchedulerConfig scheduler_config_;
   Duration node_timeout_ = std::chrono::seconds(10);

@@ -38,6 +38,7 @@ Reconciler::Reconciler(const MasterConfig& config, JobBook& jobs, NodeRegistry& 
       clock_(clock) {}
 
 StatusOr<DesiredState> Reconciler::Register(NodeInfo info) {
+  COHORT_RETURN_IF_ERROR(journal_.CheckWritable());
   Timestamp now = clock_.Now();
   std::string id = info.id;
   const NodeRegistry::Entry* known = nodes_.Find(id);
@@ -179,6 +180,7 @@ StatusOr<DesiredState> Reconciler::Sync(const std::string& node_id, const AgentR
   Timestamp now = clock_.Now();
   entry.node.last_seen = now;
   entry.heard_at = clock_.Monotonic();
+  if (!journal_.CheckWritable().ok()) return HeardWhileReadOnly(node_id, report);
 
   TaskEnds ends;
   std::set<TaskId> reported;
@@ -197,15 +199,7 @@ StatusOr<DesiredState> Reconciler::Sync(const std::string& node_id, const AgentR
       }
     }
   }
-  std::vector<GpuSamples> gpu_samples;  // of the GPUs the node registered
-  for (const auto& g : report.gpu_samples) {
-    const auto& gpus = entry.node.info.gpus;
-    if (std::any_of(gpus.begin(), gpus.end(),
-                    [&](const Gpu& gpu) { return gpu.index == g.index; })) {
-      gpu_samples.push_back(g);
-    }
-  }
-  resources_.Record(node_id, gpu_samples, task_samples);
+  resources_.Record(node_id, RegisteredGpuSamples(entry, report), task_samples);
   // Tasks this agent has applied but no longer reports: it lost them.
   for (JobId id : jobs_.active()) {
     Job& job = jobs_.At(id);
@@ -244,6 +238,38 @@ StatusOr<DesiredState> Reconciler::Sync(const std::string& node_id, const AgentR
     }
   }
   return desired;
+}
+
+StatusOr<DesiredState> Reconciler::HeardWhileReadOnly(const std::string& node_id,
+                                                      const AgentReport& report) {
+  // The node is heard (memory only) and its samples kept; what its tasks did is recorded once
+  // the master writes again: the agent reports an ended task until it is told to forget it,
+  // which an answer without `forget` does not do.
+  std::map<TaskId, std::vector<TaskSample>> task_samples;
+  for (const auto& r : report.tasks) {
+    const Job* job = jobs_.Find(r.id.job);
+    if (!job || job->attempt != r.id.attempt) continue;
+    for (const auto& t : job->tasks) {
+      if (t.role == r.id.role && t.index == r.id.index && t.node_id == node_id) {
+        task_samples[r.id] = r.samples;
+      }
+    }
+  }
+  resources_.Record(node_id, RegisteredGpuSamples(*nodes_.Find(node_id), report), task_samples);
+  return DesiredFor(node_id);
+}
+
+std::vector<GpuSamples> Reconciler::RegisteredGpuSamples(const NodeRegistry::Entry& entry,
+                                                         const AgentReport& report) {
+  std::vector<GpuSamples> samples;
+  const auto& gpus = entry.node.info.gpus;
+  for (const auto& g : report.gpu_samples) {
+    if (std::any_of(gpus.begin(), gpus.end(),
+                    [&](const Gpu& gpu) { return gpu.index == g.index; })) {
+      samples.push_back(g);
+    }
+  }
+  return samples;
 }
 
 StatusOr<DesiredState> Reconciler::DesiredFor(const std::string& node_id) {

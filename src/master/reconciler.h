@@ -56,6 +56,8 @@ class Reconciler {
   StatusOr<DesiredState> Register(NodeInfo info);
   // Applies an agent's report and returns what it should run. kNotFound if the node never
   // registered (the agent registers again).
+  // While the master is read-only (Journal::read_only), the node is only heard: its report is
+  // applied once the master writes again.
   StatusOr<DesiredState> Sync(const std::string& node_id, const AgentReport& report);
   // kNotFound for an unknown node. Not const: a secret a task names that is gone since its
   // submission is left out of its environment, and its job gets an event saying so.
@@ -80,6 +82,11 @@ class Reconciler {
   void WasNotListening(Duration how_long);
 
  private:
+  // Sync while the master is read-only.
+  StatusOr<DesiredState> HeardWhileReadOnly(const std::string& node_id, const AgentReport& report);
+  // The report's GPU samples of the GPUs the node registered.
+  static std::vector<GpuSamples> RegisteredGpuSamples(const NodeRegistry::Entry& entry,
+                                                      const AgentReport& report);
   // Task ends found together (one agent report, one lost node), applied to their jobs at once.
   struct TaskEnds {
     std::map<JobId, std::vector<JobEvent>> events;

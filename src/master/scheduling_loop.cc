@@ -159,6 +159,8 @@ void SchedulingLoop::Released(const std::vector<std::pair<JobId, Task>>& tasks) 
 
 void SchedulingLoop::Schedule() {
   schedule_posted_ = false;
+  // Read-only: nothing may start; the master asks for a pass once it writes again.
+  if (journal_.read_only()) return;
   Journal::Batch batch(journal_);  // every job the pass starts, in one commit
   std::vector<PendingJob> pending;
   pending.reserve(jobs_.pending().size());

@@ -21,7 +21,8 @@ inline master::MasterDeps TestMasterDeps(
   std::filesystem::create_directories(data_dir, ec);
   auto metrics = state::OpenSqliteMetricStore(data_dir + "/metrics.db");
   COHORT_CHECK(metrics.ok());
-  return master::MasterDeps{std::move(store), std::move(metrics).value(), std::move(scheduler)};
+  return master::MasterDeps{std::move(store), std::move(metrics).value(), std::move(scheduler),
+                            nullptr};
 }
 
 }  // namespace cohort::testing

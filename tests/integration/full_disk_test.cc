@@ -12,6 +12,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 #include <vector>
 
 #include "client/http_client.h"
@@ -74,7 +75,8 @@ TEST(FullDisk, SubmitIsRefusedClearlyAndEveryAcknowledgedJobIsKept) {
   // Declared after the cluster, so unmounted before the cluster stops the master.
   TmpfsMount disk(cluster.dir() + "/master", "4m");
   ASSERT_TRUE(disk.error().empty()) << disk.error();
-  cluster.StartMaster();
+  // No reserve: the disk fills between two checks of its free space, and writes find it full.
+  cluster.StartMaster({"--state-disk-reserve", "0"});
   // No agent: the jobs stay pending, so the master has nothing of its own to write.
   std::vector<std::string> names;
   for (int i = 0; i < 5; ++i) {
@@ -113,7 +115,7 @@ TEST(FullDisk, SubmitIsRefusedClearlyAndEveryAcknowledgedJobIsKept) {
 
   // A restart on the disk that is still full loses nothing either.
   cluster.StopMaster();
-  cluster.StartMaster();
+  cluster.StartMaster({"--state-disk-reserve", "0"});
   expect_every_acknowledged_job();
   submit = cluster.Cohort({"submit", spec_file});
   EXPECT_NE(submit.exit_code, 0) << submit.out;
@@ -129,6 +131,68 @@ TEST(FullDisk, SubmitIsRefusedClearlyAndEveryAcknowledgedJobIsKept) {
   auto listed = cluster.client().ListJobs();
   ASSERT_TRUE(listed.ok());
   EXPECT_EQ(listed->size(), names.size());
+}
+
+// (g) The same disk with a reserve: the master goes read-only before writes fail, instead of
+// stopping at the first report it cannot write (and again after every restart). It keeps
+// serving reads, its agents' syncs and a job's log; changes get 503 with the reason; a task that
+// ends meanwhile is recorded once there is room, and the master never restarted.
+TEST(FullDisk, AMasterShortOfSpaceGoesReadOnlyServesReadsAndSyncsAndResumes) {
+  LocalCluster cluster("read-only");
+  TmpfsMount disk(cluster.dir() + "/master", "8m");
+  ASSERT_TRUE(disk.error().empty()) << disk.error();
+  cluster.StartMaster({"--state-disk-reserve", "1Mi", "--node-timeout", "3s"});
+  cluster.StartAgent("a1", 1);
+  const std::string go = cluster.dir() + "/go";
+  JobId job = cluster.Submit(
+      "name: outlives-the-full-disk\n"
+      "tasks: [{role: main, resources: {gpus: 1}, command: [sh, -c, 'echo started; while [ ! "
+      "-e " +
+      go + " ]; do sleep 0.1; done; echo finished']}]\n");
+  cluster.WaitForState(job, JobState::kRunning);
+  // Shipped before the disk fills: uploads wait (503) while the master is read-only.
+  ASSERT_TRUE(WaitFor([&] { return cluster.Logs(job).find("started") != std::string::npos; }));
+  const pid_t master = cluster.master_pid();
+  auto http = cluster.Http();
+  ASSERT_TRUE(http.ok());
+  auto health = [&] {
+    auto answer = (*http)->Request("GET", "/api/v1/health", "", "");
+    return answer.ok() ? answer->body : answer.status().ToString();
+  };
+
+  const std::string filler = cluster.dir() + "/master/filler";
+  ASSERT_GT(FillDisk(filler), 0);
+  ASSERT_TRUE(WaitFor([&] { return health().find("read_only") != std::string::npos; })) << health();
+  EXPECT_THAT(health(), HasSubstr("--state-disk-reserve"));
+
+  auto submit = (*http)->Request("POST", "/api/v1/jobs", SpecNamed("refused"), "application/yaml");
+  ASSERT_TRUE(submit.ok());
+  EXPECT_EQ(submit->status, 503) << submit->body;
+  EXPECT_THAT(submit->body, HasSubstr("read-only"));
+  CommandResult refused = cluster.Cohort({"kill", std::to_string(job)});
+  EXPECT_NE(refused.exit_code, 0);
+  EXPECT_THAT(refused.err, HasSubstr("read-only"));
+
+  // The task ends while the master is read-only: it is heard, not recorded; longer than the
+  // node timeout passes and the node stays READY.
+  std::ofstream(go) << "go";
+  std::this_thread::sleep_for(std::chrono::seconds(5));
+  CommandResult jobs = cluster.Cohort({"jobs"});
+  ASSERT_EQ(jobs.exit_code, 0) << jobs.err;
+  EXPECT_THAT(jobs.out, HasSubstr("outlives-the-full-disk"));
+  EXPECT_EQ(cluster.client().GetJob(job)->state, JobState::kRunning);
+  CommandResult nodes = cluster.Cohort({"nodes"});
+  ASSERT_EQ(nodes.exit_code, 0) << nodes.err;
+  EXPECT_THAT(nodes.out, HasSubstr("READY"));
+  EXPECT_THAT(nodes.out, ::testing::Not(HasSubstr("LOST")));
+  EXPECT_THAT(cluster.Logs(job), HasSubstr("started"));
+
+  fs::remove(filler);
+  cluster.WaitForState(job, JobState::kSucceeded);
+  EXPECT_THAT(cluster.Logs(job), HasSubstr("finished"));
+  EXPECT_EQ(cluster.master_pid(), master);
+  EXPECT_TRUE(ProcessAlive(master));
+  EXPECT_EQ(cluster.Submit(SpecNamed("after")) > 0, true);
 }
 
 }  // namespace
