@@ -3,9 +3,10 @@
 
 Starts a master and several agents with fake GPUs in a scratch directory, submits a stream of
 short jobs (gangs and single tasks) that record every start and end of their tasks, and
-meanwhile injects faults at random (seeded) moments: kill -9 of the master, machine losses,
-machines that come back wiped, agents paused past the node timeout, agents killed alone, and
-log floods. A process of its own checks the master's health every 50 ms. At the end it lets
+meanwhile injects faults at random (seeded) moments: kill -9 of the master, the master paused
+past the node timeout, its wall clock stepped (libfaketime), a flood of wrong tokens from the
+agents' own address, machine losses, machines that come back wiped, agents paused past the node
+timeout, agents killed alone, and log floods. A process of its own checks the master's health every 50 ms. At the end it lets
 the stream drain and checks, from the jobs' own records and the API, that no acknowledged job
 was lost, no task started twice, no GPU was used by two tasks at once, every job on a lost
 machine was requeued in time, and the master kept answering. Exit status: 0 when every check
@@ -61,15 +62,25 @@ sleep "$2" & wait $!
 echo "$me end $EPOCHREALTIME $CUDA_VISIBLE_DEVICES ok" >> "$f"
 '''
 
-FAULT_KINDS = ("master_kill", "machine_loss", "wipe", "pause", "agent_kill", "flood")
+FAULT_KINDS = ("master_kill", "master_pause", "clock_step", "guessing", "machine_loss", "wipe",
+               "pause", "agent_kill", "flood")
 FAULT_NAMES = {
     "master_kill": "master kill -9 and restart",
+    "master_pause": "master paused (SIGSTOP) past the node timeout",
+    "clock_step": "master's wall clock stepped (libfaketime)",
+    "guessing": "wrong tokens, 5 a second, from the agents' own address",
     "machine_loss": "machine loss (agent and its tasks killed; back later)",
     "wipe": "machine back with a wiped data directory",
     "pause": "agent paused (SIGSTOP) past the node timeout",
     "agent_kill": "agent alone kill -9 and restart",
     "flood": "log flood job",
 }
+
+
+# libfaketime (Debian's faketime package, scripts/setup.sh): the master runs under it, its wall
+# clock offset by what FAKETIME_TIMESTAMP_FILE says at each call; its monotonic clock is the
+# machine's.
+FAKETIME = "/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1"
 
 
 class Infrastructure(Exception):
@@ -190,12 +201,31 @@ class Cluster:
         self.master_ups = []  # when a restarted master listened again
         self.unexpected = []  # findings about the daemons: exits nobody asked for, and such
         self.pdeathsig = ["setpriv", "--pdeathsig", "KILL", "--"] if shutil.which("setpriv") else []
+        self.clock_file = f"{root}/master-clock-offset"
+        self.step_clock(0)
 
-    def spawn(self, args, log_path):
+    def step_clock(self, seconds):
+        """The master's wall clock from now on: the machine's plus `seconds`."""
+        with open(self.clock_file + ".new", "w") as f:
+            f.write(f"{seconds:+d}\n")
+        os.replace(self.clock_file + ".new", self.clock_file)
+        return time.time()
+
+    def pause_master(self):
+        self.set_master_up(False)  # the health probe does not count what a stopped master misses
+        self.master.send_signal(signal.SIGSTOP)
+        return time.time()
+
+    def resume_master(self):
+        self.master.send_signal(signal.SIGCONT)
+        self.set_master_up(True)
+        return time.time()
+
+    def spawn(self, args, log_path, env=None):
         # The daemons die with this script (setpriv --pdeathsig), even if it is SIGKILLed.
         with open(log_path, "ab") as out:
             return subprocess.Popen(self.pdeathsig + args, stdout=out, stderr=subprocess.STDOUT,
-                                    stdin=subprocess.DEVNULL)
+                                    stdin=subprocess.DEVNULL, env={**os.environ, **(env or {})})
 
     # The master.
 
@@ -203,11 +233,15 @@ class Cluster:
         url_file = f"{self.root}/master.url"
         if os.path.exists(url_file):
             os.unlink(url_file)
+        if not os.path.exists(FAKETIME):
+            raise Infrastructure(f"no {FAKETIME}: install Debian's faketime (scripts/setup.sh)")
         self.master = self.spawn(
             [f"{self.args.bin_dir}/cohortd", "master", "--data-dir", f"{self.root}/master",
              "--listen", f"127.0.0.1:{self.port}", "--url-file", url_file,
              "--node-timeout", f"{self.args.node_timeout}s", "--log-level", "info"],
-            f"{self.root}/master.log")
+            f"{self.root}/master.log",
+            env={"LD_PRELOAD": FAKETIME, "FAKETIME_TIMESTAMP_FILE": self.clock_file,
+                 "FAKETIME_NO_CACHE": "1", "DONT_FAKE_MONOTONIC": "1"})
         deadline = time.time() + 60
         while not os.path.exists(url_file):
             if self.master.poll() is not None:
@@ -345,6 +379,8 @@ class Cluster:
         """SIGTERM to every daemon, SIGKILL to what is left, then every task of this run."""
         for name in list(self.paused):
             self.resume(name)
+        if self.master is not None:
+            self.master.send_signal(signal.SIGCONT)
         daemons = [p for p in [self.master, *self.agents.values()] if p is not None]
         for p in daemons:
             if p.poll() is None:
@@ -513,7 +549,26 @@ class Chaos:
         self.sequence = 0
         self.bag = []
         self.busy = set()  # nodes with something pending
-        self.master_down = False
+        self.master_down = False  # killed or paused
+        self.clock_stepped = False
+        self.guessers = []  # threads sending wrong tokens
+        self.guesses = Counter()  # HTTP status (or error) of each wrong token's answer
+
+    def guess(self, until):
+        """Wrong tokens from 127.0.0.1, where every agent and this script's valid calls come
+        from, 5 a second until `until`: the limiter must slow them, never the valid ones."""
+        api = Api(self.cluster.port, None)
+        n = 0
+        while time.time() < until:
+            n += 1
+            try:
+                status, _, _ = api.request("GET", "/api/v1/jobs",
+                                           headers={"Authorization": f"Bearer coh_guess{n:020d}"},
+                                           timeout=2.0)
+            except OSError as e:
+                status = type(e).__name__
+            self.guesses[status] += 1
+            time.sleep(0.2)
 
     def later(self, delay, action, node=""):
         self.sequence += 1
@@ -532,6 +587,19 @@ class Chaos:
                 self.cluster.start_agent(node)
                 self.busy.discard(node)
                 log(f"{node} back")
+            elif action == "resume_master":
+                up = self.cluster.resume_master()
+                # Like a restart, a master that did not run gives every node a whole node
+                # timeout from when it runs again.
+                self.cluster.master_ups.append(up)
+                self.master_fault.until = up
+                self.master_down = False
+                log("master resumed")
+            elif action == "unstep_clock":
+                t = self.cluster.step_clock(0)
+                self.clock_fault.until = t
+                self.clock_stepped = False
+                log("master's clock back")
             elif action == "resume":
                 t = self.cluster.resume(node)
                 for f in reversed(self.faults):
@@ -549,9 +617,11 @@ class Chaos:
                 if a is not None and n not in self.busy and n not in self.cluster.paused]
 
     def possible(self, kind):
-        if kind == "master_kill":
+        if kind in ("master_kill", "master_pause"):
             return not self.master_down
-        if kind == "flood":
+        if kind == "clock_step":
+            return not self.clock_stepped
+        if kind in ("flood", "guessing"):
             return True
         if not self.candidates():
             return False
@@ -576,6 +646,34 @@ class Chaos:
             down = self.rng.uniform(0.0, 2.0)
             self.later(down, "restart_master")
             log(f"killed the master (-9); back in {down:.1f} s")
+            return
+        if kind == "master_pause":
+            t = self.cluster.pause_master()
+            self.master_fault = check.Fault("master_pause", "", t)
+            self.faults.append(self.master_fault)
+            self.master_down = True
+            pause = timeout + self.rng.uniform(1.5, 4.0)
+            self.later(pause, "resume_master")
+            log(f"paused the master for {pause:.1f} s")
+            return
+        if kind == "clock_step":
+            seconds = self.rng.choice([-1, 1]) * self.rng.randint(60, 3600)
+            t = self.cluster.step_clock(seconds)
+            self.clock_fault = check.Fault("clock_step", "", t, offset=seconds)
+            self.faults.append(self.clock_fault)
+            self.clock_stepped = True
+            hold = self.rng.uniform(3.0, 8.0)
+            self.later(hold, "unstep_clock")
+            log(f"stepped the master's wall clock {seconds:+d} s for {hold:.1f} s")
+            return
+        if kind == "guessing":
+            t = time.time()
+            until = t + self.rng.uniform(10.0, 20.0)
+            thread = threading.Thread(target=self.guess, args=(until,), daemon=True)
+            thread.start()
+            self.guessers.append(thread)
+            self.faults.append(check.Fault("guessing", "", t, until))
+            log(f"guessing tokens from 127.0.0.1 for {until - t:.1f} s")
             return
         if kind == "flood":
             self.submitter.flood()
@@ -619,7 +717,9 @@ class Chaos:
                 self.inject()
                 next_fault = time.time() + self.rng.uniform(*self.args.fault_gap)
             time.sleep(0.05)
-        self.run_due(everything=True)  # every machine back, the master up
+        self.run_due(everything=True)  # every machine back, the master up, its clock true
+        for thread in self.guessers:
+            thread.join()
 
 
 def drain(cluster, submitter, timeout):
@@ -686,7 +786,7 @@ def analyse(args, root, cluster, chaos, submitter, health, jobs, end_of_run, lef
     spans = check.intervals(lines, chaos.faults, end_of_run, report)
     check.check_gpu_overlap(spans, report)
     check.check_jobs(submitter.acknowledged, jobs, lines, report)
-    check.late_starts(lines, jobs, report)
+    check.late_starts(lines, jobs, chaos.faults, report)
     bound = args.node_timeout + args.recovery_slack
     requeued, started = check.check_recovery(lines, chaos.faults, jobs, cluster.master_ups,
                                              bound, report)
@@ -700,11 +800,16 @@ def analyse(args, root, cluster, chaos, submitter, health, jobs, end_of_run, lef
     print(f"jobs: {len(submitter.acknowledged)} acknowledged ({submitter.retries} retried "
           f"submissions, {submitter.replayed} answered by a replay), "
           + ", ".join(f"{n} {s}" for s, n in sorted(states.items())))
+    print(f"lost: {report.figures['jobs_lost']} acknowledged jobs; twice: "
+          f"{report.figures['started_twice']} tasks started twice in one attempt")
     print(f"attempts per job: " + ", ".join(f"{n} jobs x {a}" for a, n in sorted(attempts.items())))
     print(f"tasks: {report.figures['task_starts']} starts recorded, "
           f"{report.figures['late_starts']} of them after the master had ended their attempt "
           "(an agent back from a pause)")
     print("faults: " + ", ".join(f"{FAULT_NAMES[k]}: {chaos.counts[k]}" for k in FAULT_KINDS))
+    if chaos.guesses:
+        print("wrong tokens answered: " + ", ".join(
+            f"{n} x {status}" for status, n in sorted(chaos.guesses.items(), key=str)))
     print(f"after a machine was lost (bound on the requeue: node timeout + "
           f"{args.recovery_slack:g} s = {bound:g} s):")
     for kind in ("machine_loss", "wipe", "pause"):

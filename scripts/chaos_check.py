@@ -39,12 +39,15 @@ class Line:
 class Fault:
     """One injected fault. For a machine loss or a wipe, `t` is when its processes were stopped
     and `until` when they were all dead (SIGKILL sent); for a pause, `t` is the SIGSTOP and
-    `until` the SIGCONT; for a master kill, `t` the kill and `until` when it listened again."""
+    `until` the SIGCONT; for a master kill, `t` the kill and `until` when it listened again; for
+    a step of the master's wall clock, `t` the step by `offset` seconds and `until` the step
+    back."""
 
     kind: str
     node: str
     t: float
     until: float = None
+    offset: int = 0
 
 
 @dataclass
@@ -67,6 +70,21 @@ def parse_time(text):
     if text is None:
         return None
     return datetime.strptime(text, "%Y-%m-%dT%H:%M:%S.%fZ").replace(tzinfo=timezone.utc).timestamp()
+
+
+def master_time(text, faults):
+    """A time the master wrote (RFC 3339), on the machine's clock: one written while its wall
+    clock was stepped (a clock_step fault) is taken back by the step."""
+    t = parse_time(text)
+    if t is None:
+        return None
+    for f in faults:
+        if f.kind != "clock_step":
+            continue
+        true = t - f.offset
+        if f.t - 1 <= true <= (f.until if f.until is not None else float("inf")) + 1:
+            return true
+    return t
 
 
 def parse_starts(text, report):
@@ -98,6 +116,7 @@ def check_single_starts(lines, report):
             report.fail(f"job {task[0]} attempt {task[1]} task {task[2]} started {len(seen)} "
                         f"times: {where}")
     report.figures["task_starts"] = sum(len(s) for s in starts.values())
+    report.figures["started_twice"] = sum(1 for seen in starts.values() if len(seen) > 1)
     return starts
 
 
@@ -161,6 +180,8 @@ def check_jobs(acknowledged, jobs, lines, report):
     attempt started and ended well by its own account (starts.log), or FAILED saying why."""
     by_id = {j["id"]: j for j in jobs}
     ids = set(acknowledged.values())
+    lost = [job_id for job_id in acknowledged.values() if job_id not in by_id]
+    report.figures["jobs_lost"] = len(lost)
     for key, job_id in sorted(acknowledged.items(), key=lambda kv: kv[1]):
         if job_id not in by_id:
             report.fail(f"job {job_id} (submission {key}) was acknowledged and is gone")
@@ -196,7 +217,7 @@ def check_jobs(acknowledged, jobs, lines, report):
     report.figures["job_states"] = dict(states)
 
 
-def late_starts(lines, jobs, report):
+def late_starts(lines, jobs, faults, report):
     """Tasks that started after the master had ended their attempt: an agent that was away
     (paused, partitioned) read an answer placing them only when it came back. They never run
     twice and are stopped as soon as the agent hears from the master again; the GPU check shows
@@ -205,7 +226,7 @@ def late_starts(lines, jobs, report):
     for job in jobs:
         for h in job.get("history", []):
             if h.get("finished_at"):
-                ended[(job["id"], h["attempt"])] = parse_time(h["finished_at"])
+                ended[(job["id"], h["attempt"])] = master_time(h["finished_at"], faults)
     late = [line for line in lines if line.kind == "start"
             and (line.job, line.attempt) in ended and line.t > ended[(line.job, line.attempt)]]
     for line in late:
@@ -267,7 +288,7 @@ def check_recovery(lines, faults, jobs, master_ups, bound, report):
             report.fail(f"job {job_id} attempt {attempt} had a task on {f.node} when it was lost "
                         f"({f.kind} at {clock(f.t)}) and the attempt never ended")
             continue
-        requeued = parse_time(ended["finished_at"])
+        requeued = master_time(ended["finished_at"], faults)
         if requeued < f.t:
             continue  # it had ended before (a task of an older attempt was still running)
         due = deadline(f.t, bound, master_ups)

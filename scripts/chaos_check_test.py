@@ -196,9 +196,32 @@ class LateStartTest(unittest.TestCase):
         report = check.Report()
         jobs = [job(1, "SUCCEEDED", attempt=2, history=[(1, T0 + 5), (2, T0 + 20)])]
         check.late_starts(lines(f"1 1 0 node-1 start {T0} 0\n1 1 1 node-2 start {T0 + 6} 0\n"
-                                f"1 2 0 node-1 start {T0 + 7} 0\n"), jobs, report)
+                                f"1 2 0 node-1 start {T0 + 7} 0\n"), jobs, [], report)
         self.assertEqual(report.figures["late_starts"], 1)
         self.assertEqual(report.violations, [])
+
+
+class ClockStepTest(unittest.TestCase):
+    def test_a_time_the_master_wrote_while_its_clock_was_stepped_is_taken_back(self):
+        step = check.Fault("clock_step", "", T0 + 10, T0 + 15, offset=3600)
+        stamp = lambda t: datetime.fromtimestamp(t, timezone.utc).strftime(
+            "%Y-%m-%dT%H:%M:%S.%fZ")
+        self.assertAlmostEqual(check.master_time(stamp(T0 + 3612), [step]), T0 + 12, places=3)
+        self.assertAlmostEqual(check.master_time(stamp(T0 + 30), [step]), T0 + 30, places=3)
+        back = check.Fault("clock_step", "", T0 + 10, T0 + 15, offset=-60)
+        self.assertAlmostEqual(check.master_time(stamp(T0 - 48), [back]), T0 + 12, places=3)
+
+    def test_a_requeue_stamped_an_hour_ahead_is_not_late(self):
+        report = check.Report()
+        loss = check.Fault("machine_loss", "node-1", T0 + 2, T0 + 2.01)
+        step = check.Fault("clock_step", "", T0 + 1, T0 + 20, offset=3600)
+        jobs = [job(1, "SUCCEEDED", attempt=2, history=[(1, T0 + 3600 + 8), (2, T0 + 30)])]
+        check.check_recovery(lines(f"1 1 0 node-1 start {T0} 0\n"), [loss, step], jobs, [], 10.0,
+                             report)
+        self.assertEqual(report.violations, [])
+        check.check_recovery(lines(f"1 1 0 node-1 start {T0} 0\n"), [loss], jobs, [], 10.0,
+                             report)
+        self.assertEqual(len(report.violations), 1)
 
 
 if __name__ == "__main__":
