@@ -125,10 +125,12 @@ class World {
     api_->Handle(std::move(request), recorder);
     Settle();
     EXPECT_EQ(recorder->answers, 1);
+    authenticated = recorder->authenticated;
     return recorder->response;
   }
 
   std::string remote = "127.0.0.1:40000";
+  bool authenticated = false;   // whether the last request's connection was marked so
   std::string accept_encoding;  // sent with every request when not empty
   std::string web_dir() const { return (dir_ / "web").string(); }
   master::Master& master() { return *master_; }
@@ -504,6 +506,22 @@ TEST(Access, BadTokensAreRefusedWithoutSayingWhichPartWasWrong) {
   HttpResponse expired = world.Serve(issued->token, "GET", "/api/v1/whoami");
   EXPECT_EQ(expired.status, 401);
   EXPECT_NE(expired.body.find("expired"), std::string::npos) << expired.body;
+}
+
+// What keeps an agent's or a user's connection over a stranger's when connections run short
+// (api/connection_slots.h): a valid credential of any kind, whatever the route answers.
+TEST(Access, OnlyACallWithAValidCredentialMarksItsConnectionAuthenticated) {
+  World world;
+  for (Caller caller : {kAdmin, kViewer, kNode, kJoin}) {
+    world.Serve(caller, "GET", "/api/v1/whoami");  // 403 for the node and the join token
+    EXPECT_TRUE(world.authenticated) << kCallerNames[caller];
+  }
+  world.Serve(kAnonymous, "GET", "/api/v1/health");
+  EXPECT_FALSE(world.authenticated) << "a public route with no token";
+  std::string forged = world.token(kAdmin);
+  forged.back() = forged.back() == 'A' ? 'B' : 'A';
+  EXPECT_EQ(world.Serve(forged, "GET", "/api/v1/health").status, 401);
+  EXPECT_FALSE(world.authenticated) << "a refused token";
 }
 
 TEST(Access, GuessingTokensIsSlowedDownPerAddress) {

@@ -416,6 +416,8 @@ void ApiServer::Handle(HttpRequest request, std::shared_ptr<Responder> responder
     return responder->Send(std::move(response));
   }
   StatusOr<auth::Principal> caller = Authenticate(request);
+  // Its connection is kept over strangers' when connections run short (api/connection_slots.h).
+  if (caller.ok() && caller->kind != auth::CallerKind::kAnonymous) responder->MarkAuthenticated();
   // Every answer to a state-changing call, errors included, passes through its audit entry: a
   // call with a token, or with a refused one (the failure limiter bounds how many an address
   // makes). Calls with no token, and those held back by the limiter, write nothing: a stranger

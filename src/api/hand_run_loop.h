@@ -45,9 +45,11 @@ class RecordingResponder final : public Responder {
   }
   void EndStream() override {}
   bool closed() const override { return false; }
+  void MarkAuthenticated() override { authenticated = true; }
 
   int answers = 0;
   HttpResponse response;
+  bool authenticated = false;  // the server said the request carried a valid credential
 };
 
 }  // namespace cohort::api

@@ -17,6 +17,7 @@
 #include <optional>
 #include <type_traits>
 
+#include "api/connection_slots.h"
 #include "api/memory_trim.h"
 #include "common/strings.h"
 #include "common/units.h"
@@ -41,6 +42,7 @@ constexpr auto kLingerTimeout = std::chrono::seconds(1);
 constexpr unsigned char kTlsHandshakeRecord = 0x16;
 constexpr size_t kReadChunk = 16 * 1024;
 constexpr auto kTrimInterval = std::chrono::milliseconds(1000);
+constexpr auto kRoomReportInterval = std::chrono::seconds(10);
 
 std::string ErrorBody(std::string_view code, std::string_view message) {
   return nlohmann::json{{"error", {{"code", code}, {"message", message}}}}.dump();
@@ -60,12 +62,13 @@ struct ServerShared {
       : handler(std::move(handler)),
         body_limit(std::move(body_limit)),
         limits(limits),
+        slots(ConnectionSlots::Limits{limits.max_connections, limits.max_connections_per_address}),
         trimmer(std::make_shared<MemoryTrimmer>(ioc, kTrimInterval)) {}
 
   Handler handler;
   BodyLimit body_limit;
   HttpLimits limits;
-  size_t connections = 0;  // counted sessions whose socket is open
+  ConnectionSlots slots;  // the places of the sessions whose socket is open
   std::shared_ptr<MemoryTrimmer> trimmer;
   std::shared_ptr<net::ssl::context> tls;  // null: plain HTTP
 };
@@ -76,19 +79,24 @@ class Session : public Responder, public std::enable_shared_from_this<Session<St
   static constexpr bool kTls = std::is_same_v<Stream, TlsStream>;
 
  public:
-  // A `counted` session holds one of the server's max_connections until it closes.
-  Session(tcp::socket socket, std::shared_ptr<ServerShared> shared, bool counted)
+  Session(tcp::socket socket, std::shared_ptr<ServerShared> shared)
       : stream_(NewStream(std::move(socket), *shared)),
         deadline_(stream_.get_executor()),
         shared_(std::move(shared)),
-        counted_(counted) {
-    if (counted_) ++shared_->connections;
-  }
+        first_header_by_(std::chrono::steady_clock::now() + limits().header_timeout) {}
   ~Session() override { Release(); }
 
-  // A TLS client has the header timeout to finish its handshake, like a slowloris its header.
-  void Start() {
+  // Holding `slot`, one of the server's places until it closes. A new client has the header
+  // timeout for its TLS handshake and its first request header together.
+  void Start(std::unique_ptr<ConnectionSlots::Slot> slot) {
+    slot_ = std::move(slot);
     Handshake(limits().header_timeout, [](Session& self) { self.ReadRequest(); });
+  }
+
+  // Its place was given to a new connection (ConnectionSlots): it was doing nothing for anyone.
+  void CloseToMakeRoom() {
+    spdlog::debug("closing the connection of {} to make room for a new one", Remote());
+    Close();
   }
 
   // Over the connection cap: the answer, once there is a channel to send it on.
@@ -103,6 +111,7 @@ class Session : public Responder, public std::enable_shared_from_this<Session<St
   // Answers `status` with a JSON error and closes, whatever the client sends meanwhile.
   void Refuse(int status, std::string_view code, const std::string& message,
               std::vector<std::pair<std::string, std::string>> headers = {}) {
+    Enter(ConnectionPhase::kServing);
     keep_alive_ = false;
     drain_before_close_ = true;
     responded_ = false;
@@ -167,6 +176,10 @@ class Session : public Responder, public std::enable_shared_from_this<Session<St
   }
 
   bool closed() const override { return closed_; }
+
+  void MarkAuthenticated() override {
+    if (slot_) slot_->MarkAuthenticated();
+  }
 
   void OnClose(std::function<void()> callback) override {
     if (closed_) return callback();
@@ -271,16 +284,26 @@ class Session : public Responder, public std::enable_shared_from_this<Session<St
     // The route's limit is applied once the header is in. (Not boost::none: Beast 1.74 compares
     // an announced length against it as against the smallest limit.)
     parser_->body_limit(std::numeric_limits<uint64_t>::max());
-    if (buffer_.size() > 0) return ReadHeader();  // the client sent its next request already
-    // An idle kept-alive connection may wait long for its next request; the header clock
-    // starts with the request's first byte.
+    // A new connection has until first_header_by_ for its whole first header: a client that
+    // connects and sends nothing holds its place for seconds, not for the idle timeout.
+    if (requests_ == 0) return ReadHeader(first_header_by_);
+    // The client sent its next request already.
+    if (buffer_.size() > 0)
+      return ReadHeader(std::chrono::steady_clock::now() + limits().header_timeout);
+    // An idle kept-alive connection may wait long for its next request (unless its place is
+    // wanted); the header clock starts with the request's first byte.
+    Enter(ConnectionPhase::kIdle);
     Tcp().expires_after(limits().idle_timeout);
-    stream_.async_read_some(buffer_.prepare(kReadChunk),
-                            [self = shared_from_this()](beast::error_code ec, size_t n) {
-                              if (ec) return self->Close();  // idle too long, or gone
-                              self->buffer_.commit(n);
-                              self->ReadHeader();
-                            });
+    stream_.async_read_some(
+        buffer_.prepare(kReadChunk), [self = shared_from_this()](beast::error_code ec, size_t n) {
+          if (ec) return self->Close();  // idle too long, or gone
+          self->buffer_.commit(n);
+          self->ReadHeader(std::chrono::steady_clock::now() + self->limits().header_timeout);
+        });
+  }
+
+  void Enter(ConnectionPhase phase) {
+    if (slot_) slot_->Enter(phase);
   }
 
   // The stream's own timeout would close the socket, leaving no way to say why: a read that
@@ -306,8 +329,9 @@ class Session : public Responder, public std::enable_shared_from_this<Session<St
     return ec == net::error::operation_aborted && timed_out_;
   }
 
-  void ReadHeader() {
-    StartDeadline(limits().header_timeout);
+  void ReadHeader(SteadyTime deadline) {
+    Enter(ConnectionPhase::kHeader);
+    StartDeadline(deadline);
     http::async_read_header(
         stream_, buffer_, *parser_,
         [self = shared_from_this()](beast::error_code ec, size_t) { self->OnHeader(ec); });
@@ -315,6 +339,12 @@ class Session : public Responder, public std::enable_shared_from_this<Session<St
 
   void OnHeader(beast::error_code ec) {
     if (EndDeadline(ec)) {
+      // Nothing was asked, so there is nothing to answer.
+      if (!parser_->got_some() && buffer_.size() == 0) {
+        spdlog::debug("{} sent no request within {}", Remote(),
+                      FormatDuration(limits().header_timeout));
+        return Close();
+      }
       return Refuse(408, "invalid_argument",
                     fmt::format("the request header did not arrive within {}",
                                 FormatDuration(limits().header_timeout)));
@@ -344,6 +374,7 @@ class Session : public Responder, public std::enable_shared_from_this<Session<St
     }
     parser_->body_limit(body_limit_);  // for a chunked body, whose size is not announced
     if (parser_->is_done()) return OnRequest();
+    Enter(ConnectionPhase::kBody);
     StartDeadline(limits().body_timeout);
     http::async_read(
         stream_, buffer_, *parser_, [self = shared_from_this()](beast::error_code ec, size_t) {
@@ -400,6 +431,8 @@ class Session : public Responder, public std::enable_shared_from_this<Session<St
     request_.body = std::move(parser_->get().body());
     const size_t body_size = request_.body.size();
     responded_ = false;
+    ++requests_;
+    Enter(ConnectionPhase::kServing);
     // The handler may answer much later (long polls, log streams): no read timeout meanwhile.
     Tcp().expires_never();
     try {
@@ -492,9 +525,7 @@ class Session : public Responder, public std::enable_shared_from_this<Session<St
 
   // Gives the connection's place back (a handler may hold the session after its socket closed).
   void Release() {
-    if (!counted_) return;
-    counted_ = false;
-    --shared_->connections;
+    if (slot_) slot_->Release();
   }
 
   Stream stream_;
@@ -502,7 +533,9 @@ class Session : public Responder, public std::enable_shared_from_this<Session<St
   bool timed_out_ = false;
   beast::flat_buffer buffer_;
   std::shared_ptr<ServerShared> shared_;
-  bool counted_;
+  std::unique_ptr<ConnectionSlots::Slot> slot_;  // null: refused, holds no place
+  SteadyTime first_header_by_;
+  uint64_t requests_ = 0;  // read whole, on this connection
   std::optional<http::request_parser<http::string_body>> parser_;
   HttpRequest request_;      // the request being read
   uint64_t body_limit_ = 0;  // its route's
@@ -526,6 +559,23 @@ bool IsResourceShortage(const beast::error_code& ec) {
   namespace errc = boost::system::errc;
   return ec == errc::too_many_files_open || ec == errc::too_many_files_open_in_system ||
          ec == errc::no_buffer_space || ec == errc::not_enough_memory;
+}
+
+// The address a connection counts against: an IPv4 address, also when it arrives mapped into
+// IPv6, or an IPv6 address's /64, the block one host or site is usually given (one host may use
+// any address in it).
+std::string AddressOf(const tcp::socket& socket) {
+  beast::error_code ec;
+  auto endpoint = socket.remote_endpoint(ec);
+  if (ec) return "?";
+  net::ip::address address = endpoint.address();
+  if (address.is_v6() && address.to_v6().is_v4_mapped()) {
+    return net::ip::make_address_v4(net::ip::v4_mapped, address.to_v6()).to_string();
+  }
+  if (address.is_v4()) return address.to_string();
+  auto bytes = address.to_v6().to_bytes();
+  std::fill(bytes.begin() + 8, bytes.end(), 0);
+  return net::ip::address_v6(bytes).to_string() + "/64";
 }
 
 }  // namespace
@@ -556,28 +606,70 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
     Serve<PlainStream>(std::move(socket));
   }
 
-  // A TLS connection counts against the cap from its first byte, handshake included.
+  // A TLS connection counts against the caps from its first byte, handshake included.
   template <typename Stream>
   void Serve(tcp::socket socket) {
-    const size_t max = shared->limits.max_connections;
-    if (shared->connections < max) {
+    std::string address = AddressOf(socket);
+    auto session = std::make_shared<Session<Stream>>(std::move(socket), shared);
+    ConnectionSlots::Taken taken =
+        shared->slots.Take(address, [weak = std::weak_ptr<Session<Stream>>(session)] {
+          if (auto session = weak.lock()) session->CloseToMakeRoom();
+        });
+    NoteRoomMade(taken.closed);
+    if (taken.slot) {
       full = false;
-      std::make_shared<Session<Stream>>(std::move(socket), shared, /*counted=*/true)->Start();
+      session->Start(std::move(taken.slot));
       return;
     }
-    if (!full) spdlog::warn("{} connections open, the limit: refusing new ones", max);
-    full = true;
-    std::make_shared<Session<Stream>>(std::move(socket), shared, /*counted=*/false)
-        ->StartRefused(
-            503, "unavailable",
-            fmt::format("the master has {} connections open, its limit; try again later", max),
-            {{"Retry-After", "1"}});
+    const size_t max = shared->limits.max_connections;
+    const size_t per_address = shared->limits.max_connections_per_address;
+    std::string message;
+    if (taken.refusal == ConnectionSlots::Refusal::kAddressFull) {
+      if (taken.first_refusal) {
+        spdlog::warn(
+            "{} holds {} connections, the most one address may, none of which may be closed "
+            "to make room: refusing its new ones",
+            address, per_address);
+      }
+      message = fmt::format(
+          "{} has {} connections open to the master, the most one address may; try again later",
+          address, per_address);
+    } else {
+      if (!full) {
+        spdlog::warn(
+            "{} connections open, the limit, none of which may be closed to make room: "
+            "refusing new ones",
+            max);
+      }
+      full = true;
+      message = fmt::format("the master has {} connections open, its limit; try again later", max);
+    }
+    session->StartRefused(503, "unavailable", std::move(message), {{"Retry-After", "1"}});
+  }
+
+  // Logged in aggregate: a flood of connections is a line every few seconds.
+  void NoteRoomMade(size_t closed) {
+    if (closed == 0) return;
+    closed_unreported += closed;
+    const SteadyTime now = std::chrono::steady_clock::now();
+    if (room_reported_at && now - *room_reported_at < kRoomReportInterval) return;
+    spdlog::warn(
+        "connections ran short: closed {} idle or unfinished connection{} to make room "
+        "for new ones",
+        closed_unreported, closed_unreported == 1 ? "" : "s");
+    closed_unreported = 0;
+    room_reported_at = now;
   }
 
   void OnAcceptError(const beast::error_code& ec) {
     if (!IsResourceShortage(ec)) {
       spdlog::debug("accept: {}", ec.message());
       return Accept();  // e.g. a connection reset before it was accepted
+    }
+    // The connection waiting may be an agent's: it gets the descriptor of one doing nothing.
+    if (shared->slots.CloseOne()) {
+      NoteRoomMade(1);
+      return Accept();
     }
     if (!short_of_resources) {
       spdlog::warn("cannot accept connections: {}; trying again every {}ms", ec.message(),
@@ -593,7 +685,9 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
   tcp::acceptor acceptor;
   net::steady_timer backoff;
   std::shared_ptr<ServerShared> shared;
-  bool full = false;                // refusing connections for max_connections
+  bool full = false;  // refusing connections for max_connections
+  std::optional<SteadyTime> room_reported_at;
+  size_t closed_unreported = 0;     // closed to make room since the last line about it
   bool short_of_resources = false;  // backing off after accept failed
 };
 
@@ -638,7 +732,7 @@ void HttpServer::Stop() {
   impl_->backoff.cancel();
 }
 
-size_t HttpServer::connections() const { return impl_->shared->connections; }
+size_t HttpServer::connections() const { return impl_->shared->slots.size(); }
 
 std::string PercentDecode(std::string_view text, bool plus_is_space) {
   std::string out;

@@ -55,6 +55,9 @@ class Responder {
   // while nothing is being written: how a follower of a silent job learns that its reader left.
   // A responder that cannot tell never calls it.
   virtual void OnClose(std::function<void()> callback) { (void)callback; }
+  // The request carried a valid credential: when connections run short, its connection is closed
+  // to make room only after every stranger's that may be, and only while idle.
+  virtual void MarkAuthenticated() {}
 };
 
 // Passes everything on to another responder: the base of responders that watch an answer go by
@@ -72,6 +75,7 @@ class ForwardingResponder : public Responder {
   void EndStream() override { inner_->EndStream(); }
   bool closed() const override { return inner_->closed(); }
   void OnClose(std::function<void()> callback) override { inner_->OnClose(std::move(callback)); }
+  void MarkAuthenticated() override { inner_->MarkAuthenticated(); }
 
  protected:
   Responder& inner() { return *inner_; }
@@ -88,20 +92,28 @@ using BodyLimit = std::function<uint64_t(std::string_view method, std::string_vi
 // What one client may take of the server: no request, slow client or flood of connections may
 // hold more than this, so the master's one event-loop thread keeps serving everyone else.
 struct HttpLimits {
-  // Connections open at once; one more is answered 503 and closed.
+  // Connections open at once. When they are all open, a new one is given the place of one doing
+  // nothing for anyone (api/connection_slots.h): a stranger's idle or unfinished connection
+  // first, oldest first; a request being served is never cut off. When none can be closed, the
+  // new one is answered 503 and closed. Running out of file descriptors makes room the same way.
   size_t max_connections = 1024;
+  // Connections one client address holds at once (an IPv6 address counts by its /64); beyond
+  // that a new one takes the place of one of the address's own, as above, or is answered 503.
+  // 0: no cap.
+  size_t max_connections_per_address = 128;
   // The request line and header fields together: more is a 431, or a 414 when the request line
   // alone is longer than max_target_bytes.
   uint32_t max_header_bytes = 16 * 1024;
   size_t max_target_bytes = 8 * 1024;
-  // Between requests on a kept-alive connection.
+  // Between requests on a kept-alive connection (closed sooner when places run short).
   Duration idle_timeout = std::chrono::seconds(75);
-  // From the first byte of a request to the end of its header (a client that trickles a header
-  // byte by byte, "slowloris", is cut off: 408), and for the whole body after it. Once a request
-  // is read there is no timeout: long polls and log streams wait as long as they need. Over
-  // TLS, the handshake too must finish within header_timeout of the connection's start, or the
-  // connection is closed (a client without TLS has no channel for a 408).
-  Duration header_timeout = std::chrono::seconds(10);
+  // For a new connection's first request header, from the connection's start (over TLS, the
+  // handshake too); for a kept-alive connection's next one, from its first byte (a client that
+  // trickles a header byte by byte, "slowloris", is cut off: 408). A connection that sent
+  // nothing in that time is closed without an answer, as is one whose TLS handshake did not
+  // finish. body_timeout is for the whole body after the header. Once a request is read there
+  // is no timeout: long polls and log streams wait as long as they need.
+  Duration header_timeout = std::chrono::seconds(5);
   Duration body_timeout = std::chrono::seconds(60);
   // When accepting fails for want of file descriptors, the pause before trying again (the
   // waiting connection stays in the backlog; retrying at once would spin).

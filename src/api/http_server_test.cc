@@ -13,6 +13,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
 #include <chrono>
@@ -32,15 +33,30 @@ using ::testing::HasSubstr;
 using ::testing::StartsWith;
 using namespace std::chrono_literals;
 
-// Answers 200 with the body it got, or, for /wait, 200 after 800 ms (a long poll); /remote
-// answers the client's address as the request carries it.
-Handler EchoHandler(boost::asio::io_context& ioc) {
-  return [&ioc](HttpRequest request, std::shared_ptr<Responder> responder) {
+// Answers 200 with the body it got, or, for /wait, 200 after 800 ms or ?ms= (a long poll); /remote
+// answers the client's address as the request carries it; /forever never answers (a long poll
+// that outlives the test); /login marks the connection authenticated.
+// The /forever requests a server has received, and those it has not answered yet.
+struct Unanswered {
+  std::atomic<int> received = 0;
+  std::vector<std::shared_ptr<Responder>> waiting;  // on the server's thread
+};
+
+Handler EchoHandler(boost::asio::io_context& ioc,
+                    std::shared_ptr<Unanswered> unanswered = std::make_shared<Unanswered>()) {
+  return [&ioc, unanswered](HttpRequest request, std::shared_ptr<Responder> responder) {
     if (request.path == "/remote") {
       return responder->Send(HttpResponse{200, "text/plain", request.remote});
     }
+    if (request.path == "/forever") {
+      unanswered->waiting.push_back(std::move(responder));
+      ++unanswered->received;
+      return;
+    }
+    if (request.path == "/login") responder->MarkAuthenticated();
     if (request.path == "/wait") {
-      auto timer = std::make_shared<boost::asio::steady_timer>(ioc, 800ms);
+      auto ms = request.query.count("ms") ? std::stoi(request.query["ms"]) : 800;
+      auto timer = std::make_shared<boost::asio::steady_timer>(ioc, std::chrono::milliseconds(ms));
       timer->async_wait([timer, responder](const boost::system::error_code&) {
         responder->Send(HttpResponse{200, "text/plain", "waited"});
       });
@@ -69,7 +85,7 @@ HttpLimits SmallLimits() {
 class ServerThread {
  public:
   explicit ServerThread(HttpLimits limits = SmallLimits())
-      : server_(ioc_, EchoHandler(ioc_), TestBodyLimit, limits) {
+      : server_(ioc_, EchoHandler(ioc_, unanswered_), TestBodyLimit, limits) {
     Status s = server_.Listen("127.0.0.1", 0);
     EXPECT_TRUE(s.ok()) << s.ToString();
     thread_ = std::thread([this] { ioc_.run(); });
@@ -80,6 +96,20 @@ class ServerThread {
     thread_.join();
   }
   int port() const { return server_.port(); }
+  // /forever requests received.
+  int forever_requests() const { return unanswered_->received; }
+  // Answers the /forever requests received so far: their connections are kept alive, idle.
+  void AnswerForever() {
+    std::promise<void> done;
+    boost::asio::post(ioc_, [&] {
+      for (auto& responder : unanswered_->waiting) {
+        responder->Send(HttpResponse{200, "text/plain", "at last"});
+      }
+      unanswered_->waiting.clear();
+      done.set_value();
+    });
+    done.get_future().get();
+  }
   // Read on the server's thread, where the count lives.
   size_t connections() {
     std::promise<size_t> count;
@@ -89,18 +119,26 @@ class ServerThread {
 
  private:
   boost::asio::io_context ioc_;
+  std::shared_ptr<Unanswered> unanswered_ = std::make_shared<Unanswered>();
   std::optional<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>> work_{
       boost::asio::make_work_guard(ioc_)};
   HttpServer server_;
   std::thread thread_;
 };
 
-// A blocking client socket; reads give up after 5 s.
-int Connect(int port) {
+// A blocking client socket; reads give up after 5 s. From `from` (another loopback address
+// is another client address), else from 127.0.0.1.
+int Connect(int port, const char* from = nullptr) {
   int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
   EXPECT_GE(fd, 0);
   timeval timeout{5, 0};
   ::setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof(timeout));
+  if (from) {
+    sockaddr_in local{};
+    local.sin_family = AF_INET;
+    EXPECT_EQ(::inet_pton(AF_INET, from, &local.sin_addr), 1);
+    EXPECT_EQ(::bind(fd, reinterpret_cast<sockaddr*>(&local), sizeof(local)), 0) << strerror(errno);
+  }
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_port = htons(static_cast<uint16_t>(port));
@@ -151,9 +189,53 @@ std::string Get(int port, const std::string& target) {
   return response;
 }
 
+// Whether the server has closed the connection (its end of file has arrived), without waiting.
+bool ClosedByServer(int fd) {
+  char byte;
+  ssize_t n = ::recv(fd, &byte, 1, MSG_DONTWAIT | MSG_PEEK);
+  return n == 0 || (n < 0 && errno != EAGAIN && errno != EWOULDBLOCK);
+}
+
+// Waits up to `timeout` for the server to close the connection.
+bool WaitClosedByServer(int fd, std::chrono::milliseconds timeout) {
+  auto until = std::chrono::steady_clock::now() + timeout;
+  while (!ClosedByServer(fd)) {
+    if (std::chrono::steady_clock::now() > until) return false;
+    std::this_thread::sleep_for(5ms);
+  }
+  return true;
+}
+
+// A connection that sent one request, got its answer and is kept alive, idle.
+int IdleConnection(int port, const std::string& target = "/x", const char* from = nullptr) {
+  int fd = Connect(port, from);
+  SendAll(fd, fmt::format("GET {} HTTP/1.1\r\nHost: x\r\n\r\n", target));
+  EXPECT_THAT(ReadResponse(fd), StartsWith("HTTP/1.1 200 "));
+  return fd;
+}
+
+template <typename Condition>
+bool Eventually(Condition condition) {
+  for (int i = 0; i < 400; ++i) {
+    if (condition()) return true;
+    std::this_thread::sleep_for(5ms);
+  }
+  return condition();
+}
+
 std::string Body(const std::string& response) {
   size_t end = response.find("\r\n\r\n");
   return end == std::string::npos ? "" : response.substr(end + 4);
+}
+
+// A connection whose request is being served (the server has it), and will be as long as it
+// stays open.
+int ServingConnection(ServerThread& server, const char* from = nullptr) {
+  int before = server.forever_requests();
+  int fd = Connect(server.port(), from);
+  SendAll(fd, "GET /forever HTTP/1.1\r\nHost: x\r\n\r\n");
+  EXPECT_TRUE(Eventually([&] { return server.forever_requests() > before; }));
+  return fd;
 }
 
 // The audit log records where each call came from.
@@ -289,10 +371,46 @@ TEST(HttpServerTimeouts, AHeaderTrickledTooSlowlyIsCutOffWith408) {
   EXPECT_LT(took, 3s);
 }
 
-TEST(HttpServerTimeouts, IdleConnectionsAndLongPollsOutliveTheHeaderTimeout) {
+// A client that connects and says nothing holds its place for the header timeout, not for the
+// idle timeout of a kept-alive connection: it is closed, without an answer since nothing was
+// asked.
+TEST(HttpServerTimeouts, ANewConnectionThatSendsNothingIsClosedAfterTheHeaderTimeout) {
+  ServerThread server;
+  auto start = std::chrono::steady_clock::now();
+  int fd = Connect(server.port());
+  EXPECT_EQ(ReadUntilClosed(fd), "");
+  auto took = std::chrono::steady_clock::now() - start;
+  EXPECT_TRUE(ClosedByServer(fd)) << "closed by the server, not given up by the client";
+  ::close(fd);
+  EXPECT_GE(took, 250ms);
+  EXPECT_LT(took, 2s) << "the idle timeout is 5 s";
+  EXPECT_TRUE(Eventually([&] { return server.connections() == 0; }));
+}
+
+// The clock of a new connection's first header starts when it connects, not at its first byte.
+TEST(HttpServerTimeouts, TheFirstHeaderIsDueWithinTheHeaderTimeoutOfConnecting) {
   ServerThread server;
   int fd = Connect(server.port());
-  std::this_thread::sleep_for(600ms);  // twice the header timeout, idle before a request
+  std::this_thread::sleep_for(200ms);
+  SendAll(fd, "GET /x HTTP/1.1\r\nHost: x\r\n\r\n");  // within 300 ms of connecting
+  EXPECT_THAT(ReadResponse(fd), StartsWith("HTTP/1.1 200 "));
+  ::close(fd);
+
+  fd = Connect(server.port());
+  std::this_thread::sleep_for(200ms);
+  auto first_byte = std::chrono::steady_clock::now();
+  SendAll(fd, "GET /x HTTP/1.1\r\n");
+  std::string response = ReadUntilClosed(fd);
+  auto took = std::chrono::steady_clock::now() - first_byte;
+  ::close(fd);
+  EXPECT_THAT(response, StartsWith("HTTP/1.1 408 "));
+  EXPECT_LT(took, 250ms) << "due 100 ms after its first byte, not 300 ms";
+}
+
+TEST(HttpServerTimeouts, IdleConnectionsAndLongPollsOutliveTheHeaderTimeout) {
+  ServerThread server;
+  int fd = IdleConnection(server.port());
+  std::this_thread::sleep_for(600ms);  // twice the header timeout, kept alive between requests
   SendAll(fd, "GET /x HTTP/1.1\r\nHost: x\r\n\r\n");
   EXPECT_THAT(ReadResponse(fd), StartsWith("HTTP/1.1 200 "));
   // The answer to /wait comes after 800 ms, well past the header timeout.
@@ -301,14 +419,14 @@ TEST(HttpServerTimeouts, IdleConnectionsAndLongPollsOutliveTheHeaderTimeout) {
   ::close(fd);
 }
 
-TEST(HttpServerConnections, OverTheCapANewConnectionIsRefusedWith503UntilOthersClose) {
+// Requests being served (long polls, log streams) are never cut off to make room.
+TEST(HttpServerConnections, OverTheCapWithEveryRequestBeingServedANewConnectionIsRefusedWith503) {
   HttpLimits limits = SmallLimits();
   limits.max_connections = 4;
   ServerThread server(limits);
   std::vector<int> held;
-  for (int i = 0; i < 4; ++i) held.push_back(Connect(server.port()));
-  for (int i = 0; i < 200 && server.connections() < 4; ++i) std::this_thread::sleep_for(10ms);
-  ASSERT_EQ(server.connections(), 4u);
+  for (int i = 0; i < 4; ++i) held.push_back(ServingConnection(server));
+  ASSERT_TRUE(Eventually([&] { return server.connections() == 4; }));
 
   for (int extra = 0; extra < 3; ++extra) {
     int fd = Connect(server.port());
@@ -322,13 +440,102 @@ TEST(HttpServerConnections, OverTheCapANewConnectionIsRefusedWith503UntilOthersC
               R"(its limit; try again later"}})");
   }
   EXPECT_EQ(server.connections(), 4u) << "refused connections take no place";
+  for (int fd : held) EXPECT_FALSE(ClosedByServer(fd)) << "a long poll was cut off";
 
-  ::close(held[0]);
-  ::close(held[1]);
-  for (int i = 0; i < 200 && server.connections() > 2; ++i) std::this_thread::sleep_for(10ms);
+  // Answered, they are idle and give way.
+  server.AnswerForever();
+  for (int fd : held) EXPECT_THAT(ReadResponse(fd), StartsWith("HTTP/1.1 200 "));
   EXPECT_THAT(Get(server.port(), "/x"), StartsWith("HTTP/1.1 200 "));
-  ::close(held[2]);
-  ::close(held[3]);
+  for (int fd : held) ::close(fd);
+}
+
+// A kept-alive connection doing nothing gives its place to a new client when all are taken: the
+// one idle the longest.
+TEST(HttpServerConnections, OverTheCapTheLongestIdleConnectionGivesWay) {
+  HttpLimits limits = SmallLimits();
+  limits.max_connections = 4;
+  ServerThread server(limits);
+  std::vector<int> idle;
+  for (int i = 0; i < 3; ++i) idle.push_back(IdleConnection(server.port()));
+  int serving = ServingConnection(server);
+  ASSERT_TRUE(Eventually([&] { return server.connections() == 4; }));
+  // idle[0] serves another request: idle[1] is now the one idle the longest.
+  SendAll(idle[0], "GET /x HTTP/1.1\r\nHost: x\r\n\r\n");
+  EXPECT_THAT(ReadResponse(idle[0]), StartsWith("HTTP/1.1 200 "));
+
+  idle.push_back(IdleConnection(server.port(), "/new"));
+  EXPECT_TRUE(WaitClosedByServer(idle[1], 1s));
+  EXPECT_FALSE(ClosedByServer(idle[0]));
+  EXPECT_FALSE(ClosedByServer(idle[2]));
+  idle.push_back(IdleConnection(server.port(), "/newer"));
+  EXPECT_TRUE(WaitClosedByServer(idle[2], 1s));
+  EXPECT_FALSE(ClosedByServer(idle[0]));
+  EXPECT_FALSE(ClosedByServer(idle[3]));
+  EXPECT_FALSE(ClosedByServer(serving)) << "a long poll was cut off";
+  for (int fd : idle) ::close(fd);
+  ::close(serving);
+}
+
+// Connections that never sent a whole request give way too; an authenticated client's idle
+// connection only after every stranger's.
+TEST(HttpServerConnections, OverTheCapAStrangersConnectionGivesWayBeforeAnAuthenticatedOne) {
+  HttpLimits limits = SmallLimits();
+  limits.max_connections = 3;
+  limits.header_timeout = 5s;  // the silent one would otherwise be gone by itself
+  ServerThread server(limits);
+  int agent = IdleConnection(server.port(), "/login");
+  int stranger_idle = IdleConnection(server.port());
+  int silent = Connect(server.port());
+  ASSERT_TRUE(Eventually([&] { return server.connections() == 3; }));
+
+  int first = ServingConnection(server);
+  EXPECT_TRUE(WaitClosedByServer(stranger_idle, 1s));
+  int second = ServingConnection(server);
+  EXPECT_TRUE(WaitClosedByServer(silent, 1s));
+  EXPECT_FALSE(ClosedByServer(agent));
+  // Only the authenticated idle one is left to give way.
+  EXPECT_THAT(Get(server.port(), "/x"), StartsWith("HTTP/1.1 200 "));
+  EXPECT_TRUE(WaitClosedByServer(agent, 1s));
+  EXPECT_FALSE(ClosedByServer(first));
+  EXPECT_FALSE(ClosedByServer(second));
+  for (int fd : {agent, stranger_idle, silent, first, second}) ::close(fd);
+}
+
+// A client address (a node running many tasks, or one stranger) holds at most its cap; at the cap
+// its own idle connection gives way to its new one, and no other address's.
+TEST(HttpServerConnections, ConnectionsPerAddressAreCapped) {
+  HttpLimits limits = SmallLimits();
+  limits.max_connections_per_address = 2;
+  ServerThread server(limits);
+  int other_idle = IdleConnection(server.port(), "/x", "127.0.0.2");
+  int idle = IdleConnection(server.port());
+  int serving = ServingConnection(server);
+  ASSERT_TRUE(Eventually([&] { return server.connections() == 3; }));
+
+  int newer = ServingConnection(server);
+  EXPECT_TRUE(WaitClosedByServer(idle, 1s));
+  EXPECT_FALSE(ClosedByServer(other_idle));
+
+  int fd = Connect(server.port());
+  SendAll(fd, "GET /x HTTP/1.1\r\nHost: x\r\n\r\n");
+  std::string response = ReadUntilClosed(fd);
+  ::close(fd);
+  EXPECT_THAT(response, StartsWith("HTTP/1.1 503 "));
+  EXPECT_THAT(response, HasSubstr("Retry-After: 1"));
+  EXPECT_EQ(Body(response),
+            R"({"error":{"code":"unavailable","message":"127.0.0.1 has 2 connections open to )"
+            R"(the master, the most one address may; try again later"}})");
+  EXPECT_THAT(Get(server.port(), "/x"), StartsWith("HTTP/1.1 503 "));
+  // Another address is served, and this one once a connection of its own is idle.
+  int elsewhere = IdleConnection(server.port(), "/x", "127.0.0.3");
+  EXPECT_FALSE(ClosedByServer(serving));
+  EXPECT_FALSE(ClosedByServer(newer));
+  server.AnswerForever();
+  EXPECT_THAT(ReadResponse(serving), StartsWith("HTTP/1.1 200 "));
+  EXPECT_THAT(Get(server.port(), "/x"), StartsWith("HTTP/1.1 200 "));
+  EXPECT_TRUE(WaitClosedByServer(serving, 1s));
+  EXPECT_FALSE(ClosedByServer(other_idle));
+  for (int held : {other_idle, idle, serving, newer, elsewhere}) ::close(held);
 }
 
 // utime + stime of a process, in clock ticks.
@@ -345,15 +552,24 @@ int64_t CpuTicks(pid_t pid) {
   return utime + stime;
 }
 
-// Out of file descriptors, accept fails at once for as long as connections wait: the server
-// must pause between tries, not spin, and serve again once descriptors are free. The server
-// runs in a child process whose descriptor limit is lowered, so the test's own are not.
-TEST(HttpServerConnections, BacksOffWhileOutOfFileDescriptorsAndRecovers) {
+// A server in a child process whose descriptor limit leaves room for a few connections only, so
+// that the test's own descriptors are not limited.
+struct ChildServer {
+  pid_t pid = -1;
+  int port = 0;
+  ~ChildServer() {
+    if (pid <= 0) return;
+    ::kill(pid, SIGKILL);
+    ::waitpid(pid, nullptr, 0);
+  }
+};
+
+void StartServerShortOfDescriptors(ChildServer& child, int spare) {
   int ports[2];
   ASSERT_EQ(::pipe(ports), 0);
-  pid_t child = ::fork();
-  ASSERT_GE(child, 0);
-  if (child == 0) {
+  child.pid = ::fork();
+  ASSERT_GE(child.pid, 0);
+  if (child.pid == 0) {
     ::close(ports[0]);
     boost::asio::io_context ioc;
     HttpLimits limits = SmallLimits();
@@ -366,7 +582,7 @@ TEST(HttpServerConnections, BacksOffWhileOutOfFileDescriptorsAndRecovers) {
     }
     rlimit limit{};
     ::getrlimit(RLIMIT_NOFILE, &limit);
-    limit.rlim_cur = open + 8;  // room for a few connections only
+    limit.rlim_cur = open + spare;
     if (::setrlimit(RLIMIT_NOFILE, &limit) != 0) ::_exit(1);
     int port = server.port();
     if (::write(ports[1], &port, sizeof(port)) != sizeof(port)) ::_exit(1);
@@ -374,16 +590,26 @@ TEST(HttpServerConnections, BacksOffWhileOutOfFileDescriptorsAndRecovers) {
     ::_exit(0);
   }
   ::close(ports[1]);
-  int port = 0;
-  ASSERT_EQ(::read(ports[0], &port, sizeof(port)), static_cast<ssize_t>(sizeof(port)));
+  ASSERT_EQ(::read(ports[0], &child.port, sizeof(child.port)),
+            static_cast<ssize_t>(sizeof(child.port)));
   ::close(ports[0]);
+}
 
+// Out of file descriptors, accept fails at once for as long as connections wait: with every
+// connection serving a request, so none can be closed to make room, the server must pause
+// between tries, not spin, and serve again once descriptors are free.
+TEST(HttpServerConnections, BacksOffWhileOutOfFileDescriptorsAndRecovers) {
+  ChildServer child;
+  ASSERT_NO_FATAL_FAILURE(StartServerShortOfDescriptors(child, 8));
   std::vector<int> clients;
-  for (int i = 0; i < 40; ++i) clients.push_back(Connect(port));
+  for (int i = 0; i < 20; ++i) {
+    clients.push_back(Connect(child.port));
+    SendAll(clients.back(), "GET /wait?ms=1500 HTTP/1.1\r\nHost: x\r\n\r\n");
+  }
   std::this_thread::sleep_for(300ms);  // it has accepted what it can, and fails on the rest
-  int64_t before = CpuTicks(child);
+  int64_t before = CpuTicks(child.pid);
   std::this_thread::sleep_for(1s);
-  int64_t used = CpuTicks(child) - before;
+  int64_t used = CpuTicks(child.pid) - before;
   const int64_t ticks_per_second = ::sysconf(_SC_CLK_TCK);
   EXPECT_LE(used, ticks_per_second / 10) << "the server spun while out of descriptors";
 
@@ -391,11 +617,27 @@ TEST(HttpServerConnections, BacksOffWhileOutOfFileDescriptorsAndRecovers) {
   std::string response;
   for (int i = 0; i < 100 && response.find("HTTP/1.1 200 ") != 0; ++i) {
     std::this_thread::sleep_for(50ms);
-    response = Get(port, "/again");
+    response = Get(child.port, "/again");
   }
   EXPECT_THAT(response, StartsWith("HTTP/1.1 200 "));
-  ::kill(child, SIGKILL);
-  ::waitpid(child, nullptr, 0);
+}
+
+// Out of file descriptors, whatever max_connections says, a new client gets the descriptor of
+// the connection idle the longest, at once: a stranger's idle sockets cannot shut out an agent.
+TEST(HttpServerConnections, OutOfFileDescriptorsAnIdleConnectionGivesWayToANewClient) {
+  ChildServer child;
+  ASSERT_NO_FATAL_FAILURE(StartServerShortOfDescriptors(child, 8));
+  std::vector<int> idle;
+  // More than there are descriptors for: each is served, the later ones in the place of the
+  // earlier.
+  for (int i = 0; i < 12; ++i) {
+    auto start = std::chrono::steady_clock::now();
+    idle.push_back(IdleConnection(child.port));
+    EXPECT_LT(std::chrono::steady_clock::now() - start, 500ms) << i;
+  }
+  EXPECT_TRUE(ClosedByServer(idle[0])) << "the one idle the longest gave way";
+  EXPECT_FALSE(ClosedByServer(idle.back()));
+  for (int fd : idle) ::close(fd);
 }
 
 }  // namespace

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,7 @@ struct MasterOptions {
   std::string unknown_team_fallback;
   size_t incremental_above = 1000;
   size_t max_connections = 0;  // 0: kDefaultMaxConnections, or less if file descriptors are few
+  int64_t max_connections_per_address = -1;  // -1: api::HttpLimits' default; 0: no cap
   std::string log_limit = "256Mi";
   std::string state_disk_reserve = "64Mi";
   std::string admin_user;  // empty: the Unix account the master runs as

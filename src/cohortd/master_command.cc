@@ -88,6 +88,13 @@ void AddMasterCommand(CLI::App& app, MasterOptions& o) {
                               "the open-file limit less {} if that is lower)",
                               kDefaultMaxConnections, kReservedFiles))
       ->check(CLI::PositiveNumber);
+  cmd->add_option("--max-connections-per-address", o.max_connections_per_address,
+                  fmt::format("Connections one client address (an IPv6 /64) may hold at once; at "
+                              "the cap one of its own idle ones makes room for its new one, else "
+                              "that is answered 503 (default {}; 0: no cap, e.g. behind a proxy "
+                              "that many clients share)",
+                              api::HttpLimits{}.max_connections_per_address))
+      ->check(CLI::NonNegativeNumber);
   cmd->add_option("--admin-user", o.admin_user,
                   "On the first start, the cluster admin's user name (default: this process's "
                   "Unix account); their token goes to <data-dir>/admin-token");
@@ -298,6 +305,9 @@ int RunMaster(const MasterOptions& o) {
                                ? o.max_connections
                                : std::clamp(open_files - std::min(open_files, kReservedFiles),
                                             size_t{16}, kDefaultMaxConnections);
+  if (o.max_connections_per_address >= 0) {
+    limits.max_connections_per_address = static_cast<size_t>(o.max_connections_per_address);
+  }
   api::ApiServer server(ioc, **master, limits);
   if (tls) server.UseTls(tls);
   std::string web_dir = o.web_dir.empty() ? DefaultWebDir() : o.web_dir;

@@ -119,6 +119,7 @@ LocalCluster::LocalCluster(const std::string& name, LocalClusterOptions options)
   dir_ = fmt::format("/tmp/cohort-it-{}-{}", name, ::getpid());
   fs::remove_all(dir_);
   fs::create_directories(dir_);
+  master_open_files_ = options.master_open_files;
   if (options.tls) {
     auto ca = tls::CreateCa(dir_ + "/tls", false);
     EXPECT_TRUE(ca.ok()) << ca.status().ToString();
@@ -193,6 +194,12 @@ void LocalCluster::StartMaster(std::vector<std::string> extra_args,
                                    "debug"};
   args.insert(args.end(), tls_args_.begin(), tls_args_.end());
   args.insert(args.end(), extra_args.begin(), extra_args.end());
+  if (master_open_files_ > 0) {
+    // prlimit sets the limit and executes the master in its place: the pid is the master's.
+    args.insert(args.begin(),
+                {"/usr/bin/prlimit",
+                 fmt::format("--nofile={}:{}", master_open_files_, master_open_files_), "--"});
+  }
   master_ = Child{Spawn(args, dir_ + "/master.log", env), dir_ + "/master.log"};
   ASSERT_TRUE(WaitFor([&] { return fs::exists(url_file); }, std::chrono::seconds(10)))
       << "the master did not start:\n"

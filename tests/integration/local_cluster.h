@@ -49,6 +49,9 @@ struct LocalClusterOptions {
   // HTTPS: a CA and a master certificate for 127.0.0.1 in the cluster's directory; the master
   // serves with them, agents get --ca-file, the test's client and Cohort() trust the CA.
   bool tls = false;
+  // When not 0, the master runs under this open-file limit, soft and hard (util-linux prlimit),
+  // so that it cannot raise it.
+  int master_open_files = 0;
 };
 
 class LocalCluster {
@@ -113,6 +116,7 @@ class LocalCluster {
   std::string url_;
   std::string admin_token_;
   std::vector<std::string> tls_args_;  // the master's --tls-cert and --tls-key
+  int master_open_files_ = 0;
   std::string ca_file_;
   int master_port_ = 0;
   Child master_;
