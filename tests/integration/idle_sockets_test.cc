@@ -1,5 +1,5 @@
 // A stranger who opens more idle sockets than the master has file descriptors, and opens them
-// again as fast as the master closes them, while the health check, a node's syncs and a real
+// again within 0.2 s of the master closing them, while the health check, a node's syncs and a real
 // agent must stay prompt (docs/reliability.md, "Floods and hostile input").
 #include <arpa/inet.h>
 #include <fmt/format.h>
@@ -32,7 +32,7 @@ constexpr int kMasterFileLimit = 256;
 constexpr int kIdleSockets = 400;  // more than the master has descriptors for
 
 // Sockets connected to the master that never send a byte, half from the agents' own address,
-// half from another; each one the master closes is opened again within 100 ms.
+// half from another; each one the master closes is opened again within 200 ms.
 class Hoarder {
  public:
   explicit Hoarder(int port) : port_(port) {
