@@ -20,7 +20,9 @@
 
 #include "agent/job_directories.h"
 #include "agent/output_file.h"
+#include "agent/task_memory.h"
 #include "common/strings.h"
+#include "common/units.h"
 #include "model/json.h"
 #include "model/limits.h"
 #include "model/metric.h"
@@ -114,7 +116,8 @@ Agent::Agent(AgentConfig config, GpuInventory gpus, AgentDeps deps)
       launcher_(deps.launcher),
       master_(deps.master),
       gpu_sampler_(deps.gpu_sampler),
-      task_sampler_(deps.task_sampler) {
+      task_sampler_(deps.task_sampler),
+      memory_cgroups_(deps.memory_cgroups) {
   config_.node.gpus = std::move(gpus.gpus);
   config_.node.gpu_links = std::move(gpus.links);
   config_.node.gpu_source = gpus.source;
@@ -127,6 +130,12 @@ Status Agent::Start() {
   spdlog::info("{}", accounts_->Describe());
   COHORT_RETURN_IF_ERROR(PrepareDataDir());
   COHORT_RETURN_IF_ERROR(LoadInstance());
+  {
+    // Fenced tasks adopted from an earlier agent get the whole node timeout to hear from the
+    // master again: the master's own clock started over with this agent's registration.
+    std::lock_guard lock(mu_);
+    last_answer_ = clock_.Now();
+  }
   AdoptExistingTasks();
   return Status::Ok();
 }
@@ -191,6 +200,11 @@ void Agent::AdoptExistingTasks() {
     t.pid = ReadPidFile(dir + "/task.pid");
     t.started_at = FromMicros(0);
     t.forgotten = fs::exists(dir + "/" + kForgottenFile);
+    if (auto spec = ParseJson(ReadFileOrEmpty(dir + "/spec.json"));
+        spec.ok() && spec->is_object()) {
+      t.grace_period = std::chrono::milliseconds(spec->value("grace_period_ms", int64_t{30000}));
+      t.fence_after = std::chrono::milliseconds(spec->value("fence_after_ms", int64_t{0}));
+    }
     auto exit = ReadTaskExit(dir);
     if (exit.ok()) {
       t.exit = *exit;
@@ -213,11 +227,12 @@ void Agent::NotStarted(LocalTask& t, const char* what, const std::string& why) {
   t.exit = NeverRan(t.started_at, why);
 }
 
-void Agent::Launch(const TaskLaunch& launch) {
+void Agent::Launch(const TaskLaunch& launch, Duration node_timeout) {
   LocalTask t;
   t.id = launch.id;
   t.dir = fmt::format("{}/tasks/{}", config_.data_dir, launch.id.ToString());
   t.grace_period = launch.grace_period;
+  if (launch.fence) t.fence_after = node_timeout;
   t.started_at = clock_.Now();
   // Fills in `t` and records it however the launch goes.
   auto launch_into = [&]() {
@@ -254,7 +269,12 @@ void Agent::Launch(const TaskLaunch& launch) {
               {"gid", account->gid},
               {"user", account->name},
               {"home", account->home},
-              {"job_dirs", *job_dirs}};
+              {"job_dirs", *job_dirs},
+              {"fence_after_ms", ToMillis(t.fence_after)}};
+    if (memory_cgroups_ && launch.memory_limit_bytes > 0) {
+      spec["memory"] = TaskMemoryJson(TaskMemorySpec{
+          launch.memory_limit_bytes, memory_cgroups_->version(), memory_cgroups_->parent()});
+    }
     // 0600: the environment may hold the job's secrets.
     // Read at once by the supervisor; a reboot ends the task, so it need not survive one.
     if (Status s =
@@ -285,6 +305,7 @@ void Agent::Launch(const TaskLaunch& launch) {
 
 void Agent::Apply(const DesiredState& desired) {
   std::lock_guard lock(mu_);
+  last_answer_ = clock_.Now();
   for (const auto& id : desired.forget) {
     auto it = tasks_.find(id);
     if (it == tasks_.end() || !it->second.exit) continue;
@@ -314,7 +335,7 @@ void Agent::Apply(const DesiredState& desired) {
   std::set<TaskId> wanted;
   for (const auto& launch : desired.tasks) {
     wanted.insert(launch.id);
-    if (newer && !tasks_.count(launch.id)) Launch(launch);
+    if (newer && !tasks_.count(launch.id)) Launch(launch, desired.node_timeout);
   }
   for (auto& [id, t] : tasks_) {
     if (wanted.count(id) || t.exit || t.stop_sent_at) continue;
@@ -406,10 +427,37 @@ void Agent::Acknowledge(const AgentReport& report) {
   }
 }
 
+void Agent::Fence(Timestamp now) {
+  const Duration silent = now - last_answer_;
+  for (auto& [id, t] : tasks_) {
+    if (t.exit || t.stop_sent_at || t.fence_after <= Duration(0) || silent <= t.fence_after) {
+      continue;
+    }
+    // The master has declared this node lost by now, or is about to, and starts the job's next
+    // attempt elsewhere: this one must not run beside it for longer than its grace period.
+    std::string why = fmt::format(
+        "fenced: cut off from the master for {}, longer than the node timeout of {}; the job "
+        "asked for restart.fence, so its tasks stop rather than run beside its next attempt",
+        FormatDuration(silent), FormatDuration(t.fence_after));
+    spdlog::warn("stopping task {}: {}", id.ToString(), why);
+    // Appended to the task's own output, which reaches the master when this node is back.
+    const std::string line = "\ncohort: " + why + "\n";
+    int fd = ::open((t.dir + "/output.log").c_str(), O_WRONLY | O_APPEND | O_CLOEXEC | O_NOFOLLOW);
+    if (fd >= 0) {
+      (void)!::write(fd, line.data(), line.size());
+      ::close(fd);
+    }
+    t.stop_why = std::move(why);
+    t.stop_sent_at = now;
+    if (t.supervisor > 0) launcher_.SignalSupervisor(t.supervisor, SIGTERM);
+  }
+}
+
 bool Agent::CheckTasks() {
   std::lock_guard lock(mu_);
   bool changed = false;
   Timestamp now = clock_.Now();
+  Fence(now);
   for (auto& [id, t] : tasks_) {
     if (t.exit) continue;
     if (t.pid == 0) {
@@ -428,6 +476,7 @@ bool Agent::CheckTasks() {
     auto exit = ReadTaskExit(t.dir);
     if (exit.ok()) {
       t.exit = *exit;
+      if (t.exit->message.empty()) t.exit->message = t.stop_why;
     } else {
       spdlog::error("task {}: its supervisor ended without recording an exit", id.ToString());
       t.exit = TaskExit{std::nullopt, std::nullopt, t.stop_sent_at.has_value(), t.started_at, now};

@@ -47,6 +47,7 @@
 #include "common/time.h"
 #include "model/agent_protocol.h"
 #include "model/node.h"
+#include "os/memory_cgroup.h"
 
 namespace cohort::agent {
 
@@ -73,6 +74,9 @@ struct AgentDeps {
   // Null: not sampled (the report carries no samples of that kind).
   GpuSampler* gpu_sampler = nullptr;
   TaskSampler* task_sampler = nullptr;
+  // Where tasks' memory requests become their limits (os/memory_cgroup.h); null: this node
+  // enforces none, and tasks run without a limit.
+  const MemoryCgroups* memory_cgroups = nullptr;
 };
 
 class Agent {
@@ -110,6 +114,10 @@ class Agent {
     Timestamp started_at;
     std::optional<Timestamp> stop_sent_at;
     Duration grace_period{};
+    // Fenced (restart.fence): stopped once the agent has gone this long without an answer from
+    // the master, the node timeout after which the master replaces it; 0: never.
+    Duration fence_after{};
+    std::string stop_why;  // why the agent stopped it of its own accord; its report says so
     std::optional<TaskExit> exit;
     int64_t shipped = 0;  // bytes of output.log the master holds
     // The master knows the task ended and how long its output is (it may not have all of it).
@@ -136,7 +144,11 @@ class Agent {
   // Reads the agent's instance name from its data directory, or makes one up for a new one.
   Status LoadInstance();
   void AdoptExistingTasks();
-  void Launch(const TaskLaunch& launch);  // requires mu_
+  // `node_timeout`: the master's, as the desired state that holds `launch` says.
+  void Launch(const TaskLaunch& launch, Duration node_timeout);  // requires mu_
+  // Stops the fenced tasks once the master has not answered for longer than they may outlive
+  // it; requires mu_.
+  void Fence(Timestamp now);
   // Records a task that the agent `what` ("refused to start"): `why` goes to its output and
   // its report.
   void NotStarted(LocalTask& t, const char* what, const std::string& why);
@@ -180,6 +192,7 @@ class Agent {
   MasterClient& master_;
   GpuSampler* gpu_sampler_;
   TaskSampler* task_sampler_;
+  const MemoryCgroups* memory_cgroups_;
   std::optional<TaskAccounts> accounts_;  // from Start()
   std::mutex mu_;  // guards tasks_, gpu_samples_, applied_version_ and every call of launcher_
   std::map<TaskId, LocalTask> tasks_;
@@ -196,6 +209,8 @@ class Agent {
   std::optional<Timestamp> next_checkpoint_look_at_;
   bool checkpoint_truncation_told_ = false;
   uint64_t applied_version_ = 0;
+  // The last answer from the master (or the agent's start): what fencing counts from.
+  Timestamp last_answer_{};
   std::atomic<bool> registered_{false};
   std::atomic<int64_t> master_log_limit_{0};  // from the master's answers; 0 until one says
 };

@@ -5,6 +5,7 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <signal.h>
 #include <sys/stat.h>
@@ -942,6 +943,106 @@ TEST_F(AgentTest, KeepsTasksRunningWhileTheMasterIsUnreachableOrRefuses) {
   EXPECT_EQ(agent->Step().code(), StatusCode::kUnavailable);
   EXPECT_TRUE(agent->registered()) << "an unreachable master is not a forgetful one";
   EXPECT_TRUE(launcher_.signals().empty());
+}
+
+// A fenced job's task outlives the agent's last answer from the master by at most the node
+// timeout (then its grace period): by then the master has declared the node lost and started
+// the job's next attempt elsewhere. Other tasks keep running, as ever.
+TEST_F(AgentTest, StopsAFencedTaskOnceCutOffFromTheMasterForLongerThanTheNodeTimeout) {
+  TaskId fenced = Id(7);
+  TaskId other = Id(8);
+  TaskLaunch f = Launch(fenced);
+  f.fence = true;
+  DesiredState desired = Desired(1, {f, Launch(other)});
+  desired.node_timeout = seconds(30);
+  master_.Want(kNode, desired);
+  auto agent = NewAgent();
+  ASSERT_TRUE(agent->Step().ok());
+  ASSERT_EQ(launcher_.starts().size(), 2u);
+  launcher_.WriteOutput(Supervisor(fenced), "step 1\n");  // the supervisor made output.log
+
+  // Answers within the node timeout keep it running, however long it runs.
+  for (int i = 0; i < 3; ++i) {
+    clock_.Advance(seconds(25));
+    ASSERT_TRUE(agent->Step().ok());
+  }
+  master_.FailSync(Status::Unavailable("connection refused"));
+  clock_.Advance(seconds(30));
+  EXPECT_FALSE(agent->Step().ok());
+  EXPECT_TRUE(launcher_.signals().empty()) << "30 s is not longer than the node timeout";
+
+  clock_.Advance(seconds(1));
+  EXPECT_FALSE(agent->Step().ok());
+  EXPECT_EQ(SignalsSent(Supervisor(fenced), false, SIGTERM), 1);
+  EXPECT_EQ(SignalsSent(Supervisor(other), false, SIGTERM), 0) << "not fenced: keeps running";
+  EXPECT_FALSE(agent->Step().ok());
+  EXPECT_EQ(SignalsSent(Supervisor(fenced), false, SIGTERM), 1) << "once";
+  EXPECT_THAT(ReadFileOrEmpty(TaskDir(fenced) + "/output.log"),
+              ::testing::HasSubstr("fenced: cut off from the master for 31s, longer than the "
+                                   "node timeout of 30s"));
+
+  // Back: the end is reported with its reason, and the other task still runs.
+  master_.FailSync(Status::Ok());
+  ASSERT_TRUE(agent->Step().ok());
+  ASSERT_TRUE(agent->Step().ok());
+  EXPECT_EQ(Reported(fenced).state, TaskState::kKilled);
+  EXPECT_THAT(Reported(fenced).message, ::testing::HasSubstr("fenced: cut off from the master"));
+  EXPECT_EQ(Reported(other).state, TaskState::kRunning);
+}
+
+// A restarted agent still knows which of its tasks are fenced, and counts from its own start.
+TEST_F(AgentTest, AReStartedAgentStillFencesTheTasksItAdopts) {
+  TaskId fenced = Id(7);
+  TaskLaunch f = Launch(fenced);
+  f.fence = true;
+  DesiredState desired = Desired(1, {f});
+  desired.node_timeout = seconds(10);
+  master_.Want(kNode, desired);
+  auto agent = NewAgent();
+  ASSERT_TRUE(agent->Step().ok());
+  agent.reset();
+
+  clock_.Advance(seconds(60));
+  master_.FailRegister(Status::Unavailable("connection refused"));
+  agent = NewAgent();
+  EXPECT_FALSE(agent->Step().ok());
+  EXPECT_TRUE(launcher_.signals().empty()) << "the agent has only just started";
+  clock_.Advance(seconds(11));
+  EXPECT_FALSE(agent->Step().ok());
+  EXPECT_EQ(SignalsSent(Supervisor(fenced), false, SIGTERM), 1);
+}
+
+// Where the node enforces memory requests, the supervisor learns the limit and where to put it.
+TEST_F(AgentTest, PassesTheMemoryRequestToTheSupervisorOnlyWhereTheNodeEnforcesIt) {
+  TaskId limited = Id(7);
+  TaskLaunch l = Launch(limited);
+  l.memory_limit_bytes = int64_t{64} << 20;
+  master_.Want(kNode, Desired(1, {l}));
+  MemoryCgroups cgroups(CgroupVersion::kV1, "/sys/fs/cgroup/memory/cohort");
+  AgentConfig config = config_;
+  config.data_dir = dir_.string();
+  config.node.id = kNode;
+  Agent agent(config, GpuInventory{{}, {}, "declared"},
+              AgentDeps{clock_, launcher_, master_, nullptr, nullptr, &cgroups});
+  ASSERT_TRUE(agent.Start().ok());
+  ASSERT_TRUE(agent.Step().ok());
+  auto spec = ParseJson(ReadFileOrEmpty(TaskDir(limited) + "/spec.json"));
+  ASSERT_TRUE(spec.ok());
+  ASSERT_TRUE(spec->contains("memory"));
+  EXPECT_EQ((*spec)["memory"]["limit_bytes"], int64_t{64} << 20);
+  EXPECT_EQ((*spec)["memory"]["cgroup_version"], 1);
+  EXPECT_EQ((*spec)["memory"]["cgroup_parent"], "/sys/fs/cgroup/memory/cohort");
+
+  // Unenforced (NewAgent has no cgroups): the task runs without a limit.
+  TaskId unlimited = Id(8);
+  TaskLaunch u = Launch(unlimited);
+  u.memory_limit_bytes = int64_t{64} << 20;
+  master_.Want(kNode, Desired(2, {l, u}));
+  auto other = NewAgent();
+  ASSERT_TRUE(other->Step().ok());
+  auto plain = ParseJson(ReadFileOrEmpty(TaskDir(unlimited) + "/spec.json"));
+  ASSERT_TRUE(plain.ok());
+  EXPECT_FALSE(plain->contains("memory"));
 }
 
 }  // namespace

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "agent/output_file.h"
+#include "agent/task_memory.h"
 #include "common/strings.h"
 #include "model/json.h"
 #include "model/workdir.h"
@@ -40,7 +41,8 @@ struct TaskSpec {
   gid_t gid = 0;
   std::string user;
   std::string home;
-  std::vector<std::string> job_dirs;  // must be usable by the account
+  std::vector<std::string> job_dirs;     // must be usable by the account
+  std::optional<TaskMemorySpec> memory;  // the limit the agent enforces; none: unlimited
 };
 
 StatusOr<TaskSpec> ReadSpec(const std::string& dir) {
@@ -61,6 +63,7 @@ StatusOr<TaskSpec> ReadSpec(const std::string& dir) {
     spec.user = doc.at("user").get<std::string>();
     spec.home = doc.at("home").get<std::string>();
     spec.job_dirs = doc.value("job_dirs", std::vector<std::string>{});
+    spec.memory = TaskMemorySpecFrom(doc);
     if (spec.command.empty()) return Status::InvalidArgument("spec.json: empty command");
     return spec;
   } catch (const std::exception& e) {
@@ -151,7 +154,7 @@ void MakeRelativeWorkdir(const std::string& workdir) {
 // for the error path, which writes to the log and exits. (The supervisor is single-threaded,
 // so the child may still allocate.)
 [[noreturn]] void ExecTask(const TaskSpec& spec, const std::string& dir, int log_fd,
-                           const sigset_t& old_mask) {
+                           const sigset_t& old_mask, const char* memory_cgroup) {
   ::setpgid(0, 0);
   ::dup2(log_fd, STDOUT_FILENO);
   ::dup2(log_fd, STDERR_FILENO);
@@ -159,6 +162,10 @@ void MakeRelativeWorkdir(const std::string& workdir) {
   if (devnull >= 0) ::dup2(devnull, STDIN_FILENO);
   for (int s = 1; s < NSIG; ++s) ::signal(s, SIG_DFL);
   ::sigprocmask(SIG_SETMASK, &old_mask, nullptr);
+  // As root still, and before the command allocates anything.
+  if (memory_cgroup && !JoinMemoryCgroup(memory_cgroup)) {
+    Fail("cannot place the task in its memory cgroup", memory_cgroup);
+  }
   // The scratch directory is entered while still root: its parents (the agent's data directory)
   // need not be searchable by the account, and the directory itself is the account's.
   std::string scratch = dir + "/work";
@@ -271,19 +278,27 @@ int RunTaskSupervisor(const std::string& dir) {
   for (int s : {SIGCHLD, SIGTERM, SIGINT, SIGHUP}) sigaddset(&handled, s);
   ::sigprocmask(SIG_BLOCK, &handled, &old_mask);
 
+  std::string memory_warning;
+  std::optional<TaskMemoryLimit> memory;
+  if (spec->memory) memory = TaskMemoryLimit::Prepare(*spec->memory, dir, &memory_warning);
+  if (!memory_warning.empty()) {
+    fmt::print(stderr, "run-task: the task's memory limit is not enforced: {}\n", memory_warning);
+  }
   int setup_error[2];
   if (::pipe2(setup_error, O_CLOEXEC) != 0) {
     dprintf(log_fd, "cohort: cannot start the task: pipe: %s\n", strerror(errno));
+    if (memory) (void)memory->Finish(false);
     return finish(TaskExit{126, std::nullopt, false, {}, {}});
   }
   pid_t child = ::fork();
   if (child < 0) {
     dprintf(log_fd, "cohort: cannot start the task: %s\n", strerror(errno));
+    if (memory) (void)memory->Finish(false);
     return finish(TaskExit{126, std::nullopt, false, {}, {}});
   }
   if (child == 0) {
     g_setup_error_fd = setup_error[1];
-    ExecTask(*spec, dir, log_fd, old_mask);
+    ExecTask(*spec, dir, log_fd, old_mask, memory ? memory->join_file() : nullptr);
   }
   ::close(setup_error[1]);
   ::setpgid(child, child);  // also in the parent, so that kill(-child) works at once
@@ -339,6 +354,14 @@ int RunTaskSupervisor(const std::string& dir) {
     ReapAll();
     if (!HasChildren()) break;
     ::usleep(10'000);
+  }
+  // Every process of the task has ended: the group can tell whether the kernel killed one.
+  if (memory) {
+    std::string why = memory->Finish(exit.signal == SIGKILL);
+    if (!why.empty()) {
+      dprintf(log_fd, "cohort: %s\n", why.c_str());
+      exit.message = why;
+    }
   }
   trimmer.Trim();
   ::close(log_fd);

@@ -8,7 +8,8 @@
 //
 // Files in DIR:
 //   spec.json        written by the agent: command, env, workdir, grace_period_ms,
-//                    output_limit_bytes, and the account (uid, gid, user, home, job_dirs)
+//                    output_limit_bytes, and the account (uid, gid, user, home, job_dirs);
+//                    "memory" where the agent enforces the memory request (task_memory.h)
 //   work/            the scratch directory, the account's (0700)
 //   output.log       stdout and stderr of the task, appended, the account's (0600); with a
 //                    limit, only about the last output_limit_bytes of it take space on disk
@@ -40,7 +41,8 @@ struct TaskExit {
   bool stopped = false;  // the supervisor was asked to stop the task
   Timestamp started_at;
   Timestamp finished_at;
-  std::string message = {};  // why the task could not start; empty if it ran
+  // Why the task could not start, or why it was ended (its memory limit); empty otherwise.
+  std::string message = {};
 };
 
 // The main of `cohortd run-task`. Returns the process exit status of the supervisor (0 once

@@ -4,12 +4,14 @@
 
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
 
+#include "agent/task_memory.h"
 #include "model/json.h"
 #include "os/durable_file.h"
 #include "os/process.h"
@@ -40,7 +42,7 @@ class TaskSupervisorTest : public ::testing::Test {
   // Writes spec.json for a task of nobody and runs its supervisor to the end; returns the
   // supervisor's exit status.
   int Run(const std::string& script, const std::string& workdir = "",
-          std::vector<std::string> job_dirs = {}) {
+          std::vector<std::string> job_dirs = {}, Json memory = nullptr) {
     Json spec{{"command", {"/bin/sh", "-c", script}},
               {"env", {{"LC_ALL", "C"}}},
               {"workdir", workdir},
@@ -50,6 +52,7 @@ class TaskSupervisorTest : public ::testing::Test {
               {"user", "nobody"},
               {"home", "/nonexistent"},
               {"job_dirs", job_dirs}};
+    if (!memory.is_null()) spec["memory"] = memory;
     EXPECT_TRUE(WriteFileAtomically(dir_ / "spec.json", spec.dump(), 0600).ok());
     pid_t pid = ::fork();
     if (pid == 0) _exit(RunTaskSupervisor(dir_));
@@ -126,6 +129,39 @@ TEST_F(TaskSupervisorTest, AJobDirectoryTheAccountCannotUseFailsClearly) {
                           "Permission denied\n");
   EXPECT_EQ(ReadTaskExit(dir_)->exit_code, 126);
   EXPECT_THAT(ReadTaskExit(dir_)->message, ::testing::StartsWith("nobody cannot use"));
+}
+
+// Where this machine enforces memory requests (root, a memory controller: os/memory_cgroup.h).
+TEST_F(TaskSupervisorTest, ATaskPastItsMemoryLimitIsKilledAndItsExitSaysWhy) {
+  auto cgroups = MemoryCgroups::Find();
+  if (!cgroups.ok()) GTEST_SKIP() << "not enforced here: " << cgroups.status().message();
+  const Json limit =
+      TaskMemoryJson(TaskMemorySpec{int64_t{64} << 20, cgroups->version(), cgroups->parent()});
+  EXPECT_EQ(
+      Run("exec python3 -c 'b = bytearray(300 << 20); print(\"touched\", len(b))'", "", {}, limit),
+      0);
+  auto exit = ReadTaskExit(dir_);
+  ASSERT_TRUE(exit.ok());
+  EXPECT_EQ(exit->signal, SIGKILL);
+  EXPECT_EQ(exit->message,
+            "exceeded its memory limit of 64 MiB (the task's memory request); killed by the "
+            "kernel's OOM killer");
+  EXPECT_THAT(Output(), ::testing::Not(::testing::HasSubstr("touched")));
+  EXPECT_THAT(Output(), ::testing::HasSubstr("cohort: exceeded its memory limit of 64 MiB"));
+  // The group went with the task.
+  const std::string prefix = dir_.filename().string() + "-";
+  for (const auto& entry : fs::directory_iterator(cgroups->parent())) {
+    EXPECT_FALSE(entry.path().filename().string().starts_with(prefix)) << entry.path();
+  }
+
+  // Under the limit: nothing to say.
+  fs::remove(dir_ / "exit.json");
+  EXPECT_EQ(
+      Run("exec python3 -c 'b = bytearray(16 << 20); print(\"touched\", len(b))'", "", {}, limit),
+      0);
+  EXPECT_EQ(ReadTaskExit(dir_)->exit_code, 0);
+  EXPECT_EQ(ReadTaskExit(dir_)->message, "");
+  EXPECT_THAT(Output(), ::testing::HasSubstr("touched 16777216"));
 }
 
 }  // namespace

@@ -6,14 +6,17 @@
 #include <atomic>
 #include <csignal>
 #include <cstdlib>
+#include <optional>
 
 #include "agent/agent.h"
 #include "agent/nvml_gpu_probe.h"
 #include "agent/nvml_gpu_sampler.h"
+#include "agent/task_memory.h"
 #include "cohortd/commands.h"
 #include "common/strings.h"
 #include "common/units.h"
 #include "model/node_validation.h"
+#include "os/memory_cgroup.h"
 #include "os/proc_stat.h"
 #include "os/process.h"
 #include "os/real_clock.h"
@@ -231,9 +234,22 @@ int RunAgent(const AgentOptions& o) {
   std::signal(SIGPIPE, SIG_IGN);
   spdlog::info("cohortd agent {} for node {} ({} GPUs from {}); master {}", COHORT_VERSION, node.id,
                gpus->gpus.size(), gpus->source, master_url);
-  agent::Agent agent(
-      config, std::move(gpus).value(),
-      agent::AgentDeps{clock, **launcher, **master, gpu_sampler.get(), &task_sampler});
+  // Said once, so that an operator knows whether a task's memory request is also its limit
+  // here (docs/job-spec.md, "resources").
+  std::optional<MemoryCgroups> memory_cgroups;
+  if (auto found = MemoryCgroups::Find(); found.ok()) {
+    memory_cgroups = *found;
+    spdlog::info("memory requests are enforced as limits: {}", memory_cgroups->Describe());
+    if (int n = agent::RemoveLeftoverTaskGroups(*memory_cgroups); n > 0) {
+      spdlog::info("removed {} memory cgroups of tasks whose supervisors were killed", n);
+    }
+  } else {
+    spdlog::warn("memory requests are not enforced on this node; tasks run without a limit: {}",
+                 found.status().message());
+  }
+  agent::Agent agent(config, std::move(gpus).value(),
+                     agent::AgentDeps{clock, **launcher, **master, gpu_sampler.get(), &task_sampler,
+                                      memory_cgroups ? &*memory_cgroups : nullptr});
   Status s = agent.Run(g_stop);
   if (!s.ok()) {
     fmt::print(stderr, "cohortd agent: {}\n", s.ToString());

@@ -22,6 +22,17 @@ std::string DescribeExit(const Task& t, const std::string& lost_why) {
   return fmt::format("{} ended", t.Name());
 }
 
+// An agent that did not start the task says why ("no Unix account ..."), as one that ended it
+// does ("exceeded its memory limit ...", "fenced: ...").
+std::string DescribeReportedEnd(const Task& t, const TaskReport& report,
+                                const std::string& lost_why) {
+  if (report.message.empty()) return DescribeExit(t, lost_why);
+  if (!report.signal && report.exit_code == 126) {
+    return fmt::format("{} did not start: {}", t.Name(), report.message);
+  }
+  return fmt::format("{}: {}", DescribeExit(t, lost_why), report.message);
+}
+
 }  // namespace
 
 Reconciler::Reconciler(const MasterConfig& config, JobBook& jobs, NodeRegistry& nodes,
@@ -91,10 +102,7 @@ void Reconciler::ApplyTaskReport(Job& job, Task& task, const TaskReport& report,
   task.signal = report.signal;
   if (report.pid) task.pid = report.pid;
   task.finished_at = report.finished_at.value_or(clock_.Now());
-  // An agent that did not start the task says why ("no Unix account ...").
-  std::string what = report.message.empty()
-                         ? DescribeExit(task, lost_why)
-                         : fmt::format("{} did not start: {}", task.Name(), report.message);
+  std::string what = DescribeReportedEnd(task, report, lost_why);
   events.push_back(jobs_.Event(job, task.state == TaskState::kLost ? "task_lost" : "task_ended",
                                fmt::format("{}: {}", TaskStateName(task.state), what)));
   if (job.state == JobState::kStopping) return;
@@ -277,6 +285,7 @@ StatusOr<DesiredState> Reconciler::DesiredFor(const std::string& node_id) {
   if (!entry) return Status::NotFound(fmt::format("node {} is not registered", node_id));
   DesiredState desired;
   desired.version = entry->version;
+  desired.node_timeout = config_.node_timeout;
   for (JobId id : jobs_.active()) {
     const Job& job = jobs_.At(id);
     framework::JobDirectories dirs = lifecycle_.DirectoriesOf(job);
@@ -304,6 +313,8 @@ StatusOr<DesiredState> Reconciler::DesiredFor(const std::string& node_id) {
       launch.checkpoint_dir = dirs.checkpoint_dir;
       launch.output_dir = dirs.output_dir;
       launch.log_dir = dirs.log_dir;
+      launch.memory_limit_bytes = t.resources.memory_bytes;
+      launch.fence = job.spec.restart.fence;
       desired.tasks.push_back(std::move(launch));
     }
   }

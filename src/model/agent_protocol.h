@@ -33,6 +33,12 @@ struct TaskLaunch {
   std::string checkpoint_dir;
   std::string output_dir;
   std::string log_dir;
+  // The task's memory request, which the agent makes its limit where the node's cgroups allow
+  // (agent/memory_cgroup.h); 0: none.
+  int64_t memory_limit_bytes = 0;
+  // The job is fenced (restart.fence): an agent cut off from the master for longer than
+  // DesiredState::node_timeout stops the task itself.
+  bool fence = false;
 };
 
 // What an agent knows of one task it started.
@@ -44,8 +50,10 @@ struct TaskReport {
   int64_t pid = 0;
   std::optional<Timestamp> started_at;
   std::optional<Timestamp> finished_at;
-  // Why the agent could not start the task ("no Unix account ..."); empty when it ran. (An
-  // initializer, so that aggregates that leave it out still mean "empty" without a warning.)
+  // Why the agent could not start the task ("no Unix account ...", with exit code 126 and no
+  // signal), or why a task that ran was ended ("exceeded its memory limit ...", "fenced: ...");
+  // empty otherwise. (An initializer, so that aggregates that leave it out still mean "empty"
+  // without a warning.)
   std::string message = {};
   // Its CPU and memory measured since the master last took a report, oldest first; at most
   // kMaxSamplesPerReport (empty from an agent that does not sample).
@@ -69,6 +77,10 @@ struct DesiredState {
   uint64_t version = 0;
   std::vector<TaskLaunch> tasks;  // should be running; anything else running must be stopped
   std::vector<TaskId> forget;     // ended tasks the master has recorded: stop reporting them
+  // How long the master waits for this agent before it declares the node LOST and replaces its
+  // tasks: a fenced task outlives a cut-off agent's last sync by no more. 0: not said (a master
+  // older than the agent), and nothing is fenced.
+  Duration node_timeout{};
 };
 
 // One upload of a task's output: POST /api/v1/agents/{node}/logs/{task}.

@@ -98,6 +98,10 @@ struct RestartPolicy {
   // or a preemption is not the job's doing: its next attempt may start at once.
   Duration backoff = kDefaultBackoff;
   Duration max_backoff = kDefaultMaxBackoff;
+  // Fenced: an agent cut off from the master for longer than the node timeout stops this job's
+  // tasks itself, so that an old attempt and its replacement overlap by at most the grace
+  // period; the price is that a master down that long stops the job (docs/reliability.md).
+  bool fence = false;
 
   bool RestartsOn(RestartCause cause) const;
   // The wait before the next attempt after `failures` failed attempts (at least 1).

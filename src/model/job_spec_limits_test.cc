@@ -193,7 +193,7 @@ TEST(JobSpecLimits, UnknownFieldsStayErrorsAtEveryLevel) {
                   "tasks, restart, max_runtime, grace_period, constraints",
                   "tasks[0].resources.tpus: unknown field; did you mean \"gpus\"?",
                   "restart.delay: unknown field; expected one of: max_attempts, on, backoff, "
-                  "max_backoff",
+                  "max_backoff, fence",
                   "constraints.zone: unknown field; expected one of: gpu_model, labels"));
 }
 

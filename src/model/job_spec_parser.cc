@@ -64,8 +64,8 @@ constexpr std::array<std::string_view, 9> kJobFields = {
 constexpr std::array<std::string_view, 6> kTaskFields = {"role",    "replicas", "resources",
                                                          "command", "env",      "workdir"};
 constexpr std::array<std::string_view, 3> kResourceFields = {"gpus", "cpus", "memory"};
-constexpr std::array<std::string_view, 4> kRestartFields = {"max_attempts", "on", "backoff",
-                                                            "max_backoff"};
+constexpr std::array<std::string_view, 5> kRestartFields = {"max_attempts", "on", "backoff",
+                                                            "max_backoff", "fence"};
 constexpr std::array<std::string_view, 2> kConstraintFields = {"gpu_model", "labels"};
 
 constexpr std::array<std::string_view, 9> kReservedEnv = {
@@ -1007,6 +1007,13 @@ class Validator {
         out->max_backoff = d;
       }
     }
+    if (const Json* f = Find(v, "fence")) {
+      if (!f->is_boolean()) {
+        Error("restart.fence", fmt::format("must be true or false, got {}", Describe(*f)));
+      } else {
+        out->fence = f->get<bool>();
+      }
+    }
   }
 
   bool DurationField(const Json& v, const std::string& path, Duration* out) {
@@ -1267,10 +1274,13 @@ namespace {
 Json RestartJson(const RestartPolicy& r) {
   Json on = Json::array();
   for (RestartCause c : r.on) on.push_back(RestartCauseName(c));
-  return Json{{"max_attempts", r.max_attempts},
-              {"on", std::move(on)},
-              {"backoff", DurationText(r.backoff)},
-              {"max_backoff", DurationText(r.max_backoff)}};
+  Json out{{"max_attempts", r.max_attempts},
+           {"on", std::move(on)},
+           {"backoff", DurationText(r.backoff)},
+           {"max_backoff", DurationText(r.max_backoff)}};
+  // Only when set, so that the canonical form of every other spec stays as it was.
+  if (r.fence) out["fence"] = true;
+  return out;
 }
 
 }  // namespace

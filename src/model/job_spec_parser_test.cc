@@ -252,6 +252,19 @@ TEST(JobSpecParser, RestartPolicyReadsEveryFieldAndBacksOffExponentially) {
             std::chrono::minutes(10));
 }
 
+TEST(JobSpecParser, AJobMayAskToBeFenced) {
+  EXPECT_FALSE(Parse(WithJob("restart: {}")).restart.fence);
+  JobSpec spec = Parse(WithJob("restart: {fence: true}"));
+  EXPECT_TRUE(spec.restart.fence);
+  EXPECT_EQ(ParseJobSpecJson(ToJson(spec))->restart, spec.restart);
+  EXPECT_FALSE(ToJson(Parse(WithJob("restart: {}")))["restart"].contains("fence"))
+      << "the canonical form of an unfenced job is as it was";
+  EXPECT_THAT(Errors(WithJob("restart: {fence: \"yes\"}")),
+              ElementsAre("restart.fence: must be true or false, got \"yes\""));
+  EXPECT_THAT(Errors(WithJob("restart: {fence: 1}")),
+              ElementsAre("restart.fence: must be true or false, got 1"));
+}
+
 TEST(JobSpecParser, RestartPolicyErrorsNameTheField) {
   EXPECT_THAT(Errors(WithJob("restart: {on: [failure, crash]}")),
               ElementsAre("restart.on[1]: \"crash\" is not a cause; use failure, node_lost or "

@@ -554,7 +554,9 @@ Json ToJson(const TaskLaunch& l) {
               {"run_as", RunAsJson(l.run_as)},
               {"checkpoint_dir", l.checkpoint_dir},
               {"output_dir", l.output_dir},
-              {"log_dir", l.log_dir}};
+              {"log_dir", l.log_dir},
+              {"memory_limit_bytes", l.memory_limit_bytes},
+              {"fence", l.fence}};
 }
 
 StatusOr<TaskLaunch> TaskLaunchFromJson(const Json& j) {
@@ -576,6 +578,9 @@ StatusOr<TaskLaunch> TaskLaunchFromJson(const Json& j) {
     l.checkpoint_dir = ValueOr<std::string>(j, "checkpoint_dir", "");
     l.output_dir = ValueOr<std::string>(j, "output_dir", "");
     l.log_dir = ValueOr<std::string>(j, "log_dir", "");
+    l.memory_limit_bytes = ValueOr<int64_t>(j, "memory_limit_bytes", 0);
+    if (l.memory_limit_bytes < 0) throw std::runtime_error("memory_limit_bytes: must be 0 or more");
+    l.fence = ValueOr<bool>(j, "fence", false);
     return l;
   });
 }
@@ -656,7 +661,10 @@ Json ToJson(const DesiredState& d) {
   for (const auto& t : d.tasks) tasks.push_back(ToJson(t));
   Json forget = Json::array();
   for (const auto& id : d.forget) forget.push_back(ToJson(id));
-  return Json{{"version", d.version}, {"tasks", tasks}, {"forget", forget}};
+  return Json{{"version", d.version},
+              {"tasks", tasks},
+              {"forget", forget},
+              {"node_timeout_ms", ToMillis(d.node_timeout)}};
 }
 
 StatusOr<DesiredState> DesiredStateFromJson(const Json& j) {
@@ -667,6 +675,11 @@ StatusOr<DesiredState> DesiredStateFromJson(const Json& j) {
       COHORT_ASSIGN_OR_RETURN(auto launch, TaskLaunchFromJson(t));
       d.tasks.push_back(std::move(launch));
     }
+    int64_t timeout_ms = ValueOr<int64_t>(j, "node_timeout_ms", 0);
+    if (timeout_ms < 0 || timeout_ms > kMaxGraceMs) {
+      throw std::runtime_error(fmt::format("node_timeout_ms: must be from 0 to {}", kMaxGraceMs));
+    }
+    d.node_timeout = std::chrono::milliseconds(timeout_ms);
     if (j.contains("forget")) {
       for (const auto& f : ListAt(j, "forget")) {
         COHORT_ASSIGN_OR_RETURN(auto id, TaskIdFromJson(f));

@@ -17,11 +17,17 @@ TEST(AgentProtocolJson, DesiredStateRoundTrips) {
   l.gpus = {0, 1};
   l.grace_period = std::chrono::seconds(5);
   d.tasks.push_back(l);
+  d.tasks.back().memory_limit_bytes = int64_t{64} << 20;
+  d.tasks.back().fence = true;
+  d.node_timeout = std::chrono::seconds(30);
   d.forget = {TaskId{2, 1, "worker", 0}};
   auto back = DesiredStateFromJson(ToJson(d));
   ASSERT_TRUE(back.ok()) << back.status().ToString();
   EXPECT_EQ(ToJson(*back), ToJson(d));
   EXPECT_EQ(back->tasks.at(0).grace_period, std::chrono::seconds(5));
+  EXPECT_EQ(back->tasks.at(0).memory_limit_bytes, int64_t{64} << 20);
+  EXPECT_TRUE(back->tasks.at(0).fence);
+  EXPECT_EQ(back->node_timeout, std::chrono::seconds(30));
 }
 
 TEST(AgentProtocolJson, TheAccountAndTheJobDirectoriesOfATaskRoundTrip) {
@@ -95,12 +101,16 @@ TEST(AgentProtocolJson, TheDocumentedReportAndDesiredStateAreAccepted) {
             "env": {"COHORT_JOB_ID": "1", "RANK": "0", "CUDA_VISIBLE_DEVICES": "0"},
             "run_as": {"user": "ada"},
             "checkpoint_dir": "/srv/cohort/jobs/1/checkpoints",
-            "output_dir": "/srv/cohort/jobs/1/outputs", "log_dir": "/srv/cohort/jobs/1/logs"}],
- "forget": []})"));
+            "output_dir": "/srv/cohort/jobs/1/outputs", "log_dir": "/srv/cohort/jobs/1/logs",
+            "memory_limit_bytes": 34359738368, "fence": false}],
+ "forget": [],
+ "node_timeout_ms": 10000})"));
   ASSERT_TRUE(desired.ok()) << desired.status().ToString();
   ASSERT_EQ(desired->tasks.size(), 1u);
   EXPECT_EQ(desired->tasks[0].run_as.user, "ada");
   EXPECT_EQ(desired->tasks[0].grace_period, std::chrono::seconds(30));
+  EXPECT_EQ(desired->tasks[0].memory_limit_bytes, int64_t{32} << 30);
+  EXPECT_EQ(desired->node_timeout, std::chrono::seconds(10));
 }
 
 TEST(AgentProtocolJson, AReportSaysWhyATaskDidNotStart) {

@@ -71,6 +71,9 @@ class LocalCluster {
   void LaunchAgent(const std::string& name, int gpus, std::vector<std::string> extra_args = {},
                    std::map<std::string, std::string> env = {}, bool trust_ca = true,
                    bool allow_root_tasks = true);
+  // Agents launched from now on reach the master at `url` (a proxy that a test can cut) rather
+  // than at url(); "" goes back to url().
+  void RouteAgentsThrough(std::string url) { agent_master_url_ = std::move(url); }
   void StopAgent(const std::string& name);
   // The machine died: SIGKILL to the agent and to every task it started (their supervisors'
   // process trees), all at once. The agent's data directory is left as it was.
@@ -114,6 +117,7 @@ class LocalCluster {
   int first_port_;
   std::string dir_;
   std::string url_;
+  std::string agent_master_url_;
   std::string admin_token_;
   std::vector<std::string> tls_args_;  // the master's --tls-cert and --tls-key
   int master_open_files_ = 0;
