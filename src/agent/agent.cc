@@ -54,6 +54,13 @@ void OnChildExited(int) {
     (void)!::write(fd, &c, 1);  // async-signal-safe; a full pipe already means "wake up"
   }
 }
+// What one round of the main loop does at most, so that however many tasks start or end at
+// once, a round stays short and the sync thread gets the lock between rounds. A round that
+// leaves work over starts the next one at once.
+constexpr size_t kLaunchesPerRound = 32;
+constexpr size_t kExitsPerRound = 64;
+constexpr size_t kDiscardsPerRound = 64;
+
 // After the grace period, the supervisor kills the task itself; this much longer, and the agent
 // kills the supervisor too.
 constexpr Duration kSupervisorSlack = std::chrono::seconds(10);
@@ -321,7 +328,7 @@ void Agent::Apply(const DesiredState& desired) {
       t.forgotten = true;
       continue;
     }
-    DiscardTaskDir(t.dir);
+    discarded_dirs_.push_back(t.dir);
     tasks_.erase(it);
   }
   // Answers may cross on the two connections; an older desired state must not undo a newer one.
@@ -331,11 +338,33 @@ void Agent::Apply(const DesiredState& desired) {
   // the one that had them forgotten: started from it, an ended task would run a second time.
   // Everything that adds a task to a node raises its version.
   const bool newer = desired.version > applied_version_;
+  const uint64_t before = applied_version_;
   applied_version_ = desired.version;
   std::set<TaskId> wanted;
+  std::set<TaskId> pending;
+  for (const auto& launch : pending_launches_) pending.insert(launch.id);
   for (const auto& launch : desired.tasks) {
     wanted.insert(launch.id);
-    if (newer && !tasks_.count(launch.id)) Launch(launch, desired.node_timeout);
+    if (!newer || tasks_.count(launch.id) || pending.count(launch.id)) continue;
+    // Made by the main loop, a few a round (LaunchPending).
+    if (pending_launches_.empty()) version_before_launches_ = before;
+    pending_launches_.push_back(launch);
+    pending_node_timeout_ = desired.node_timeout;
+  }
+  // A task stopped before it was started never starts; it ended as a stopped one does.
+  for (auto it = pending_launches_.begin(); it != pending_launches_.end();) {
+    if (wanted.count(it->id)) {
+      ++it;
+      continue;
+    }
+    LocalTask t;
+    t.id = it->id;
+    t.dir = fmt::format("{}/tasks/{}", config_.data_dir, it->id.ToString());
+    t.started_at = clock_.Now();
+    t.exit = TaskExit{std::nullopt, std::nullopt, true, t.started_at, t.started_at};
+    spdlog::info("task {} stopped before it started", t.id.ToString());
+    tasks_[t.id] = std::move(t);
+    it = pending_launches_.erase(it);
   }
   for (auto& [id, t] : tasks_) {
     if (wanted.count(id) || t.exit || t.stop_sent_at) continue;
@@ -344,10 +373,40 @@ void Agent::Apply(const DesiredState& desired) {
     if (t.supervisor > 0) launcher_.SignalSupervisor(t.supervisor, SIGTERM);
   }
 }
+
+bool Agent::LaunchPending(size_t most) {
+  std::lock_guard lock(mu_);
+  for (size_t n = 0; n < most && !pending_launches_.empty(); ++n) {
+    TaskLaunch launch = std::move(pending_launches_.front());
+    pending_launches_.pop_front();
+    Launch(launch, pending_node_timeout_);
+  }
+  return !pending_launches_.empty();
+}
+
+uint64_t Agent::ReportedVersion() const {
+  return pending_launches_.empty() ? applied_version_ : version_before_launches_;
+}
+
+bool Agent::DiscardForgotten(size_t most) {
+  std::vector<std::string> dirs;
+  bool more;
+  {
+    std::lock_guard lock(mu_);
+    while (dirs.size() < most && !discarded_dirs_.empty()) {
+      dirs.push_back(std::move(discarded_dirs_.front()));
+      discarded_dirs_.pop_front();
+    }
+    more = !discarded_dirs_.empty();
+  }
+  for (const auto& dir : dirs) DiscardTaskDir(dir);
+  return more;
+}
+
 AgentReport Agent::BuildReport() {
   std::lock_guard lock(mu_);
   AgentReport report;
-  report.applied_version = applied_version_;
+  report.applied_version = ReportedVersion();
   // A node with very many tasks still sends a report well within the master's body limit.
   const size_t samples_per_task = std::clamp<size_t>(
       kMaxReportTaskSamples / std::max<size_t>(tasks_.size(), 1), 1, kMaxSamplesPerReport);
@@ -453,9 +512,11 @@ void Agent::Fence(Timestamp now) {
   }
 }
 
-bool Agent::CheckTasks() {
+bool Agent::CheckTasks(bool* more) {
   std::lock_guard lock(mu_);
   bool changed = false;
+  size_t exits = 0;
+  if (more) *more = false;
   Timestamp now = clock_.Now();
   Fence(now);
   for (auto& [id, t] : tasks_) {
@@ -463,6 +524,11 @@ bool Agent::CheckTasks() {
     if (t.pid == 0) {
       t.pid = ReadPidFile(t.dir + "/task.pid");
       changed |= t.pid != 0;  // worth telling the master at once
+    }
+    if (exits == kExitsPerRound) {
+      // The rest are looked at in the next round, which starts at once.
+      if (more) *more = true;
+      continue;
     }
     if (!launcher_.SupervisorExited(t.supervisor, t.adopted)) {
       if (t.stop_sent_at && now - *t.stop_sent_at > t.grace_period + kSupervisorSlack) {
@@ -473,6 +539,7 @@ bool Agent::CheckTasks() {
       }
       continue;
     }
+    ++exits;
     auto exit = ReadTaskExit(t.dir);
     if (exit.ok()) {
       t.exit = *exit;
@@ -609,7 +676,14 @@ Status Agent::SyncOnce(Duration wait) {
     return Status::Ok();
   }
   AgentReport report = BuildReport();
-  auto desired = master_.Sync(config_.node.id, report, report.applied_version, wait);
+  // The long poll waits for a version newer than the last one taken, launched or not: one that
+  // is still launching must not bring back the same answer at once.
+  uint64_t known;
+  {
+    std::lock_guard lock(mu_);
+    known = applied_version_;
+  }
+  auto desired = master_.Sync(config_.node.id, report, known, wait);
   if (!desired.ok()) {
     // The master does not know this node (a new master): register again.
     if (desired.status().code() == StatusCode::kNotFound) registered_ = false;
@@ -764,7 +838,10 @@ Status Agent::Step() {
   ShipMetrics();
   WatchCheckpoints();
   ShipLogs();
-  return SyncOnce(Duration(0));
+  Status synced = SyncOnce(Duration(0));
+  LaunchPending(kLaunchesPerRound);
+  DiscardForgotten(kDiscardsPerRound);
+  return synced;
 }
 
 void Agent::SyncLoop(const std::atomic<bool>& stop) {
@@ -829,13 +906,22 @@ Status Agent::Run(const std::atomic<bool>& stop) {
   } else {
     wake[0] = wake[1] = -1;
   }
+  bool report_due = false;
   while (!stop) {
-    bool changed = CheckTasks();
+    bool exits_left = false;
+    bool changed = CheckTasks(&exits_left);
+    bool launches_left = LaunchPending(kLaunchesPerRound);
+    bool discards_left = DiscardForgotten(kDiscardsPerRound);
     SampleResources();
     ShipMetrics();
     bool checkpointed = WatchCheckpoints();
     bool completed = ShipLogs();
-    if ((changed || checkpointed || completed) && registered_) {
+    // A burst of starts or exits is reported once its last batch is done, not once a batch
+    // (the sync thread reports meanwhile).
+    report_due |= changed || checkpointed || completed;
+    const bool busy = exits_left || launches_left || discards_left;
+    if (report_due && !exits_left && !launches_left && registered_) {
+      report_due = false;
       AgentReport report = BuildReport();
       auto desired = master_.Sync(config_.node.id, report, 0, Duration(0));
       if (desired.ok()) {
@@ -843,13 +929,14 @@ Status Agent::Run(const std::atomic<bool>& stop) {
         Apply(*desired);
       }
     }
+    // A round that left work over is followed by the next at once.
     if (wake[0] >= 0) {
       pollfd pfd{wake[0], POLLIN, 0};
-      ::poll(&pfd, 1, static_cast<int>(ToMillis(config_.poll_interval)));
+      ::poll(&pfd, 1, busy ? 0 : static_cast<int>(ToMillis(config_.poll_interval)));
       char drain[64];
       while (::read(wake[0], drain, sizeof(drain)) > 0) {
       }
-    } else {
+    } else if (!busy) {
       std::this_thread::sleep_for(config_.poll_interval);
     }
   }

@@ -92,7 +92,9 @@ class Agent {
 
   // One round, as a test drives it: notices new pids, ended supervisors and overdue stops;
   // ships new output; then one exchange with the master that does not wait (registering if
-  // the agent is not registered), and applies its answer. Returns that exchange's error, if any.
+  // the agent is not registered), and applies its answer: starts the first tasks it asks for
+  // and deletes the first directories of those it forgets (a round's share of each). Returns
+  // that exchange's error, if any.
   Status Step();
 
   // Start(), then registers and reconciles until `stop` becomes true. Returns an error only if
@@ -149,14 +151,24 @@ class Agent {
   // Stops the fenced tasks once the master has not answered for longer than they may outlive
   // it; requires mu_.
   void Fence(Timestamp now);
+  // Makes at most `most` of the launches Apply queued, each under the lock, which the sync
+  // thread takes between them; returns true if some are left for the next round.
+  bool LaunchPending(size_t most);
+  // The version a report carries: the last one applied, or while launches are pending, the
+  // one before them, so that the master does not judge their tasks lost (requires mu_).
+  uint64_t ReportedVersion() const;
+  // Deletes at most `most` directories of forgotten tasks, without the lock; returns true if
+  // some are left.
+  bool DiscardForgotten(size_t most);
   // Records a task that the agent `what` ("refused to start"): `why` goes to its output and
   // its report.
   void NotStarted(LocalTask& t, const char* what, const std::string& why);
   void Apply(const DesiredState& desired);
   AgentReport BuildReport();
-  // Notices new pids, ended supervisors and overdue stops; returns true if the master should
-  // hear about it now.
-  bool CheckTasks();
+  // Notices new pids, ended supervisors and overdue stops, taking at most kExitsPerRound ended
+  // tasks' exits (`more`, if given, says whether others are waiting); returns true if the
+  // master should hear about it now.
+  bool CheckTasks(bool* more = nullptr);
   // Samples the GPUs and the running tasks if `sample_interval` has passed since the last time.
   void SampleResources();
   // Drops the samples that a report the master has taken carried.
@@ -211,6 +223,15 @@ class Agent {
   uint64_t applied_version_ = 0;
   // The last answer from the master (or the agent's start): what fencing counts from.
   Timestamp last_answer_{};
+  // Launches that Apply took and the main loop has yet to make, oldest first (guarded by mu_):
+  // a sync never waits behind a thousand of them (docs/reliability.md, "The agent outlives its
+  // own tasks").
+  std::deque<TaskLaunch> pending_launches_;
+  // The master's node timeout, as the desired state that queued them said (fencing).
+  Duration pending_node_timeout_{};
+  uint64_t version_before_launches_ = 0;  // the applied version when the first was queued
+  // Directories of tasks the master has forgotten, deleted a few at a time (guarded by mu_).
+  std::deque<std::string> discarded_dirs_;
   std::atomic<bool> registered_{false};
   std::atomic<int64_t> master_log_limit_{0};  // from the master's answers; 0 until one says
 };

@@ -362,6 +362,62 @@ TEST_F(AgentTest, SamplesEveryIntervalAndReportsEachSampleUntilTheMasterHasIt) {
   EXPECT_EQ(task_sampler_.asked().count(a), 0u);
 }
 
+// A burst of starts or exits is spread over rounds, so that a round (and the lock the sync thread
+// needs) stays short; the master is told the new version only once all its tasks exist.
+TEST_F(AgentTest, StartsAThousandTasksAFewARoundAndReportsTheirVersionOnceAllExist) {
+  std::vector<TaskLaunch> launches;
+  for (int i = 0; i < 100; ++i) launches.push_back(Launch(Id(7, i)));
+  master_.Want(kNode, Desired(2, launches));
+  auto agent = NewAgent();
+  ASSERT_TRUE(agent->Step().ok());  // registers, and starts the first 32
+  EXPECT_EQ(launcher_.starts().size(), 32u);
+  for (size_t started : {64u, 96u, 100u}) {
+    const size_t before = launcher_.starts().size();
+    ASSERT_TRUE(agent->Step().ok());
+    EXPECT_EQ(master_.reports().back().applied_version, 0u)
+        << "tasks not yet started would be judged lost";
+    EXPECT_EQ(master_.reports().back().tasks.size(), before);
+    EXPECT_EQ(launcher_.starts().size(), started);
+  }
+  ASSERT_TRUE(agent->Step().ok());
+  EXPECT_EQ(master_.reports().back().applied_version, 2u);
+  EXPECT_EQ(master_.reports().back().tasks.size(), 100u);
+}
+
+TEST_F(AgentTest, ATaskStoppedBeforeItsTurnToStartNeverStartsAndEndsKilled) {
+  std::vector<TaskLaunch> launches;
+  for (int i = 0; i < 40; ++i) launches.push_back(Launch(Id(7, i)));
+  master_.Want(kNode, Desired(2, launches));
+  auto agent = NewAgent();
+  ASSERT_TRUE(agent->Step().ok());
+  ASSERT_EQ(launcher_.starts().size(), 32u);
+  master_.Want(kNode, Desired(3, {}));  // the job was killed
+  ASSERT_TRUE(agent->Step().ok());
+  ASSERT_TRUE(agent->Step().ok());
+  EXPECT_EQ(launcher_.starts().size(), 32u) << "the other 8 never start";
+  EXPECT_EQ(master_.reports().back().applied_version, 3u);
+  for (int i = 0; i < 40; ++i) EXPECT_EQ(Reported(Id(7, i)).state, TaskState::kKilled) << i;
+}
+
+TEST_F(AgentTest, ReadsTheExitsOfABurstAFewARoundAndReportsThemAll) {
+  std::vector<TaskLaunch> launches;
+  for (int i = 0; i < 96; ++i) launches.push_back(Launch(Id(7, i)));
+  master_.Want(kNode, Desired(2, launches));
+  auto agent = NewAgent();
+  for (int round = 0; round < 4; ++round) ASSERT_TRUE(agent->Step().ok());
+  ASSERT_EQ(launcher_.starts().size(), 96u);
+  for (int i = 0; i < 96; ++i) launcher_.Exit(Supervisor(Id(7, i)), 0);
+  auto ended = [&] {
+    size_t n = 0;
+    for (const auto& t : master_.reports().back().tasks) n += t.state == TaskState::kSucceeded;
+    return n;
+  };
+  ASSERT_TRUE(agent->Step().ok());
+  EXPECT_EQ(ended(), 64u);
+  ASSERT_TRUE(agent->Step().ok());
+  EXPECT_EQ(ended(), 96u);
+}
+
 TEST_F(AgentTest, ReportsACheckpointLineAtOnceAndAChattyTaskAtMostOncePerInterval) {
   TaskId a = Id(7);
   master_.Want(kNode, Desired(1, {Launch(a)}));

@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstring>
 
+#include "agent/task_supervisor.h"
 #include "os/process.h"
 
 namespace cohort::agent {
@@ -41,7 +42,11 @@ StatusOr<pid_t> ProcessTaskLauncher::StartSupervisor(const std::string& task_dir
   ::close(fd);
   std::vector<std::string> argv = command_;
   argv.insert(argv.end(), {"--task-dir", task_dir});
-  return Spawn(argv, SpawnOptions{log, /*new_session=*/true, {}});
+  // Below the agent from its first instruction: a thousand supervisors starting at once must
+  // not starve the agent either (task_supervisor.h, kTaskNice).
+  SpawnOptions options{log, /*new_session=*/true, {}};
+  options.nice = kTaskNice;
+  return Spawn(argv, options);
 }
 
 void ProcessTaskLauncher::SignalSupervisor(pid_t pid, int signal) {

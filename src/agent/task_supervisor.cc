@@ -24,6 +24,7 @@
 #include "os/credentials.h"
 #include "os/directory.h"
 #include "os/durable_file.h"
+#include "os/priority.h"
 #include "os/process.h"
 #include "os/real_clock.h"
 
@@ -204,6 +205,15 @@ void MakeRelativeWorkdir(const std::string& workdir) {
   _exit(errno == ENOENT ? 127 : 126);
 }
 
+// The supervisor and its task (which inherits it) yield the CPU to the agent (docs/reliability.md,
+// "The agent outlives its own tasks"). Not fatal: the task runs all the same.
+void RunBelowTheAgent() {
+  if (const char* failed = LowerPriority(kTaskNice)) {
+    fmt::print(stderr, "run-task: cannot lower the task's CPU priority to nice {}: {}: {}\n",
+               kTaskNice, failed, strerror(errno));
+  }
+}
+
 }  // namespace
 
 StatusOr<TaskExit> ReadTaskExit(const std::string& task_dir) {
@@ -237,6 +247,7 @@ Status WriteTaskExit(const std::string& task_dir, const TaskExit& exit) {
 }
 
 int RunTaskSupervisor(const std::string& dir) {
+  RunBelowTheAgent();
   RealClock clock;
   Timestamp started = clock.Now();
   auto finish = [&](TaskExit exit) {

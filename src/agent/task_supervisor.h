@@ -35,6 +35,10 @@
 
 namespace cohort::agent {
 
+// The nice value of every supervisor and task (their session's too, where the kernel groups by
+// session): below the agent's 0, so that tasks cannot starve it (docs/reliability.md).
+inline constexpr int kTaskNice = 10;
+
 struct TaskExit {
   std::optional<int> exit_code;
   std::optional<int> signal;

@@ -13,6 +13,7 @@
 #include <sstream>
 
 #include "common/strings.h"
+#include "os/priority.h"
 #include "os/proc_stat.h"
 
 extern char** environ;
@@ -46,6 +47,7 @@ StatusOr<pid_t> Spawn(const std::vector<std::string>& argv, const SpawnOptions& 
   char** envp = options.env.empty() ? environ : env_ptrs.data();
   const char* output = options.output.empty() ? nullptr : options.output.c_str();
   const std::optional<Owner> as = options.as;
+  const int nice = options.nice;
 
   // Every signal is blocked across the fork, and the child puts the handlers it inherited back to
   // their defaults before it unblocks them, as its exec would: a signal sent to the new pid at
@@ -71,6 +73,7 @@ StatusOr<pid_t> Spawn(const std::vector<std::string>& argv, const SpawnOptions& 
       ::sigaction(s, &original, nullptr);
     }
     if (options.new_session) ::setsid();
+    if (nice > 0) (void)LowerPriority(nice);  // best effort: it runs all the same
     if (as && DropPrivileges(as->uid, as->gid) != nullptr) _exit(126);
     sigset_t none;
     sigemptyset(&none);

@@ -21,6 +21,8 @@ struct SpawnOptions {
   // Runs it as this account (DropPrivileges, before the output is opened); needs root. A child
   // that cannot become it exits with 126.
   std::optional<Owner> as = {};
+  // Runs it at this nice value or lower priority (os/priority.h), from before its exec.
+  int nice = 0;
 };
 
 // This process's environment with `overlay` on top, as "NAME=value" strings, sorted.
