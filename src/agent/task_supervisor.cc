@@ -25,6 +25,7 @@
 #include "os/directory.h"
 #include "os/durable_file.h"
 #include "os/priority.h"
+#include "os/proc_view.h"
 #include "os/process.h"
 #include "os/real_clock.h"
 
@@ -139,6 +140,18 @@ void BecomeTheAccount(const TaskSpec& spec) {
   if (const char* failed = ForbidNewPrivileges()) Fail("cannot run the task", failed);
 }
 
+// The task sees only its own account's processes in /proc (os/proc_view.h). Only root can
+// arrange that; a supervisor that is not root runs every task as its own account, which has no
+// one else's processes to hide. Not fatal: said in the supervisor's log (its stderr, not yet the
+// task's output), and the task runs as it would have before.
+void HideOtherAccounts() {
+  if (::geteuid() != 0) return;
+  if (const char* failed = HideOtherAccountsProcesses()) {
+    dprintf(STDERR_FILENO, "run-task: other accounts' processes stay visible to the task: %s: %s\n",
+            failed, strerror(errno));
+  }
+}
+
 // Makes the relative workdir below the working directory, as the account, so that it owns it.
 void MakeRelativeWorkdir(const std::string& workdir) {
   std::string path;
@@ -157,6 +170,7 @@ void MakeRelativeWorkdir(const std::string& workdir) {
 [[noreturn]] void ExecTask(const TaskSpec& spec, const std::string& dir, int log_fd,
                            const sigset_t& old_mask, const char* memory_cgroup) {
   ::setpgid(0, 0);
+  HideOtherAccounts();
   ::dup2(log_fd, STDOUT_FILENO);
   ::dup2(log_fd, STDERR_FILENO);
   int devnull = ::open("/dev/null", O_RDONLY);

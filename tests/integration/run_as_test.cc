@@ -141,6 +141,10 @@ probe "write in B's checkpoints" touch "$3/planted"
 probe "list B's outputs" ls "$4"
 probe "signal B's task" kill -KILL "$1"
 probe "read B's environment" cat "/proc/$1/environ"
+probe "read B's command line" cat "/proc/$1/cmdline"
+probe "see B's task in /proc" ls -d "/proc/$1"
+probe "see its supervisor in /proc" ls -d "/proc/$PPID"
+probe "read its own command line" cat "/proc/$$/cmdline"
 probe "write its own checkpoints" touch "$COHORT_CHECKPOINT_DIR/mine"
 probe "write its own scratch directory by its path" touch "$(pwd)/mine"
 )sh";
@@ -197,7 +201,11 @@ restart: {{max_attempts: 1}}
                              "write in B's checkpoints: Permission denied\n"
                              "list B's outputs: Permission denied\n"
                              "signal B's task: Operation not permitted\n"
-                             "read B's environment: Permission denied\n"
+                             "read B's environment: No such file or directory\n"
+                             "read B's command line: No such file or directory\n"
+                             "see B's task in /proc: No such file or directory\n"
+                             "see its supervisor in /proc: No such file or directory\n"
+                             "read its own command line: allowed\n"
                              "write its own checkpoints: allowed\n"
                              "write its own scratch directory by its path: allowed\n",
                              a.uid(), a.gid(), a.gid(), a.name(), a.name()));
