@@ -22,6 +22,10 @@
 // account (os/credentials.h), so the task cannot signal, trace or outlive its supervisor, nor
 // write the files the agent acts on as root.
 //
+// The supervisor and the task run at nice kTaskNice, below the agent (docs/reliability.md, "The
+// agent outlives its own tasks"), and a root supervisor gives the task a /proc that shows only
+// its own account's processes (os/proc_view.h, docs/security.md).
+//
 // Stopping: SIGTERM (or SIGINT) to the supervisor sends SIGTERM to every process of the task,
 // waits the grace period, then sends SIGKILL to whatever is left. When the command's main process
 // exits on its own, any process it left behind is killed.
