@@ -116,4 +116,26 @@ std::map<std::string, std::string> TaskEnvironment(const Job& job, size_t task,
   return env;
 }
 
+int64_t EnvironmentBytesBound(const JobSpec& spec, const std::vector<Task>& tasks,
+                              const JobDirectories& dirs) {
+  // The names of every variable, the numbers, a role, a node id, 64 GPUs and the rank 0 task's
+  // endpoint twice (PyTorch): each is bounded (model/limits.h), and together under 4 KiB.
+  constexpr int64_t kOwn = 4 * 1024;
+  int64_t hosts = 0;      // COHORT_HOSTS: each host and a comma
+  int64_t endpoints = 0;  // TF_CONFIG: each "host:port", and each role's "role":[]
+  for (const auto& t : tasks) {
+    if (t.scaled_down) continue;
+    hosts += static_cast<int64_t>(t.host.size()) + 1;
+    endpoints += static_cast<int64_t>(t.host.size()) + 9;
+  }
+  int64_t bytes = kOwn + hosts +
+                  static_cast<int64_t>(spec.name.size() + dirs.checkpoint_dir.size() +
+                                       dirs.output_dir.size() + dirs.log_dir.size());
+  if (spec.framework == Framework::kTensorFlow) {
+    bytes += endpoints + 64;
+    for (const auto& g : spec.tasks) bytes += static_cast<int64_t>(g.role.size()) + 6;
+  }
+  return bytes;
+}
+
 }  // namespace cohort::framework

@@ -3,8 +3,10 @@
 // job's framework. Pure: everything comes from the job's placed tasks.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "model/job.h"
 
@@ -23,5 +25,11 @@ struct JobDirectories {
 // REQUIRES: every task of the job is placed (node, host, port, GPUs).
 std::map<std::string, std::string> TaskEnvironment(const Job& job, size_t task,
                                                    const JobDirectories& dirs);
+
+// At least what TaskEnvironment adds to the group's own `env` (names and values) for any one of
+// `tasks`, placed as they are: a few KiB of its own, and the job's hosts, listed in every task's
+// COHORT_HOSTS (and TF_CONFIG). What bounds a node's desired state counts it (model/limits.h).
+int64_t EnvironmentBytesBound(const JobSpec& spec, const std::vector<Task>& tasks,
+                              const JobDirectories& dirs);
 
 }  // namespace cohort::framework

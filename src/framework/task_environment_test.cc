@@ -107,5 +107,38 @@ TEST(TaskEnvironment, ElasticPyTorchJobsGetTorchrunRendezvous) {
   EXPECT_EQ(env["COHORT_MAX_REPLICAS"], "6");
 }
 
+// What bounds a node's desired state counts Cohort's variables by EnvironmentBytesBound: it must
+// never be below what TaskEnvironment adds, with every field at its longest, and stay close.
+TEST(TaskEnvironment, TheBoundOfWhatItAddsHoldsForTheLongestFields) {
+  for (Framework framework : {Framework::kNone, Framework::kPyTorch, Framework::kTensorFlow}) {
+    Job job = PlacedJob(framework, {{std::string(32, 'w'), 1000}, {"ps", 24}});
+    job.id = 9'000'000'000'000'000'000;
+    job.attempt = 2'000'000'000;
+    job.spec.name = std::string(128, 'n');
+    if (framework == Framework::kPyTorch) job.spec.tasks[0].max_replicas = 1024;
+    for (auto& t : job.tasks) {
+      t.host = std::string(253, 'h');
+      t.node_id = std::string(64, 'i');
+      t.port = 65535;
+      t.gpus.clear();
+      for (int g = 0; g < 64; ++g) t.gpus.push_back(g);
+    }
+    const JobDirectories dirs{std::string(4096, 'c'), std::string(4096, 'o'),
+                              std::string(4096, 'l')};
+    int64_t bound = EnvironmentBytesBound(job.spec, job.tasks, dirs);
+    for (size_t i : {size_t{0}, size_t{999}, size_t{1023}}) {
+      int64_t added = 0;
+      for (const auto& [name, value] : TaskEnvironment(job, i, dirs)) {
+        added += static_cast<int64_t>(name.size() + value.size());
+      }
+      for (const auto& [name, value] : job.spec.tasks[i < 1000 ? 0 : 1].env) {
+        added -= static_cast<int64_t>(name.size() + value.size());
+      }
+      EXPECT_GE(bound, added) << FrameworkName(framework) << " task " << i;
+      EXPECT_LE(bound, added + 4 * 1024) << FrameworkName(framework) << " task " << i;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace cohort::framework

@@ -8,7 +8,9 @@
 #include "common/strings.h"
 #include "common/units.h"
 #include "master/job_views.h"
+#include "model/job_size.h"
 #include "model/job_spec_parser.h"
+#include "model/limits.h"
 
 namespace cohort::master {
 
@@ -198,6 +200,7 @@ Status JobLifecycle::Start(Job& job, const JobPlacement& placement) {
     tasks.push_back(std::move(t));
     nodes.insert(placement.tasks[i].node_id);
   }
+  for (const auto& n : nodes) COHORT_RETURN_IF_ERROR(FitsDesiredState(job, tasks, 0, n));
   // The job's directories on the storage root are made by the agent of each task before it
   // starts, for the job's account (agent/job_directories.h): four mkdirs here on the event loop
   // were a tenth of a submission's time in a burst.
@@ -273,6 +276,13 @@ bool JobLifecycle::Grow(const Growth& growth) {
                                         t.index);  // no port for it: it does not start
       continue;
     }
+    std::vector<Task> grown = job.tasks;
+    grown.push_back(t);
+    if (Status fits = FitsDesiredState(job, grown, grown.size() - 1, t.node_id); !fits.ok()) {
+      spdlog::warn("job {}: {} does not grow: {}", job.id, t.Name(), fits.message());
+      scheduling_.cluster().ReleaseTask(job.id, t.role, t.index);
+      continue;
+    }
     t.started_at = clock_.Now();
     t.held_since = t.started_at;
     nodes.insert(t.node_id);
@@ -327,6 +337,50 @@ void JobLifecycle::Shrink(const cohort::Shrink& shrink) {
   spdlog::info("job {} shrinks: {}", job.id, shrink.reason);
   jobs_.Commit(job, {jobs_.Event(job, "shrunk",
                                  fmt::format("{} stopped: {}", Join(names, ", "), shrink.reason))});
+}
+
+int64_t JobLifecycle::GroupTextBytes(const Job& job, const std::string& role) const {
+  for (const auto& g : job.spec.tasks) {
+    if (g.role == role) return TaskTextBytes(g, secrets_.ValueBytes(job.spec, job.user, g));
+  }
+  return 0;
+}
+
+int64_t JobLifecycle::NodeTextBytes(const std::string& node_id) const {
+  int64_t bytes = 0;
+  for (JobId id : jobs_.active()) {
+    const Job& job = jobs_.At(id);
+    std::optional<int64_t> env;  // the same for each of the job's tasks
+    for (const auto& t : job.tasks) {
+      // As the node's desired state lists them (Reconciler::DesiredFor).
+      if (t.node_id != node_id || IsTerminal(t.state) || t.stop_requested) continue;
+      if (!env) env = framework::EnvironmentBytesBound(job.spec, job.tasks, DirectoriesOf(job));
+      bytes += GroupTextBytes(job, t.role) + *env;
+    }
+  }
+  return bytes;
+}
+
+Status JobLifecycle::FitsDesiredState(const Job& job, const std::vector<Task>& tasks,
+                                      size_t first_new, const std::string& node_id) const {
+  int64_t env = framework::EnvironmentBytesBound(job.spec, tasks, DirectoriesOf(job));
+  int64_t adding = 0;
+  int n = 0;
+  for (size_t i = first_new; i < tasks.size(); ++i) {
+    const Task& t = tasks[i];
+    if (t.node_id != node_id) continue;
+    adding += GroupTextBytes(job, t.role) + env;
+    ++n;
+  }
+  if (n == 0) return Status::Ok();
+  int64_t there = NodeTextBytes(node_id);
+  if (there + adding <= kMaxNodeTaskTextBytes) return Status::Ok();
+  return Status::Unavailable(fmt::format(
+      "{} task{} on node {} would bring its desired state to {} (each task's command, env and "
+      "workdir, with Cohort's variables; {} of it there already), over the {} limit of one "
+      "node's (docs/job-spec.md, \"Limits\"); the job waits",
+      n, n == 1 ? "" : "s", node_id, FormatByteSizeApprox(there + adding),
+      FormatByteSizeApprox(there), FormatByteSize(kMaxNodeTaskTextBytes)));
 }
 
 int JobLifecycle::AssignPort(NodeRegistry::Entry& entry) {

@@ -5,6 +5,7 @@
 // whose desired state it changes.
 #pragma once
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -60,6 +61,16 @@ class JobLifecycle final : public DecisionTaker {
  private:
   // The node's desired state changed: a new version, announced.
   uint64_t BumpNode(const std::string& node_id);
+  // What each task of the job's group `role` carries to its node: its command, env (secrets'
+  // values included) and workdir.
+  int64_t GroupTextBytes(const Job& job, const std::string& role) const;
+  // What the node's desired state carries now: its live tasks' text and Cohort's variables.
+  int64_t NodeTextBytes(const std::string& node_id) const;
+  // kUnavailable, saying so, if the tasks of `tasks` from `first_new` on that are placed on
+  // `node_id` would take its desired state over kMaxNodeTaskTextBytes (model/limits.h); `tasks`
+  // are all of the job's, as they will be.
+  Status FitsDesiredState(const Job& job, const std::vector<Task>& tasks, size_t first_new,
+                          const std::string& node_id) const;
   // The next free port of the node's range; 0 if none.
   int AssignPort(NodeRegistry::Entry& node);
 

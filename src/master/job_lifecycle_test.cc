@@ -2,6 +2,7 @@
 // store (master_parts_test_fixture.h), driven through JobLifecycle's own calls.
 #include "master/job_lifecycle.h"
 
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -9,6 +10,8 @@
 #include <vector>
 
 #include "master/master_parts_test_fixture.h"
+#include "model/json.h"
+#include "model/limits.h"
 
 namespace cohort::master {
 namespace {
@@ -144,6 +147,65 @@ TEST_F(JobLifecycleTest, StartAssignsPortsFromTheNodesRangeAndBumpsItsVersion) {
   EXPECT_EQ(job(next).state, JobState::kPending);
   EXPECT_EQ(job(next).attempt, 0);
   EXPECT_THAT(job(next).tasks, IsEmpty());
+}
+
+// The parser cannot see secrets' values; the master counts them in a job's tasks' text.
+TEST_F(JobLifecycleTest, SubmitCountsTheValuesOfSecretsInAJobsTasksText) {
+  ASSERT_TRUE(parts_->secrets.Set(SecretScope::kUser, "ada", "big", std::string(64 * 1024, 's'))
+                  .ok());
+  JobSpec spec = GangSpec(1024, 0);
+  spec.tasks[0].env_secrets = {{"A", "big"}, {"B", "big"}};
+  auto refused = parts_->lifecycle.Submit(spec, "ada", {}, nullptr);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_THAT(refused.status().details(),
+              ElementsAre("tasks[0]: 1024 replicas × 128Ki of command, env and workdir each is "
+                          "128Mi, over the 16Mi limit of a job's tasks' text (docs/job-spec.md, "
+                          "\"Limits\")"));
+  EXPECT_EQ(parts_->jobs.size(), 0u);
+  spec.tasks[0].replicas = 120;
+  EXPECT_NE(Submit(spec), 0);
+}
+
+// A node's desired state (the answer to each of its syncs) carries each task's command, env and
+// workdir: jobs within their own bound could still pile it up past what its agent can take.
+TEST_F(JobLifecycleTest, APlacementThatWouldOverfillANodesDesiredStateWaitsAndSaysWhy) {
+  AddNode("a", 0, PortRange{31000, 31999});
+  // 62 tasks of 256 KiB of env each: 15.5 MiB, within a job's bound.
+  JobSpec spec = GangSpec(62, 0);
+  spec.tasks[0].resources = Resources{0, 100, 1LL << 20};
+  for (int i = 0; i < 8; ++i)
+    spec.tasks[0].env[fmt::format("V{}", i)] = std::string(32 * 1024 - 2, 'v');
+  JobId first = Started(spec);
+  JobId second = Started(spec);
+  JobId third = Submit(spec);
+  loop_->RunPosted();
+  EXPECT_EQ(job(third).state, JobState::kPending);
+  EXPECT_THAT(job(third).tasks, IsEmpty());
+  EXPECT_EQ(job(third).message,
+            "not started: 62 tasks on node a would bring its desired state to 47.4Mi (each task's "
+            "command, env and workdir, with Cohort's variables; 31.6Mi of it there already), over "
+            "the 32Mi limit of one node's (docs/job-spec.md, \"Limits\"); the job waits");
+  // The bound holds for what is sent: the desired state as JSON.
+  auto desired = parts_->reconciler.DesiredFor("a");
+  ASSERT_TRUE(desired.ok());
+  EXPECT_EQ(desired->tasks.size(), 124u);
+  size_t sent = ToJson(*desired).dump().size();
+  EXPECT_GT(sent, size_t{31} << 20);
+  EXPECT_LE(sent, static_cast<size_t>(kMaxNodeTaskTextBytes));
+  // Once the first ends, the third starts.
+  auto killed = parts_->lifecycle.Kill(first);
+  ASSERT_TRUE(killed.ok());
+  AgentReport report = ReportOf("a", TaskState::kRunning);  // the second's tasks
+  for (const auto& t : job(first).tasks) {
+    report.tasks.push_back(TaskReport{job(first).IdOf(t), TaskState::kKilled, std::nullopt, 15, 100,
+                                      clock_.Now(), clock_.Now()});
+  }
+  ASSERT_TRUE(parts_->reconciler.Sync("a", report).ok());
+  loop_->RunPosted();
+  EXPECT_EQ(job(first).state, JobState::kKilled);
+  EXPECT_EQ(job(third).state, JobState::kStarting) << job(third).message;
+  EXPECT_EQ(job(second).state, JobState::kRunning);
 }
 
 TEST_F(JobLifecycleTest, StopThenFinishIfStoppedRequeuesOnceEveryTaskIsTerminal) {

@@ -1,5 +1,6 @@
 #include "master/scheduling_loop.h"
 
+#include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -113,9 +114,16 @@ bool SchedulingLoop::StartDecided(Job& job, const std::vector<TaskPlacement>& pl
   Status s = taker_->Start(job, JobPlacement{job.id, placement});
   if (s.ok()) return true;
   // The cluster core took the resources; the job did not start after all. A pass at once would
-  // choose the same placement and fail the same way (no free port on the node: the scheduler
-  // does not count ports), forever; the next full pass runs on the tick instead.
-  spdlog::error("placing job {}: {}", job.id, s.ToString());
+  // choose the same placement and fail the same way (no free port on the node, or no room in its
+  // desired state: the scheduler counts neither), forever; the next full pass runs on the tick
+  // instead. The job says why, and the log says it once, not on every pass.
+  std::string why = fmt::format("not started: {}", s.message());
+  if (job.message != why) {
+    spdlog::error("placing job {}: {}", job.id, s.ToString());
+    job.message = std::move(why);
+    ++job.version;
+    journal_.AnnounceJob(job.id);
+  }
   cluster_.ReleaseJob(job.id);
   dispatcher_.Invalidate();
   return false;

@@ -4,6 +4,7 @@
 #include <spdlog/spdlog.h>
 
 #include "common/units.h"
+#include "model/job_size.h"
 #include "model/limits.h"
 
 namespace cohort::master {
@@ -25,10 +26,23 @@ std::string HowToSet(const std::string& secret, const std::string& team) {
 
 }  // namespace
 
+int64_t TaskSecrets::ValueBytes(const JobSpec& spec, const std::string& user,
+                                const TaskGroupSpec& group) const {
+  int64_t bytes = 0;
+  for (const auto& [var, name] : group.env_secrets) {
+    if (const Secret* secret = secrets_.Resolve(user, spec.team, name)) {
+      bytes += static_cast<int64_t>(secret->value.size());
+    }
+  }
+  return bytes;
+}
+
 Status TaskSecrets::CheckReferences(const JobSpec& spec, const std::string& user) const {
   std::vector<std::string> problems;
+  std::vector<int64_t> value_bytes;  // per group
   for (size_t i = 0; i < spec.tasks.size(); ++i) {
     const TaskGroupSpec& group = spec.tasks[i];
+    value_bytes.push_back(ValueBytes(spec, user, group));
     if (group.env_secrets.empty()) continue;
     size_t bytes = LiteralBytes(group);
     for (const auto& [var, name] : group.env_secrets) {
@@ -49,6 +63,8 @@ Status TaskSecrets::CheckReferences(const JobSpec& spec, const std::string& user
           i, bytes, kMaxEnvBytes, FormatByteSize(kMaxEnvBytes)));
     }
   }
+  // The parser counted the task text without the secrets' values.
+  if (problems.empty()) problems = JobSizeProblems(spec, value_bytes);
   if (problems.empty()) return Status::Ok();
   size_t n = problems.size();
   return Status::InvalidArgument(fmt::format("job spec has {} error{}", n, n == 1 ? "" : "s"),

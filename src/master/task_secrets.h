@@ -3,6 +3,7 @@
 // launch is built for its node's agent. No value reaches a message, an event or the log.
 #pragma once
 
+#include <cstdint>
 #include <map>
 #include <set>
 #include <string>
@@ -20,8 +21,13 @@ class TaskSecrets {
   TaskSecrets(const Secrets& secrets, JobBook& jobs) : secrets_(secrets), jobs_(jobs) {}
 
   // At submission: every secret the spec names exists for `user` or the spec's team, and the
-  // environment fits with their values; kInvalidArgument naming each variable otherwise.
+  // environment fits with their values, and so does the job's tasks' text (model/job_size.h);
+  // kInvalidArgument naming each variable or group otherwise.
   Status CheckReferences(const JobSpec& spec, const std::string& user) const;
+  // What the values of the secrets that `group` names add to each of its tasks, as they are now
+  // (those that do not exist add nothing).
+  int64_t ValueBytes(const JobSpec& spec, const std::string& user,
+                     const TaskGroupSpec& group) const;
   // Puts the values of the secrets that the task's group names into `env`. One that is gone, or
   // has grown past the environment's bound, is left out, and the job gets an event saying so,
   // once per attempt and variable.

@@ -114,6 +114,39 @@ TEST(JobSpecLimits, Env) {
                           "(256Ki) are allowed"));
 }
 
+// Each task carries its group's text: the job costs it times its tasks (model/job_size.h).
+TEST(JobSpecLimits, ATasksTextTimesItsReplicasIsBounded) {
+  // Issue 26's spec: 246 KB that became a 240 MiB desired state.
+  Json env = Json::object();
+  for (int i = 0; i < 8; ++i) env[fmt::format("V{}", i)] = std::string(30 * 1024, 'v');
+  Json doc = WithTask("env", env);
+  doc["tasks"][0]["replicas"] = 1024;
+  EXPECT_LT(doc.dump().size(), static_cast<size_t>(kMaxSpecBytes));
+  EXPECT_THAT(Errors(doc),
+              ElementsAre("tasks[0]: 1024 replicas × 240Ki of command, env and workdir each is "
+                          "240Mi, over the 16Mi limit of a job's tasks' text (docs/job-spec.md, "
+                          "\"Limits\")"));
+  // At the bound exactly: 1,024 tasks of 16 KiB ("x", "V" and its value).
+  Json at = WithTask("command", {"x"});
+  at["tasks"][0]["env"] = Json{{"V", std::string(16 * 1024 - 2, 'v')}};
+  at["tasks"][0]["replicas"] = 1024;
+  EXPECT_TRUE(ParseJobSpec(at.dump()).ok());
+  at["tasks"][0]["workdir"] = "/";
+  EXPECT_THAT(Errors(at), ElementsAre(::testing::StartsWith("tasks[0]: 1024 replicas × 16Ki")));
+  // An elastic group counts at its maximum; groups within the bound alone may be over it together.
+  Json two = WithTask("env", Json{{"V", std::string(17 * 1024, 'v')}});
+  two["tasks"][0]["replicas"] = Json{{"min", 1}, {"max", 600}};
+  two["tasks"].push_back(two["tasks"][0]);
+  two["tasks"][1]["role"] = "ps";
+  two["tasks"][1]["replicas"] = 424;
+  EXPECT_THAT(Errors(two),
+              ElementsAre("tasks: the command, env and workdir of each of the 1024 tasks add up to "
+                          "17Mi, over the 16Mi limit of a job's tasks' text (docs/job-spec.md, "
+                          "\"Limits\")"));
+  two["tasks"][1]["replicas"] = 300;
+  EXPECT_TRUE(ParseJobSpec(two.dump()).ok());
+}
+
 TEST(JobSpecLimits, ConstraintsLabelsAndModel) {
   Json doc = Minimal();
   Json labels = Json::object();

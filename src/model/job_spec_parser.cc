@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "common/units.h"
+#include "model/job_size.h"
 #include "model/json_errors.h"
 #include "model/limits.h"
 #include "model/node_validation.h"
@@ -1096,6 +1097,7 @@ class Validator {
       Error("tasks",
             fmt::format("the job has {} tasks in all; at most {} are allowed", total, kMaxTasks));
     }
+    for (auto& problem : JobSizeProblems(spec)) errors_.push_back(std::move(problem));
   }
 
   // Runs a units parser; a throw from inside it (std::stod on absurd input) becomes `fallback`.

@@ -43,6 +43,19 @@ inline constexpr size_t kMaxWorkdirLength = 4096;
 // `constraints.gpu_model`, and a GPU's model, UUID and PCI bus id as an agent reports them.
 inline constexpr size_t kMaxGpuModelLength = 256;
 
+// A job's tasks' text (model/job_size.h): every task is launched with its group's command, env
+// (secrets' values included) and workdir, so a job costs that text times its tasks on its way to
+// the agents. 1,024 tasks of 16 KiB each, or 43 tasks of the most one task may carry (388 KiB);
+// 1,024 replicas of 240 KiB of env once made a 246 KB spec a 240 MiB desired state, which held
+// the master at 1.3 GB and its agent past the node timeout (issue 26).
+inline constexpr int64_t kMaxJobTaskTextBytes = 16 * kMiB;
+// The same text over the live tasks of one node, with what Cohort adds to each task's environment
+// (framework::EnvironmentBytesBound): what bounds a node's desired state, the answer to each of
+// its syncs. Twice a job's, so that a job within its bound fits on an empty node with Cohort's
+// variables. A placement that would take a node over it is not carried out: the job waits, and
+// says why (docs/job-spec.md, "Limits").
+inline constexpr int64_t kMaxNodeTaskTextBytes = 2 * kMaxJobTaskTextBytes;
+
 // Labels, of nodes and in constraints.
 inline constexpr size_t kMaxLabels = 64;
 inline constexpr size_t kMaxLabelKeyLength = 128;
