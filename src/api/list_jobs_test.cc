@@ -204,6 +204,9 @@ TEST_F(JobPages, ACursorThatIsNoJobIdIsRefusedNamingIt) {
 // holds, one answer holds at most a page, and `next` leads to the rest.
 class ListRoutes : public ServedMaster {
  protected:
+  // One user queues more jobs here than the default cap allows (docs/api.md, "Queue caps").
+  void Configure(master::MasterConfig& config) override { config.max_queued_per_user = 0; }
+
   // Submits `n` jobs through the API (no node: they stay pending); the scheduler runs once.
   void Submit(int n) {
     for (int i = 1; i <= n; ++i) {

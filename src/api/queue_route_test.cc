@@ -16,6 +16,9 @@ using ::testing::IsEmpty;
 
 class QueueRoute : public ServedMaster {
  protected:
+  // One user queues more jobs here than the default cap allows (docs/api.md, "Queue caps").
+  void Configure(master::MasterConfig& config) override { config.max_queued_per_user = 0; }
+
   Json Get(const std::string& path) {
     HttpResponse r = Serve("GET", path);
     EXPECT_EQ(r.status, 200) << r.body;

@@ -31,6 +31,7 @@ class ServedMaster : public ::testing::Test {
     master::MasterConfig config;
     config.data_dir = dir_.string();
     config.fail_stop = [](const Status& s) { FAIL() << s.ToString(); };
+    Configure(config);
     master::MasterDeps deps = testing::TestMasterDeps(config.data_dir, disk_.Reopen());
     auto state_disk = std::make_unique<FixedDiskSpace>(1ULL << 40, dir_.string());
     state_disk_ = state_disk.get();
@@ -50,6 +51,9 @@ class ServedMaster : public ::testing::Test {
     master_.reset();
     std::filesystem::remove_all(dir_);
   }
+
+  // A test's own settings of the master, before it is made.
+  virtual void Configure(master::MasterConfig&) {}
 
   // One request as ada, answered exactly once once the loop has settled.
   HttpResponse Serve(std::string method, std::string path,

@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "master/master_config.h"
 #include "scheduler/policy_tuning.h"
 #include "tls/certificates.h"
 
@@ -27,6 +28,8 @@ struct MasterOptions {
   std::string preemption_min_runtime = "1m";
   std::string unknown_team_fallback;
   size_t incremental_above = 1000;
+  int max_queued_per_user = master::kDefaultMaxQueuedPerUser;
+  int max_queued_per_team = master::kDefaultMaxQueuedPerTeam;
   size_t max_connections = 0;  // 0: kDefaultMaxConnections, or less if file descriptors are few
   int64_t max_connections_per_address = -1;  // -1: api::HttpLimits' default; 0: no cap
   std::string log_limit = "256Mi";

@@ -79,6 +79,15 @@ void AddMasterCommand(CLI::App& app, MasterOptions& o) {
                   "With this many jobs waiting, arrivals and completions are decided at once "
                   "between full scheduling passes (0: always)")
       ->capture_default_str();
+  cmd->add_option("--max-queued-per-user", o.max_queued_per_user,
+                  "PENDING jobs one user may have; a submission beyond it is refused (429) "
+                  "until some start or are killed (0: no cap)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1000000));
+  cmd->add_option("--max-queued-per-team", o.max_queued_per_team,
+                  "PENDING jobs one team may have, all its users together (0: no cap)")
+      ->capture_default_str()
+      ->check(CLI::Range(0, 1000000));
   cmd->add_option("--preemption-min-runtime", o.preemption_min_runtime,
                   "A job is never preempted before it has run this long")
       ->capture_default_str();
@@ -247,6 +256,8 @@ int RunMaster(const MasterOptions& o) {
   config.node_timeout = *node_timeout;
   config.unknown_team_fallback = o.unknown_team_fallback;
   config.incremental_above = o.incremental_above;
+  config.max_queued_per_user = o.max_queued_per_user;
+  config.max_queued_per_team = o.max_queued_per_team;
   config.log_limit = *log_limit;
   config.state_disk_reserve = static_cast<uint64_t>(*state_disk_reserve);
   config.audit_retention = *audit_retention;

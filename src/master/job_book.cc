@@ -65,6 +65,16 @@ int JobBook::LiveJobsOf(const std::string& team) const {
   return live;
 }
 
+int JobBook::PendingOfUser(const std::string& user) const {
+  auto it = pending_by_user_.find(user);
+  return it == pending_by_user_.end() ? 0 : it->second;
+}
+
+int JobBook::PendingOfTeam(const std::string& team) const {
+  auto it = pending_by_team_.find(team);
+  return it == pending_by_team_.end() ? 0 : it->second;
+}
+
 namespace {
 
 // The node the task of that attempt was placed on: "" if the attempt had no such task; nothing if
@@ -136,9 +146,20 @@ StatusOr<Job*> JobBook::Create(Job job, std::vector<JobEvent> events) {
 }
 
 void JobBook::Reindex(const Job& job) {
-  pending_.erase(job.id);
+  bool was_pending = pending_.erase(job.id) > 0;
+  bool is_pending = job.state == JobState::kPending;
+  if (was_pending != is_pending) {
+    // A job's user and team never change: the counts follow its entries in pending_.
+    int change = is_pending ? 1 : -1;
+    for (auto [counts, key] :
+         {std::pair{&pending_by_user_, &job.user}, std::pair{&pending_by_team_, &job.spec.team}}) {
+      auto it = counts->emplace(*key, 0).first;
+      it->second += change;
+      if (it->second == 0) counts->erase(it);
+    }
+  }
   active_.erase(job.id);
-  if (job.state == JobState::kPending) pending_.insert(job.id);
+  if (is_pending) pending_.insert(job.id);
   if (job.state == JobState::kStarting || job.state == JobState::kRunning ||
       job.state == JobState::kStopping) {
     active_.insert(job.id);

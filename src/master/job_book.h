@@ -51,6 +51,9 @@ class JobBook {
   bool IsActive(JobId id) const { return active_.count(id) > 0; }
   // Jobs of `team` that have not ended.
   int LiveJobsOf(const std::string& team) const;
+  // PENDING jobs of a user and of a team (what the queue caps count, JobLifecycle::Submit).
+  int PendingOfUser(const std::string& user) const;
+  int PendingOfTeam(const std::string& team) const;
   // What the agent of `node` may ship logs and metrics for: kNotFound unless `task` names one of
   // the job's tasks in one of its attempts; kPermissionDenied if that task was placed on another
   // node (or on none).
@@ -91,7 +94,9 @@ class JobBook {
   const Clock& clock_;
   std::map<JobId, Job> jobs_;
   std::set<JobId> pending_;  // PENDING
-  std::set<JobId> active_;   // STARTING, RUNNING, STOPPING: they hold resources
+  std::map<std::string, int> pending_by_user_;
+  std::map<std::string, int> pending_by_team_;
+  std::set<JobId> active_;  // STARTING, RUNNING, STOPPING: they hold resources
   // (user, request id) -> job, for idempotent submission.
   std::map<std::pair<std::string, std::string>, JobId> requests_;
   // Task holds noted and not yet written, by job: they go with the job's next write.

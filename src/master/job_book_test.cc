@@ -321,5 +321,38 @@ TEST_F(JobBookTest, LiveJobsOfCountsTheTeamsJobsThatHaveNotEnded) {
   EXPECT_EQ(book_.LiveJobsOf("nlp"), 0);
 }
 
+// What the queue caps count (JobLifecycle::Submit): PENDING jobs only, by user and by team, as
+// jobs start, are requeued and end, and after a restart.
+TEST_F(JobBookTest, PendingJobsAreCountedByUserAndByTeam) {
+  Created("vision");
+  Job& started = Created("vision");
+  Created("speech");
+  EXPECT_EQ(book_.PendingOfUser("ada"), 3);
+  EXPECT_EQ(book_.PendingOfTeam("vision"), 2);
+  Place(started);
+  EXPECT_EQ(book_.PendingOfUser("ada"), 2);
+  EXPECT_EQ(book_.PendingOfTeam("vision"), 1);
+  EXPECT_EQ(book_.PendingOfTeam("speech"), 1);
+  started.state = JobState::kPending;  // requeued
+  book_.Reindex(started);
+  book_.Reindex(started);  // again, as a job's every change is: counted once
+  EXPECT_EQ(book_.PendingOfUser("ada"), 3);
+  EXPECT_EQ(book_.PendingOfTeam("vision"), 2);
+  ASSERT_TRUE(book_.Persist(started, {}).ok());
+  Place(started);
+  End(started, JobState::kFailed);
+  ASSERT_TRUE(book_.Persist(started, {}).ok());
+  EXPECT_EQ(book_.PendingOfTeam("vision"), 1);
+  EXPECT_EQ(book_.PendingOfUser("bob"), 0);
+  EXPECT_EQ(book_.PendingOfTeam("nlp"), 0);
+
+  Journal journal(store_, [this](const Status& s) { fail_stops_.push_back(s); });
+  JobBook loaded(journal, clock_, scheduler::RuntimeHistory::kMaxKeys);
+  ASSERT_TRUE(loaded.Load().ok());
+  EXPECT_EQ(loaded.PendingOfUser("ada"), 2);
+  EXPECT_EQ(loaded.PendingOfTeam("vision"), 1);
+  EXPECT_EQ(loaded.PendingOfTeam("speech"), 1);
+}
+
 }  // namespace
 }  // namespace cohort::master

@@ -66,6 +66,7 @@ StatusOr<Job> JobLifecycle::Submit(JobSpec spec, std::string user, std::string r
                                 config_.unknown_team_fallback);
     spec.team = config_.unknown_team_fallback;
   }
+  COHORT_RETURN_IF_ERROR(CheckQueueCaps(user, spec.team));
   COHORT_RETURN_IF_ERROR(secrets_.CheckReferences(spec, user));
   Job job;
   job.spec = std::move(spec);
@@ -86,6 +87,27 @@ StatusOr<Job> JobLifecycle::Submit(JobSpec spec, std::string user, std::string r
   scheduling_.Arrive(*stored);
   journal_.AnnounceJob(stored->id);
   return *stored;
+}
+
+Status JobLifecycle::CheckQueueCaps(const std::string& user, const std::string& team) const {
+  const int by_user = jobs_.PendingOfUser(user);
+  const int by_team = jobs_.PendingOfTeam(team);
+  const char* next =
+      "; wait until some of them start, or kill some (cohort jobs --state pending), or ask an "
+      "admin to raise it";
+  if (config_.max_queued_per_user > 0 && by_user >= config_.max_queued_per_user) {
+    return Status::TooManyRequests(fmt::format(
+        "{} has {} jobs waiting to start, the most one user may have queued (cohortd master "
+        "--max-queued-per-user {}){}",
+        user, by_user, config_.max_queued_per_user, next));
+  }
+  if (config_.max_queued_per_team > 0 && by_team >= config_.max_queued_per_team) {
+    return Status::TooManyRequests(fmt::format(
+        "team {} has {} jobs waiting to start, the most one team may have queued (cohortd "
+        "master --max-queued-per-team {}){}",
+        team, by_team, config_.max_queued_per_team, next));
+  }
+  return Status::Ok();
 }
 
 StatusOr<const Job*> JobLifecycle::Kill(JobId id) {

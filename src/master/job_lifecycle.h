@@ -30,6 +30,7 @@ class JobLifecycle final : public DecisionTaker {
                const TaskSecrets& secrets, const Clock& clock);
 
   // The spec is already validated (model/job_spec_parser.h). Durable when it returns.
+  // kTooManyRequests when the user or the team has as many jobs waiting as it may queue.
   // `request_id` (may be empty) names the submission: a retry with the same id by the same user
   // returns the job the first one created instead of a second job (kAlreadyExists if the id
   // came with another spec); `replayed`, if given, says which.
@@ -59,6 +60,9 @@ class JobLifecycle final : public DecisionTaker {
   void Shrink(const cohort::Shrink& shrink) override;
 
  private:
+  // kTooManyRequests, naming the cap and how to get under it, if `user` or `team` has as many
+  // PENDING jobs as its cap (MasterConfig::max_queued_per_user, max_queued_per_team) already.
+  Status CheckQueueCaps(const std::string& user, const std::string& team) const;
   // The node's desired state changed: a new version, announced.
   uint64_t BumpNode(const std::string& node_id);
   // What each task of the job's group `role` carries to its node: its command, env (secrets'

@@ -79,6 +79,46 @@ TEST_F(JobLifecycleTest, ARetriedRequestIdReturnsTheFirstJobAndAnotherSpecIsAlre
   EXPECT_NE(someone_else->id, first->id);
 }
 
+// Nobody's queue grows the master without end: a user, and a team, may have so many jobs waiting.
+TEST_F(JobLifecycleTest, ASubmissionBeyondAQueueCapIsRefusedNamingTheCap) {
+  MasterConfig config;
+  config.max_queued_per_user = 2;
+  config.max_queued_per_team = 3;
+  Wire(config);
+  JobId first = parts_->lifecycle.Submit(GangSpec(1, 1), "ada", "r-1", nullptr)->id;
+  Submit(GangSpec(1, 1), "ada");
+  auto refused = parts_->lifecycle.Submit(GangSpec(1, 1), "ada", {}, nullptr);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_EQ(refused.status().code(), StatusCode::kTooManyRequests);
+  EXPECT_EQ(refused.status().message(),
+            "ada has 2 jobs waiting to start, the most one user may have queued (cohortd master "
+            "--max-queued-per-user 2); wait until some of them start, or kill some (cohort jobs "
+            "--state pending), or ask an admin to raise it");
+  EXPECT_EQ(parts_->jobs.size(), 2u);
+  // A retry of a submission that was taken is no new job: it is answered as before.
+  bool replayed = false;
+  auto retry = parts_->lifecycle.Submit(GangSpec(1, 1), "ada", "r-1", &replayed);
+  ASSERT_TRUE(retry.ok()) << retry.status().ToString();
+  EXPECT_TRUE(replayed);
+  EXPECT_EQ(retry->id, first);
+  // The team's cap counts every member's.
+  Submit(GangSpec(1, 1), "bob");
+  auto team_full = parts_->lifecycle.Submit(GangSpec(1, 1), "bob", {}, nullptr);
+  ASSERT_FALSE(team_full.ok());
+  EXPECT_EQ(team_full.status().code(), StatusCode::kTooManyRequests);
+  EXPECT_THAT(team_full.status().message(),
+              StartsWith("team default has 3 jobs waiting to start, the most one team may have "
+                         "queued (cohortd master --max-queued-per-team 3)"));
+  // A job that starts, or is killed, is no longer queued.
+  ASSERT_TRUE(parts_->lifecycle.Kill(first).ok());
+  EXPECT_NE(Submit(GangSpec(1, 1), "ada"), 0);
+  AddNode("a", 8);
+  loop_->RunPosted();
+  EXPECT_EQ(parts_->jobs.pending().size(), 0u);
+  EXPECT_NE(Submit(GangSpec(1, 1), "ada"), 0);
+  EXPECT_NE(Submit(GangSpec(1, 1), "ada"), 0);
+}
+
 TEST_F(JobLifecycleTest, KillOfAPendingJobEndsItAtOnceAndOfAnEndedJobIsFailedPrecondition) {
   JobId id = Submit(GangSpec(1, 1));
   auto killed = parts_->lifecycle.Kill(id);
@@ -151,8 +191,8 @@ TEST_F(JobLifecycleTest, StartAssignsPortsFromTheNodesRangeAndBumpsItsVersion) {
 
 // The parser cannot see secrets' values; the master counts them in a job's tasks' text.
 TEST_F(JobLifecycleTest, SubmitCountsTheValuesOfSecretsInAJobsTasksText) {
-  ASSERT_TRUE(parts_->secrets.Set(SecretScope::kUser, "ada", "big", std::string(64 * 1024, 's'))
-                  .ok());
+  ASSERT_TRUE(
+      parts_->secrets.Set(SecretScope::kUser, "ada", "big", std::string(64 * 1024, 's')).ok());
   JobSpec spec = GangSpec(1024, 0);
   spec.tasks[0].env_secrets = {{"A", "big"}, {"B", "big"}};
   auto refused = parts_->lifecycle.Submit(spec, "ada", {}, nullptr);

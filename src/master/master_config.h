@@ -14,6 +14,14 @@
 
 namespace cohort::master {
 
+// The PENDING jobs one user, and one team, may have: a submission beyond either is refused (429),
+// so that nobody's queue grows the master's memory and database without end (a job in memory is
+// its spec, up to 256 KiB; docs/reliability.md, "Floods and hostile input"). Far above a real
+// queue; an admin changes them with cohortd master's --max-queued-per-user and
+// --max-queued-per-team.
+inline constexpr int kDefaultMaxQueuedPerUser = 1000;
+inline constexpr int kDefaultMaxQueuedPerTeam = 5000;
+
 struct MasterConfig {
   std::string data_dir;      // the state database and the task logs live here
   std::string storage_root;  // job checkpoints and outputs; empty: <data_dir>/storage
@@ -26,6 +34,9 @@ struct MasterConfig {
   // what the last full pass left (scheduler/incremental.h), and the next full pass runs on the
   // next tick; with fewer, every change runs a full pass at once.
   size_t incremental_above = 1000;
+  // 0: no cap.
+  int max_queued_per_user = kDefaultMaxQueuedPerUser;
+  int max_queued_per_team = kDefaultMaxQueuedPerTeam;
   // Called when a write fails after memory has changed; it must not return into the master's
   // work (a test's handler may, and then checks what the store holds). Unset: log and exit 70.
   std::function<void(const Status&)> fail_stop;

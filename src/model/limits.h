@@ -45,7 +45,7 @@ inline constexpr size_t kMaxGpuModelLength = 256;
 
 // A job's tasks' text (model/job_size.h): every task is launched with its group's command, env
 // (secrets' values included) and workdir, so a job costs that text times its tasks on its way to
-// the agents. 1,024 tasks of 16 KiB each, or 43 tasks of the most one task may carry (388 KiB);
+// the agents. 1,024 tasks of 16 KiB each, or 42 tasks of the most one task may carry (388 KiB);
 // 1,024 replicas of 240 KiB of env once made a 246 KB spec a 240 MiB desired state, which held
 // the master at 1.3 GB and its agent past the node timeout (issue 26).
 inline constexpr int64_t kMaxJobTaskTextBytes = 16 * kMiB;
