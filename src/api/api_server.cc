@@ -12,6 +12,7 @@
 #include <set>
 
 #include "api/audit_hook.h"
+#include "api/desired_state_text.h"
 #include "api/job_pages.h"
 #include "api/log_stream.h"
 #include "api/resource_json.h"
@@ -30,6 +31,10 @@ namespace {
 namespace net = boost::asio;
 
 constexpr int64_t kMaxWaitMs = 60'000;
+
+HttpResponse DesiredStateResponse(const DesiredState& desired) {
+  return HttpResponse{200, "application/json", DesiredStateText(desired)};
+}
 
 // Request bodies beyond what each route needs (docs/api.md, "Limits"); every other route takes
 // kSmallBodyLimit. A registration of 64 GPUs, every pair linked, is about 200 KiB; a sync
@@ -259,8 +264,9 @@ void ApiServer::OnNodeChanged(const std::string& node_id) {
   change_streams_.NodeChanged(node_id);
   if (!node_waiters_.Has(node_id)) return;
   net::post(ioc_, [this, node_id] {
-    auto desired = master_.nodes().DesiredFor(node_id);
-    if (desired.ok()) node_waiters_.Wake(node_id, desired->version);
+    // The version alone: building the node's whole desired state here doubled what each
+    // change cost (it is built again for each waiter answered).
+    if (auto version = master_.nodes().VersionOf(node_id)) node_waiters_.Wake(node_id, *version);
   });
 }
 
@@ -273,7 +279,7 @@ void ApiServer::AnswerJob(JobId id, Responder& responder) {
 // The tasks to forget are not repeated: a sync that had any was answered at once.
 void ApiServer::AnswerNode(const std::string& node_id, Responder& responder) {
   auto desired = master_.nodes().DesiredFor(node_id);
-  SendAnswer(responder, desired.ok() ? StatusOr<HttpResponse>(JsonResponse(200, ToJson(*desired)))
+  SendAnswer(responder, desired.ok() ? StatusOr<HttpResponse>(DesiredStateResponse(*desired))
                                      : desired.status());
 }
 
@@ -888,9 +894,12 @@ StatusOr<HttpResponse> ApiServer::RegisterAgent(const Call& call) {
                  request.remote, credential->record.id);
   }
   COHORT_ASSIGN_OR_RETURN(auto desired, master_.nodes().Register(std::move(info)));
-  Json answer{{"node_id", id}, {"desired", ToJson(desired)}};
-  if (credential) answer["credential"] = credential->token;
-  return JsonResponse(200, answer);
+  // {"credential", "desired", "node_id"}, in the order JsonText writes keys; the desired state
+  // as DesiredStateText writes it.
+  std::string text = "{";
+  if (credential) text += "\"credential\":" + JsonText(Json(credential->token)) + ",";
+  text += "\"desired\":" + DesiredStateText(desired) + ",\"node_id\":" + JsonText(Json(id)) + "}";
+  return HttpResponse{200, "application/json", std::move(text)};
 }
 
 Status ApiServer::SyncAgent(const Call& call) {
@@ -905,7 +914,7 @@ Status ApiServer::SyncAgent(const Call& call) {
   COHORT_ASSIGN_OR_RETURN(auto desired, master_.nodes().Sync(node_id, report));
   if (desired.version > static_cast<uint64_t>(min_version) || timeout == 0 ||
       !desired.forget.empty()) {
-    responder->Send(JsonResponse(200, ToJson(desired)));
+    responder->Send(DesiredStateResponse(desired));
     return Status::Ok();
   }
   // A parked poll is no heartbeat (a paused agent's socket stays open): the agent must come

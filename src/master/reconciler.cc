@@ -321,6 +321,12 @@ StatusOr<DesiredState> Reconciler::DesiredFor(const std::string& node_id) {
   return desired;
 }
 
+std::optional<uint64_t> Reconciler::VersionOf(const std::string& node_id) const {
+  const NodeRegistry::Entry* entry = nodes_.Find(node_id);
+  if (!entry) return std::nullopt;
+  return entry->version;
+}
+
 std::vector<NodeStatus> Reconciler::List() const {
   std::vector<NodeStatus> out;
   std::map<std::string, size_t> index;

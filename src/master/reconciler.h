@@ -8,6 +8,7 @@
 
 #include <functional>
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <utility>
@@ -62,6 +63,8 @@ class Reconciler {
   // kNotFound for an unknown node. Not const: a secret a task names that is gone since its
   // submission is left out of its environment, and its job gets an event saying so.
   StatusOr<DesiredState> DesiredFor(const std::string& node_id);
+  // The version of the node's desired state, without building it; none for an unknown node.
+  std::optional<uint64_t> VersionOf(const std::string& node_id) const;
   std::vector<NodeStatus> List() const;
   // The last few minutes of what agents measured of their GPUs and tasks (utilisation, memory,
   // CPU), taken from their sync reports; in memory only.

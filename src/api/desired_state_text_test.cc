@@ -1,0 +1,40 @@
+// DesiredStateText writes what JsonText(ToJson(state)) writes, a task at a time.
+#include "api/desired_state_text.h"
+
+#include <gtest/gtest.h>
+
+#include "api/request_params.h"
+#include "model/json.h"
+
+namespace cohort::api {
+namespace {
+
+TEST(DesiredStateText, IsTheTextOfTheWholeDocument) {
+  DesiredState empty;
+  EXPECT_EQ(DesiredStateText(empty), JsonText(ToJson(empty)));
+
+  DesiredState state;
+  state.version = 1763771690136811;
+  for (int i = 0; i < 3; ++i) {
+    TaskLaunch launch;
+    launch.id = TaskId{7, 2, "worker", i};
+    launch.command = {"python3", "train.py", "--name", "\"quoted\"\n"};
+    // Text JSON must escape, and bytes that are not UTF-8 (replaced, as every answer does).
+    launch.env = {{"A", "\x01\x02 tab\t"}, {"B", std::string("\xff\xfe", 2)}, {"C", "é"}};
+    launch.gpus = {i};
+    launch.run_as.user = "ada";
+    launch.checkpoint_dir = "/s/7/checkpoints";
+    state.tasks.push_back(launch);
+  }
+  state.forget = {TaskId{6, 1, "ps", 0}, TaskId{6, 1, "worker", 3}};
+  EXPECT_EQ(DesiredStateText(state), JsonText(ToJson(state)));
+  auto back = ParseJson(DesiredStateText(state));
+  ASSERT_TRUE(back.ok());
+  auto parsed = DesiredStateFromJson(*back);
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  EXPECT_EQ(parsed->tasks.size(), 3u);
+  EXPECT_EQ(parsed->forget.size(), 2u);
+}
+
+}  // namespace
+}  // namespace cohort::api
