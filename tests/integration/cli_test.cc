@@ -232,7 +232,8 @@ TEST(Cli, SimTracesWithTeamsFromTheirFiles) {
 // master answered them all at once.
 TEST(Cli, JobsListsEveryJobAPageAtATime) {
   LocalCluster cluster("clipages");
-  cluster.StartMaster();  // no agent: every job stays pending
+  // No agent: every job stays pending, more of them than one user may queue by default.
+  cluster.StartMaster({"--max-queued-per-user", "0"});
   const int total = static_cast<int>(kMaxJobPage) + 150;
   auto http = cluster.Http();
   ASSERT_TRUE(http.ok()) << http.status().ToString();
