@@ -1,5 +1,6 @@
 #include "api/desired_state_text.h"
 
+#include <string_view>
 #include <vector>
 
 #include "api/request_params.h"
@@ -8,11 +9,15 @@
 namespace cohort::api {
 
 std::string DesiredStateText(const DesiredState& desired) {
-  // Keys in the order nlohmann's map writes them: forget, tasks, version.
-  Json forget = Json::array();
-  for (const auto& id : desired.forget) forget.push_back(ToJson(id));
-  std::string head = "{\"forget\":" + JsonText(forget) + ",\"tasks\":[";
-  std::string tail = "],\"version\":" + std::to_string(desired.version) + "}";
+  // Everything but the tasks as ToJson writes it (one place for the document's fields; the
+  // aggregate names each, so a new one cannot be left out unnoticed), the tasks spliced into
+  // its empty list.
+  const std::string shell =
+      JsonText(ToJson(DesiredState{desired.version, {}, desired.forget, desired.node_timeout}));
+  constexpr std::string_view kTasks = "\"tasks\":[";
+  const size_t at = shell.find(kTasks);  // once: no other key of the document is "tasks"
+  std::string head = shell.substr(0, at + kTasks.size());
+  std::string tail = shell.substr(at + kTasks.size());
   // Each task's text first, then one string of the exact size: appending to a growing string
   // would hold its old and new buffers (three times the text) as it doubles.
   std::vector<std::string> tasks;

@@ -27,7 +27,9 @@ TEST(DesiredStateText, IsTheTextOfTheWholeDocument) {
     state.tasks.push_back(launch);
   }
   state.forget = {TaskId{6, 1, "ps", 0}, TaskId{6, 1, "worker", 3}};
+  state.node_timeout = std::chrono::seconds(30);  // what fencing agents count by
   EXPECT_EQ(DesiredStateText(state), JsonText(ToJson(state)));
+  EXPECT_NE(DesiredStateText(state).find("\"node_timeout_ms\":30000"), std::string::npos);
   auto back = ParseJson(DesiredStateText(state));
   ASSERT_TRUE(back.ok());
   auto parsed = DesiredStateFromJson(*back);
