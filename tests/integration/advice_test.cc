@@ -15,14 +15,6 @@ namespace {
 
 using ::testing::HasSubstr;
 
-std::string EventsText(LocalCluster& cluster, JobId id) {
-  auto events = cluster.client().Events(id);
-  std::string text;
-  if (!events.ok()) return text;
-  for (const auto& e : *events) text += e.type + ": " + e.message + "\n";
-  return text;
-}
-
 TEST(Advice, StarvedAndIdleGpusAreToldAndIdleOnesReclaimed) {
   LocalCluster cluster("advice");
   const std::string load_file = cluster.dir() + "/gpu-load";
@@ -48,10 +40,10 @@ restart: {max_attempts: 1}
   cluster.WaitForState(idle, JobState::kRunning);
 
   ASSERT_TRUE(
-      WaitFor([&] { return EventsText(cluster, starved).find("advice:") != std::string::npos; },
+      WaitFor([&] { return cluster.EventsText(starved).find("advice:") != std::string::npos; },
               std::chrono::seconds(30)))
-      << EventsText(cluster, starved);
-  EXPECT_THAT(EventsText(cluster, starved),
+      << cluster.EventsText(starved);
+  EXPECT_THAT(cluster.EventsText(starved),
               HasSubstr("advice: starved GPUs: GPU 8% busy while 0.1 of 0.1 CPUs are saturated: "
                         "ask for more CPUs, or pack small input files into large shards"));
   // The same text where people look: `cohort why`, and the job's usage for the dashboard.
@@ -66,10 +58,10 @@ restart: {max_attempts: 1}
   // The idle job: told, then preempted by the master (requeued, its failure budget untouched:
   // max_attempts 1 would otherwise fail it).
   ASSERT_TRUE(WaitFor(
-      [&] { return EventsText(cluster, idle).find("its GPUs are reclaimed") != std::string::npos; },
+      [&] { return cluster.EventsText(idle).find("its GPUs are reclaimed") != std::string::npos; },
       std::chrono::seconds(30)))
-      << EventsText(cluster, idle);
-  EXPECT_THAT(EventsText(cluster, idle), HasSubstr("advice: idle GPUs: its GPU has been idle for"));
+      << cluster.EventsText(idle);
+  EXPECT_THAT(cluster.EventsText(idle), HasSubstr("advice: idle GPUs: its GPU has been idle for"));
   Job requeued = cluster.WaitForJob(
       idle, [](const Job& j) { return j.preemptions >= 1 && j.state != JobState::kStopping; });
   EXPECT_NE(requeued.state, JobState::kFailed) << requeued.message;

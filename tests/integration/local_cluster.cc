@@ -344,6 +344,14 @@ Job LocalCluster::WaitForState(JobId id, JobState state, std::chrono::millisecon
   return job;
 }
 
+std::string LocalCluster::EventsText(JobId id) {
+  auto events = client().Events(id);
+  std::string text;
+  if (!events.ok()) return text;
+  for (const auto& e : *events) text += e.type + ": " + e.message + "\n";
+  return text;
+}
+
 std::string LocalCluster::Logs(JobId id, const std::string& task, int attempt) {
   std::string out;
   Status s = client().Logs(id, task, attempt, false, [&](std::string_view data) {

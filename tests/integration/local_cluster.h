@@ -101,6 +101,8 @@ class LocalCluster {
                    std::chrono::milliseconds timeout = std::chrono::seconds(30));
   // The whole output of a job (every task of the current attempt, or of `attempt`).
   std::string Logs(JobId id, const std::string& task = "", int attempt = 0);
+  // Every event of the job, a "type: message" line each; "" if the master cannot say.
+  std::string EventsText(JobId id);
   // Runs the `cohort` CLI against this cluster (with TLS, trusting its CA: COHORT_CA_FILE).
   CommandResult Cohort(std::vector<std::string> args);
   // The agent's data directory, and its log.

@@ -26,15 +26,6 @@ using ::testing::HasSubstr;
 using ::testing::Not;
 using Clock = std::chrono::steady_clock;
 
-bool AnyEventHas(LocalCluster& cluster, JobId id, const std::string& text) {
-  auto events = cluster.client().Events(id);
-  if (!events.ok()) return false;
-  for (const auto& e : *events) {
-    if (e.message.find(text) != std::string::npos) return true;
-  }
-  return false;
-}
-
 // A TCP relay on loopback between one agent and the master: cutting it closes every connection
 // and refuses new ones, as a broken network link would for that agent alone.
 class CuttableLink {
@@ -197,7 +188,7 @@ TEST(FenceTest, AnAgentCutOffFromTheMasterStopsItsFencedTasksBeforeTheNextAttemp
   EXPECT_TRUE(ProcessAlive(plain_pid)) << "a job that did not ask to be fenced keeps running";
   EXPECT_THAT(ReadFileOrEmpty(cluster.AgentLog("node-a")),
               HasSubstr("fenced: cut off from the master for"));
-  EXPECT_TRUE(AnyEventHas(cluster, fenced, "node node-a was silent"));
+  EXPECT_THAT(cluster.EventsText(fenced), HasSubstr("node node-a was silent"));
 }
 
 // Where this machine enforces memory requests (root, a memory controller), a task that touches
@@ -227,7 +218,7 @@ restart: {max_attempts: 1}
   EXPECT_EQ(job.tasks[0].signal, 9);
   EXPECT_THAT(job.message, HasSubstr("exceeded its memory limit of 64 MiB (the task's memory "
                                      "request); killed by the kernel's OOM killer"));
-  EXPECT_TRUE(AnyEventHas(cluster, id, "exceeded its memory limit of 64 MiB"));
+  EXPECT_THAT(cluster.EventsText(id), HasSubstr("exceeded its memory limit of 64 MiB"));
   std::string logs = cluster.Logs(id);
   EXPECT_THAT(logs, Not(HasSubstr("touched"))) << "it never got its 300 MB";
   auto status = cluster.Cohort({"status", std::to_string(id)});
