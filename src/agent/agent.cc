@@ -44,16 +44,19 @@ constexpr const char* kForgottenFile = "forgotten";
 // Task samples in one sync report, all tasks together: about 160 KiB.
 constexpr size_t kMaxReportTaskSamples = 2048;
 
-// The write end of the pipe that wakes the agent's loop; -1 until it exists.
-std::atomic<int> g_child_exited_fd{-1};
+// The write end of the pipe that wakes the agent's main loop; -1 until it exists.
+std::atomic<int> g_wake_fd{-1};
 
-void OnChildExited(int) {
-  int fd = g_child_exited_fd.load();
+// Wakes the main loop now: a supervisor exited, or the sync thread queued launches for it.
+void WakeMainLoop() {
+  int fd = g_wake_fd.load();
   if (fd >= 0) {
     char c = 1;
     (void)!::write(fd, &c, 1);  // async-signal-safe; a full pipe already means "wake up"
   }
 }
+
+void OnChildExited(int) { WakeMainLoop(); }
 // What one round of the main loop does at most, so that however many tasks start or end at
 // once, a round stays short and the sync thread gets the lock between rounds. A round that
 // leaves work over starts the next one at once.
@@ -351,6 +354,8 @@ void Agent::Apply(const DesiredState& desired) {
     pending_launches_.push_back(launch);
     pending_node_timeout_ = desired.node_timeout;
   }
+  // Placed tasks start in milliseconds, not at the main loop's next poll.
+  if (!pending_launches_.empty()) WakeMainLoop();
   // A task stopped before it was started never starts; it ended as a stopped one does.
   for (auto it = pending_launches_.begin(); it != pending_launches_.end();) {
     if (wanted.count(it->id)) {
@@ -374,8 +379,9 @@ void Agent::Apply(const DesiredState& desired) {
   }
 }
 
-bool Agent::LaunchPending(size_t most) {
+bool Agent::LaunchPending(size_t most, bool* launched) {
   std::lock_guard lock(mu_);
+  if (launched) *launched = !pending_launches_.empty();
   for (size_t n = 0; n < most && !pending_launches_.empty(); ++n) {
     TaskLaunch launch = std::move(pending_launches_.front());
     pending_launches_.pop_front();
@@ -897,7 +903,7 @@ Status Agent::Run(const std::atomic<bool>& stop) {
   int wake[2];
   struct sigaction old_action {};
   if (::pipe2(wake, O_NONBLOCK | O_CLOEXEC) == 0) {
-    g_child_exited_fd = wake[1];
+    g_wake_fd = wake[1];
     struct sigaction sa {};
     sa.sa_handler = OnChildExited;
     sa.sa_flags = SA_RESTART | SA_NOCLDSTOP;
@@ -910,7 +916,8 @@ Status Agent::Run(const std::atomic<bool>& stop) {
   while (!stop) {
     bool exits_left = false;
     bool changed = CheckTasks(&exits_left);
-    bool launches_left = LaunchPending(kLaunchesPerRound);
+    bool launched = false;
+    bool launches_left = LaunchPending(kLaunchesPerRound, &launched);
     bool discards_left = DiscardForgotten(kDiscardsPerRound);
     SampleResources();
     ShipMetrics();
@@ -918,7 +925,7 @@ Status Agent::Run(const std::atomic<bool>& stop) {
     bool completed = ShipLogs();
     // A burst of starts or exits is reported once its last batch is done, not once a batch
     // (the sync thread reports meanwhile).
-    report_due |= changed || checkpointed || completed;
+    report_due |= changed || checkpointed || completed || launched;
     const bool busy = exits_left || launches_left || discards_left;
     if (report_due && !exits_left && !launches_left && registered_) {
       report_due = false;
@@ -949,7 +956,7 @@ Status Agent::Run(const std::atomic<bool>& stop) {
   sync.join();
   if (wake[0] >= 0) {
     ::sigaction(SIGCHLD, &old_action, nullptr);
-    g_child_exited_fd = -1;
+    g_wake_fd = -1;
     ::close(wake[0]);
     ::close(wake[1]);
   }

@@ -152,8 +152,9 @@ class Agent {
   // it; requires mu_.
   void Fence(Timestamp now);
   // Makes at most `most` of the launches Apply queued, each under the lock, which the sync
-  // thread takes between them; returns true if some are left for the next round.
-  bool LaunchPending(size_t most);
+  // thread takes between them; returns true if some are left for the next round. `launched`:
+  // whether there were any.
+  bool LaunchPending(size_t most, bool* launched = nullptr);
   // The version a report carries: the last one applied, or while launches are pending, the
   // one before them, so that the master does not judge their tasks lost (requires mu_).
   uint64_t ReportedVersion() const;
