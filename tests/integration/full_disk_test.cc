@@ -195,5 +195,15 @@ TEST(FullDisk, AMasterShortOfSpaceGoesReadOnlyServesReadsAndSyncsAndResumes) {
   EXPECT_EQ(cluster.Submit(SpecNamed("after")) > 0, true);
 }
 
+TEST(FullDisk, ABadReserveIsRefusedNamingTheFlag) {
+  for (const char* reserve : {"lots", "-1Mi"}) {
+    auto master = RunCommand({BinDir() + "/cohortd", "master", "--state-disk-reserve", reserve,
+                              "--data-dir", "/tmp/cohort-disk-reserve-never-created"});
+    EXPECT_EQ(master.exit_code, 2) << reserve;
+    EXPECT_THAT(master.err, HasSubstr("--state-disk-reserve: ")) << reserve;
+    EXPECT_FALSE(fs::exists("/tmp/cohort-disk-reserve-never-created")) << reserve;
+  }
+}
+
 }  // namespace
 }  // namespace cohort::testing
