@@ -1,12 +1,38 @@
 #!/usr/bin/env bash
 # Configures (once) and builds Cohort into ./build with Ninja and ccache.
-# Usage: scripts/build.sh [extra cmake args...]   (BUILD_DIR and BUILD_TYPE override the defaults)
+#
+#   scripts/build.sh [extra cmake args...]   everything: binaries, dashboard, tests, benchmarks
+#   scripts/build.sh --demo                  only what scripts/demo.sh runs: cohortd, cohort (with
+#                                            cohort-run-task) and the dashboard
+#
+# BUILD_DIR and BUILD_TYPE override the defaults; JOBS the parallelism. A build directory the demo
+# configured (without GoogleTest) is turned into a full one by the first full build.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build_dir=${BUILD_DIR:-$root/build}
 build_type=${BUILD_TYPE:-RelWithDebInfo}
-if [ ! -f "$build_dir/build.ninja" ]; then
-  cmake -S "$root" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE="$build_type" \
-    -DCMAKE_EXPORT_COMPILE_COMMANDS=ON "$@"
+demo=0
+if [ "${1:-}" = --demo ]; then
+  demo=1
+  shift
 fi
-cmake --build "$build_dir" -j"${JOBS:-$(nproc)}"
+
+if [ ! -f "$build_dir/build.ninja" ]; then
+  tests=ON
+  [ $demo = 1 ] && tests=OFF
+  cmake -S "$root" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE="$build_type" \
+    -DCMAKE_EXPORT_COMPILE_COMMANDS=ON -DCOHORT_TESTS=$tests "$@"
+elif [ $demo = 0 ] && grep -q '^COHORT_TESTS:BOOL=OFF' "$build_dir/CMakeCache.txt"; then
+  cmake -S "$root" -B "$build_dir" -DCOHORT_TESTS=ON "$@"
+fi
+
+if [ $demo = 1 ]; then
+  targets=(cohortd cohort)
+  # The dashboard's target exists only where npm and node were found (web/CMakeLists.txt).
+  if cmake --build "$build_dir" --target help | grep -q '^web:'; then
+    targets+=(web)
+  fi
+  cmake --build "$build_dir" -j"${JOBS:-$(nproc)}" --target "${targets[@]}"
+else
+  cmake --build "$build_dir" -j"${JOBS:-$(nproc)}"
+fi

@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
-# The main job: installs what is missing, builds, starts a local Cohort cluster (2 agents with
-# 4 fake GPUs each), runs the distributed PyTorch example with 2 workers, follows its logs, prints
-# the job's summary, and takes the cluster down again. Exits 0 if the job succeeded.
+# The main job: installs what is missing, builds the two binaries and the dashboard (not the
+# tests: scripts/test.sh builds those), starts a local Cohort cluster (2 agents with 4 fake GPUs
+# each), runs the distributed PyTorch example with 2 workers, follows its logs, prints the job's
+# summary, and takes the cluster down again. Exits 0 if the job succeeded.
 #
 #   COHORT_DEMO_KEEP=1 scripts/demo.sh   # leave the cluster running afterwards
 #   COHORT_DEMO_PORT=7421 scripts/demo.sh
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-"$root/scripts/setup.sh"
-"$root/scripts/build.sh"
+"$root/scripts/setup.sh" --demo
+"$root/scripts/build.sh" --demo
 
 bin="$root/build/bin"
 dir="${COHORT_DEMO_DIR:-$root/.cohort/demo}"

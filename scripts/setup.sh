@@ -1,14 +1,22 @@
 #!/usr/bin/env bash
-# Installs every Debian 12 package that the build, the tests, the benchmarks and the demo need.
-# Idempotent and non-interactive: packages already present are left alone.
+# Installs the Debian 12 packages Cohort needs. Idempotent and non-interactive: packages already
+# present are left alone.
+#
+#   scripts/setup.sh          everything: the build, the tests, the benchmarks and the demo
+#   scripts/setup.sh --demo   only what scripts/demo.sh needs: the compilers and libraries of the
+#                             two binaries, the dashboard's npm, and PyTorch for the example job
 set -euo pipefail
 
-packages=(
-  build-essential cmake ninja-build ccache pkg-config clang-format
-  libboost-dev libssl-dev nlohmann-json3-dev libyaml-cpp-dev libsqlite3-dev libpq-dev
+demo_packages=(
+  build-essential cmake ninja-build ccache pkg-config
+  libboost-dev libssl-dev nlohmann-json3-dev libyaml-cpp-dev libsqlite3-dev
   libspdlog-dev libfmt-dev libcli11-dev libprotobuf-dev protobuf-compiler
-  libgtest-dev libgmock-dev libbenchmark-dev
   python3 python3-torch procps
+)
+test_packages=(
+  clang-format libgtest-dev libgmock-dev libbenchmark-dev
+  # For the PostgreSQL state store of the roadmap; nothing links it yet.
+  libpq-dev
   # A real Prometheus scrapes the master in tests/integration/prometheus_test.cc, on a port of
   # its own: where systemd runs, the package also starts a service on :9090, which no test uses.
   prometheus
@@ -17,6 +25,12 @@ packages=(
   # Steps the master's wall clock in tests/integration/node_loss_test.cc (libfaketime).
   faketime
 )
+packages=("${demo_packages[@]}")
+case "${1:-}" in
+  --demo) ;;
+  "") packages+=("${test_packages[@]}") ;;
+  *) echo "usage: scripts/setup.sh [--demo]" >&2; exit 2 ;;
+esac
 # The dashboard is built with npm (web/package-lock.json): Debian's Node.js 18 and npm, unless a
 # node and npm are there already (NodeSource's nodejs package brings its own npm, and Debian's
 # npm package conflicts with it).

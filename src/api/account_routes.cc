@@ -3,16 +3,12 @@
 #include <fmt/format.h>
 
 #include "api/api_server.h"
+#include "api/request_params.h"
 #include "common/units.h"
 #include "model/json.h"
 
 namespace cohort::api {
 namespace {
-
-HttpResponse JsonAnswer(int status, const Json& body) {
-  return HttpResponse{status, "application/json",
-                      body.dump(-1, ' ', false, Json::error_handler_t::replace)};
-}
 
 Json OptionalTime(const std::optional<Timestamp>& t) {
   return t ? Json(FormatTimestamp(*t)) : Json(nullptr);
@@ -98,14 +94,14 @@ StatusOr<HttpResponse> ApiServer::WhoAmI(const Call& call) {
   const auth::Principal& p = call.caller;
   Json teams = Json::object();
   for (const auto& [team, role] : p.teams) teams[team] = TeamRoleName(role);
-  return JsonAnswer(
+  return JsonResponse(
       200, Json{{"name", p.name}, {"admin", p.admin}, {"teams", teams}, {"token_id", p.token_id}});
 }
 
 StatusOr<HttpResponse> ApiServer::ListUsers(const Call& call) {
   Json users = Json::array();
   for (const auto& u : master_.accounts().ListUsers()) users.push_back(UserJson(u));
-  return JsonAnswer(200, Json{{"users", users}});
+  return JsonResponse(200, Json{{"users", users}});
 }
 
 StatusOr<HttpResponse> ApiServer::CreateUser(const Call& call) {
@@ -154,7 +150,7 @@ StatusOr<HttpResponse> ApiServer::CreateUser(const Call& call) {
     return Status::InvalidArgument("invalid user", problems);
   }
   COHORT_ASSIGN_OR_RETURN(auto created, master_.accounts().CreateUser(std::move(user)));
-  return JsonAnswer(201, UserJson(created));
+  return JsonResponse(201, UserJson(created));
 }
 
 StatusOr<HttpResponse> ApiServer::GetUser(const Call& call) {
@@ -168,7 +164,7 @@ StatusOr<HttpResponse> ApiServer::GetUser(const Call& call) {
   if (!user) {
     return Status::NotFound(fmt::format("user {} does not exist", name));
   }
-  return JsonAnswer(200, UserJson(*user));
+  return JsonResponse(200, UserJson(*user));
 }
 
 StatusOr<HttpResponse> ApiServer::UpdateUser(const Call& call) {
@@ -189,7 +185,7 @@ StatusOr<HttpResponse> ApiServer::UpdateUser(const Call& call) {
     return Status::InvalidArgument("invalid change", problems);
   }
   COHORT_ASSIGN_OR_RETURN(auto updated, master_.accounts().UpdateUser(name, change));
-  return JsonAnswer(200, UserJson(updated));
+  return JsonResponse(200, UserJson(updated));
 }
 
 StatusOr<HttpResponse> ApiServer::DeleteUser(const Call& call) {
@@ -200,7 +196,7 @@ StatusOr<HttpResponse> ApiServer::DeleteUser(const Call& call) {
   // Their secrets first: a user created later under the same name must not find them.
   COHORT_RETURN_IF_ERROR(master_.secrets().DeleteAll(SecretScope::kUser, name));
   COHORT_RETURN_IF_ERROR(master_.accounts().DeleteUser(name));
-  return JsonAnswer(200, Json{{"deleted", name}});
+  return JsonResponse(200, Json{{"deleted", name}});
 }
 
 StatusOr<HttpResponse> ApiServer::ListMembers(const Call& call) {
@@ -214,7 +210,7 @@ StatusOr<HttpResponse> ApiServer::ListMembers(const Call& call) {
       members.push_back(Json{{"user", u.name}, {"role", TeamRoleName(it->second)}});
     }
   }
-  return JsonAnswer(200, Json{{"team", team}, {"members", members}});
+  return JsonResponse(200, Json{{"team", team}, {"members", members}});
 }
 
 StatusOr<HttpResponse> ApiServer::SetMember(const Call& call) {
@@ -235,7 +231,7 @@ StatusOr<HttpResponse> ApiServer::SetMember(const Call& call) {
                     team, team));
   }
   COHORT_ASSIGN_OR_RETURN(auto updated, master_.accounts().SetTeamRole(user, team, role));
-  return JsonAnswer(200, UserJson(updated));
+  return JsonResponse(200, UserJson(updated));
 }
 
 StatusOr<HttpResponse> ApiServer::RemoveMember(const Call& call) {
@@ -247,7 +243,7 @@ StatusOr<HttpResponse> ApiServer::RemoveMember(const Call& call) {
                     call.caller.Describe(), team));
   }
   COHORT_ASSIGN_OR_RETURN(auto updated, master_.accounts().SetTeamRole(user, team, std::nullopt));
-  return JsonAnswer(200, UserJson(updated));
+  return JsonResponse(200, UserJson(updated));
 }
 
 StatusOr<HttpResponse> ApiServer::ListTokens(const Call& call) {
@@ -266,7 +262,7 @@ StatusOr<HttpResponse> ApiServer::ListTokens(const Call& call) {
     bool mine = t.kind == TokenKind::kUser && t.subject == only;
     if (only.empty() || mine) tokens.push_back(TokenJson(t, now));
   }
-  return JsonAnswer(200, Json{{"tokens", tokens}});
+  return JsonResponse(200, Json{{"tokens", tokens}});
 }
 
 StatusOr<HttpResponse> ApiServer::CreateToken(const Call& call) {
@@ -317,7 +313,7 @@ StatusOr<HttpResponse> ApiServer::CreateToken(const Call& call) {
                                                                 std::move(description), ttl));
   Json answer = TokenJson(issued.record, master_.Now());
   answer["token"] = issued.token;
-  return JsonAnswer(201, answer);
+  return JsonResponse(201, answer);
 }
 
 StatusOr<HttpResponse> ApiServer::RevokeToken(const Call& call) {
@@ -330,7 +326,7 @@ StatusOr<HttpResponse> ApiServer::RevokeToken(const Call& call) {
         fmt::format("token {} does not exist among yours; see `cohort token list`", id));
   }
   COHORT_RETURN_IF_ERROR(master_.accounts().Revoke(id));
-  return JsonAnswer(200, TokenJson(*master_.accounts().FindToken(id), master_.Now()));
+  return JsonResponse(200, TokenJson(*master_.accounts().FindToken(id), master_.Now()));
 }
 
 }  // namespace cohort::api

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "api/api_server.h"
+#include "api/request_params.h"
 #include "model/json.h"
 #include "model/secret.h"
 
@@ -11,11 +12,6 @@ namespace cohort::api {
 namespace {
 
 constexpr std::string_view kSetShape = R"({"value": "...", "team": "T"} (team optional))";
-
-HttpResponse JsonAnswer(int status, const Json& body) {
-  return HttpResponse{status, "application/json",
-                      body.dump(-1, ' ', false, Json::error_handler_t::replace)};
-}
 
 Json SecretJson(const Secret& s) {
   return Json{{"name", s.name},
@@ -54,7 +50,7 @@ StatusOr<HttpResponse> ApiServer::ListSecrets(const Call& call) {
   for (const Secret* s : secrets.ListTeams()) {
     if (auth::IsAdmin(caller) || caller.RoleIn(s->owner)) list.push_back(SecretJson(*s));
   }
-  return JsonAnswer(200, Json{{"secrets", list}});
+  return JsonResponse(200, Json{{"secrets", list}});
 }
 
 StatusOr<HttpResponse> ApiServer::SetSecret(const Call& call) {
@@ -90,7 +86,7 @@ StatusOr<HttpResponse> ApiServer::SetSecret(const Call& call) {
   COHORT_ASSIGN_OR_RETURN(auto owner, OwnerFor(call.caller, team, master_));
   COHORT_ASSIGN_OR_RETURN(auto saved,
                           master_.secrets().Set(owner.first, owner.second, name, std::move(value)));
-  return JsonAnswer(200, SecretJson(saved));
+  return JsonResponse(200, SecretJson(saved));
 }
 
 StatusOr<HttpResponse> ApiServer::DeleteSecret(const Call& call) {
@@ -102,7 +98,7 @@ StatusOr<HttpResponse> ApiServer::DeleteSecret(const Call& call) {
   }
   COHORT_ASSIGN_OR_RETURN(auto owner, OwnerFor(call.caller, team, master_));
   COHORT_RETURN_IF_ERROR(master_.secrets().Delete(owner.first, owner.second, name));
-  return JsonAnswer(
+  return JsonResponse(
       200,
       Json{{"deleted", name}, {"scope", SecretScopeName(owner.first)}, {"owner", owner.second}});
 }

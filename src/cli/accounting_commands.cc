@@ -29,10 +29,6 @@ struct AuditOptions {
   std::string output = "table";
 };
 
-void Finish(int rc) {
-  if (rc != 0) throw CLI::RuntimeError(rc);
-}
-
 std::string Hours(const Json& v) { return fmt::format("{:.2f}", v.get<double>()); }
 
 std::string Delay(const Json& seconds) {

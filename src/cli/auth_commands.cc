@@ -12,10 +12,6 @@
 namespace cohort::cli {
 namespace {
 
-void Finish(int rc) {
-  if (rc != 0) throw CLI::RuntimeError(rc);
-}
-
 // Runs `work` with a connected client; prints the failure as "cohort <command>: ...".
 template <typename Work>
 void WithClient(const GlobalOptions& g, const std::string& command, Work work) {

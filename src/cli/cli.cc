@@ -32,6 +32,10 @@ int Fail(const std::string& command, const Status& status) {
   return 1;
 }
 
+void Finish(int rc) {
+  if (rc != 0) throw CLI::RuntimeError(rc);
+}
+
 namespace {
 
 // A finite number; above `min`, or from it on when `or_equal`.

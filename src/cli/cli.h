@@ -26,6 +26,8 @@ StatusOr<std::unique_ptr<client::CohortClient>> Connect(const GlobalOptions& g);
 
 // Prints "cohort <command>: <message>" and the status details to stderr; returns 1.
 int Fail(const std::string& command, const Status& status);
+// Ends a command's callback with its exit code: CLI11 carries a non-zero one out of Parse.
+void Finish(int rc);
 
 // Option checks for floating-point numbers: above `min`, or from `min` on. Their messages name
 // the bound ("--rate: must be a number above 0, got x"), unlike CLI11's, which quote the largest

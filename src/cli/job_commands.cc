@@ -77,10 +77,6 @@ struct WaitOptions {
   std::string output = "table";
 };
 
-void Finish(int rc) {
-  if (rc != 0) throw CLI::RuntimeError(rc);
-}
-
 std::string TaskCount(const Job& job) {
   int total = job.spec.TotalReplicas();
   int running = 0;

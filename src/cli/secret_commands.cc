@@ -24,10 +24,6 @@ struct SecretOptions {
   std::string output = "table";
 };
 
-void Finish(int rc) {
-  if (rc != 0) throw CLI::RuntimeError(rc);
-}
-
 // Team names are [A-Za-z0-9][A-Za-z0-9._-]{0,63}, as secret names are; checked here because
 // the team goes into the URL.
 Status CheckTeam(const std::string& team) {

@@ -60,10 +60,6 @@ struct SimGenOptions {
   std::string out;
 };
 
-void Finish(int rc) {
-  if (rc != 0) throw CLI::RuntimeError(rc);
-}
-
 StatusOr<double> Seconds(const std::string& flag, const std::string& text) {
   auto d = ParseDuration(text);
   if (!d.ok()) return Status::InvalidArgument(fmt::format("{}: {}", flag, d.status().message()));

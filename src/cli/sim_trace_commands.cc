@@ -24,10 +24,6 @@ struct SimSplitOptions {
   std::string out;
 };
 
-void Finish(int rc) {
-  if (rc != 0) throw CLI::RuntimeError(rc);
-}
-
 // Loads a trace of any format, saying on stderr how many rows it skipped and why.
 StatusOr<sim::Trace> Load(const std::string& path) {
   auto trace = sim::LoadTrace(path);

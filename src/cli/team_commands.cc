@@ -19,10 +19,6 @@ struct TeamListOptions {
   std::string output = "table";
 };
 
-void Finish(int rc) {
-  if (rc != 0) throw CLI::RuntimeError(rc);
-}
-
 void PrintTeams(const Json& teams) {
   Table table({"TEAM", "GUARANTEED", "MAX", "USED", "BORROWED", "RUNNING", "PENDING"});
   for (const auto& t : teams) {
