@@ -1,6 +1,7 @@
 // Every route of the API against every kind of caller (docs/security.md, "The route matrix"):
 // each cell is a fresh master with the same users, teams, node and job, one request, and the
 // status it must get.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <boost/asio/io_context.hpp>
@@ -53,7 +54,7 @@ class World {
     EXPECT_TRUE(master_->teams().Set(TeamQuota{"nlp", 0, std::nullopt}).ok());
     auto& accounts = master_->accounts();
     auto user = [&](const std::string& name, bool admin, std::map<std::string, TeamRole> teams) {
-      EXPECT_TRUE(accounts.CreateUser(User{name, admin, std::move(teams), {}, {}, {}}).ok());
+      EXPECT_TRUE(accounts.CreateUser(User{name, admin, std::move(teams), {}, {}, {}, {}}).ok());
       return accounts.Issue(TokenKind::kUser, name, "test")->token;
     };
     tokens_[kAdmin] = user("root", true, {});
@@ -426,6 +427,59 @@ TEST(Access, OwnersChangeTheirOwnJobsAndReadThemselves) {
   HttpResponse r = world.Serve(world.bob_token(), "GET", "/api/v1/jobs");
   EXPECT_EQ(r.status, 401);
   EXPECT_NE(r.body.find("revoked"), std::string::npos) << r.body;
+}
+
+// A job that names no team goes to its submitter's team, never to the default team that
+// they may not be in (issue 27, item 3).
+TEST(Access, AJobThatNamesNoTeamGoesToTheSubmittersTeam) {
+  World world;
+  const std::string no_team =
+      R"({"name": "mine", "tasks": [{"role": "w", "command": ["true"], "resources": {"gpus": 1}}]})";
+  HttpResponse mem = world.Serve(kMember, "POST", "/api/v1/jobs", no_team);
+  ASSERT_EQ(mem.status, 201) << mem.body;
+  Json job = *ParseJson(mem.body);
+  EXPECT_EQ(job["spec"]["team"], "vision");
+  HttpResponse events =
+      world.Serve(kMember, "GET", fmt::format("/api/v1/jobs/{}/events", job["id"].get<int64_t>()));
+  EXPECT_NE(events.body.find("team vision: the spec names none"), std::string::npos) << events.body;
+  Json me = *ParseJson(world.Serve(kMember, "GET", "/api/v1/whoami").body);
+  EXPECT_EQ(me["job_team"], "vision");
+  EXPECT_TRUE(me["default_team"].is_null());
+
+  // A viewer only: told what to ask an admin for.
+  HttpResponse vic = world.Serve(kViewer, "POST", "/api/v1/jobs", no_team);
+  EXPECT_EQ(vic.status, 403);
+  EXPECT_NE(vic.body.find("cohort team add-member TEAM vic"), std::string::npos) << vic.body;
+  me = *ParseJson(world.Serve(kViewer, "GET", "/api/v1/whoami").body);
+  EXPECT_TRUE(me["job_team"].is_null());
+  EXPECT_NE(me["job_team_problem"].get<std::string>().find("cohort team add-member TEAM vic"),
+            std::string::npos);
+
+  // In two teams: refused, naming them, until an admin sets the default team.
+  ASSERT_EQ(
+      world.Serve(kAdmin, "PUT", "/api/v1/teams/nlp/members/mem", R"({"role": "member"})").status,
+      200);
+  HttpResponse two = world.Serve(kMember, "POST", "/api/v1/jobs", no_team);
+  EXPECT_EQ(two.status, 400);
+  EXPECT_NE(two.body.find("teams nlp, vision"), std::string::npos) << two.body;
+  HttpResponse nope =
+      world.Serve(kAdmin, "PATCH", "/api/v1/users/mem", R"({"default_team": "cv"})");
+  EXPECT_EQ(nope.status, 400);
+  EXPECT_NE(nope.body.find("default_team: no such team cv"), std::string::npos) << nope.body;
+  HttpResponse set =
+      world.Serve(kAdmin, "PATCH", "/api/v1/users/mem", R"({"default_team": "nlp"})");
+  ASSERT_EQ(set.status, 200) << set.body;
+  EXPECT_EQ((*ParseJson(set.body))["default_team"], "nlp");
+  HttpResponse nlp = world.Serve(kMember, "POST", "/api/v1/jobs", no_team);
+  ASSERT_EQ(nlp.status, 201) << nlp.body;
+  EXPECT_EQ((*ParseJson(nlp.body))["spec"]["team"], "nlp");
+  me = *ParseJson(world.Serve(kMember, "GET", "/api/v1/whoami").body);
+  EXPECT_EQ(me["default_team"], "nlp");
+  EXPECT_EQ(me["job_team"], "nlp");
+  // Only admins set it.
+  EXPECT_EQ(
+      world.Serve(kMember, "PATCH", "/api/v1/users/mem", R"({"default_team": "vision"})").status,
+      403);
 }
 
 TEST(Access, OutsidersSeeOtherTeamsJobsWithoutWhatTheyRun) {

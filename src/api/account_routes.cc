@@ -22,6 +22,7 @@ Json UserJson(const User& u) {
               {"teams", teams},
               {"uid", u.uid ? Json(*u.uid) : Json(nullptr)},
               {"gid", u.gid ? Json(*u.gid) : Json(nullptr)},
+              {"default_team", u.default_team ? Json(*u.default_team) : Json(nullptr)},
               {"created_at", FormatTimestamp(u.created_at)}};
 }
 
@@ -70,6 +71,20 @@ Status ReadUnixId(const Json& doc, const char* key, std::optional<std::optional<
   return Status::Ok();
 }
 
+// The default team field: absent, null (their jobs' team chosen by auth::TeamForJobs) or a team.
+Status ReadDefaultTeam(const Json& doc, std::optional<std::optional<std::string>>& out) {
+  auto it = doc.find("default_team");
+  if (it == doc.end()) return Status::Ok();
+  if (it->is_null()) {
+    out = std::optional<std::string>();
+  } else if (it->is_string()) {
+    out = std::optional<std::string>(it->get<std::string>());
+  } else {
+    return Status::InvalidArgument("default_team: must be a team name or null");
+  }
+  return Status::Ok();
+}
+
 Status ReadBool(const Json& doc, const char* key, std::optional<bool>& out) {
   auto it = doc.find(key);
   if (it == doc.end()) return Status::Ok();
@@ -94,8 +109,17 @@ StatusOr<HttpResponse> ApiServer::WhoAmI(const Call& call) {
   const auth::Principal& p = call.caller;
   Json teams = Json::object();
   for (const auto& [team, role] : p.teams) teams[team] = TeamRoleName(role);
+  // Where a job that names no team goes, or why none would (what to ask an admin for).
+  auto job_team = auth::TeamForJobs(p, master::kDefaultTeam);
   return JsonResponse(
-      200, Json{{"name", p.name}, {"admin", p.admin}, {"teams", teams}, {"token_id", p.token_id}});
+      200,
+      Json{{"name", p.name},
+           {"admin", p.admin},
+           {"teams", teams},
+           {"default_team", p.default_team ? Json(*p.default_team) : Json(nullptr)},
+           {"job_team", job_team.ok() ? Json(*job_team) : Json(nullptr)},
+           {"job_team_problem", job_team.ok() ? Json(nullptr) : Json(job_team.status().message())},
+           {"token_id", p.token_id}});
 }
 
 StatusOr<HttpResponse> ApiServer::ListUsers(const Call& call) {
@@ -170,13 +194,20 @@ StatusOr<HttpResponse> ApiServer::GetUser(const Call& call) {
 StatusOr<HttpResponse> ApiServer::UpdateUser(const Call& call) {
   const std::string& name = call.params.at("name");
   COHORT_ASSIGN_OR_RETURN(auto doc,
-                          ObjectBody(call.request, {"admin", "uid", "gid"},
-                                     "{\"admin\": true|false, \"uid\": N|null, \"gid\": N|null}"));
+                          ObjectBody(call.request, {"admin", "uid", "gid", "default_team"},
+                                     "{\"admin\": true|false, \"uid\": N|null, \"gid\": N|null, "
+                                     "\"default_team\": TEAM|null}"));
   master::UserChange change;
   std::vector<std::string> problems;
   for (Status s : {ReadBool(doc, "admin", change.admin), ReadUnixId(doc, "uid", change.uid),
-                   ReadUnixId(doc, "gid", change.gid)}) {
+                   ReadUnixId(doc, "gid", change.gid), ReadDefaultTeam(doc, change.default_team)}) {
     if (!s.ok()) problems.push_back(s.message());
+  }
+  if (change.default_team && *change.default_team &&
+      !master_.teams().Exists(**change.default_team)) {
+    problems.push_back(fmt::format(
+        "default_team: no such team {}; an admin creates it with: cohort team set {} --gpus N",
+        **change.default_team, **change.default_team));
   }
   if (change.admin == false && name == call.caller.name) {
     problems.push_back("admin: an admin cannot take away their own admin right");

@@ -172,7 +172,7 @@ Status ApiServer::Usage(const Call& call) {
 
 StatusOr<HttpResponse> ApiServer::AuditLog(const Call& call) {
   const HttpRequest& request = call.request;
-  COHORT_RETURN_IF_ERROR(CheckQuery(request, {"since", "until", "user", "limit"}));
+  COHORT_RETURN_IF_ERROR(CheckQuery(request, {"since", "until", "user", "limit", "job"}));
   Timestamp now = master_.Now();
   COHORT_ASSIGN_OR_RETURN(auto since, TimeParam(request, "since", now, FromMicros(0)));
   COHORT_ASSIGN_OR_RETURN(auto until, TimeParam(request, "until", now, FromMicros(INT64_MAX)));
@@ -186,9 +186,16 @@ StatusOr<HttpResponse> ApiServer::AuditLog(const Call& call) {
     }
     limit = *n;
   }
+  // The calls about one job: its submission, kills, ... (the audit hook names it "job N").
+  std::string target;
+  if (std::string job = Param(request, "job"); !job.empty()) {
+    auto id = ParseJobId(job);
+    if (!id.ok()) return Status::InvalidArgument(fmt::format("job: {}", id.status().message()));
+    target = fmt::format("job {}", *id);
+  }
   // One more than asked tells whether there were more.
-  COHORT_ASSIGN_OR_RETURN(auto entries,
-                          master_.audit().Read(state::AuditQuery{since, until, user, limit + 1}));
+  COHORT_ASSIGN_OR_RETURN(auto entries, master_.audit().Read(state::AuditQuery{
+                                            since, until, user, limit + 1, std::move(target)}));
   bool more = static_cast<int64_t>(entries.size()) > limit;
   Json list = Json::array();
   for (size_t i = more ? 1 : 0; i < entries.size(); ++i) list.push_back(EntryJson(entries[i]));

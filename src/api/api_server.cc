@@ -510,7 +510,15 @@ StatusOr<HttpResponse> ApiServer::SubmitJob(const Call& call) {
     }
     request_id = it->second;
   }
-  COHORT_ASSIGN_OR_RETURN(auto spec, ParseJobSpec(request.body, "job spec"));
+  bool names_team = false;
+  COHORT_ASSIGN_OR_RETURN(auto spec, ParseJobSpec(request.body, "job spec", &names_team));
+  std::string team_note;
+  if (!names_team) {
+    // The submitter's team, not the cluster's default team, which they may not be in.
+    COHORT_ASSIGN_OR_RETURN(spec.team, auth::TeamForJobs(call.caller, master::kDefaultTeam));
+    team_note =
+        fmt::format("team {}: the spec names none, and it is {}'s", spec.team, call.caller.name);
+  }
   // A team that does not exist is the master's to refuse (or to replace by the fallback team,
   // which the caller must then be in).
   std::string team = spec.team;
@@ -524,8 +532,8 @@ StatusOr<HttpResponse> ApiServer::SubmitJob(const Call& call) {
         call.caller.Describe(), team, team, call.caller.name));
   }
   bool replayed = false;
-  COHORT_ASSIGN_OR_RETURN(auto job,
-                          master_.Submit(std::move(spec), call.caller.name, request_id, &replayed));
+  COHORT_ASSIGN_OR_RETURN(auto job, master_.Submit(std::move(spec), call.caller.name, request_id,
+                                                   &replayed, std::move(team_note)));
   HttpResponse response = JsonResponse(replayed ? 200 : 201, ToJson(job));
   if (replayed) response.headers.emplace_back("Idempotent-Replayed", "true");
   return response;
@@ -581,7 +589,7 @@ StatusOr<HttpResponse> ApiServer::KillJob(const Call& call) {
         "admin may",
         call.caller.Describe(), id, found->user, found->spec.team));
   }
-  COHORT_ASSIGN_OR_RETURN(auto job, master_.Kill(id));
+  COHORT_ASSIGN_OR_RETURN(auto job, master_.Kill(id, call.caller.Describe()));
   return JsonResponse(200, ToJson(*job));
 }
 

@@ -1,5 +1,6 @@
 // The audit log as the API writes it, and the accounting and audit routes: the real ApiServer
 // and Master over SQLite (behind a FailingStateStore), served without a socket.
+#include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 #include <unistd.h>
@@ -50,7 +51,7 @@ class AuditApiTest : public ::testing::Test {
     master_ = std::move(m).value();
     api_ = std::make_unique<ApiServer>(ioc_, *master_);
     for (const char* name : {"ada", "bob", "cy"}) {
-      ASSERT_TRUE(master_->accounts().CreateUser(User{name, true, {}, {}, {}, {}}).ok());
+      ASSERT_TRUE(master_->accounts().CreateUser(User{name, true, {}, {}, {}, {}, {}}).ok());
       tokens_[name] = master_->accounts().Issue(TokenKind::kUser, name, "test")->token;
     }
     tokens_["join"] = master_->accounts().Issue(TokenKind::kJoin, "", "test")->token;
@@ -104,8 +105,8 @@ class AuditApiTest : public ::testing::Test {
   }
 
   std::vector<state::AuditEntry> Entries() {
-    auto entries =
-        master_->audit().Read(state::AuditQuery{FromMicros(0), FromMicros(INT64_MAX), "", 10'000});
+    auto entries = master_->audit().Read(
+        state::AuditQuery{FromMicros(0), FromMicros(INT64_MAX), "", 10'000, ""});
     EXPECT_TRUE(entries.ok());
     return entries.ok() ? *entries : std::vector<state::AuditEntry>{};
   }
@@ -338,6 +339,38 @@ TEST_F(AuditApiTest, AuditQueryFiltersByTimeAndUserNewestLast) {
     EXPECT_EQ(bad.status, 400) << name;
     EXPECT_THAT(Body(bad)["error"]["message"].get<std::string>(), HasSubstr(why));
   }
+}
+
+// cohort audit --job: the calls about one job, with who made them; and its events name the
+// killer too.
+TEST_F(AuditApiTest, AuditQueryFiltersByJobAndTheJobsEventsNameWhoKilledIt) {
+  HttpResponse submitted = Serve("POST", "/api/v1/jobs", kSpec);
+  ASSERT_EQ(submitted.status, 201) << submitted.body;
+  const std::string id = std::to_string(Body(submitted)["id"].get<int64_t>());
+  Serve("POST", "/api/v1/jobs/99/kill", "", {{"x-cohort-user", "cy"}});
+  ASSERT_EQ(Serve("POST", "/api/v1/jobs/" + id + "/kill", "", {{"x-cohort-user", "bob"}}).status,
+            200);
+  HttpResponse r = Serve("GET", "/api/v1/audit", "", {{"x-cohort-user", "ada"}}, {{"job", id}});
+  ASSERT_EQ(r.status, 200) << r.body;
+  const Json doc = Body(r);
+  std::vector<std::string> calls;
+  for (const auto& e : doc["entries"]) {
+    calls.push_back(fmt::format("{} {} {} {}", e["user"].get<std::string>(),
+                                e["method"].get<std::string>(), e["path"].get<std::string>(),
+                                e["target"].get<std::string>()));
+  }
+  EXPECT_EQ(calls, (std::vector<std::string>{"ada POST /api/v1/jobs job " + id,
+                                             "bob POST /api/v1/jobs/" + id + "/kill job " + id}));
+
+  HttpResponse events = Serve("GET", "/api/v1/jobs/" + id + "/events");
+  ASSERT_EQ(events.status, 200) << events.body;
+  Json last = Body(events)["events"].back();
+  EXPECT_EQ(last["message"], "killed while pending by user bob");
+
+  HttpResponse bad = Serve("GET", "/api/v1/audit", "", {{"x-cohort-user", "ada"}}, {{"job", "x"}});
+  EXPECT_EQ(bad.status, 400);
+  EXPECT_THAT(Body(bad)["error"]["message"].get<std::string>(),
+              HasSubstr("job: \"x\" is not a job id"));
 }
 
 TEST_F(AuditApiTest, UsageAnswersWithRowsAndTotalAndRefusesBadParameters) {

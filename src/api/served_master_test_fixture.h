@@ -40,9 +40,10 @@ class ServedMaster : public ::testing::Test {
     ASSERT_TRUE(m.ok()) << m.status().ToString();
     master_ = std::move(m).value();
     api_ = std::make_unique<ApiServer>(ioc_, *master_);
-    ASSERT_TRUE(master_->accounts()
-                    .CreateUser(User{"ada", false, {{"default", TeamRole::kMember}}, {}, {}, {}})
-                    .ok());
+    ASSERT_TRUE(
+        master_->accounts()
+            .CreateUser(User{"ada", false, {{"default", TeamRole::kMember}}, {}, {}, {}, {}})
+            .ok());
     token_ = master_->accounts().Issue(TokenKind::kUser, "ada", "test")->token;
   }
   void TearDown() override {

@@ -1,6 +1,9 @@
 #include "auth/principal.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include <vector>
 
 namespace cohort::auth {
 
@@ -10,6 +13,7 @@ Principal Principal::ForUser(const User& user, std::string token_id) {
   p.name = user.name;
   p.admin = user.admin;
   p.teams.insert(user.teams.begin(), user.teams.end());
+  p.default_team = user.default_team;
   p.token_id = std::move(token_id);
   return p;
 }
@@ -40,6 +44,26 @@ bool CanSubmitTo(const Principal& p, std::string_view team) {
   if (IsAdmin(p)) return true;
   auto role = p.RoleIn(team);
   return p.is_user() && role && *role >= TeamRole::kMember;
+}
+
+StatusOr<std::string> TeamForJobs(const Principal& p, std::string_view fallback) {
+  if (p.default_team) return *p.default_team;
+  std::vector<std::string> teams;
+  for (const auto& [team, role] : p.teams) {
+    if (role >= TeamRole::kMember) teams.push_back(team);
+  }
+  if (teams.size() == 1) return teams[0];
+  if (teams.empty() && IsAdmin(p)) return std::string(fallback);
+  if (teams.empty()) {
+    return Status::PermissionDenied(fmt::format(
+        "{} is in no team they may submit to{}: ask an admin to add you to one (cohort team "
+        "add-member TEAM {})",
+        p.Describe(), p.teams.empty() ? "" : " (a viewer only)", p.name));
+  }
+  return Status::InvalidArgument(fmt::format(
+      "{} may submit to teams {} and has no default team: name one with --team (or team: in "
+      "the spec), or ask an admin to set your default (cohort user set {} --default-team {})",
+      p.Describe(), fmt::join(teams, ", "), p.name, teams[0]));
 }
 
 bool CanReadJob(const Principal& p, std::string_view owner, std::string_view team) {

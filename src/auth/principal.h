@@ -4,9 +4,11 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 
+#include "common/status.h"
 #include "model/account.h"
 
 namespace cohort::auth {
@@ -23,6 +25,7 @@ struct Principal {
   std::string name;  // the user, or the node
   bool admin = false;
   std::map<std::string, TeamRole, std::less<>> teams;
+  std::optional<std::string> default_team;  // as the admin set it (User::default_team)
   std::string token_id;
 
   static Principal ForUser(const User& user, std::string token_id);
@@ -38,6 +41,11 @@ struct Principal {
 bool IsAdmin(const Principal& p);
 // Submit to `team`: an admin, or a member or team admin of it.
 bool CanSubmitTo(const Principal& p, std::string_view team);
+// The team a job that names none goes to: the user's default team if an admin set one, else
+// the one team they may submit to; for a cluster admin in no team, `fallback` (the cluster's
+// default team). kPermissionDenied saying what to ask an admin for when the user may submit to
+// no team; kInvalidArgument naming the teams and how to choose when they may submit to several.
+StatusOr<std::string> TeamForJobs(const Principal& p, std::string_view fallback);
 // See a job whole (spec, environment, events, logs): an admin, its owner, or anyone with a role
 // in its team. Others see only what the scheduler shows of it (docs/security.md, "Listing").
 bool CanReadJob(const Principal& p, std::string_view owner, std::string_view team);

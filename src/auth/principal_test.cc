@@ -21,6 +21,38 @@ TEST(Principal, MembersSubmitToTheirTeamsOnly) {
   EXPECT_TRUE(CanSubmitTo(UserIn({}, /*admin=*/true), "nlp"));
 }
 
+TEST(Principal, AJobWithNoTeamGoesToTheUsersOneTeam) {
+  EXPECT_EQ(TeamForJobs(UserIn({{"vision", TeamRole::kMember}}), "default").value(), "vision");
+  // A viewer's team is not one they submit to.
+  EXPECT_EQ(
+      TeamForJobs(UserIn({{"vision", TeamRole::kAdmin}, {"nlp", TeamRole::kViewer}}), "default")
+          .value(),
+      "vision");
+  EXPECT_EQ(TeamForJobs(UserIn({}, /*admin=*/true), "default").value(), "default");
+}
+
+TEST(Principal, TheAdminsChoiceWinsAmongSeveralTeams) {
+  auto ada = UserIn({{"vision", TeamRole::kMember}, {"nlp", TeamRole::kMember}});
+  auto several = TeamForJobs(ada, "default");
+  ASSERT_EQ(several.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(several.status().message().find("teams nlp, vision"), std::string::npos);
+  EXPECT_NE(several.status().message().find("--team"), std::string::npos);
+  EXPECT_NE(several.status().message().find("cohort user set ada --default-team nlp"),
+            std::string::npos);
+  ada.default_team = "vision";
+  EXPECT_EQ(TeamForJobs(ada, "default").value(), "vision");
+}
+
+TEST(Principal, AUserInNoTeamIsToldWhatToAskFor) {
+  for (const auto& teams : {std::map<std::string, TeamRole>{},
+                            std::map<std::string, TeamRole>{{"vision", TeamRole::kViewer}}}) {
+    auto none = TeamForJobs(UserIn(teams), "default");
+    ASSERT_EQ(none.status().code(), StatusCode::kPermissionDenied);
+    EXPECT_NE(none.status().message().find("cohort team add-member TEAM ada"), std::string::npos)
+        << none.status().message();
+  }
+}
+
 TEST(Principal, OwnersAndTeamAdminsChangeJobs) {
   auto member = UserIn({{"vision", TeamRole::kMember}});
   EXPECT_TRUE(CanChangeJob(member, "ada", "vision"));

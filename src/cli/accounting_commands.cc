@@ -25,6 +25,7 @@ struct AuditOptions {
   std::string since;
   std::string until;
   std::string user;
+  std::string job;
   int64_t limit = 0;  // 0: the master's default
   std::string output = "table";
 };
@@ -119,6 +120,7 @@ int RunAudit(const GlobalOptions& g, const AuditOptions& o) {
   auto doc = (*c)->Audit({{"since", o.since},
                           {"until", o.until},
                           {"user", o.user},
+                          {"job", o.job},
                           {"limit", o.limit > 0 ? std::to_string(o.limit) : ""}});
   if (!doc.ok()) return Fail("audit", doc.status());
   if (o.output == "json") {
@@ -170,6 +172,8 @@ void AddAccountingCommands(CLI::App& app, GlobalOptions& g) {
   a->add_option("--since", audit->since, fmt::format("From: {}", kTimeForms));
   a->add_option("--until", audit->until, fmt::format("To, not included: {}", kTimeForms));
   a->add_option("--user", audit->user, "Only calls by this user");
+  a->add_option("--job", audit->job,
+                "Only calls about this job (ID): its submission and kills, with who made them");
   a->add_option("--limit", audit->limit, "The newest N entries (default 100, at most 10000)")
       ->check(CLI::Range(1, 10'000));
   AddOutputOption(a, audit->output);

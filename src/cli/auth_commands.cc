@@ -36,9 +36,10 @@ std::string TeamsText(const Json& teams) {
 }
 
 void PrintUsers(const Json& users) {
-  Table table({"USER", "ADMIN", "TEAMS", "UID", "GID", "CREATED"});
+  Table table({"USER", "ADMIN", "TEAMS", "DEFAULT TEAM", "UID", "GID", "CREATED"});
   for (const auto& u : users) {
     table.Add({Text(u, "name"), u["admin"].get<bool>() ? "yes" : "no", TeamsText(u["teams"]),
+               u.value("default_team", Json()).is_string() ? Text(u, "default_team") : "-",
                u["uid"].is_null() ? "-" : std::to_string(u["uid"].get<int64_t>()),
                u["gid"].is_null() ? "-" : std::to_string(u["gid"].get<int64_t>()),
                Text(u, "created_at")});
@@ -113,7 +114,8 @@ void AddLogin(CLI::App& app, GlobalOptions& g) {
   });
 
   auto output = std::make_shared<std::string>("table");
-  auto* whoami = app.add_subcommand("whoami", "Who the token belongs to, and their teams");
+  auto* whoami = app.add_subcommand(
+      "whoami", "Who the token belongs to, their teams, and where jobs without --team go");
   AddOutputOption(whoami, *output);
   whoami->callback([&g, output] {
     WithClient(g, "whoami", [&](client::CohortClient& c) -> Status {
@@ -121,6 +123,13 @@ void AddLogin(CLI::App& app, GlobalOptions& g) {
       Print(me, *output, [&] {
         fmt::print("{}{}\nteams: {}\n", Text(me, "name"), me["admin"].get<bool>() ? " (admin)" : "",
                    TeamsText(me["teams"]));
+        // Where `cohort run` without --team sends a job, and whether an admin chose it.
+        if (me.value("job_team", Json()).is_string()) {
+          fmt::print("jobs go to: {}{}\n", Text(me, "job_team"),
+                     me.value("default_team", Json()).is_string() ? " (your default team)" : "");
+        } else if (me.value("job_team_problem", Json()).is_string()) {
+          fmt::print("jobs go to: none without --team: {}\n", Text(me, "job_team_problem"));
+        }
       });
       return Status::Ok();
     });
@@ -135,6 +144,8 @@ struct UserOptions {
   int64_t uid = -1;
   int64_t gid = -1;
   bool clear_ids = false;
+  std::string default_team;
+  bool no_default_team = false;
   std::string output = "table";
 };
 
@@ -191,13 +202,19 @@ void AddUser(CLI::App& app, GlobalOptions& g) {
   });
 
   auto set = std::make_shared<UserOptions>();
-  auto* s = user->add_subcommand("set", "Change a user: --admin / --no-admin, --uid, --gid");
+  auto* s = user->add_subcommand(
+      "set", "Change a user: --admin / --no-admin, --uid, --gid, --default-team");
   s->add_option("USER", set->name, "User name")->required();
   s->add_flag("--admin", set->admin, "Make them a cluster admin");
   s->add_flag("--no-admin", set->no_admin, "Take the cluster admin right away");
   s->add_option("--uid", set->uid, "Run their tasks with this uid")->check(CLI::NonNegativeNumber);
   s->add_option("--gid", set->gid, "... and this gid")->check(CLI::NonNegativeNumber);
   s->add_flag("--clear-ids", set->clear_ids, "Back to the Unix account named like the user");
+  s->add_option("--default-team", set->default_team,
+                "Where their jobs go when they name no team (one they are a member of); needed "
+                "when they are in several teams");
+  s->add_flag("--no-default-team", set->no_default_team,
+              "Forget it: their jobs go to their one team, if they have one");
   AddOutputOption(s, set->output);
   s->callback([&g, set] {
     Json change = Json::object();
@@ -206,6 +223,8 @@ void AddUser(CLI::App& app, GlobalOptions& g) {
     if (set->clear_ids) change["uid"] = change["gid"] = nullptr;
     if (set->uid >= 0) change["uid"] = set->uid;
     if (set->gid >= 0) change["gid"] = set->gid;
+    if (!set->default_team.empty()) change["default_team"] = set->default_team;
+    if (set->no_default_team) change["default_team"] = nullptr;
     WithClient(g, "user set", [&](client::CohortClient& c) -> Status {
       COHORT_ASSIGN_OR_RETURN(Json u, c.UpdateUser(set->name, change));
       Print(u, set->output, [&] { PrintUsers(Json::array({u})); });

@@ -137,7 +137,7 @@ TEST_P(AccountingTest, GroupsByTeamAndUserAndFiltersByEither) {
   RunPosted();
   Report("a", TaskState::kRunning);
   clock_.Set(At("2026-11-02T11:00:00Z"));
-  ASSERT_TRUE(master_->Kill(killed).ok());
+  ASSERT_TRUE(master_->Kill(killed, "user ada").ok());
   Report("a", TaskState::kKilled);  // every task: the other jobs end too
   RunPosted();
   ASSERT_EQ(GetJob(ada).state, JobState::kFailed);
@@ -213,7 +213,7 @@ TEST_P(AccountingTest, AuditRetentionPrunesOldEntriesAtMostOnceAnHour) {
   };
   auto paths = [&] {
     auto entries =
-        master_->audit().Read(state::AuditQuery{FromMicros(0), FromMicros(INT64_MAX), "", 100});
+        master_->audit().Read(state::AuditQuery{FromMicros(0), FromMicros(INT64_MAX), "", 100, ""});
     EXPECT_TRUE(entries.ok());
     std::vector<std::string> out;
     for (const auto& e : *entries) out.push_back(e.path);

@@ -32,6 +32,22 @@ Status CheckUnixIds(const User& user) {
   return Status::Ok();
 }
 
+// A user's jobs may default only to a team they may submit to (auth::CanSubmitTo).
+bool MaySubmitTo(const User& user, const std::string& team) {
+  auto it = user.teams.find(team);
+  return user.admin || (it != user.teams.end() && it->second >= TeamRole::kMember);
+}
+
+Status CheckDefaultTeam(const User& user) {
+  if (!user.default_team) return Status::Ok();
+  COHORT_RETURN_IF_ERROR(ValidateTeamName(*user.default_team, "default_team"));
+  if (MaySubmitTo(user, *user.default_team)) return Status::Ok();
+  return Status::InvalidArgument(fmt::format(
+      "default_team: {} may not submit to team {}; make them a member first (cohort team "
+      "add-member {} {})",
+      user.name, *user.default_team, *user.default_team, user.name));
+}
+
 Status UnknownUser(std::string_view name) {
   return Status::NotFound(fmt::format("user {} does not exist; see `cohort user list`", name));
 }
@@ -61,6 +77,7 @@ StatusOr<User> Accounts::CreateUser(User user) {
   for (const auto& [team, role] : user.teams) {
     COHORT_RETURN_IF_ERROR(ValidateTeamName(team, "teams"));
   }
+  COHORT_RETURN_IF_ERROR(CheckDefaultTeam(user));
   if (users_.count(user.name)) {
     return Status::AlreadyExists(fmt::format("user {} already exists", user.name));
   }
@@ -77,7 +94,9 @@ StatusOr<User> Accounts::UpdateUser(const std::string& name, const UserChange& c
   if (change.admin) user.admin = *change.admin;
   if (change.uid) user.uid = *change.uid;
   if (change.gid) user.gid = *change.gid;
+  if (change.default_team) user.default_team = *change.default_team;
   COHORT_RETURN_IF_ERROR(CheckUnixIds(user));
+  COHORT_RETURN_IF_ERROR(CheckDefaultTeam(user));
   COHORT_RETURN_IF_ERROR(store_.SaveUser(user));
   it->second = user;
   return user;
@@ -104,6 +123,7 @@ StatusOr<User> Accounts::SetTeamRole(const std::string& name, const std::string&
   } else if (user.teams.erase(team) == 0) {
     return Status::NotFound(fmt::format("user {} is not in team {}", name, team));
   }
+  if (user.default_team == team && !MaySubmitTo(user, team)) user.default_team.reset();
   COHORT_RETURN_IF_ERROR(store_.SaveUser(user));
   it->second = user;
   return user;

@@ -29,6 +29,8 @@ struct UserChange {
   std::optional<bool> admin;
   std::optional<std::optional<int64_t>> uid;  // set to nullopt: back to the account by name
   std::optional<std::optional<int64_t>> gid;
+  // set to nullopt: their jobs go where auth::TeamForJobs chooses
+  std::optional<std::optional<std::string>> default_team;
 };
 
 // What a user's tokens may cost the master: a user holds at most this many valid tokens, and
@@ -46,11 +48,12 @@ class Accounts {
   // --- Users ---
   // kAlreadyExists; kInvalidArgument for a bad name, uid or gid.
   StatusOr<User> CreateUser(User user);
-  // kNotFound.
+  // kNotFound; kInvalidArgument for a default team the user may not submit to.
   StatusOr<User> UpdateUser(const std::string& name, const UserChange& change);
   // Revokes the user's tokens too. kNotFound.
   Status DeleteUser(const std::string& name);
-  // Gives `user` `role` in `team`, or takes the team away (nullopt). kNotFound.
+  // Gives `user` `role` in `team`, or takes the team away (nullopt); a default team the user
+  // may no longer submit to is cleared with it. kNotFound.
   StatusOr<User> SetTeamRole(const std::string& user, const std::string& team,
                              std::optional<TeamRole> role);
   const User* FindUser(std::string_view name) const;

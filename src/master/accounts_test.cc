@@ -1,4 +1,5 @@
-// What a user's tokens may cost the master: a bound on valid ones, and old dead ones pruned.
+// What a user's tokens may cost the master: a bound on valid ones, and old dead ones pruned;
+// and the default team an admin sets for a user's jobs.
 #include "master/accounts.h"
 
 #include <gtest/gtest.h>
@@ -99,6 +100,36 @@ TEST_F(AccountsTest, APruneThatCannotDeleteIssuesNothing) {
   store_.FailWrites(false);
   EXPECT_TRUE(accounts_.Issue(TokenKind::kUser, "ada", "t").ok());
   EXPECT_EQ(StoredTokens("ada"), kKeptDeadTokensPerSubject + 1);
+}
+
+TEST_F(AccountsTest, ADefaultTeamMustBeOneTheUserMaySubmitTo) {
+  ASSERT_TRUE(accounts_.SetTeamRole("ada", "vision", TeamRole::kMember).ok());
+  ASSERT_TRUE(accounts_.SetTeamRole("ada", "nlp", TeamRole::kViewer).ok());
+  UserChange to_nlp;
+  to_nlp.default_team = std::optional<std::string>("nlp");
+  auto refused = accounts_.UpdateUser("ada", to_nlp);
+  ASSERT_EQ(refused.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(refused.status().message().find("cohort team add-member nlp ada"), std::string::npos)
+      << refused.status().message();
+  EXPECT_EQ(accounts_.FindUser("ada")->default_team, std::nullopt);
+
+  UserChange to_vision;
+  to_vision.default_team = std::optional<std::string>("vision");
+  ASSERT_TRUE(accounts_.UpdateUser("ada", to_vision).ok());
+  EXPECT_EQ(accounts_.FindUser("ada")->default_team, std::optional<std::string>("vision"));
+  // Durable: a master that loads the store again has it.
+  Accounts reloaded{store_, clock_};
+  ASSERT_TRUE(reloaded.Load().ok());
+  EXPECT_EQ(reloaded.FindUser("ada")->default_team, std::optional<std::string>("vision"));
+}
+
+TEST_F(AccountsTest, LeavingTheDefaultTeamClearsIt) {
+  ASSERT_TRUE(accounts_.SetTeamRole("ada", "vision", TeamRole::kMember).ok());
+  UserChange to_vision;
+  to_vision.default_team = std::optional<std::string>("vision");
+  ASSERT_TRUE(accounts_.UpdateUser("ada", to_vision).ok());
+  ASSERT_TRUE(accounts_.SetTeamRole("ada", "vision", TeamRole::kViewer).ok());
+  EXPECT_EQ(accounts_.FindUser("ada")->default_team, std::nullopt);
 }
 
 }  // namespace

@@ -85,7 +85,7 @@ TEST_P(HistoryTest, EndsAfterRunningTeachAndTheOthersDoNot) {
   RunPosted();
   Report("a", TaskState::kRunning);
   clock_.Advance(minutes(15));
-  ASSERT_TRUE(master_->Kill(killed).ok());
+  ASSERT_TRUE(master_->Kill(killed, "user ada").ok());
   Report("a", TaskState::kKilled);
   RunPosted();
   ASSERT_EQ(GetJob(killed).state, JobState::kKilled);
@@ -112,7 +112,7 @@ TEST_P(HistoryTest, EndsAfterRunningTeachAndTheOthersDoNot) {
   big.name = "pending";
   JobId pending = master_->Submit(big, "ada")->id;
   RunPosted();
-  ASSERT_TRUE(master_->Kill(pending).ok());
+  ASSERT_TRUE(master_->Kill(pending, "user ada").ok());
   ASSERT_EQ(GetJob(pending).state, JobState::kKilled);
   // Its task could not start (the agent reports no process): its time says nothing either.
   JobId unstarted = SubmitNamed("unstarted");
@@ -199,7 +199,7 @@ TEST_P(HistoryTest, WhyNamesTheLevelNothingToGoByAndThePromotion) {
 
   // A job requeued after 2 hours on its GPU is in level 1, and promoted only after waiting
   // twice as long as it ran.
-  ASSERT_TRUE(master_->Kill(waiting).ok());
+  ASSERT_TRUE(master_->Kill(waiting, "user ada").ok());
   Report("a", TaskState::kSucceeded, 0);
   RunPosted();
   JobId requeued = SubmitNamed("requeued", /*max_attempts=*/2);

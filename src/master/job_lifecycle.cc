@@ -33,7 +33,7 @@ uint64_t JobLifecycle::BumpNode(const std::string& node_id) {
 }
 
 StatusOr<Job> JobLifecycle::Submit(JobSpec spec, std::string user, std::string request_id,
-                                   bool* replayed) {
+                                   bool* replayed, std::string team_note) {
   if (replayed) *replayed = false;
   COHORT_RETURN_IF_ERROR(journal_.CheckWritable());
   std::string digest;
@@ -80,8 +80,9 @@ StatusOr<Job> JobLifecycle::Submit(JobSpec spec, std::string user, std::string r
   Resources total = job.spec.TotalResources();
   JobEvent submitted{
       0, job.submitted_at, "submitted",
-      fmt::format("by {}: {} task{}, {}{}", job.user, job.spec.TotalReplicas(),
-                  job.spec.TotalReplicas() == 1 ? "" : "s", total.ToString(), fallback_note)};
+      fmt::format("by {}: {} task{}, {}{}{}", job.user, job.spec.TotalReplicas(),
+                  job.spec.TotalReplicas() == 1 ? "" : "s", total.ToString(),
+                  team_note.empty() ? "" : fmt::format(" ({})", team_note), fallback_note)};
   COHORT_ASSIGN_OR_RETURN(Job * stored, jobs_.Create(std::move(job), {submitted}));
   spdlog::info("job {} ({}) submitted by {}", stored->id, stored->spec.name, stored->user);
   scheduling_.Arrive(*stored);
@@ -110,7 +111,7 @@ Status JobLifecycle::CheckQueueCaps(const std::string& user, const std::string& 
   return Status::Ok();
 }
 
-StatusOr<const Job*> JobLifecycle::Kill(JobId id) {
+StatusOr<const Job*> JobLifecycle::Kill(JobId id, const std::string& by) {
   COHORT_RETURN_IF_ERROR(journal_.CheckWritable());
   Job* found = jobs_.Find(id);
   if (!found) return Status::NotFound(fmt::format("job {} does not exist", id));
@@ -125,10 +126,10 @@ StatusOr<const Job*> JobLifecycle::Kill(JobId id) {
     job.state = JobState::kKilled;
     jobs_.Reindex(job);
     job.finished_at = clock_.Now();
-    job.message = "killed while pending";
-    events.push_back(jobs_.Event(job, "killed", "killed while pending"));
+    job.message = fmt::format("killed while pending by {}", by);
+    events.push_back(jobs_.Event(job, "killed", job.message));
   } else {
-    Stop(job, JobState::kKilled, "killed by request", events);
+    Stop(job, JobState::kKilled, fmt::format("killed by {}", by), events);
     FinishIfStopped(job, events);
   }
   COHORT_RETURN_IF_ERROR(jobs_.Persist(job, std::move(events)));

@@ -33,11 +33,14 @@ class JobLifecycle final : public DecisionTaker {
   // kTooManyRequests when the user or the team has as many jobs waiting as it may queue.
   // `request_id` (may be empty) names the submission: a retry with the same id by the same user
   // returns the job the first one created instead of a second job (kAlreadyExists if the id
-  // came with another spec); `replayed`, if given, says which.
-  StatusOr<Job> Submit(JobSpec spec, std::string user, std::string request_id, bool* replayed);
+  // came with another spec); `replayed`, if given, says which. `team_note`, if given, says in
+  // the job's "submitted" event why it went to its team (the spec named none).
+  StatusOr<Job> Submit(JobSpec spec, std::string user, std::string request_id, bool* replayed,
+                       std::string team_note = {});
   // Stops every task of the job (SIGTERM, grace period, SIGKILL on the agents); the job is
-  // KILLED once every agent confirms. kNotFound; kFailedPrecondition if it already ended.
-  StatusOr<const Job*> Kill(JobId id);
+  // KILLED once every agent confirms. `by` ("user ada") is named in its events.
+  // kNotFound; kFailedPrecondition if it already ended.
+  StatusOr<const Job*> Kill(JobId id, const std::string& by);
 
   // Asks every live task of the job to stop; the job finishes as `target` once all are gone.
   void Stop(Job& job, JobState target, std::string reason, std::vector<JobEvent>& events);

@@ -110,7 +110,7 @@ TEST_F(JobLifecycleTest, ASubmissionBeyondAQueueCapIsRefusedNamingTheCap) {
               StartsWith("team default has 3 jobs waiting to start, the most one team may have "
                          "queued (cohortd master --max-queued-per-team 3)"));
   // A job that starts, or is killed, is no longer queued.
-  ASSERT_TRUE(parts_->lifecycle.Kill(first).ok());
+  ASSERT_TRUE(parts_->lifecycle.Kill(first, "user ada").ok());
   EXPECT_NE(Submit(GangSpec(1, 1), "ada"), 0);
   AddNode("a", 8);
   loop_->RunPosted();
@@ -121,9 +121,13 @@ TEST_F(JobLifecycleTest, ASubmissionBeyondAQueueCapIsRefusedNamingTheCap) {
 
 TEST_F(JobLifecycleTest, KillOfAPendingJobEndsItAtOnceAndOfAnEndedJobIsFailedPrecondition) {
   JobId id = Submit(GangSpec(1, 1));
-  auto killed = parts_->lifecycle.Kill(id);
+  auto killed = parts_->lifecycle.Kill(id, "user bob");
   ASSERT_TRUE(killed.ok()) << killed.status().ToString();
   EXPECT_EQ((*killed)->state, JobState::kKilled);
+  EXPECT_EQ((*killed)->message, "killed while pending by user bob");
+  auto events = parts_->jobs.Events(id);
+  ASSERT_TRUE(events.ok());
+  EXPECT_EQ(events->back().message, "killed while pending by user bob");
   EXPECT_TRUE((*killed)->finished_at.has_value());
   EXPECT_EQ(parts_->jobs.pending().count(id), 0u);
   EXPECT_FALSE(parts_->jobs.IsActive(id));
@@ -132,9 +136,9 @@ TEST_F(JobLifecycleTest, KillOfAPendingJobEndsItAtOnceAndOfAnEndedJobIsFailedPre
   ASSERT_EQ(stored->size(), 1u);
   EXPECT_EQ((*stored)[0].state, JobState::kKilled) << "durable when Kill returns";
 
-  auto again = parts_->lifecycle.Kill(id);
+  auto again = parts_->lifecycle.Kill(id, "user ada");
   EXPECT_EQ(again.status().code(), StatusCode::kFailedPrecondition);
-  EXPECT_EQ(parts_->lifecycle.Kill(id + 1).status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(parts_->lifecycle.Kill(id + 1, "user ada").status().code(), StatusCode::kNotFound);
 }
 
 TEST_F(JobLifecycleTest, KillOfAStartedJobAsksEveryTaskToStopAndEndsItOnceTheyAreGone) {
@@ -142,9 +146,10 @@ TEST_F(JobLifecycleTest, KillOfAStartedJobAsksEveryTaskToStopAndEndsItOnceTheyAr
   JobId id = Started(GangSpec(2, 1));
   uint64_t node_version = parts_->nodes.At("a").version;
 
-  auto killed = parts_->lifecycle.Kill(id);
+  auto killed = parts_->lifecycle.Kill(id, "user bob");
   ASSERT_TRUE(killed.ok());
   EXPECT_EQ(job(id).state, JobState::kStopping);
+  EXPECT_EQ(job(id).message, "killed by user bob");
   EXPECT_EQ(job(id).stop_target, JobState::kKilled);
   for (const auto& t : job(id).tasks) EXPECT_TRUE(t.stop_requested) << t.Name();
   EXPECT_GT(parts_->nodes.At("a").version, node_version) << "the agent is told to stop them";
@@ -234,7 +239,7 @@ TEST_F(JobLifecycleTest, APlacementThatWouldOverfillANodesDesiredStateWaitsAndSa
   EXPECT_GT(sent, size_t{31} << 20);
   EXPECT_LE(sent, static_cast<size_t>(kMaxNodeTaskTextBytes));
   // Once the first ends, the third starts.
-  auto killed = parts_->lifecycle.Kill(first);
+  auto killed = parts_->lifecycle.Kill(first, "user ada");
   ASSERT_TRUE(killed.ok());
   AgentReport report = ReportOf("a", TaskState::kRunning);  // the second's tasks
   for (const auto& t : job(first).tasks) {

@@ -83,10 +83,11 @@ class Master {
 
   // --- Jobs (JobLifecycle, JobBook) ---
   StatusOr<Job> Submit(JobSpec spec, std::string user, std::string request_id = {},
-                       bool* replayed = nullptr) {
-    return lifecycle_.Submit(std::move(spec), std::move(user), std::move(request_id), replayed);
+                       bool* replayed = nullptr, std::string team_note = {}) {
+    return lifecycle_.Submit(std::move(spec), std::move(user), std::move(request_id), replayed,
+                             std::move(team_note));
   }
-  StatusOr<const Job*> Kill(JobId id) { return lifecycle_.Kill(id); }
+  StatusOr<const Job*> Kill(JobId id, const std::string& by) { return lifecycle_.Kill(id, by); }
   // kNotFound for an unknown id.
   StatusOr<const Job*> GetJob(JobId id) const { return jobs_.Get(id); }
   // Every job that `filter` selects, in id order (the API pages them: api/job_pages.h).

@@ -116,7 +116,7 @@ TEST_F(MasterFullDiskTest, RefusesNewWorkAndKeepsEverythingAcknowledged) {
   EXPECT_TRUE(fail_stops_.empty()) << "nothing had changed: no reason to stop";
 
   // A kill changes the job in memory before its write: that write failing stops the master.
-  EXPECT_FALSE(master_->Kill(acknowledged[1]).ok());
+  EXPECT_FALSE(master_->Kill(acknowledged[1], "user ada").ok());
   ASSERT_EQ(fail_stops_.size(), 1u);
   EXPECT_THAT(fail_stops_[0].message(), HasSubstr("saving job " + std::to_string(acknowledged[1])));
   EXPECT_THAT(fail_stops_[0].message(), HasSubstr("disk is full"));
@@ -135,7 +135,7 @@ TEST_F(MasterFullDiskTest, RefusesNewWorkAndKeepsEverythingAcknowledged) {
   auto next = master_->Submit(Spec("after"), "ada");
   ASSERT_TRUE(next.ok()) << next.status().ToString();
   EXPECT_EQ(next->id, acknowledged.back() + 1);
-  auto killed = master_->Kill(acknowledged[1]);
+  auto killed = master_->Kill(acknowledged[1], "user ada");
   ASSERT_TRUE(killed.ok()) << killed.status().ToString();
   EXPECT_EQ((*killed)->state, JobState::kKilled);
   EXPECT_EQ(fail_stops_.size(), 1u);

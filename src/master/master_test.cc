@@ -137,7 +137,7 @@ TEST_P(MasterTest, KillStopsTasksAndFreesGpusOnlyWhenConfirmed) {
   JobId id = Submit(2, 2);
   RunPosted();
   Report("a", TaskState::kRunning);
-  ASSERT_TRUE(master_->Kill(id).ok());
+  ASSERT_TRUE(master_->Kill(id, "user ada").ok());
   EXPECT_EQ(GetJob(id).state, JobState::kStopping);
   EXPECT_EQ(master_->nodes().List().at(0).gpu_holders.size(), 4u);  // not yet confirmed
   EXPECT_TRUE(master_->nodes().DesiredFor("a")->tasks.empty());
@@ -151,9 +151,9 @@ TEST_P(MasterTest, KillStopsTasksAndFreesGpusOnlyWhenConfirmed) {
   ASSERT_TRUE(master_->nodes().Sync("a", report).ok());
   EXPECT_EQ(GetJob(id).state, JobState::kKilled);
   EXPECT_TRUE(master_->nodes().List().at(0).gpu_holders.empty());
-  auto again = master_->Kill(id);
+  auto again = master_->Kill(id, "user ada");
   EXPECT_EQ(again.status().code(), StatusCode::kFailedPrecondition);
-  EXPECT_EQ(master_->Kill(9999).status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(master_->Kill(9999, "user ada").status().code(), StatusCode::kNotFound);
 }
 
 TEST_P(MasterTest, TaskMissingFromAnAppliedReportIsLost) {
@@ -280,7 +280,7 @@ TEST_P(MasterTest, TeamsAreDurableAndUnknownTeamsAreRefused) {
   EXPECT_EQ(teams[1].quota.max_gpus, 6);
   EXPECT_EQ(teams[1].pending_jobs, 1);
   EXPECT_EQ(master_->teams().Delete("vision").code(), StatusCode::kFailedPrecondition);
-  ASSERT_TRUE(master_->Kill(job->id).ok());
+  ASSERT_TRUE(master_->Kill(job->id, "user ada").ok());
   EXPECT_TRUE(master_->teams().Delete("vision").ok());
   EXPECT_EQ(master_->teams().Delete("vision").code(), StatusCode::kNotFound);
 }
@@ -427,7 +427,7 @@ TEST_P(MasterTest, AWriteThatFailsAfterAChangeStopsTheMasterAndLosesNothingAckno
   Report("a", TaskState::kRunning);
   ASSERT_EQ(GetJob(id).state, JobState::kRunning);  // acknowledged: the agent was told
   store_->FailWrites(true, {Call::kSaveJob});
-  auto killed = master_->Kill(id);
+  auto killed = master_->Kill(id, "user ada");
   EXPECT_EQ(killed.status().code(), StatusCode::kInternal) << "the kill was not acknowledged";
   ASSERT_EQ(fail_stops_.size(), 1u);
   EXPECT_THAT(fail_stops_[0].message(), HasSubstr("saving job " + std::to_string(id)));

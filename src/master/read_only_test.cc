@@ -29,7 +29,7 @@ TEST_P(MasterTest, AStateDiskShortOfSpaceMakesTheMasterReadOnlyAndItResumesByIts
   auto refused = master_->Submit(MakeSpec(1, 1), "ada");
   EXPECT_EQ(refused.status().code(), StatusCode::kUnavailable);
   EXPECT_THAT(refused.status().message(), HasSubstr("read-only"));
-  EXPECT_EQ(master_->Kill(running).status().code(), StatusCode::kUnavailable);
+  EXPECT_EQ(master_->Kill(running, "user ada").status().code(), StatusCode::kUnavailable);
 
   // The task ends: the agent is heard, its report waits (nothing to forget yet).
   DesiredState answer = Report("n1", TaskState::kSucceeded, 0);

@@ -168,7 +168,7 @@ TEST_F(ReconcilerTest, DesiredForListsOnlyTheLiveTasksNotAskedToStopOfThatNode) 
   std::string node = job(kept).tasks[0].node_id;
   std::string other = job(killed).tasks[0].node_id;
   ASSERT_NE(node, other) << "each fills a node";
-  ASSERT_TRUE(parts_->lifecycle.Kill(killed).ok());
+  ASSERT_TRUE(parts_->lifecycle.Kill(killed, "user ada").ok());
 
   auto desired = parts_->reconciler.DesiredFor(node);
   ASSERT_TRUE(desired.ok());

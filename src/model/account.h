@@ -35,6 +35,9 @@ struct User {
   // like the user.
   std::optional<int64_t> uid;
   std::optional<int64_t> gid;
+  // Where the user's jobs go when they name no team, when an admin chose it: needed by a user
+  // who may submit to several teams (auth::TeamForJobs).
+  std::optional<std::string> default_team;
   Timestamp created_at;
 };
 

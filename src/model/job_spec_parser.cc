@@ -1115,7 +1115,9 @@ class Validator {
 };
 
 StatusOr<JobSpec> Validate(const Json& doc, std::vector<std::string> errors,
-                           std::string_view prefix, const std::string& base_dir = "") {
+                           std::string_view prefix, const std::string& base_dir = "",
+                           bool* names_team = nullptr) {
+  if (names_team) *names_team = doc.is_object() && doc.contains("team");
   Validator validator(std::move(errors), base_dir);
   JobSpec spec = validator.Job(doc);
   std::vector<std::string>& found = validator.errors();
@@ -1185,19 +1187,21 @@ std::string SpecTooLarge(uint64_t bytes) {
                      kMaxSpecBytes, FormatByteSize(kMaxSpecBytes));
 }
 
-StatusOr<JobSpec> ParseJobSpec(std::string_view text, std::string_view source) {
-  return ParseJobSpecFile(text, source, "");
+StatusOr<JobSpec> ParseJobSpec(std::string_view text, std::string_view source, bool* names_team) {
+  return ParseJobSpecFile(text, source, "", names_team);
 }
 
 StatusOr<JobSpec> ParseJobSpecFile(std::string_view text, std::string_view source,
-                                   const std::string& base_dir) {
+                                   const std::string& base_dir, bool* names_team) {
   std::string prefix = source == kDefaultSource ? "" : fmt::format("{}: ", source);
   if (static_cast<int64_t>(text.size()) > kMaxSpecBytes) {
     return Status::InvalidArgument(fmt::format("{}: {}", source, SpecTooLarge(text.size())));
   }
   try {
     auto json = ReadPlainJson(text, source);
-    if (json && json->problem.empty()) return Validate(json->doc, {}, prefix, base_dir);
+    if (json && json->problem.empty()) {
+      return Validate(json->doc, {}, prefix, base_dir, names_team);
+    }
     if (static_cast<int64_t>(text.size()) > kMaxYamlSpecBytes) {
       if (json) return Status::InvalidArgument(json->problem);
       return Status::InvalidArgument(fmt::format(
@@ -1232,7 +1236,7 @@ StatusOr<JobSpec> ParseJobSpecFile(std::string_view text, std::string_view sourc
       size_t first = text.find_first_not_of(" \t\r\n");
       if (first != std::string_view::npos && (text[first] == '{' || text[first] == '[')) {
         try {
-          return Validate(Json::parse(text), {}, prefix, base_dir);
+          return Validate(Json::parse(text), {}, prefix, base_dir, names_team);
         } catch (const Json::parse_error& je) {
           return Status::InvalidArgument(JsonSyntaxError(source, je));
         }
@@ -1256,7 +1260,7 @@ StatusOr<JobSpec> ParseJobSpecFile(std::string_view text, std::string_view sourc
             "{}: the document is nested too deeply or expands (through aliases) too far", source));
       }
     }
-    return Validate(doc, std::move(errors), prefix, base_dir);
+    return Validate(doc, std::move(errors), prefix, base_dir, names_team);
   } catch (const std::exception& e) {
     return Status::InvalidArgument(
         fmt::format("{}: cannot read the job spec: {}", source, JsonErrorText(e)));

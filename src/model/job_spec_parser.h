@@ -16,13 +16,16 @@
 
 namespace cohort {
 
-// `text` may be YAML or JSON (JSON is YAML). `source` names the file in messages.
-StatusOr<JobSpec> ParseJobSpec(std::string_view text, std::string_view source = "job spec");
+// `text` may be YAML or JSON (JSON is YAML). `source` names the file in messages. If
+// `names_team` is given, it says whether the text names a team (a spec that names none gets
+// JobSpec::team's default, which the master replaces by the submitter's team).
+StatusOr<JobSpec> ParseJobSpec(std::string_view text, std::string_view source = "job spec",
+                               bool* names_team = nullptr);
 StatusOr<JobSpec> ParseJobSpecJson(const Json& doc);
 // As ParseJobSpec, but a relative `workdir` is taken relative to `base_dir` (the directory of
 // the spec file, as the CLI does) instead of the task's own directory on its node.
 StatusOr<JobSpec> ParseJobSpecFile(std::string_view text, std::string_view source,
-                                   const std::string& base_dir);
+                                   const std::string& base_dir, bool* names_team = nullptr);
 
 // "300000 bytes is too large; a job spec is at most 262144 bytes (256Ki)", for a text longer
 // than kMaxSpecBytes (model/limits.h), which ParseJobSpec refuses with this reason.

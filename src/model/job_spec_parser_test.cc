@@ -230,6 +230,24 @@ TEST(JobSpecParser, AppliesDefaults) {
   EXPECT_EQ(Parse(WithJob("restart: {}")).restart, RestartPolicy{});
 }
 
+// The master sends a job that names no team to its submitter's team (auth::TeamForJobs).
+TEST(JobSpecParser, SaysWhetherTheSpecNamesATeam) {
+  bool names_team = true;
+  ASSERT_TRUE(ParseJobSpec(kMinimalYaml, "job spec", &names_team).ok());
+  EXPECT_FALSE(names_team);
+  ASSERT_TRUE(ParseJobSpec(WithJob("team: default"), "job spec", &names_team).ok());
+  EXPECT_TRUE(names_team);
+  ASSERT_TRUE(ParseJobSpec(R"({"name": "a", "tasks": [{"role": "w", "command": ["x"]}]})",
+                           "job spec", &names_team)
+                  .ok());
+  EXPECT_FALSE(names_team);
+  ASSERT_TRUE(
+      ParseJobSpec(R"({"name": "a", "team": "vision", "tasks": [{"role": "w", "command": ["x"]}]})",
+                   "job spec", &names_team)
+          .ok());
+  EXPECT_TRUE(names_team);
+}
+
 TEST(JobSpecParser, RestartPolicyReadsEveryFieldAndBacksOffExponentially) {
   JobSpec spec = Parse(
       WithJob("restart: {max_attempts: 5, on: [node_lost, preempted, node_lost], backoff: 2s, "

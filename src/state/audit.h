@@ -25,13 +25,14 @@ struct AuditEntry {
   std::string outcome;
 };
 
-// Entries with since <= time < until (and of `user`, if not empty); the newest `limit`, oldest
-// first.
+// Entries with since <= time < until (and of `user`, and about `target` such as "job 12", if
+// not empty); the newest `limit`, oldest first.
 struct AuditQuery {
   Timestamp since;
   Timestamp until;
   std::string user;
   int64_t limit = 100;
+  std::string target;
 };
 
 }  // namespace cohort::state

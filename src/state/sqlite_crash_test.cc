@@ -403,7 +403,7 @@ class AuditPowerCutTest : public SqliteCrashTest {
     EXPECT_TRUE(store.ok()) << store.status().ToString();
     std::vector<std::string> lines;
     if (!store.ok()) return lines;
-    auto entries = (*store)->LoadAudit(AuditQuery{FromMicros(0), FromMicros(10), "", 100});
+    auto entries = (*store)->LoadAudit(AuditQuery{FromMicros(0), FromMicros(10), "", 100, ""});
     EXPECT_TRUE(entries.ok()) << entries.status().ToString();
     if (!entries.ok()) return lines;
     for (const auto& e : *entries) {

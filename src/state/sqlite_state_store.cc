@@ -138,6 +138,11 @@ const std::vector<std::string>& Migrations() {
       -- Past the cap, the rows least recently changed are deleted: an index range.
       CREATE INDEX runtime_history_by_use ON runtime_history(last_used);
       )sql",
+      R"sql(
+      ALTER TABLE users ADD COLUMN default_team TEXT;  -- NULL: auth::TeamForJobs chooses
+      -- cohort audit --job: one job's entries are an index range, however long the log.
+      CREATE INDEX audit_by_target ON audit(target, time);
+      )sql",
   };
   return kMigrations;
 }
@@ -370,15 +375,20 @@ class SqliteStateStore final : public StateStore {
 
   StatusOr<std::vector<AuditEntry>> LoadAudit(const AuditQuery& query) override {
     // Newest first through the index, so that LIMIT stops the scan; put back in order below.
-    Statement q(db_,
-                "SELECT seq, time, user, remote, method, path, target, status, outcome FROM audit "
-                "WHERE time >= ?1 AND time < ?2 AND (?3 = '' OR user = ?3) "
-                "ORDER BY time DESC, seq DESC LIMIT ?4");
+    // One job's (or node's) entries through audit_by_target: an OR would hide that index.
+    Statement q(db_, query.target.empty()
+                         ? "SELECT seq, time, user, remote, method, path, target, status, outcome "
+                           "FROM audit WHERE time >= ?1 AND time < ?2 AND (?3 = '' OR user = ?3) "
+                           "AND ?5 = '' ORDER BY time DESC, seq DESC LIMIT ?4"
+                         : "SELECT seq, time, user, remote, method, path, target, status, outcome "
+                           "FROM audit WHERE target = ?5 AND time >= ?1 AND time < ?2 "
+                           "AND (?3 = '' OR user = ?3) ORDER BY time DESC, seq DESC LIMIT ?4");
     if (!q.prepared()) return Error("preparing the audit query");
     q.Bind(1, ToMicros(query.since));
     q.Bind(2, ToMicros(query.until));
     q.Bind(3, query.user);
     q.Bind(4, query.limit);
+    q.Bind(5, query.target);
     std::vector<AuditEntry> entries;
     int rc;
     while ((rc = q.Step()) == SQLITE_ROW) {
@@ -496,10 +506,11 @@ class SqliteStateStore final : public StateStore {
     COHORT_RETURN_IF_ERROR(JoinBatch("saving a user"));
     COHORT_ASSIGN_OR_RETURN(std::string teams, EncodeUserTeams(user));
     Statement upsert(db_,
-                     "INSERT INTO users (name, admin, teams, uid, gid, created_at) "
-                     "VALUES (?, ?, ?, ?, ?, ?) "
+                     "INSERT INTO users (name, admin, teams, uid, gid, created_at, default_team) "
+                     "VALUES (?, ?, ?, ?, ?, ?, ?) "
                      "ON CONFLICT(name) DO UPDATE SET admin = excluded.admin, "
-                     "teams = excluded.teams, uid = excluded.uid, gid = excluded.gid");
+                     "teams = excluded.teams, uid = excluded.uid, gid = excluded.gid, "
+                     "default_team = excluded.default_team");
     if (!upsert.prepared()) return Error("preparing a user upsert");
     upsert.Bind(1, user.name);
     upsert.Bind(2, user.admin ? 1 : 0);
@@ -507,6 +518,11 @@ class SqliteStateStore final : public StateStore {
     BindOptional(upsert, 4, user.uid);
     BindOptional(upsert, 5, user.gid);
     upsert.Bind(6, ToMicros(user.created_at));
+    if (user.default_team) {
+      upsert.Bind(7, *user.default_team);
+    } else {
+      upsert.BindNull(7);
+    }
     if (upsert.Step() != SQLITE_DONE) return Error("saving a user");
     return Status::Ok();
   }
@@ -524,7 +540,9 @@ class SqliteStateStore final : public StateStore {
   }
 
   StatusOr<std::vector<User>> LoadUsers() override {
-    Statement q(db_, "SELECT name, admin, teams, uid, gid, created_at FROM users ORDER BY name");
+    Statement q(db_,
+                "SELECT name, admin, teams, uid, gid, created_at, default_team FROM users "
+                "ORDER BY name");
     if (!q.prepared()) return Error("preparing the user query");
     std::vector<User> users;
     int rc;
@@ -536,6 +554,7 @@ class SqliteStateStore final : public StateStore {
       if (!q.IsNull(3)) u.uid = q.Int(3);
       if (!q.IsNull(4)) u.gid = q.Int(4);
       u.created_at = FromMicros(q.Int(5));
+      if (!q.IsNull(6)) u.default_team = q.Text(6);
       users.push_back(std::move(u));
     }
     if (rc != SQLITE_DONE) return Error("reading users");

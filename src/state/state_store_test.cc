@@ -70,11 +70,11 @@ TEST_F(SqliteStateStoreTest, NewDatabaseIsAtTheLatestSchema) {
   {
     auto store = Open();
     ASSERT_NE(store, nullptr);
-    EXPECT_EQ(store->SchemaVersion(), 7);
+    EXPECT_EQ(store->SchemaVersion(), 8);
   }
   auto store = Open();
   ASSERT_NE(store, nullptr);
-  EXPECT_EQ(store->SchemaVersion(), 7);
+  EXPECT_EQ(store->SchemaVersion(), 8);
 }
 
 TEST_F(SqliteStateStoreTest, MigratesAVersionOneDatabase) {
@@ -95,13 +95,42 @@ TEST_F(SqliteStateStoreTest, MigratesAVersionOneDatabase) {
             SQLITE_OK);
   sqlite3_close(db);
   auto store = Open();
-  EXPECT_EQ(store->SchemaVersion(), 7);
+  EXPECT_EQ(store->SchemaVersion(), 8);
   EXPECT_TRUE(store->SaveTeam(TeamQuota{"vision", 4, std::nullopt}).ok());
   EXPECT_TRUE(store->SaveSecret(Secret{SecretScope::kUser, "ada", "wandb", "v", {}}).ok());
   // Schema 7: the runtime history starts empty (jobs that ended before are not replayed).
   auto history = store->LoadRuntimeHistory();
   ASSERT_TRUE(history.ok()) << history.status().ToString();
   EXPECT_TRUE(history->empty());
+}
+
+// Schema 8: the team an admin chose for a user's jobs is kept, and can be cleared.
+TEST_F(SqliteStateStoreTest, AUsersDefaultTeamSurvivesAReopen) {
+  User ada;
+  ada.name = "ada";
+  ada.teams = {{"vision", TeamRole::kMember}, {"nlp", TeamRole::kMember}};
+  ada.default_team = "vision";
+  User bob;
+  bob.name = "bob";
+  {
+    auto store = Open();
+    ASSERT_NE(store, nullptr);
+    ASSERT_TRUE(store->SaveUser(ada).ok());
+    ASSERT_TRUE(store->SaveUser(bob).ok());
+  }
+  {
+    auto store = Open();
+    auto users = store->LoadUsers();
+    ASSERT_TRUE(users.ok()) << users.status().ToString();
+    ASSERT_EQ(users->size(), 2u);
+    EXPECT_EQ((*users)[0].default_team, std::optional<std::string>("vision"));
+    EXPECT_EQ((*users)[1].default_team, std::nullopt);
+    ada.default_team.reset();
+    ASSERT_TRUE(store->SaveUser(ada).ok());
+  }
+  auto users = Open()->LoadUsers();
+  ASSERT_TRUE(users.ok());
+  EXPECT_EQ((*users)[0].default_team, std::nullopt);
 }
 
 // Jobs stored before accounting existed get their ends, attempts and holds from their records.
@@ -180,7 +209,7 @@ TEST_F(SqliteStateStoreTest, MigrationToSchemaFiveBackfillsAccountingFromTheReco
 
   auto store = Open();
   ASSERT_NE(store, nullptr);
-  EXPECT_EQ(store->SchemaVersion(), 7);
+  EXPECT_EQ(store->SchemaVersion(), 8);
   std::vector<std::string> holds;
   ASSERT_TRUE(store
                   ->ScanUsage(UsageScan{seconds(0), seconds(100'000), "", ""},

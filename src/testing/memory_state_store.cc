@@ -335,6 +335,7 @@ StatusOr<std::vector<state::AuditEntry>> MemoryStateStore::LoadAudit(
   for (const auto& [seq, e] : contents_->audit) {
     if (e.time < query.since || e.time >= query.until) continue;
     if (!query.user.empty() && e.user != query.user) continue;
+    if (!query.target.empty() && e.target != query.target) continue;
     entries.push_back(e);
   }
   // SQLite's order: by time, then seq; the newest `limit`.

@@ -661,9 +661,10 @@ TEST_P(StateStoreContract, TeamsAreUpsertedListedByNameAndDeleted) {
 TEST_P(StateStoreContract, UsersRoundTripWithTheirTeamsAndAreDeleted) {
   auto store = Open();
   ASSERT_NE(store, nullptr);
-  User ada{"ada", false, {{"vision", TeamRole::kAdmin}, {"nlp", TeamRole::kViewer}},
-           1001,  1001,  FromMicros(5)};
-  User root{"root", true, {}, std::nullopt, std::nullopt, FromMicros(1)};
+  User ada{"ada",        false, {{"vision", TeamRole::kAdmin}, {"nlp", TeamRole::kViewer}},
+           1001,         1001,  "vision",
+           FromMicros(5)};
+  User root{"root", true, {}, std::nullopt, std::nullopt, std::nullopt, FromMicros(1)};
   ASSERT_TRUE(store->SaveUser(ada).ok());
   ASSERT_TRUE(store->SaveUser(root).ok());
   auto users = store->LoadUsers();
@@ -673,9 +674,11 @@ TEST_P(StateStoreContract, UsersRoundTripWithTheirTeamsAndAreDeleted) {
   EXPECT_FALSE((*users)[0].admin);
   EXPECT_EQ((*users)[0].teams, ada.teams);
   EXPECT_EQ((*users)[0].uid, std::optional<int64_t>(1001));
+  EXPECT_EQ((*users)[0].default_team, std::optional<std::string>("vision"));
   EXPECT_EQ((*users)[0].created_at, FromMicros(5));
   EXPECT_TRUE((*users)[1].admin);
   EXPECT_FALSE((*users)[1].uid.has_value());
+  EXPECT_FALSE((*users)[1].default_team.has_value());
 
   // Replacing keeps the creation time and drops the teams not given again.
   ada.teams = {{"nlp", TeamRole::kMember}};
@@ -692,7 +695,7 @@ TEST_P(StateStoreContract, UsersRoundTripWithTheirTeamsAndAreDeleted) {
   EXPECT_EQ(store->DeleteUser("ada").code(), StatusCode::kNotFound);
   EXPECT_EQ(store->LoadUsers()->size(), 1u);
 
-  User bad{"eve", false, {{"\xff", TeamRole::kMember}}, {}, {}, FromMicros(1)};
+  User bad{"eve", false, {{"\xff", TeamRole::kMember}}, {}, {}, {}, FromMicros(1)};
   EXPECT_EQ(store->SaveUser(bad).code(), StatusCode::kInvalidArgument);
   EXPECT_EQ(store->LoadUsers()->size(), 1u);
 }
@@ -1242,9 +1245,10 @@ inline std::vector<std::string> Paths(const std::vector<state::AuditEntry>& entr
 }
 
 inline std::vector<state::AuditEntry> Audit(state::StateStore& store, int64_t since, int64_t until,
-                                            std::string user = "", int64_t limit = 100) {
-  auto entries = store.LoadAudit(
-      state::AuditQuery{FromMicros(since), FromMicros(until), std::move(user), limit});
+                                            std::string user = "", int64_t limit = 100,
+                                            std::string target = "") {
+  auto entries = store.LoadAudit(state::AuditQuery{FromMicros(since), FromMicros(until),
+                                                   std::move(user), limit, std::move(target)});
   EXPECT_TRUE(entries.ok()) << entries.status().ToString();
   return entries.ok() ? *entries : std::vector<state::AuditEntry>{};
 }
@@ -1285,6 +1289,11 @@ TEST_P(StateStoreContract, AuditEntriesAreAppendedCompletedAndQueried) {
   EXPECT_EQ(Paths(Audit(*store, 100, 300)), (std::vector<std::string>{"/a", "/b"}));
   EXPECT_EQ(Paths(Audit(*store, 0, 1000, "ada")), (std::vector<std::string>{"/a", "/c"}));
   EXPECT_EQ(Paths(Audit(*store, 0, 1000, "ada", 1)), (std::vector<std::string>{"/c"}));
+  // By what they are about (cohort audit --job).
+  EXPECT_EQ(Paths(Audit(*store, 0, 1000, "", 100, "job 4")),
+            (std::vector<std::string>{"/a", "/b"}));
+  EXPECT_EQ(Paths(Audit(*store, 0, 1000, "bob", 100, "job 4")), (std::vector<std::string>{"/b"}));
+  EXPECT_TRUE(Audit(*store, 0, 1000, "", 100, "job 40").empty());
 
   EXPECT_EQ(store->FinishAudit(*c + 100, 200, "", "").code(), StatusCode::kNotFound);
   state::AuditEntry bad = Entry(400, "ada", std::string("/\xff\xfe"));

@@ -209,5 +209,78 @@ TEST(Auth, AnAgentWithoutTheJoinTokenCannotJoinAndARemovedNodeJoinsAgain) {
       [&] { return ReadFileOrEmpty(cluster.AgentDir("node-a") + "/credential") != first; }));
 }
 
+// Issue 27, item 3: a second user just works. The admin makes a team and a user in it; that
+// user's `cohort run` without --team lands in the team; one who may submit nowhere is told what
+// to ask the admin for; one in two teams is told how to choose, until the admin sets a default.
+// Who killed the job is in its events and in `cohort audit --job`.
+TEST(Auth, ASecondUsersJobsGoToTheirTeam) {
+  LocalCluster cluster("second-user");
+  cluster.StartMaster();
+  cluster.StartAgent("node-a", 2);
+  ASSERT_EQ(cluster.Cohort({"team", "set", "vision", "--gpus", "1"}).exit_code, 0);
+  ASSERT_EQ(cluster.Cohort({"team", "set", "nlp", "--gpus", "0"}).exit_code, 0);
+  ASSERT_EQ(
+      cluster
+          .Cohort({"user", "create", "ada", "--team", "vision", "--uid", "65534", "--gid", "65534"})
+          .exit_code,
+      0);
+  ASSERT_EQ(cluster.Cohort({"user", "create", "vic", "--team", "vision:viewer"}).exit_code, 0);
+  auto login = [&](const std::string& user) {
+    auto token = cluster.Cohort({"token", "create", "--user", user});
+    ASSERT_EQ(token.exit_code, 0) << token.err;
+    auto in = As(cluster, user, "echo " + std::string(Trim(token.out)) + " | cohort login");
+    ASSERT_EQ(in.exit_code, 0) << in.err;
+  };
+  login("ada");
+  login("vic");
+
+  auto whoami = As(cluster, "ada", "cohort whoami");
+  ASSERT_EQ(whoami.exit_code, 0) << whoami.err;
+  EXPECT_THAT(whoami.out, HasSubstr("jobs go to: vision"));
+  auto run = As(cluster, "ada", "cohort run --gpus 1 -- sleep 60");
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  JobId id = std::stoll(std::string(Trim(run.out)));
+  EXPECT_EQ(cluster.client().GetJob(id)->spec.team, "vision");
+
+  auto refused = As(cluster, "vic", "cohort run --gpus 1 -- sleep 60");
+  EXPECT_EQ(refused.exit_code, 1);
+  EXPECT_THAT(refused.err, HasSubstr("ask an admin to add you to one (cohort team add-member "
+                                     "TEAM vic)"));
+
+  // In two teams: choose, or have the admin choose.
+  ASSERT_EQ(cluster.Cohort({"team", "add-member", "nlp", "ada"}).exit_code, 0);
+  auto two = As(cluster, "ada", "cohort run -- true");
+  EXPECT_EQ(two.exit_code, 1);
+  EXPECT_THAT(two.err, HasSubstr("cohort user set ada --default-team nlp"));
+  auto set = cluster.Cohort({"user", "set", "ada", "--default-team", "nlp", "-o", "json"});
+  ASSERT_EQ(set.exit_code, 0) << set.err;
+  EXPECT_THAT(set.out, HasSubstr("\"default_team\": \"nlp\""));
+  auto me = As(cluster, "ada", "cohort whoami -o json");
+  ASSERT_EQ(me.exit_code, 0) << me.err;
+  EXPECT_THAT(me.out, HasSubstr("\"job_team\": \"nlp\""));
+  auto nlp = As(cluster, "ada", "cohort run -- true");
+  ASSERT_EQ(nlp.exit_code, 0) << nlp.err;
+  EXPECT_EQ(cluster.client().GetJob(std::stoll(std::string(Trim(nlp.out))))->spec.team, "nlp");
+
+  // The admin kills ada's first job: its events and the audit say who.
+  auto admin_doc = ParseJson(cluster.Cohort({"whoami", "-o", "json"}).out);
+  ASSERT_TRUE(admin_doc.ok());
+  const std::string admin = (*admin_doc)["name"].get<std::string>();
+  ASSERT_EQ(cluster.Cohort({"kill", std::to_string(id)}).exit_code, 0);
+  cluster.WaitForState(id, JobState::kKilled);
+  EXPECT_THAT(cluster.EventsText(id), HasSubstr("killed by user " + admin));
+  auto audit = cluster.Cohort({"audit", "--job", std::to_string(id), "-o", "json"});
+  ASSERT_EQ(audit.exit_code, 0) << audit.err;
+  auto doc = ParseJson(audit.out);
+  ASSERT_TRUE(doc.ok()) << audit.out;
+  std::vector<std::string> calls;
+  for (const auto& e : (*doc)["entries"]) {
+    calls.push_back(e["user"].get<std::string>() + " " + e["path"].get<std::string>());
+  }
+  EXPECT_EQ(calls,
+            (std::vector<std::string>{"ada /api/v1/jobs",
+                                      admin + " /api/v1/jobs/" + std::to_string(id) + "/kill"}));
+}
+
 }  // namespace
 }  // namespace cohort::testing
