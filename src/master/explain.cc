@@ -35,6 +35,32 @@ std::string CheckpointText(const Job& job, Timestamp now) {
       earlier, ago(start));
 }
 
+// The drained nodes that could hold one of the job's tasks, its constraints met, with why they
+// were drained: when no schedulable node can hold it, what an admin would undrain.
+std::vector<std::string> DrainedNodesFor(const Job& job, const NodeRegistry& nodes) {
+  std::vector<std::string> found;
+  for (const auto& [id, entry] : nodes.all()) {
+    const Node& n = entry.node;
+    if (!n.drained || n.state != NodeState::kReady) continue;
+    const Constraints& c = job.spec.constraints;
+    bool eligible = std::all_of(n.info.gpus.begin(), n.info.gpus.end(), [&](const Gpu& g) {
+      return c.gpu_model.empty() || g.model == c.gpu_model;
+    });
+    eligible = eligible && (c.gpu_model.empty() || !n.info.gpus.empty());
+    for (const auto& [key, value] : c.labels) {
+      auto it = n.info.labels.find(key);
+      eligible = eligible && it != n.info.labels.end() && it->second == value;
+    }
+    bool holds_a_task =
+        std::any_of(job.spec.tasks.begin(), job.spec.tasks.end(),
+                    [&](const auto& g) { return g.resources.FitsIn(n.info.Capacity()); });
+    if (!eligible || !holds_a_task) continue;
+    found.push_back(n.drain_reason.empty() ? fmt::format("{} (drained)", id)
+                                           : fmt::format("{} (drained: {})", id, n.drain_reason));
+  }
+  return found;
+}
+
 }  // namespace
 
 StatusOr<Explanation> Master::Explain(JobId id) const {
@@ -87,7 +113,15 @@ StatusOr<Explanation> Master::Explain(JobId id) const {
     e.unschedulable = reason->unschedulable;
     e.reserved_start = reason->reserved_start;
     d.push_back("the scheduler says: " + reason->reason);
-    if (e.unschedulable && core.Snapshot().nodes.empty()) {
+    std::vector<std::string> drained =
+        e.unschedulable ? DrainedNodesFor(job, nodes_) : std::vector<std::string>();
+    if (!drained.empty()) {
+      // Not "if such a node joins": such nodes are there, an admin set them aside.
+      d.push_back(fmt::format(
+          "only drained nodes could hold it: {}; it starts once an admin undrains one (cohort "
+          "node undrain NODE), or change the spec (cohort kill, then submit a smaller job)",
+          Join(drained, ", ")));
+    } else if (e.unschedulable && core.Snapshot().nodes.empty()) {
       // Right after a master restart every agent is on its way back: no advice to shrink the
       // job, which any of them may hold.
       d.push_back(

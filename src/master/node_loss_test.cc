@@ -3,6 +3,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include "common/strings.h"
 #include "master/master_test_fixture.h"
 
 namespace cohort::master {
@@ -193,14 +194,14 @@ TEST_P(ReliabilityTest, KillOfAJobOnALostNodeEndsItWithoutWaitingForTheNode) {
   clock_.Advance(std::chrono::seconds(11));
   master_->Tick();
   EXPECT_EQ(GetJob(id2).state, JobState::kPending);
-  ASSERT_TRUE(master_->Kill(id2).ok());
+  ASSERT_TRUE(master_->Kill(id2, "user ada").ok());
   EXPECT_EQ(GetJob(id2).state, JobState::kKilled);
 }
 
 TEST_P(ReliabilityTest, KillWhileANodeIsSilentEndsOnceTheNodeIsLost) {
   JobId id = RunningGangOnAAndB();
   clock_.Advance(std::chrono::seconds(5));
-  ASSERT_TRUE(master_->Kill(id).ok());
+  ASSERT_TRUE(master_->Kill(id, "user ada").ok());
   Report("a", TaskState::kKilled);
   EXPECT_EQ(GetJob(id).state, JobState::kStopping);  // b has not answered yet
   clock_.Advance(std::chrono::seconds(6));
@@ -440,6 +441,37 @@ TEST_P(ReliabilityTest, ARetriedSubmissionReturnsTheFirstJob) {
   EXPECT_TRUE(replayed);
   EXPECT_EQ(after_restart->id, first->id);
   EXPECT_EQ(master_->ListJobs({}).size(), 2u);
+}
+
+// cohort why for a job that only a drained node could hold names that node and why it was
+// drained, not "if such a node joins": it is there, set aside (issue 27, item 7).
+TEST_P(ReliabilityTest, WhyNamesTheDrainedNodesThatCouldHoldAJobNoOtherCan) {
+  AddNode("a", 2);
+  AddNode("b", 8);
+  AddNode("c", 8);
+  ASSERT_TRUE(master_->nodes().Drain("b", "bad fan").ok());
+  ASSERT_TRUE(master_->nodes().Drain("c", "").ok());
+  JobId big = Submit(1, 4);
+  RunPosted();
+  ASSERT_EQ(GetJob(big).state, JobState::kPending);
+  auto why = master_->Explain(big);
+  ASSERT_TRUE(why.ok()) << why.status().ToString();
+  EXPECT_TRUE(why->unschedulable);
+  std::string text = Join(why->details, "\n");
+  EXPECT_NE(text.find("only drained nodes could hold it: b (drained: bad fan), c (drained); it "
+                      "starts once an admin undrains one (cohort node undrain NODE)"),
+            std::string::npos)
+      << text;
+  EXPECT_EQ(text.find("if such a node joins"), std::string::npos) << text;
+
+  // Every node drained: the same, not "no node is ready".
+  ASSERT_TRUE(master_->nodes().Drain("a", "").ok());
+  JobId small = Submit(1, 1);
+  RunPosted();
+  text = Join(master_->Explain(small)->details, "\n");
+  EXPECT_NE(text.find("only drained nodes could hold it: a (drained), b (drained: bad fan), c"),
+            std::string::npos)
+      << text;
 }
 
 INSTANTIATE_TEST_SUITE_P(Scheduling, ReliabilityTest, ::testing::Values(false, true),
