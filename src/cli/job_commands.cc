@@ -14,6 +14,7 @@
 #include "cli/cli.h"
 #include "common/strings.h"
 #include "common/units.h"
+#include "model/job_run_time.h"
 #include "model/job_spec_parser.h"
 #include "model/json.h"
 #include "model/limits.h"
@@ -103,8 +104,10 @@ std::string Truncate(const std::string& s, size_t n) {
   return s.size() <= n ? s : s.substr(0, n - 3) + "...";
 }
 
+// TIME: the current phase, or how long the last attempt ran; TOTAL RUN: every attempt's run.
 Table JobsTable() {
-  return Table({"ID", "NAME", "USER", "TEAM", "STATE", "TASKS", "GPUS", "TIME", "REASON"});
+  return Table(
+      {"ID", "NAME", "USER", "TEAM", "STATE", "TASKS", "GPUS", "TIME", "TOTAL RUN", "REASON"});
 }
 
 std::vector<std::string> JobRow(const Job& job, Timestamp now) {
@@ -120,6 +123,7 @@ std::vector<std::string> JobRow(const Job& job, Timestamp now) {
           TaskCount(job),
           std::to_string(job.spec.TotalResources().gpus),
           JobDuration(job, now),
+          ShortDuration(TotalRunTime(job, now)),
           reason};
 }
 
@@ -138,8 +142,12 @@ std::string Indented(const std::string& text, const std::string& indent) {
 class JsonJobsWriter {
  public:
   JsonJobsWriter() { fmt::print("{{\n  \"jobs\": ["); }
-  void Add(const Job& job) {
-    fmt::print("{}\n{}", count_ == 0 ? "" : ",", Indented(ToJson(job).dump(2), "    "));
+  void Add(const Job& job, Timestamp now) {
+    Json j = ToJson(job);
+    // Seconds, as the other durations of the API are (docs/api.md).
+    j["run_time_s"] = static_cast<double>(AttemptRunTime(job, now).count()) / 1e6;
+    j["total_run_time_s"] = static_cast<double>(TotalRunTime(job, now).count()) / 1e6;
+    fmt::print("{}\n{}", count_ == 0 ? "" : ",", Indented(j.dump(2), "    "));
     ++count_;
   }
   void End() { fmt::print("{}]\n}}\n", count_ == 0 ? "" : "\n  "); }
@@ -393,7 +401,7 @@ int RunJobs(const GlobalOptions& g, const JobsOptions& o) {
   std::optional<JsonJobsWriter> writer;
   auto add = [&](const Job& job) {
     if (writer) {
-      writer->Add(job);
+      writer->Add(job, now);
     } else {
       table.Add(JobRow(job, now));
     }
@@ -552,7 +560,9 @@ void AddJobCommands(CLI::App& app, GlobalOptions& g) {
   auto* r =
       app.add_subcommand("run", "Run a command as a job: cohort run --gpus 4 -- python3 train.py");
   r->add_option("--name", run->name, "Job name (default: the command's name)");
-  r->add_option("--team", run->team, "Team (default: default)");
+  r->add_option("--team", run->team,
+                "Team (default: your team, or the default team an admin set for you; see "
+                "cohort whoami)");
   r->add_option("--role", run->role, "Role of the tasks")->capture_default_str();
   r->add_option("--replicas", run->replicas, "Number of tasks, started together")
       ->check(CLI::Range(1, 4096))
