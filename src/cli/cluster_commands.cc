@@ -39,6 +39,7 @@ struct UpOptions {
   std::string data_dir;
   double timeout = 30;
   bool tls = false;
+  std::string task_ports;  // FROM-TO; empty: 1000 ports an agent from 30000
 };
 
 struct DownOptions {
@@ -167,7 +168,56 @@ int StopCluster(const std::string& dir, bool quiet) {
   return 0;
 }
 
+// Each agent's task port range, "FIRST-LAST": --task-ports split evenly among the agents (agents
+// of one machine share its ports, so each needs its own), or 1000 an agent from 30000. Checked
+// before anything starts: a bad range names the flag.
+StatusOr<std::vector<std::string>> AgentPortRanges(const UpOptions& o) {
+  std::vector<std::string> ranges;
+  if (o.task_ports.empty()) {
+    for (int i = 0; i < o.agents; ++i) {
+      ranges.push_back(fmt::format("{}-{}", 30000 + i * 1000, 30000 + i * 1000 + 999));
+    }
+    return ranges;
+  }
+  auto bounds = Split(o.task_ports, '-');
+  int from = 0, to = 0;
+  bool parsed = bounds.size() == 2;
+  for (size_t i = 0; parsed && i < 2; ++i) {
+    std::optional<int> port = ParseInt(bounds[i]);
+    parsed = port.has_value();
+    (i == 0 ? from : to) = port.value_or(0);
+  }
+  if (!parsed) {
+    return Status::InvalidArgument(fmt::format(
+        "--task-ports: \"{}\" is not a port range FROM-TO, e.g. 40000-40999", o.task_ports));
+  }
+  if (from < 1024 || to > 65535 || from > to) {
+    return Status::InvalidArgument(fmt::format(
+        "--task-ports: {} must be FROM-TO with 1024 <= FROM <= TO <= 65535", o.task_ports));
+  }
+  if (o.port >= from && o.port <= to) {
+    return Status::InvalidArgument(
+        fmt::format("--task-ports: {} holds the master's port {} (--port); choose a range without "
+                    "it",
+                    o.task_ports, o.port));
+  }
+  const int ports = to - from + 1;
+  if (ports < o.agents) {
+    return Status::InvalidArgument(
+        fmt::format("--task-ports: {} holds {} port{}, fewer than the {} agents, which each need "
+                    "their own",
+                    o.task_ports, ports, ports == 1 ? "" : "s", o.agents));
+  }
+  const int each = o.agents > 0 ? ports / o.agents : 0;
+  for (int i = 0; i < o.agents; ++i) {
+    ranges.push_back(fmt::format("{}-{}", from + i * each, from + (i + 1) * each - 1));
+  }
+  return ranges;
+}
+
 int RunUp(const UpOptions& o) {
+  auto port_ranges = AgentPortRanges(o);
+  if (!port_ranges.ok()) return Fail("up", port_ranges.status());
   std::string dir = fs::absolute(o.data_dir.empty() ? DefaultClusterDir() : o.data_dir).string();
   std::error_code ec;
   fs::create_directories(dir, ec);
@@ -245,8 +295,6 @@ int RunUp(const UpOptions& o) {
   const bool root = ::geteuid() == 0;
   for (int i = 0; i < o.agents; ++i) {
     std::string name = fmt::format("agent-{}", i);
-    // Agents of one machine share its ports: each gets its own range.
-    int first = 30000 + i * 1000;
     std::vector<std::string> args = {*cohortd,
                                      "agent",
                                      "--master",
@@ -264,7 +312,7 @@ int RunUp(const UpOptions& o) {
                                      "--memory",
                                      o.memory_per_agent,
                                      "--ports",
-                                     fmt::format("{}-{}", first, first + 999),
+                                     (*port_ranges)[i],
                                      "--join-token-file",
                                      join_token_file};
     if (root) args.push_back("--allow-root-tasks");
@@ -349,6 +397,9 @@ void AddClusterCommands(CLI::App& app, GlobalOptions& g) {
                     DefaultClusterDir() + ")");
   u->add_option("--timeout", up->timeout, "Seconds to wait for every agent to register")
       ->capture_default_str();
+  u->add_option("--task-ports", up->task_ports,
+                "Ports FROM-TO that the agents hand to tasks, split evenly among them (default: "
+                "1000 an agent from 30000)");
   u->add_flag("--tls", up->tls,
               "Serve HTTPS: a CA in <data-dir>/tls (made once, then kept) signs the master's "
               "certificate; prints the COHORT_MASTER and COHORT_CA_FILE to export");

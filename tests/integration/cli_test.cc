@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include "model/json.h"
@@ -40,8 +41,21 @@ TEST(Cli, UpRunsAClusterAndDownStopsExactlyIt) {
   // Port 0 is refused: the master's URL must be known in advance.
   EXPECT_NE(up.exit_code, 0);
   int port = 17000 + static_cast<int>(::getpid() % 2000);
+  // A task port range that cannot be split among the agents is refused, naming the flag,
+  // before anything starts.
+  for (auto [range, why] : {std::pair{"40000-39999", "1024 <= FROM <= TO <= 65535"},
+                            {"40000", "is not a port range FROM-TO"},
+                            {"40000-40000", "holds 1 port, fewer than the 2 agents"}}) {
+    auto bad = Cohort("", {"up", "--agents", "2", "--port", std::to_string(port), "--task-ports",
+                           range, "--data-dir", dir});
+    EXPECT_EQ(bad.exit_code, 1) << range;
+    EXPECT_THAT(bad.err, HasSubstr("cohort up: --task-ports: ")) << range;
+    EXPECT_THAT(bad.err, HasSubstr(range)) << range;
+    EXPECT_THAT(bad.err, HasSubstr(why)) << range;
+    EXPECT_FALSE(fs::exists(dir + "/master.pid")) << range;
+  }
   up = Cohort("", {"up", "--agents", "2", "--gpus-per-agent", "2", "--port", std::to_string(port),
-                   "--data-dir", dir});
+                   "--task-ports", "41000-41199", "--data-dir", dir});
   ASSERT_EQ(up.exit_code, 0) << up.err;
   std::string url = "http://127.0.0.1:" + std::to_string(port);
   EXPECT_EQ(up.out, url + "\n");
@@ -60,6 +74,13 @@ TEST(Cli, UpRunsAClusterAndDownStopsExactlyIt) {
   auto doc = ParseJson(nodes.out);
   ASSERT_TRUE(doc.ok());
   EXPECT_EQ((*doc)["nodes"].size(), 2u);
+  // --task-ports split between the two agents.
+  std::set<std::string> ranges;
+  for (const auto& n : (*doc)["nodes"]) {
+    ranges.insert(
+        fmt::format("{}-{}", n["ports"]["first"].get<int>(), n["ports"]["last"].get<int>()));
+  }
+  EXPECT_EQ(ranges, (std::set<std::string>{"41000-41099", "41100-41199"}));
 
   // A long task, so that down has something to stop; and a bystander process it must leave.
   auto run = Cohort(url, {"run", "--gpus", "1", "--", "sleep", "300"});
@@ -290,6 +311,57 @@ TEST(Cli, JobsListsEveryJobAPageAtATime) {
   auto none = cluster.Cohort({"jobs", "--state", "running", "-o", "json"});
   ASSERT_EQ(none.exit_code, 0) << none.err;
   EXPECT_EQ(none.out, "{\n  \"jobs\": []\n}\n");
+}
+
+// `cohort jobs` shows the time of the last attempt and the total over every attempt, in the
+// table and as run_time_s and total_run_time_s (issue 27, item 7).
+TEST(Cli, JobsShowTheTotalRunTimeOverEveryAttempt) {
+  LocalCluster cluster("cliruntime");
+  {
+    fs::create_directories(cluster.dir() + "/master");
+    auto store = state::OpenSqliteStateStore(cluster.dir() + "/master/cohort.db");
+    ASSERT_TRUE(store.ok()) << store.status().ToString();
+    Job job;
+    job.user = TestAccount();
+    job.spec.name = "retried";
+    job.spec.team = "default";
+    TaskGroupSpec group;
+    group.role = "worker";
+    group.command = {"true"};
+    group.resources = Resources{0, 1000, 1LL << 30};
+    job.spec.tasks.push_back(group);
+    Timestamp t0 = FromMicros(1'790'000'000'000'000);
+    job.submitted_at = t0;
+    job.state = JobState::kFailed;
+    job.attempt = 2;
+    job.failures = 2;
+    job.history = {AttemptSummary{1,
+                                  t0 + std::chrono::seconds(10),
+                                  t0 + std::chrono::seconds(3610),
+                                  "failed: worker/0 exited with code 1",
+                                  {}},
+                   AttemptSummary{2,
+                                  t0 + std::chrono::seconds(4000),
+                                  t0 + std::chrono::seconds(4600),
+                                  "failed: worker/0 exited with "
+                                  "code 1",
+                                  {}}};
+    job.placed_at = t0 + std::chrono::seconds(4000);
+    job.finished_at = t0 + std::chrono::seconds(4600);
+    ASSERT_TRUE((*store)->CreateJob(job, {JobEvent{0, t0, "submitted", "by the test"}}).ok());
+  }
+  cluster.StartMaster();
+  auto json = cluster.Cohort({"jobs", "-o", "json"});
+  ASSERT_EQ(json.exit_code, 0) << json.err;
+  auto doc = ParseJson(json.out);
+  ASSERT_TRUE(doc.ok()) << json.out;
+  EXPECT_EQ((*doc)["jobs"][0]["run_time_s"], 600.0);
+  EXPECT_EQ((*doc)["jobs"][0]["total_run_time_s"], 4200.0);
+  auto table = cluster.Cohort({"jobs"});
+  ASSERT_EQ(table.exit_code, 0) << table.err;
+  EXPECT_THAT(table.out, HasSubstr("TOTAL RUN"));
+  EXPECT_THAT(table.out, HasSubstr("10m"));  // the last attempt
+  EXPECT_THAT(table.out, HasSubstr("70m"));  // both
 }
 
 // A job's events come a page at a time too (at most kMaxEventPage): `cohort status` reads every
