@@ -196,6 +196,14 @@ std::vector<Cell> Matrix() {
       {"PATCH", "/api/v1/users/{name}", "/api/v1/users/bob", R"({"admin": true})",
                                                                             {401, 200, 403, 403, 403, 403, 403, 403}},
       {"DELETE", "/api/v1/users/{name}", "/api/v1/users/bob", "",           {401, 200, 403, 403, 403, 403, 403, 403}},
+      {"POST", "/api/v1/auth/signin-codes", "/api/v1/auth/signin-codes", "",
+                                                                            {401, 201, 201, 201, 201, 201, 403, 403}},
+      // A code is the credential here, whatever token comes with it.
+      {"POST", "/api/v1/auth/sessions", "/api/v1/auth/sessions", R"({"code": "cohc_guess"})",
+                                                                            {401, 401, 401, 401, 401, 401, 401, 401}},
+      // Made with a token: no session to sign out.
+      {"DELETE", "/api/v1/auth/sessions/current", "/api/v1/auth/sessions/current", "",
+                                                                            {401, 409, 409, 409, 409, 409, 403, 403}},
       {"GET", "/api/v1/tokens", "/api/v1/tokens", "",                       {401, 200, 200, 200, 200, 200, 403, 403}},
       {"POST", "/api/v1/tokens", "/api/v1/tokens", "{}",                    {401, 201, 201, 201, 201, 201, 403, 403}},
       {"DELETE", "/api/v1/tokens/{id}", "/api/v1/tokens/BOB", "",           {401, 200, 404, 404, 404, 404, 403, 403}},

@@ -111,15 +111,19 @@ StatusOr<HttpResponse> ApiServer::WhoAmI(const Call& call) {
   for (const auto& [team, role] : p.teams) teams[team] = TeamRoleName(role);
   // Where a job that names no team goes, or why none would (what to ask an admin for).
   auto job_team = auth::TeamForJobs(p, master::kDefaultTeam);
-  return JsonResponse(
-      200,
-      Json{{"name", p.name},
-           {"admin", p.admin},
-           {"teams", teams},
-           {"default_team", p.default_team ? Json(*p.default_team) : Json(nullptr)},
-           {"job_team", job_team.ok() ? Json(*job_team) : Json(nullptr)},
-           {"job_team_problem", job_team.ok() ? Json(nullptr) : Json(job_team.status().message())},
-           {"token_id", p.token_id}});
+  Json answer{
+      {"name", p.name},
+      {"admin", p.admin},
+      {"teams", teams},
+      {"default_team", p.default_team ? Json(*p.default_team) : Json(nullptr)},
+      {"job_team", job_team.ok() ? Json(*job_team) : Json(nullptr)},
+      {"job_team_problem", job_team.ok() ? Json(nullptr) : Json(job_team.status().message())},
+      {"token_id", p.token_id}};
+  // Called with a dashboard session: when it ends, for the page to say so.
+  if (const auth::Session* session = sessions_.Find(p.token_id)) {
+    answer["session_expires_at"] = FormatTimestamp(session->expires_at);
+  }
+  return JsonResponse(200, answer);
 }
 
 StatusOr<HttpResponse> ApiServer::ListUsers(const Call& call) {
@@ -227,6 +231,8 @@ StatusOr<HttpResponse> ApiServer::DeleteUser(const Call& call) {
   // Their secrets first: a user created later under the same name must not find them.
   COHORT_RETURN_IF_ERROR(master_.secrets().DeleteAll(SecretScope::kUser, name));
   COHORT_RETURN_IF_ERROR(master_.accounts().DeleteUser(name));
+  // Sessions live in memory only; a user created later under the same name must not find them.
+  sessions_.RevokeUser(name, master_.Now());
   return JsonResponse(200, Json{{"deleted", name}});
 }
 

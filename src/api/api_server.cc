@@ -147,6 +147,10 @@ std::vector<Router<ApiServer::Handler, Access>::Route> ApiServer::Routes() {
   return {
       {"GET", "/api/v1/health", &ApiServer::Health, A::kPublic},
       {"GET", "/api/v1/whoami", &ApiServer::WhoAmI, A::kUser},
+      {"POST", "/api/v1/auth/signin-codes", &ApiServer::CreateSignInCode, A::kUser},
+      // Public: the code in the body is the credential (sign_in_routes.cc).
+      {"POST", "/api/v1/auth/sessions", &ApiServer::OpenSession, A::kPublic},
+      {"DELETE", "/api/v1/auth/sessions/current", &ApiServer::CloseSession, A::kUser},
       {"POST", "/api/v1/jobs", &ApiServer::SubmitJob, A::kUser, kMaxSpecBytes},
       {"GET", "/api/v1/jobs", &ApiServer::ListJobs, A::kUser},
       {"GET", "/api/v1/jobs/{id}", &ApiServer::GetJob, A::kUser},
@@ -303,11 +307,26 @@ StatusOr<auth::Principal> ApiServer::Authenticate(const HttpRequest& request) {
   if (it == request.headers.end()) return auth::Principal{};
   auto token = auth::BearerToken(it->second);
   StatusOr<auth::Principal> caller =
-      token.ok() ? master_.accounts().Authenticate(*token)
-                 : StatusOr<auth::Principal>(Status::Unauthenticated(token.status().message()));
+      !token.ok() ? StatusOr<auth::Principal>(Status::Unauthenticated(token.status().message()))
+      : token->starts_with(auth::kSessionPrefix) ? SessionCaller(*token)
+                                                 : master_.accounts().Authenticate(*token);
   // A valid token or node credential is served whatever its address did: an agent, or a user on
   // a GPU node, shares its address with tasks that may guess. Only refusals are slowed.
   if (caller.ok()) return caller;
+  return CountRefusal(request, caller.status());
+}
+
+StatusOr<auth::Principal> ApiServer::SessionCaller(std::string_view secret) const {
+  COHORT_ASSIGN_OR_RETURN(auth::Session session, sessions_.Authenticate(secret, master_.Now()));
+  const User* user = master_.accounts().FindUser(session.user);
+  if (!user) {
+    return Status::Unauthenticated(fmt::format(
+        "the dashboard session belongs to user {}, who no longer exists", session.user));
+  }
+  return auth::Principal::ForUser(*user, session.id);
+}
+
+Status ApiServer::CountRefusal(const HttpRequest& request, Status refusal) {
   std::string address = ClientAddress(request.remote);
   Timestamp now = master_.Now();
   Duration wait = failures_.Wait(address, now);
@@ -315,13 +334,13 @@ StatusOr<auth::Principal> ApiServer::Authenticate(const HttpRequest& request) {
   // In aggregate: a flood of guesses is a line every few seconds, not a line each.
   if (int64_t refused = failures_.Report(address, now); refused > 0) {
     spdlog::warn("refused {} token{} from {} since the last report (the last: {})", refused,
-                 refused == 1 ? "" : "s", address, caller.status().message());
+                 refused == 1 ? "" : "s", address, refusal.message());
   }
   if (wait > Duration::zero()) {
     return Status::TooManyRequests(fmt::format(
         "too many refused tokens from {}; try again in {} ms", address, ToMillis(wait) + 1));
   }
-  return caller;
+  return refusal;
 }
 
 Status ApiServer::CheckAccess(Access access, const auth::Principal& caller,

@@ -20,6 +20,8 @@
 #include "api/router.h"
 #include "api/wait_list.h"
 #include "auth/principal.h"
+#include "auth/sessions.h"
+#include "auth/sign_in_codes.h"
 #include "common/subscribers.h"
 #include "master/master.h"
 #include "model/json.h"
@@ -62,10 +64,17 @@ class ApiServer final : public master::MasterListener {
   // HTTPS instead of plain HTTP (HttpServer::UseTls); before Listen.
   void UseTls(std::shared_ptr<boost::asio::ssl::context> context) {
     http_.UseTls(std::move(context));
+    tls_ = true;
   }
   // Serves the dashboard's files from `dir` at / and /assets/ (api/web_routes.cc); without it,
   // those paths are 404s. Before Listen.
   void ServeWebFrom(std::string dir) { web_dir_ = std::move(dir); }
+  // How long the dashboard's sign-in codes and sessions last, and how many there may be
+  // (cohortd master --sign-in-code-ttl, --session-ttl); before Listen.
+  void SetSignInLimits(auth::SignInCodeLimits codes, auth::SessionLimits sessions) {
+    sign_in_codes_ = auth::SignInCodes(codes);
+    sessions_ = auth::Sessions(sessions);
+  }
   Status Listen(const std::string& host, int port);
   int port() const { return http_.port(); }
   void Stop();
@@ -101,6 +110,11 @@ class ApiServer final : public master::MasterListener {
   // Refused tokens count against the client's address; past FailureLimiter's budget, requests
   // with a token get kTooManyRequests without it being checked.
   StatusOr<auth::Principal> Authenticate(const HttpRequest& request);
+  // The user of a dashboard session's secret, as their token would name them.
+  StatusOr<auth::Principal> SessionCaller(std::string_view secret) const;
+  // Counts a refused credential (a token, a session, a sign-in code) against the client's
+  // address: `refusal`, or kTooManyRequests once the address has refused too many.
+  Status CountRefusal(const HttpRequest& request, Status refusal);
   // OK if `caller` may use a route of `access` with these path parameters; else
   // kUnauthenticated (no token) or kPermissionDenied.
   static Status CheckAccess(Access access, const auth::Principal& caller, const PathParams& params);
@@ -159,6 +173,11 @@ class ApiServer final : public master::MasterListener {
   StatusOr<HttpResponse> ListTokens(const Call& call);
   StatusOr<HttpResponse> CreateToken(const Call& call);
   StatusOr<HttpResponse> RevokeToken(const Call& call);
+  // The dashboard's sign-in (sign_in_routes.cc): a one-time code for the caller, the code
+  // exchanged for a session, and the session signed out.
+  StatusOr<HttpResponse> CreateSignInCode(const Call& call);
+  StatusOr<HttpResponse> OpenSession(const Call& call);
+  StatusOr<HttpResponse> CloseSession(const Call& call);
   Status Usage(const Call& call);                     // api/accounting_routes.cc
   StatusOr<HttpResponse> AuditLog(const Call& call);  // api/accounting_routes.cc
   StatusOr<HttpResponse> Metrics(const Call& call);   // api/metrics_route.cc
@@ -198,6 +217,9 @@ class ApiServer final : public master::MasterListener {
   // which may answer after the server is gone.
   std::shared_ptr<RequestMetrics> request_metrics_ = std::make_shared<RequestMetrics>();
   std::string web_dir_;  // empty: no dashboard
+  bool tls_ = false;     // the scheme of the sign-in links the API hands out
+  auth::SignInCodes sign_in_codes_{auth::SignInCodeLimits{}};
+  auth::Sessions sessions_{auth::SessionLimits{}};
   bool stopped_ = false;
 };
 

@@ -5,6 +5,7 @@
 #include <openssl/evp.h>
 #include <openssl/rand.h>
 
+#include <algorithm>
 #include <array>
 
 namespace cohort::auth {
@@ -47,7 +48,9 @@ std::string Base64Url(const std::array<unsigned char, 32>& bytes) {
 
 }  // namespace
 
-StatusOr<MintedToken> MintToken() {
+StatusOr<MintedToken> MintToken() { return MintSecret(kTokenPrefix); }
+
+StatusOr<MintedToken> MintSecret(std::string_view prefix) {
   std::array<unsigned char, kTokenIdLength / 2> id_bytes{};
   std::array<unsigned char, 32> secret{};
   if (RAND_bytes(id_bytes.data(), static_cast<int>(id_bytes.size())) != 1 ||
@@ -56,7 +59,7 @@ StatusOr<MintedToken> MintToken() {
   }
   MintedToken minted;
   minted.id = Hex(id_bytes.data(), id_bytes.size());
-  minted.token = fmt::format("{}{}_{}", kTokenPrefix, minted.id, Base64Url(secret));
+  minted.token = fmt::format("{}{}_{}", prefix, minted.id, Base64Url(secret));
   minted.hash = HashToken(minted.token);
   return minted;
 }
@@ -80,6 +83,17 @@ StatusOr<std::string> TokenId(std::string_view token) {
   for (char c : token.substr(kTokenPrefix.size() + kTokenIdLength + 1)) {
     if (!IsBase64Url(c)) return malformed("its secret is not base64url");
   }
+  return std::string(id);
+}
+
+std::optional<std::string> SecretId(std::string_view secret, std::string_view prefix) {
+  const size_t length = prefix.size() + kTokenIdLength + 1 + kTokenSecretLength;
+  if (!secret.starts_with(prefix) || secret.size() != length) return std::nullopt;
+  std::string_view id = secret.substr(prefix.size(), kTokenIdLength);
+  if (!std::all_of(id.begin(), id.end(), IsHexDigit)) return std::nullopt;
+  if (secret[prefix.size() + kTokenIdLength] != '_') return std::nullopt;
+  std::string_view rest = secret.substr(prefix.size() + kTokenIdLength + 1);
+  if (!std::all_of(rest.begin(), rest.end(), IsBase64Url)) return std::nullopt;
   return std::string(id);
 }
 

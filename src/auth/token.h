@@ -8,6 +8,7 @@
 // 256 random bits a plain hash is enough: there is nothing to guess that a salt would protect.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -30,6 +31,12 @@ struct MintedToken {
 // A new token from the operating system's random source (OpenSSL's RAND_bytes). kInternal if it
 // has none to give.
 StatusOr<MintedToken> MintToken();
+// The same shape under another prefix, for secrets that are not API tokens (the dashboard's
+// sign-in codes and sessions, auth/sign_in_codes.h, auth/sessions.h): `prefix` + id + "_" +
+// 43 characters of base64url.
+StatusOr<MintedToken> MintSecret(std::string_view prefix);
+// The id of a secret of MintSecret's shape with this prefix; nullopt for any other shape.
+std::optional<std::string> SecretId(std::string_view secret, std::string_view prefix);
 
 // The id of `token`, or InvalidArgument saying what is wrong with its shape (never quoting it:
 // a mistyped token is still mostly a secret).

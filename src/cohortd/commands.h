@@ -40,6 +40,8 @@ struct MasterOptions {
   std::string audit_retention = "90d";
   std::string idle_gpu_after = "30m";
   std::string advice_window = "2m";
+  std::string sign_in_code_ttl = "2m";  // the dashboard's one-time sign-in codes
+  std::string session_ttl = "12h";      // the dashboard's sessions
   bool reclaim_idle_gpus = false;
   std::string web_dir;  // empty: <directory of this binary>/../web, where the build puts it
   bool init = false;    // start a new cluster over an earlier one's traces (its database lost)

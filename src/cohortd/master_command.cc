@@ -135,6 +135,13 @@ void AddMasterCommand(CLI::App& app, MasterOptions& o) {
                   "Advise that a job's GPUs are starved once they have been mostly idle with its "
                   "CPUs saturated for this long")
       ->capture_default_str();
+  cmd->add_option("--sign-in-code-ttl", o.sign_in_code_ttl,
+                  "How long a dashboard sign-in link (cohort dashboard) stays usable; each "
+                  "works once (docs/security.md, \"Dashboard sign-in\")")
+      ->capture_default_str();
+  cmd->add_option("--session-ttl", o.session_ttl,
+                  "How long a dashboard session lasts before its user signs in again")
+      ->capture_default_str();
   cmd->add_flag("--init", o.init,
                 "Start a new cluster in a data directory that shows an earlier one but lost its "
                 "database (without it, the master refuses: restore the database instead; see "
@@ -230,6 +237,18 @@ int RunMaster(const MasterOptions& o) {
       return 2;
     }
   }
+  auto sign_in_code_ttl = ParseDuration(o.sign_in_code_ttl);
+  auto session_ttl = ParseDuration(o.session_ttl);
+  for (auto [flag, value, most] :
+       {std::tuple{"--sign-in-code-ttl", &sign_in_code_ttl, Duration(std::chrono::hours(1))},
+        std::tuple{"--session-ttl", &session_ttl, Duration(std::chrono::hours(24 * 30))}}) {
+    if (!value->ok() || **value < std::chrono::seconds(1) || **value > most) {
+      fmt::print(stderr, "cohortd master: {}: {}\n", flag,
+                 value->ok() ? fmt::format("must be from 1s to {}", FormatDuration(most))
+                             : value->status().message());
+      return 2;
+    }
+  }
   auto scheduling = SchedulerConfigFrom(o);
   if (!scheduling.ok()) {
     fmt::print(stderr, "cohortd master: {}\n", scheduling.status().message());
@@ -321,6 +340,11 @@ int RunMaster(const MasterOptions& o) {
   }
   api::ApiServer server(ioc, **master, limits);
   if (tls) server.UseTls(tls);
+  auth::SignInCodeLimits code_limits;
+  code_limits.lifetime = *sign_in_code_ttl;
+  auth::SessionLimits session_limits;
+  session_limits.lifetime = *session_ttl;
+  server.SetSignInLimits(code_limits, session_limits);
   std::string web_dir = o.web_dir.empty() ? DefaultWebDir() : o.web_dir;
   if (web_dir != "none") {
     server.ServeWebFrom(web_dir);
