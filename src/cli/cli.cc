@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdlib>
+#include <sstream>
 
 namespace cohort::cli {
 
@@ -57,6 +58,26 @@ CLI::Validator NumberBound(double min, bool or_equal) {
 
 CLI::Validator NumberAbove(double min) { return NumberBound(min, false); }
 CLI::Validator NumberFrom(double min) { return NumberBound(min, true); }
+
+std::optional<std::string> FindOnPath(std::string_view name) {
+  const char* path = std::getenv("PATH");
+  std::stringstream dirs(path ? path : "");
+  std::string dir;
+  while (std::getline(dirs, dir, ':')) {
+    if (dir.empty()) continue;
+    std::string candidate = fmt::format("{}/{}", dir, name);
+    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
+  }
+  return std::nullopt;
+}
+
+StatusOr<Json> SignInLink(client::CohortClient& c) {
+  COHORT_ASSIGN_OR_RETURN(Json link, c.CreateSignInCode());
+  if (!link.contains("url") || !link["url"].is_string()) {
+    return Status::Internal("the master's answer has no sign-in url");
+  }
+  return link;
+}
 
 void AddOutputOption(CLI::App* cmd, std::string& output) {
   cmd->add_option("-o,--output", output, "Output format: table or json")

@@ -3,6 +3,7 @@
 
 #include <CLI/CLI.hpp>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -34,6 +35,13 @@ void Finish(int rc);
 // double.
 CLI::Validator NumberAbove(double min);
 CLI::Validator NumberFrom(double min);
+
+// The first executable `name` in a directory of $PATH; nullopt if none.
+std::optional<std::string> FindOnPath(std::string_view name);
+
+// Asks the master for a one-time dashboard sign-in link for the caller ({code, expires_at,
+// user, url}; docs/security.md, "Dashboard sign-in").
+StatusOr<Json> SignInLink(client::CohortClient& c);
 
 // Adds `-o/--output` (table or json) to a command.
 void AddOutputOption(CLI::App* cmd, std::string& output);
@@ -83,6 +91,8 @@ void AddSimCommands(CLI::App& app);
 // sim concat, sim split (called by AddSimCommands).
 void AddSimTraceCommands(CLI::App* sim);
 void AddAuthCommands(CLI::App& app, GlobalOptions& g);
+// cohort dashboard (dashboard_command.cc).
+void AddDashboardCommand(CLI::App& app, GlobalOptions& g);
 void AddSecretCommands(CLI::App& app, GlobalOptions& g);
 void AddMetricCommands(CLI::App& app, GlobalOptions& g);
 void AddTopCommand(CLI::App& app, GlobalOptions& g);

@@ -61,6 +61,22 @@ bool IsOurs(pid_t pid, const std::string& needle, const std::string& dir) {
 
 bool Alive(pid_t pid) { return ::kill(pid, 0) == 0; }
 
+// The dashboard's link that signs the admin in, on stderr (stdout stays the URL alone, for
+// scripts). A master too old to make one is no reason to fail `up`.
+void PrintSignInLink(client::CohortClient& admin) {
+  auto link = SignInLink(admin);
+  if (!link.ok()) {
+    fmt::print(stderr, "dashboard: {} (cohort dashboard prints a sign-in link)\n",
+               link.status().message());
+    return;
+  }
+  fmt::print(stderr,
+             "dashboard: open {} to sign in as {} (works once, until {}; `cohort dashboard` "
+             "prints a new one)\n",
+             (*link)["url"].get<std::string>(), (*link)["user"].get<std::string>(),
+             (*link)["expires_at"].get<std::string>());
+}
+
 StatusOr<std::string> FindCohortd() {
   if (std::string own = OwnExecutable(); !own.empty()) {
     fs::path self(own);
@@ -68,13 +84,7 @@ StatusOr<std::string> FindCohortd() {
       if (::access(candidate.c_str(), X_OK) == 0) return candidate.string();
     }
   }
-  const char* path = std::getenv("PATH");
-  std::stringstream dirs(path ? path : "");
-  std::string dir;
-  while (std::getline(dirs, dir, ':')) {
-    std::string candidate = dir + "/cohortd";
-    if (::access(candidate.c_str(), X_OK) == 0) return candidate;
-  }
+  if (auto found = FindOnPath("cohortd")) return *found;
   return Status::NotFound("cannot find the cohortd binary next to cohort or on PATH");
 }
 
@@ -358,6 +368,7 @@ int RunUp(const UpOptions& o) {
                "running as root: tasks of root's jobs run as root (agents have "
                "--allow-root-tasks); other users' tasks run as those users\n");
   }
+  PrintSignInLink(**client);
   if (o.tls) {
     // On stdout, so that `eval "$(cohort up --tls)"` sets them.
     fmt::print(stderr, "over HTTPS; use it with:\n");

@@ -27,6 +27,7 @@ int main(int argc, char** argv) {
   cohort::cli::AddNodeCommands(app, global);
   cohort::cli::AddTeamCommands(app, global);
   cohort::cli::AddAuthCommands(app, global);
+  cohort::cli::AddDashboardCommand(app, global);
   cohort::cli::AddAccountingCommands(app, global);
   cohort::cli::AddMetricCommands(app, global);
   cohort::cli::AddTopCommand(app, global);

@@ -117,6 +117,9 @@ StatusOr<Json> CohortClient::Tokens(const std::string& user) {
 StatusOr<Json> CohortClient::CreateToken(const Json& request) {
   return Call("POST", "/api/v1/tokens", request.dump());
 }
+StatusOr<Json> CohortClient::CreateSignInCode() {
+  return Call("POST", "/api/v1/auth/signin-codes");
+}
 StatusOr<Json> CohortClient::RevokeToken(const std::string& id) {
   return Call("DELETE", "/api/v1/tokens/" + id);
 }

@@ -57,6 +57,8 @@ class CohortClient {
   StatusOr<Json> Tokens(const std::string& user = {});
   // The new token's document, with its secret in "token" (shown once).
   StatusOr<Json> CreateToken(const Json& request);
+  // A one-time dashboard sign-in code for the caller: {code, expires_at, user, url}.
+  StatusOr<Json> CreateSignInCode();
   StatusOr<Json> RevokeToken(const std::string& id);
 
   // Environment secrets (docs/api.md, "Secrets"): the caller's own, or `team`'s when it is

@@ -176,7 +176,8 @@ struct HttpClient::Impl {
     req.method(http::string_to_verb(beast::string_view(method.data(), method.size())));
     req.target(beast::string_view(target.data(), target.size()));
     req.version(11);
-    req.set(http::field::host, host);
+    // With the port (RFC 9110, 7.2): the master builds links back to itself from it.
+    req.set(http::field::host, host + ":" + port);
     req.set(http::field::user_agent, "cohort");
     req.keep_alive(true);
     for (const auto& [name, value] : fixed_headers) req.set(name, value);

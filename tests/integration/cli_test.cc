@@ -59,6 +59,8 @@ TEST(Cli, UpRunsAClusterAndDownStopsExactlyIt) {
   ASSERT_EQ(up.exit_code, 0) << up.err;
   std::string url = "http://127.0.0.1:" + std::to_string(port);
   EXPECT_EQ(up.out, url + "\n");
+  // And a link that signs the admin in to the dashboard, on stderr.
+  EXPECT_THAT(up.err, HasSubstr("dashboard: open " + url + "/#signin=cohc_"));
   std::vector<pid_t> daemons;
   for (const char* name : {"master", "agent-0", "agent-1"}) {
     pid_t pid = std::atoi(ReadFileOrEmpty(dir + "/" + name + ".pid").c_str());

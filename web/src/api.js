@@ -1,15 +1,29 @@
 // Every call to the master's API: the token from sign-in on each request, errors as exceptions
 // that carry the API's own message (docs/api.md, "Errors").
 
-// sessionStorage, not localStorage or a cookie: the token is gone when the tab closes, no other
-// tab or later visitor of this browser profile finds it, and the browser never attaches it by
-// itself to a request another site makes us send (no CSRF).
+// Two kinds of credential (docs/security.md, "Dashboard sign-in"). A dashboard session (what a
+// sign-in link's code is exchanged for) in localStorage: every tab of this browser profile
+// shares it until it expires, or any tab signs out (a `storage` event tells the others). A token
+// pasted into the sign-in form in sessionStorage: this tab only, gone when it closes. Neither is
+// a cookie: the browser never attaches them by itself to a request another site makes us send
+// (no CSRF); only this page's own fetch() calls send them, as a bearer header.
+export const SESSION_KEY = 'cohort-session';
 const TOKEN_KEY = 'cohort-token';
 
 export const token = {
-  get: () => sessionStorage.getItem(TOKEN_KEY),
+  get: () => sessionStorage.getItem(TOKEN_KEY) ?? localStorage.getItem(SESSION_KEY),
   set: (value) => sessionStorage.setItem(TOKEN_KEY, value),
-  clear: () => sessionStorage.removeItem(TOKEN_KEY),
+  setSession: (value) => {
+    sessionStorage.removeItem(TOKEN_KEY);
+    localStorage.setItem(SESSION_KEY, value);
+  },
+  isSession: () => !sessionStorage.getItem(TOKEN_KEY) && !!localStorage.getItem(SESSION_KEY),
+  // The credential in use: a pasted token if this tab has one (the session stays for the other
+  // tabs), else the session.
+  clear: () => {
+    if (sessionStorage.getItem(TOKEN_KEY)) sessionStorage.removeItem(TOKEN_KEY);
+    else localStorage.removeItem(SESSION_KEY);
+  },
 };
 
 export class ApiError extends Error {
@@ -30,7 +44,7 @@ function headers(extra = {}) {
   return value ? { Authorization: `Bearer ${value}`, ...extra } : extra;
 }
 
-async function failure(response) {
+async function failure(response, anonymous = false) {
   let message = `${response.status} ${response.statusText}`;
   try {
     const body = await response.json();
@@ -39,18 +53,21 @@ async function failure(response) {
     // Not JSON: keep the status line.
   }
   const error = new ApiError(response.status, message);
-  if (response.status === 401) onUnauthenticated(error);
+  if (response.status === 401 && !anonymous) onUnauthenticated(error);
   return error;
 }
 
-export async function api(path, { method = 'GET', body, signal } = {}) {
+// `anonymous`: without the credential, and a 401 is this call's failure, not a sign-out (the
+// exchange of a sign-in code).
+export async function api(path, { method = 'GET', body, signal, anonymous = false } = {}) {
+  const type = body === undefined ? {} : { 'Content-Type': 'application/json' };
   const response = await fetch(`/api/v1${path}`, {
     method,
     signal,
-    headers: headers(body === undefined ? {} : { 'Content-Type': 'application/json' }),
+    headers: anonymous ? type : headers(type),
     body: body === undefined ? undefined : JSON.stringify(body),
   });
-  if (!response.ok) throw await failure(response);
+  if (!response.ok) throw await failure(response, anonymous);
   return response.json();
 }
 

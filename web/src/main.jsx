@@ -1,9 +1,11 @@
 // The dashboard (docs/observability.md, "Dashboard"): sign-in, then one page per view.
+// First: a sign-in link's code leaves the address bar before anything else runs.
+import { signInCode } from './sign_in_link.js';
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
 import 'uplot/dist/uPlot.min.css';
 import './style.css';
-import { api, token, whenUnauthenticated } from './api.js';
+import { api, SESSION_KEY, token, whenUnauthenticated } from './api.js';
 import { useRoute } from './route.js';
 import { SignIn } from './pages/sign_in.jsx';
 import { ClusterPage } from './pages/cluster.jsx';
@@ -41,7 +43,7 @@ function App() {
     setSignInError(message);
   };
   const signIn = async (value) => {
-    token.set(value.trim());
+    if (value !== undefined) token.set(value.trim());
     try {
       setMe(await api('/whoami'));
       setSignInError('');
@@ -49,10 +51,39 @@ function App() {
       signOut(error.message);
     }
   };
+  // The session is revoked on the master, not only forgotten here: its secret is then worth
+  // nothing wherever it was copied. The other tabs see it go (the storage event below).
+  const signOutEverywhere = async () => {
+    if (token.isSession()) {
+      await api('/auth/sessions/current', { method: 'DELETE' }).catch(() => {});
+    }
+    signOut('Signed out.');
+  };
   useEffect(() => {
     whenUnauthenticated((error) => signOut(error.message));
-    if (token.get()) signIn(token.get());
+    // Another tab signed in or out: so does this one.
+    const onStorage = (event) => {
+      if (event.key !== SESSION_KEY && event.key !== null) return;
+      if (token.get()) signIn();
+      else {
+        setMe(null);
+        setSignInError('Signed out in another tab.');
+      }
+    };
+    addEventListener('storage', onStorage);
+    if (signInCode) {
+      api('/auth/sessions', { method: 'POST', body: { code: signInCode }, anonymous: true })
+        .then((answer) => {
+          token.setSession(answer.session);
+          return signIn();
+        })
+        .catch((error) => {
+          setMe(null);
+          setSignInError(error.message);
+        });
+    } else if (token.get()) signIn();
     else setMe(null);
+    return () => removeEventListener('storage', onStorage);
   }, []);
 
   if (me === undefined) return <p class="muted">Loading…</p>;
@@ -73,7 +104,7 @@ function App() {
           {me.name}
           {me.admin ? ' (admin)' : ''}
         </span>
-        <button class="link" onClick={() => signOut()}>
+        <button class="link" data-testid="sign-out" onClick={signOutEverywhere}>
           Sign out
         </button>
       </header>

@@ -18,8 +18,9 @@ export async function waitFor(what, condition, timeoutMs = 20000, everyMs = 50) 
 }
 
 export class Cluster {
-  constructor({ binDir, webDir, gpus = 4 }) {
+  constructor({ binDir, webDir, gpus = 4, masterArgs = [] }) {
     this.binDir = binDir;
+    this.masterArgs = masterArgs;
     this.webDir = webDir;
     this.gpus = gpus;
     this.dir = mkdtempSync(join(tmpdir(), 'cohort-web-e2e-'));
@@ -39,7 +40,7 @@ export class Cluster {
     const urlFile = join(this.dir, 'url');
     const master = this.start('master', [
       'master', '--listen', '127.0.0.1:0', '--url-file', urlFile, '--data-dir', join(this.dir, 'master'),
-      '--web-dir', this.webDir, '--node-timeout', '10s',
+      '--web-dir', this.webDir, '--node-timeout', '10s', ...this.masterArgs,
     ]);
     this.url = await waitFor('the master to listen', () => existsSync(urlFile) && readFileSync(urlFile, 'utf8').trim());
     this.token = readFileSync(join(this.dir, 'master', 'admin-token'), 'utf8').trim();
@@ -64,6 +65,11 @@ export class Cluster {
     const text = await response.text();
     if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${text}`);
     return JSON.parse(text);
+  }
+
+  // The whole of a daemon's log.
+  fullLog(name) {
+    return readFileSync(join(this.dir, `${name}.log`), 'utf8');
   }
 
   log(name) {

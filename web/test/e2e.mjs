@@ -1,15 +1,20 @@
 // The dashboard end to end: a real cluster (test/cluster.mjs), Debian's Chromium driven by
-// playwright-core. Signs in with the admin token, visits every page (any console error or page
+// playwright-core. Signs in with a one-time link (as `cohort dashboard` prints it), checks that
+// its code is gone from the address bar and the history and that a second tab is signed in too,
+// visits every page (any console error or page
 // error fails the test), sees a line the task writes appear on the job page within a second,
 // counts a chart's points, sees the checkpoint the task reported, kills the job from its page,
 // sees the jobs list follow a job submitted and killed through the API by the event stream alone,
-// and saves a screenshot of each page.
+// and saves a screenshot of each page. Then: a link used twice and an expired one are refused,
+// signing out revokes the session (in every tab, and on the master), and no code or session is
+// in the master's log.
 //   node test/e2e.mjs --bin-dir build/bin --web-dir build/web --artifacts build/web-artifacts
 import { chromium } from 'playwright-core';
 import { mkdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Cluster, waitFor } from './cluster.mjs';
 
 const { values: args } = parseArgs({
@@ -49,6 +54,9 @@ const TICKS_MEASURED = 10;
 // page's fallback poll is set to an hour for that check (window.cohortPollMs, web/src/live.js).
 const EVENT_LIMIT_MS = 2000;
 const NO_POLL_MS = 3600 * 1000;
+// Sign-in codes last this long here (cohortd master --sign-in-code-ttl): one made at the start
+// has expired by the end.
+const CODE_TTL_S = 4;
 
 const started = Date.now();
 const problems = [];
@@ -57,11 +65,16 @@ const check = (ok, message) => {
   console.log(`${ok ? 'ok  ' : 'FAIL'} ${message}`);
 };
 
-const cluster = new Cluster({ binDir: resolve(args['bin-dir']), webDir: resolve(args['web-dir']) });
+const cluster = new Cluster({
+  binDir: resolve(args['bin-dir']), webDir: resolve(args['web-dir']),
+  masterArgs: ['--sign-in-code-ttl', `${CODE_TTL_S}s`],
+});
 let browser;
 try {
   await cluster.up();
   console.log(`cluster at ${cluster.url} (${cluster.dir})`);
+  // A link left unused until it expires, opened at the end.
+  const expiring = await cluster.api('POST', '/auth/signin-codes');
   await cluster.api('PUT', '/teams/vision', { guaranteed_gpus: 2, max_gpus: 4 });
   const job = await cluster.api('POST', '/jobs', {
     name: 'ticker', team: 'vision',
@@ -78,14 +91,19 @@ try {
   await waitFor('the job to run', async () => (await cluster.api('GET', `/jobs/${job.id}`)).state === 'RUNNING');
 
   browser = await chromium.launch({ executablePath: args.chromium, args: ['--no-sandbox'] });
-  const page = await browser.newPage({ viewport: { width: 1400, height: 1000 } });
+  // One browser profile: its tabs share the session.
+  const context = await browser.newContext({ viewport: { width: 1400, height: 1000 } });
+  const page = await context.newPage();
   const errors = [];
   page.on('console', (m) => m.type() === 'error' && errors.push(`console: ${m.text()}`));
   page.on('pageerror', (e) => errors.push(`page error: ${e.message}`));
   page.on('dialog', (d) => d.accept());
 
-  // Sign in. The first load: what the browser fetched, and when the page was ready.
-  await page.goto(cluster.url);
+  // Sign in with a link, as `cohort dashboard` prints it. The first load: what the browser
+  // fetched, and when the page was ready.
+  const link = await cluster.api('POST', '/auth/signin-codes');
+  check(link.url === `${cluster.url}/#signin=${link.code}`, `the link is the master's URL with the code in its fragment: ${link.url.replace(link.code, 'CODE')}`);
+  await page.goto(link.url);
   const load = await page.evaluate(() => {
     const nav = performance.getEntriesByType('navigation')[0];
     const resources = performance.getEntriesByType('resource');
@@ -97,11 +115,23 @@ try {
   // The master sends the gzip the build wrote beside each file (Content-Encoding: gzip).
   check(load.script[0] > 0 && load.script[0] < load.script[1] / 2,
     `app.js came gzipped: ${load.script[0]} bytes for ${load.script[1]}`);
-  await page.fill('#token', cluster.token);
-  await page.click('button[type=submit]');
   await page.waitForSelector('[data-testid=who]');
-  check((await page.textContent('[data-testid=who]')).includes('(admin)'), 'signed in as the admin');
-  check(await page.evaluate(() => !!sessionStorage.getItem('cohort-token') && !localStorage.length), 'the token is in sessionStorage only');
+  check((await page.textContent('[data-testid=who]')).includes('(admin)'), 'signed in as the admin by the link');
+  const secretOf = (code) => code.slice('cohc_'.length + 17);
+  check(!page.url().includes(secretOf(link.code)) && !page.url().includes('signin'), `the code is gone from the address bar: ${page.url()}`);
+  const cdp = await context.newCDPSession(page);
+  const history = (await cdp.send('Page.getNavigationHistory')).entries.map((e) => e.url);
+  check(history.every((url) => !url.includes(secretOf(link.code)) && !url.includes('signin')),
+    `the code is in no history entry: ${history.join(', ')}`);
+  const session = await page.evaluate(() => localStorage.getItem('cohort-session'));
+  check(session?.startsWith('cohs_') && (await page.evaluate(() => sessionStorage.length)) === 0,
+    'the session is in localStorage, nothing in sessionStorage');
+  check(session !== cluster.token, 'the session is not the admin token');
+  // A second tab of the same browser is signed in by the session, without a link.
+  const tab = await context.newPage();
+  await tab.goto(cluster.url);
+  await tab.waitForSelector('[data-testid=who]', { timeout: 10000 });
+  check((await tab.textContent('[data-testid=who]')).includes('(admin)'), 'a second tab is signed in too');
 
   // Every page, each with what it must show.
   const visit = async (hash, selector, name) => {
@@ -217,6 +247,46 @@ try {
 
   for (const e of errors) console.log(`  ${e}`);
   check(errors.length === 0, `no console or page errors (${errors.length})`);
+
+  // The link again, in a new browser profile: refused, and the page says why and what to do.
+  const refusedIn = async (url, name) => {
+    const other = await browser.newContext();
+    const otherPage = await other.newPage();
+    await otherPage.goto(url);
+    await otherPage.waitForSelector('[data-testid=sign-in-error]', { timeout: 10000 });
+    const text = await otherPage.textContent('.sign-in');
+    await otherPage.screenshot({ path: join(artifacts, `${name}.png`), fullPage: true });
+    const where = otherPage.url();
+    await other.close();
+    return { text, where };
+  };
+  const twice = await refusedIn(link.url, 'sign-in-used-twice');
+  check(twice.text.includes('used already') && twice.text.includes('cohort dashboard'),
+    `a link used twice is refused: "${twice.text.slice(0, 120)}"`);
+  check(!twice.where.includes(secretOf(link.code)), 'the refused code is gone from the address bar too');
+  const age = Date.now() - Date.parse(expiring.expires_at);
+  if (age < 100) await sleep(100 - age);
+  const expired = await refusedIn(expiring.url, 'sign-in-expired');
+  check(expired.text.includes('expired') && expired.text.includes('cohort dashboard'),
+    `an expired link is refused: "${expired.text.slice(0, 120)}"`);
+
+  // Sign out: the session is revoked on the master (a call with it is 401), and the other tab
+  // is signed out as well.
+  await page.click('[data-testid=sign-out]');
+  await page.waitForSelector('[data-testid=sign-in-how]');
+  check((await page.textContent('[data-testid=sign-in-how]')).includes('cohort dashboard'), 'signed out: the page says to run cohort dashboard');
+  await tab.waitForSelector('[data-testid=sign-in-how]', { timeout: 5000 });
+  check(true, 'the second tab is signed out too');
+  check(await page.evaluate(() => localStorage.getItem('cohort-session')) === null, 'the session is gone from localStorage');
+  const after = await fetch(`${cluster.url}/api/v1/whoami`, { headers: { Authorization: `Bearer ${session}` } });
+  const afterText = await after.text();
+  check(after.status === 401 && afterText.includes('signed out'), `the old session is refused: ${after.status} ${afterText.slice(0, 100)}`);
+
+  // No code and no session in the master's log (their public ids may be).
+  const masterLog = cluster.fullLog('master');
+  const leaked = [link.code, expiring.code, session].filter((secret) => masterLog.includes(secretOf(secret)));
+  check(masterLog.includes('signed in to the dashboard') && leaked.length === 0,
+    `no sign-in code or session in the master's log (${leaked.length} found)`);
 } catch (error) {
   problems.push(error.stack ?? String(error));
   console.error(error);

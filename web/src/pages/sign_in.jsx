@@ -1,5 +1,6 @@
-// Sign-in: a token, as `cohort token create` prints it (or the admin token in the master's data
-// directory). Nothing on the page is shown without one.
+// Sign-in: the way in is a link from `cohort dashboard` (or `cohort up`), which signs in at
+// once; a token, as `cohort token create` prints it, still works here. Nothing on the page is
+// shown without one.
 import { useState } from 'preact/hooks';
 
 export function SignIn({ onSignIn, error }) {
@@ -11,7 +12,16 @@ export function SignIn({ onSignIn, error }) {
   return (
     <form class="sign-in" onSubmit={submit}>
       <h1>Cohort</h1>
-      <label for="token">Token</label>
+      {error && (
+        <p class="error" data-testid="sign-in-error">
+          {error}
+        </p>
+      )}
+      <p data-testid="sign-in-how">
+        To sign in, run <code>cohort dashboard</code> where your CLI is logged in, and open the link
+        it prints (it works once, for two minutes).
+      </p>
+      <label for="token">Or paste a token</label>
       <input
         id="token"
         type="password"
@@ -21,10 +31,9 @@ export function SignIn({ onSignIn, error }) {
         onInput={(e) => setValue(e.currentTarget.value)}
       />
       <button type="submit">Sign in</button>
-      {error && <p class="error">{error}</p>}
       <p class="muted">
-        An admin makes tokens with <code>cohort token create</code>. The token is kept in this tab
-        only, until it closes.
+        A pasted token (<code>cohort token create</code>) is kept in this tab only, until it closes.
+        A link's session lasts in every tab of this browser until it expires or you sign out.
       </p>
     </form>
   );
