@@ -179,6 +179,14 @@ void PrintJobDetails(const Job& job, const std::vector<JobEvent>& events) {
   if (job.not_before && job.state == JobState::kPending) {
     fmt::print("Backoff:    not before {}\n", FormatTimestamp(*job.not_before));
   }
+  if (job.state == JobState::kPending) {
+    // Where its idle GPUs were reclaimed: it is not placed there again until then.
+    for (const auto& [node, until] : job.excluded_nodes) {
+      if (until > RealClock().Now()) {
+        fmt::print("Kept off:   node {} until {}\n", node, FormatTimestamp(until));
+      }
+    }
+  }
   fmt::print("Resources:  {}\n", job.spec.TotalResources().ToString());
   for (const auto& g : job.spec.tasks) {
     if (!g.elastic()) continue;

@@ -147,8 +147,9 @@ void AddMasterCommand(CLI::App& app, MasterOptions& o) {
                 "database (without it, the master refuses: restore the database instead; see "
                 "docs/reliability.md)");
   cmd->add_flag("--reclaim-idle-gpus", o.reclaim_idle_gpus,
-                "Preempt a job whose GPUs are idle for --idle-gpu-after (requeued after its "
-                "grace period; its restart budget is not spent)");
+                "Take back the GPUs of a job that leaves them idle for --idle-gpu-after: it "
+                "ends FAILED, or, if its restart.on includes preempted, is requeued once, kept "
+                "off those nodes for --idle-gpu-after (docs/reliability.md)");
 }
 
 namespace {

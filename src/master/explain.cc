@@ -97,6 +97,13 @@ StatusOr<Explanation> Master::Explain(JobId id) const {
                     FormatDuration(job.spec.restart.max_backoff)));
     return e;
   }
+  for (const auto& [node, until] : job.excluded_nodes) {
+    if (until <= now) continue;
+    d.push_back(fmt::format(
+        "it is kept off node {} until {}: it left its GPUs there idle, and the master reclaimed "
+        "them (--reclaim-idle-gpus)",
+        node, FormatTimestamp(until)));
+  }
   // What it asks for, in the shape a placement needs.
   std::vector<std::string> shape;
   for (const auto& g : job.spec.tasks) {

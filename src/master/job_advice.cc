@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
+#include <algorithm>
+
 namespace cohort::master {
 namespace {
 
@@ -66,13 +68,9 @@ void JobAdvice::Tick(Timestamp now) {
     }
     state.told = holding;
     if (config_.reclaim_idle_gpus && holding.count(AdviceKind::kIdle)) {
-      ++job.preemptions;
-      lifecycle_.Stop(job, JobState::kPending,
-                      fmt::format("{}: its GPUs are reclaimed (the master runs with "
-                                  "--reclaim-idle-gpus)",
-                                  advice.front().text),
-                      events);
-      lifecycle_.FinishIfStopped(job, events);
+      auto idle = std::find_if(advice.begin(), advice.end(),
+                               [](const Advice& a) { return a.kind == AdviceKind::kIdle; });
+      lifecycle_.ReclaimIdle(job, idle->text, config_.advisor.idle_after, events);
     }
     if (!events.empty()) jobs_.Commit(job, std::move(events));
   }

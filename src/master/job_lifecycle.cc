@@ -230,6 +230,7 @@ Status JobLifecycle::Start(Job& job, const JobPlacement& placement) {
   scheduling_.ForgetReason(job.id);
   job.attempt += 1;
   job.not_before.reset();
+  std::erase_if(job.excluded_nodes, [&](const auto& e) { return e.second <= clock_.Now(); });
   job.tasks = std::move(tasks);
   job.state = JobState::kStarting;
   jobs_.Reindex(job);
@@ -432,6 +433,41 @@ void JobLifecycle::Preempt(const Preemption& preemption) {
   spdlog::info("job {}: {}", job.id, preemption.reason);
   FinishIfStopped(job, events);
   jobs_.Commit(job, std::move(events));
+}
+
+void JobLifecycle::ReclaimIdle(Job& job, const std::string& finding, Duration idle,
+                               std::vector<JobEvent>& events) {
+  std::string reason =
+      fmt::format("idle GPUs reclaimed: {} (the master runs with --reclaim-idle-gpus)", finding);
+  size_t first_event = events.size();
+  if (!job.spec.restart.RestartsOn(RestartCause::kPreempted)) {
+    Stop(job, JobState::kFailed, reason + "; it ends: restart.on does not include preempted",
+         events);
+  } else if (job.idle_reclaims > 0) {
+    Stop(job, JobState::kFailed,
+         reason +
+             "; it ends: its idle GPUs were reclaimed before, and a job is requeued for "
+             "that only once",
+         events);
+  } else {
+    ++job.idle_reclaims;
+    ++job.preemptions;
+    Timestamp until = clock_.Now() + idle;
+    std::set<std::string> nodes;
+    for (const auto& t : job.tasks) {
+      if (!IsTerminal(t.state)) nodes.insert(t.node_id);
+    }
+    for (const auto& n : nodes) job.excluded_nodes[n] = until;
+    Stop(job, JobState::kPending,
+         fmt::format("{}; kept off {} {} until {}", reason, nodes.size() == 1 ? "node" : "nodes",
+                     Join(std::vector<std::string>(nodes.begin(), nodes.end()), ", "),
+                     FormatTimestamp(until)),
+         events);
+    scheduling_.NoteExclusion(job);
+  }
+  if (events.size() > first_event) events.back().type = "reclaimed";
+  spdlog::info("job {}: {}", job.id, job.message);
+  FinishIfStopped(job, events);
 }
 
 void JobLifecycle::StopOverdue(Timestamp now) {

@@ -50,6 +50,13 @@ class JobLifecycle final : public DecisionTaker {
   // allows (after its backoff, for a failure), or fails.
   void EndAttemptEarly(Job& job, RestartCause cause, std::string reason,
                        std::vector<JobEvent>& events);
+  // The master takes back the job's GPUs, idle for `idle` (--reclaim-idle-gpus; `finding` is
+  // the advisor's text). The job ends FAILED with that reason unless restart.on includes
+  // preempted; then it is requeued once, its restart budget untouched, and kept off the nodes
+  // it left idle for as long as it took to find them idle. Reclaimed again, it ends: so a job
+  // that idles wherever it runs is stopped at most twice, never in a loop.
+  void ReclaimIdle(Job& job, const std::string& finding, Duration idle,
+                   std::vector<JobEvent>& events);
   // Stops the jobs that have run past their max_runtime.
   void StopOverdue(Timestamp now);
 

@@ -54,7 +54,10 @@ Status Master::Load() {
   COHORT_RETURN_IF_ERROR(accounts_.Load());
   COHORT_RETURN_IF_ERROR(secrets_.Load());
   COHORT_ASSIGN_OR_RETURN(uint64_t max_version, jobs_.Load());
-  for (JobId id : jobs_.pending()) scheduling_.NoteBackoff(jobs_.At(id));
+  for (JobId id : jobs_.pending()) {
+    scheduling_.NoteBackoff(jobs_.At(id));
+    scheduling_.NoteExclusion(jobs_.At(id));
+  }
   COHORT_RETURN_IF_ERROR(teams_.Load());
   // Versions must keep rising across restarts, so that an agent's applied version from before
   // the restart never looks newer than what this master hands out.

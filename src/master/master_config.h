@@ -45,8 +45,8 @@ struct MasterConfig {
   // Audit entries older than this are pruned, from the tick, at most once an hour.
   Duration audit_retention = std::chrono::hours(24 * 90);
   // What the advisor calls a starved input pipeline and idle GPUs (master/advisor.h); with
-  // `reclaim_idle_gpus`, a job whose GPUs have been idle that long is preempted (requeued after
-  // its grace period, its restart budget untouched) so that others may have them.
+  // `reclaim_idle_gpus`, a job whose GPUs have been idle that long has them taken back so that
+  // others may have them (JobLifecycle::ReclaimIdle).
   AdvisorConfig advisor;
   bool reclaim_idle_gpus = false;
   // Free space the state disk keeps: under it the master is read-only (master/state_disk.h).

@@ -42,8 +42,14 @@ void SchedulingLoop::InvalidateResidue() {
 }
 
 void SchedulingLoop::NoteBackoff(const Job& job) {
-  if (!job.not_before) return;
-  if (!backoff_ends_ || *job.not_before < *backoff_ends_) backoff_ends_ = job.not_before;
+  if (job.not_before) WakeAt(*job.not_before);
+}
+
+void SchedulingLoop::NoteExclusion(const Job& job) {
+  Timestamp now = clock_.Now();
+  for (const auto& [node, until] : job.excluded_nodes) {
+    if (until > now) WakeAt(until);
+  }
 }
 
 void SchedulingLoop::PutNode(const NodeRegistry::Entry& entry) {
@@ -99,6 +105,10 @@ PendingJob SchedulingLoop::PendingOf(const Job& job) const {
     p.waiting_since = *job.history.back().finished_at;
   }
   p.constraints = job.spec.constraints;
+  Timestamp now = clock_.Now();
+  for (const auto& [node, until] : job.excluded_nodes) {
+    if (until > now) p.constraints.excluded_nodes.insert(node);
+  }
   p.preemptions = job.preemptions;
   p.elastic = ElasticGroupsOf(job);
   p.estimate = jobs_.EstimateFor(job);
@@ -208,12 +218,13 @@ void SchedulingLoop::Schedule() {
 }
 
 void SchedulingLoop::OnTick(Timestamp now) {
-  // A restart backoff is over: the job may be scheduled again.
-  if (backoff_ends_ && now >= *backoff_ends_) {
-    backoff_ends_.reset();
+  // A restart backoff or an exclusion is over: the job may be scheduled again, or elsewhere.
+  if (wake_at_ && now >= *wake_at_) {
+    wake_at_.reset();
     for (JobId id : jobs_.pending()) {
       const Job& job = jobs_.At(id);
       if (BackingOff(job, now)) NoteBackoff(job);
+      NoteExclusion(job);
     }
     Reschedule();
   }

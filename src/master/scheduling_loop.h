@@ -71,6 +71,9 @@ class SchedulingLoop {
     return job.not_before && *job.not_before > now;
   }
   void NoteBackoff(const Job& job);
+  // The job is kept off some nodes for a while (Job::excluded_nodes): the tick offers it to the
+  // scheduler again when that ends.
+  void NoteExclusion(const Job& job);
 
   // The node as the cluster core holds it: its whole capacity and GPUs, schedulable or not.
   void PutNode(const NodeRegistry::Entry& entry);
@@ -115,7 +118,11 @@ class SchedulingLoop {
   bool schedule_posted_ = false;
   std::map<JobId, PendingReason> last_reasons_;  // from the last pass, for pending jobs
   std::optional<Timestamp> recheck_at_;          // the last pass asked to run again then
-  std::optional<Timestamp> backoff_ends_;  // the earliest end of a pending job's restart backoff
+  // The earliest end of a pending job's restart backoff or of its exclusion from a node.
+  std::optional<Timestamp> wake_at_;
+  void WakeAt(Timestamp t) {
+    if (!wake_at_ || t < *wake_at_) wake_at_ = t;
+  }
   Histogram passes_;
   std::map<PreemptionCause, uint64_t> preemptions_by_cause_;
 };

@@ -135,6 +135,11 @@ struct Job {
   std::string request_id;
   std::string request_digest;
   int preemptions = 0;
+  // Nodes it may not be placed on until the time given: where --reclaim-idle-gpus took its idle
+  // GPUs (master/job_lifecycle.h, ReclaimIdle). An entry that has passed means nothing.
+  std::map<std::string, Timestamp> excluded_nodes;
+  // Times it was requeued because its GPUs were idle: a job is requeued so once, then it ends.
+  int idle_reclaims = 0;
   // The newest checkpoint a task of the job reported (docs/observability.md, "Checkpoint
   // reports"), by its agent's clock, over all attempts; none before the first.
   std::optional<Timestamp> last_checkpoint_at;

@@ -4,6 +4,7 @@
 
 #include <map>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -117,7 +118,10 @@ struct RestartPolicy {
 struct Constraints {
   std::string gpu_model;
   std::map<std::string, std::string> labels;
-  bool empty() const { return gpu_model.empty() && labels.empty(); }
+  // Nodes it may not run on for now. Never from a spec: the master sets it for a waiting job
+  // from Job::excluded_nodes (a node whose GPUs it left idle, docs/reliability.md).
+  std::set<std::string> excluded_nodes;
+  bool empty() const { return gpu_model.empty() && labels.empty() && excluded_nodes.empty(); }
   bool operator==(const Constraints&) const = default;
 };
 

@@ -234,6 +234,8 @@ Json ToJson(const Job& job) {
     if (!a.nodes.empty()) attempt["nodes"] = a.nodes;
     history.push_back(std::move(attempt));
   }
+  Json excluded = Json::object();
+  for (const auto& [node, until] : job.excluded_nodes) excluded[node] = FormatTimestamp(until);
   return Json{
       {"id", job.id},
       {"name", job.spec.name},
@@ -252,6 +254,8 @@ Json ToJson(const Job& job) {
       {"failures", job.failures},
       {"preemptions", job.preemptions},
       {"not_before", TimeOrNull(job.not_before)},
+      {"excluded_nodes", excluded},
+      {"idle_reclaims", job.idle_reclaims},
       {"last_checkpoint_at", TimeOrNull(job.last_checkpoint_at)},
       {"request_id", job.request_id},
       {"request_digest", job.request_digest},
@@ -286,6 +290,14 @@ StatusOr<Job> JobFromJson(const Json& j) {
     job.failures = ValueOr<int>(j, "failures", 0);
     job.preemptions = ValueOr<int>(j, "preemptions", 0);
     job.not_before = OptionalTime(j, "not_before");
+    if (auto it = j.find("excluded_nodes"); it != j.end() && it->is_object()) {
+      for (const auto& [node, until] : it->items()) {
+        auto t = ParseTimestamp(until.get<std::string>());
+        if (!t.ok()) throw std::runtime_error("excluded_nodes." + node + ": not a timestamp");
+        job.excluded_nodes[node] = *t;
+      }
+    }
+    job.idle_reclaims = ValueOr<int>(j, "idle_reclaims", 0);
     job.last_checkpoint_at = OptionalTime(j, "last_checkpoint_at");
     job.request_id = ValueOr<std::string>(j, "request_id", "");
     job.request_digest = ValueOr<std::string>(j, "request_digest", "");

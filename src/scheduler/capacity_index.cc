@@ -169,15 +169,19 @@ size_t CapacityIndex::NodesWithAtLeast(int64_t gpus) const {
   return nodes;
 }
 
-bool CapacityIndex::Eligible(size_t node, const Constraints& constraints) const {
+bool Meets(const NodeCapacity& n, const Constraints& constraints) {
   if (constraints.empty()) return true;
-  const NodeCapacity& n = nodes_[node];
   if (!constraints.gpu_model.empty() && n.gpu_model != constraints.gpu_model) return false;
+  if (constraints.excluded_nodes.count(n.node_id)) return false;
   for (const auto& [key, value] : constraints.labels) {
     auto it = n.labels.find(key);
     if (it == n.labels.end() || it->second != value) return false;
   }
   return true;
+}
+
+bool CapacityIndex::Eligible(size_t node, const Constraints& constraints) const {
+  return Meets(nodes_[node], constraints);
 }
 
 std::optional<std::vector<TaskPlacement>> CapacityIndex::Place(

@@ -22,6 +22,10 @@ namespace cohort::scheduler {
 // group that holds them, choosing the group it fills most tightly.
 std::vector<int> PickGpus(const NodeCapacity& node, int64_t count, const std::vector<int>& taken);
 
+// Whether the node meets the constraints: its GPU model, its labels, and not one the job is kept
+// off.
+bool Meets(const NodeCapacity& n, const Constraints& constraints);
+
 // Whether `tasks` could fit by their GPUs alone, where `free_total` GPUs are free in all, no node
 // has more than `largest` free, and `nodes_with(g)` nodes have at least g free: the total, the
 // largest task, and tasks of more than half of `largest` (no two of which can share a node) each

@@ -1,4 +1,5 @@
-// Topology-aware GPU choice, fewest racks, and constraints on GPU model and labels.
+// Topology-aware GPU choice, fewest racks, and constraints on GPU model, labels and the nodes a
+// job is kept off.
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
@@ -90,6 +91,38 @@ TEST(Constraints, OnlyMatchingNodesAndClearReasonsOtherwise) {
   EXPECT_THAT(ReasonFor(plan, 3)->reason, HasSubstr("no ready node has GPU model B200"));
   EXPECT_TRUE(ReasonFor(plan, 3)->unschedulable);
   EXPECT_THAT(ReasonFor(plan, 4)->reason, HasSubstr("the nodes that meet its constraints have"));
+}
+
+// A job whose idle GPUs the master reclaimed is kept off their node for a while: it goes
+// elsewhere, or waits, saying so, and is not called unschedulable (the exclusion ends).
+TEST(Constraints, ExcludedNodesAreNotUsedAndAJobOnlyTheyCouldHoldWaitsSayingSo) {
+  ClusterSnapshot c;
+  AddNodes(c, "n", 2, 1);
+  PendingJob elsewhere = Job(1, 1, 1);
+  elsewhere.constraints.excluded_nodes = {"n-0"};
+  Plan plan = RunScheduler(c, {elsewhere});
+  ASSERT_EQ(plan.placements.size(), 1u);
+  EXPECT_EQ(plan.placements[0].tasks[0].node_id, "n-1");
+
+  PendingJob kept_off = Job(2, 1, 1);
+  kept_off.constraints.excluded_nodes = {"n-0", "n-1"};
+  plan = RunScheduler(c, {kept_off});
+  EXPECT_TRUE(plan.placements.empty());
+  ASSERT_NE(ReasonFor(plan, 2), nullptr);
+  EXPECT_EQ(ReasonFor(plan, 2)->reason,
+            "waits: it is kept off nodes n-0, n-1 for now, and no other ready node could hold it");
+  EXPECT_FALSE(ReasonFor(plan, 2)->unschedulable);
+
+  // Other constraints still decide what could hold it: a job only n-1 could ever hold waits for
+  // the exclusion of n-1 alone.
+  c.nodes[1].labels = {{"zone", "west"}};
+  PendingJob west = Job(3, 1, 1);
+  west.constraints.labels = {{"zone", "west"}};
+  west.constraints.excluded_nodes = {"n-1"};
+  plan = RunScheduler(c, {west});
+  EXPECT_TRUE(plan.placements.empty());
+  EXPECT_EQ(ReasonFor(plan, 3)->reason,
+            "waits: it is kept off node n-1 for now, and no other ready node could hold it");
 }
 
 }  // namespace

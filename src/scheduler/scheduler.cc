@@ -68,6 +68,7 @@ class Pass {
     const PendingJob& job = s_.in.pending[i];
     if (blocked_by_) return s_.Wait(job, s_.in.reasons ? blocked_text_ : std::string());
     if (auto why = Unschedulable(job)) return s_.Wait(job, *why, /*unschedulable=*/true);
+    if (auto why = KeptOff(job)) return s_.Wait(job, *why);
     Resources need = TotalOf(job.tasks);
     const Usage& team = s_.order.TeamUsage(job.team);
     s_.within_guarantee = s_.Entitled(job.team) + need.gpus <= team.guaranteed_gpus;
@@ -114,17 +115,32 @@ class Pass {
     return std::nullopt;
   }
 
+  // Why the job waits if only nodes it is kept off for now could hold it (the master's exclusion
+  // ends; then it may start there): not unschedulable.
+  std::optional<std::string> KeptOff(const PendingJob& job) const {
+    const auto& excluded = job.constraints.excluded_nodes;
+    if (excluded.empty()) return std::nullopt;
+    Constraints others = job.constraints;
+    others.excluded_nodes.clear();
+    std::vector<std::string> kept_off;
+    for (const auto& n : s_.in.cluster.nodes) {
+      if (!Meets(n, others)) continue;
+      if (!excluded.count(n.node_id)) return std::nullopt;
+      kept_off.push_back(n.node_id);
+    }
+    return fmt::format("waits: it is kept off {} {} for now, and no other ready node could hold it",
+                       kept_off.size() == 1 ? "node" : "nodes", fmt::join(kept_off, ", "));
+  }
+
   // Unschedulable() for a job with constraints. Constrained jobs are few: this looks at the
   // nodes themselves.
   std::optional<std::string> UnschedulableByConstraints(const PendingJob& job) const {
     std::vector<const NodeCapacity*> eligible;
+    // Nodes it is kept off for now count: the exclusion ends (KeptOff says why it waits).
+    Constraints lasting = job.constraints;
+    lasting.excluded_nodes.clear();
     for (const auto& n : s_.in.cluster.nodes) {
-      bool ok = job.constraints.gpu_model.empty() || n.gpu_model == job.constraints.gpu_model;
-      for (const auto& [key, value] : job.constraints.labels) {
-        auto it = n.labels.find(key);
-        ok = ok && it != n.labels.end() && it->second == value;
-      }
-      if (ok) eligible.push_back(&n);
+      if (Meets(n, lasting)) eligible.push_back(&n);
     }
     if (eligible.empty()) {
       std::vector<std::string> wanted;

@@ -56,9 +56,10 @@ restart: {max_attempts: 1}
   EXPECT_THAT(usage->body, HasSubstr(R"("kind":"starved")"));
 
   // The idle job: told, then preempted by the master (requeued, its failure budget untouched:
-  // max_attempts 1 would otherwise fail it).
+  // max_attempts 1 would otherwise fail it), and kept off the only node, whose GPU it left idle,
+  // for --idle-gpu-after (tests/integration/idle_reclaim_test.cc has the rest).
   ASSERT_TRUE(WaitFor(
-      [&] { return cluster.EventsText(idle).find("its GPUs are reclaimed") != std::string::npos; },
+      [&] { return cluster.EventsText(idle).find("idle GPUs reclaimed") != std::string::npos; },
       std::chrono::seconds(30)))
       << cluster.EventsText(idle);
   EXPECT_THAT(cluster.EventsText(idle), HasSubstr("advice: idle GPUs: its GPU has been idle for"));
@@ -66,6 +67,8 @@ restart: {max_attempts: 1}
       idle, [](const Job& j) { return j.preemptions >= 1 && j.state != JobState::kStopping; });
   EXPECT_NE(requeued.state, JobState::kFailed) << requeued.message;
   EXPECT_EQ(requeued.failures, 0);
+  EXPECT_EQ(requeued.excluded_nodes.count("gpu-node"), 1u);
+  EXPECT_THAT(cluster.EventsText(idle), HasSubstr("kept off node gpu-node until"));
   // The starved job is not idle: it keeps running.
   EXPECT_EQ(cluster.client().GetJob(starved)->state, JobState::kRunning);
 }
