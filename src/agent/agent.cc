@@ -79,13 +79,14 @@ TaskState EndState(const TaskExit& exit) {
   return TaskState::kFailed;
 }
 
-// The exit of a task that never ran, and why.
-TaskExit NeverRan(Timestamp at, std::string why) {
+// The exit of a task that never ran, and why; `kind` where no retry on this node fixes it.
+TaskExit NeverRan(Timestamp at, std::string why, std::optional<StartFailure> kind = std::nullopt) {
   TaskExit exit;
   exit.exit_code = 126;
   exit.started_at = at;
   exit.finished_at = at;
   exit.message = std::move(why);
+  exit.start_failure = kind;
   return exit;
 }
 
@@ -226,7 +227,8 @@ void Agent::AdoptExistingTasks() {
   }
 }
 
-void Agent::NotStarted(LocalTask& t, const char* what, const std::string& why) {
+void Agent::NotStarted(LocalTask& t, const char* what, const std::string& why,
+                       std::optional<StartFailure> kind) {
   spdlog::error("task {}: the agent {} it: {}", t.id.ToString(), what, why);
   // Best effort: the report carries the reason whether or not the output could be written.
   Status written = WriteFileAtomically(
@@ -234,7 +236,7 @@ void Agent::NotStarted(LocalTask& t, const char* what, const std::string& why) {
   if (!written.ok()) {
     spdlog::warn("task {}: its output will not say why: {}", t.id.ToString(), written.message());
   }
-  t.exit = NeverRan(t.started_at, why);
+  t.exit = NeverRan(t.started_at, why, kind);
 }
 
 void Agent::Launch(const TaskLaunch& launch, Duration node_timeout) {
@@ -264,7 +266,10 @@ void Agent::Launch(const TaskLaunch& launch, Duration node_timeout) {
     }
     auto account = accounts_->Resolve(launch.run_as, t.dir + "/work");
     if (!account.ok()) {
-      return NotStarted(t, "refused to start", account.status().message());
+      // No such account here: the node's, not the job's (another node may have it).
+      bool absent = account.status().code() == StatusCode::kNotFound;
+      return NotStarted(t, "refused to start", account.status().message(),
+                        absent ? std::optional(StartFailure::kAccount) : std::nullopt);
     }
     auto job_dirs = PrepareJobDirectories(launch, *account, accounts_->root());
     if (!job_dirs.ok()) {
@@ -279,6 +284,7 @@ void Agent::Launch(const TaskLaunch& launch, Duration node_timeout) {
               {"gid", account->gid},
               {"user", account->name},
               {"home", account->home},
+              {"shell", account->shell},
               {"job_dirs", *job_dirs},
               {"fence_after_ms", ToMillis(t.fence_after)}};
     if (memory_cgroups_ && launch.memory_limit_bytes > 0) {
@@ -431,6 +437,7 @@ AgentReport Agent::BuildReport() {
       r.signal = t.exit->signal;
       r.finished_at = t.exit->finished_at;
       r.message = t.exit->message;
+      r.start_failure = t.exit->start_failure;
     }
     // The newest, if there are too many to send them all (acknowledged, the rest is dropped).
     const size_t sent = std::min(t.samples.size(), samples_per_task);

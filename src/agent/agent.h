@@ -163,7 +163,8 @@ class Agent {
   bool DiscardForgotten(size_t most);
   // Records a task that the agent `what` ("refused to start"): `why` goes to its output and
   // its report.
-  void NotStarted(LocalTask& t, const char* what, const std::string& why);
+  void NotStarted(LocalTask& t, const char* what, const std::string& why,
+                  std::optional<StartFailure> kind = std::nullopt);
   void Apply(const DesiredState& desired);
   AgentReport BuildReport();
   // Notices new pids, ended supervisors and overdue stops, taking at most kExitsPerRound ended

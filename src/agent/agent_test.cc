@@ -520,7 +520,24 @@ TEST_F(AgentTest, ATaskThatCannotStartIsReportedFailed) {
   ASSERT_TRUE(agent->Step().ok());
   EXPECT_EQ(Reported(a).state, TaskState::kFailed);
   EXPECT_EQ(Reported(a).exit_code, 126);
+  EXPECT_EQ(Reported(a).start_failure, std::nullopt) << "a fork may work next time";
   EXPECT_EQ(launcher_.starts().size(), 1u);
+}
+
+// docs/reliability.md, "Tasks that cannot start": what the supervisor classified reaches the
+// master with its kind, for it to end the job without spending the restart budget.
+TEST_F(AgentTest, AStartFailureTheSupervisorNamesIsReportedWithItsKind) {
+  TaskId a = Id(7);
+  master_.Want(kNode, Desired(1, {Launch(a)}));
+  auto agent = NewAgent();
+  ASSERT_TRUE(agent->Step().ok());
+  launcher_.FailToStart(Supervisor(a), StartFailure::kProgram,
+                        "program \"trian\" not found on the task's PATH (/usr/bin)");
+  ASSERT_TRUE(agent->Step().ok());
+  ASSERT_TRUE(agent->Step().ok());
+  EXPECT_EQ(Reported(a).state, TaskState::kFailed);
+  EXPECT_EQ(Reported(a).start_failure, StartFailure::kProgram);
+  EXPECT_EQ(Reported(a).message, "program \"trian\" not found on the task's PATH (/usr/bin)");
 }
 
 // Defence in depth: the master refuses such a workdir, but an agent never runs a task outside
@@ -615,8 +632,10 @@ TEST_F(AgentTest, ATaskThatCannotRunAsItsUserFailsWithTheReason) {
   EXPECT_EQ(Reported(a).state, TaskState::kFailed);
   EXPECT_EQ(Reported(a).exit_code, 126);
   EXPECT_EQ(Reported(a).message, no_account);
+  EXPECT_EQ(Reported(a).start_failure, StartFailure::kAccount) << "the node's: placed elsewhere";
   EXPECT_EQ(master_.log(a), "cohort: the agent refused to start the task: " + no_account + "\n");
   EXPECT_EQ(Reported(b).state, TaskState::kFailed);
+  EXPECT_EQ(Reported(b).start_failure, std::nullopt) << "a refusal, not a missing account";
   EXPECT_EQ(Reported(b).message,
             "the task would run as root (uid 0, user \"root\") on node-1, which this agent "
             "refuses: start the agent with --allow-root-tasks to run tasks of root");

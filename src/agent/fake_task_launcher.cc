@@ -92,6 +92,10 @@ void FakeTaskLauncher::Exit(pid_t supervisor, std::optional<int> exit_code,
   End(Get(supervisor), exit_code, signal);
 }
 
+void FakeTaskLauncher::FailToStart(pid_t supervisor, StartFailure kind, std::string message) {
+  End(Get(supervisor), 126, std::nullopt, kind, std::move(message));
+}
+
 void FakeTaskLauncher::Crash(pid_t supervisor) { Get(supervisor).alive = false; }
 
 void FakeTaskLauncher::IgnoreSigterm(pid_t supervisor) { Get(supervisor).ignores_sigterm = true; }
@@ -102,9 +106,11 @@ FakeTaskLauncher::Supervisor& FakeTaskLauncher::Get(pid_t pid) {
   return it->second;
 }
 
-void FakeTaskLauncher::End(Supervisor& s, std::optional<int> exit_code, std::optional<int> signal) {
+void FakeTaskLauncher::End(Supervisor& s, std::optional<int> exit_code, std::optional<int> signal,
+                           std::optional<StartFailure> kind, std::string message) {
   COHORT_CHECK(s.alive);
-  TaskExit exit{exit_code, signal, s.got_sigterm, s.started_at, clock_.Now()};
+  TaskExit exit{exit_code,          signal, s.got_sigterm, s.started_at, clock_.Now(),
+                std::move(message), kind};
   COHORT_CHECK(WriteTaskExit(s.task_dir, exit).ok());
   s.alive = false;
 }

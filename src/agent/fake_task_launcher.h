@@ -16,6 +16,7 @@
 
 #include "agent/task_launcher.h"
 #include "common/time.h"
+#include "model/start_failure.h"
 
 namespace cohort::agent {
 
@@ -55,6 +56,9 @@ class FakeTaskLauncher final : public TaskLauncher {
   void WriteOutput(pid_t supervisor, std::string_view text);
   // The command ended; the supervisor writes exit.json and exits.
   void Exit(pid_t supervisor, std::optional<int> exit_code, std::optional<int> signal = {});
+  // The command could not start for `kind` (the supervisor found its program or workdir
+  // missing): exit.json says so, with exit code 126 and `message`.
+  void FailToStart(pid_t supervisor, StartFailure kind, std::string message);
   // The supervisor dies without writing exit.json.
   void Crash(pid_t supervisor);
   // SIGTERM no longer ends the supervisor (a task that ignores it, a supervisor that hangs).
@@ -69,7 +73,8 @@ class FakeTaskLauncher final : public TaskLauncher {
     bool got_sigterm = false;
   };
   Supervisor& Get(pid_t pid);
-  void End(Supervisor& s, std::optional<int> exit_code, std::optional<int> signal);
+  void End(Supervisor& s, std::optional<int> exit_code, std::optional<int> signal,
+           std::optional<StartFailure> kind = std::nullopt, std::string message = {});
 
   const Clock& clock_;
   pid_t next_pid_ = 1000;

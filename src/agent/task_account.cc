@@ -6,6 +6,7 @@
 
 #include <cstdlib>
 
+#include "common/strings.h"
 #include "model/json.h"
 
 namespace cohort::agent {
@@ -13,14 +14,38 @@ namespace cohort::agent {
 TaskAccounts::TaskAccounts(Account self, bool allow_root_tasks, std::string node)
     : self_(std::move(self)), allow_root_tasks_(allow_root_tasks), node_(std::move(node)) {}
 
+namespace {
+
+// The accounts of the test seam (task_account.h), if the environment names any.
+std::set<std::string> AbsentForTests() {
+  const char* names = std::getenv("COHORT_TEST_ABSENT_ACCOUNTS");
+  std::set<std::string> absent;
+  if (!names) return absent;
+  for (const std::string& name : Split(names, ',')) {
+    if (!name.empty()) absent.insert(name);
+  }
+  if (!absent.empty()) {
+    spdlog::warn(
+        "COHORT_TEST_ABSENT_ACCOUNTS (a seam for tests only): tasks of {} are refused "
+        "as if this node had no such account",
+        Join(std::vector<std::string>(absent.begin(), absent.end()), ", "));
+  }
+  return absent;
+}
+
+}  // namespace
+
 TaskAccounts TaskAccounts::OfThisProcess(bool allow_root_tasks, std::string node) {
   uid_t uid = ::geteuid();
   auto self = AccountOfUid(uid);
-  if (self.ok()) return TaskAccounts(*self, allow_root_tasks, std::move(node));
   // Containers often run under a uid that /etc/passwd does not know.
   const char* home = std::getenv("HOME");
-  return TaskAccounts(Account{uid, ::getegid(), std::to_string(uid), home ? home : "/"},
-                      allow_root_tasks, std::move(node));
+  TaskAccounts accounts =
+      self.ok() ? TaskAccounts(*self, allow_root_tasks, std::move(node))
+                : TaskAccounts(Account{uid, ::getegid(), std::to_string(uid), home ? home : "/"},
+                               allow_root_tasks, std::move(node));
+  accounts.TreatAsAbsent(AbsentForTests());
+  return accounts;
 }
 
 StatusOr<Account> TaskAccounts::Resolve(const RunAs& run_as, const std::string& scratch) const {
@@ -50,9 +75,10 @@ StatusOr<Account> TaskAccounts::Resolve(const RunAs& run_as, const std::string& 
                       "the Cohort user to a uid",
                       Json(run_as.user).dump(), *problem));
     }
-    auto found = AccountNamed(run_as.user);
+    auto found = absent_.count(run_as.user) ? StatusOr<Account>(Status::NotFound("absent"))
+                                            : AccountNamed(run_as.user);
     if (found.status().code() == StatusCode::kNotFound) {
-      return Status::FailedPrecondition(fmt::format(
+      return Status::NotFound(fmt::format(
           "no Unix account \"{}\" on {}: create it, or have an admin map the Cohort user to a uid",
           run_as.user, node_));
     }

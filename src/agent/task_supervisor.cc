@@ -16,6 +16,7 @@
 #include <sstream>
 #include <vector>
 
+#include "agent/base_environment.h"
 #include "agent/output_file.h"
 #include "agent/task_memory.h"
 #include "common/strings.h"
@@ -43,6 +44,7 @@ struct TaskSpec {
   gid_t gid = 0;
   std::string user;
   std::string home;
+  std::string shell;
   std::vector<std::string> job_dirs;     // must be usable by the account
   std::optional<TaskMemorySpec> memory;  // the limit the agent enforces; none: unlimited
 };
@@ -64,6 +66,7 @@ StatusOr<TaskSpec> ReadSpec(const std::string& dir) {
     spec.gid = doc.at("gid").get<gid_t>();
     spec.user = doc.at("user").get<std::string>();
     spec.home = doc.at("home").get<std::string>();
+    spec.shell = doc.value("shell", "");
     spec.job_dirs = doc.value("job_dirs", std::vector<std::string>{});
     spec.memory = TaskMemorySpecFrom(doc);
     if (spec.command.empty()) return Status::InvalidArgument("spec.json: empty command");
@@ -114,13 +117,54 @@ bool HasChildren() {
 // be started (closed by a successful exec).
 int g_setup_error_fd = -1;
 
-// A failure to set the task up, before its command runs: to its output, and to the supervisor,
-// which puts it in exit.json for the task's report.
-[[noreturn]] void Fail(const char* what, const std::string& where) {
-  std::string message = fmt::format("{} {}: {}", what, where, strerror(errno));
+// Why the command could not start, to its output and to the supervisor, which puts it in
+// exit.json for the task's report: the kind's name (empty: none), a newline, the message.
+[[noreturn]] void FailToStart(std::optional<StartFailure> kind, const std::string& message,
+                              int exit_code) {
   dprintf(STDERR_FILENO, "cohort: %s\n", message.c_str());
-  if (g_setup_error_fd >= 0) (void)!::write(g_setup_error_fd, message.data(), message.size());
-  _exit(126);
+  if (g_setup_error_fd >= 0) {
+    std::string said = fmt::format("{}\n{}", kind ? StartFailureName(*kind) : "", message);
+    (void)!::write(g_setup_error_fd, said.data(), said.size());
+  }
+  _exit(exit_code);
+}
+
+// A failure to set the task up, before its command runs. `kind`: set where it is one no retry
+// fixes.
+[[noreturn]] void Fail(const char* what, const std::string& where,
+                       std::optional<StartFailure> kind = std::nullopt) {
+  FailToStart(kind, fmt::format("{} {}: {}", what, where, strerror(errno)), 126);
+}
+
+// The kind of a failure to enter the task's workdir: a missing one is a start failure (it will be
+// as missing on the next try); anything else (no permission, an I/O error) is not classified.
+std::optional<StartFailure> WorkdirFailure(int err) {
+  if (err == ENOENT || err == ENOTDIR) return StartFailure::kWorkdir;
+  return std::nullopt;
+}
+
+// Why execvpe of `program` failed with `err`, in the user's terms, and whether it is a start
+// failure: a program not found on the PATH, or not executable.
+[[noreturn]] void FailToExec(const std::string& program, const std::string& path,
+                             const std::string& user, int err) {
+  bool searched = program.find('/') == std::string::npos;
+  std::string message;
+  std::optional<StartFailure> kind = StartFailure::kProgram;
+  if (err == ENOENT && searched) {
+    message = fmt::format("program \"{}\" not found on the task's PATH ({})", program, path);
+  } else if (err == ENOENT) {
+    message = fmt::format("program \"{}\" does not exist (or names an interpreter that does not)",
+                          program);
+  } else if (err == EACCES) {
+    message =
+        fmt::format("program \"{}\" is not executable by {}: {}", program, user, strerror(err));
+  } else if (err == ENOTDIR) {
+    message = fmt::format("program \"{}\": {}", program, strerror(err));
+  } else {
+    kind = std::nullopt;
+    message = fmt::format("cannot run \"{}\": {}", program, strerror(err));
+  }
+  FailToStart(kind, message, err == ENOENT ? 127 : 126);
 }
 
 // Becomes the task's account for good (docs/security.md). A supervisor that is not root runs
@@ -191,18 +235,20 @@ void MakeRelativeWorkdir(const std::string& workdir) {
   std::string workdir = ResolveWorkdir(scratch, spec.workdir);
   // Relative to the scratch directory, or absolute.
   const char* enter = spec.workdir.empty() ? "." : spec.workdir.c_str();
-  if (::chdir(enter) != 0) Fail("cannot enter the working directory", workdir);
+  if (::chdir(enter) != 0) {
+    Fail("cannot enter the working directory", workdir, WorkdirFailure(errno));
+  }
   for (const auto& d : spec.job_dirs) {
     if (::access(d.c_str(), R_OK | W_OK | X_OK) != 0) {
       Fail(fmt::format("{} cannot use the job's directory", spec.user).c_str(),
            d + " (every directory above it must be searchable by the account)");
     }
   }
-  // The agent's environment (PATH, LANG, ...), the account's, then the task's on top.
-  std::map<std::string, std::string> overlay = {
-      {"HOME", spec.home}, {"USER", spec.user}, {"LOGNAME", spec.user}};
-  for (const auto& [k, v] : spec.env) overlay[k] = v;
-  std::vector<std::string> env_strings = EnvironmentWith(overlay);
+  // A documented base, then the master's variables: never the agent's own environment.
+  const char* tz = ::getenv("TZ");
+  std::map<std::string, std::string> env = TaskEnvironment(
+      TaskEnvironmentInputs{spec.user, spec.home, spec.shell, tz ? tz : "", spec.env});
+  std::vector<std::string> env_strings = EnvironmentStrings(env);
   std::vector<char*> envp;
   for (auto& s : env_strings) envp.push_back(s.data());
   envp.push_back(nullptr);
@@ -210,13 +256,12 @@ void MakeRelativeWorkdir(const std::string& workdir) {
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
-  // execvpe searches the task's PATH, which is what the user expects from a shell.
-  auto path = spec.env.find("PATH");
-  if (path != spec.env.end()) ::setenv("PATH", path->second.c_str(), 1);
-  if (!::getenv("PATH")) ::setenv("PATH", "/usr/local/bin:/usr/bin:/bin", 1);
+  // execvpe searches this process's PATH: the task's, which is what the user expects from a
+  // shell.
+  ::setenv("PATH", env["PATH"].c_str(), 1);
   ::execvpe(argv[0], argv.data(), envp.data());
-  dprintf(STDERR_FILENO, "cohort: cannot run \"%s\": %s\n", argv[0], strerror(errno));
-  _exit(errno == ENOENT ? 127 : 126);
+  const int err = errno;
+  FailToExec(args[0], env["PATH"], spec.user, err);
 }
 
 // The supervisor and its task (which inherits it) yield the CPU to the agent (docs/reliability.md,
@@ -244,6 +289,9 @@ StatusOr<TaskExit> ReadTaskExit(const std::string& task_dir) {
     exit.started_at = FromMicros(doc.value("started_at_us", int64_t{0}));
     exit.finished_at = FromMicros(doc.value("finished_at_us", int64_t{0}));
     exit.message = doc.value("message", "");
+    if (doc.contains("start_failure")) {
+      exit.start_failure = ParseStartFailure(doc["start_failure"].get<std::string>());
+    }
     return exit;
   } catch (const std::exception& e) {
     return Status::Internal(fmt::format("{}/exit.json: {}", task_dir, e.what()));
@@ -257,6 +305,7 @@ Status WriteTaskExit(const std::string& task_dir, const TaskExit& exit) {
            {"started_at_us", ToMicros(exit.started_at)},
            {"finished_at_us", ToMicros(exit.finished_at)}};
   if (!exit.message.empty()) doc["message"] = exit.message;
+  if (exit.start_failure) doc["start_failure"] = StartFailureName(*exit.start_failure);
   return WriteFileAtomically(task_dir + "/exit.json", doc.dump() + "\n", 0600);
 }
 
@@ -400,7 +449,16 @@ int RunTaskSupervisor(const std::string& dir) {
   // The child has ended, so every write end is closed: this reads what it said, or nothing.
   char why[1024];
   ssize_t n = ::read(setup_error[0], why, sizeof(why));
-  if (n > 0) exit.message.assign(why, static_cast<size_t>(n));
+  if (n > 0) {
+    std::string said(why, static_cast<size_t>(n));
+    size_t newline = said.find('\n');
+    if (newline == std::string::npos) {
+      exit.message = said;
+    } else {
+      exit.start_failure = ParseStartFailure(said.substr(0, newline));
+      exit.message = said.substr(newline + 1);
+    }
+  }
   ::close(setup_error[0]);
   exit.stopped = stopping;
   return finish(exit);

@@ -7,15 +7,17 @@
 // process the task starts stays its descendant, even one that double-forks or calls setsid().
 //
 // Files in DIR:
-//   spec.json        written by the agent: command, env, workdir, grace_period_ms,
-//                    output_limit_bytes, and the account (uid, gid, user, home, job_dirs);
+//   spec.json        written by the agent: command, env (the master's variables, on top of the
+//                    base of agent/base_environment.h), workdir, grace_period_ms,
+//                    output_limit_bytes, and the account (uid, gid, user, home, shell, job_dirs);
 //                    "memory" where the agent enforces the memory request (task_memory.h)
 //   work/            the scratch directory, the account's (0700)
 //   output.log       stdout and stderr of the task, appended, the account's (0600); with a
 //                    limit, only about the last output_limit_bytes of it take space on disk
 //                    (agent/output_file.h)
 //   task.pid         the command's pid (also its process group id), once started
-//   exit.json        written last: exit_code or signal, stopped (true if asked to stop), times
+//   exit.json        written last: exit_code or signal, stopped (true if asked to stop), times,
+//                    and why it could not start (message, start_failure) if it could not
 // Every other file is the supervisor's (0600): the agent trusts the pids and exits in them.
 //
 // The supervisor stays root when the agent is: only the command's process becomes the task's
@@ -36,6 +38,7 @@
 
 #include "common/status.h"
 #include "common/time.h"
+#include "model/start_failure.h"
 
 namespace cohort::agent {
 
@@ -51,6 +54,9 @@ struct TaskExit {
   Timestamp finished_at;
   // Why the task could not start, or why it was ended (its memory limit); empty otherwise.
   std::string message = {};
+  // Set when it could not start for a cause no retry fixes (its program or workdir; the agent
+  // adds its account): exit.json's "start_failure".
+  std::optional<StartFailure> start_failure = {};
 };
 
 // The main of `cohortd run-task`. Returns the process exit status of the supervisor (0 once

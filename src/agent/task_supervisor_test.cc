@@ -43,15 +43,13 @@ class TaskSupervisorTest : public ::testing::Test {
   // supervisor's exit status.
   int Run(const std::string& script, const std::string& workdir = "",
           std::vector<std::string> job_dirs = {}, Json memory = nullptr) {
-    Json spec{{"command", {"/bin/sh", "-c", script}},
-              {"env", {{"LC_ALL", "C"}}},
-              {"workdir", workdir},
-              {"grace_period_ms", 1000},
-              {"uid", kNobody},
-              {"gid", kNobody},
-              {"user", "nobody"},
-              {"home", "/nonexistent"},
-              {"job_dirs", job_dirs}};
+    return RunCommand({"/bin/sh", "-c", script}, workdir, std::move(job_dirs), std::move(memory));
+  }
+  int RunCommand(const std::vector<std::string>& command, const std::string& workdir = "",
+                 std::vector<std::string> job_dirs = {}, Json memory = nullptr) {
+    Json spec{{"command", command},      {"env", {{"LC_ALL", "C"}}}, {"workdir", workdir},
+              {"grace_period_ms", 1000}, {"uid", kNobody},           {"gid", kNobody},
+              {"user", "nobody"},        {"home", "/nonexistent"},   {"job_dirs", job_dirs}};
     if (!memory.is_null()) spec["memory"] = memory;
     EXPECT_TRUE(WriteFileAtomically(dir_ / "spec.json", spec.dump(), 0600).ok());
     pid_t pid = ::fork();
@@ -117,6 +115,86 @@ TEST_F(TaskSupervisorTest, AWorkdirTheAccountCannotEnterFailsClearly) {
   EXPECT_EQ(ReadTaskExit(dir_)->message,
             "cannot enter the working directory /root: Permission denied")
       << "the reason reaches the task's report";
+  EXPECT_EQ(ReadTaskExit(dir_)->start_failure, std::nullopt)
+      << "not a missing workdir: only missing ones are classified";
+}
+
+// Start failures (docs/reliability.md, "Tasks that cannot start"): what no retry fixes is named
+// in exit.json, for the master to end the job at once.
+TEST_F(TaskSupervisorTest, AProgramNotOnThePathIsAStartFailure) {
+  EXPECT_EQ(RunCommand({"cohort-no-such-program", "--flag"}), 0);
+  auto exit = ReadTaskExit(dir_);
+  ASSERT_TRUE(exit.ok());
+  EXPECT_EQ(exit->exit_code, 127);
+  EXPECT_EQ(exit->start_failure, StartFailure::kProgram);
+  EXPECT_EQ(exit->message,
+            "program \"cohort-no-such-program\" not found on the task's PATH "
+            "(/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin)");
+  EXPECT_EQ(Output(), "cohort: " + exit->message + "\n");
+}
+
+TEST_F(TaskSupervisorTest, AProgramPathThatDoesNotExistIsAStartFailure) {
+  EXPECT_EQ(RunCommand({"/opt/cohort-none/train"}), 0);
+  auto exit = ReadTaskExit(dir_);
+  ASSERT_TRUE(exit.ok());
+  EXPECT_EQ(exit->start_failure, StartFailure::kProgram);
+  EXPECT_THAT(exit->message, ::testing::HasSubstr("\"/opt/cohort-none/train\" does not exist"));
+}
+
+TEST_F(TaskSupervisorTest, AProgramTheAccountCannotExecuteIsAStartFailure) {
+  fs::path program = dir_ / "train.sh";
+  ASSERT_TRUE(WriteFileAtomically(program, "#!/bin/sh\necho ran\n", 0644).ok());
+  EXPECT_EQ(RunCommand({program.string()}), 0);
+  auto exit = ReadTaskExit(dir_);
+  ASSERT_TRUE(exit.ok());
+  EXPECT_EQ(exit->exit_code, 126);
+  EXPECT_EQ(exit->start_failure, StartFailure::kProgram);
+  EXPECT_EQ(exit->message,
+            "program \"" + program.string() + "\" is not executable by nobody: Permission denied");
+}
+
+TEST_F(TaskSupervisorTest, AMissingWorkdirIsAStartFailure) {
+  EXPECT_EQ(Run("echo never", "/nonexistent/cohort-workdir"), 0);
+  auto exit = ReadTaskExit(dir_);
+  ASSERT_TRUE(exit.ok());
+  EXPECT_EQ(exit->exit_code, 126);
+  EXPECT_EQ(exit->start_failure, StartFailure::kWorkdir);
+  EXPECT_EQ(exit->message,
+            "cannot enter the working directory /nonexistent/cohort-workdir: No such file or "
+            "directory");
+}
+
+TEST_F(TaskSupervisorTest, ACommandThatRanAndExitedWith127IsNotAStartFailure) {
+  EXPECT_EQ(Run("exit 127"), 0);
+  auto exit = ReadTaskExit(dir_);
+  ASSERT_TRUE(exit.ok());
+  EXPECT_EQ(exit->exit_code, 127);
+  EXPECT_EQ(exit->start_failure, std::nullopt);
+  EXPECT_EQ(exit->message, "");
+}
+
+// docs/job-spec.md, "The task's environment": the base and the master's variables, never the
+// supervisor's (the agent's) own.
+TEST_F(TaskSupervisorTest, TheTaskGetsTheBaseEnvironmentAndNotTheAgents) {
+  ::setenv("COHORT_SUPERVISOR_TEST_MARKER", "leaked", 1);
+  ::setenv("AWS_SECRET_ACCESS_KEY", "leaked-secret", 1);
+  ::setenv("TZ", "Europe/Paris", 1);
+  int status = Run("env | sort");
+  ::unsetenv("COHORT_SUPERVISOR_TEST_MARKER");
+  ::unsetenv("AWS_SECRET_ACCESS_KEY");
+  ::unsetenv("TZ");
+  ASSERT_EQ(status, 0);
+  std::string env = Output();
+  EXPECT_THAT(env, ::testing::Not(::testing::HasSubstr("leaked")));
+  EXPECT_THAT(env, ::testing::HasSubstr(
+                       "PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin\n"));
+  EXPECT_THAT(env, ::testing::HasSubstr("HOME=/nonexistent\n"));
+  EXPECT_THAT(env, ::testing::HasSubstr("USER=nobody\n"));
+  EXPECT_THAT(env, ::testing::HasSubstr("LOGNAME=nobody\n"));
+  EXPECT_THAT(env, ::testing::HasSubstr("SHELL=/bin/sh\n")) << "spec.json names no shell";
+  EXPECT_THAT(env, ::testing::HasSubstr("LANG=C.UTF-8\n"));
+  EXPECT_THAT(env, ::testing::HasSubstr("TZ=Europe/Paris\n")) << "the agent's time zone";
+  EXPECT_THAT(env, ::testing::HasSubstr("LC_ALL=C\n")) << "the spec's";
 }
 
 TEST_F(TaskSupervisorTest, AJobDirectoryTheAccountCannotUseFailsClearly) {

@@ -180,9 +180,12 @@ void PrintJobDetails(const Job& job, const std::vector<JobEvent>& events) {
     fmt::print("Backoff:    not before {}\n", FormatTimestamp(*job.not_before));
   }
   if (job.state == JobState::kPending) {
-    // Where its idle GPUs were reclaimed: it is not placed there again until then.
+    // Where its idle GPUs were reclaimed, or where it could not start: it is not placed there
+    // again until then.
     for (const auto& [node, until] : job.excluded_nodes) {
-      if (until > RealClock().Now()) {
+      if (until == kExcludedForGood) {
+        fmt::print("Kept off:   node {} (a task could not start there)\n", node);
+      } else if (until > RealClock().Now()) {
         fmt::print("Kept off:   node {} until {}\n", node, FormatTimestamp(until));
       }
     }

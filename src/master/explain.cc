@@ -99,6 +99,11 @@ StatusOr<Explanation> Master::Explain(JobId id) const {
   }
   for (const auto& [node, until] : job.excluded_nodes) {
     if (until <= now) continue;
+    if (until == kExcludedForGood) {
+      d.push_back(
+          fmt::format("it is kept off node {} for good: a task of it could not start there", node));
+      continue;
+    }
     d.push_back(fmt::format(
         "it is kept off node {} until {}: it left its GPUs there idle, and the master reclaimed "
         "them (--reclaim-idle-gpus)",

@@ -280,6 +280,45 @@ void JobLifecycle::EndAttemptEarly(Job& job, RestartCause cause, std::string rea
   Stop(job, end.requeue ? JobState::kPending : JobState::kFailed, reason, events);
 }
 
+void JobLifecycle::CannotStart(Job& job, const std::string& node_id, StartFailure kind,
+                               std::string reason, std::vector<JobEvent>& events) {
+  // Only a requeue gives way: a kill, a success or a failure already decided stays.
+  bool stopping = job.state == JobState::kStopping;
+  if (stopping && job.stop_target != JobState::kPending) return;
+  if (ScopeOf(kind) == StartFailureScope::kEverywhere) {
+    Stop(job, JobState::kFailed,
+         reason + " (no retry can start it: not retried, the restart budget is not spent)", events);
+    return;
+  }
+  job.excluded_nodes[node_id] = kExcludedForGood;
+  // The nodes it could not start on: an exclusion for idle GPUs ends, so it does not count here.
+  std::vector<std::string> excluded;
+  for (const auto& [node, until] : job.excluded_nodes) {
+    if (until == kExcludedForGood) excluded.push_back(node);
+  }
+  Constraints where = job.spec.constraints;
+  where.excluded_nodes.insert(excluded.begin(), excluded.end());
+  bool left = std::any_of(nodes_.all().begin(), nodes_.all().end(), [&](const auto& entry) {
+    const NodeInfo& n = entry.second.node.info;
+    return where.Admits(n.id, n.GpuModel(), n.labels);
+  });
+  if (!left) {
+    Stop(job, JobState::kFailed,
+         fmt::format("{} (no node is left to try: it could not start on {})", reason,
+                     Join(excluded, ", ")),
+         events);
+    return;
+  }
+  // Already stopping to be requeued (another task's failure): the exclusion holds for the next
+  // attempt all the same.
+  if (stopping) return;
+  Stop(job, JobState::kPending,
+       fmt::format("{} ({} is excluded for this job, which is placed elsewhere; the restart budget "
+                   "is not spent)",
+                   reason, node_id),
+       events);
+}
+
 bool JobLifecycle::Grow(const Growth& growth) {
   Job& job = jobs_.At(growth.job_id);
   std::set<std::string> nodes;

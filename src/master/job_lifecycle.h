@@ -20,6 +20,7 @@
 #include "master/task_secrets.h"
 #include "master/teams.h"
 #include "model/job.h"
+#include "model/start_failure.h"
 
 namespace cohort::master {
 
@@ -56,6 +57,14 @@ class JobLifecycle final : public DecisionTaker {
   // it left idle for as long as it took to find them idle. Reclaimed again, it ends: so a job
   // that idles wherever it runs is stopped at most twice, never in a loop.
   void ReclaimIdle(Job& job, const std::string& finding, Duration idle,
+                   std::vector<JobEvent>& events);
+  // A task of the job could not start on `node_id` for `kind`, a cause no retry there fixes
+  // (model/start_failure.h); `reason` says so. The restart budget is not spent: a cause that holds
+  // everywhere fails the job at once; one of the node's excludes the node for the job, which is
+  // requeued at once to be placed elsewhere, or fails, naming the nodes tried, when no node that
+  // meets its constraints is left. A job already stopping to be requeued fails instead; one
+  // stopping for any other end keeps it.
+  void CannotStart(Job& job, const std::string& node_id, StartFailure kind, std::string reason,
                    std::vector<JobEvent>& events);
   // Stops the jobs that have run past their max_runtime.
   void StopOverdue(Timestamp now);

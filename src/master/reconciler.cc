@@ -26,6 +26,9 @@ std::string DescribeExit(const Task& t, const std::string& lost_why) {
 // does ("exceeded its memory limit ...", "fenced: ...").
 std::string DescribeReportedEnd(const Task& t, const TaskReport& report,
                                 const std::string& lost_why) {
+  if (report.start_failure) {
+    return fmt::format("{} could not start on {}: {}", t.Name(), t.node_id, report.message);
+  }
   if (report.message.empty()) return DescribeExit(t, lost_why);
   if (!report.signal && report.exit_code == 126) {
     return fmt::format("{} did not start: {}", t.Name(), report.message);
@@ -105,6 +108,11 @@ void Reconciler::ApplyTaskReport(Job& job, Task& task, const TaskReport& report,
   std::string what = DescribeReportedEnd(task, report, lost_why);
   events.push_back(jobs_.Event(job, task.state == TaskState::kLost ? "task_lost" : "task_ended",
                                fmt::format("{}: {}", TaskStateName(task.state), what)));
+  // Before the check for a stopping job: a cause of the node's excludes it even then.
+  if (report.start_failure && task.state == TaskState::kFailed && !task.scaled_down) {
+    lifecycle_.CannotStart(job, task.node_id, *report.start_failure, std::move(what), events);
+    return;
+  }
   if (job.state == JobState::kStopping) return;
   // A replica taken away from an elastic job: its end changes nothing else.
   if (task.scaled_down) return;

@@ -48,7 +48,7 @@ void SchedulingLoop::NoteBackoff(const Job& job) {
 void SchedulingLoop::NoteExclusion(const Job& job) {
   Timestamp now = clock_.Now();
   for (const auto& [node, until] : job.excluded_nodes) {
-    if (until > now) WakeAt(until);
+    if (until > now && until != kExcludedForGood) WakeAt(until);
   }
 }
 

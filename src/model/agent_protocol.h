@@ -14,6 +14,7 @@
 #include "model/job.h"
 #include "model/resource_samples.h"
 #include "model/run_as.h"
+#include "model/start_failure.h"
 
 namespace cohort {
 
@@ -55,6 +56,10 @@ struct TaskReport {
   // empty otherwise. (An initializer, so that aggregates that leave it out still mean "empty"
   // without a warning.)
   std::string message = {};
+  // Set when the task could not start for a cause no retry on this node fixes (its program,
+  // workdir or account; model/start_failure.h): the master does not spend the restart budget on
+  // it. `message` says why.
+  std::optional<StartFailure> start_failure = {};
   // Its CPU and memory measured since the master last took a report, oldest first; at most
   // kMaxSamplesPerReport (empty from an agent that does not sample).
   std::vector<TaskSample> samples = {};

@@ -108,6 +108,9 @@ struct AttemptSummary {
   std::map<std::string, std::string> nodes;
 };
 
+// Job::excluded_nodes: a node the job is kept off for as long as it lives.
+inline constexpr Timestamp kExcludedForGood = Timestamp::max();
+
 struct Job {
   JobId id = 0;
   JobSpec spec;
@@ -136,7 +139,9 @@ struct Job {
   std::string request_digest;
   int preemptions = 0;
   // Nodes it may not be placed on until the time given: where --reclaim-idle-gpus took its idle
-  // GPUs (master/job_lifecycle.h, ReclaimIdle). An entry that has passed means nothing.
+  // GPUs (master/job_lifecycle.h, ReclaimIdle), or, until kExcludedForGood, where a task of it
+  // could not start for a cause of that node's (no Unix account for its user;
+  // model/start_failure.h). An entry that has passed means nothing.
   std::map<std::string, Timestamp> excluded_nodes;
   // Times it was requeued because its GPUs were idle: a job is requeued so once, then it ends.
   int idle_reclaims = 0;

@@ -24,6 +24,16 @@ std::optional<RestartCause> ParseRestartCause(std::string_view name) {
   return Parse(kRestartCauseNames, name);
 }
 
+bool Constraints::Admits(const std::string& node_id, const std::string& node_gpu_model,
+                         const std::map<std::string, std::string>& node_labels) const {
+  if (!gpu_model.empty() && node_gpu_model != gpu_model) return false;
+  for (const auto& [key, value] : labels) {
+    auto it = node_labels.find(key);
+    if (it == node_labels.end() || it->second != value) return false;
+  }
+  return excluded_nodes.count(node_id) == 0;
+}
+
 bool RestartPolicy::RestartsOn(RestartCause cause) const {
   return std::find(on.begin(), on.end(), cause) != on.end();
 }

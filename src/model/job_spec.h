@@ -119,9 +119,14 @@ struct Constraints {
   std::string gpu_model;
   std::map<std::string, std::string> labels;
   // Nodes it may not run on for now. Never from a spec: the master sets it for a waiting job
-  // from Job::excluded_nodes (a node whose GPUs it left idle, docs/reliability.md).
+  // from Job::excluded_nodes (docs/reliability.md: a node whose GPUs it left idle, or where a
+  // task of it could not start).
   std::set<std::string> excluded_nodes;
   bool empty() const { return gpu_model.empty() && labels.empty() && excluded_nodes.empty(); }
+  // Whether the node `node_id`, with GPUs of `node_gpu_model` and these labels, may run the job's
+  // tasks: the one rule the scheduler and the master apply.
+  bool Admits(const std::string& node_id, const std::string& node_gpu_model,
+              const std::map<std::string, std::string>& node_labels) const;
   bool operator==(const Constraints&) const = default;
 };
 

@@ -99,6 +99,12 @@ TEST(RecordAttempt, KeepsTheLatestAndCountsTheServiceOfTheRest) {
   auto back = JobFromJson(record);
   ASSERT_TRUE(back.ok()) << back.status().ToString();
   EXPECT_EQ(back->dropped_service, job.dropped_service);
+  EXPECT_TRUE(back->excluded_nodes.empty());
+  job.excluded_nodes = {{"node-a", kExcludedForGood}, {"node-b", job.submitted_at}};
+  EXPECT_EQ(JobFromJson(ToJson(job))->excluded_nodes, job.excluded_nodes)
+      << "nodes it is kept off, for good or until a time, are kept across master restarts";
+  record.erase("excluded_nodes");
+  EXPECT_TRUE(JobFromJson(record)->excluded_nodes.empty()) << "a record from before they were";
   record.erase("dropped_attempts_gpu_seconds");
   EXPECT_EQ(JobFromJson(record)->dropped_service, Duration{});
   record["dropped_attempts_gpu_seconds"] = -1;

@@ -235,7 +235,10 @@ Json ToJson(const Job& job) {
     history.push_back(std::move(attempt));
   }
   Json excluded = Json::object();
-  for (const auto& [node, until] : job.excluded_nodes) excluded[node] = FormatTimestamp(until);
+  // null: for as long as the job lives (kExcludedForGood).
+  for (const auto& [node, until] : job.excluded_nodes) {
+    excluded[node] = until == kExcludedForGood ? Json(nullptr) : Json(FormatTimestamp(until));
+  }
   return Json{
       {"id", job.id},
       {"name", job.spec.name},
@@ -292,6 +295,10 @@ StatusOr<Job> JobFromJson(const Json& j) {
     job.not_before = OptionalTime(j, "not_before");
     if (auto it = j.find("excluded_nodes"); it != j.end() && it->is_object()) {
       for (const auto& [node, until] : it->items()) {
+        if (until.is_null()) {
+          job.excluded_nodes[node] = kExcludedForGood;
+          continue;
+        }
         auto t = ParseTimestamp(until.get<std::string>());
         if (!t.ok()) throw std::runtime_error("excluded_nodes." + node + ": not a timestamp");
         job.excluded_nodes[node] = *t;
@@ -606,6 +613,7 @@ Json ToJson(const TaskReport& r) {
          {"started_at", TimeOrNull(r.started_at)},
          {"finished_at", TimeOrNull(r.finished_at)}};
   if (!r.message.empty()) j["message"] = r.message;
+  if (r.start_failure) j["start_failure"] = StartFailureName(*r.start_failure);
   if (r.checkpoint_at) j["checkpoint_at"] = FormatTimestamp(*r.checkpoint_at);
   if (!r.samples.empty()) {
     Json samples = Json::array();
@@ -628,6 +636,9 @@ StatusOr<TaskReport> TaskReportFromJson(const Json& j) {
     r.started_at = OptionalTime(j, "started_at");
     r.finished_at = OptionalTime(j, "finished_at");
     r.message = ValueOr<std::string>(j, "message", "");
+    if (auto kind = OptionalValue<std::string>(j, "start_failure")) {
+      r.start_failure = ParseStartFailure(*kind);
+    }
     r.checkpoint_at = OptionalTime(j, "checkpoint_at");
     r.samples = SamplesFrom<TaskSample>(j, "samples", TaskSampleFrom);
     return r;

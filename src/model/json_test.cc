@@ -123,6 +123,28 @@ TEST(AgentProtocolJson, AReportSaysWhyATaskDidNotStart) {
   EXPECT_EQ(back->message, r.message);
   r.message.clear();
   EXPECT_FALSE(ToJson(r).contains("message")) << "a task that ran says nothing";
+  EXPECT_FALSE(ToJson(r).contains("start_failure"));
+}
+
+// docs/reliability.md, "Tasks that cannot start".
+TEST(AgentProtocolJson, AReportNamesTheKindOfAStartFailure) {
+  TaskReport r{TaskId{3, 1, "worker", 0},    TaskState::kFailed, 127, std::nullopt, 0, {}, {},
+               "program \"trian\" not found"};
+  r.start_failure = StartFailure::kProgram;
+  Json doc = ToJson(r);
+  EXPECT_EQ(doc["start_failure"], "program");
+  auto back = TaskReportFromJson(doc);
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->start_failure, StartFailure::kProgram);
+  for (StartFailure kind : {StartFailure::kWorkdir, StartFailure::kAccount}) {
+    r.start_failure = kind;
+    EXPECT_EQ(TaskReportFromJson(ToJson(r))->start_failure, kind) << StartFailureName(kind);
+  }
+  // A kind a newer agent knows and this master does not: an ordinary failure, retried.
+  doc["start_failure"] = "image";
+  back = TaskReportFromJson(doc);
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back->start_failure, std::nullopt);
 }
 
 TEST(AgentProtocolJson, ReportRoundTripsAndRejectsGarbage) {

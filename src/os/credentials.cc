@@ -36,7 +36,7 @@ StatusOr<Account> LookUp(const std::string& what, Lookup lookup) {
         fmt::format("cannot read the user database for {}: {}", what, strerror(err)));
   }
   return Account{entry.pw_uid, entry.pw_gid, entry.pw_name ? entry.pw_name : "",
-                 entry.pw_dir ? entry.pw_dir : ""};
+                 entry.pw_dir ? entry.pw_dir : "", entry.pw_shell ? entry.pw_shell : ""};
 }
 
 }  // namespace

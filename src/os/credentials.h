@@ -21,6 +21,8 @@ struct Account {
   gid_t gid = 0;  // the primary group
   std::string name;
   std::string home;
+  // Its login shell; empty where the user database has none (or names no account).
+  std::string shell = {};
 };
 
 // The account named `name` (getpwnam_r): kNotFound if the node has none, kInternal if its user

@@ -171,13 +171,7 @@ size_t CapacityIndex::NodesWithAtLeast(int64_t gpus) const {
 
 bool Meets(const NodeCapacity& n, const Constraints& constraints) {
   if (constraints.empty()) return true;
-  if (!constraints.gpu_model.empty() && n.gpu_model != constraints.gpu_model) return false;
-  if (constraints.excluded_nodes.count(n.node_id)) return false;
-  for (const auto& [key, value] : constraints.labels) {
-    auto it = n.labels.find(key);
-    if (it == n.labels.end() || it->second != value) return false;
-  }
-  return true;
+  return constraints.Admits(n.node_id, n.gpu_model, n.labels);
 }
 
 bool CapacityIndex::Eligible(size_t node, const Constraints& constraints) const {

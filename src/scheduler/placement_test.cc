@@ -93,8 +93,9 @@ TEST(Constraints, OnlyMatchingNodesAndClearReasonsOtherwise) {
   EXPECT_THAT(ReasonFor(plan, 4)->reason, HasSubstr("the nodes that meet its constraints have"));
 }
 
-// A job whose idle GPUs the master reclaimed is kept off their node for a while: it goes
-// elsewhere, or waits, saying so, and is not called unschedulable (the exclusion ends).
+// A job the master keeps off nodes (their GPUs it left idle, or where a task of it could not
+// start: docs/reliability.md) goes elsewhere, or waits, saying so, and is not called
+// unschedulable (an exclusion for idle GPUs ends).
 TEST(Constraints, ExcludedNodesAreNotUsedAndAJobOnlyTheyCouldHoldWaitsSayingSo) {
   ClusterSnapshot c;
   AddNodes(c, "n", 2, 1);

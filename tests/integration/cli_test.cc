@@ -128,9 +128,12 @@ TEST(Cli, RunWaitFollowsOutputAndReturnsTheJobsOutcome) {
   EXPECT_EQ(bad.out, "oops\n");
   EXPECT_THAT(bad.err, HasSubstr("worker/0 exited with code 7"));
 
-  auto missing = cluster.Cohort({"run", "--wait", "--max-attempts", "1", "--", "/no/such/program"});
+  // A program that does not exist is not retried, whatever the budget (docs/reliability.md,
+  // "Tasks that cannot start").
+  auto missing = cluster.Cohort({"run", "--wait", "--max-attempts", "3", "--", "/no/such/program"});
   EXPECT_EQ(missing.exit_code, 1);
-  EXPECT_THAT(missing.out, HasSubstr("cannot run \"/no/such/program\""));
+  EXPECT_THAT(missing.out, HasSubstr("program \"/no/such/program\" does not exist"));
+  EXPECT_THAT(missing.err, HasSubstr("could not start"));
 }
 
 TEST(Cli, WaitTimesOutAndLogsFollowUntilTheEnd) {

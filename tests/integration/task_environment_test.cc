@@ -103,5 +103,61 @@ tasks:
   EXPECT_TRUE(env["RANK"].empty()) << "TensorFlow jobs get no PyTorch variables";
 }
 
+// docs/job-spec.md, "The task's environment": exactly the documented base, Cohort's variables
+// and the spec's env; nothing of the agent's own environment, whatever it holds.
+TEST(TaskEnvironment, IsTheDocumentedBaseAndNeverTheAgents) {
+  LocalCluster cluster("cleanenv");
+  cluster.StartMaster();
+  cluster.StartAgent("node-a", 1, {},
+                     {{"COHORT_ENV_TEST_MARKER", "from-the-agent"},
+                      {"AWS_SECRET_ACCESS_KEY", "agent-secret-value"},
+                      {"TZ", "Europe/Paris"}});
+  JobId id = cluster.Submit(R"(
+name: clean-env
+tasks:
+  - role: worker
+    resources: {gpus: 1}
+    env: {MY_SETTING: "42", LANG: en_US.UTF-8}
+    command: [env]
+)");
+  cluster.WaitForState(id, JobState::kSucceeded);
+  std::string log = cluster.Logs(id, "worker/0");
+  auto env = EnvOf(log);
+  EXPECT_THAT(log, ::testing::Not(::testing::HasSubstr("from-the-agent")));
+  EXPECT_THAT(log, ::testing::Not(::testing::HasSubstr("agent-secret-value")));
+  EXPECT_EQ(env.count("COHORT_ENV_TEST_MARKER"), 0u);
+  EXPECT_EQ(env.count("AWS_SECRET_ACCESS_KEY"), 0u);
+  EXPECT_EQ(env["PATH"], "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin");
+  EXPECT_EQ(env["USER"], TestAccount());
+  EXPECT_EQ(env["LOGNAME"], TestAccount());
+  EXPECT_FALSE(env["HOME"].empty());
+  EXPECT_FALSE(env["SHELL"].empty());
+  EXPECT_EQ(env["TZ"], "Europe/Paris") << "the agent's time zone is the node's";
+  EXPECT_EQ(env["LANG"], "en_US.UTF-8") << "the spec's env overrides the base";
+  EXPECT_EQ(env["MY_SETTING"], "42");
+  EXPECT_EQ(env["COHORT_JOB_ID"], std::to_string(id));
+  // Nothing beyond the base, Cohort's and the framework's variables, and the spec's.
+  const std::set<std::string> expected = {"PATH",
+                                          "HOME",
+                                          "USER",
+                                          "LOGNAME",
+                                          "SHELL",
+                                          "LANG",
+                                          "TZ",
+                                          "MY_SETTING",
+                                          "CUDA_DEVICE_ORDER",
+                                          "CUDA_VISIBLE_DEVICES",
+                                          "MASTER_ADDR",
+                                          "MASTER_PORT",
+                                          "WORLD_SIZE",
+                                          "RANK",
+                                          "LOCAL_RANK",
+                                          "LOCAL_WORLD_SIZE"};
+  for (const auto& [name, value] : env) {
+    bool cohorts = name.rfind("COHORT_", 0) == 0 || name.rfind("PET_", 0) == 0;
+    EXPECT_TRUE(expected.count(name) || cohorts) << "unexpected " << name << "=" << value;
+  }
+}
+
 }  // namespace
 }  // namespace cohort::testing
