@@ -262,11 +262,14 @@ TEST(RunAs, ATaskThatCannotRunAsItsUserFailsWithTheReason) {
   std::string missing = "cohort-t-none-" + RandomSuffix();
   JobId of_missing = SubmitAs(cluster, missing, spec);
   Job failed = cluster.WaitForState(of_missing, JobState::kFailed);
+  // The only node lacks the account: no node is left to try (docs/reliability.md, "Tasks that
+  // cannot start").
   const std::string no_account = fmt::format(
-      "main/0 did not start: no Unix account \"{}\" on node-1: create it, or have an "
-      "admin map the Cohort user to a uid",
+      "main/0 could not start on node-1: no Unix account \"{}\" on node-1: create it, or have "
+      "an admin map the Cohort user to a uid",
       missing);
   EXPECT_THAT(failed.message, HasSubstr(no_account));
+  EXPECT_THAT(failed.message, HasSubstr("(no node is left to try: it could not start on node-1)"));
   EXPECT_THAT(cluster.Logs(of_missing),
               HasSubstr("cohort: the agent refused to start the task: no Unix account"));
   auto events = cluster.client().Events(of_missing);
