@@ -175,8 +175,8 @@ int main(int argc, char** argv) {
     size_t n = 0;
     for (int r = 0; r < runs; ++r) {
       auto start = std::chrono::steady_clock::now();
-      auto entries =
-          (*store)->LoadAudit(state::AuditQuery{FromMicros(0), FromMicros(INT64_MAX), "", limit});
+      auto entries = (*store)->LoadAudit(
+          state::AuditQuery{FromMicros(0), FromMicros(INT64_MAX), "", limit, ""});
       times.push_back(Millis(std::chrono::steady_clock::now() - start));
       n = entries.ok() ? entries->size() : 0;
     }
@@ -190,7 +190,7 @@ int main(int argc, char** argv) {
     for (int r = 0; r < runs; ++r) {
       auto start = std::chrono::steady_clock::now();
       auto entries = (*store)->LoadAudit(
-          state::AuditQuery{FromMicros(0), FromMicros(INT64_MAX), "user-7", 100});
+          state::AuditQuery{FromMicros(0), FromMicros(INT64_MAX), "user-7", 100, ""});
       times.push_back(Millis(std::chrono::steady_clock::now() - start));
       n = entries.ok() ? entries->size() : 0;
     }

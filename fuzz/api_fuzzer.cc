@@ -144,9 +144,9 @@ class World {
     api_ = std::make_unique<api::ApiServer>(ioc_, *master_);
     if (!master_->accounts().HasUsers()) {
       master::Accounts& accounts = master_->accounts();
-      FUZZ_CHECK(accounts.CreateUser(User{"root", true, {}, {}, {}, {}}).ok());
+      FUZZ_CHECK(accounts.CreateUser(User{"root", true, {}, {}, {}, {}, {}}).ok());
       FUZZ_CHECK(
-          accounts.CreateUser(User{"ada", false, {{"default", TeamRole::kMember}}, {}, {}, {}})
+          accounts.CreateUser(User{"ada", false, {{"default", TeamRole::kMember}}, {}, {}, {}, {}})
               .ok());
     }
   }

@@ -114,12 +114,12 @@ TEST_F(SignIn, ASessionEndsWhenItExpiresOrItsUserIsDeleted) {
   EXPECT_EQ(expired.status, 401);
   EXPECT_NE(Message(expired).find("expired"), std::string::npos) << expired.body;
 
-  ASSERT_TRUE(master_->accounts().CreateUser(User{"root", true, {}, {}, {}, {}}).ok());
+  ASSERT_TRUE(master_->accounts().CreateUser(User{"root", true, {}, {}, {}, {}, {}}).ok());
   std::string root = master_->accounts().Issue(TokenKind::kUser, "root", "test")->token;
   std::string ada = Session(Code(token_));
   ASSERT_EQ(As(root, "DELETE", "/api/v1/users/ada").status, 200);
   ASSERT_TRUE(master_->accounts()
-                  .CreateUser(User{"ada", false, {{"default", TeamRole::kMember}}, {}, {}, {}})
+                  .CreateUser(User{"ada", false, {{"default", TeamRole::kMember}}, {}, {}, {}, {}})
                   .ok());
   // The new ada is not the old one: the old one's session does not sign her in.
   EXPECT_EQ(As(ada, "GET", "/api/v1/whoami").status, 401);
@@ -133,13 +133,13 @@ TEST_F(SignIn, UnusedCodesOfAUserAreCapped) {
 }
 
 TEST_F(SignIn, NoCodeNorSessionReachesTheAudit) {
-  ASSERT_TRUE(master_->accounts().CreateUser(User{"root", true, {}, {}, {}, {}}).ok());
+  ASSERT_TRUE(master_->accounts().CreateUser(User{"root", true, {}, {}, {}, {}, {}}).ok());
   std::string code = Code(token_);
   std::string session = Session(code);
   ASSERT_EQ(Exchange(code).status, 401);
   ASSERT_EQ(As(session, "DELETE", "/api/v1/auth/sessions/current").status, 200);
-  auto entries =
-      master_->audit().Read(state::AuditQuery{FromMicros(0), FromMicros(INT64_MAX), "", 10'000});
+  auto entries = master_->audit().Read(
+      state::AuditQuery{FromMicros(0), FromMicros(INT64_MAX), "", 10'000, ""});
   ASSERT_TRUE(entries.ok());
   bool signed_out = false;
   for (const auto& e : *entries) {

@@ -108,7 +108,9 @@ tasks:
 )");
   Job excluded = cluster.WaitForJob(
       id, [](const Job& j) { return !j.excluded_nodes.empty() && j.state == JobState::kPending; });
-  EXPECT_EQ(excluded.excluded_nodes, std::vector<std::string>{"node-a"});
+  ASSERT_EQ(excluded.excluded_nodes.size(), 1u);
+  EXPECT_EQ(excluded.excluded_nodes.begin()->first, "node-a");
+  EXPECT_EQ(excluded.excluded_nodes.begin()->second, kExcludedForGood) << "kept off for good";
   EXPECT_EQ(excluded.failures, 0);
   EXPECT_THAT(cluster.EventsText(id),
               HasSubstr("worker/0 could not start on node-a: no Unix account \"" + TestAccount() +
