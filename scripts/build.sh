@@ -3,10 +3,12 @@
 #
 #   scripts/build.sh [extra cmake args...]   everything: binaries, dashboard, tests, benchmarks
 #   scripts/build.sh --demo                  only what scripts/demo.sh runs: cohortd, cohort (with
-#                                            cohort-run-task) and the dashboard
+#                                            cohort-run-task) and the dashboard, without debug
+#                                            information
 #
 # BUILD_DIR and BUILD_TYPE override the defaults; JOBS the parallelism. A build directory the demo
-# configured (without GoogleTest) is turned into a full one by the first full build.
+# configured (without GoogleTest or debug information) is turned into a full one by the first full
+# build, which then compiles everything again.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build_dir=${BUILD_DIR:-$root/build}
@@ -18,12 +20,12 @@ if [ "${1:-}" = --demo ]; then
 fi
 
 if [ ! -f "$build_dir/build.ninja" ]; then
-  tests=ON
-  [ $demo = 1 ] && tests=OFF
+  full=ON
+  [ $demo = 1 ] && full=OFF
   cmake -S "$root" -B "$build_dir" -G Ninja -DCMAKE_BUILD_TYPE="$build_type" \
-    -DCMAKE_EXPORT_COMPILE_COMMANDS=ON -DCOHORT_TESTS=$tests "$@"
+    -DCMAKE_EXPORT_COMPILE_COMMANDS=ON -DCOHORT_TESTS=$full -DCOHORT_DEBUG_INFO=$full "$@"
 elif [ $demo = 0 ] && grep -q '^COHORT_TESTS:BOOL=OFF' "$build_dir/CMakeCache.txt"; then
-  cmake -S "$root" -B "$build_dir" -DCOHORT_TESTS=ON "$@"
+  cmake -S "$root" -B "$build_dir" -DCOHORT_TESTS=ON -DCOHORT_DEBUG_INFO=ON "$@"
 fi
 
 if [ $demo = 1 ]; then
