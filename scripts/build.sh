@@ -6,9 +6,10 @@
 #                                            cohort-run-task) and the dashboard, without debug
 #                                            information
 #
-# BUILD_DIR and BUILD_TYPE override the defaults; JOBS the parallelism. A build directory the demo
-# configured (without GoogleTest or debug information) is turned into a full one by the first full
-# build, which then compiles everything again.
+# BUILD_DIR and BUILD_TYPE override the defaults; JOBS the parallelism; COHORT_CONFIGURE_ONLY=1
+# stops after configuring (scripts/check-demo-build.sh). A build directory the demo configured
+# (without GoogleTest or debug information) is turned into a full one by the first full build,
+# which then compiles everything again.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 build_dir=${BUILD_DIR:-$root/build}
@@ -27,6 +28,7 @@ if [ ! -f "$build_dir/build.ninja" ]; then
 elif [ $demo = 0 ] && grep -q '^COHORT_TESTS:BOOL=OFF' "$build_dir/CMakeCache.txt"; then
   cmake -S "$root" -B "$build_dir" -DCOHORT_TESTS=ON -DCOHORT_DEBUG_INFO=ON "$@"
 fi
+[ "${COHORT_CONFIGURE_ONLY:-0}" = 1 ] && exit 0
 
 if [ $demo = 1 ]; then
   targets=(cohortd cohort)
