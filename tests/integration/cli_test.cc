@@ -32,6 +32,20 @@ CommandResult Cohort(const std::string& master, std::vector<std::string> args) {
   return RunCommand(args, env);
 }
 
+// A one-task job of the test's account, to write into a state store before the master starts.
+Job StoredOneTaskJob(const std::string& name) {
+  Job job;
+  job.user = TestAccount();
+  job.spec.name = name;
+  job.spec.team = "default";
+  TaskGroupSpec group;
+  group.role = "worker";
+  group.command = {"true"};
+  group.resources = Resources{0, 1000, 1LL << 30};
+  job.spec.tasks.push_back(group);
+  return job;
+}
+
 TEST(Cli, UpRunsAClusterAndDownStopsExactlyIt) {
   std::string dir = "/tmp/cohort-it-up-" + std::to_string(::getpid());
   fs::remove_all(dir);
@@ -326,15 +340,7 @@ TEST(Cli, JobsShowTheTotalRunTimeOverEveryAttempt) {
     fs::create_directories(cluster.dir() + "/master");
     auto store = state::OpenSqliteStateStore(cluster.dir() + "/master/cohort.db");
     ASSERT_TRUE(store.ok()) << store.status().ToString();
-    Job job;
-    job.user = TestAccount();
-    job.spec.name = "retried";
-    job.spec.team = "default";
-    TaskGroupSpec group;
-    group.role = "worker";
-    group.command = {"true"};
-    group.resources = Resources{0, 1000, 1LL << 30};
-    job.spec.tasks.push_back(group);
+    Job job = StoredOneTaskJob("retried");
     Timestamp t0 = FromMicros(1'790'000'000'000'000);
     job.submitted_at = t0;
     job.state = JobState::kFailed;
@@ -379,15 +385,7 @@ TEST(Cli, StatusShowsEveryEventOfALongLife) {
     fs::create_directories(cluster.dir() + "/master");
     auto store = state::OpenSqliteStateStore(cluster.dir() + "/master/cohort.db");
     ASSERT_TRUE(store.ok()) << store.status().ToString();
-    Job job;
-    job.user = TestAccount();
-    job.spec.name = "long-life";
-    job.spec.team = "default";
-    TaskGroupSpec group;
-    group.role = "worker";
-    group.command = {"true"};
-    group.resources = Resources{0, 1000, 1LL << 30};
-    job.spec.tasks.push_back(group);
+    Job job = StoredOneTaskJob("long-life");
     job.submitted_at = FromMicros(1'790'000'000'000'000);
     std::vector<JobEvent> events = {JobEvent{0, job.submitted_at, "submitted", "by the test"}};
     for (int i = 1; i <= more; ++i) {
