@@ -2,7 +2,8 @@
 # Installs the Debian 12 packages Cohort needs. Idempotent and non-interactive: packages already
 # present are left alone.
 #
-#   scripts/setup.sh          everything: the build, the tests, the benchmarks and the demo
+#   scripts/setup.sh          everything: the build, the tests, the benchmarks, the examples and
+#                             the demo
 #   scripts/setup.sh --demo   only what scripts/demo.sh needs: the compilers and libraries of the
 #                             two binaries, the dashboard's npm, and PyTorch for the example job
 set -euo pipefail
@@ -24,6 +25,9 @@ test_packages=(
   chromium
   # Steps the master's wall clock in tests/integration/node_loss_test.cc (libfaketime).
   faketime
+  # examples/sweep-digits trains on scikit-learn's digits, which the package bundles (no
+  # download); the sweep benchmark and integration tests run it.
+  python3-sklearn
 )
 packages=("${demo_packages[@]}")
 case "${1:-}" in
