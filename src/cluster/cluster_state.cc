@@ -23,6 +23,7 @@ RunningJob RunningFrom(const PendingJob& job, const std::vector<TaskPlacement>& 
   r.preemptions = job.preemptions;
   r.elastic = job.elastic;
   r.constraints = job.constraints;
+  r.sweep_trial = job.sweep_trial;
   return r;
 }
 

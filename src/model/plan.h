@@ -122,6 +122,10 @@ struct RunningJob {
   };
   std::vector<ElasticGroup> elastic;
   Constraints constraints;  // where its replicas may run
+  // A trial of a hyperparameter sweep (docs/sweeps.md): beyond its team's guarantee it is the
+  // first job reclaimed or preempted (docs/scheduler.md, "Preemption"). Copied from
+  // PendingJob::sweep_trial when it starts (cluster::RunningFrom).
+  bool sweep_trial = false;
 
   Resources Total() const { return TotalOf(tasks); }
 };
@@ -167,6 +171,11 @@ struct PendingJob {
   // they exist to show how far the real policies are from perfect knowledge. The master never
   // sets it and refuses those policies.
   std::optional<Duration> oracle_remaining;
+  // A trial of a hyperparameter sweep (RunningJob::sweep_trial). The master sets it from the
+  // job's trial reference (Job::trial) where it builds the pending job
+  // (SchedulingLoop::PendingOf, master/scheduling_loop.cc, with a helper in job_views.cc), so
+  // that a restored running job has it too; the simulator from its sweep rows.
+  bool sweep_trial = false;
 };
 
 // Every task of one job, in the job's rank order: a gang is placed whole or not at all.

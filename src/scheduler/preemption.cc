@@ -5,13 +5,13 @@
 
 namespace cohort::scheduler {
 
-PreemptionKey PreemptionCost(const RunningJob& job, bool rotate) {
+PreemptionKey PreemptionCost(const RunningJob& job, bool rotate, bool first) {
   // Work since the later of its start and its last checkpoint is lost: the later that is, the
   // less, so it comes first.
   Timestamp safe = job.started_at;
   if (job.last_checkpoint_at) safe = std::max(safe, *job.last_checkpoint_at);
-  return PreemptionKey{job.priority, rotate ? job.preemptions : 0, -ToMicros(safe),
-                       job.Total().gpus, -job.job_id};
+  return PreemptionKey{first ? 0 : 1,   job.priority,     rotate ? job.preemptions : 0,
+                       -ToMicros(safe), job.Total().gpus, -job.job_id};
 }
 
 void SortByPreemptionCost(std::vector<const RunningJob*>& candidates, bool rotate) {

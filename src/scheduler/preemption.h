@@ -11,13 +11,14 @@
 
 namespace cohort::scheduler {
 
-// Cheapest first: lowest priority, then (with `rotate`) fewest earlier preemptions, so that the
+// Cheapest first: sweep trials beyond their team's guarantee (`first`: TrialsBeyondGuarantee,
+// victims.h), then lowest priority, then (with `rotate`) fewest earlier preemptions, so that the
 // burden rotates instead of falling on whichever job restarted last, then least progress lost
 // (started or checkpointed most recently), then fewest GPUs, then newest job.
 void SortByPreemptionCost(std::vector<const RunningJob*>& candidates, bool rotate = true);
 // The key of that order (smaller is cheaper; no two jobs share one).
-using PreemptionKey = std::tuple<int, int, int64_t, int64_t, JobId>;
-PreemptionKey PreemptionCost(const RunningJob& job, bool rotate);
+using PreemptionKey = std::tuple<int, int, int, int64_t, int64_t, JobId>;
+PreemptionKey PreemptionCost(const RunningJob& job, bool rotate, bool first = false);
 
 // Victims among `candidates` (sorted cheapest first) whose resources, added to `what_if`, let
 // `tasks` fit. Greedy: add the cheapest until the job fits, then drop every victim it fits

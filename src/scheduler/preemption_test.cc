@@ -64,6 +64,17 @@ TEST(QuotaReclaim, TeamBelowGuaranteeTakesBackBorrowedGpus) {
   EXPECT_THAT(plan.preemptions[0].reason, HasSubstr("team vision reclaims"));
 }
 
+TEST(QuotaReclaim, ASweepTrialBeyondTheGuaranteeGoesBeforeAPlainJobOfTheSameSize) {
+  ClusterSnapshot c;
+  AddNodes(c, "n", 2, 4);
+  c.teams = {TeamQuota{"vision", 4, std::nullopt}, TeamQuota{"nlp", 4, std::nullopt}};
+  // nlp borrows 4 GPUs. Its trial started first: by progress lost alone job 11 would go.
+  StartRunning(c, Job(10, 1, 4, 0, 0, "nlp"), {"n-0"}, Minutes(0)).sweep_trial = true;
+  StartRunning(c, Job(11, 1, 4, 0, 0, "nlp"), {"n-1"}, Minutes(10));
+  Plan plan = RunScheduler(c, {Job(1, 1, 4, 0, 1, "vision")}, {}, Minutes(30));
+  EXPECT_THAT(Victims(plan, PreemptionCause::kQuotaReclaim), ElementsAre(10));
+}
+
 TEST(QuotaReclaim, BorrowersThatSearchInVainDoNotUseUpTheSearchesOfAGuarantee) {
   ClusterSnapshot c;
   AddNodes(c, "n", 2, 4);

@@ -42,6 +42,22 @@ void SortCheapestFirst(PreemptibleTeam& team) {
   team.sorted = true;
 }
 
+void PutTrialsBeyondGuaranteeFirst(PreemptibleTeam& team, int64_t borrowed, bool rotate) {
+  if (borrowed <= 0) return;
+  std::vector<Preemptible*> trials;
+  for (Preemptible& p : team.jobs) {
+    if (p.job->sweep_trial) trials.push_back(&p);
+  }
+  std::sort(trials.begin(), trials.end(),
+            [](const Preemptible* a, const Preemptible* b) { return a->key < b->key; });
+  for (Preemptible* p : trials) {
+    if (borrowed <= 0) break;
+    p->key = PreemptionCost(*p->job, rotate, /*first=*/true);
+    borrowed -= p->gpus;
+  }
+  team.sorted = false;
+}
+
 std::string ReclaimReason(const PendingJob& job, const RunningJob& victim) {
   return fmt::format(
       "preempted by job {}: team {} reclaims its guaranteed GPUs from team {}, which borrows "
@@ -69,6 +85,10 @@ std::vector<PreemptibleTeam>& VictimSearch::PreemptibleTeams() {
   }
   std::erase_if(*preemptible_,
                 [](const PreemptibleTeam& t) { return t.jobs.empty() && t.young.empty(); });
+  for (PreemptibleTeam& team : *preemptible_) {
+    PutTrialsBeyondGuaranteeFirst(
+        team, s_.Entitled(team.name) - s_.order.TeamUsage(team.name).guaranteed_gpus, rotate);
+  }
   return *preemptible_;
 }
 

@@ -37,6 +37,14 @@ struct PreemptibleTeam {
 // Sorts the team's jobs cheapest first, once.
 void SortCheapestFirst(PreemptibleTeam& team);
 
+// The one place of the rule "sweep trials beyond their team's guarantee are the first jobs
+// reclaimed" (docs/scheduler.md, "Preemption"): of a team that holds `borrowed` GPUs beyond its
+// guarantee (> 0), its preemptible trials, cheapest first, are counted as what it borrows until
+// they cover it; their keys put them before every other job, whatever the right that takes them
+// (quota reclaim, priority, level). A trial the guarantee covers keeps its place. `rotate`:
+// PreemptionCost's.
+void PutTrialsBeyondGuaranteeFirst(PreemptibleTeam& team, int64_t borrowed, bool rotate);
+
 // The reason given to a job preempted for quota reclaim.
 std::string ReclaimReason(const PendingJob& job, const RunningJob& victim);
 

@@ -112,6 +112,75 @@ TEST(VictimSearch, ReclaimTakesOnlyWhatABorrowerHoldsBeyondItsGuarantee) {
   EXPECT_EQ(h.state.Entitled("a"), 4) << "and the job it stops for counts as holding it";
 }
 
+// Team b borrows beyond its guarantee of 0 with a sweep trial (20, started first, so it would
+// lose the most progress) and a plain job (21) of the same size; team a reclaims 4 GPUs.
+TEST(VictimSearch, ReclaimTakesASweepTrialBeforeAPlainJobOfTheSameSize) {
+  ClusterSnapshot c;
+  AddNodes(c, "n", 1, 8);
+  c.teams = {TeamQuota{"a", 4, std::nullopt}, TeamQuota{"b", 0, std::nullopt}};
+  StartRunning(c, Job(20, 1, 4, 0, 0, "b"), {"n-0"}, Minutes(0)).sweep_trial = true;
+  StartRunning(c, Job(21, 1, 4, 0, 0, "b"), {"n-0"}, Minutes(5));
+  PassHarness h(c, {Job(1, 1, 4, 0, 0, "a")}, WithoutLevels(), Minutes(30));
+  Levels levels(h.state);
+  VictimSearch search(h.state, levels);
+  PreemptionRights rights = search.RightsOf(h.job(0));
+  ASSERT_TRUE(rights.by_reclaim);
+  EXPECT_THAT(IdsOf(search.FindCandidates(h.job(0), rights).jobs), ElementsAre(20, 21));
+  ASSERT_TRUE(search.TryPreemption(h.job(0)));
+  ASSERT_THAT(h.state.plan.preemptions, SizeIs(1));
+  EXPECT_EQ(h.state.plan.preemptions[0].victim, 20) << "the trial's GPUs, not the plain job's";
+  EXPECT_EQ(h.state.plan.preemptions[0].cause, PreemptionCause::kQuotaReclaim);
+}
+
+// Team b runs a sweep trial within its guarantee (the newest job, so the cheapest by progress
+// lost); team c borrows with a plain job. Reclaim takes only from c.
+TEST(VictimSearch, ASweepTrialWithinItsTeamsGuaranteeIsNotReclaimed) {
+  ClusterSnapshot c;
+  AddNodes(c, "n", 1, 8);
+  c.teams = {TeamQuota{"a", 4, std::nullopt}, TeamQuota{"b", 4, std::nullopt},
+             TeamQuota{"c", 0, std::nullopt}};
+  StartRunning(c, Job(30, 1, 4, 0, 0, "c"), {"n-0"}, Minutes(0));
+  StartRunning(c, Job(20, 1, 4, 0, 0, "b"), {"n-0"}, Minutes(5)).sweep_trial = true;
+  PassHarness h(c, {Job(1, 1, 4, 0, 0, "a")}, WithoutLevels(), Minutes(30));
+  Levels levels(h.state);
+  VictimSearch search(h.state, levels);
+  PreemptionRights rights = search.RightsOf(h.job(0));
+  ASSERT_TRUE(rights.by_reclaim);
+  EXPECT_THAT(IdsOf(search.FindCandidates(h.job(0), rights).jobs), ElementsAre(30));
+  ASSERT_TRUE(search.TryPreemption(h.job(0)));
+  ASSERT_THAT(h.state.plan.preemptions, SizeIs(1));
+  EXPECT_EQ(h.state.plan.preemptions[0].victim, 30);
+}
+
+// Team t (guarantee 4) holds 6 GPUs: trials 10 (minute 0) and 12 (minute 2), plain job 11
+// (minute 5), 2 GPUs each, all of low priority. It borrows 2 GPUs: the cheaper trial, 12, is
+// what it borrows and goes first for a job of higher priority; trial 10, within the guarantee,
+// keeps its place by progress lost.
+TEST(VictimSearch, PriorityTakesTrialsBeyondTheGuaranteeFirstAndOnlyThose) {
+  ClusterSnapshot c;
+  AddNodes(c, "n", 1, 6);
+  c.teams = {TeamQuota{"t", 4, std::nullopt}};
+  StartRunning(c, Job(10, 1, 2, -100, 0, "t"), {"n-0"}, Minutes(0)).sweep_trial = true;
+  StartRunning(c, Job(12, 1, 2, -100, 0, "t"), {"n-0"}, Minutes(2)).sweep_trial = true;
+  StartRunning(c, Job(11, 1, 2, -100, 0, "t"), {"n-0"}, Minutes(5));
+  PassHarness h(c, {Job(1, 1, 2, 100, 0, "t")}, WithoutLevels(), Minutes(30));
+  Levels levels(h.state);
+  VictimSearch search(h.state, levels);
+  PreemptionRights rights = search.RightsOf(h.job(0));
+  ASSERT_TRUE(rights.by_priority);
+  EXPECT_THAT(IdsOf(search.FindCandidates(h.job(0), rights).jobs), ElementsAre(12, 11, 10));
+
+  // Within its guarantee, none of them is beyond it: the usual order.
+  c.teams = {TeamQuota{"t", 6, std::nullopt}};
+  PassHarness within(c, {Job(1, 1, 2, 100, 0, "t")}, WithoutLevels(), Minutes(30));
+  Levels within_levels(within.state);
+  VictimSearch within_search(within.state, within_levels);
+  EXPECT_THAT(
+      IdsOf(
+          within_search.FindCandidates(within.job(0), within_search.RightsOf(within.job(0))).jobs),
+      ElementsAre(11, 12, 10));
+}
+
 TEST(VictimSearch, AJobWaitsForWhatStopsForIt) {
   ClusterSnapshot c;
   AddNodes(c, "n", 1, 4);
