@@ -1,24 +1,18 @@
 #include "model/job_spec_parser.h"
 
 #include <fmt/format.h>
-#include <yaml-cpp/eventhandler.h>
-#include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <array>
 #include <cctype>
-#include <charconv>
 #include <chrono>
 #include <cmath>
 #include <cstdint>
 #include <exception>
 #include <filesystem>
-#include <limits>
 #include <map>
 #include <optional>
-#include <set>
 #include <span>
-#include <sstream>
 #include <string>
 #include <utility>
 #include <vector>
@@ -29,6 +23,8 @@
 #include "model/limits.h"
 #include "model/node_validation.h"
 #include "model/secret.h"
+#include "model/spec_document.h"
+#include "model/spec_fields.h"
 #include "model/workdir.h"
 
 namespace cohort {
@@ -36,8 +32,6 @@ namespace {
 
 constexpr std::string_view kDefaultSource = "job spec";
 
-constexpr size_t kMaxNameLength = 128;
-constexpr size_t kMaxTeamLength = 64;
 constexpr int64_t kMaxAttempts = 100;
 constexpr Duration kMaxGracePeriod = std::chrono::hours(1);
 constexpr Duration kMaxBackoff = std::chrono::hours(1);
@@ -53,10 +47,6 @@ std::string DurationText(Duration d) {
   if (us != 0) text += fmt::format("{}ms", us / 1000);
   return text;
 }
-
-// Guards against documents that expand without bound through YAML aliases.
-constexpr int kMaxDepth = 64;
-constexpr size_t kMaxNodes = 100'000;
 
 using Fields = std::span<const std::string_view>;
 constexpr std::array<std::string_view, 9> kJobFields = {
@@ -100,289 +90,6 @@ bool Contains(Fields fields, std::string_view s) {
   return std::find(fields.begin(), fields.end(), s) != fields.end();
 }
 
-std::string Child(const std::string& path, std::string_view key) {
-  return path.empty() ? std::string(key) : fmt::format("{}.{}", path, key);
-}
-
-std::string Index(const std::string& path, size_t i) { return fmt::format("{}[{}]", path, i); }
-
-std::string Lower(std::string_view s) {
-  std::string out(s);
-  for (char& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return out;
-}
-
-// Optimal string alignment distance: insertions, deletions, substitutions and swaps of
-// neighbours each cost 1.
-size_t EditDistance(std::string_view a, std::string_view b) {
-  const size_t longer = std::max(a.size(), b.size());
-  if (longer - std::min(a.size(), b.size()) > 2) return longer;  // far apart anyway
-  std::vector<std::vector<size_t>> d(a.size() + 1, std::vector<size_t>(b.size() + 1));
-  for (size_t i = 0; i <= a.size(); ++i) d[i][0] = i;
-  for (size_t j = 0; j <= b.size(); ++j) d[0][j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    for (size_t j = 1; j <= b.size(); ++j) {
-      size_t cost = a[i - 1] == b[j - 1] ? 0 : 1;
-      d[i][j] = std::min({d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost});
-      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1]) {
-        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
-      }
-    }
-  }
-  return d[a.size()][b.size()];
-}
-
-// The value as a person would recognise it in their file: "two", 2.5, true, null, a list.
-std::string Describe(const Json& v) {
-  switch (v.type()) {
-    case Json::value_t::null:
-      return "null";
-    case Json::value_t::boolean:
-    case Json::value_t::number_integer:
-    case Json::value_t::number_unsigned:
-    case Json::value_t::number_float:
-      return v.dump();
-    case Json::value_t::string: {
-      std::string s = v.get<std::string>();
-      if (s.size() > 60) s = s.substr(0, 57) + "...";
-      return Json(s).dump(-1, ' ', false, Json::error_handler_t::replace);
-    }
-    case Json::value_t::array:
-      return v.empty() ? "an empty list" : "a list";
-    case Json::value_t::object:
-      return v.empty() ? "an empty mapping" : "a mapping";
-    default:
-      return "a binary value";
-  }
-}
-
-bool IsValidUtf8(std::string_view s) {
-  size_t i = 0;
-  while (i < s.size()) {
-    auto c = static_cast<unsigned char>(s[i]);
-    size_t n = 0;
-    uint32_t cp = 0;
-    if (c < 0x80) {
-      ++i;
-      continue;
-    } else if ((c & 0xE0) == 0xC0) {
-      n = 1;
-      cp = c & 0x1F;
-    } else if ((c & 0xF0) == 0xE0) {
-      n = 2;
-      cp = c & 0x0F;
-    } else if ((c & 0xF8) == 0xF0) {
-      n = 3;
-      cp = c & 0x07;
-    } else {
-      return false;
-    }
-    if (i + n >= s.size()) return false;
-    for (size_t k = 1; k <= n; ++k) {
-      auto cc = static_cast<unsigned char>(s[i + k]);
-      if ((cc & 0xC0) != 0x80) return false;
-      cp = (cp << 6) | (cc & 0x3F);
-    }
-    static constexpr std::array<uint32_t, 4> kMin = {0, 0x80, 0x800, 0x10000};
-    if (cp < kMin[n] || cp > 0x10FFFF || (cp >= 0xD800 && cp <= 0xDFFF)) return false;
-    i += n + 1;
-  }
-  return true;
-}
-
-// ---------------------------------------------------------------------------------------------
-// YAML to JSON.
-
-struct DocumentTooComplex {};
-
-bool AllDigits(std::string_view s, bool (*ok)(char)) {
-  if (s.empty()) return false;
-  return std::all_of(s.begin(), s.end(), ok);
-}
-
-// The YAML 1.2 core schema for an untagged plain scalar.
-Json ResolvePlainScalar(const std::string& s) {
-  if (s == "true" || s == "True" || s == "TRUE") return true;
-  if (s == "false" || s == "False" || s == "FALSE") return false;
-  if (s.empty() || s == "~" || s == "null" || s == "Null" || s == "NULL") return nullptr;
-
-  auto is_dec = [](char c) { return c >= '0' && c <= '9'; };
-  auto is_hex = [](char c) { return std::isxdigit(static_cast<unsigned char>(c)) != 0; };
-  auto is_oct = [](char c) { return c >= '0' && c <= '7'; };
-  std::string_view body = s;
-  bool negative = false;
-  if (body[0] == '+' || body[0] == '-') {
-    negative = body[0] == '-';
-    body.remove_prefix(1);
-  }
-  int base = 0;
-  if (AllDigits(body, is_dec)) {
-    base = 10;
-  } else if (s.size() > 2 && s[0] == '0' && s[1] == 'x' && AllDigits(s.substr(2), is_hex)) {
-    base = 16;
-    body = std::string_view(s).substr(2);
-  } else if (s.size() > 2 && s[0] == '0' && s[1] == 'o' && AllDigits(s.substr(2), is_oct)) {
-    base = 8;
-    body = std::string_view(s).substr(2);
-  }
-  if (base != 0) {
-    uint64_t magnitude = 0;
-    auto [end, ec] = std::from_chars(body.data(), body.data() + body.size(), magnitude, base);
-    if (ec == std::errc() && end == body.data() + body.size()) {
-      if (!negative) {
-        if (magnitude <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
-          return static_cast<int64_t>(magnitude);
-        }
-        return magnitude;
-      }
-      if (magnitude <= static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
-        return -static_cast<int64_t>(magnitude);
-      }
-    }
-    return s;  // too large to be a number: keep the text
-  }
-
-  // [-+]?(\.[0-9]+|[0-9]+(\.[0-9]*)?)([eE][-+]?[0-9]+)?
-  size_t i = (s[0] == '+' || s[0] == '-') ? 1 : 0;
-  size_t int_digits = 0, frac_digits = 0;
-  while (i < s.size() && is_dec(s[i])) ++i, ++int_digits;
-  if (i < s.size() && s[i] == '.') {
-    ++i;
-    while (i < s.size() && is_dec(s[i])) ++i, ++frac_digits;
-  }
-  if (int_digits == 0 && frac_digits == 0) return s;
-  if (i < s.size() && (s[i] == 'e' || s[i] == 'E')) {
-    ++i;
-    if (i < s.size() && (s[i] == '+' || s[i] == '-')) ++i;
-    size_t exp_digits = 0;
-    while (i < s.size() && is_dec(s[i])) ++i, ++exp_digits;
-    if (exp_digits == 0) return s;
-  }
-  if (i != s.size()) return s;
-  std::string_view text = s;
-  if (text[0] == '+') text.remove_prefix(1);
-  double value = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec != std::errc() || end != text.data() + text.size() || !std::isfinite(value)) return s;
-  return value;
-}
-
-// Converts a YAML tree to JSON, reporting what JSON cannot say or what a job spec must not
-// contain (duplicate keys, keys that are not scalars) into `errors`.
-class YamlConverter {
- public:
-  explicit YamlConverter(std::vector<std::string>* errors) : errors_(errors) {}
-
-  Json Convert(const YAML::Node& node, const std::string& path, int depth) {
-    if (depth > kMaxDepth || ++nodes_ > kMaxNodes) throw DocumentTooComplex{};
-    CheckTag(node, path);
-    switch (node.Type()) {
-      case YAML::NodeType::Null:
-      case YAML::NodeType::Undefined:
-        return nullptr;
-      case YAML::NodeType::Scalar:
-        return Scalar(node, path);
-      case YAML::NodeType::Sequence: {
-        Json out = Json::array();
-        size_t i = 0;
-        for (const auto& item : node) out.push_back(Convert(item, Index(path, i++), depth + 1));
-        return out;
-      }
-      case YAML::NodeType::Map: {
-        Json out = Json::object();
-        std::map<std::string, int> first_line;
-        for (const auto& kv : node) {
-          const YAML::Node& key = kv.first;
-          if (!key.IsScalar()) {
-            Error(path, key.IsNull() ? "a key is empty"
-                                     : fmt::format("keys must be names, got {}",
-                                                   key.IsMap() ? "a mapping" : "a list"));
-            continue;
-          }
-          const std::string& name = key.Scalar();
-          if (!IsValidUtf8(name)) {
-            Error(path, "a key is not valid UTF-8");
-            continue;
-          }
-          std::string child = Child(path, name);
-          CheckTag(key, child);
-          int line = key.Mark().line + 1;
-          auto [it, inserted] = first_line.emplace(name, line);
-          if (!inserted) {
-            Error(child, fmt::format("duplicate key (lines {} and {})", it->second, line));
-            continue;
-          }
-          out[name] = Convert(kv.second, child, depth + 1);
-        }
-        return out;
-      }
-    }
-    return nullptr;
-  }
-
- private:
-  Json Scalar(const YAML::Node& node, const std::string& path) {
-    const std::string& text = node.Scalar();
-    if (!IsValidUtf8(text)) {
-      Error(path, "is not valid UTF-8");
-      return "";
-    }
-    const std::string& tag = node.Tag();
-    static constexpr std::string_view kCore = "tag:yaml.org,2002:";
-    bool resolve = tag == "?" || tag == std::string(kCore) + "int" ||
-                   tag == std::string(kCore) + "float" || tag == std::string(kCore) + "bool" ||
-                   tag == std::string(kCore) + "null";
-    // A quoted or block scalar ("!") or one tagged !!str stays a string.
-    return resolve ? ResolvePlainScalar(text) : Json(text);
-  }
-
-  // A job spec is plain data: a tag asking for anything else (`!!python/object:os.system`,
-  // `!include`, `!!binary`) is refused rather than quietly read as text.
-  void CheckTag(const YAML::Node& node, const std::string& path) {
-    const std::string& tag = node.Tag();
-    if (tag.empty() || tag == "?" || tag == "!") return;  // untagged: plain, or quoted
-    static constexpr std::string_view kCore = "tag:yaml.org,2002:";
-    static constexpr std::array<std::string_view, 7> kPlainTypes = {"str",  "int", "float", "bool",
-                                                                    "null", "map", "seq"};
-    std::string_view name = tag;
-    const bool core = name.starts_with(kCore);
-    if (core) {
-      name.remove_prefix(kCore.size());
-      if (Contains(kPlainTypes, name)) return;
-    }
-    std::string shown = core ? fmt::format("!!{}", name) : tag;
-    Error(path, fmt::format("the YAML tag {} is not allowed; a job spec holds plain values only "
-                            "(tags allowed: !!str, !!int, !!float, !!bool, !!null, !!map, !!seq)",
-                            Json(shown).dump(-1, ' ', false, Json::error_handler_t::replace)));
-  }
-
-  void Error(const std::string& path, std::string_view reason) {
-    errors_->push_back(fmt::format("{}: {}", path.empty() ? kDefaultSource : path, reason));
-  }
-
-  std::vector<std::string>* errors_;
-  size_t nodes_ = 0;
-};
-
-// Where each document of a YAML stream starts, without building any nodes.
-class DocumentCounter final : public YAML::EventHandler {
- public:
-  std::vector<YAML::Mark> starts;
-
-  void OnDocumentStart(const YAML::Mark& mark) override { starts.push_back(mark); }
-  void OnDocumentEnd() override {}
-  void OnNull(const YAML::Mark&, YAML::anchor_t) override {}
-  void OnAlias(const YAML::Mark&, YAML::anchor_t) override {}
-  void OnScalar(const YAML::Mark&, const std::string&, YAML::anchor_t,
-                const std::string&) override {}
-  void OnSequenceStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
-                       YAML::EmitterStyle::value) override {}
-  void OnSequenceEnd() override {}
-  void OnMapStart(const YAML::Mark&, const std::string&, YAML::anchor_t,
-                  YAML::EmitterStyle::value) override {}
-  void OnMapEnd() override {}
-};
-
 // ---------------------------------------------------------------------------------------------
 // Validation.
 
@@ -400,24 +107,25 @@ class Validator {
       return spec;
     }
     if (!doc.is_object()) {
-      errors_.push_back(fmt::format(
-          "job spec must be a mapping with fields such as name and tasks, got {}", Describe(doc)));
+      errors_.push_back(
+          fmt::format("job spec must be a mapping with fields such as name and tasks, got {}",
+                      DescribeSpecValue(doc)));
       return spec;
     }
     Unknown(doc, "", Level::kJob);
-    Identifier(doc, "", "name", kMaxNameLength, true, &spec.name);
-    Identifier(doc, "", "team", kMaxTeamLength, false, &spec.team);
+    Identifier(doc, "", "name", kMaxJobNameLength, true, &spec.name);
+    Identifier(doc, "", "team", kMaxTeamNameLength, false, &spec.team);
     if (const Json* v = Find(doc, "priority")) Priority(*v, &spec.priority);
     if (const Json* v = Find(doc, "framework")) FrameworkField(*v, &spec.framework);
 
     if (const Json* v = Find(doc, "tasks")) {
       if (!v->is_array()) {
-        Error("tasks", fmt::format("must be a list of task groups, got {}", Describe(*v)));
+        Error("tasks", fmt::format("must be a list of task groups, got {}", DescribeSpecValue(*v)));
       } else if (v->empty()) {
         Error("tasks", "must list at least one task group");
       } else {
         for (size_t i = 0; i < v->size(); ++i) {
-          spec.tasks.push_back(Group((*v)[i], Index("tasks", i)));
+          spec.tasks.push_back(Group((*v)[i], IndexPath("tasks", i)));
         }
       }
     } else {
@@ -429,7 +137,8 @@ class Validator {
       Duration d{};
       if (DurationField(*v, "max_runtime", &d)) {
         if (d <= Duration::zero()) {
-          Error("max_runtime", fmt::format("must be longer than 0s, got {}", Describe(*v)));
+          Error("max_runtime",
+                fmt::format("must be longer than 0s, got {}", DescribeSpecValue(*v)));
         } else {
           spec.max_runtime = d;
         }
@@ -439,7 +148,7 @@ class Validator {
       Duration d{};
       if (DurationField(*v, "grace_period", &d)) {
         if (d > kMaxGracePeriod) {
-          Error("grace_period", fmt::format("must be at most 1h, got {}", Describe(*v)));
+          Error("grace_period", fmt::format("must be at most 1h, got {}", DescribeSpecValue(*v)));
         } else {
           spec.grace_period = d;
         }
@@ -472,23 +181,14 @@ class Validator {
       if (std::string hint = Misplaced(level, key); !hint.empty()) {
         reason += hint;
       } else {
-        std::string_view best;
-        size_t best_distance = 3;
-        for (std::string_view k : known) {
-          size_t d = EditDistance(Lower(key), k);
-          if (d < best_distance) {
-            best = k;
-            best_distance = d;
-          }
-        }
-        if (!best.empty()) {
+        if (std::string_view best = ClosestName(key, known); !best.empty()) {
           reason += fmt::format("did you mean \"{}\"?", best);
         } else {
           std::vector<std::string_view> names(known.begin(), known.end());
           reason += fmt::format("expected one of: {}", fmt::join(names, ", "));
         }
       }
-      Error(Child(path, key), reason);
+      Error(ChildPath(path, key), reason);
     }
   }
 
@@ -509,35 +209,20 @@ class Validator {
     return "";
   }
 
-  // name, team: [A-Za-z0-9._-], starting with a letter or digit.
+  // name, team (model/spec_fields.h).
   void Identifier(const Json& obj, const std::string& path, std::string_view field,
                   size_t max_length, bool required, std::string* out) {
-    std::string p = Child(path, field);
+    std::string p = ChildPath(path, field);
     const Json* v = Find(obj, field);
     if (v == nullptr) {
       if (required) Error(p, "required field is missing");
       return;
     }
-    if (!v->is_string()) {
-      Error(p, fmt::format("must be a string, got {}", Describe(*v)));
+    if (auto problem = IdentifierProblem(*v, field, max_length)) {
+      Error(p, *problem);
       return;
     }
-    const std::string& s = v->get_ref<const std::string&>();
-    if (s.size() > max_length) {
-      Error(p, fmt::format("must be at most {} characters, got {}", max_length, s.size()));
-      return;
-    }
-    auto allowed = [](char c) {
-      return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-';
-    };
-    if (s.empty() || !std::isalnum(static_cast<unsigned char>(s[0])) ||
-        !std::all_of(s.begin(), s.end(), allowed)) {
-      Error(p, fmt::format("{} is not a valid {}: use 1 to {} letters, digits, '.', '_' or '-', "
-                           "starting with a letter or digit",
-                           Describe(*v), field, max_length));
-      return;
-    }
-    *out = s;
+    *out = v->get<std::string>();
   }
 
   // An integer in [lo, hi]; otherwise reports "must be an integer from lo to hi, got ...".
@@ -553,7 +238,8 @@ class Validator {
       if (ok) *out = i;
     }
     if (!ok)
-      Error(path, fmt::format("must be an integer from {} to {}, got {}", lo, hi, Describe(v)));
+      Error(path,
+            fmt::format("must be an integer from {} to {}, got {}", lo, hi, DescribeSpecValue(v)));
     return ok;
   }
 
@@ -572,9 +258,9 @@ class Validator {
         return;
       }
     }
-    Error("priority",
-          fmt::format("{} is not a priority; use {} or an integer from {} to {}", Describe(v),
-                      NameList(kPriorityNames, ", "), kMinPriority, kMaxPriority));
+    Error("priority", fmt::format("{} is not a priority; use {} or an integer from {} to {}",
+                                  DescribeSpecValue(v), NameList(kPriorityNames, ", "),
+                                  kMinPriority, kMaxPriority));
   }
 
   void FrameworkField(const Json& v, Framework* out) {
@@ -584,8 +270,8 @@ class Validator {
         return;
       }
     }
-    Error("framework",
-          fmt::format("{} is not a framework; use {}", Describe(v), NameList(kFrameworkNames)));
+    Error("framework", fmt::format("{} is not a framework; use {}", DescribeSpecValue(v),
+                                   NameList(kFrameworkNames)));
   }
 
   TaskGroupSpec Group(const Json& v, const std::string& path) {
@@ -594,35 +280,36 @@ class Validator {
     if (!v.is_object()) {
       Error(path, fmt::format("must be a mapping with role, command and the other task fields, "
                               "got {}",
-                              Describe(v)));
+                              DescribeSpecValue(v)));
       return group;
     }
     Unknown(v, path, Level::kTask);
     Role(v, path, &group.role);
-    if (const Json* r = Find(v, "replicas")) Replicas(*r, Child(path, "replicas"), &group);
-    if (const Json* r = Find(v, "resources")) ResourcesField(*r, Child(path, "resources"), &group);
+    if (const Json* r = Find(v, "replicas")) Replicas(*r, ChildPath(path, "replicas"), &group);
+    if (const Json* r = Find(v, "resources"))
+      ResourcesField(*r, ChildPath(path, "resources"), &group);
     Command(v, path, &group.command);
-    if (const Json* e = Find(v, "env")) Env(*e, Child(path, "env"), &group);
-    if (const Json* w = Find(v, "workdir")) Workdir(*w, Child(path, "workdir"), &group.workdir);
+    if (const Json* e = Find(v, "env")) Env(*e, ChildPath(path, "env"), &group);
+    if (const Json* w = Find(v, "workdir")) Workdir(*w, ChildPath(path, "workdir"), &group.workdir);
     return group;
   }
 
   void Role(const Json& obj, const std::string& path, std::string* out) {
-    std::string p = Child(path, "role");
+    std::string p = ChildPath(path, "role");
     const Json* v = Find(obj, "role");
     if (v == nullptr) {
       Error(p, "required field is missing");
       return;
     }
     if (!v->is_string()) {
-      Error(p, fmt::format("must be a string, got {}", Describe(*v)));
+      Error(p, fmt::format("must be a string, got {}", DescribeSpecValue(*v)));
       return;
     }
     const std::string& s = v->get_ref<const std::string&>();
     if (!IsValidRole(s)) {
       Error(p, fmt::format("{} is not a valid role: use 1 to {} lowercase letters, digits, '_' or "
                            "'-', starting with a letter",
-                           Describe(*v), kMaxRoleLength));
+                           DescribeSpecValue(*v), kMaxRoleLength));
       return;
     }
     *out = s;
@@ -630,23 +317,24 @@ class Validator {
 
   void ResourcesField(const Json& v, const std::string& path, TaskGroupSpec* group) {
     if (!v.is_object()) {
-      Error(path, fmt::format("must be a mapping with gpus, cpus and memory, got {}", Describe(v)));
+      Error(path, fmt::format("must be a mapping with gpus, cpus and memory, got {}",
+                              DescribeSpecValue(v)));
       return;
     }
     Unknown(v, path, Level::kResources);
     if (const Json* g = Find(v, "gpus")) {
       int64_t n = 0;
-      if (Integer(*g, Child(path, "gpus"), 0, kMaxTaskGpus, &n)) group->resources.gpus = n;
+      if (Integer(*g, ChildPath(path, "gpus"), 0, kMaxTaskGpus, &n)) group->resources.gpus = n;
     }
-    if (const Json* c = Find(v, "cpus")) Cpus(*c, Child(path, "cpus"), &group->resources);
-    if (const Json* m = Find(v, "memory")) Memory(*m, Child(path, "memory"), &group->resources);
+    if (const Json* c = Find(v, "cpus")) Cpus(*c, ChildPath(path, "cpus"), &group->resources);
+    if (const Json* m = Find(v, "memory")) Memory(*m, ChildPath(path, "memory"), &group->resources);
   }
 
   void Cpus(const Json& v, const std::string& path, Resources* out) {
     int64_t milli = 0;
     if (v.is_string()) {
       auto parsed = Guarded([&] { return ParseMilliCpus(v.get_ref<const std::string&>()); },
-                            Describe(v) + " is not a CPU amount; use e.g. 4, 0.5 or 500m");
+                            DescribeSpecValue(v) + " is not a CPU amount; use e.g. 4, 0.5 or 500m");
       if (!parsed.ok()) {
         Error(path, parsed.status().message());
         return;
@@ -655,31 +343,31 @@ class Validator {
     } else if (v.is_number()) {
       double cpus = v.get<double>();
       if (!(cpus > 0)) {
-        Error(path, fmt::format("must be greater than 0, got {}", Describe(v)));
+        Error(path, fmt::format("must be greater than 0, got {}", DescribeSpecValue(v)));
         return;
       }
       if (cpus > static_cast<double>(kMaxTaskCpus)) {
-        Error(path, fmt::format("must be at most {}, got {}", kMaxTaskCpus, Describe(v)));
+        Error(path, fmt::format("must be at most {}, got {}", kMaxTaskCpus, DescribeSpecValue(v)));
         return;
       }
       double exact = cpus * 1000;
       double rounded = std::round(exact);
       if (std::abs(exact - rounded) > 1e-6 + exact * 1e-15) {
-        Error(path, fmt::format("{} is finer than a thousandth of a CPU", Describe(v)));
+        Error(path, fmt::format("{} is finer than a thousandth of a CPU", DescribeSpecValue(v)));
         return;
       }
       milli = static_cast<int64_t>(rounded);
     } else {
       Error(path, fmt::format("must be a number of CPUs (4, 0.5) or a string (\"500m\"), got {}",
-                              Describe(v)));
+                              DescribeSpecValue(v)));
       return;
     }
     if (milli <= 0) {
-      Error(path, fmt::format("must be greater than 0, got {}", Describe(v)));
+      Error(path, fmt::format("must be greater than 0, got {}", DescribeSpecValue(v)));
       return;
     }
     if (milli > kMaxTaskCpus * 1000) {
-      Error(path, fmt::format("must be at most {}, got {}", kMaxTaskCpus, Describe(v)));
+      Error(path, fmt::format("must be at most {}, got {}", kMaxTaskCpus, DescribeSpecValue(v)));
       return;
     }
     out->milli_cpus = milli;
@@ -689,7 +377,7 @@ class Validator {
     int64_t bytes = 0;
     if (v.is_string()) {
       auto parsed = Guarded([&] { return ParseByteSize(v.get_ref<const std::string&>()); },
-                            Describe(v) + " is not a size; use e.g. 32Gi");
+                            DescribeSpecValue(v) + " is not a size; use e.g. 32Gi");
       if (!parsed.ok()) {
         Error(path, parsed.status().message());
         return;
@@ -703,30 +391,30 @@ class Validator {
       bytes = v.get<int64_t>();
     } else {
       Error(path, fmt::format("must be a size such as \"32Gi\" or a number of bytes, got {}",
-                              Describe(v)));
+                              DescribeSpecValue(v)));
       return;
     }
     if (bytes <= 0) {
-      Error(path, fmt::format("must be greater than 0, got {}", Describe(v)));
+      Error(path, fmt::format("must be greater than 0, got {}", DescribeSpecValue(v)));
       return;
     }
     if (bytes > kMaxTaskMemoryBytes) {
       Error(path, fmt::format("must be at most {}, got {}", FormatByteSize(kMaxTaskMemoryBytes),
-                              Describe(v)));
+                              DescribeSpecValue(v)));
       return;
     }
     out->memory_bytes = bytes;
   }
 
   void Command(const Json& obj, const std::string& path, std::vector<std::string>* out) {
-    std::string p = Child(path, "command");
+    std::string p = ChildPath(path, "command");
     const Json* v = Find(obj, "command");
     if (v == nullptr) {
       Error(p, "required field is missing");
       return;
     }
     if (!v->is_array()) {
-      Error(p, fmt::format("{}, got {}", kCommandHint, Describe(*v)));
+      Error(p, fmt::format("{}, got {}", kCommandHint, DescribeSpecValue(*v)));
       return;
     }
     if (v->empty()) {
@@ -742,9 +430,10 @@ class Validator {
     size_t bytes = 0;
     for (size_t i = 0; i < v->size(); ++i) {
       const Json& arg = (*v)[i];
-      std::string ap = Index(p, i);
+      std::string ap = IndexPath(p, i);
       if (!arg.is_string()) {
-        Error(ap, fmt::format("must be a string, got {}; command {}", Describe(arg), kCommandHint));
+        Error(ap, fmt::format("must be a string, got {}; command {}", DescribeSpecValue(arg),
+                              kCommandHint));
         ok = false;
         continue;
       }
@@ -769,7 +458,7 @@ class Validator {
 
   void Env(const Json& v, const std::string& path, TaskGroupSpec* group) {
     if (!v.is_object()) {
-      Error(path, fmt::format("must be a mapping of NAME: value, got {}", Describe(v)));
+      Error(path, fmt::format("must be a mapping of NAME: value, got {}", DescribeSpecValue(v)));
       return;
     }
     if (v.size() > kMaxEnvVars) {
@@ -779,12 +468,12 @@ class Validator {
     size_t bytes = 0;
     for (const auto& [name, value] : v.items()) {
       if (name.size() > kMaxEnvNameLength) {
-        Error(Child(path, name.substr(0, 32) + "..."),
+        Error(ChildPath(path, name.substr(0, 32) + "..."),
               fmt::format("a variable name is at most {} characters, got {}", kMaxEnvNameLength,
                           name.size()));
         continue;
       }
-      std::string p = Child(path, name);
+      std::string p = ChildPath(path, name);
       auto name_char = [](char c) {
         return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
       };
@@ -815,7 +504,7 @@ class Validator {
         text = value.dump();
       } else {
         Error(p, fmt::format("must be a string, number, bool or {{secret: NAME}}, got {}{}",
-                             Describe(value),
+                             DescribeSpecValue(value),
                              value.is_null() ? "; write \"\" for an empty value" : ""));
         continue;
       }
@@ -845,7 +534,7 @@ class Validator {
     bool ok = true;
     for (const auto& [key, value] : v.items()) {
       if (key != "secret") {
-        Error(Child(path, key), fmt::format("unknown field; {}", kShape));
+        Error(ChildPath(path, key), fmt::format("unknown field; {}", kShape));
         ok = false;
       }
     }
@@ -854,9 +543,9 @@ class Validator {
       if (ok) Error(path, fmt::format("the mapping has no field secret; {}", kShape));
       return std::nullopt;
     }
-    std::string p = Child(path, "secret");
+    std::string p = ChildPath(path, "secret");
     if (!it->is_string()) {
-      Error(p, fmt::format("must be the secret's name, a string, got {}", Describe(*it)));
+      Error(p, fmt::format("must be the secret's name, a string, got {}", DescribeSpecValue(*it)));
       return std::nullopt;
     }
     const std::string& name = it->get_ref<const std::string&>();
@@ -872,7 +561,7 @@ class Validator {
   // (the CLI), else below the task's own directory on its node (model/workdir.h).
   void Workdir(const Json& v, const std::string& path, std::string* out) {
     if (!v.is_string()) {
-      Error(path, fmt::format("must be a string, got {}", Describe(v)));
+      Error(path, fmt::format("must be a string, got {}", DescribeSpecValue(v)));
       return;
     }
     const std::string& given = v.get_ref<const std::string&>();
@@ -881,7 +570,7 @@ class Validator {
       return;
     }
     if (auto problem = WorkdirProblem(given)) {
-      Error(path, fmt::format("{} {}", Describe(v), *problem));
+      Error(path, fmt::format("{} {}", DescribeSpecValue(v), *problem));
       return;
     }
     std::string s = given;
@@ -900,7 +589,7 @@ class Validator {
       Error(
           "constraints",
           fmt::format("must be a mapping such as {{gpu_model: A100, labels: {{rack: r1}}}}, got {}",
-                      Describe(v)));
+                      DescribeSpecValue(v)));
       return;
     }
     Unknown(v, "constraints", Level::kConstraints);
@@ -908,7 +597,7 @@ class Validator {
       if (!m->is_string() || m->get_ref<const std::string&>().empty()) {
         Error("constraints.gpu_model",
               fmt::format("must be a GPU model name as `cohort nodes` shows it, got {}",
-                          Describe(*m)));
+                          DescribeSpecValue(*m)));
       } else if (m->get_ref<const std::string&>().size() > kMaxGpuModelLength) {
         Error("constraints.gpu_model",
               fmt::format("must be at most {} characters, got {}", kMaxGpuModelLength,
@@ -920,7 +609,7 @@ class Validator {
     if (const Json* l = Find(v, "labels")) {
       if (!l->is_object()) {
         Error("constraints.labels",
-              fmt::format("must be a mapping of label: value, got {}", Describe(*l)));
+              fmt::format("must be a mapping of label: value, got {}", DescribeSpecValue(*l)));
         return;
       }
       if (l->size() > kMaxLabels) {
@@ -929,7 +618,7 @@ class Validator {
         return;
       }
       for (const auto& [key, value] : l->items()) {
-        std::string p = Child("constraints.labels", key);
+        std::string p = ChildPath("constraints.labels", key);
         if (!IsValidLabelKey(key)) {
           Error(p, fmt::format("not a valid label name: use 1 to {} letters, digits, '.', '_', "
                                "'/' and '-'",
@@ -942,7 +631,7 @@ class Validator {
         } else if (value.is_boolean() || value.is_number()) {
           text = value.dump();
         } else {
-          Error(p, fmt::format("must be a string, got {}", Describe(value)));
+          Error(p, fmt::format("must be a string, got {}", DescribeSpecValue(value)));
           continue;
         }
         if (text.size() > kMaxLabelValueLength) {
@@ -957,8 +646,8 @@ class Validator {
 
   void Restart(const Json& v, RestartPolicy* out) {
     if (!v.is_object()) {
-      Error("restart",
-            fmt::format("must be a mapping such as {{max_attempts: 3}}, got {}", Describe(v)));
+      Error("restart", fmt::format("must be a mapping such as {{max_attempts: 3}}, got {}",
+                                   DescribeSpecValue(v)));
       return;
     }
     Unknown(v, "restart", Level::kRestart);
@@ -972,7 +661,7 @@ class Validator {
       if (!on->is_array()) {
         Error("restart.on",
               fmt::format("must be a list such as [failure, node_lost, preempted], got {}",
-                          Describe(*on)));
+                          DescribeSpecValue(*on)));
       } else {
         out->on.clear();
         for (size_t i = 0; i < on->size(); ++i) {
@@ -981,7 +670,7 @@ class Validator {
           auto cause =
               c.is_string() ? ParseRestartCause(c.get_ref<const std::string&>()) : std::nullopt;
           if (!cause) {
-            Error(p, fmt::format("{} is not a cause; use {}", Describe(c),
+            Error(p, fmt::format("{} is not a cause; use {}", DescribeSpecValue(c),
                                  NameList(kRestartCauseNames)));
           } else if (!out->RestartsOn(*cause)) {
             out->on.push_back(*cause);
@@ -992,7 +681,7 @@ class Validator {
     Duration d{};
     if (const Json* b = Find(v, "backoff"); b && DurationField(*b, "restart.backoff", &d)) {
       if (d > kMaxBackoff) {
-        Error("restart.backoff", fmt::format("must be at most 1h, got {}", Describe(*b)));
+        Error("restart.backoff", fmt::format("must be at most 1h, got {}", DescribeSpecValue(*b)));
       } else {
         out->backoff = d;
         if (!Find(v, "max_backoff")) out->max_backoff = std::max(out->max_backoff, d);
@@ -1000,17 +689,19 @@ class Validator {
     }
     if (const Json* b = Find(v, "max_backoff"); b && DurationField(*b, "restart.max_backoff", &d)) {
       if (d > kMaxBackoff) {
-        Error("restart.max_backoff", fmt::format("must be at most 1h, got {}", Describe(*b)));
+        Error("restart.max_backoff",
+              fmt::format("must be at most 1h, got {}", DescribeSpecValue(*b)));
       } else if (d < out->backoff) {
-        Error("restart.max_backoff", fmt::format("{} is shorter than restart.backoff ({})",
-                                                 Describe(*b), DurationText(out->backoff)));
+        Error("restart.max_backoff",
+              fmt::format("{} is shorter than restart.backoff ({})", DescribeSpecValue(*b),
+                          DurationText(out->backoff)));
       } else {
         out->max_backoff = d;
       }
     }
     if (const Json* f = Find(v, "fence")) {
       if (!f->is_boolean()) {
-        Error("restart.fence", fmt::format("must be true or false, got {}", Describe(*f)));
+        Error("restart.fence", fmt::format("must be true or false, got {}", DescribeSpecValue(*f)));
       } else {
         out->fence = f->get<bool>();
       }
@@ -1020,11 +711,11 @@ class Validator {
   bool DurationField(const Json& v, const std::string& path, Duration* out) {
     if (!v.is_string()) {
       Error(path, fmt::format("must be a duration such as \"90m\", \"2h\" or \"1h30m\", got {}",
-                              Describe(v)));
+                              DescribeSpecValue(v)));
       return false;
     }
     auto parsed = Guarded([&] { return ParseDuration(v.get_ref<const std::string&>()); },
-                          Describe(v) + " is not a duration; use e.g. 90m, 2h or 1h30m");
+                          DescribeSpecValue(v) + " is not a duration; use e.g. 90m, 2h or 1h30m");
     if (!parsed.ok()) {
       Error(path, parsed.status().message());
       return false;
@@ -1043,19 +734,19 @@ class Validator {
     }
     for (const auto& [key, value] : v.items()) {
       if (key != "min" && key != "max") {
-        Error(Child(path, key), "unknown field; expected min and max");
+        Error(ChildPath(path, key), "unknown field; expected min and max");
       }
     }
     int64_t min = 0, max = 0;
     const Json* lo = Find(v, "min");
     const Json* hi = Find(v, "max");
-    if (!lo) Error(Child(path, "min"), "required field is missing");
-    if (!hi) Error(Child(path, "max"), "required field is missing");
-    bool ok_lo = lo && Integer(*lo, Child(path, "min"), 1, kMaxTasks, &min);
-    bool ok_hi = hi && Integer(*hi, Child(path, "max"), 1, kMaxTasks, &max);
+    if (!lo) Error(ChildPath(path, "min"), "required field is missing");
+    if (!hi) Error(ChildPath(path, "max"), "required field is missing");
+    bool ok_lo = lo && Integer(*lo, ChildPath(path, "min"), 1, kMaxTasks, &min);
+    bool ok_hi = hi && Integer(*hi, ChildPath(path, "max"), 1, kMaxTasks, &max);
     if (!ok_lo || !ok_hi) return;
     if (max < min) {
-      Error(Child(path, "max"), fmt::format("must be at least min ({}), got {}", min, max));
+      Error(ChildPath(path, "max"), fmt::format("must be at least min ({}), got {}", min, max));
       return;
     }
     group->replicas = static_cast<int>(min);
@@ -1071,24 +762,24 @@ class Validator {
       const TaskGroupSpec& g = spec.tasks[i];
       total += std::max(g.replicas, g.max_replicas);
       if (g.role.empty()) continue;  // missing or invalid: reported already
-      std::string path = Index("tasks", i);
+      std::string path = IndexPath("tasks", i);
       auto [it, inserted] = first_index.emplace(g.role, i);
       if (!inserted) {
-        Error(Child(path, "role"),
+        Error(ChildPath(path, "role"),
               fmt::format("\"{}\" is already the role of tasks[{}]", g.role, it->second));
       }
       if (g.elastic() && spec.framework == Framework::kTensorFlow) {
-        Error(Child(path, "replicas"),
+        Error(ChildPath(path, "replicas"),
               "TensorFlow's TF_CONFIG lists a fixed cluster: elastic replicas need framework "
               "pytorch (with torchrun) or none");
       }
       if (spec.framework == Framework::kTensorFlow) {
         if (!Contains(kTensorFlowRoles, g.role)) {
-          Error(Child(path, "role"),
+          Error(ChildPath(path, "role"),
                 fmt::format("\"{}\" is not a TensorFlow role; use chief, worker, ps or evaluator",
                             g.role));
         } else if ((g.role == "chief" || g.role == "evaluator") && g.replicas > 1) {
-          Error(Child(path, "replicas"),
+          Error(ChildPath(path, "replicas"),
                 fmt::format("a TensorFlow {} has 1 replica, got {}", g.role, g.replicas));
         }
       }
@@ -1127,65 +818,9 @@ StatusOr<JobSpec> Validate(const Json& doc, std::vector<std::string> errors,
       fmt::format("{}job spec has {} error{}", prefix, n, n == 1 ? "" : "s"), std::move(found));
 }
 
-// "<source>:<line>:<column>: <reason>" from nlohmann's "... at line 1, column 8: <reason>".
-std::string JsonSyntaxError(std::string_view source, const Json::parse_error& e) {
-  std::string what = e.what();
-  int line = 0, column = 0;
-  size_t at = what.find(" at line ");
-  if (at != std::string::npos &&
-      std::sscanf(what.c_str() + at, " at line %d, column %d", &line, &column) == 2) {
-    size_t colon = what.find(": ", at);
-    if (colon != std::string::npos) {
-      return fmt::format("{}:{}:{}: {}", source, line, column, what.substr(colon + 2));
-    }
-  }
-  return fmt::format("{}: {}", source, what);
-}
-
-// A text that starts as a JSON object, as nlohmann's parser reads it; it is many times faster
-// than yaml-cpp's (docs/performance.md), and `cohort submit` sends JSON. `doc` is null when the
-// JSON is broken or repeats a key (nlohmann would keep the last one silently), and `problem`
-// then says what is wrong, for a text too long to hand to the YAML reader, which would say
-// where.
-struct PlainJson {
-  Json doc;
-  std::string problem;
-};
-
-std::optional<PlainJson> ReadPlainJson(std::string_view text, std::string_view source) {
-  size_t first = text.find_first_not_of(" \t\r\n");
-  if (first == std::string_view::npos || text[first] != '{') return std::nullopt;
-  std::vector<std::set<std::string>> keys;  // of each object being read
-  std::string repeated;
-  auto note = [&](int, Json::parse_event_t event, Json& parsed) {
-    if (event == Json::parse_event_t::object_start) {
-      keys.emplace_back();
-    } else if (event == Json::parse_event_t::object_end) {
-      keys.pop_back();
-    } else if (event == Json::parse_event_t::key && !keys.empty() && repeated.empty() &&
-               !keys.back().insert(parsed.get<std::string>()).second) {
-      repeated = parsed.get<std::string>();
-    }
-    return true;
-  };
-  try {
-    Json doc = Json::parse(text, note);
-    if (repeated.empty()) return PlainJson{std::move(doc), ""};
-    return PlainJson{nullptr, fmt::format("{}: the key {} is given twice in one object", source,
-                                          Json(repeated).dump())};
-  } catch (const Json::parse_error& e) {
-    return PlainJson{nullptr, JsonSyntaxError(source, e)};
-  } catch (const std::exception& e) {
-    return PlainJson{nullptr, fmt::format("{}: {}", source, JsonErrorText(e))};
-  }
-}
-
 }  // namespace
 
-std::string SpecTooLarge(uint64_t bytes) {
-  return fmt::format("{} bytes is too large; a job spec is at most {} bytes ({})", bytes,
-                     kMaxSpecBytes, FormatByteSize(kMaxSpecBytes));
-}
+std::string SpecTooLarge(uint64_t bytes) { return SpecTooLarge(bytes, kDefaultSource); }
 
 StatusOr<JobSpec> ParseJobSpec(std::string_view text, std::string_view source, bool* names_team) {
   return ParseJobSpecFile(text, source, "", names_team);
@@ -1194,73 +829,10 @@ StatusOr<JobSpec> ParseJobSpec(std::string_view text, std::string_view source, b
 StatusOr<JobSpec> ParseJobSpecFile(std::string_view text, std::string_view source,
                                    const std::string& base_dir, bool* names_team) {
   std::string prefix = source == kDefaultSource ? "" : fmt::format("{}: ", source);
-  if (static_cast<int64_t>(text.size()) > kMaxSpecBytes) {
-    return Status::InvalidArgument(fmt::format("{}: {}", source, SpecTooLarge(text.size())));
-  }
+  auto read = ReadSpecDocument(text, source, kDefaultSource);
+  if (!read.ok()) return read.status();
   try {
-    auto json = ReadPlainJson(text, source);
-    if (json && json->problem.empty()) {
-      return Validate(json->doc, {}, prefix, base_dir, names_team);
-    }
-    if (static_cast<int64_t>(text.size()) > kMaxYamlSpecBytes) {
-      if (json) return Status::InvalidArgument(json->problem);
-      return Status::InvalidArgument(fmt::format(
-          "{}: {} bytes is too large for YAML; a job spec in YAML is at most {} bytes ({}), in "
-          "JSON {} bytes ({})",
-          source, text.size(), kMaxYamlSpecBytes, FormatByteSize(kMaxYamlSpecBytes), kMaxSpecBytes,
-          FormatByteSize(kMaxSpecBytes)));
-    }
-    DocumentCounter counter;
-    YAML::Node root;
-    try {
-      // Count the documents first (YAML::LoadAll never returns on some inputs), then load.
-      std::istringstream in{std::string(text)};
-      YAML::Parser parser(in);
-      while (counter.starts.size() < 4 && parser.HandleNextDocument(counter)) {
-        const auto& starts = counter.starts;
-        if (starts.size() >= 2 && starts.back().pos == starts[starts.size() - 2].pos) {
-          // The parser made no progress: it is stuck on a token that cannot start a document.
-          const YAML::Mark& at = starts.back();
-          char c = at.pos >= 0 && static_cast<size_t>(at.pos) < text.size() ? text[at.pos] : 0;
-          std::string what = std::isgraph(static_cast<unsigned char>(c))
-                                 ? fmt::format("unexpected \"{}\"", c)
-                                 : std::string("cannot parse from here");
-          return Status::InvalidArgument(
-              fmt::format("{}:{}:{}: {}", source, at.line + 1, at.column + 1, what));
-        }
-      }
-      if (counter.starts.size() == 1) root = YAML::Load(std::string(text));
-    } catch (const YAML::Exception& e) {
-      // JSON is YAML, but yaml-cpp's messages for broken JSON are poor, and JSON that it
-      // refuses may still be valid JSON.
-      size_t first = text.find_first_not_of(" \t\r\n");
-      if (first != std::string_view::npos && (text[first] == '{' || text[first] == '[')) {
-        try {
-          return Validate(Json::parse(text), {}, prefix, base_dir, names_team);
-        } catch (const Json::parse_error& je) {
-          return Status::InvalidArgument(JsonSyntaxError(source, je));
-        }
-      }
-      if (e.mark.is_null()) return Status::InvalidArgument(fmt::format("{}: {}", source, e.msg));
-      return Status::InvalidArgument(
-          fmt::format("{}:{}:{}: {}", source, e.mark.line + 1, e.mark.column + 1, e.msg));
-    }
-    if (counter.starts.size() > 1) {
-      return Status::InvalidArgument(fmt::format(
-          "{}: holds more than one YAML document; a job spec is a single document", source));
-    }
-    std::vector<std::string> errors;
-    Json doc = nullptr;
-    if (counter.starts.size() == 1) {
-      YamlConverter converter(&errors);
-      try {
-        doc = converter.Convert(root, "", 0);
-      } catch (const DocumentTooComplex&) {
-        return Status::InvalidArgument(fmt::format(
-            "{}: the document is nested too deeply or expands (through aliases) too far", source));
-      }
-    }
-    return Validate(doc, std::move(errors), prefix, base_dir, names_team);
+    return Validate(read->doc, std::move(read->errors), prefix, base_dir, names_team);
   } catch (const std::exception& e) {
     return Status::InvalidArgument(
         fmt::format("{}: cannot read the job spec: {}", source, JsonErrorText(e)));
