@@ -13,11 +13,12 @@
 #    A directory under src/ that is not in the table fails: add new modules to it.
 # 2. Links: cohort_scheduler and cohort_cluster link only the model, common and the third-party
 #    libraries that those use; cohort_dispatch only those and the scheduler and cluster;
-#    cohort_framework only the model and common; cohort_model links no module but common,
-#    cohort_metrics none but common and its generated protobuf code, and cohort_common none.
+#    cohort_framework and cohort_sweep only the model and common; cohort_model links no module
+#    but common, cohort_metrics none but common and its generated protobuf code, and cohort_common none.
 #    (The build itself links each pure library whole with nothing but what it may use:
 #    tests/CMakeLists.txt, link_check_*; a call into a module it may not use fails to link.)
-# 3. Calls: the pure modules (model, scheduler, cluster, dispatch, framework; not their tests)
+# 3. Calls: the pure modules (model, scheduler, cluster, dispatch, framework, sweep; not their
+#    tests)
 #    make no clock, environment, file, output, socket or thread calls, nor include the headers
 #    for them: time is an input, and everything they do is a function of their arguments.
 set -euo pipefail
@@ -36,16 +37,17 @@ declare -A allowed=(
   [scheduler]="model common"
   [cluster]="model common"
   [framework]="model common"
+  [sweep]="model common"
   [auth]="model common"
   [state]="model common"
   [testing]="*"
-  [master]="scheduler cluster dispatch state framework auth model os common"
-  [api]="master scheduler cluster dispatch state framework auth model tls os common"
+  [master]="sweep scheduler cluster dispatch state framework auth model os common"
+  [api]="master sweep scheduler cluster dispatch state framework auth model tls os common"
   [client]="model tls common"
   [agent]="client metrics model os common"
-  [sim]="scheduler cluster dispatch model common"
+  [sim]="sweep scheduler cluster dispatch model common"
   [dispatch]="scheduler cluster model common"
-  [cli]="client sim scheduler cluster dispatch model os tls common"
+  [cli]="client sim sweep scheduler cluster dispatch model os tls common"
   [cohortd]="*"
 )
 
@@ -142,10 +144,11 @@ if [ -n "$build_dir" ]; then
   check_links cohort_cluster optional exact "$pure_links"
   check_links cohort_dispatch optional exact "$pure_links cohort_scheduler cohort_cluster"
   check_links cohort_framework optional exact "$pure_links"
+  check_links cohort_sweep optional exact "$pure_links"
 fi
 
 # --- 3. calls in the pure modules ----------------------------------------------------------------
-pure_modules="model scheduler cluster dispatch framework"
+pure_modules="model scheduler cluster dispatch framework sweep"
 # kind|extended regex, matched against each line with its // comment removed.
 forbidden_calls=(
   'clock|(system|steady|high_resolution|utc|file)_clock|(^|[^_[:alnum:]])(gettimeofday|clock_gettime|localtime|gmtime|time)[[:space:]]*\((nullptr|NULL|0)?\)|#[[:space:]]*include[[:space:]]*<(ctime|time\.h|sys/time\.h)>'

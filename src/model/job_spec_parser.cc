@@ -9,7 +9,6 @@
 #include <cmath>
 #include <cstdint>
 #include <exception>
-#include <filesystem>
 #include <map>
 #include <optional>
 #include <span>
@@ -573,15 +572,7 @@ class Validator {
       Error(path, fmt::format("{} {}", DescribeSpecValue(v), *problem));
       return;
     }
-    std::string s = given;
-    if (s[0] != '/') {
-      s = std::filesystem::path(base_dir_.empty() ? s : base_dir_ + "/" + s)
-              .lexically_normal()
-              .string();
-      if (s.size() > 1 && s.back() == '/') s.pop_back();
-      if (s == ".") s.clear();  // the task's directory itself
-    }
-    *out = s;
+    *out = AnchorWorkdir(base_dir_, given);
   }
 
   void ConstraintsField(const Json& v, Constraints* out) {

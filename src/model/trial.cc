@@ -18,7 +18,9 @@ std::string NumberText(double value) {
   return std::string(buffer.data(), end);
 }
 
-std::string LeafText(const nlohmann::json& value) {
+}  // namespace
+
+std::string HParamText(const nlohmann::json& value) {
   switch (value.type()) {
     case nlohmann::json::value_t::string:
       return value.get<std::string>();
@@ -29,10 +31,12 @@ std::string LeafText(const nlohmann::json& value) {
   }
 }
 
+namespace {
+
 void Flatten(const nlohmann::json& value, const std::string& prefix,
              std::map<std::string, std::string>* out) {
   if (!value.is_object()) {
-    (*out)[prefix] = LeafText(value);
+    (*out)[prefix] = HParamText(value);
     return;
   }
   for (const auto& [key, child] : value.items()) {

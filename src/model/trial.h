@@ -26,6 +26,9 @@ struct TrialRef {
 // "COHORT_HP_MODEL_DEPTH" for "model.depth": upper case, dots as underscores.
 std::string HParamEnvName(std::string_view dotted_name);
 
+// The text of one value, as FlattenHParams gives it.
+std::string HParamText(const nlohmann::json& value);
+
 // Every leaf of `hparams` by its dotted name ("model.depth"), with its value as text: a string
 // as it is, a number as the shortest text that reads back the same, true/false, null.
 std::map<std::string, std::string> FlattenHParams(const nlohmann::json& hparams);

@@ -21,11 +21,11 @@ TEST(TrialTest, FlattenGivesEveryLeafByItsDottedNameAsText) {
     "whole": 3.0
   })");
   std::map<std::string, std::string> want = {
-      {"big", "1e+22"},        {"epochs", "27"},
-      {"lr", "0.001"},         {"model.head.dropout", "0.25"},
-      {"model.hidden", "64"},  {"nesterov", "true"},
-      {"nothing", "null"},     {"optimizer", "adam"},
-      {"tiny", "1e-05"},       {"whole", "3"},
+      {"big", "1e+22"},       {"epochs", "27"},
+      {"lr", "0.001"},        {"model.head.dropout", "0.25"},
+      {"model.hidden", "64"}, {"nesterov", "true"},
+      {"nothing", "null"},    {"optimizer", "adam"},
+      {"tiny", "1e-05"},      {"whole", "3"},
   };
   EXPECT_EQ(FlattenHParams(hparams), want);
   EXPECT_TRUE(FlattenHParams(nlohmann::json::object()).empty());
@@ -41,9 +41,8 @@ TEST(TrialTest, NumbersAreTheShortestTextThatReadsBack) {
 }
 
 TEST(TrialTest, EnvironmentHasSweepTrialAndEachValue) {
-  TrialRef trial{.sweep = 12,
-                 .trial = 3,
-                 .hparams = nlohmann::json{{"lr", 0.01}, {"model", {{"depth", 4}}}}};
+  TrialRef trial{
+      .sweep = 12, .trial = 3, .hparams = nlohmann::json{{"lr", 0.01}, {"model", {{"depth", 4}}}}};
   std::map<std::string, std::string> want = {{"COHORT_SWEEP_ID", "12"},
                                              {"COHORT_TRIAL_ID", "3"},
                                              {"COHORT_HP_LR", "0.01"},

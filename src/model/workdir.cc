@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <filesystem>
+
 #include "common/strings.h"
 #include "model/limits.h"
 
@@ -20,6 +22,16 @@ std::optional<std::string> WorkdirProblem(std::string_view workdir) {
     }
   }
   return std::nullopt;
+}
+
+std::string AnchorWorkdir(const std::string& base_dir, const std::string& workdir) {
+  if (workdir.empty() || workdir[0] == '/') return workdir;
+  std::string s = std::filesystem::path(base_dir.empty() ? workdir : base_dir + "/" + workdir)
+                      .lexically_normal()
+                      .string();
+  if (s.size() > 1 && s.back() == '/') s.pop_back();
+  if (s == ".") s.clear();  // the task's directory itself
+  return s;
 }
 
 std::string ResolveWorkdir(const std::string& task_dir, const std::string& workdir) {

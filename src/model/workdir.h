@@ -15,6 +15,11 @@ namespace cohort {
 // may. The empty workdir (the task's directory itself) is fine.
 std::optional<std::string> WorkdirProblem(std::string_view workdir);
 
+// A spec's workdir as the spec keeps it: an absolute one as it is, a relative one below
+// `base_dir` (the spec file's directory, as the CLI reads it; empty: kept relative), lexically
+// normal, "" for the task's directory itself. Only for a workdir without a problem.
+std::string AnchorWorkdir(const std::string& base_dir, const std::string& workdir);
+
 // Where a task whose own directory is `task_dir` runs: `task_dir` for an empty workdir, the
 // workdir itself when absolute, else the workdir below `task_dir`. Only for a workdir without
 // a problem.

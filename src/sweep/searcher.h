@@ -7,6 +7,7 @@
 
 #include <memory>
 #include <optional>
+#include <vector>
 
 #include "common/status.h"
 #include "model/json.h"
@@ -40,7 +41,8 @@ class Searcher {
 
 // A searcher for `spec.searcher`, fresh, or restored from `state` (what State() returned).
 // kInvalidArgument if the state does not fit the spec.
-StatusOr<std::unique_ptr<Searcher>> MakeSearcher(const SweepSpec& spec, const Json* state = nullptr);
+StatusOr<std::unique_ptr<Searcher>> MakeSearcher(const SweepSpec& spec,
+                                                 const Json* state = nullptr);
 
 // The first `n` trials a searcher of `spec` would make, without running any (`--dry-run`).
 std::vector<Json> PreviewTrials(const SweepSpec& spec, int n);

@@ -32,10 +32,10 @@ struct HyperParameter {
   HParamType type = HParamType::kConst;
   double minval = 0;
   double maxval = 0;
-  double base = 10;                // log only
-  std::optional<int> count;        // grid points of a range (a grid searcher needs it)
-  std::vector<Json> vals;          // categorical: the choices, in the spec's order
-  Json val;                        // const
+  double base = 10;          // log only
+  std::optional<int> count;  // grid points of a range (a grid searcher needs it)
+  std::vector<Json> vals;    // categorical: the choices, in the spec's order
+  Json val;                  // const
   bool operator==(const HyperParameter&) const = default;
 };
 
@@ -47,14 +47,20 @@ inline constexpr auto kSearcherNames = std::to_array<EnumName<SearcherName>>({
 });
 
 enum class MetricMode { kMin, kMax };
+inline constexpr auto kMetricModeNames = std::to_array<EnumName<MetricMode>>({
+    {MetricMode::kMin, "min"},
+    {MetricMode::kMax, "max"},
+});
 
 struct SearcherSpec {
   SearcherName name = SearcherName::kRandom;
   std::string metric;  // a cohort-metric / TensorBoard tag the trials report
   MetricMode mode = MetricMode::kMin;
-  int max_trials = 0;  // grid: the grid's size when not given
+  int max_trials = 0;  // grid: always the grid's size (given, it may not be smaller)
   int max_concurrent_trials = 4;
-  uint64_t seed = 0;  // random and asha: the stream of values; 0 in a spec: chosen at submission
+  // random and asha: the stream of values; 0 in a spec: chosen at submission. At most
+  // kMaxSeed (2^53 - 1, sweep/sweep_limits.h), so that any JSON reader keeps it exact.
+  uint64_t seed = 0;
   // asha: a trial's time is the metric's step, or, when time_metric names another metric, the
   // last value of that metric the trial reported. Rung i (0-based) is at
   // max_time / divisor^(max_rungs - 1 - i); the top rung is max_time.
@@ -91,7 +97,8 @@ Json ToJson(const SweepSpec& spec);
 // Fails only for values that do not belong to the space.
 StatusOr<JobSpec> TrialSpec(const SweepSpec& spec, int trial, const Json& hparams);
 
-// The number of points of the grid (product of the axes), saturating at INT64_MAX.
+// The number of points of the grid (product of the axes, an int range's after rounding),
+// saturating at INT64_MAX; 0 when a range has no count.
 int64_t GridSize(const SweepSpec& spec);
 
 }  // namespace cohort::sweep
