@@ -183,7 +183,10 @@ TEST(AshaTest, BrokenStatesAreRefused) {
   EXPECT_FALSE(MakeSearcher(spec, &bad).ok());
   bad = good;
   bad.erase("trials");
-  EXPECT_FALSE(MakeSearcher(spec, &bad).ok());
+  auto missing = MakeSearcher(spec, &bad);
+  ASSERT_FALSE(missing.ok());
+  EXPECT_THAT(missing.status().message(), ::testing::StartsWith("searcher state: "));
+  EXPECT_THAT(missing.status().message(), ::testing::Not(::testing::HasSubstr("json.exception")));
   bad = good;
   bad["searcher"] = "grid";
   EXPECT_FALSE(MakeSearcher(spec, &bad).ok());

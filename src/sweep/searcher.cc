@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "model/json_errors.h"
 #include "sweep/searchers.h"
 
 namespace cohort::sweep {
@@ -37,7 +38,7 @@ StatusOr<std::unique_ptr<Searcher>> MakeSearcher(const SweepSpec& spec, const Js
         return MakeAshaSearcher(spec, state);
     }
   } catch (const std::exception& e) {
-    return BadState(e.what());
+    return BadState(JsonErrorText(e));
   }
   return Status::InvalidArgument("unknown searcher");
 }

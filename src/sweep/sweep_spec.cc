@@ -12,6 +12,7 @@
 #include <utility>
 
 #include "model/job_spec_parser.h"
+#include "model/json_errors.h"
 #include "model/spec_document.h"
 #include "model/spec_fields.h"
 #include "model/trial.h"
@@ -478,7 +479,7 @@ StatusOr<SweepSpec> ParseSweepSpecFile(std::string_view text, std::string_view s
     return Validate(read->doc, std::move(read->errors), prefix, base_dir, names_team);
   } catch (const std::exception& e) {
     return Status::InvalidArgument(
-        fmt::format("{}: cannot read the sweep spec: {}", source, e.what()));
+        fmt::format("{}: cannot read the sweep spec: {}", source, JsonErrorText(e)));
   }
 }
 
@@ -486,7 +487,7 @@ StatusOr<SweepSpec> ParseSweepSpecJson(const Json& doc) {
   try {
     return Validate(doc, {}, "", "", nullptr);
   } catch (const std::exception& e) {
-    return Status::InvalidArgument(fmt::format("cannot read the sweep spec: {}", e.what()));
+    return Status::InvalidArgument(fmt::format("cannot read the sweep spec: {}", JsonErrorText(e)));
   }
 }
 
