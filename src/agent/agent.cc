@@ -275,8 +275,18 @@ void Agent::Launch(const TaskLaunch& launch, Duration node_timeout) {
     if (!job_dirs.ok()) {
       return NotStarted(t, "could not start", job_dirs.status().message());
     }
+    std::map<std::string, std::string> env = launch.env;
+    if (!launch.hparams.empty()) {
+      // A sweep trial's values (docs/sweeps.md), readable by the task's account: no secret.
+      std::string path = t.dir + "/hparams.json";
+      if (Status s = WriteFileAtomically(path, launch.hparams, 0644, Durability::kProcessCrash);
+          !s.ok()) {
+        return NotStarted(t, "could not start", s.message());
+      }
+      env["COHORT_HPARAMS"] = path;
+    }
     Json spec{{"command", launch.command},
-              {"env", launch.env},
+              {"env", env},
               {"workdir", launch.workdir},
               {"grace_period_ms", ToMillis(launch.grace_period)},
               {"output_limit_bytes", config_.log_limit},

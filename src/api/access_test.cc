@@ -72,6 +72,9 @@ class World {
     EXPECT_TRUE(master_->secrets().Set(SecretScope::kTeam, "vision", "wandb", "team-value").ok());
     auto job = Serve(bob_token_, "POST", "/api/v1/jobs", JobSpecText());
     EXPECT_EQ(job.status, 201) << job.body;
+    // Sweep 1 is bob's too, in team vision.
+    auto sweep = Serve(bob_token_, "POST", "/api/v1/sweeps", SweepSpecText());
+    EXPECT_EQ(sweep.status, 201) << sweep.body;
     master_->Schedule();
     Settle();
   }
@@ -97,6 +100,10 @@ class World {
   }
   static std::string JobSpecText() {
     return R"({"name": "train", "team": "vision", "tasks": [{"role": "worker", "command": ["python3", "train.py"], "env": {"WANDB_API_KEY": "secret-value"}, "resources": {"gpus": 1}}]})";
+  }
+
+  static std::string SweepSpecText() {
+    return R"({"name": "lr", "team": "vision", "trial": {"tasks": [{"role": "worker", "command": ["python3", "train.py", "${hp.lr}"], "resources": {"gpus": 0}}]}, "hyperparameters": {"lr": {"type": "categorical", "vals": [0.1, 0.01]}}, "searcher": {"name": "grid", "metric": "loss", "max_concurrent_trials": 1}})";
   }
 
   HttpResponse Serve(Caller caller, std::string method, std::string target, std::string body = {}) {
@@ -175,6 +182,13 @@ std::vector<Cell> Matrix() {
       {"GET", "/api/v1/jobs", "/api/v1/jobs", "",                           {401, 200, 200, 200, 200, 200, 403, 403}},
       {"GET", "/api/v1/jobs/{id}", "/api/v1/jobs/1", "",                    {401, 200, 200, 200, 200, 200, 403, 403}},
       {"POST", "/api/v1/jobs/{id}/kill", "/api/v1/jobs/1/kill", "",         {401, 200, 200, 403, 403, 403, 403, 403}},
+      {"POST", "/api/v1/sweeps", "/api/v1/sweeps", World::SweepSpecText(),  {401, 201, 201, 201, 403, 403, 403, 403}},
+      {"GET", "/api/v1/sweeps", "/api/v1/sweeps", "",                       {401, 200, 200, 200, 200, 200, 403, 403}},
+      {"GET", "/api/v1/sweeps/{id}", "/api/v1/sweeps/1", "",                {401, 200, 200, 200, 200, 403, 403, 403}},
+      {"POST", "/api/v1/sweeps/{id}/kill", "/api/v1/sweeps/1/kill", "",     {401, 200, 200, 403, 403, 403, 403, 403}},
+      {"POST", "/api/v1/sweeps/{id}/pause", "/api/v1/sweeps/1/pause", "",   {401, 200, 200, 403, 403, 403, 403, 403}},
+      // Running, not paused: those who may change it learn that it cannot resume.
+      {"POST", "/api/v1/sweeps/{id}/resume", "/api/v1/sweeps/1/resume", "", {401, 409, 409, 403, 403, 403, 403, 403}},
       {"GET", "/api/v1/jobs/{id}/events", "/api/v1/jobs/1/events", "",      {401, 200, 200, 200, 200, 403, 403, 403}},
       {"GET", "/api/v1/jobs/{id}/explain", "/api/v1/jobs/1/explain", "",    {401, 200, 200, 200, 200, 403, 403, 403}},
       {"GET", "/api/v1/queue", "/api/v1/queue", "",                         {401, 200, 200, 200, 200, 200, 403, 403}},
@@ -324,8 +338,11 @@ TEST(Access, SecretsAreChangedByTheirOwnersAndNeverReadBack) {
   EXPECT_NE(sync.body.find(own_value), std::string::npos) << "the node's agent gets the value";
   EXPECT_EQ(sync.body.find(team_value), std::string::npos);
   for (Caller c : {kAdmin, kTeamAdmin, kMember, kViewer, kOutsider}) {
-    for (const char* target : {"/api/v1/secrets", "/api/v1/jobs", "/api/v1/jobs/2",
-                               "/api/v1/jobs/2/events", "/api/v1/users/mem", "/api/v1/teams"}) {
+    const std::string id = std::to_string((*ParseJson(job.body))["id"].get<int64_t>());
+    for (const std::string& target :
+         {std::string("/api/v1/secrets"), std::string("/api/v1/jobs"), "/api/v1/jobs/" + id,
+          "/api/v1/jobs/" + id + "/events", std::string("/api/v1/users/mem"),
+          std::string("/api/v1/teams")}) {
       HttpResponse r = world.Serve(c, "GET", target);
       EXPECT_EQ(r.body.find(own_value), std::string::npos) << kCallerNames[c] << " " << target;
       EXPECT_EQ(r.body.find(team_value), std::string::npos) << kCallerNames[c] << " " << target;

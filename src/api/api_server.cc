@@ -155,6 +155,12 @@ std::vector<Router<ApiServer::Handler, Access>::Route> ApiServer::Routes() {
       {"GET", "/api/v1/jobs", &ApiServer::ListJobs, A::kUser},
       {"GET", "/api/v1/jobs/{id}", &ApiServer::GetJob, A::kUser},
       {"POST", "/api/v1/jobs/{id}/kill", &ApiServer::KillJob, A::kUser},
+      {"POST", "/api/v1/sweeps", &ApiServer::SubmitSweep, A::kUser, kMaxSpecBytes},
+      {"GET", "/api/v1/sweeps", &ApiServer::ListSweeps, A::kUser},
+      {"GET", "/api/v1/sweeps/{id}", &ApiServer::GetSweep, A::kUser},
+      {"POST", "/api/v1/sweeps/{id}/kill", &ApiServer::KillSweep, A::kUser},
+      {"POST", "/api/v1/sweeps/{id}/pause", &ApiServer::PauseSweep, A::kUser},
+      {"POST", "/api/v1/sweeps/{id}/resume", &ApiServer::ResumeSweep, A::kUser},
       {"GET", "/api/v1/jobs/{id}/events", &ApiServer::JobEvents, A::kUser},
       {"GET", "/api/v1/jobs/{id}/explain", &ApiServer::ExplainJob, A::kUser},
       {"GET", "/api/v1/queue", &ApiServer::Queue, A::kUser},
@@ -516,6 +522,29 @@ StatusOr<HttpResponse> ApiServer::Health(const Call& call) {
   return JsonResponse(200, Json{{"status", "ok"}});
 }
 
+StatusOr<std::string> ApiServer::TeamForSubmission(const Call& call, std::string& team,
+                                                   bool names_team) {
+  std::string team_note;
+  if (!names_team) {
+    // The submitter's team, not the cluster's default team, which they may not be in.
+    COHORT_ASSIGN_OR_RETURN(team, auth::TeamForJobs(call.caller, master::kDefaultTeam));
+    team_note = fmt::format("team {}: the spec names none, and it is {}'s", team, call.caller.name);
+  }
+  // A team that does not exist is the master's to refuse (or to replace by the fallback team,
+  // which the caller must then be in).
+  std::string effective = team;
+  if (!master_.teams().Exists(effective) && !master_.config().unknown_team_fallback.empty()) {
+    effective = master_.config().unknown_team_fallback;
+  }
+  if (master_.teams().Exists(effective) && !auth::CanSubmitTo(call.caller, effective)) {
+    return Status::PermissionDenied(fmt::format(
+        "{} may not submit to team {}: only its members and admins may; ask an admin of the "
+        "team to add you (cohort team add-member {} {})",
+        call.caller.Describe(), effective, effective, call.caller.name));
+  }
+  return team_note;
+}
+
 StatusOr<HttpResponse> ApiServer::SubmitJob(const Call& call) {
   const HttpRequest& request = call.request;
   // A client that retries a submission whose answer it never got sends the same key again, and
@@ -531,25 +560,7 @@ StatusOr<HttpResponse> ApiServer::SubmitJob(const Call& call) {
   }
   bool names_team = false;
   COHORT_ASSIGN_OR_RETURN(auto spec, ParseJobSpec(request.body, "job spec", &names_team));
-  std::string team_note;
-  if (!names_team) {
-    // The submitter's team, not the cluster's default team, which they may not be in.
-    COHORT_ASSIGN_OR_RETURN(spec.team, auth::TeamForJobs(call.caller, master::kDefaultTeam));
-    team_note =
-        fmt::format("team {}: the spec names none, and it is {}'s", spec.team, call.caller.name);
-  }
-  // A team that does not exist is the master's to refuse (or to replace by the fallback team,
-  // which the caller must then be in).
-  std::string team = spec.team;
-  if (!master_.teams().Exists(team) && !master_.config().unknown_team_fallback.empty()) {
-    team = master_.config().unknown_team_fallback;
-  }
-  if (master_.teams().Exists(team) && !auth::CanSubmitTo(call.caller, team)) {
-    return Status::PermissionDenied(fmt::format(
-        "{} may not submit to team {}: only its members and admins may; ask an admin of the "
-        "team to add you (cohort team add-member {} {})",
-        call.caller.Describe(), team, team, call.caller.name));
-  }
+  COHORT_ASSIGN_OR_RETURN(std::string team_note, TeamForSubmission(call, spec.team, names_team));
   bool replayed = false;
   COHORT_ASSIGN_OR_RETURN(auto job, master_.Submit(std::move(spec), call.caller.name, request_id,
                                                    &replayed, std::move(team_note)));

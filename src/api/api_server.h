@@ -132,12 +132,26 @@ class ApiServer final : public master::MasterListener {
   // start here.
   StatusOr<const Job*> ReadableJob(const Call& call);
 
+  // The team a job or sweep the caller submits goes to: the spec's (`team`, when `names_team`),
+  // else the caller's own (auth::TeamForJobs), which `team` is set to, with a note for the
+  // submission's event; kPermissionDenied when the caller may not submit there.
+  StatusOr<std::string> TeamForSubmission(const Call& call, std::string& team, bool names_team);
+
   // One handler per route (docs/api.md).
   StatusOr<HttpResponse> Health(const Call& call);
   StatusOr<HttpResponse> SubmitJob(const Call& call);
   StatusOr<HttpResponse> ListJobs(const Call& call);
   Status GetJob(const Call& call);
   StatusOr<HttpResponse> KillJob(const Call& call);
+  // Sweeps (sweep_routes.cc, docs/sweeps.md).
+  StatusOr<HttpResponse> SubmitSweep(const Call& call);
+  StatusOr<HttpResponse> ListSweeps(const Call& call);
+  StatusOr<HttpResponse> GetSweep(const Call& call);
+  StatusOr<HttpResponse> KillSweep(const Call& call);
+  StatusOr<HttpResponse> PauseSweep(const Call& call);
+  StatusOr<HttpResponse> ResumeSweep(const Call& call);
+  // The route's sweep if the caller may change it (its owner, an admin of its team, an admin).
+  StatusOr<SweepId> ChangeableSweep(const Call& call, const char* verb);
   StatusOr<HttpResponse> JobEvents(const Call& call);
   StatusOr<HttpResponse> ExplainJob(const Call& call);
   // The dashboard's queue in one answer: the pending jobs in the policy's order, each with why it

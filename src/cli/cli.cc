@@ -1,12 +1,18 @@
 #include "cli/cli.h"
 #include "cli/credentials.h"
+#include "model/job_spec_parser.h"
+#include "model/limits.h"
 
 #include <fmt/format.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
 #include <sstream>
 
 namespace cohort::cli {
@@ -147,6 +153,30 @@ std::string CsvValue(const Json& v) {
   if (v.is_string()) return CsvField(v.get<std::string>());
   if (v.is_number_float()) return fmt::format("{}", v.get<double>());
   return v.dump();
+}
+
+// The text of a spec file; never more than a spec may be (a device or a pipe may not say how
+// much it holds).
+StatusOr<std::string> ReadSpecFile(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) {
+    return Status::InvalidArgument(
+        fmt::format("{}: is a directory, not a spec file; give the YAML or JSON file in it", path));
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return Status::NotFound(fmt::format("cannot read {}: {}", path, std::strerror(errno)));
+  std::string text(static_cast<size_t>(kMaxSpecBytes) + 1, '\0');
+  in.read(text.data(), static_cast<std::streamsize>(text.size()));
+  if (in.bad()) {
+    return Status::Unavailable(fmt::format("cannot read {}: {}", path, std::strerror(errno)));
+  }
+  text.resize(static_cast<size_t>(in.gcount()));
+  if (static_cast<int64_t>(text.size()) > kMaxSpecBytes) {
+    auto size = std::filesystem::file_size(path, ec);
+    return Status::InvalidArgument(
+        fmt::format("{}: {}", path, ec ? SpecTooLarge(text.size()) : SpecTooLarge(size)));
+  }
+  return text;
 }
 
 }  // namespace cohort::cli

@@ -43,6 +43,10 @@ std::optional<std::string> FindOnPath(std::string_view name);
 // user, url}; docs/security.md, "Dashboard sign-in").
 StatusOr<Json> SignInLink(client::CohortClient& c);
 
+// The text of a job or sweep spec file; never more than a spec may be (a device or a pipe may not
+// say how much it holds).
+StatusOr<std::string> ReadSpecFile(const std::string& path);
+
 // Adds `-o/--output` (table or json) to a command.
 void AddOutputOption(CLI::App* cmd, std::string& output);
 
@@ -96,5 +100,7 @@ void AddDashboardCommand(CLI::App& app, GlobalOptions& g);
 void AddSecretCommands(CLI::App& app, GlobalOptions& g);
 void AddMetricCommands(CLI::App& app, GlobalOptions& g);
 void AddTopCommand(CLI::App& app, GlobalOptions& g);
+// cohort sweep submit/list/status/kill/pause/resume (sweep_commands.cc).
+void AddSweepCommands(CLI::App& app, GlobalOptions& g);
 
 }  // namespace cohort::cli

@@ -324,41 +324,22 @@ void PrintSummary(const Job& job) {
              job.message);
 }
 
-// The text of a spec file; never more than a spec may be (a device or a pipe may not say how
-// much it holds).
-StatusOr<std::string> ReadSpecFile(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) {
-    return Status::InvalidArgument(
-        fmt::format("{}: is a directory, not a spec file; give the YAML or JSON file in it", path));
-  }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return Status::NotFound(fmt::format("cannot read {}: {}", path, std::strerror(errno)));
-  std::string text(static_cast<size_t>(kMaxSpecBytes) + 1, '\0');
-  in.read(text.data(), static_cast<std::streamsize>(text.size()));
-  if (in.bad()) {
-    return Status::Unavailable(fmt::format("cannot read {}: {}", path, std::strerror(errno)));
-  }
-  text.resize(static_cast<size_t>(in.gcount()));
-  if (static_cast<int64_t>(text.size()) > kMaxSpecBytes) {
-    auto size = std::filesystem::file_size(path, ec);
-    return Status::InvalidArgument(
-        fmt::format("{}: {}", path, ec ? SpecTooLarge(text.size()) : SpecTooLarge(size)));
-  }
-  return text;
-}
-
 int RunSubmit(const GlobalOptions& g, const SubmitOptions& o) {
   auto text = ReadSpecFile(o.file);
   if (!text.ok()) return Fail("submit", text.status());
   // Checked here first, for messages that name the file, and so that a relative workdir
   // means relative to the spec file; the master checks the result again.
   std::string base = std::filesystem::absolute(o.file).parent_path().string();
-  auto spec = ParseJobSpecFile(*text, o.file, base);
+  bool names_team = false;
+  auto spec = ParseJobSpecFile(*text, o.file, base, &names_team);
   if (!spec.ok()) return Fail("submit", spec.status());
+  Json doc = ToJson(*spec);
+  // A spec that names no team goes to the submitter's own (the master decides which), not to
+  // the team the canonical form fills in.
+  if (!names_team) doc.erase("team");
   auto c = Connect(g);
   if (!c.ok()) return Fail("submit", c.status());
-  auto job = (*c)->Submit(ToJson(*spec).dump(), o.request_id);
+  auto job = (*c)->Submit(doc.dump(), o.request_id);
   if (!job.ok()) return Fail("submit", job.status());
   if (o.output == "json") {
     fmt::print("{}\n", ToJson(*job).dump(2));

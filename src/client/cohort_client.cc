@@ -298,6 +298,20 @@ Status CohortClient::Logs(JobId id, std::string_view task, int attempt, bool fol
 
 StatusOr<Json> CohortClient::Nodes() { return Call("GET", "/api/v1/nodes"); }
 
+StatusOr<Json> CohortClient::SubmitSweep(std::string_view spec_text) {
+  return Call("POST", "/api/v1/sweeps", spec_text);
+}
+
+StatusOr<Json> CohortClient::Sweeps() { return Call("GET", "/api/v1/sweeps"); }
+
+StatusOr<Json> CohortClient::Sweep(int64_t id) {
+  return Call("GET", fmt::format("/api/v1/sweeps/{}", id));
+}
+
+StatusOr<Json> CohortClient::SweepAction(int64_t id, std::string_view action) {
+  return Call("POST", fmt::format("/api/v1/sweeps/{}/{}", id, action), "{}");
+}
+
 StatusOr<Json> CohortClient::DrainNode(const std::string& node, const std::string& reason) {
   return Call("POST", fmt::format("/api/v1/nodes/{}/drain", node), Json{{"reason", reason}}.dump());
 }

@@ -92,6 +92,13 @@ class CohortClient {
   StatusOr<std::vector<JobEvent>> Events(JobId id);
   // The raw explanation document (GET /api/v1/jobs/{id}/explain).
   StatusOr<Json> Explain(JobId id);
+
+  // Sweeps (docs/sweeps.md): the spec's text (JSON or YAML) in, the sweep's document out.
+  StatusOr<Json> SubmitSweep(std::string_view spec_text);
+  StatusOr<Json> Sweeps();
+  StatusOr<Json> Sweep(int64_t id);
+  // `action`: kill, pause or resume.
+  StatusOr<Json> SweepAction(int64_t id, std::string_view action);
   // `task`: "worker/0" or empty for every task; `attempt` 0: the current one.
   Status Logs(JobId id, std::string_view task, int attempt, bool follow,
               const std::function<bool(std::string_view)>& on_data);

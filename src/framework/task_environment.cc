@@ -103,6 +103,10 @@ std::map<std::string, std::string> TaskEnvironment(const Job& job, size_t task,
   env["CUDA_DEVICE_ORDER"] = "PCI_BUS_ID";
   env["CUDA_VISIBLE_DEVICES"] = Join(gpus, ",");
 
+  if (job.trial) {
+    for (auto& [name, value] : TrialEnvironment(*job.trial)) env[name] = std::move(value);
+  }
+
   switch (job.spec.framework) {
     case Framework::kNone:
       break;

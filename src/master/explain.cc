@@ -71,6 +71,23 @@ StatusOr<Explanation> Master::Explain(JobId id) const {
   e.summary = job.message;
   auto& d = e.details;
   Resources need = job.spec.TotalResources();
+  if (job.trial) {
+    // What holds a trial is its sweep's too (docs/sweeps.md): how many of its trials may run.
+    if (auto sweep = sweeps_.Get(job.trial->sweep); sweep.ok()) {
+      const Sweep& s = **sweep;
+      d.push_back(fmt::format(
+          "it is trial {} of sweep {} ({}, {}): at most {} of its trials run at once; beyond "
+          "its team's guarantee a trial is the first job reclaimed, and it resumes from its "
+          "checkpoint",
+          job.trial->trial, s.id, s.name(), SweepStateName(s.state),
+          s.spec.searcher.max_concurrent_trials));
+    }
+  }
+  if (job.state == JobState::kPending && !job.hold.empty()) {
+    e.summary = "held: " + job.hold;
+    d.push_back("it is not offered to the scheduler until it is released (cohort sweep resume)");
+    return e;
+  }
   if (job.state != JobState::kPending) {
     if (IsTerminal(job.state)) {
       d.push_back(fmt::format("it ended {}: {}", JobStateName(job.state), job.message));

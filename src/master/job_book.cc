@@ -147,7 +147,8 @@ StatusOr<Job*> JobBook::Create(Job job, std::vector<JobEvent> events) {
 
 void JobBook::Reindex(const Job& job) {
   bool was_pending = pending_.erase(job.id) > 0;
-  bool is_pending = job.state == JobState::kPending;
+  // A held job waits for its release, not for the scheduler (JobLifecycle::Hold).
+  bool is_pending = job.state == JobState::kPending && job.hold.empty();
   if (was_pending != is_pending) {
     // A job's user and team never change: the counts follow its entries in pending_.
     int change = is_pending ? 1 : -1;
@@ -190,6 +191,7 @@ Status JobBook::Persist(Job& job, std::vector<JobEvent> events) {
     estimates_.Forget(HistoryKeyOf(job), ended);
   }
   journal_.AnnounceJob(job.id);
+  if (job.trial && IsTerminal(job.state) && trial_ended_) trial_ended_(job);
   return s;
 }
 

@@ -6,6 +6,7 @@
 // The home of what later issues add per job or over jobs (a sweep's trials, a job's artifacts).
 #pragma once
 
+#include <functional>
 #include <map>
 #include <optional>
 #include <set>
@@ -67,6 +68,11 @@ class JobBook {
   // Puts the job in pending() or active() as its state says: called after every change of state.
   void Reindex(const Job& job);
 
+  // Called after a sweep trial's job is written in a terminal state (Sweeps::TrialJobEnded);
+  // it may be called again for the same job.
+  void SetTrialEndListener(std::function<void(const Job&)> listener) {
+    trial_ended_ = std::move(listener);
+  }
   // Writes the job (and bumps its version) with its events and what was noted for it since; on
   // failure, fails stop and returns the error.
   Status Persist(Job& job, std::vector<JobEvent> events);
@@ -106,6 +112,7 @@ class JobBook {
   scheduler::RuntimeHistory history_;
   std::set<JobId> unsaved_ends_;
   mutable scheduler::EstimateCache estimates_;
+  std::function<void(const Job&)> trial_ended_;
 };
 
 }  // namespace cohort::master

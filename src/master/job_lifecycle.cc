@@ -33,7 +33,8 @@ uint64_t JobLifecycle::BumpNode(const std::string& node_id) {
 }
 
 StatusOr<Job> JobLifecycle::Submit(JobSpec spec, std::string user, std::string request_id,
-                                   bool* replayed, std::string team_note) {
+                                   bool* replayed, std::string team_note,
+                                   std::optional<TrialRef> trial) {
   if (replayed) *replayed = false;
   COHORT_RETURN_IF_ERROR(journal_.CheckWritable());
   std::string digest;
@@ -77,6 +78,7 @@ StatusOr<Job> JobLifecycle::Submit(JobSpec spec, std::string user, std::string r
   job.version = 1;
   job.request_id = request_id;
   job.request_digest = std::move(digest);
+  job.trial = std::move(trial);
   Resources total = job.spec.TotalResources();
   JobEvent submitted{
       0, job.submitted_at, "submitted",
@@ -136,6 +138,33 @@ StatusOr<const Job*> JobLifecycle::Kill(JobId id, const std::string& by) {
   return &job;
 }
 
+void JobLifecycle::Hold(Job& job, std::string reason, std::vector<JobEvent>& events) {
+  if (IsTerminal(job.state) || job.hold == reason) return;
+  job.hold = std::move(reason);
+  if (job.state == JobState::kPending) {
+    scheduling_.ForgetReason(job.id);
+    job.message = "held: " + job.hold;
+    jobs_.Reindex(job);
+    events.push_back(jobs_.Event(job, "held", job.hold));
+    return;
+  }
+  events.push_back(jobs_.Event(job, "held", job.hold));
+  if (job.state != JobState::kStopping || job.stop_target == JobState::kPending) {
+    Stop(job, JobState::kPending, "held: " + job.hold, events);
+  }
+  FinishIfStopped(job, events);
+}
+
+void JobLifecycle::Release(Job& job, std::vector<JobEvent>& events) {
+  if (job.hold.empty()) return;
+  job.hold.clear();
+  events.push_back(jobs_.Event(job, "released", "no longer held"));
+  if (job.state != JobState::kPending) return;
+  job.message = "waiting for the scheduler";
+  jobs_.Reindex(job);
+  scheduling_.Arrive(job);
+}
+
 void JobLifecycle::Stop(Job& job, JobState target, std::string reason,
                         std::vector<JobEvent>& events) {
   // A kill overrides a pending requeue; a requeue never overrides a kill.
@@ -164,8 +193,10 @@ void JobLifecycle::FinishIfStopped(Job& job, std::vector<JobEvent>& events) {
   }
   JobState target = job.stop_target.value_or(JobState::kFailed);
   Timestamp now = clock_.Now();
-  std::string result =
-      target == JobState::kPending && !job.preempted_for ? "failed: " + job.message : job.message;
+  // A requeue is a failure's unless the scheduler (a preemption) or a hold asked for it.
+  std::string result = target == JobState::kPending && !job.preempted_for && job.hold.empty()
+                           ? "failed: " + job.message
+                           : job.message;
   AttemptSummary attempt{job.attempt, job.placed_at, now, result, {}};
   for (const auto& t : job.tasks) attempt.nodes[t.Name()] = t.node_id;
   RecordAttempt(job, std::move(attempt));
@@ -177,7 +208,9 @@ void JobLifecycle::FinishIfStopped(Job& job, std::vector<JobEvent>& events) {
     job.tasks.clear();
     job.placed_at.reset();
     job.running_at.reset();
-    job.message = fmt::format("requeued after attempt {} ({})", job.attempt, result);
+    job.message = job.hold.empty()
+                      ? fmt::format("requeued after attempt {} ({})", job.attempt, result)
+                      : fmt::format("held after attempt {}: {}", job.attempt, job.hold);
     if (SchedulingLoop::BackingOff(job, now)) {
       job.message += fmt::format("; restart backoff: the next attempt starts in {} at the earliest",
                                  FormatDuration(*job.not_before - now));

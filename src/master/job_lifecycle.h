@@ -36,13 +36,21 @@ class JobLifecycle final : public DecisionTaker {
   // returns the job the first one created instead of a second job (kAlreadyExists if the id
   // came with another spec); `replayed`, if given, says which. `team_note`, if given, says in
   // the job's "submitted" event why it went to its team (the spec named none).
+  // `trial`: the job is that trial of a sweep (master/sweeps.h).
   StatusOr<Job> Submit(JobSpec spec, std::string user, std::string request_id, bool* replayed,
-                       std::string team_note = {});
+                       std::string team_note = {}, std::optional<TrialRef> trial = std::nullopt);
   // Stops every task of the job (SIGTERM, grace period, SIGKILL on the agents); the job is
   // KILLED once every agent confirms. `by` ("user ada") is named in its events.
   // kNotFound; kFailedPrecondition if it already ended.
   StatusOr<const Job*> Kill(JobId id, const std::string& by);
 
+  // Keeps a job that has not ended from the scheduler until Release, saying `reason`: a waiting
+  // job stops waiting; a placed one stops its gang as a preemption would (its restart budget
+  // untouched, its next attempt resumes from its checkpoints) and waits, held, once its tasks
+  // are gone. Written with the job's events.
+  void Hold(Job& job, std::string reason, std::vector<JobEvent>& events);
+  // The hold is over: the job waits for the scheduler again.
+  void Release(Job& job, std::vector<JobEvent>& events);
   // Asks every live task of the job to stop; the job finishes as `target` once all are gone.
   void Stop(Job& job, JobState target, std::string reason, std::vector<JobEvent>& events);
   // If a STOPPING job has no live task left, moves it to its target state.

@@ -39,6 +39,9 @@ scheduler::HistoryKey HistoryKeyOf(const Job& job) {
 
 bool TeachesRunTime(const Job& job) {
   if (!IsTerminal(job.state)) return false;
+  // A sweep's trial killed (most often stopped early by its searcher, at a rung) ran for as
+  // long as the searcher let it, not as long as such a job takes.
+  if (job.trial && job.state == JobState::kKilled) return false;
   // Reported running, or ended with the pid of its process: a task whose agent could not start
   // it ends with neither.
   return std::any_of(job.tasks.begin(), job.tasks.end(),

@@ -23,7 +23,8 @@ scheduler::HistoryKey HistoryKeyOf(const Job& job);
 // Whether its end tells the runtime history what a job like it costs: it ended (succeeded,
 // failed or killed) after some task of its last attempt started (its agent reported it running,
 // or its process). A job killed while pending or before its tasks started, or whose tasks could
-// not start, teaches nothing (docs/scheduler.md).
+// not start, teaches nothing (docs/scheduler.md); nor does a sweep's trial that was killed
+// (stopped early by its searcher, or with its sweep).
 bool TeachesRunTime(const Job& job);
 
 }  // namespace cohort::master

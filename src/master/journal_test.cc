@@ -77,6 +77,8 @@ class BatchStore final : public state::StateStore {
     return Unused();
   }
   StatusOr<std::vector<Secret>> LoadSecrets() override { return Unused(); }
+  Status SaveSweep(const SweepRecord&) override { return Unused(); }
+  StatusOr<std::vector<SweepRecord>> LoadSweeps() override { return Unused(); }
   int SchemaVersion() const override { return 0; }
 
  private:

@@ -27,10 +27,12 @@ Master::Master(MasterConfig config, MasterDeps deps, const Clock& clock, EventLo
       reconciler_(config_, jobs_, nodes_, scheduling_, lifecycle_, journal_, accounts_,
                   task_secrets_, clock_),
       advice_(config_, jobs_, reconciler_.resources(), lifecycle_, clock_),
+      sweeps_(jobs_, lifecycle_, journal_, clock_, loop_),
       audit_(*store_, clock_, config_.audit_retention),
       usage_(*store_, clock_) {
   config_.storage_root = StorageRootOf(config_);
   scheduling_.SetDecisionTaker(&lifecycle_);
+  jobs_.SetTrialEndListener([this](const Job& job) { sweeps_.TrialJobEnded(job); });
 }
 
 Master::~Master() = default;
@@ -64,6 +66,8 @@ Status Master::Load() {
   max_version = std::max(max_version, static_cast<uint64_t>(ToMicros(clock_.Now())));
   COHORT_RETURN_IF_ERROR(reconciler_.Load(max_version));
   for (JobId id : jobs_.active()) scheduling_.RestoreHolding(jobs_.At(id));
+  // After the jobs: a sweep reads its trials' jobs, and may submit the next ones.
+  COHORT_RETURN_IF_ERROR(sweeps_.Load());
   spdlog::info("state loaded: {} jobs ({} pending, {} active), {} nodes", jobs_.size(),
                jobs_.pending().size(), jobs_.active().size(), nodes_.size());
   if (!jobs_.pending().empty()) scheduling_.RequestSchedule();
@@ -103,6 +107,7 @@ void Master::Tick() {
   reconciler_.CheckTimeouts();
   advice_.Tick(now);
   lifecycle_.StopOverdue(now);
+  sweeps_.Tick();
   scheduling_.OnTick(now);
 }
 

@@ -35,6 +35,7 @@
 #include "master/reconciler.h"
 #include "master/scheduling_loop.h"
 #include "master/secrets.h"
+#include "master/sweeps.h"
 #include "master/task_secrets.h"
 #include "master/teams.h"
 #include "model/job.h"
@@ -101,6 +102,10 @@ class Master {
   StatusOr<Explanation> Explain(JobId id) const;
   // What the advisor finds of a running job now (empty for others, or without samples).
   std::vector<Advice> AdviceFor(JobId id) const { return advice_.For(id); }
+
+  // --- Sweeps (master/sweeps.h, docs/sweeps.md) ---
+  Sweeps& sweeps() { return sweeps_; }
+  const Sweeps& sweeps() const { return sweeps_; }
 
   // --- Teams, nodes and agents, users and tokens, environment secrets ---
   Teams& teams() { return teams_; }
@@ -183,6 +188,7 @@ class Master {
   JobLifecycle lifecycle_;
   Reconciler reconciler_;
   JobAdvice advice_;
+  Sweeps sweeps_;
   AuditLog audit_;
   UsageReports usage_;
   // Callbacks left on the loop hold this weakly: a tick that comes after the master is gone

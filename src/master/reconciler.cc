@@ -323,6 +323,7 @@ StatusOr<DesiredState> Reconciler::DesiredFor(const std::string& node_id) {
       launch.log_dir = dirs.log_dir;
       launch.memory_limit_bytes = t.resources.memory_bytes;
       launch.fence = job.spec.restart.fence;
+      if (job.trial) launch.hparams = job.trial->hparams.dump();
       desired.tasks.push_back(std::move(launch));
     }
   }

@@ -112,6 +112,8 @@ PendingJob SchedulingLoop::PendingOf(const Job& job) const {
   p.preemptions = job.preemptions;
   p.elastic = ElasticGroupsOf(job);
   p.estimate = jobs_.EstimateFor(job);
+  // Beyond its team's guarantee, a sweep's trial is the first job reclaimed (docs/sweeps.md).
+  p.sweep_trial = job.trial.has_value();
   return p;
 }
 

@@ -40,6 +40,9 @@ struct TaskLaunch {
   // The job is fenced (restart.fence): an agent cut off from the master for longer than
   // DesiredState::node_timeout stops the task itself.
   bool fence = false;
+  // A sweep trial's hyperparameter values as JSON text (model/trial.h), which the agent writes to
+  // hparams.json in the task's directory and names in COHORT_HPARAMS; empty: not a trial.
+  std::string hparams = {};
 };
 
 // What an agent knows of one task it started.

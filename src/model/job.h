@@ -11,6 +11,7 @@
 #include "common/status.h"
 #include "common/time.h"
 #include "model/job_spec.h"
+#include "model/trial.h"
 
 namespace cohort {
 
@@ -153,6 +154,11 @@ struct Job {
   // The GPU time of the attempts dropped from `history` (ServiceOf each), which the job's
   // attained service still counts.
   Duration dropped_service{};
+  // While PENDING: why it is kept from the scheduler until released ("its sweep 3 is paused");
+  // empty: not held. A held job is not waiting for the scheduler (JobBook::pending()).
+  std::string hold;
+  // The sweep trial this job is (docs/sweeps.md); none for a job submitted on its own.
+  std::optional<TrialRef> trial;
   // Bumped on every change; watchers wait for it to move.
   uint64_t version = 0;
 

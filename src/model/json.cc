@@ -260,6 +260,11 @@ Json ToJson(const Job& job) {
       {"excluded_nodes", excluded},
       {"idle_reclaims", job.idle_reclaims},
       {"last_checkpoint_at", TimeOrNull(job.last_checkpoint_at)},
+      {"hold", job.hold},
+      {"trial", job.trial ? Json{{"sweep", job.trial->sweep},
+                                 {"trial", job.trial->trial},
+                                 {"hparams", job.trial->hparams}}
+                          : Json(nullptr)},
       {"request_id", job.request_id},
       {"request_digest", job.request_digest},
       {"version", job.version},
@@ -306,6 +311,15 @@ StatusOr<Job> JobFromJson(const Json& j) {
     }
     job.idle_reclaims = ValueOr<int>(j, "idle_reclaims", 0);
     job.last_checkpoint_at = OptionalTime(j, "last_checkpoint_at");
+    job.hold = ValueOr<std::string>(j, "hold", "");
+    if (auto it = j.find("trial"); it != j.end() && !it->is_null()) {
+      TrialRef trial;
+      trial.sweep = At<SweepId>(*it, "sweep");
+      trial.trial = At<int>(*it, "trial");
+      trial.hparams = Required(*it, "hparams");
+      if (!trial.hparams.is_object()) throw std::runtime_error("trial.hparams: not an object");
+      job.trial = std::move(trial);
+    }
     job.request_id = ValueOr<std::string>(j, "request_id", "");
     job.request_digest = ValueOr<std::string>(j, "request_digest", "");
     job.version = ValueOr<uint64_t>(j, "version", 0);
@@ -575,7 +589,8 @@ Json ToJson(const TaskLaunch& l) {
               {"output_dir", l.output_dir},
               {"log_dir", l.log_dir},
               {"memory_limit_bytes", l.memory_limit_bytes},
-              {"fence", l.fence}};
+              {"fence", l.fence},
+              {"hparams", l.hparams}};
 }
 
 StatusOr<TaskLaunch> TaskLaunchFromJson(const Json& j) {
@@ -600,6 +615,7 @@ StatusOr<TaskLaunch> TaskLaunchFromJson(const Json& j) {
     l.memory_limit_bytes = ValueOr<int64_t>(j, "memory_limit_bytes", 0);
     if (l.memory_limit_bytes < 0) throw std::runtime_error("memory_limit_bytes: must be 0 or more");
     l.fence = ValueOr<bool>(j, "fence", false);
+    l.hparams = ValueOr<std::string>(j, "hparams", "");
     return l;
   });
 }

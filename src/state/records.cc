@@ -66,6 +66,20 @@ StatusOr<Job> DecodeJobRecord(std::string_view text) {
   return job;
 }
 
+StatusOr<std::string> EncodeSweepRecord(const SweepRecord& sweep) {
+  const std::string what = fmt::format("sweep {}", sweep.id);
+  if (sweep.id <= 0) return Status::InvalidArgument(what + ": the id must be positive");
+  Json columns{sweep.name, sweep.team, sweep.user, sweep.state};
+  COHORT_RETURN_IF_ERROR(EncodeRecord(columns, what).status());
+  return EncodeRecord(sweep.doc, what);
+}
+
+StatusOr<Json> DecodeSweepDoc(std::string_view text) {
+  auto doc = ParseJson(text);
+  if (!doc.ok()) return Status::Internal("stored sweep is not JSON: " + doc.status().message());
+  return doc;
+}
+
 StatusOr<NodeInfo> DecodeNodeRecord(std::string_view text) {
   auto doc = ParseJson(text);
   if (!doc.ok()) return Status::Internal("stored node is not JSON: " + doc.status().message());

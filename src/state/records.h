@@ -19,6 +19,7 @@
 #include "model/node.h"
 #include "model/runtime_history_rows.h"
 #include "model/secret.h"
+#include "model/sweep_record.h"
 #include "state/audit.h"
 #include "state/usage.h"
 
@@ -32,6 +33,12 @@ StatusOr<std::string> EncodeNodeRecord(const NodeInfo& info);
 // Decode what the Encode functions wrote; kInternal if the stored text is damaged.
 StatusOr<Job> DecodeJobRecord(std::string_view text);
 StatusOr<NodeInfo> DecodeNodeRecord(std::string_view text);
+
+// A sweep's record as stored: the text of its doc; kInvalidArgument (nothing to store) if the
+// doc or a column's text is not UTF-8, or the id is not positive. DecodeSweepDoc reads the text
+// back; kInternal if it is damaged.
+StatusOr<std::string> EncodeSweepRecord(const SweepRecord& sweep);
+StatusOr<nlohmann::json> DecodeSweepDoc(std::string_view text);
 
 // A user's team roles as stored: {"team": "role"}. Encode refuses team names that are not
 // UTF-8; Decode is kInternal on damaged text or an unknown role.

@@ -143,6 +143,20 @@ const std::vector<std::string>& Migrations() {
       -- cohort audit --job: one job's entries are an index range, however long the log.
       CREATE INDEX audit_by_target ON audit(target, time);
       )sql",
+      // Sweeps (docs/sweeps.md): the record is the master's (master/sweeps.h); its trials are
+      // jobs, written with it in one transaction.
+      R"sql(
+      CREATE TABLE sweeps (
+        id INTEGER PRIMARY KEY,
+        name TEXT NOT NULL,
+        team TEXT NOT NULL,
+        user TEXT NOT NULL,
+        state TEXT NOT NULL,
+        created_at INTEGER NOT NULL,
+        finished_at INTEGER,            -- NULL until it ends
+        record TEXT NOT NULL            -- the spec, the searcher's state, the trials
+      );
+      )sql",
   };
   return kMigrations;
 }
@@ -484,6 +498,54 @@ class SqliteStateStore final : public StateStore {
     if (del.Step() != SQLITE_DONE) return Error("deleting a team");
     if (sqlite3_changes(db_) == 0) return Status::NotFound(fmt::format("team {}", name));
     return Status::Ok();
+  }
+
+  Status SaveSweep(const SweepRecord& sweep) override {
+    COHORT_ASSIGN_OR_RETURN(std::string record, EncodeSweepRecord(sweep));
+    COHORT_RETURN_IF_ERROR(JoinBatch("saving a sweep"));
+    Statement upsert(db_,
+                     "INSERT INTO sweeps (id, name, team, user, state, created_at, finished_at, "
+                     "record) VALUES (?, ?, ?, ?, ?, ?, ?, ?) "
+                     "ON CONFLICT(id) DO UPDATE SET state = excluded.state, "
+                     "finished_at = excluded.finished_at, record = excluded.record");
+    if (!upsert.prepared()) return Error("preparing a sweep upsert");
+    upsert.Bind(1, sweep.id);
+    upsert.Bind(2, sweep.name);
+    upsert.Bind(3, sweep.team);
+    upsert.Bind(4, sweep.user);
+    upsert.Bind(5, sweep.state);
+    upsert.Bind(6, ToMicros(sweep.created_at));
+    if (sweep.finished_at) {
+      upsert.Bind(7, ToMicros(*sweep.finished_at));
+    } else {
+      upsert.BindNull(7);
+    }
+    upsert.Bind(8, record);
+    if (upsert.Step() != SQLITE_DONE) return Error("saving a sweep");
+    return Status::Ok();
+  }
+
+  StatusOr<std::vector<SweepRecord>> LoadSweeps() override {
+    Statement q(db_,
+                "SELECT id, name, team, user, state, created_at, finished_at, record FROM sweeps "
+                "ORDER BY id");
+    if (!q.prepared()) return Error("preparing the sweep query");
+    std::vector<SweepRecord> sweeps;
+    int rc;
+    while ((rc = q.Step()) == SQLITE_ROW) {
+      SweepRecord s;
+      s.id = q.Int(0);
+      s.name = q.Text(1);
+      s.team = q.Text(2);
+      s.user = q.Text(3);
+      s.state = q.Text(4);
+      s.created_at = FromMicros(q.Int(5));
+      if (!q.IsNull(6)) s.finished_at = FromMicros(q.Int(6));
+      COHORT_ASSIGN_OR_RETURN(s.doc, DecodeSweepDoc(q.Text(7)));
+      sweeps.push_back(std::move(s));
+    }
+    if (rc != SQLITE_DONE) return Error("reading sweeps");
+    return sweeps;
   }
 
   StatusOr<std::vector<TeamQuota>> LoadTeams() override {

@@ -27,6 +27,7 @@
 #include "model/plan.h"
 #include "model/runtime_history_rows.h"
 #include "model/secret.h"
+#include "model/sweep_record.h"
 #include "state/audit.h"
 #include "state/usage.h"
 
@@ -150,6 +151,12 @@ class StateStore {
                               const std::string& name) = 0;
   // By scope (user, team), owner, name.
   virtual StatusOr<std::vector<Secret>> LoadSecrets() = 0;
+
+  // Sweeps (model/sweep_record.h), by id, which the master chooses. Save inserts or replaces;
+  // kInvalidArgument for a record whose text is not UTF-8.
+  virtual Status SaveSweep(const SweepRecord& sweep) = 0;
+  // By id.
+  virtual StatusOr<std::vector<SweepRecord>> LoadSweeps() = 0;
 
   // The schema version the store is at (after migrations).
   virtual int SchemaVersion() const = 0;

@@ -70,11 +70,11 @@ TEST_F(SqliteStateStoreTest, NewDatabaseIsAtTheLatestSchema) {
   {
     auto store = Open();
     ASSERT_NE(store, nullptr);
-    EXPECT_EQ(store->SchemaVersion(), 8);
+    EXPECT_EQ(store->SchemaVersion(), 9);
   }
   auto store = Open();
   ASSERT_NE(store, nullptr);
-  EXPECT_EQ(store->SchemaVersion(), 8);
+  EXPECT_EQ(store->SchemaVersion(), 9);
 }
 
 TEST_F(SqliteStateStoreTest, MigratesAVersionOneDatabase) {
@@ -95,7 +95,7 @@ TEST_F(SqliteStateStoreTest, MigratesAVersionOneDatabase) {
             SQLITE_OK);
   sqlite3_close(db);
   auto store = Open();
-  EXPECT_EQ(store->SchemaVersion(), 8);
+  EXPECT_EQ(store->SchemaVersion(), 9);
   EXPECT_TRUE(store->SaveTeam(TeamQuota{"vision", 4, std::nullopt}).ok());
   EXPECT_TRUE(store->SaveSecret(Secret{SecretScope::kUser, "ada", "wandb", "v", {}}).ok());
   // Schema 7: the runtime history starts empty (jobs that ended before are not replayed).
@@ -209,7 +209,7 @@ TEST_F(SqliteStateStoreTest, MigrationToSchemaFiveBackfillsAccountingFromTheReco
 
   auto store = Open();
   ASSERT_NE(store, nullptr);
-  EXPECT_EQ(store->SchemaVersion(), 8);
+  EXPECT_EQ(store->SchemaVersion(), 9);
   std::vector<std::string> holds;
   ASSERT_TRUE(store
                   ->ScanUsage(UsageScan{seconds(0), seconds(100'000), "", ""},

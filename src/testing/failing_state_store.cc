@@ -9,10 +9,10 @@ namespace {
 using Call = FailingStateStore::Call;
 
 constexpr std::initializer_list<Call> kWrites = {
-    Call::kCreateJob,  Call::kSaveJob,     Call::kSaveTeam,    Call::kDeleteTeam,
-    Call::kSaveNode,   Call::kDeleteNode,  Call::kSaveUser,    Call::kDeleteUser,
-    Call::kSaveToken,  Call::kDeleteToken, Call::kBeginAudit,  Call::kFinishAudit,
-    Call::kPruneAudit, Call::kSaveSecret,  Call::kDeleteSecret};
+    Call::kCreateJob,  Call::kSaveJob,     Call::kSaveTeam,     Call::kDeleteTeam,
+    Call::kSaveNode,   Call::kDeleteNode,  Call::kSaveUser,     Call::kDeleteUser,
+    Call::kSaveToken,  Call::kDeleteToken, Call::kBeginAudit,   Call::kFinishAudit,
+    Call::kPruneAudit, Call::kSaveSecret,  Call::kDeleteSecret, Call::kSaveSweep};
 
 size_t Index(Call call) { return static_cast<size_t>(call); }
 static_assert(static_cast<size_t>(Call::kCommitBatch) + 1 == FailingStateStore::kCallCount);
@@ -36,6 +36,7 @@ bool FailingStateStore::IsWrite(Call call) {
     case Call::kPruneAudit:
     case Call::kSaveSecret:
     case Call::kDeleteSecret:
+    case Call::kSaveSweep:
       return true;
     case Call::kLoadJobs:
     case Call::kLoadEvents:
@@ -48,6 +49,7 @@ bool FailingStateStore::IsWrite(Call call) {
     case Call::kLoadAudit:
     case Call::kLoadSecrets:
     case Call::kLoadRuntimeHistory:
+    case Call::kLoadSweeps:
     case Call::kBeginBatch:
     case Call::kCommitBatch:
       return false;
@@ -261,6 +263,16 @@ Status FailingStateStore::DeleteSecret(SecretScope scope, const std::string& own
 StatusOr<std::vector<Secret>> FailingStateStore::LoadSecrets() {
   Count(Call::kLoadSecrets);
   return target_->LoadSecrets();
+}
+
+Status FailingStateStore::SaveSweep(const SweepRecord& sweep) {
+  COHORT_RETURN_IF_ERROR(Enter(Call::kSaveSweep));
+  return target_->SaveSweep(sweep);
+}
+
+StatusOr<std::vector<SweepRecord>> FailingStateStore::LoadSweeps() {
+  Count(Call::kLoadSweeps);
+  return target_->LoadSweeps();
 }
 
 int FailingStateStore::SchemaVersion() const { return target_->SchemaVersion(); }

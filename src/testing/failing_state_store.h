@@ -54,15 +54,17 @@ class FailingStateStore final : public state::StateStore {
     kDeleteSecret,
     kLoadSecrets,
     kLoadRuntimeHistory,
+    kSaveSweep,
+    kLoadSweeps,
     // Batches are forwarded and counted, never failed: a batch the wrapped store opened must
     // end there, whatever was injected into the writes within it.
     kBeginBatch,
     kCommitBatch,
   };
-  static constexpr size_t kCallCount = 28;
+  static constexpr size_t kCallCount = 30;
   // True for the writes: kCreateJob, kSaveJob, kSaveTeam, kDeleteTeam, kSaveNode, kDeleteNode,
   // kSaveUser, kDeleteUser, kSaveToken, kDeleteToken, kBeginAudit, kFinishAudit, kPruneAudit,
-  // kSaveSecret, kDeleteSecret.
+  // kSaveSecret, kDeleteSecret, kSaveSweep.
   static bool IsWrite(Call call);
 
   explicit FailingStateStore(std::unique_ptr<state::StateStore> target);
@@ -125,6 +127,9 @@ class FailingStateStore final : public state::StateStore {
   Status DeleteSecret(SecretScope scope, const std::string& owner,
                       const std::string& name) override;
   StatusOr<std::vector<Secret>> LoadSecrets() override;
+
+  Status SaveSweep(const SweepRecord& sweep) override;
+  StatusOr<std::vector<SweepRecord>> LoadSweeps() override;
 
   int SchemaVersion() const override;
 

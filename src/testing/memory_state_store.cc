@@ -46,6 +46,7 @@ struct MemoryStateStore::Contents {
   std::map<int64_t, state::AuditEntry> audit;        // by seq
   std::map<std::string, RuntimeHistoryRow> history;  // by key
   int64_t next_audit_seq = 1;
+  std::map<SweepId, SweepRecord> sweeps;  // each as it reads back (state::EncodeSweepRecord)
 
   void Index(const Job& job) {
     std::optional<Timestamp> end;
@@ -237,6 +238,20 @@ StatusOr<std::vector<Secret>> MemoryStateStore::LoadSecrets() {
   std::vector<Secret> secrets;
   for (const auto& [key, secret] : contents_->secrets) secrets.push_back(secret);
   return secrets;
+}
+
+Status MemoryStateStore::SaveSweep(const SweepRecord& sweep) {
+  COHORT_ASSIGN_OR_RETURN(std::string text, state::EncodeSweepRecord(sweep));
+  SweepRecord stored = sweep;
+  COHORT_ASSIGN_OR_RETURN(stored.doc, state::DecodeSweepDoc(text));
+  contents_->sweeps[sweep.id] = std::move(stored);
+  return Status::Ok();
+}
+
+StatusOr<std::vector<SweepRecord>> MemoryStateStore::LoadSweeps() {
+  std::vector<SweepRecord> sweeps;
+  for (const auto& [id, sweep] : contents_->sweeps) sweeps.push_back(sweep);
+  return sweeps;
 }
 
 Status MemoryStateStore::SaveNode(const Node& node) {

@@ -89,6 +89,9 @@ class MemoryStateStore final : public state::StateStore {
                       const std::string& name) override;
   StatusOr<std::vector<Secret>> LoadSecrets() override;
 
+  Status SaveSweep(const SweepRecord& sweep) override;
+  StatusOr<std::vector<SweepRecord>> LoadSweeps() override;
+
   int SchemaVersion() const override;
 
  private:

@@ -1416,4 +1416,51 @@ TEST_P(StateStoreContract, ARuntimeHistoryRowThatWouldNotLoadBackIsRefusedWithTh
   EXPECT_EQ(contract::History(*store), std::vector<RuntimeHistoryRow>{good});
 }
 
+// --- Sweeps ---
+
+TEST_P(StateStoreContract, SweepsAreSavedReplacedAndSurviveReopen) {
+  SweepRecord sweep{7,
+                    "digits",
+                    "vision",
+                    "ada",
+                    "RUNNING",
+                    FromMicros(1000),
+                    std::nullopt,
+                    nlohmann::json{{"trials", nlohmann::json::array({1, 2})}}};
+  {
+    auto store = Open();
+    ASSERT_NE(store, nullptr);
+    ASSERT_TRUE(store->SaveSweep(sweep).ok());
+    sweep.state = "COMPLETED";
+    sweep.finished_at = FromMicros(5000);
+    sweep.doc["trials"].push_back(3);
+    ASSERT_TRUE(store->SaveSweep(sweep).ok());
+    SweepRecord other = sweep;
+    other.id = 3;
+    ASSERT_TRUE(store->SaveSweep(other).ok());
+    // Refused whole: text that is not UTF-8, and an id that is not positive.
+    SweepRecord bad = sweep;
+    bad.doc["note"] = "caf\xe9";
+    EXPECT_EQ(store->SaveSweep(bad).code(), StatusCode::kInvalidArgument);
+    bad = sweep;
+    bad.id = 0;
+    EXPECT_EQ(store->SaveSweep(bad).code(), StatusCode::kInvalidArgument);
+  }
+  auto store = Open();
+  ASSERT_NE(store, nullptr);
+  auto loaded = store->LoadSweeps();
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  ASSERT_EQ(loaded->size(), 2u);
+  EXPECT_EQ((*loaded)[0].id, 3);
+  const SweepRecord& back = (*loaded)[1];
+  EXPECT_EQ(back.id, 7);
+  EXPECT_EQ(back.name, "digits");
+  EXPECT_EQ(back.team, "vision");
+  EXPECT_EQ(back.user, "ada");
+  EXPECT_EQ(back.state, "COMPLETED");
+  EXPECT_EQ(back.created_at, FromMicros(1000));
+  EXPECT_EQ(back.finished_at, std::optional<Timestamp>(FromMicros(5000)));
+  EXPECT_EQ(back.doc, sweep.doc);
+}
+
 }  // namespace cohort::testing

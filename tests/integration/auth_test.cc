@@ -10,6 +10,7 @@
 
 #include "common/strings.h"
 #include "model/json.h"
+#include "os/durable_file.h"
 #include "os/process.h"
 #include "tests/integration/local_cluster.h"
 
@@ -261,6 +262,15 @@ TEST(Auth, ASecondUsersJobsGoToTheirTeam) {
   auto nlp = As(cluster, "ada", "cohort run -- true");
   ASSERT_EQ(nlp.exit_code, 0) << nlp.err;
   EXPECT_EQ(cluster.client().GetJob(std::stoll(std::string(Trim(nlp.out))))->spec.team, "nlp");
+  // A spec file that names no team goes there too, as with `cohort run`, not to "default".
+  const std::string spec_file = cluster.dir() + "/no-team.json";
+  ASSERT_TRUE(WriteFileAtomically(spec_file,
+                                  R"({"name": "t", "tasks": [{"role": "w", "command": ["true"]}]})")
+                  .ok());
+  auto submitted = As(cluster, "ada", "cohort submit " + spec_file);
+  ASSERT_EQ(submitted.exit_code, 0) << submitted.err;
+  EXPECT_EQ(cluster.client().GetJob(std::stoll(std::string(Trim(submitted.out))))->spec.team,
+            "nlp");
 
   // The admin kills ada's first job: its events and the audit say who.
   auto admin_doc = ParseJson(cluster.Cohort({"whoami", "-o", "json"}).out);

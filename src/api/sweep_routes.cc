@@ -1,0 +1,96 @@
+// The sweep routes (docs/sweeps.md, "API"): a sweep is its team's as a job is: its owner, the
+// members of its team and admins read it; its owner, an admin of its team and admins change it.
+#include <fmt/format.h>
+
+#include "api/api_server.h"
+#include "api/request_params.h"
+#include "api/sweep_json.h"
+#include "auth/principal.h"
+#include "sweep/sweep_spec.h"
+
+namespace cohort::api {
+
+namespace {
+
+StatusOr<SweepId> SweepIdParam(const std::string& text) {
+  auto id = ParseJobId(text);  // the same form: a positive decimal integer
+  if (!id.ok()) {
+    return Status::InvalidArgument(
+        fmt::format("sweep id \"{}\": must be a positive decimal integer", text));
+  }
+  return *id;
+}
+
+}  // namespace
+
+StatusOr<HttpResponse> ApiServer::SubmitSweep(const Call& call) {
+  bool names_team = false;
+  COHORT_ASSIGN_OR_RETURN(auto spec,
+                          sweep::ParseSweepSpec(call.request.body, "sweep spec", &names_team));
+  COHORT_RETURN_IF_ERROR(TeamForSubmission(call, spec.team, names_team).status());
+  COHORT_ASSIGN_OR_RETURN(const master::Sweep* sweep,
+                          master_.sweeps().Submit(std::move(spec), call.caller.name));
+  return JsonResponse(201, SweepJson(master_, *sweep));
+}
+
+StatusOr<HttpResponse> ApiServer::ListSweeps(const Call& call) {
+  COHORT_RETURN_IF_ERROR(CheckQuery(call.request, {"team", "user"}));
+  auto filter = [&](const char* name) {
+    auto it = call.request.query.find(name);
+    return it == call.request.query.end() ? std::string() : it->second;
+  };
+  const std::string team = filter("team"), user = filter("user");
+  Json list = Json::array();
+  // Newest first; only the sweeps the caller may read.
+  auto all = master_.sweeps().List();
+  for (auto it = all.rbegin(); it != all.rend(); ++it) {
+    const master::Sweep& s = **it;
+    if (!auth::CanReadJob(call.caller, s.user, s.team())) continue;
+    if ((!team.empty() && s.team() != team) || (!user.empty() && s.user != user)) continue;
+    list.push_back(SweepJson(master_, s));
+  }
+  return JsonResponse(200, Json{{"sweeps", std::move(list)}});
+}
+
+StatusOr<HttpResponse> ApiServer::GetSweep(const Call& call) {
+  COHORT_ASSIGN_OR_RETURN(SweepId id, SweepIdParam(call.params.at("id")));
+  COHORT_ASSIGN_OR_RETURN(const master::Sweep* sweep, master_.sweeps().Get(id));
+  if (!auth::CanReadJob(call.caller, sweep->user, sweep->team())) {
+    return Status::PermissionDenied(
+        fmt::format("{} may not read sweep {}: its owner {}, members of team {} and admins may",
+                    call.caller.Describe(), id, sweep->user, sweep->team()));
+  }
+  return JsonResponse(200, SweepJson(master_, *sweep));
+}
+
+StatusOr<SweepId> ApiServer::ChangeableSweep(const Call& call, const char* verb) {
+  COHORT_ASSIGN_OR_RETURN(SweepId id, SweepIdParam(call.params.at("id")));
+  COHORT_ASSIGN_OR_RETURN(const master::Sweep* sweep, master_.sweeps().Get(id));
+  if (!auth::CanChangeJob(call.caller, sweep->user, sweep->team())) {
+    return Status::PermissionDenied(fmt::format(
+        "{} may not {} sweep {} of user {}: only its owner, an admin of team {} or a cluster "
+        "admin may",
+        call.caller.Describe(), verb, id, sweep->user, sweep->team()));
+  }
+  return id;
+}
+
+StatusOr<HttpResponse> ApiServer::KillSweep(const Call& call) {
+  COHORT_ASSIGN_OR_RETURN(SweepId id, ChangeableSweep(call, "kill"));
+  COHORT_ASSIGN_OR_RETURN(auto sweep, master_.sweeps().Kill(id, call.caller.Describe()));
+  return JsonResponse(200, SweepJson(master_, *sweep));
+}
+
+StatusOr<HttpResponse> ApiServer::PauseSweep(const Call& call) {
+  COHORT_ASSIGN_OR_RETURN(SweepId id, ChangeableSweep(call, "pause"));
+  COHORT_ASSIGN_OR_RETURN(auto sweep, master_.sweeps().Pause(id, call.caller.Describe()));
+  return JsonResponse(200, SweepJson(master_, *sweep));
+}
+
+StatusOr<HttpResponse> ApiServer::ResumeSweep(const Call& call) {
+  COHORT_ASSIGN_OR_RETURN(SweepId id, ChangeableSweep(call, "resume"));
+  COHORT_ASSIGN_OR_RETURN(auto sweep, master_.sweeps().Resume(id, call.caller.Describe()));
+  return JsonResponse(200, SweepJson(master_, *sweep));
+}
+
+}  // namespace cohort::api
