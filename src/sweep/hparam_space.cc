@@ -207,7 +207,7 @@ class SpaceReader {
       if (v.is_number_unsigned()) {
         ok = v.get<uint64_t>() <= static_cast<uint64_t>(kMaxHParamInt);
       } else if (v.is_number_integer()) {
-        ok = std::abs(v.get<int64_t>()) <= kMaxHParamInt;
+        ok = v.get<int64_t>() >= -kMaxHParamInt && v.get<int64_t>() <= kMaxHParamInt;
       }
       if (!ok) {
         Error(p, fmt::format("must be an integer from {} to {}, got {}", -kMaxHParamInt,

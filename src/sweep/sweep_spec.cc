@@ -403,28 +403,31 @@ class Reader {
       }
       return;
     }
-    // A workdir or a program whose text is a choice: each choice must do.
+    // A workdir or a program whose text is a choice: each choice must do. Groups often share
+    // the text: each text is tried once.
+    std::set<std::string> tried;
     for (const auto& [path, raw, names] : varied) {
       const bool workdir = path.ends_with(".workdir");
+      if (!tried.insert(fmt::format("{}:{}", workdir, raw)).second) continue;
       for (const HyperParameter& hp : spec->hyperparameters) {
         if (std::find(names.begin(), names.end(), hp.name) == names.end()) continue;
         auto texts = ValueTexts(hp);
         if (!texts) continue;
         for (const std::string& choice : *texts) {
-          std::map<std::string, std::string> one = values;
-          one[hp.name] = choice;
-          std::string result = Substitute(raw, one);
+          values[hp.name] = choice;
+          std::string result = Substitute(raw, values);
+          std::string when = fmt::format("when {} is {}", hp.name, Json(choice).dump());
           if (workdir) {
             if (result.empty()) {
-              Error(path, fmt::format("is empty when {} is {}", hp.name, Json(choice).dump()));
+              Error(path, fmt::format("is empty {}", when));
             } else if (auto problem = WorkdirProblem(result)) {
-              Error(path, fmt::format("when {} is {}: {}", hp.name, Json(choice).dump(), *problem));
+              Error(path, fmt::format("{}: {}", when, *problem));
             }
           } else if (result.empty()) {
-            Error(path, fmt::format("the program to run is empty when {} is {}", hp.name,
-                                    Json(choice).dump()));
+            Error(path, fmt::format("the program to run is empty {}", when));
           }
         }
+        values[hp.name] = longest[hp.name];
       }
     }
   }
