@@ -286,19 +286,18 @@ class SpaceReader {
       return false;
     }
     bool ok = true;
+    std::map<Json, size_t> first;  // each value's first index
     for (size_t i = 0; i < it->size(); ++i) {
       const Json& choice = (*it)[i];
       if (!Scalar(choice, IndexPath(p, i))) {
         ok = false;
         continue;
       }
-      for (size_t j = 0; j < i; ++j) {
-        if ((*it)[j] == choice) {
-          Error(IndexPath(p, i),
-                fmt::format("{} is already {}", DescribeSpecValue(choice), IndexPath("vals", j)));
-          ok = false;
-          break;
-        }
+      auto [seen, inserted] = first.emplace(choice, i);
+      if (!inserted) {
+        Error(IndexPath(p, i), fmt::format("{} is already {}", DescribeSpecValue(choice),
+                                           IndexPath("vals", seen->second)));
+        ok = false;
       }
       hp->vals.push_back(choice);
     }

@@ -1,7 +1,7 @@
 // The bounds on a sweep spec (docs/sweeps.md, "Limits"). A sweep is a few dozen trials of a few
-// hyperparameters; these are far above that, and low enough that a spec is read, its grid
-// enumerated and its searcher's state written in well under a millisecond of the master's event
-// loop. The text itself is bounded as a job spec's is (model/limits.h, kMaxSpecBytes).
+// hyperparameters; these are far above that, and low enough that reading a spec or a searcher's
+// state holds the master's event loop for milliseconds at most (docs/sweeps.md, "Limits"). The
+// text itself is bounded as a job spec's is (model/limits.h, kMaxSpecBytes).
 #pragma once
 
 #include <cstddef>

@@ -416,15 +416,15 @@ class Reader {
         for (const std::string& choice : *texts) {
           values[hp.name] = choice;
           std::string result = Substitute(raw, values);
-          std::string when = fmt::format("when {} is {}", hp.name, Json(choice).dump());
+          auto when = [&] { return fmt::format("when {} is {}", hp.name, Json(choice).dump()); };
           if (workdir) {
             if (result.empty()) {
-              Error(path, fmt::format("is empty {}", when));
+              Error(path, fmt::format("is empty {}", when()));
             } else if (auto problem = WorkdirProblem(result)) {
-              Error(path, fmt::format("{}: {}", when, *problem));
+              Error(path, fmt::format("{}: {}", when(), *problem));
             }
           } else if (result.empty()) {
-            Error(path, fmt::format("the program to run is empty {}", when));
+            Error(path, fmt::format("the program to run is empty {}", when()));
           }
         }
         values[hp.name] = longest[hp.name];

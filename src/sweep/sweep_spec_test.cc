@@ -225,6 +225,11 @@ TEST(SweepSpecTest, SizeLimits) {
   EXPECT_THAT(ErrorsOf(Replace(kDigitsYaml, "seed: 7", "seed: 9007199254740992")),
               ElementsAre("searcher.seed: must be an integer from 0 to 9007199254740991, got "
                           "9007199254740992"));
+  EXPECT_THAT(ErrorsOf(R"({"name": "s", "trial": {"tasks": [{"role": "w", "command": ["x"]}]},
+      "hyperparameters": {"a": {"type": "int", "minval": -9223372036854775808, "maxval": 0}},
+      "searcher": {"name": "random", "metric": "m", "max_trials": 1}})"),
+              ElementsAre("hyperparameters.a.minval: must be an integer from -9007199254740991 "
+                          "to 9007199254740991, got -9223372036854775808"));
   std::string long_val(kMaxHParamTextBytes + 1, 'v');
   EXPECT_THAT(ErrorsOf(Replace(kDigitsYaml, "epochs: 27", "epochs: " + long_val)),
               ElementsAre("hyperparameters.epochs: is 1025 bytes; a value is at most 1024"));
