@@ -45,7 +45,9 @@ TEST(GridSearcherTest, EveryPointOnceFirstNameOutermost) {
   ASSERT_EQ(trials.size(), 6u);
   EXPECT_EQ(static_cast<int64_t>(trials.size()), GridSize(spec));
   std::vector<std::string> seen;
-  for (const Json& t : trials) {
+  for (size_t i = 0; i < trials.size(); ++i) {
+    const Json& t = trials[i];
+    EXPECT_TRUE(TrialSpec(spec, static_cast<int>(i) + 1, t).ok()) << t;
     EXPECT_EQ(t.at("c").at("d"), 5);
     seen.push_back(t.at("a").dump() + t.at("b").get<std::string>());
   }
@@ -147,6 +149,12 @@ TEST(SearcherTest, PreviewTrials) {
   std::vector<Json> all = All(Make(random).get());
   EXPECT_EQ(first3, std::vector<Json>(all.begin(), all.begin() + 3));
   EXPECT_EQ(PreviewTrials(random, 0).size(), 0u);
+}
+
+TEST(SearcherTest, AshaDrawsTheRandomSearchersValues) {
+  SweepSpec asha = ParseOrDie(kDigitsYaml);
+  SweepSpec random = RandomSpec(asha.searcher.seed);
+  EXPECT_EQ(All(Make(asha).get()), All(Make(random).get()));
 }
 
 TEST(SearcherTest, RungTimes) {
