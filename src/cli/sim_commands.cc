@@ -43,6 +43,7 @@ struct SimRunOptions {
   std::string node_failures;  // empty: nodes never fail
   std::string node_repair;    // empty: 1h
   int max_attempts = kDefaultMaxAttempts;
+  bool plain_trials = false;
   std::string output = "table";
   scheduler::PolicyTuning tuning;
 };
@@ -57,6 +58,7 @@ struct SimGenOptions {
   int users = 20;
   double load = 0;
   int64_t cluster_gpus = 0;
+  std::vector<std::string> sweeps;
   std::string out;
 };
 
@@ -159,6 +161,8 @@ int RunSim(const SimRunOptions& o) {
                                "--node-repair: only with --node-failures, which makes nodes fail"));
   }
   base.restart.max_attempts = o.max_attempts;
+  base.sweep_seed = o.seed;
+  base.mark_sweep_trials = !o.plain_trials;
   std::optional<Duration> default_runtime;
   if (!o.default_runtime.empty()) {
     auto d = ParseDuration(o.default_runtime);
@@ -169,12 +173,20 @@ int RunSim(const SimRunOptions& o) {
 
   std::vector<std::string> policies = o.policies;
   if (policies.empty()) policies = {"fifo", "fifo+backfill", "las", "default"};
+  size_t sweeps = 0, trials = 0;
+  for (const auto& j : trace->jobs) {
+    sweeps += j.sweep.has_value();
+    trials += j.sweep ? static_cast<size_t>(j.sweep->trials) : 0;
+  }
   fmt::print(stderr,
-             "trace {}: {} jobs ({} rows, {} skipped); cluster {} nodes x {} GPUs = {} GPUs, {} "
+             "trace {}: {} jobs{} ({} rows, {} skipped); cluster {} nodes x {} GPUs = {} GPUs, {} "
              "racks, {} teams; seed {}\n",
-             o.trace, trace->jobs.size(), trace->rows, trace->skipped.size(), cluster.nodes,
-             cluster.gpus_per_node, cluster.TotalGpus(), cluster.racks, cluster.teams.size(),
-             o.seed);
+             o.trace, trace->jobs.size() - sweeps,
+             sweeps ? fmt::format(" and {} sweeps of {} trials{}", sweeps, trials,
+                                  o.plain_trials ? " (as plain jobs)" : "")
+                    : "",
+             trace->rows, trace->skipped.size(), cluster.nodes, cluster.gpus_per_node,
+             cluster.TotalGpus(), cluster.racks, cluster.teams.size(), o.seed);
   if (cluster.teams_from_trace) {
     PrintTeamsFromTrace(trace_teams, cluster.teams, cluster.TotalGpus());
   }
@@ -233,8 +245,10 @@ int RunSim(const SimRunOptions& o) {
   if (o.output == "json") {
     fmt::print("{}\n", sim::FiguresJson(figures).dump(2));
   } else {
-    fmt::print("{}\n{}", sim::FiguresTable(figures),
-               cluster.teams.empty() ? "" : "\n" + sim::TeamsTable(figures));
+    std::string sweep_rows = sim::SweepsTable(figures);
+    fmt::print("{}\n{}{}", sim::FiguresTable(figures),
+               cluster.teams.empty() ? "" : "\n" + sim::TeamsTable(figures),
+               sweep_rows.empty() ? "" : "\n" + sweep_rows);
   }
   if (!o.out.empty()) {
     std::error_code ec;
@@ -283,6 +297,13 @@ int RunGen(const SimGenOptions& o) {
   g.load = o.load;
   g.cluster_gpus = o.cluster_gpus;
   auto jobs = sim::GenerateTrace(g);
+  std::vector<sim::TraceJob> rows;
+  for (size_t i = 0; i < o.sweeps.size(); ++i) {
+    auto row = sim::ParseSweepRow(o.sweeps[i], fmt::format("sweep-{}", i));
+    if (!row.ok()) return Fail("sim gen", row.status());
+    rows.push_back(std::move(*row));
+  }
+  sim::AddRows(jobs, std::move(rows));
   if (o.load > 0 && jobs.size() > 1) {
     double span = jobs.back().submit - jobs.front().submit;
     fmt::print(stderr,
@@ -365,6 +386,9 @@ void AddSimCommands(CLI::App& app) {
                 "job ends FAILED")
       ->capture_default_str()
       ->check(CLI::Range(1, 100));
+  r->add_flag("--plain-trials", run->plain_trials,
+              "Replay sweeps' trials as plain jobs, not marked as trials (which, beyond their "
+              "team's guarantee, are the first jobs reclaimed): to measure that rule");
   AddPolicyTuningFlags(r, run->tuning);
   AddOutputOption(r, run->output);
   r->callback([run] { Finish(RunSim(*run)); });
@@ -398,6 +422,11 @@ void AddSimCommands(CLI::App& app) {
       ->excludes(rate);
   g->add_option("--cluster-gpus", gen->cluster_gpus, "The GPUs --load is a share of")
       ->check(CLI::Range(int64_t{1}, int64_t{100'000'000}));
+  g->add_option(
+      "--sweep", gen->sweeps,
+      "Add a sweep row (repeatable), e.g. "
+      "\"trials=200;concurrency=16;divisor=3;rungs=4;gpus=1;length=4h;at=10h;team=team-0\" "
+      "(stop=F or F1/F2/..: the share stopped at each rung; default 1-1/divisor)");
   g->add_option("--out", gen->out, "Write here instead of stdout");
   g->callback([gen] { Finish(RunGen(*gen)); });
 

@@ -1,6 +1,7 @@
 #include "sim/generate.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <array>
@@ -8,6 +9,8 @@
 #include <optional>
 #include <random>
 
+#include "common/strings.h"
+#include "common/units.h"
 #include "sim/team_split.h"
 
 namespace cohort::sim {
@@ -129,6 +132,58 @@ double OfferedGpus(const std::vector<TraceJob>& jobs) {
     last = std::max(last, j.submit);
   }
   return last > first ? gpu_seconds / (last - first) : 0;
+}
+
+StatusOr<TraceJob> ParseSweepRow(std::string_view text, std::string id) {
+  TraceJob row;
+  row.id = std::move(id);
+  row.gpus = 1;
+  std::vector<std::string> shape;  // what the sweep column reads
+  bool has_length = false;
+  auto seconds = [](std::string_view key, std::string_view value) -> StatusOr<double> {
+    auto d = ParseDuration(value);
+    if (!d.ok()) {
+      return Status::InvalidArgument(fmt::format("--sweep: {}: {}", key, d.status().message()));
+    }
+    return static_cast<double>(d->count()) / 1e6;
+  };
+  for (const std::string& item : Split(text, ';')) {
+    std::string_view kv = Trim(item);
+    size_t eq = kv.find('=');
+    std::string_view key = Trim(kv.substr(0, eq));
+    std::string_view value = eq == std::string_view::npos ? "" : Trim(kv.substr(eq + 1));
+    if (key == "gpus") {
+      auto g = ParseInt(value, 0, 100'000);
+      if (!g) return Status::InvalidArgument("--sweep: gpus must be an integer from 0 to 100000");
+      row.gpus = *g;
+    } else if (key == "length" || key == "at") {
+      auto s = seconds(key, value);
+      if (!s.ok()) return s.status();
+      (key == "length" ? row.duration : row.submit) = *s;
+      has_length |= key == "length";
+    } else if (key == "team") {
+      row.team = std::string(value);
+    } else if (key == "user") {
+      row.user = std::string(value);
+    } else {
+      shape.emplace_back(kv);
+    }
+  }
+  if (!has_length || row.duration <= 0) {
+    return Status::InvalidArgument("--sweep: length (a trial's full length, e.g. 4h) is required");
+  }
+  auto parsed = ParseSweepShape(fmt::format("{}", fmt::join(shape, ";")));
+  if (!parsed.ok()) return Status::InvalidArgument("--" + parsed.status().message());
+  row.sweep = *parsed;
+  return row;
+}
+
+void AddRows(std::vector<TraceJob>& jobs, std::vector<TraceJob> rows) {
+  for (auto& row : rows) {
+    auto at = std::upper_bound(jobs.begin(), jobs.end(), row.submit,
+                               [](double t, const TraceJob& j) { return t < j.submit; });
+    jobs.insert(at, std::move(row));
+  }
 }
 
 }  // namespace cohort::sim

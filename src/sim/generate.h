@@ -4,8 +4,11 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
+#include <string_view>
 #include <vector>
 
+#include "common/status.h"
 #include "sim/trace.h"
 
 namespace cohort::sim {
@@ -30,6 +33,15 @@ struct GenerateOptions {
 };
 
 std::vector<TraceJob> GenerateTrace(const GenerateOptions& options);
+
+// A sweep row from `cohort sim gen --sweep`: the sweep column's keys (sweep_rows.h) and the
+// row's own: gpus (a trial's, default 1), length (a trial's full length, required), at (its
+// submission, default 0s), team and user. Durations as in job specs ("4h", "90m").
+// "trials=200;concurrency=16;divisor=3;rungs=4;gpus=1;length=4h;at=10h;team=team-0"
+StatusOr<TraceJob> ParseSweepRow(std::string_view text, std::string id);
+
+// Adds `rows` to `jobs` (in submission order), each after the jobs submitted at the same time.
+void AddRows(std::vector<TraceJob>& jobs, std::vector<TraceJob> rows);
 
 // GPU-hours per hour of the span of the jobs' submissions (first to last): the load they offer.
 double OfferedGpus(const std::vector<TraceJob>& jobs);

@@ -188,7 +188,10 @@ std::string CompletionTimeCdf(const std::vector<SimResult>& runs) {
   for (const auto& r : runs) {
     std::vector<double> jct;
     for (const auto& j : r.jobs) {
-      if (j.end >= 0 && !j.failed) jct.push_back(std::max(1.0, j.end - j.submit) / 3600);
+      // Trials are their sweep's, not jobs of their own (Summarize).
+      if (j.end >= 0 && !j.failed && j.sweep.empty()) {
+        jct.push_back(std::max(1.0, j.end - j.submit) / 3600);
+      }
     }
     std::sort(jct.begin(), jct.end());
     Series s{r.label, {}};

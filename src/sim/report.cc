@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 
 namespace cohort::sim {
@@ -18,7 +19,6 @@ double Quantile(std::vector<double> values, double q) {
 Figures Summarize(const SimResult& r) {
   Figures f;
   f.label = r.label;
-  f.jobs = r.jobs.size();
   f.refused = r.refused.size();
   f.passes = r.passes;
   f.wall_seconds = r.wall_seconds;
@@ -32,6 +32,12 @@ Figures Summarize(const SimResult& r) {
   std::vector<double> guaranteed;
   std::map<std::string, double> team_guaranteed;
   for (const auto& j : r.jobs) {
+    if (!j.sweep.empty()) {
+      ++f.trials;
+      if (j.start >= 0) first_submit = std::min(first_submit, j.submit);
+      if (j.end >= 0) last_end = std::max(last_end, j.end);
+      continue;
+    }
     if (j.guaranteed_wait >= 0) {
       guaranteed.push_back(j.guaranteed_wait);
       double& longest = team_guaranteed[j.team];
@@ -59,6 +65,7 @@ Figures Summarize(const SimResult& r) {
     return v.empty() ? 0.0
                      : std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
   };
+  f.jobs = r.jobs.size() - f.trials;
   f.unfinished = f.jobs - f.finished;
   f.avg_jct = mean(jct);
   f.median_jct = Quantile(jct, 0.5);
@@ -66,6 +73,8 @@ Figures Summarize(const SimResult& r) {
   f.p99_jct = Quantile(jct, 0.99);
   f.avg_queueing = mean(queueing);
   f.p99_queueing = Quantile(queueing, 0.99);
+  f.median_queueing = Quantile(queueing, 0.5);
+  f.p95_queueing = Quantile(queueing, 0.95);
   f.max_guaranteed_wait =
       guaranteed.empty() ? 0 : *std::max_element(guaranteed.begin(), guaranteed.end());
   f.p99_guaranteed_wait = Quantile(guaranteed, 0.99);
@@ -85,10 +94,25 @@ Figures Summarize(const SimResult& r) {
   f.lost_gpu_seconds = lost;
   f.lost_share = gpu_time > 0 ? lost / gpu_time : 0;
   f.failure_lost_share = gpu_time > 0 ? f.failure_lost_gpu_seconds / gpu_time : 0;
+  for (const auto& s : r.sweeps) {
+    SweepFigures sf;
+    sf.sweep = s;
+    double until = s.end >= 0 ? s.end : std::numeric_limits<double>::infinity();
+    std::vector<double> waits;
+    for (const auto& j : r.jobs) {
+      if (j.sweep.empty() && j.start >= 0 && j.submit >= s.submit && j.submit <= until) {
+        waits.push_back(j.queued);
+      }
+    }
+    sf.others = waits.size();
+    sf.others_median_wait = Quantile(waits, 0.5);
+    sf.others_p95_wait = Quantile(waits, 0.95);
+    f.sweeps.push_back(std::move(sf));
+  }
   for (const auto& q : r.teams) team_queueing[q.name];  // teams with no job started too
   std::map<std::string, size_t> team_jobs;
   for (const auto& j : r.jobs) {
-    if (j.start < 0) continue;
+    if (j.start < 0 || !j.sweep.empty()) continue;
     ++team_jobs[j.team];
   }
   for (const auto& [team, delays] : team_queueing) {
@@ -156,21 +180,45 @@ std::string TeamsTable(const std::vector<Figures>& runs) {
   return out;
 }
 
+std::string SweepsTable(const std::vector<Figures>& runs) {
+  bool any =
+      std::any_of(runs.begin(), runs.end(), [](const Figures& f) { return !f.sweeps.empty(); });
+  if (!any) return "";
+  std::string out =
+      fmt::format("{:<16} {:<14} {:>7} {:>7} {:>9} {:>10} {:>9} {:>10} {:>8} {:>7} {:>13} {:>10}\n",
+                  "policy", "sweep", "trials", "ended", "complete", "makespan", "GPU-h",
+                  "GPU-h lost", "preempt", "others", "median wait", "p95 wait");
+  for (const auto& f : runs) {
+    for (const auto& sf : f.sweeps) {
+      const SweepRecord& s = sf.sweep;
+      out += fmt::format(
+          "{:<16} {:<14} {:>7} {:>7} {:>9} {:>10} {:>9.1f} {:>10.1f} {:>8} {:>7} {:>12.2f}h "
+          "{:>9.2f}h\n",
+          f.label, s.id, s.trials, s.ended, s.completed,
+          s.end < 0 ? std::string("-") : fmt::format("{:.2f}h", s.Makespan() / 3600),
+          s.gpu_seconds / 3600, s.lost_gpu_seconds / 3600, s.preemptions, sf.others,
+          sf.others_median_wait / 3600, sf.others_p95_wait / 3600);
+    }
+  }
+  return out;
+}
+
 std::string FiguresCsv(const std::vector<Figures>& runs) {
   std::string out =
       "policy,jobs,finished,failed,refused,unfinished,avg_jct_s,median_jct_s,p95_jct_s,p99_jct_s,"
       "avg_queueing_s,p99_queueing_s,makespan_s,utilization,preemptions_per_job,used_gpu_hours,"
       "lost_gpu_hours,lost_share,passes,wall_seconds,node_failures,jobs_hit_by_failures,"
-      "failure_lost_gpu_hours,failure_lost_share\n";
+      "failure_lost_gpu_hours,failure_lost_share,median_queueing_s,p95_queueing_s,trials\n";
   for (const auto& f : runs) {
     out += fmt::format(
         "{},{},{},{},{},{},{:.1f},{:.1f},{:.1f},{:.1f},{:.1f},{:.1f},{:.1f},{:.4f},{:.4f},{:.2f},"
-        "{:.2f},{:.4f},{},{:.2f},{},{},{:.2f},{:.4f}\n",
+        "{:.2f},{:.4f},{},{:.2f},{},{},{:.2f},{:.4f},{:.1f},{:.1f},{}\n",
         f.label, f.jobs, f.finished, f.failed, f.refused, f.unfinished, f.avg_jct, f.median_jct,
         f.p95_jct, f.p99_jct, f.avg_queueing, f.p99_queueing, f.makespan, f.utilization,
         f.preemptions_per_job, f.used_gpu_seconds / 3600, f.lost_gpu_seconds / 3600, f.lost_share,
         f.passes, f.wall_seconds, f.node_failures, f.jobs_hit_by_failures,
-        f.failure_lost_gpu_seconds / 3600, f.failure_lost_share);
+        f.failure_lost_gpu_seconds / 3600, f.failure_lost_share, f.median_queueing, f.p95_queueing,
+        f.trials);
   }
   return out;
 }
@@ -188,6 +236,26 @@ Json FiguresJson(const std::vector<Figures>& runs) {
                            {"avg_queueing_s", t.avg_queueing_delay},
                            {"max_guaranteed_wait_s", t.max_guaranteed_wait}});
     }
+    Json sweeps = Json::array();
+    for (const auto& sf : f.sweeps) {
+      const SweepRecord& s = sf.sweep;
+      sweeps.push_back(Json{{"sweep", s.id},
+                            {"team", s.team},
+                            {"trials", s.trials},
+                            {"concurrency", s.concurrency},
+                            {"gpus_per_trial", s.gpus},
+                            {"rungs", s.rungs},
+                            {"submit_s", s.submit},
+                            {"makespan_s", s.Makespan()},
+                            {"ended", s.ended},
+                            {"completed", s.completed},
+                            {"gpu_hours", s.gpu_seconds / 3600},
+                            {"lost_gpu_hours", s.lost_gpu_seconds / 3600},
+                            {"preemptions", s.preemptions},
+                            {"others", sf.others},
+                            {"others_median_queueing_s", sf.others_median_wait},
+                            {"others_p95_queueing_s", sf.others_p95_wait}});
+    }
     out.push_back(Json{{"policy", f.label},
                        {"jobs", f.jobs},
                        {"finished", f.finished},
@@ -200,6 +268,10 @@ Json FiguresJson(const std::vector<Figures>& runs) {
                        {"p99_jct_s", f.p99_jct},
                        {"avg_queueing_s", f.avg_queueing},
                        {"p99_queueing_s", f.p99_queueing},
+                       {"median_queueing_s", f.median_queueing},
+                       {"p95_queueing_s", f.p95_queueing},
+                       {"trials", f.trials},
+                       {"sweeps", sweeps},
                        {"max_guaranteed_wait_s", f.max_guaranteed_wait},
                        {"p99_guaranteed_wait_s", f.p99_guaranteed_wait},
                        {"makespan_s", f.makespan},
@@ -222,12 +294,16 @@ Json FiguresJson(const std::vector<Figures>& runs) {
 std::string JobsCsv(const SimResult& r) {
   std::string out =
       "job_id,team,user,gpus,submit,start,end,queued,attempts,preemptions,failed,"
-      "lost_gpu_seconds,node_failures,failure_lost_gpu_seconds,guaranteed_wait\n";
+      "lost_gpu_seconds,node_failures,failure_lost_gpu_seconds,guaranteed_wait";
+  // Only a replay with sweeps has their columns: the file of others stays as it was.
+  bool sweeps = !r.sweeps.empty();
+  out += sweeps ? ",sweep,rung\n" : "\n";
   for (const auto& j : r.jobs) {
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}\n", j.id, j.team, j.user,
-                       j.gpus, j.submit, j.start, j.end, j.queued, j.attempts, j.preemptions,
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{},{}", j.id, j.team, j.user, j.gpus,
+                       j.submit, j.start, j.end, j.queued, j.attempts, j.preemptions,
                        j.failed ? 1 : 0, j.lost_gpu_seconds, j.node_failures,
                        j.failure_lost_gpu_seconds, j.guaranteed_wait);
+    out += sweeps ? fmt::format(",{},{}\n", j.sweep, j.rung) : "\n";
   }
   return out;
 }

@@ -22,9 +22,21 @@ struct TeamFigures {
   size_t jobs = 0;
 };
 
+// A sweep row's figures, and what it did to the others: the waits of the trace's own jobs
+// submitted while it ran (from its submission to its last trial's end, or the replay's end).
+struct SweepFigures {
+  SweepRecord sweep;
+  size_t others = 0;
+  double others_median_wait = 0, others_p95_wait = 0;  // seconds
+};
+
+// The job figures (jobs to guaranteed waits, preemptions per job) are over the trace's own jobs:
+// a sweep's trials are in its row (`sweeps`). The cluster's (makespan, utilization, GPU time
+// used and lost, node failures) count trials too.
 struct Figures {
   std::string label;
   size_t jobs = 0;
+  size_t trials = 0;  // of every sweep
   size_t finished = 0;
   size_t failed = 0;   // ended FAILED: stopped by max_runtime, or out of restart attempts
   size_t refused = 0;  // could never run on this cluster
@@ -33,6 +45,7 @@ struct Figures {
   size_t unfinished = 0;
   double avg_jct = 0, median_jct = 0, p95_jct = 0, p99_jct = 0;  // seconds
   double avg_queueing = 0, p99_queueing = 0;                     // seconds
+  double median_queueing = 0, p95_queueing = 0;
   // JobRecord::guaranteed_wait over the jobs that had one: the longest, and the 99th percentile.
   double max_guaranteed_wait = 0, p99_guaranteed_wait = 0;
   double makespan = 0;     // first submit to last end
@@ -51,6 +64,7 @@ struct Figures {
   size_t passes = 0;
   double wall_seconds = 0;
   std::vector<TeamFigures> teams;
+  std::vector<SweepFigures> sweeps;
 };
 
 Figures Summarize(const SimResult& result);
@@ -60,8 +74,11 @@ std::string FiguresTable(const std::vector<Figures>& runs);
 std::string FiguresCsv(const std::vector<Figures>& runs);
 Json FiguresJson(const std::vector<Figures>& runs);
 std::string TeamsTable(const std::vector<Figures>& runs);
+// One line per sweep and run: its trials, makespan and GPU time, beside the median and p95 wait
+// of the jobs submitted while it ran; empty when no run has a sweep.
+std::string SweepsTable(const std::vector<Figures>& runs);
 // job_id,team,user,gpus,submit,start,end,queued,attempts,preemptions,failed,lost_gpu_seconds,
-// node_failures,failure_lost_gpu_seconds,guaranteed_wait
+// node_failures,failure_lost_gpu_seconds,guaranteed_wait, and with sweeps ,sweep,rung
 std::string JobsCsv(const SimResult& result);
 
 // The value at quantile q (0..1) of `values` (nearest rank); 0 for none.

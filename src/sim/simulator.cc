@@ -13,6 +13,7 @@
 #include "cluster/cluster_state.h"
 #include "dispatch/dispatcher.h"
 #include "scheduler/runtime_history.h"
+#include "sim/sweep_rows.h"
 
 namespace cohort::sim {
 namespace {
@@ -21,6 +22,8 @@ Timestamp At(double seconds) { return FromMicros(std::llround(seconds * 1e6)); }
 Duration Seconds(double seconds) { return At(seconds) - FromMicros(0); }
 
 enum class Phase { kWaitingToArrive, kPending, kRunning, kStopping, kDone };
+
+constexpr size_t kNoSweep = static_cast<size_t>(-1);
 
 struct SimJob {
   const TraceJob* trace = nullptr;
@@ -52,14 +55,16 @@ struct SimJob {
   bool within_guarantee = false;                     // this wait began within its team's guarantee
   std::vector<std::pair<std::string, int>> leaving;  // replicas being taken away
   std::string history_key;  // (team, user, GPUs): jobs that share it share their estimate
+  size_t sweep = kNoSweep;  // a trial: its sweep (Simulation::sweeps_)
 };
 
 // kWake: nothing happens but time passing makes a new decision possible (a running job becomes
 // preemptible, or moves to a later least-attained-service queue): the master's periodic passes
 // would notice, so the simulation runs a pass then too. kTick: the master's next tick, when the
 // full pass put off by decisions between passes runs.
-// kRepair: a failed node is back (`job` is the node's index).
-enum class EventKind { kFinish, kStopped, kShrunk, kWake, kTick, kRepair };
+// kRepair: a failed node is back (`job` is the node's index). kSweep: a sweep row's submission
+// (`job` is the sweep's index).
+enum class EventKind { kFinish, kStopped, kShrunk, kWake, kTick, kRepair, kSweep };
 
 struct Event {
   double time;
@@ -100,46 +105,22 @@ class Simulation {
     result_.capacity_gpus = cluster.TotalGpus();
     result_.teams = cluster.teams;
     for (const auto& q : cluster.teams) guarantees_[q.name] = q.guaranteed_gpus;
-    jobs_.reserve(trace.jobs.size());
-    result_.jobs.reserve(trace.jobs.size());
+    // Trials point into trial_traces_: it is sized before the first one is made.
+    size_t trials = 0;
+    for (const auto& t : trace.jobs) trials += t.sweep ? static_cast<size_t>(t.sweep->trials) : 0;
+    trial_traces_.reserve(trials);
+    jobs_.reserve(trace.jobs.size() + trials);
+    result_.jobs.reserve(trace.jobs.size() + trials);
+    std::vector<const TraceJob*> sweep_rows;
     for (const auto& t : trace.jobs) {
-      SimJob j;
-      j.trace = &t;
-      j.id = static_cast<JobId>(jobs_.size() + 1);
-      j.team = t.team.empty() ? TeamFor(cluster, t.id) : t.team;
-      bool elastic = t.min_gpus > 0;
-      int gpus = elastic ? t.min_gpus : t.gpus;  // an elastic job starts at its minimum
-      j.remaining = t.duration;
-      if (t.max_runtime) {
-        j.max_runtime = *t.max_runtime;
-      } else if (options.runtime_estimate > 0) {
-        j.max_runtime = t.duration * options.runtime_estimate;
-      }
-      JobRecord r;
-      r.id = t.id;
-      r.team = j.team;
-      r.user = t.user;
-      r.gpus = gpus;
-      r.submit = t.submit;
-      if (gpus > cluster.TotalGpus() || (gpus > 0 && cluster.gpus_per_node == 0)) {
-        j.phase = Phase::kDone;
-        result_.refused.emplace_back(
-            t.id, fmt::format("needs {} GPUs; the cluster has {}", gpus, cluster.TotalGpus()));
-      } else if (elastic) {
-        // One GPU per replica, from its minimum up to its maximum.
-        Resources replica{1, 1000, kGi};
-        for (int i = 0; i < t.min_gpus; ++i) j.tasks.push_back(TaskRequest{"worker", i, replica});
-        j.elastic.push_back(RunningJob::ElasticGroup{
-            "worker", t.min_gpus, std::max(t.min_gpus, t.max_gpus), replica, t.min_gpus});
+      if (t.sweep) {
+        sweep_rows.push_back(&t);
       } else {
-        j.tasks = TasksFor(gpus, cluster.gpus_per_node);
+        AddJob(t, cluster);
       }
-      j.base_gpus = gpus;
-      j.history_key = fmt::format("{}\x1f{}\x1f{}", j.team, t.user, gpus);
-      live_jobs_ += j.phase != Phase::kDone;
-      jobs_.push_back(std::move(j));
-      result_.jobs.push_back(std::move(r));
     }
+    arrivals_ = jobs_.size();
+    for (const TraceJob* row : sweep_rows) AddSweep(*row, cluster);
   }
 
   SimResult Run() {
@@ -149,13 +130,13 @@ class Simulation {
     result_.node_failures_simulated = failing;
     if (failing) StartFailures();
     while (true) {
-      while (next_arrival < jobs_.size() && jobs_[next_arrival].phase == Phase::kDone) {
+      while (next_arrival < arrivals_ && jobs_[next_arrival].phase == Phase::kDone) {
         ++next_arrival;  // refused
       }
       // Nodes fail and come back for ever: the replay ends with its jobs.
       if (failing && live_jobs_ == 0) break;
       double next = std::numeric_limits<double>::infinity();
-      if (next_arrival < jobs_.size()) next = jobs_[next_arrival].trace->submit;
+      if (next_arrival < arrivals_) next = jobs_[next_arrival].trace->submit;
       if (!events_.empty()) next = std::min(next, events_.top().time);
       if (!failures_.empty()) next = std::min(next, failures_.top().time);
       if (std::isinf(next) && !pending_.empty() && !tick_due_) {
@@ -170,7 +151,7 @@ class Simulation {
       if (std::isinf(next)) break;
       now_ = next;
       bool tick = false;
-      while (next_arrival < jobs_.size() && jobs_[next_arrival].trace->submit <= now_) {
+      while (next_arrival < arrivals_ && jobs_[next_arrival].trace->submit <= now_) {
         SimJob& j = jobs_[next_arrival++];
         if (j.phase == Phase::kDone) continue;
         Arrive(j);
@@ -205,7 +186,7 @@ class Simulation {
         Sample();
         changed = true;
       }
-      if (!changed && events_.empty() && next_arrival >= jobs_.size() && !pending_.empty()) {
+      if (!changed && events_.empty() && next_arrival >= arrivals_ && !pending_.empty()) {
         // Nothing runs, nothing arrives, and the scheduler starts nothing: these jobs can never
         // run (they should have been refused above; this only keeps a bug from looping).
         for (const auto& p : pending_) {
@@ -221,13 +202,142 @@ class Simulation {
         result_.down_gpus_at_end += node ? node->total.gpus : 0;
       }
     }
+    RecordSweeps();
     result_.wall_seconds =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - wall).count();
     return std::move(result_);
   }
 
  private:
+  // A sweep row being replayed.
+  struct SweepRun {
+    SweepRecord record;
+    size_t first = 0;  // its first trial in jobs_
+    int next = 0;      // trials submitted so far
+  };
+
   SimJob& JobOf(JobId id) { return jobs_[static_cast<size_t>(id - 1)]; }
+
+  // A job of the trace, or a sweep's trial, waiting to arrive (or refused).
+  SimJob& AddJob(const TraceJob& t, const ClusterSpec& cluster) {
+    SimJob j;
+    j.trace = &t;
+    j.id = static_cast<JobId>(jobs_.size() + 1);
+    j.team = t.team.empty() ? TeamFor(cluster, t.id) : t.team;
+    bool elastic = t.min_gpus > 0;
+    int gpus = elastic ? t.min_gpus : t.gpus;  // an elastic job starts at its minimum
+    j.remaining = t.duration;
+    if (t.max_runtime) {
+      j.max_runtime = *t.max_runtime;
+    } else if (options_.runtime_estimate > 0) {
+      j.max_runtime = t.duration * options_.runtime_estimate;
+    }
+    JobRecord r;
+    r.id = t.id;
+    r.team = j.team;
+    r.user = t.user;
+    r.gpus = gpus;
+    r.submit = t.submit;
+    if (gpus > cluster.TotalGpus() || (gpus > 0 && cluster.gpus_per_node == 0)) {
+      j.phase = Phase::kDone;
+      result_.refused.emplace_back(
+          t.id, fmt::format("needs {} GPUs; the cluster has {}", gpus, cluster.TotalGpus()));
+    } else if (elastic) {
+      // One GPU per replica, from its minimum up to its maximum.
+      Resources replica{1, 1000, kGi};
+      for (int i = 0; i < t.min_gpus; ++i) j.tasks.push_back(TaskRequest{"worker", i, replica});
+      j.elastic.push_back(RunningJob::ElasticGroup{
+          "worker", t.min_gpus, std::max(t.min_gpus, t.max_gpus), replica, t.min_gpus});
+    } else {
+      j.tasks = TasksFor(gpus, cluster.gpus_per_node);
+    }
+    j.base_gpus = gpus;
+    j.history_key = fmt::format("{}\x1f{}\x1f{}", j.team, t.user, gpus);
+    live_jobs_ += j.phase != Phase::kDone;
+    jobs_.push_back(std::move(j));
+    result_.jobs.push_back(std::move(r));
+    return jobs_.back();
+  }
+
+  // A sweep row: its trials, drawn now, wait after the trace's jobs until the sweep submits
+  // them. A trial declares the max_runtime of a full one: no one knows where it will stop.
+  void AddSweep(const TraceJob& row, const ClusterSpec& cluster) {
+    const SweepShape& shape = *row.sweep;
+    if (row.gpus > cluster.TotalGpus() || (row.gpus > 0 && cluster.gpus_per_node == 0)) {
+      result_.refused.emplace_back(
+          row.id, fmt::format("its trials need {} GPUs each; the cluster has {}", row.gpus,
+                              cluster.TotalGpus()));
+      return;
+    }
+    SweepRun w;
+    w.first = jobs_.size();
+    w.record.id = row.id;
+    w.record.team = row.team.empty() ? TeamFor(cluster, row.id) : row.team;
+    w.record.trials = shape.trials;
+    w.record.concurrency = shape.concurrency;
+    w.record.gpus = row.gpus;
+    w.record.rungs = shape.rungs;
+    w.record.submit = row.submit;
+    std::optional<double> max_runtime = row.max_runtime;
+    if (!max_runtime && options_.runtime_estimate > 0) {
+      max_runtime = row.duration * options_.runtime_estimate;
+    }
+    std::vector<TrialDraw> draws = DrawTrials(shape, row.duration, row.id, options_.sweep_seed);
+    for (size_t k = 0; k < draws.size(); ++k) {
+      TraceJob& t = trial_traces_.emplace_back(row);
+      t.id = fmt::format("{}-{}", row.id, k + 1);
+      t.team = w.record.team;
+      t.duration = draws[k].length;
+      t.max_runtime = max_runtime;
+      t.sweep.reset();
+      SimJob& j = AddJob(t, cluster);
+      j.sweep = sweeps_.size();
+      result_.jobs.back().sweep = row.id;
+      result_.jobs.back().rung = draws[k].rung;
+    }
+    Push(row.submit, EventKind::kSweep, sweeps_.size(), 0);
+    sweeps_.push_back(std::move(w));
+  }
+
+  // The sweep is submitted: its first trials, as many as may run at once.
+  void StartSweep(size_t index) {
+    SweepRun& w = sweeps_[index];
+    w.record.submit = now_;
+    for (int i = 0; i < w.record.concurrency && w.next < w.record.trials; ++i) SubmitTrial(w);
+  }
+
+  // The sweep's next trial is submitted now.
+  void SubmitTrial(SweepRun& w) {
+    size_t index = w.first + static_cast<size_t>(w.next++);
+    SimJob& j = jobs_[index];
+    trial_traces_[index - arrivals_].submit = now_;
+    result_.jobs[index].submit = now_;
+    Arrive(j);
+  }
+
+  // Each sweep's figures, from its trials' records.
+  void RecordSweeps() {
+    for (SweepRun& w : sweeps_) {
+      SweepRecord& s = w.record;
+      bool all_ended = true;
+      for (int k = 0; k < s.trials; ++k) {
+        size_t index = w.first + static_cast<size_t>(k);
+        const JobRecord& r = result_.jobs[index];
+        s.gpu_seconds += jobs_[index].attained;
+        s.lost_gpu_seconds += r.lost_gpu_seconds;
+        s.preemptions += r.preemptions;
+        if (r.end < 0) {
+          all_ended = false;
+          continue;
+        }
+        ++s.ended;
+        s.completed += !r.failed && r.rung == s.rungs - 1;
+        s.end = std::max(s.end, r.end);
+      }
+      if (!all_ended) s.end = -1;
+      result_.sweeps.push_back(s);
+    }
+  }
 
   void Arrive(SimJob& j) {
     Enqueue(j);
@@ -263,6 +373,7 @@ class Simulation {
     p.estimate = EstimateFor(j);
     p.preemptions = j.preemptions;
     p.elastic = j.elastic;
+    p.sweep_trial = j.sweep != kNoSweep && options_.mark_sweep_trials;
     // What only the oracle policies read (PendingJob::oracle_remaining): its true run time.
     double truly = j.remaining;
     if (j.max_runtime) truly = std::min(truly, *j.max_runtime);
@@ -346,6 +457,10 @@ class Simulation {
       RepairNode(e.job);
       return;
     }
+    if (e.kind == EventKind::kSweep) {
+      StartSweep(e.job);
+      return;
+    }
     SimJob& j = jobs_[e.job];
     if (e.kind == EventKind::kFinish) {
       if (e.token != j.finish_token) return;  // an earlier estimate's
@@ -390,6 +505,10 @@ class Simulation {
     ++finished_;
     if (options_.progress && options_.progress_every && finished_ % options_.progress_every == 0) {
       options_.progress(finished_, jobs_.size());
+    }
+    // A trial's end is its sweep's cue to submit the next.
+    if (j.sweep != kNoSweep && sweeps_[j.sweep].next < sweeps_[j.sweep].record.trials) {
+      SubmitTrial(sweeps_[j.sweep]);
     }
   }
 
@@ -713,7 +832,10 @@ class Simulation {
   std::priority_queue<Failure, std::vector<Failure>, std::greater<Failure>> failures_;
   size_t live_jobs_ = 0;  // neither refused nor ended
   dispatch::Dispatcher dispatcher_;
-  std::vector<SimJob> jobs_;
+  std::vector<SimJob> jobs_;  // the trace's jobs in its order (arrivals_ of them), then trials
+  size_t arrivals_ = 0;
+  std::vector<TraceJob> trial_traces_;  // jobs_[arrivals_ + k] is trial_traces_[k]
+  std::vector<SweepRun> sweeps_;
   std::vector<PendingJob> pending_;
   std::unordered_map<JobId, size_t> pending_index_;
   std::map<std::string, int64_t> guarantees_;  // GPUs, by team

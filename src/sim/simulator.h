@@ -56,6 +56,12 @@ struct SimOptions {
   double node_timeout_seconds = 10;
   // Every job's restart policy: traces have none, so a job spec's default unless changed.
   RestartPolicy restart;
+  // Sweep rows (sim/sweep_rows.h): their trials' rungs come from this seed. With
+  // mark_sweep_trials their trials are marked as such (PendingJob::sweep_trial: beyond their
+  // team's guarantee they are the first jobs reclaimed); without, they replay as plain jobs, to
+  // measure that rule.
+  uint64_t sweep_seed = 1;
+  bool mark_sweep_trials = true;
   // Progress: called every `progress_every` simulated jobs finished (0: never).
   std::function<void(size_t finished, size_t total)> progress;
   size_t progress_every = 0;
@@ -86,6 +92,29 @@ struct JobRecord {
   // did. What the guarantee promises: such a job starts within about one minimum run time and
   // one grace period.
   double guaranteed_wait = -1;
+  // A trial of a sweep row: the row's id (its own is "<sweep>-<n>"), and the rung it stops at
+  // (TrialDraw::rung; the sweep's rungs - 1: it runs its full length). Empty, -1: a plain job.
+  std::string sweep;
+  int rung = -1;
+};
+
+// A sweep row as it was replayed: its trials are in SimResult::jobs too.
+struct SweepRecord {
+  std::string id;
+  std::string team;
+  int trials = 0;
+  int concurrency = 0;
+  int gpus = 0;  // a trial's
+  int rungs = 0;
+  double submit = 0;            // when its first trials were submitted
+  double end = -1;              // when its last trial ended; -1 if one did not
+  size_t ended = 0;             // trials that ended
+  size_t completed = 0;         // of those, trials that ran their full length
+  double gpu_seconds = 0;       // held by its trials, work lost to preemptions included
+  double lost_gpu_seconds = 0;  // JobRecord::lost_gpu_seconds of its trials
+  int preemptions = 0;
+  // The sweep's makespan: from its submission to its last trial's end (-1 if unfinished).
+  double Makespan() const { return end < 0 ? -1 : end - submit; }
 };
 
 struct Sample {
@@ -96,7 +125,8 @@ struct Sample {
 
 struct SimResult {
   std::string label;
-  std::vector<JobRecord> jobs;           // in trace order
+  std::vector<JobRecord> jobs;           // in trace order, then each sweep's trials
+  std::vector<SweepRecord> sweeps;       // in trace order
   std::vector<Sample> samples;           // after every scheduling pass
   std::vector<std::string> start_order;  // job ids in the order they first started
   std::vector<std::pair<std::string, std::string>> refused;  // (job id, why): never ran
@@ -116,7 +146,8 @@ struct SimResult {
 };
 
 // Runs the whole trace. Jobs that could never run on this cluster (more GPUs than it has) are
-// reported in `refused` instead of waiting forever.
+// reported in `refused` instead of waiting forever. A sweep row submits its first `concurrency`
+// trials at its submission time, and the next one whenever one of them ends.
 SimResult Simulate(const Trace& trace, const ClusterSpec& cluster, const SimOptions& options);
 
 }  // namespace cohort::sim

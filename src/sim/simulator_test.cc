@@ -575,5 +575,162 @@ TEST(SimulatorNodeFailures, AJobOutOfAttemptsEndsFailedAsTheMasterEndsIt) {
   EXPECT_EQ(Summarize(done).finished, 1u);
 }
 
+// --- Sweep rows ---
+
+constexpr const char* kSweepHeader =
+    "job_id,submit,duration,gpus,team,user,priority,max_runtime,min_gpus,max_gpus,sweep\n";
+
+SimResult SimulatedSweeps(const std::string& rows, ClusterSpec cluster,
+                          scheduler::SchedulerConfig policy, SimOptions options = Exact()) {
+  auto trace = ParseTrace(std::string(kSweepHeader) + rows, TraceFormat::kCohort);
+  EXPECT_TRUE(trace.ok()) << trace.status().ToString();
+  EXPECT_TRUE(trace->skipped.empty()) << trace->skipped[0].reason;
+  options.scheduler = policy;
+  return Simulate(*trace, cluster, options);
+}
+
+const JobRecord& Record(const SimResult& r, const std::string& id) {
+  for (const auto& j : r.jobs) {
+    if (j.id == id) return j;
+  }
+  ADD_FAILURE() << "no job " << id;
+  return r.jobs.front();
+}
+
+TEST(SimulatorSweeps, TrialsAreSubmittedAtMostConcurrencyAtATimeTheNextWhenOneEnds) {
+  // 4 GPUs, room for four trials of 1 GPU, but the sweep runs two at a time: its five trials of
+  // 100 s go 10-110 (two), 110-210 (two), 210-310. Job a (2 GPUs) runs beside them.
+  ClusterSpec cluster;
+  cluster.nodes = 1;
+  cluster.gpus_per_node = 4;
+  SimResult r = SimulatedSweeps(
+      "a,0,50,2,,,,,,,\nhp,10,100,1,,,,,,,trials=5;concurrency=2;rungs=1\n", cluster, Fifo(true));
+  ASSERT_EQ(r.jobs.size(), 6u) << "a, then the sweep's five trials";
+  EXPECT_EQ(r.jobs[0].id, "a");
+  for (int k = 1; k <= 5; ++k) {
+    const JobRecord& t = Record(r, fmt::format("hp-{}", k));
+    double submitted = k <= 2 ? 10 : k <= 4 ? 110 : 210;
+    EXPECT_EQ(t.submit, submitted) << k;
+    EXPECT_EQ(t.start, submitted) << k;
+    EXPECT_EQ(t.end, submitted + 100) << k;
+    EXPECT_EQ(t.sweep, "hp");
+    EXPECT_EQ(t.rung, 0);
+    EXPECT_EQ(t.gpus, 1);
+  }
+  ASSERT_EQ(r.sweeps.size(), 1u);
+  const SweepRecord& s = r.sweeps[0];
+  EXPECT_EQ(s.id, "hp");
+  EXPECT_EQ(s.trials, 5);
+  EXPECT_EQ(s.ended, 5u);
+  EXPECT_EQ(s.completed, 5u);
+  EXPECT_EQ(s.Makespan(), 300);
+  EXPECT_DOUBLE_EQ(s.gpu_seconds, 500);
+
+  Figures f = Summarize(r);
+  EXPECT_EQ(f.jobs, 1u) << "trials are the sweep's, not jobs of their own";
+  EXPECT_EQ(f.trials, 5u);
+  EXPECT_EQ(f.finished, 1u);
+  EXPECT_EQ(f.makespan, 310) << "the cluster's makespan counts them";
+  ASSERT_EQ(f.sweeps.size(), 1u);
+  EXPECT_THAT(SweepsTable({f}), ::testing::HasSubstr("hp"));
+  EXPECT_THAT(JobsCsv(r), ::testing::HasSubstr(",hp,0\n"));
+}
+
+TEST(SimulatorSweeps, ATrialRunsToItsRungAndTheMarkGoesToTheScheduler) {
+  // divisor 2, 2 rungs: a trial stopped at the first rung runs half of its 100 s.
+  ClusterSpec cluster;
+  cluster.nodes = 1;
+  cluster.gpus_per_node = 4;
+  SimResult stopped =
+      SimulatedSweeps("hp,0,100,1,,,,,,,trials=4;divisor=2;rungs=2;stop=1\n", cluster, Fifo(true));
+  SimResult complete =
+      SimulatedSweeps("hp,0,100,1,,,,,,,trials=4;divisor=2;rungs=2;stop=0\n", cluster, Fifo(true));
+  for (int k = 1; k <= 4; ++k) {
+    const JobRecord& s = Record(stopped, fmt::format("hp-{}", k));
+    EXPECT_EQ(s.end, 50) << k;
+    EXPECT_EQ(s.rung, 0);
+    EXPECT_FALSE(s.failed) << "stopped early is not failed";
+    EXPECT_EQ(Record(complete, fmt::format("hp-{}", k)).end, 100) << k;
+  }
+  EXPECT_EQ(stopped.sweeps[0].completed, 0u);
+  EXPECT_EQ(complete.sweeps[0].completed, 4u);
+}
+
+// Team b (guarantee 2 of 4) borrows: two 1-GPU trials since 0, and job p (2 GPUs) since 5. At
+// 200, job x of team a (guarantee 2) reclaims 2 GPUs: marked trials go first; replayed as plain
+// jobs, p goes (it has lost the least progress).
+TEST(SimulatorSweeps, TrialsBeyondTheGuaranteeAreReclaimedFirstUnlessReplayedAsPlainJobs) {
+  ClusterSpec cluster;
+  cluster.nodes = 1;
+  cluster.gpus_per_node = 4;
+  cluster.teams = {TeamQuota{"a", 2, std::nullopt}, TeamQuota{"b", 2, std::nullopt}};
+  scheduler::SchedulerConfig config;
+  config.las_thresholds = {};
+  config.promote_after = config.max_wait = std::chrono::hours(24 * 365);
+  std::string rows =
+      "s,0,1000,1,b,,,,,,trials=2;concurrency=2;rungs=1\n"
+      "p,5,1000,2,b,,,,,,\n"
+      "x,200,100,2,a,,,,,,\n";
+  SimResult marked = SimulatedSweeps(rows, cluster, config);
+  EXPECT_EQ(Record(marked, "s-1").preemptions, 1);
+  EXPECT_EQ(Record(marked, "s-2").preemptions, 1);
+  EXPECT_EQ(Record(marked, "p").preemptions, 0);
+  EXPECT_EQ(marked.sweeps[0].preemptions, 2);
+
+  SimOptions plain = Exact();
+  plain.mark_sweep_trials = false;
+  SimResult unmarked = SimulatedSweeps(rows, cluster, config, plain);
+  EXPECT_EQ(Record(unmarked, "s-1").preemptions, 0);
+  EXPECT_EQ(Record(unmarked, "s-2").preemptions, 0);
+  EXPECT_EQ(Record(unmarked, "p").preemptions, 1);
+  for (const SimResult* r : {&marked, &unmarked}) {
+    EXPECT_EQ(Record(*r, "x").start, 230) << "once its victims' grace period is over";
+  }
+}
+
+TEST(SimulatorSweeps, TheOthersWaitsAreThoseOfJobsSubmittedWhileTheSweepRan) {
+  SimResult r;
+  auto job = [&](std::string id, double submit, double queued, std::string sweep = "") {
+    JobRecord j;
+    j.id = std::move(id);
+    j.submit = submit;
+    j.start = submit + queued;
+    j.end = j.start + 10;
+    j.queued = queued;
+    j.sweep = std::move(sweep);
+    r.jobs.push_back(j);
+  };
+  job("before", 0, 500);
+  job("during-1", 100, 10);
+  job("during-2", 150, 30);
+  job("during-3", 200, 20);
+  job("after", 400, 900);
+  job("hp-1", 100, 1000, "hp");
+  SweepRecord s;
+  s.id = "hp";
+  s.submit = 100;
+  s.end = 300;
+  r.sweeps.push_back(s);
+  Figures f = Summarize(r);
+  EXPECT_EQ(f.jobs, 5u);
+  ASSERT_EQ(f.sweeps.size(), 1u);
+  EXPECT_EQ(f.sweeps[0].others, 3u) << "neither before it, nor after, nor its trial";
+  EXPECT_EQ(f.sweeps[0].others_median_wait, 20);
+  EXPECT_EQ(f.sweeps[0].others_p95_wait, 30);
+  EXPECT_EQ(f.median_queueing, 30) << "over every job but the trial";
+}
+
+TEST(SimulatorSweeps, ASweepWhoseTrialsCouldNeverRunIsRefused) {
+  ClusterSpec cluster;
+  cluster.nodes = 1;
+  cluster.gpus_per_node = 4;
+  SimResult r = SimulatedSweeps("hp,0,100,8,,,,,,,trials=3\n", cluster, Fifo(true));
+  EXPECT_TRUE(r.jobs.empty());
+  EXPECT_TRUE(r.sweeps.empty());
+  ASSERT_EQ(r.refused.size(), 1u);
+  EXPECT_EQ(r.refused[0].first, "hp");
+  EXPECT_THAT(r.refused[0].second, ::testing::HasSubstr("trials need 8 GPUs each"));
+}
+
 }  // namespace
 }  // namespace cohort::sim

@@ -13,8 +13,14 @@ std::vector<TraceTeam> TeamsOfTrace(const Trace& trace) {
     std::string name = j.team.empty() ? "default" : j.team;
     TraceTeam& t = teams[name];
     t.name = name;
-    ++t.jobs;
     int gpus = j.min_gpus > 0 ? j.min_gpus : j.gpus;
+    if (j.sweep) {
+      // Its trials, each as long as the rungs make it on average.
+      t.jobs += static_cast<size_t>(j.sweep->trials);
+      t.gpu_seconds += j.sweep->trials * ExpectedTrialLength(*j.sweep, j.duration) * gpus;
+      continue;
+    }
+    ++t.jobs;
     t.gpu_seconds += j.duration * gpus;
   }
   std::vector<TraceTeam> out;

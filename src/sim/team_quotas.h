@@ -14,8 +14,9 @@ namespace cohort::sim {
 
 struct TraceTeam {
   std::string name;
-  size_t jobs = 0;
-  double gpu_seconds = 0;  // sum of duration x GPUs (an elastic job: at its minimum)
+  size_t jobs = 0;         // a sweep: its trials
+  double gpu_seconds = 0;  // sum of duration x GPUs (an elastic job: at its minimum; a sweep: its
+                           // trials, by ExpectedTrialLength)
 };
 
 // The teams of the trace, by name.

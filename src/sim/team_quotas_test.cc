@@ -72,6 +72,20 @@ TEST(TeamQuotas, TeamsOfATraceByGpuHours) {
   EXPECT_EQ(q[2].guaranteed_gpus, 20);
 }
 
+TEST(TeamQuotas, ASweepCountsItsTrialsAtTheirExpectedLength) {
+  // 10 trials of 2 GPUs, 900 s at full length; rungs 2, divisor 3, half stop at the first rung
+  // (300 s): 600 s each on average.
+  auto trace = ParseTrace(
+      "job_id,submit,duration,gpus,team,user,priority,max_runtime,min_gpus,max_gpus,sweep\n"
+      "hp,0,900,2,nlp,,,,,,trials=10;divisor=3;rungs=2;stop=0.5\n",
+      TraceFormat::kCohort);
+  ASSERT_TRUE(trace.ok());
+  auto teams = TeamsOfTrace(*trace);
+  ASSERT_EQ(teams.size(), 1u);
+  EXPECT_EQ(teams[0].jobs, 10u);
+  EXPECT_DOUBLE_EQ(teams[0].gpu_seconds, 10 * 600 * 2);
+}
+
 TEST(TeamQuotas, ASpecWithTeamsFromTheTraceKeepsUnnamedJobsInDefault) {
   auto spec = ParseClusterSpec("nodes: 2\nteams: auto\n", "c.yaml");
   ASSERT_TRUE(spec.ok()) << spec.status().ToString();

@@ -18,6 +18,9 @@ constexpr std::string_view kTiresiasHeader =
     "job_id,num_gpu,submit_time,iterations,model_name,duration,interval";
 constexpr std::string_view kCohortHeader =
     "job_id,submit,duration,gpus,team,user,priority,max_runtime,min_gpus,max_gpus";
+// The same with sweep rows (sweep_rows.h): a trace without sweeps keeps the header it had.
+constexpr std::string_view kCohortSweepHeader =
+    "job_id,submit,duration,gpus,team,user,priority,max_runtime,min_gpus,max_gpus,sweep";
 
 std::optional<double> Number(std::string_view text) {
   text = Trim(text);
@@ -78,12 +81,13 @@ StatusOr<Trace> ParseTrace(std::string_view text, std::optional<TraceFormat> for
   std::optional<TraceFormat> detected;
   if (header == kItpHeader) detected = TraceFormat::kItp;
   if (header == kTiresiasHeader) detected = TraceFormat::kTiresias;
-  if (header == kCohortHeader) detected = TraceFormat::kCohort;
+  if (header == kCohortHeader || header == kCohortSweepHeader) detected = TraceFormat::kCohort;
+  size_t cohort_fields = header == kCohortSweepHeader ? 11 : 10;
   if (!format) format = detected;
   if (!format) {
     return Status::InvalidArgument(fmt::format(
         "{}: the header \"{}\" is not one of the known formats (itp: {}; tiresias: {}; cohort: "
-        "{})",
+        "{}, and ,sweep after them for sweep rows)",
         source, header, kItpHeader, kTiresiasHeader, kCohortHeader));
   }
   if (detected != format) {
@@ -142,8 +146,8 @@ StatusOr<Trace> ParseTrace(std::string_view text, std::optional<TraceFormat> for
         break;
       }
       case TraceFormat::kCohort: {
-        if (f.size() != 10) {
-          skip(fmt::format("expected 10 fields, got {}", f.size()));
+        if (f.size() != cohort_fields) {
+          skip(fmt::format("expected {} fields, got {}", cohort_fields, f.size()));
           continue;
         }
         auto submit = Number(f[1]);
@@ -179,6 +183,18 @@ StatusOr<Trace> ParseTrace(std::string_view text, std::optional<TraceFormat> for
           j.min_gpus = *lo;
           j.max_gpus = *hi;
         }
+        if (cohort_fields == 11 && !Trim(f[10]).empty()) {
+          auto shape = ParseSweepShape(f[10]);
+          if (!shape.ok()) {
+            skip(shape.status().message());
+            continue;
+          }
+          if (j.min_gpus > 0) {
+            skip("sweep: its trials cannot be elastic (min_gpus, max_gpus)");
+            continue;
+          }
+          j.sweep = *shape;
+        }
         break;
       }
     }
@@ -195,12 +211,15 @@ StatusOr<Trace> ParseTrace(std::string_view text, std::optional<TraceFormat> for
 }
 
 std::string WriteCohortTrace(const std::vector<TraceJob>& jobs) {
-  std::string out = std::string(kCohortHeader) + "\n";
+  bool sweeps = std::any_of(jobs.begin(), jobs.end(), [](const TraceJob& j) { return j.sweep; });
+  std::string out = std::string(sweeps ? kCohortSweepHeader : kCohortHeader) + "\n";
   for (const auto& j : jobs) {
-    out += fmt::format(
-        "{},{},{},{},{},{},{},{},{},{}\n", j.id, j.submit, j.duration, j.gpus, j.team, j.user,
-        j.priority, j.max_runtime ? fmt::format("{}", *j.max_runtime) : "",
-        j.min_gpus ? std::to_string(j.min_gpus) : "", j.max_gpus ? std::to_string(j.max_gpus) : "");
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{}", j.id, j.submit, j.duration, j.gpus, j.team,
+                       j.user, j.priority, j.max_runtime ? fmt::format("{}", *j.max_runtime) : "",
+                       j.min_gpus ? std::to_string(j.min_gpus) : "",
+                       j.max_gpus ? std::to_string(j.max_gpus) : "");
+    if (sweeps) out += "," + (j.sweep ? FormatSweepShape(*j.sweep) : std::string());
+    out += "\n";
   }
   return out;
 }

@@ -10,6 +10,7 @@
 
 #include "common/enum_names.h"
 #include "common/status.h"
+#include "sim/sweep_rows.h"
 
 namespace cohort::sim {
 
@@ -33,6 +34,9 @@ struct TraceJob {
   std::optional<double> max_runtime;  // seconds
   int min_gpus = 0;                   // elastic (Cohort format): 0 = not elastic
   int max_gpus = 0;
+  // Cohort format only: the row is a sweep of trials like it (duration: a trial's full length;
+  // gpus: a trial's), not one job (sweep_rows.h).
+  std::optional<SweepShape> sweep;
 };
 
 struct SkippedRow {
@@ -53,7 +57,8 @@ StatusOr<Trace> ParseTrace(std::string_view text, std::optional<TraceFormat> for
 
 // Cohort's CSV: header
 // `job_id,submit,duration,gpus,team,user,priority,max_runtime,min_gpus,max_gpus` (times in seconds;
-// team, user, max_runtime, min_gpus and max_gpus may be empty).
+// team, user, max_runtime, min_gpus and max_gpus may be empty), and `,sweep` after them when a
+// row is a sweep (sweep_rows.h; empty for plain jobs).
 std::string WriteCohortTrace(const std::vector<TraceJob>& jobs);
 
 }  // namespace cohort::sim

@@ -112,6 +112,74 @@ TEST(Trace, CohortFormatRoundTrips) {
   EXPECT_EQ(back->jobs[7].team, jobs[7].team);
 }
 
+TEST(Trace, ReadsSweepRowsAndSkipsBadOnesWithTheKeyAndWhy) {
+  auto t = ParseTrace(
+      "job_id,submit,duration,gpus,team,user,priority,max_runtime,min_gpus,max_gpus,sweep\n"
+      "a,0,100,4,vision,,,,,,\n"
+      "hp,5,3600,1,nlp,ada,,,,,trials=200;concurrency=16;divisor=3;rungs=4\n"
+      "bad,6,3600,1,,,,,,,trials=200;concurrency=0\n"
+      "elastic,7,3600,1,,,,,1,4,trials=2\n"
+      "short,8,3600,1,,,,,,\n",
+      std::nullopt);
+  ASSERT_TRUE(t.ok()) << t.status().message();
+  ASSERT_EQ(t->jobs.size(), 2u);
+  EXPECT_FALSE(t->jobs[0].sweep);
+  ASSERT_TRUE(t->jobs[1].sweep);
+  EXPECT_EQ(t->jobs[1].sweep->trials, 200);
+  EXPECT_EQ(t->jobs[1].sweep->concurrency, 16);
+  EXPECT_EQ(t->jobs[1].duration, 3600);
+  ASSERT_EQ(t->skipped.size(), 3u);
+  EXPECT_EQ(t->skipped[0].reason, "sweep: concurrency must be at least 1");
+  EXPECT_THAT(t->skipped[1].reason, HasSubstr("cannot be elastic"));
+  EXPECT_THAT(t->skipped[2].reason, HasSubstr("expected 11 fields, got 10"));
+  // Written back with the sweep column; a trace without sweeps keeps the header it had.
+  auto back = ParseTrace(WriteCohortTrace(t->jobs), TraceFormat::kCohort);
+  ASSERT_TRUE(back.ok());
+  ASSERT_EQ(back->jobs.size(), 2u);
+  EXPECT_EQ(back->jobs[1].sweep, t->jobs[1].sweep);
+  EXPECT_THAT(
+      WriteCohortTrace({t->jobs[0]}),
+      ::testing::StartsWith(
+          "job_id,submit,duration,gpus,team,user,priority,max_runtime,min_gpus,max_gpus\n"));
+}
+
+TEST(Generate, SweepRowsFromTheCommandLine) {
+  auto row = ParseSweepRow(
+      "trials=200;concurrency=16;divisor=3;rungs=4;gpus=2;length=4h;at=10h;"
+      "team=team-0;user=ada",
+      "sweep-0");
+  ASSERT_TRUE(row.ok()) << row.status().message();
+  EXPECT_EQ(row->id, "sweep-0");
+  EXPECT_EQ(row->gpus, 2);
+  EXPECT_EQ(row->duration, 4 * 3600);
+  EXPECT_EQ(row->submit, 10 * 3600);
+  EXPECT_EQ(row->team, "team-0");
+  EXPECT_EQ(row->user, "ada");
+  ASSERT_TRUE(row->sweep);
+  EXPECT_EQ(row->sweep->trials, 200);
+  EXPECT_EQ(ParseSweepRow("trials=2", "s").status().message(),
+            "--sweep: length (a trial's full length, e.g. 4h) is required");
+  EXPECT_THAT(ParseSweepRow("trials=2;length=1h;rungs=0", "s").status().message(),
+              HasSubstr("--sweep: rungs must be 1 to"));
+  EXPECT_THAT(ParseSweepRow("trials=2;length=soon", "s").status().message(),
+              HasSubstr("--sweep: length:"));
+
+  GenerateOptions g;
+  g.jobs = 50;
+  auto jobs = GenerateTrace(g);
+  double at = jobs[10].submit;
+  TraceJob sweep = *row;
+  sweep.submit = at;
+  AddRows(jobs, {sweep});
+  ASSERT_EQ(jobs.size(), 51u);
+  auto it = std::find_if(jobs.begin(), jobs.end(), [](const TraceJob& j) { return j.sweep; });
+  ASSERT_NE(it, jobs.end());
+  EXPECT_TRUE(std::is_sorted(jobs.begin(), jobs.end(), [](const TraceJob& a, const TraceJob& b) {
+    return a.submit < b.submit;
+  }));
+  EXPECT_EQ((it - 1)->submit, at) << "after the jobs submitted at the same time";
+}
+
 TEST(Generate, ShapedLikeItp) {
   GenerateOptions g;
   g.jobs = 20000;
