@@ -182,8 +182,8 @@ int RunSim(const SimRunOptions& o) {
              "trace {}: {} jobs{} ({} rows, {} skipped); cluster {} nodes x {} GPUs = {} GPUs, {} "
              "racks, {} teams; seed {}\n",
              o.trace, trace->jobs.size() - sweeps,
-             sweeps ? fmt::format(" and {} sweeps of {} trials{}", sweeps, trials,
-                                  o.plain_trials ? " (as plain jobs)" : "")
+             sweeps ? fmt::format(" and {} sweep{} of {} trials{}", sweeps, sweeps == 1 ? "" : "s",
+                                  trials, o.plain_trials ? " (as plain jobs)" : "")
                     : "",
              trace->rows, trace->skipped.size(), cluster.nodes, cluster.gpus_per_node,
              cluster.TotalGpus(), cluster.racks, cluster.teams.size(), o.seed);
