@@ -15,8 +15,10 @@
 namespace cohort::sim {
 namespace {
 
+// The sweep spec's bounds (docs/sweeps.md), and a bound on the replay's trials.
 constexpr int kMaxTrials = 100'000;
-constexpr int kMaxRungs = 20;
+constexpr int kMaxRungs = 10;
+constexpr int kMaxDivisor = 100;
 
 Status Bad(std::string_view key, std::string_view why) {
   return Status::InvalidArgument(fmt::format("sweep: {} {}", key, why));
@@ -69,7 +71,9 @@ StatusOr<SweepShape> ParseSweepShape(std::string_view text) {
   if (shape.rungs < 1 || shape.rungs > kMaxRungs) {
     return Bad("rungs", fmt::format("must be 1 to {}", kMaxRungs));
   }
-  if (shape.divisor < 2) return Bad("divisor", "must be at least 2");
+  if (shape.divisor < 2 || shape.divisor > kMaxDivisor) {
+    return Bad("divisor", fmt::format("must be 2 to {}", kMaxDivisor));
+  }
   size_t below_last = static_cast<size_t>(shape.rungs - 1);
   if (stop_text.empty()) {
     shape.stop.assign(below_last, 1.0 - 1.0 / shape.divisor);

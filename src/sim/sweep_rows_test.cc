@@ -46,8 +46,10 @@ TEST(SweepShape, NamesTheBadKeyAndWhy) {
   EXPECT_THAT(why("trials=0"), HasSubstr("trials must be 1 to"));
   EXPECT_THAT(why("trials=x"), HasSubstr("trials must be an integer"));
   EXPECT_THAT(why("trials=4;concurrency=0"), HasSubstr("concurrency must be at least 1"));
-  EXPECT_THAT(why("trials=4;divisor=1"), HasSubstr("divisor must be at least 2"));
-  EXPECT_THAT(why("trials=4;rungs=0"), HasSubstr("rungs must be 1 to"));
+  EXPECT_THAT(why("trials=4;divisor=1"), HasSubstr("divisor must be 2 to 100"));
+  EXPECT_THAT(why("trials=4;divisor=101"), HasSubstr("divisor must be 2 to 100"));
+  EXPECT_THAT(why("trials=4;rungs=0"), HasSubstr("rungs must be 1 to 10"));
+  EXPECT_THAT(why("trials=4;rungs=11"), HasSubstr("rungs must be 1 to 10"));
   EXPECT_THAT(why("trials=4;rungs=3;stop=0.5/0.5/0.5"), HasSubstr("one per rung but the last"));
   EXPECT_THAT(why("trials=4;stop=1.5"), HasSubstr("\"1.5\" is not a fraction"));
   EXPECT_THAT(why("trials=4;seed=3"), HasSubstr("seed is not a sweep key"));
