@@ -24,6 +24,7 @@ HOUR = 3600.0
 NODES, GPUS_PER_NODE = 8, 8
 TEAMS = "team-0:16,team-1:16,team-2:16,team-3:16"
 RUNS = ("without", "marked", "plain")
+LABELS = {"without": "without the sweep", "marked": "trials first", "plain": "`--plain-trials`"}
 
 
 def quantile(values, q):
@@ -89,7 +90,7 @@ def table(pooled, makespans, compared, count):
         mean = sum(waits) / len(waits) if waits else 0.0
         sweep = run != "without"
         lines.append(
-            f"| {run} | {len(waits)} | {quantile(waits, 0.5) / 60:.1f} min | "
+            f"| {LABELS[run]} | {len(waits)} | {quantile(waits, 0.5) / 60:.1f} min | "
             f"{quantile(waits, 0.95) / HOUR:.2f} h | {mean / HOUR:.2f} h | "
             f"{p['window_preemptions']} | {p['preemptions']} | {p['lost_h']:.0f} | "
             + (f"{p['trial_preemptions']} | {p['trial_lost_h']:.1f} | "

@@ -55,8 +55,8 @@ class SweepWaits(unittest.TestCase):
                         {"marked": [3600, 7200], "plain": [3600]}, [1, 2, 3], 6)
         self.assertIn("6 scenarios", text)
         self.assertIn("lower in 1, higher in 2, within a second in 3", text)
-        self.assertIn("| without | 3 | 0.3 min | 2.00 h | 0.67 h | 1 | 3 | 2 | - | - | - |", text)
-        self.assertIn("| marked | 3 | 0.3 min | 2.00 h | 0.67 h | 1 | 3 | 2 | 4 | 1.5 | 1.5 h |",
+        self.assertIn("| without the sweep | 3 | 0.3 min | 2.00 h | 0.67 h | 1 | 3 | 2 | - | - | - |", text)
+        self.assertIn("| trials first | 3 | 0.3 min | 2.00 h | 0.67 h | 1 | 3 | 2 | 4 | 1.5 | 1.5 h |",
                       text)
 
 
