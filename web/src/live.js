@@ -41,24 +41,46 @@ function onChange(listener) {
   return () => listeners.delete(listener);
 }
 
-// { data, error } of `load(signal)`, re-run every `interval` ms and whenever `deps` change.
-export function usePoll(load, deps, interval = POLL_MS) {
+// The job a change names (`event: job`, `data: {"id": 7}`), or null for any other change.
+export function changedJob(block) {
+  if (!/^event: job$/m.test(block)) return null;
+  const data = /^data: (.*)$/m.exec(block);
+  try {
+    return data ? JSON.parse(data[1]).id : null;
+  } catch {
+    return null;
+  }
+}
+
+// { data, error } of `load(signal)`, re-run every `interval` ms and whenever `deps` change, and
+// after each change the event stream names that `wants(block)` (default: every change; a
+// `resync` always counts). `interval` may be a function of the last answer, read after each:
+// a view whose data can no longer change (an ended sweep) then stops the timer (0) without
+// being reset; such a view follows the event stream as long as it is shown.
+export function usePoll(load, deps, interval = POLL_MS, wants = () => true) {
   const [state, setState] = useState({ data: undefined, error: undefined });
   const loadRef = useRef(load);
   loadRef.current = load;
+  const wantsRef = useRef(wants);
+  wantsRef.current = wants;
   useEffect(() => {
     const abort = new AbortController();
     let timer;
+    let last;
+    const every = () => (typeof interval === 'function' ? interval(last) : interval);
     setState({ data: undefined, error: undefined });
     const tick = async () => {
       try {
         const data = await loadRef.current(abort.signal);
-        if (!abort.signal.aborted) setState({ data, error: undefined });
+        if (abort.signal.aborted) return;
+        last = data;
+        setState({ data, error: undefined });
       } catch (error) {
         if (abort.signal.aborted) return;
         setState((s) => ({ data: s.data, error }));
       }
-      if (!abort.signal.aborted && interval > 0) timer = setTimeout(() => run(), interval);
+      const ms = every();
+      if (!abort.signal.aborted && ms > 0) timer = setTimeout(() => run(), ms);
     };
     // A change while an answer is awaited is read right after it.
     let busy = false;
@@ -77,7 +99,9 @@ export function usePoll(load, deps, interval = POLL_MS) {
         run();
       }
     };
-    const unsubscribe = interval > 0 ? onChange(() => run()) : () => {};
+    const relevant = (block) => /^event: resync$/m.test(block) || wantsRef.current(block);
+    const follows = typeof interval === 'function' || interval > 0;
+    const unsubscribe = follows ? onChange((block) => relevant(block) && run()) : () => {};
     run();
     return () => {
       abort.abort();

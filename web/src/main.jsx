@@ -13,11 +13,14 @@ import { QueuePage } from './pages/queue.jsx';
 import { JobsPage } from './pages/jobs.jsx';
 import { JobPage } from './pages/job.jsx';
 import { TeamsPage } from './pages/teams.jsx';
+import { SweepsPage } from './pages/sweeps.jsx';
+import { SweepPage } from './pages/sweep.jsx';
 
 const PAGES = [
   ['cluster', 'Cluster'],
   ['queue', 'Queue'],
   ['jobs', 'Jobs'],
+  ['sweeps', 'Sweeps'],
   ['teams', 'Teams'],
 ];
 
@@ -25,6 +28,8 @@ function Page({ route, me }) {
   const [first, second] = route.path;
   if (first === 'jobs' && second) return <JobPage id={second} me={me} />;
   if (first === 'jobs') return <JobsPage params={route.params} />;
+  if (first === 'sweeps' && second) return <SweepPage id={second} />;
+  if (first === 'sweeps') return <SweepsPage />;
   if (first === 'queue') return <QueuePage />;
   if (first === 'teams') return <TeamsPage />;
   return <ClusterPage />;

@@ -4,7 +4,7 @@ import { useState } from 'preact/hooks';
 import { api } from '../api.js';
 import { navigate } from '../route.js';
 import { StateBadge, Team } from '../parts/common.jsx';
-import { ago, clockTime, duration } from '../parts/format.js';
+import { ago, clockTime, duration, flatHparams } from '../parts/format.js';
 import { useJob } from '../parts/use_job.js';
 import { LogView } from '../parts/logs.jsx';
 import { Metrics } from '../parts/metrics.jsx';
@@ -155,6 +155,12 @@ export function JobPage({ id, me }) {
         )}
         {job.message && <> · {job.message}</>}
       </p>
+      {job.trial && (
+        <p data-testid="trial">
+          Trial {job.trial.trial} of <a href={`#/sweeps/${job.trial.sweep}`}>sweep {job.trial.sweep}</a>:{' '}
+          <code>{flatHparams(job.trial.hparams).join(' ')}</code>
+        </p>
+      )}
       <Actions job={job} me={me} />
       {!job.redacted && <Advice jobId={job.id} running={job.state === 'RUNNING'} />}
       {job.redacted ? (

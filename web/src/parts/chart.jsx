@@ -1,7 +1,8 @@
 // One tag's chart (GET /jobs/{id}/metrics?tag=T&max_points=N): a line per task (the first 100
 // when more tasks have the tag: `leftOut` says how many are not shown), rows
-// [step, time, value, min, max, count]. The x axis is the step or the wall time; smoothing is an
-// exponential moving average, as TensorBoard's; drag to zoom in, double-click to zoom out.
+// [step, time, value, min, max, count], each line in its own `colour` if it has one. The x axis
+// is the step or the wall time; smoothing is an exponential moving average, as TensorBoard's;
+// drag to zoom in, double-click to zoom out.
 import { useEffect, useRef } from 'preact/hooks';
 import uPlot from 'uplot';
 import { teamColour } from './format.js';
@@ -67,7 +68,7 @@ export function Chart({ tag, lines, leftOut = 0, axis, smoothing }) {
           },
         ],
       },
-      series: [{ label: axis }, ...lines.map((line) => ({ label: line.task, stroke: teamColour(line.task), spanGaps: true }))],
+      series: [{ label: axis }, ...lines.map((line) => ({ label: line.task, stroke: line.colour ?? teamColour(line.task), spanGaps: true }))],
     };
     plot.current = new uPlot(options, shown, box.current);
     zoomed.current = false;
@@ -86,7 +87,12 @@ export function Chart({ tag, lines, leftOut = 0, axis, smoothing }) {
   });
 
   return (
-    <div class="chart" data-tag={tag} data-points={data[0].length}>
+    <div
+      class="chart"
+      data-tag={tag}
+      data-points={data[0].length}
+      data-lines={lines.map((l) => `${l.task}=${l.rows.length}`).join(',')}
+    >
       <div class="chart-title">
         <strong>{tag}</strong>{' '}
         <span class="muted">

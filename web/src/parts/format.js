@@ -24,3 +24,19 @@ export function teamColour(team) {
 
 export const gpusOf = (job) =>
   (job.spec?.tasks ?? []).reduce((sum, t) => sum + (t.resources?.gpus ?? 0) * (t.replicas ?? 1), 0);
+
+// A metric's value in 4 significant digits (0.9822, 1.235e-5); '' when there is none.
+export function metricValue(value) {
+  if (value === null || value === undefined) return '';
+  return String(Number(value.toPrecision(4)));
+}
+
+// A trial's values as `name=value` pairs, nested ones with dotted names (model.hidden=64), as
+// the CLI's leaderboard shows them.
+export function flatHparams(hparams, prefix = '') {
+  return Object.entries(hparams ?? {}).flatMap(([name, value]) =>
+    value !== null && typeof value === 'object' && !Array.isArray(value)
+      ? flatHparams(value, `${prefix}${name}.`)
+      : [`${prefix}${name}=${typeof value === 'number' ? metricValue(value) : value}`],
+  );
+}
