@@ -5,6 +5,8 @@
 // error fails the test), sees a line the task writes appear on the job page within a second,
 // counts a chart's points, sees the checkpoint the task reported, kills the job from its page,
 // sees the jobs list follow a job submitted and killed through the API by the event stream alone,
+// follows a sweep of 3 trials on its pages (leaderboard best first, a chart line per trial,
+// a trial's job page linking back, pause, resume and kill from its buttons),
 // and saves a screenshot of each page. Then: a link used twice and an expired one are refused,
 // signing out revokes the session (in every tab, and on the master), and no code or session is
 // in the master's log.
@@ -48,6 +50,18 @@ while True:
     n += 1
     time.sleep(0.2)
 `;
+// A sweep's trial: a grid point q (1, 2 or 3) sets how high its `acc` climbs, in SWEEP_POINTS
+// points written at once; then it idles until stopped, so that the sweep can be paused.
+const SWEEP_POINTS = 10;
+const TRIAL_TASK = `
+import sys, time
+q = int(sys.argv[1])
+for step in range(${SWEEP_POINTS}):
+    print(f"cohort-metric step={step} acc={q / 10 * (1 - 1 / (step + 2)):.6f}", flush=True)
+while True:
+    time.sleep(1)
+`;
+const bestAcc = (q) => Number(((q / 10) * (1 - 1 / (SWEEP_POINTS + 1))).toFixed(6));
 const LATENCY_LIMIT_MS = 1000;
 const TICKS_MEASURED = 10;
 // A change made through the API shows on a page this soon, through the event stream alone: the
@@ -97,7 +111,12 @@ try {
   const errors = [];
   page.on('console', (m) => m.type() === 'error' && errors.push(`console: ${m.text()}`));
   page.on('pageerror', (e) => errors.push(`page error: ${e.message}`));
-  page.on('dialog', (d) => d.accept());
+  // Every confirm() is accepted; what each asked is kept.
+  const dialogs = [];
+  page.on('dialog', (d) => {
+    dialogs.push(d.message());
+    d.accept();
+  });
 
   // Sign in with a link, as `cohort dashboard` prints it. The first load: what the browser
   // fetched, and when the page was ready.
@@ -244,6 +263,75 @@ try {
   await page.waitForSelector(`tr[data-job="${late.id}"] .state-killed`, { timeout: EVENT_LIMIT_MS });
   check(true, `events: its kill through the API on the jobs list after ${Date.now() - since} ms (limit ${EVENT_LIMIT_MS})`);
   await page.screenshot({ path: join(artifacts, 'jobs-via-events.png'), fullPage: true });
+
+  // A sweep: its list, its page (leaderboard, chart), a trial's job page, and its buttons.
+  const sweepStarted = Date.now();
+  const sweep = await cluster.api('POST', '/sweeps', {
+    name: 'grid', team: 'vision',
+    trial: { tasks: [{ role: 'worker', command: ['python3', '-u', '-c', TRIAL_TASK, '${hp.q}'], resources: { gpus: 1, cpus: 0.25 } }] },
+    hyperparameters: { q: { type: 'int', minval: 1, maxval: 3, count: 3 } },
+    searcher: { name: 'grid', metric: 'acc', mode: 'max', max_concurrent_trials: 3 },
+  });
+  const reported = await waitFor('every trial to report its points', async () => {
+    const s = await cluster.api('GET', `/sweeps/${sweep.id}`);
+    return s.trials.length === 3 && s.trials.every((t) => t.points === SWEEP_POINTS) && s;
+  }, 30000);
+  const qOf = (trial) => trial.hparams.q;
+  await visit('sweeps', `tr[data-sweep="${sweep.id}"]`, 'sweeps');
+  const listed = await page.textContent(`tr[data-sweep="${sweep.id}"]`);
+  const best = await page.textContent(`tr[data-sweep="${sweep.id}"] [data-testid=best]`);
+  check(listed.includes('grid') && listed.includes('RUNNING') && listed.includes('3/3') && Number(best) === Number(bestAcc(3).toPrecision(4)),
+    `sweeps: the sweep is listed RUNNING with 3/3 trials and best ${best} (${bestAcc(3)})`);
+  await visit(`sweeps/${sweep.id}`, '.chart[data-tag="acc"]', 'sweep');
+  await page.waitForFunction(
+    (n) => (document.querySelector('.chart[data-tag="acc"]')?.dataset.lines ?? '').split(',').filter(Boolean).length === n,
+    3, { timeout: 10000 });
+  await page.waitForFunction(
+    () => document.querySelectorAll('[data-testid=leaderboard] tbody tr[data-metric]:not([data-metric=""])').length === 3,
+    undefined, { timeout: 10000 });
+  await page.screenshot({ path: join(artifacts, 'sweep.png'), fullPage: true });
+  const board = await page.$$eval('[data-testid=leaderboard] tbody tr', (rows) =>
+    rows.map((r) => ({ id: Number(r.dataset.trial), metric: Number(r.dataset.metric), text: r.textContent })));
+  const expected = [...reported.trials].sort((a, b) => qOf(b) - qOf(a));
+  check(board.length === 3 && board.every((row, i) => row.id === expected[i].id && row.metric === bestAcc(qOf(expected[i]))),
+    `sweep: the leaderboard has 3 trials best first: ${board.map((r) => `trial ${r.id} ${r.metric}`).join(', ')}`);
+  check(board[0].text.includes('q=3') && board[2].text.includes('q=1'), 'sweep: the best trial is q=3, the worst q=1');
+  const charted = (await page.getAttribute('.chart[data-tag="acc"]', 'data-lines')).split(',').map((l) => l.split('='));
+  check(charted.length === 3 && charted.every(([label, points], i) => label === `trial ${expected[i].id}` && Number(points) === SWEEP_POINTS),
+    `sweep: the acc chart has a line per trial of ${SWEEP_POINTS} points: ${charted.map((l) => l.join(': ')).join(', ')}`);
+  // A trial's job page says whose trial it is, and links back.
+  const trialJob = expected[0].job_id;
+  await visit(`jobs/${trialJob}`, '[data-testid=trial]', 'sweep-trial-job');
+  const trialText = await page.textContent('[data-testid=trial]');
+  check(trialText.includes(`Trial ${expected[0].id} of sweep ${sweep.id}`) && trialText.includes('q=3'),
+    `sweep: job ${trialJob}'s page says "${trialText}"`);
+  await page.click(`[data-testid=trial] a[href="#/sweeps/${sweep.id}"]`);
+  await page.waitForSelector('[data-testid=sweep-page][data-state="RUNNING"] [data-testid=pause]');
+  // Pause, resume and kill from the page: the API and then the page (trials too) follow.
+  const sweepState = async () => (await cluster.api('GET', `/sweeps/${sweep.id}`)).state;
+  const trialsShown = (state) =>
+    page.waitForFunction((s) => [...document.querySelectorAll('[data-testid=leaderboard] tbody tr')].every((r) => r.dataset.state === s), state, { timeout: 20000 });
+  await page.click('[data-testid=pause]');
+  await page.waitForSelector('[data-testid=sweep-page][data-state="PAUSED"]', { timeout: 10000 });
+  check(await sweepState() === 'PAUSED', 'sweep: paused from its page (the API says PAUSED)');
+  await trialsShown('PAUSED');
+  check(true, 'sweep: its 3 trials show PAUSED');
+  await page.screenshot({ path: join(artifacts, 'sweep-paused.png'), fullPage: true });
+  await page.click('[data-testid=resume]');
+  await page.waitForSelector('[data-testid=sweep-page][data-state="RUNNING"]', { timeout: 10000 });
+  check(await sweepState() === 'RUNNING', 'sweep: resumed from its page (the API says RUNNING)');
+  await trialsShown('RUNNING');
+  check(true, 'sweep: its 3 trials show RUNNING again');
+  await page.click('[data-testid=kill]');
+  await page.waitForSelector('[data-testid=sweep-page][data-state="KILLED"]', { timeout: 10000 });
+  check(await sweepState() === 'KILLED', 'sweep: killed from its page (the API says KILLED)');
+  await trialsShown('KILLED');
+  check((await page.locator('[data-testid=sweep-page] .actions button').count()) === 0, 'sweep: no buttons once it ended');
+  await page.screenshot({ path: join(artifacts, 'sweep-killed.png'), fullPage: true });
+  const asked = dialogs.filter((d) => d.includes(`sweep ${sweep.id}`));
+  check(asked.length === 2 && asked[0].startsWith(`Pause sweep ${sweep.id}`) && asked[1].startsWith(`Kill sweep ${sweep.id}`),
+    `sweep: pause and kill asked first, resume did not: ${asked.join(' | ')}`);
+  console.log(`sweep: submitted, shown, paused, resumed and killed in ${((Date.now() - sweepStarted) / 1000).toFixed(1)} s`);
 
   for (const e of errors) console.log(`  ${e}`);
   check(errors.length === 0, `no console or page errors (${errors.length})`);
