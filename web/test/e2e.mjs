@@ -6,7 +6,8 @@
 // counts a chart's points, sees the checkpoint the task reported, kills the job from its page,
 // sees the jobs list follow a job submitted and killed through the API by the event stream alone,
 // follows a sweep of 3 trials on its pages (leaderboard best first, a chart line per trial,
-// a trial's job page linking back, pause, resume and kill from its buttons),
+// a trial's job page linking back, pause, resume and kill from its buttons) and a sweep of 21
+// trials whose chart keeps the best 20,
 // and saves a screenshot of each page. Then: a link used twice and an expired one are refused,
 // signing out revokes the session (in every tab, and on the master), and no code or session is
 // in the master's log.
@@ -60,6 +61,16 @@ for step in range(${SWEEP_POINTS}):
     print(f"cohort-metric step={step} acc={q / 10 * (1 - 1 / (step + 2)):.6f}", flush=True)
 while True:
     time.sleep(1)
+`;
+// A larger sweep, to see the chart keep the best MAX_TRIALS_CHARTED of its trials: each trial
+// writes 2 points of `loss`, lower with q, and ends.
+const MANY_TRIALS = 21;
+const MAX_TRIALS_CHARTED = 20; // web/src/parts/trial_chart.jsx
+const SHORT_TRIAL = `
+import sys
+q = int(sys.argv[1])
+for step in range(2):
+    print(f"cohort-metric step={step} loss={1 / (q * (step + 1)):.6f}", flush=True)
 `;
 const bestAcc = (q) => Number(((q / 10) * (1 - 1 / (SWEEP_POINTS + 1))).toFixed(6));
 const LATENCY_LIMIT_MS = 1000;
@@ -328,10 +339,32 @@ try {
   await trialsShown('KILLED');
   check((await page.locator('[data-testid=sweep-page] .actions button').count()) === 0, 'sweep: no buttons once it ended');
   await page.screenshot({ path: join(artifacts, 'sweep-killed.png'), fullPage: true });
+  // More trials than the chart takes: the best 20 are charted, and the page says so.
+  const many = await cluster.api('POST', '/sweeps', {
+    name: 'many',
+    trial: { tasks: [{ role: 'worker', command: ['python3', '-c', SHORT_TRIAL, '${hp.q}'], resources: { gpus: 1, cpus: 0.25 } }] },
+    hyperparameters: { q: { type: 'int', minval: 1, maxval: MANY_TRIALS, count: MANY_TRIALS } },
+    searcher: { name: 'grid', metric: 'loss', max_concurrent_trials: 4 },
+  });
+  const finished = await waitFor('the larger sweep to complete', async () => {
+    const s = await cluster.api('GET', `/sweeps/${many.id}`);
+    return s.state === 'COMPLETED' && s;
+  }, 60000);
+  await visit(`sweeps/${many.id}`, '[data-testid=sweep-page][data-state="COMPLETED"] .chart[data-tag="loss"]', 'sweep-completed');
+  const manyRows = await page.$$eval('[data-testid=leaderboard] tbody tr', (rows) => rows.map((r) => Number(r.dataset.trial)));
+  const manyLines = (await page.getAttribute('.chart[data-tag="loss"]', 'data-lines')).split(',').map((l) => l.split('='));
+  const bestTwenty = finished.trials.slice(0, MAX_TRIALS_CHARTED);
+  check(manyRows.length === MANY_TRIALS && finished.trials[0].hparams.q === MANY_TRIALS &&
+      manyLines.length === MAX_TRIALS_CHARTED &&
+      manyLines.every(([label, points], i) => label === `trial ${bestTwenty[i].id}` && Number(points) === 2),
+    `sweep: of ${manyRows.length} trials the chart has the best ${manyLines.length} (q=${MANY_TRIALS} first), 2 points each`);
+  const note = await page.textContent('[data-testid=charted-note]');
+  check(note.includes(`best ${MAX_TRIALS_CHARTED} of ${MANY_TRIALS} trials`), `sweep: the page says "${note.trim()}"`);
+
   const asked = dialogs.filter((d) => d.includes(`sweep ${sweep.id}`));
   check(asked.length === 2 && asked[0].startsWith(`Pause sweep ${sweep.id}`) && asked[1].startsWith(`Kill sweep ${sweep.id}`),
     `sweep: pause and kill asked first, resume did not: ${asked.join(' | ')}`);
-  console.log(`sweep: submitted, shown, paused, resumed and killed in ${((Date.now() - sweepStarted) / 1000).toFixed(1)} s`);
+  console.log(`sweeps: shown, paused, resumed, killed, and ${MANY_TRIALS} trials run, in ${((Date.now() - sweepStarted) / 1000).toFixed(1)} s`);
 
   for (const e of errors) console.log(`  ${e}`);
   check(errors.length === 0, `no console or page errors (${errors.length})`);
