@@ -26,17 +26,25 @@ async function firstTask(jobId, cache, signal) {
   return cache.get(jobId);
 }
 
+async function trialLine(trial, metric, cache, signal) {
+  const task = await firstTask(trial.job_id, cache, signal);
+  const answer = await api(
+    `/jobs/${trial.job_id}/metrics${query({ tag: metric, task, max_points: POINTS_PER_TRIAL })}`,
+    { signal },
+  );
+  const line = answer.lines[0];
+  return line ? { ...line, task: `trial ${trial.id}`, colour: trialColour(trial.id) } : null;
+}
+
 async function loadLines(trials, metric, cache, signal) {
   const lines = await Promise.all(
-    trials.map(async (trial) => {
-      const task = await firstTask(trial.job_id, cache, signal);
-      const answer = await api(
-        `/jobs/${trial.job_id}/metrics${query({ tag: metric, task, max_points: POINTS_PER_TRIAL })}`,
-        { signal },
-      );
-      const line = answer.lines[0];
-      return line ? { ...line, task: `trial ${trial.id}`, colour: trialColour(trial.id) } : null;
-    }),
+    trials.map((trial) =>
+      // A trial whose job the master no longer keeps has no line; the others are still drawn.
+      trialLine(trial, metric, cache, signal).catch((error) => {
+        if (error.status === 404) return null;
+        throw error;
+      }),
+    ),
   );
   return lines.filter(Boolean);
 }
