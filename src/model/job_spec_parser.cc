@@ -177,16 +177,8 @@ class Validator {
     for (const auto& [key, value] : obj.items()) {
       if (Contains(known, key)) continue;
       std::string reason = "unknown field; ";
-      if (std::string hint = Misplaced(level, key); !hint.empty()) {
-        reason += hint;
-      } else {
-        if (std::string_view best = ClosestName(key, known); !best.empty()) {
-          reason += fmt::format("did you mean \"{}\"?", best);
-        } else {
-          std::vector<std::string_view> names(known.begin(), known.end());
-          reason += fmt::format("expected one of: {}", fmt::join(names, ", "));
-        }
-      }
+      std::string hint = Misplaced(level, key);
+      reason += hint.empty() ? UnknownFieldHint(key, known) : hint;
       Error(ChildPath(path, key), reason);
     }
   }

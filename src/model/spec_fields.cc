@@ -1,6 +1,7 @@
 #include "model/spec_fields.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <cctype>
@@ -78,6 +79,13 @@ std::string_view ClosestName(std::string_view given, std::span<const std::string
     }
   }
   return best;
+}
+
+std::string UnknownFieldHint(std::string_view given, std::span<const std::string_view> known) {
+  if (std::string_view best = ClosestName(given, known); !best.empty()) {
+    return fmt::format("did you mean \"{}\"?", best);
+  }
+  return fmt::format("expected one of: {}", fmt::join(known, ", "));
 }
 
 std::optional<std::string> IdentifierProblem(const Json& v, std::string_view what,

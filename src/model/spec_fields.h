@@ -27,6 +27,10 @@ std::string DescribeSpecValue(const Json& v);
 // The name in `known` closest to `given` (case aside) within two edits, or "" if none is.
 std::string_view ClosestName(std::string_view given, std::span<const std::string_view> known);
 
+// What to say of a field `given` that is not one of `known`: "did you mean \"gpus\"?" when a
+// known name is close, else "expected one of: a, b, c".
+std::string UnknownFieldHint(std::string_view given, std::span<const std::string_view> known);
+
 // Why the string `v` is not a valid `what` ("name", "team") of at most `max_length`
 // characters, or nothing if it is. `v` is any value: a non-string is a problem too.
 std::optional<std::string> IdentifierProblem(const Json& v, std::string_view what,

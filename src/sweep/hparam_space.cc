@@ -139,15 +139,9 @@ class SpaceReader {
     Fields known = FieldsOf(hp.type);
     for (const auto& [key, value] : v.items()) {
       if (std::find(known.begin(), known.end(), key) != known.end()) continue;
-      std::string reason =
-          fmt::format("unknown field of a {} hyperparameter; ", type.get<std::string>());
-      if (std::string_view best = ClosestName(key, known); !best.empty()) {
-        reason += fmt::format("did you mean \"{}\"?", best);
-      } else {
-        std::vector<std::string_view> names(known.begin(), known.end());
-        reason += fmt::format("expected one of: {}", fmt::join(names, ", "));
-      }
-      Error(ChildPath(path, key), reason);
+      Error(ChildPath(path, key),
+            fmt::format("unknown field of a {} hyperparameter; {}", type.get<std::string>(),
+                        UnknownFieldHint(key, known)));
     }
     bool ok = true;
     switch (hp.type) {

@@ -135,14 +135,7 @@ class Reader {
   void Unknown(const Json& obj, const std::string& path, Fields known) {
     for (const auto& [key, value] : obj.items()) {
       if (Contains(known, key)) continue;
-      std::string reason = "unknown field; ";
-      if (std::string_view best = ClosestName(key, known); !best.empty()) {
-        reason += fmt::format("did you mean \"{}\"?", best);
-      } else {
-        std::vector<std::string_view> names(known.begin(), known.end());
-        reason += fmt::format("expected one of: {}", fmt::join(names, ", "));
-      }
-      Error(ChildPath(path, key), reason);
+      Error(ChildPath(path, key), "unknown field; " + UnknownFieldHint(key, known));
     }
   }
 
