@@ -191,15 +191,18 @@ class Cluster:
             raise RuntimeError(f"cohort {' '.join(args)}: exit {p.returncode}: {p.stderr.strip()}")
         return p.stdout
 
-    def get(self, path):
+    def get_text(self, path):
         req = urllib.request.Request(self.url + path,
                                      headers={"Authorization": f"Bearer {self.token}"})
         try:
             with urllib.request.urlopen(req, timeout=30) as r:
-                return json.load(r)
+                return r.read().decode(errors="replace")
         except urllib.error.HTTPError as e:
             raise RuntimeError(f"GET {path}: {e.code} {e.read().decode(errors='replace')}") \
                 from None
+
+    def get(self, path):
+        return json.loads(self.get_text(path))
 
 
 def parse_time(text):
@@ -240,6 +243,23 @@ def record_trials(cluster, sweep):
     return trials
 
 
+def check_failures(cluster, searcher, repeat, trials):
+    """Failed trials are named; a sweep whose every trial failed ends the benchmark, with the
+    end of one's output (a missing python3-torch or python3-sklearn, say)."""
+    failed = [t for t in trials if t["state"] == "FAILED" or not t["points"]]
+    if not failed:
+        return
+    job = failed[0]["job_id"]
+    if len(failed) < len(trials):
+        log(f"{searcher}, repeat {repeat}: {len(failed)} trial(s) failed or never reported "
+            f"{METRIC}, e.g. job {job} (--keep DIR keeps the cluster's logs)")
+        return
+    logs = cluster.get_text(f"/api/v1/jobs/{job}/logs") if job is not None else ""
+    tail = "\n".join(logs.splitlines()[-15:])
+    raise RuntimeError(f"{searcher}, repeat {repeat}: every trial failed or never reported "
+                       f"{METRIC}; job {job}'s output ends with:\n{tail}")
+
+
 def run_sweep(cluster, work, searcher, repeat, max_trials, args):
     spec = sweep_spec(searcher, repeat, max_trials, args)
     path = os.path.join(work, "specs", f"{searcher}-{repeat}.json")
@@ -275,6 +295,7 @@ def run_sweep(cluster, work, searcher, repeat, max_trials, args):
         time.sleep(1)
     wall = time.time() - started
     trials = record_trials(cluster, sweep)
+    check_failures(cluster, searcher, repeat, trials)
     run = {"searcher": searcher, "repeat": repeat, "seed": repeat, "sweep_id": sweep_id,
            "max_trials": made, "state": sweep["state"], "timed_out": timed_out, "wall_s": wall,
            "sweep_gpu_s": sweep["gpu_seconds"], "trials": trials,
@@ -394,4 +415,8 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    try:
+        sys.exit(main(sys.argv[1:]))
+    except RuntimeError as e:  # the cluster is down by now
+        log(f"error: {e}")
+        sys.exit(1)

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """bench/sweep_bench.py's figures from made-up runs whose GPU times are worked out here, and the
-specs it writes. Run: /usr/bin/python3 bench/sweep_bench_test.py Figures Specs (CTest:
-sweep_bench_selftest).
+specs it writes. Run: /usr/bin/python3 bench/sweep_bench_test.py Figures Specs Failures
+(CTest: sweep_bench_selftest).
 
 With SWEEP_BENCH_BIN_DIR set (where cohort, cohortd and cohort-run-task are), `Smoke` runs the
 benchmark itself, one repeat of a tiny budget on a real local cluster, about a minute (CTest:
@@ -168,6 +168,23 @@ class Specs(unittest.TestCase):
         random = bench.sweep_spec("random", 1, 9, self.ARGS)
         self.assertNotIn("divisor", random["searcher"])
         self.assertEqual(random["name"], "bench-random-1")
+
+
+class Failures(unittest.TestCase):
+    def test_a_sweep_of_failed_trials_ends_the_benchmark_with_their_output(self):
+        class Logs:  # the one call check_failures makes of a cluster
+            def get_text(self, path):
+                self.path = path
+                return "".join(f"line {i}\n" for i in range(20)) + "No module named 'sklearn'\n"
+
+        ok = {"state": "COMPLETED", "job_id": 1, "points": [[0, 1, 0.5]]}
+        failed = {"state": "FAILED", "job_id": 2, "points": []}
+        silent = {"state": "COMPLETED", "job_id": 3, "points": []}
+        logs = Logs()
+        bench.check_failures(logs, "asha", 1, [ok, failed])  # some failed: only a warning
+        with self.assertRaisesRegex(RuntimeError, r"(?s)job 2's output.*line 19\nNo module"):
+            bench.check_failures(logs, "asha", 1, [failed, silent])
+        self.assertEqual(logs.path, "/api/v1/jobs/2/logs")
 
 
 @unittest.skipUnless(os.environ.get("SWEEP_BENCH_BIN_DIR"), "SWEEP_BENCH_BIN_DIR is not set")
