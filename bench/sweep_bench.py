@@ -349,6 +349,8 @@ def parse_args(argv):
     for name in ("budget", "target", "start_cost", "epoch_cost", "sweep_timeout"):
         if not getattr(args, name) > 0:
             p.error(f"--{name.replace('_', '-')}: must be above 0, got {getattr(args, name)}")
+    if args.target > 1:
+        p.error(f"--target: {METRIC} is at most 1, got {args.target}")
     if args.epoch_seconds < 0:
         p.error(f"--epoch-seconds: must be at least 0, got {args.epoch_seconds}")
     if not 1 <= args.repeats <= 100:
