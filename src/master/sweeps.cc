@@ -310,11 +310,11 @@ void Sweeps::Reconcile(Sweep& sweep) {
       sweep.state = SweepState::kCompleted;
       sweep.finished_at = clock_.Now();
       auto best = BestTrial(sweep);
+      // The state says COMPLETED already: the message says what came of it.
       sweep.message =
-          best ? fmt::format("completed: {} trials, best trial {}", sweep.trials.size(), *best)
-               : fmt::format("completed: {} trials, none reported {}", sweep.trials.size(),
-                             searcher.metric);
-      spdlog::info("sweep {}: {}", sweep.id, sweep.message);
+          best ? fmt::format("{} trials, best trial {}", sweep.trials.size(), *best)
+               : fmt::format("{} trials, none reported {}", sweep.trials.size(), searcher.metric);
+      spdlog::info("sweep {}: completed: {}", sweep.id, sweep.message);
       changed = true;
     }
   }
