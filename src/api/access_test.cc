@@ -283,6 +283,34 @@ TEST(Access, EveryRouteAgainstEveryCaller) {
 
 // Which secrets each caller changes and lists; that no answer holds a value, while the agent
 // of the node that runs the task gets it.
+TEST(Access, SweepListsAreNewestFirstBoundedAndOnlyWhatTheCallerMayRead) {
+  World world;
+  for (int i = 0; i < 2; ++i) {  // sweeps 2 and 3, after the world's sweep 1
+    ASSERT_EQ(
+        world.Serve(world.bob_token(), "POST", "/api/v1/sweeps", World::SweepSpecText()).status,
+        201);
+  }
+  auto ids = [](const HttpResponse& r) {
+    std::vector<int64_t> out;
+    const Json doc = *ParseJson(r.body);
+    for (const auto& s : doc["sweeps"]) out.push_back(s["id"].get<int64_t>());
+    return out;
+  };
+  HttpResponse page = world.Serve(kMember, "GET", "/api/v1/sweeps?limit=2");
+  ASSERT_EQ(page.status, 200) << page.body;
+  EXPECT_EQ(ids(page), (std::vector<int64_t>{3, 2}));
+  EXPECT_EQ((*ParseJson(page.body))["more"], true);
+  HttpResponse all = world.Serve(kMember, "GET", "/api/v1/sweeps");
+  EXPECT_EQ(ids(all), (std::vector<int64_t>{3, 2, 1}));
+  EXPECT_EQ((*ParseJson(all.body))["more"], false);
+  EXPECT_TRUE(ids(world.Serve(kOutsider, "GET", "/api/v1/sweeps")).empty());
+  EXPECT_TRUE(ids(world.Serve(kMember, "GET", "/api/v1/sweeps?team=nlp")).empty());
+  for (const char* bad : {"limit=0", "limit=101", "limit=x", "state=RUNNING"}) {
+    HttpResponse r = world.Serve(kMember, "GET", std::string("/api/v1/sweeps?") + bad);
+    EXPECT_EQ(r.status, 400) << bad << ": " << r.body;
+  }
+}
+
 TEST(Access, SecretsAreChangedByTheirOwnersAndNeverReadBack) {
   World world;
   const std::string team_value = "vision-team-secret-7f3a";

@@ -12,6 +12,11 @@ namespace cohort::api {
 
 namespace {
 
+// A list answer carries each sweep's whole leaderboard (up to kMaxTrials trials): bounded by
+// sweeps as well, newest first.
+constexpr size_t kDefaultSweepPage = 20;
+constexpr size_t kMaxSweepPage = 100;
+
 StatusOr<SweepId> SweepIdParam(const std::string& text) {
   auto id = ParseJobId(text);  // the same form: a positive decimal integer
   if (!id.ok()) {
@@ -34,22 +39,29 @@ StatusOr<HttpResponse> ApiServer::SubmitSweep(const Call& call) {
 }
 
 StatusOr<HttpResponse> ApiServer::ListSweeps(const Call& call) {
-  COHORT_RETURN_IF_ERROR(CheckQuery(call.request, {"team", "user"}));
+  COHORT_RETURN_IF_ERROR(CheckQuery(call.request, {"team", "user", "limit"}));
+  COHORT_ASSIGN_OR_RETURN(size_t limit,
+                          PageLimit(call.request, kDefaultSweepPage, kMaxSweepPage, "sweeps"));
   auto filter = [&](const char* name) {
     auto it = call.request.query.find(name);
     return it == call.request.query.end() ? std::string() : it->second;
   };
   const std::string team = filter("team"), user = filter("user");
   Json list = Json::array();
+  bool more = false;
   // Newest first; only the sweeps the caller may read.
   auto all = master_.sweeps().List();
   for (auto it = all.rbegin(); it != all.rend(); ++it) {
     const master::Sweep& s = **it;
     if (!auth::CanReadJob(call.caller, s.user, s.team())) continue;
     if ((!team.empty() && s.team() != team) || (!user.empty() && s.user != user)) continue;
+    if (list.size() == limit) {
+      more = true;
+      break;
+    }
     list.push_back(SweepJson(master_, s));
   }
-  return JsonResponse(200, Json{{"sweeps", std::move(list)}});
+  return JsonResponse(200, Json{{"sweeps", std::move(list)}, {"more", more}});
 }
 
 StatusOr<HttpResponse> ApiServer::GetSweep(const Call& call) {

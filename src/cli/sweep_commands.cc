@@ -147,6 +147,10 @@ int RunList(const GlobalOptions& g, const SweepOptions& o) {
                BestText(s), created.ok() ? ShortDuration(now - *created) : "-"});
   }
   table.Print(stdout);
+  if (answer->value("more", false)) {
+    fmt::print(stderr, "older sweeps are not shown: the master lists the newest {}\n",
+               (*answer)["sweeps"].size());
+  }
   return 0;
 }
 
