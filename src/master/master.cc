@@ -27,7 +27,7 @@ Master::Master(MasterConfig config, MasterDeps deps, const Clock& clock, EventLo
       reconciler_(config_, jobs_, nodes_, scheduling_, lifecycle_, journal_, accounts_,
                   task_secrets_, clock_),
       advice_(config_, jobs_, reconciler_.resources(), lifecycle_, clock_),
-      sweeps_(jobs_, lifecycle_, journal_, clock_, loop_),
+      sweeps_(jobs_, lifecycle_, journal_, metrics_->store(), clock_, loop_),
       audit_(*store_, clock_, config_.audit_retention),
       usage_(*store_, clock_) {
   config_.storage_root = StorageRootOf(config_);

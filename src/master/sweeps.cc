@@ -53,9 +53,14 @@ std::string RequestIdOf(SweepId sweep, int trial) {
 
 }  // namespace
 
-Sweeps::Sweeps(JobBook& jobs, JobLifecycle& lifecycle, Journal& journal, const Clock& clock,
-               EventLoop& loop)
-    : jobs_(jobs), lifecycle_(lifecycle), journal_(journal), clock_(clock), loop_(loop) {}
+Sweeps::Sweeps(JobBook& jobs, JobLifecycle& lifecycle, Journal& journal,
+               state::MetricStore& metrics, const Clock& clock, EventLoop& loop)
+    : jobs_(jobs),
+      lifecycle_(lifecycle),
+      journal_(journal),
+      metrics_(metrics),
+      clock_(clock),
+      loop_(loop) {}
 
 Sweep* Sweeps::Find(SweepId id) {
   auto it = sweeps_.find(id);
@@ -196,6 +201,37 @@ StatusOr<Sweep> Sweeps::FromRecord(const SweepRecord& record) const {
   return sweep;
 }
 
+void Sweeps::RefreshFromMetrics(const Sweep& sweep, SweepTrial& trial) {
+  const Job* job = jobs_.Find(trial.job_id);
+  if (!job || job->spec.tasks.empty()) return;
+  const std::string task = job->spec.tasks.front().role + "/0";  // the voice Observe hears
+  const sweep::SearcherSpec& searcher = sweep.spec.searcher;
+  auto series = metrics_.Series(trial.job_id);
+  if (!series.ok()) {
+    spdlog::warn("sweep {} trial {}: cannot read its metrics: {}", sweep.id, trial.id,
+                 series.status().ToString());
+    return;
+  }
+  for (const auto& s : *series) {
+    if (s.task != task) continue;
+    if (!searcher.time_metric.empty() && s.tag == searcher.time_metric) trial.time = s.last_value;
+    if (s.tag != searcher.metric || s.points <= trial.points) continue;
+    trial.points = s.points;
+    trial.last = s.last_value;
+    trial.steps = std::max(trial.steps, s.last_step);
+    // Every level of the store keeps each row's min and max: the best is exact however the
+    // rows were summed up.
+    auto chart = metrics_.Read(state::MetricQuery{trial.job_id, searcher.metric, task});
+    if (!chart.ok()) continue;
+    for (const auto& line : chart->lines) {
+      for (const auto& row : line.rows) {
+        double v = searcher.mode == sweep::MetricMode::kMax ? row.max : row.min;
+        if (!trial.best || Better(searcher.mode, v, *trial.best)) trial.best = v;
+      }
+    }
+  }
+}
+
 Status Sweeps::Save(Sweep& sweep) {
   ++sweep.version;
   Status s = journal_.store().SaveSweep(RecordOf(sweep));
@@ -213,6 +249,11 @@ Status Sweeps::Load() {
     next_id_ = std::max(next_id_, sweep.id + 1);
     SweepId id = sweep.id;
     sweeps_.emplace(id, std::move(sweep));
+  }
+  for (auto& [id, sweep] : sweeps_) {
+    for (auto& trial : sweep.trials) {
+      if (!trial.ended && trial.job_id != 0) RefreshFromMetrics(sweep, trial);
+    }
   }
   // What a crash may have left undone (a trial's end not yet told, the next trial not yet
   // submitted) is done now.
@@ -422,7 +463,12 @@ void Sweeps::Observe(const Job& job, const TaskId& task, const std::vector<Tagge
   SweepTrial& trial = sweep->trials[static_cast<size_t>(index)];
   if (trial.job_id != job.id) return;
   const sweep::SearcherSpec& searcher = sweep->spec.searcher;
-  bool decided = false;
+  // Only asha's state moves with a point, and only at a rung: the searcher's state and the
+  // leaderboard are written then, not for every batch (a trial may report every step).
+  const std::vector<double> rungs = searcher.name == sweep::SearcherName::kAsha
+                                        ? sweep::RungTimes(searcher)
+                                        : std::vector<double>();
+  bool changed = false;
   for (const auto& p : points) {
     const double value = p.point.value;
     if (!std::isfinite(value)) continue;
@@ -437,12 +483,20 @@ void Sweeps::Observe(const Job& job, const TaskId& task, const std::vector<Tagge
         searcher.time_metric.empty() ? std::optional<double>(p.point.step) : trial.time;
     if (!time) continue;  // no time yet: nothing to place it in a rung by
     sweep::Verdict verdict = sweep->searcher->Observe(trial.id, *time, value);
-    decided = true;
-    if (verdict != sweep::Verdict::kContinue) StopTrial(*sweep, trial, verdict);
+    size_t reached = static_cast<size_t>(
+        std::count_if(rungs.begin(), rungs.end(), [&](double r) { return r <= *time; }));
+    if (reached > trial.rungs_reached) {
+      trial.rungs_reached = reached;
+      changed = true;
+    }
+    if (verdict != sweep::Verdict::kContinue) {
+      changed = true;
+      StopTrial(*sweep, trial, verdict);
+    }
   }
-  // The searcher's state moves only with its metric: written then, with what the leaderboard
-  // shows; the values between writes are shown from memory.
-  if (decided) {
+  // The values between writes are shown from memory (and read back from the metric store by a
+  // restarted master: RefreshFromMetrics).
+  if (changed) {
     Journal::Batch batch(journal_);
     (void)Save(*sweep);
   }

@@ -26,6 +26,7 @@
 #include "master/journal.h"
 #include "model/metric.h"
 #include "model/sweep_record.h"
+#include "state/metric_store.h"
 #include "sweep/searcher.h"
 #include "sweep/sweep_spec.h"
 
@@ -76,6 +77,9 @@ struct SweepTrial {
   int64_t points = 0;
   // asha with time_metric: the trial's time, the last value of that metric.
   std::optional<double> time;
+  // In memory only: asha's rungs its points have reached, to tell a point that changes the
+  // searcher's state (one that reaches a new rung) from one that does not.
+  size_t rungs_reached = 0;
 };
 
 struct Sweep {
@@ -96,8 +100,8 @@ struct Sweep {
 
 class Sweeps {
  public:
-  Sweeps(JobBook& jobs, JobLifecycle& lifecycle, Journal& journal, const Clock& clock,
-         EventLoop& loop);
+  Sweeps(JobBook& jobs, JobLifecycle& lifecycle, Journal& journal, state::MetricStore& metrics,
+         const Clock& clock, EventLoop& loop);
 
   // Reads every sweep from the store (after the jobs) and reconciles the running ones.
   Status Load();
@@ -142,12 +146,17 @@ class Sweeps {
   int LiveTrials(const Sweep& sweep) const;
   SweepRecord RecordOf(const Sweep& sweep) const;
   StatusOr<Sweep> FromRecord(const SweepRecord& record) const;
+  // The leaderboard's figures of a live trial (best, last, steps, points, time) from the metric
+  // store, which has every point the master took: the record has them only as of its last
+  // write.
+  void RefreshFromMetrics(const Sweep& sweep, SweepTrial& trial);
   // Writes the sweep; a failure fails stop (memory has moved on) and is returned.
   Status Save(Sweep& sweep);
 
   JobBook& jobs_;
   JobLifecycle& lifecycle_;
   Journal& journal_;
+  state::MetricStore& metrics_;
   const Clock& clock_;
   EventLoop& loop_;
   std::map<SweepId, Sweep> sweeps_;

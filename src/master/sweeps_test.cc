@@ -214,6 +214,12 @@ TEST_P(SweepsTest, ARestartLosesNoTrialStartsNoneTwiceAndKeepsTheSearchersState)
   ReportJobs("n1", {});
   Ship(JobOf(id, 1), "acc", {{1, 0.9}});
   Json searcher_before = GetSweep(id).searcher->State();
+  // A point between rungs changes nothing a verdict depends on (asha's rungs, its stream): the
+  // sweep is not written again for it.
+  using Call = cohort::testing::FailingStateStore::Call;
+  const int64_t saves = store_->Calls(Call::kSaveSweep);
+  Ship(JobOf(id, 1), "acc", {{2, 0.93}});
+  EXPECT_EQ(store_->Calls(Call::kSaveSweep), saves);
   std::vector<Json> values_before;
   for (const auto& t : GetSweep(id).trials) values_before.push_back(t.hparams);
   int jobs_before = TrialJobs();
@@ -227,7 +233,11 @@ TEST_P(SweepsTest, ARestartLosesNoTrialStartsNoneTwiceAndKeepsTheSearchersState)
   for (size_t i = 0; i < values_before.size(); ++i)
     EXPECT_EQ(after.trials[i].hparams, values_before[i]);
   EXPECT_EQ(TrialJobs(), jobs_before);
-  EXPECT_EQ(after.trials[0].best, std::optional<double>(0.9));
+  // What the leaderboard showed comes back from the metric store, the unwritten point too.
+  EXPECT_EQ(after.trials[0].best, std::optional<double>(0.93));
+  EXPECT_EQ(after.trials[0].last, std::optional<double>(0.93));
+  EXPECT_EQ(after.trials[0].steps, 2);
+  EXPECT_EQ(after.trials[0].points, 2);
 
   // The next trial after the restart is the one an uninterrupted searcher would have made.
   auto fresh = sweep::MakeSearcher(after.spec, &searcher_before);
