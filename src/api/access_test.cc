@@ -300,6 +300,18 @@ TEST(Access, SweepListsAreNewestFirstBoundedAndOnlyWhatTheCallerMayRead) {
   ASSERT_EQ(page.status, 200) << page.body;
   EXPECT_EQ(ids(page), (std::vector<int64_t>{3, 2}));
   EXPECT_EQ((*ParseJson(page.body))["more"], true);
+  // What each may do with bob's running sweep, as the routes decide.
+  auto actions = [&](Caller c) {
+    return (*ParseJson(world.Serve(c, "GET", "/api/v1/sweeps/1").body))["allowed_actions"];
+  };
+  EXPECT_EQ(actions(kAdmin), Json({"pause", "kill"}));
+  EXPECT_EQ(actions(kTeamAdmin), Json({"pause", "kill"}));
+  EXPECT_EQ(actions(kMember), Json::array());
+  EXPECT_EQ(actions(kViewer), Json::array());
+  ASSERT_EQ(world.Serve(kAdmin, "POST", "/api/v1/sweeps/1/pause").status, 200);
+  EXPECT_EQ(actions(kTeamAdmin), Json({"resume", "kill"}));
+  ASSERT_EQ(world.Serve(kAdmin, "POST", "/api/v1/sweeps/1/kill").status, 200);
+  EXPECT_EQ(actions(kAdmin), Json::array());
   HttpResponse all = world.Serve(kMember, "GET", "/api/v1/sweeps");
   EXPECT_EQ(ids(all), (std::vector<int64_t>{3, 2, 1}));
   EXPECT_EQ((*ParseJson(all.body))["more"], false);

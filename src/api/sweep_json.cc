@@ -10,9 +10,21 @@ namespace {
 
 Json OrNull(const std::optional<double>& v) { return v ? Json(*v) : Json(nullptr); }
 
+Json AllowedActions(const master::Sweep& sweep, const auth::Principal& caller) {
+  Json actions = Json::array();
+  if (!auth::CanChangeJob(caller, sweep.user, sweep.team())) return actions;
+  if (sweep.state == master::SweepState::kRunning) actions.push_back("pause");
+  if (sweep.state == master::SweepState::kPaused) actions.push_back("resume");
+  if (sweep.state == master::SweepState::kRunning || sweep.state == master::SweepState::kPaused) {
+    actions.push_back("kill");
+  }
+  return actions;
+}
+
 }  // namespace
 
-Json SweepJson(const master::Master& master, const master::Sweep& sweep) {
+Json SweepJson(const master::Master& master, const master::Sweep& sweep,
+               const auth::Principal& caller) {
   const master::Sweeps& sweeps = master.sweeps();
   const sweep::SearcherSpec& searcher = sweep.spec.searcher;
   const Timestamp now = master.Now();
@@ -65,6 +77,7 @@ Json SweepJson(const master::Master& master, const master::Sweep& sweep) {
               {"trials_made", sweep.trials.size()},
               {"gpu_seconds", gpu_seconds_total},
               {"version", sweep.version},
+              {"allowed_actions", AllowedActions(sweep, caller)},
               {"trials", std::move(trials)}};
 }
 

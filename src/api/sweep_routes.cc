@@ -35,7 +35,7 @@ StatusOr<HttpResponse> ApiServer::SubmitSweep(const Call& call) {
   COHORT_RETURN_IF_ERROR(TeamForSubmission(call, spec.team, names_team).status());
   COHORT_ASSIGN_OR_RETURN(const master::Sweep* sweep,
                           master_.sweeps().Submit(std::move(spec), call.caller.name));
-  return JsonResponse(201, SweepJson(master_, *sweep));
+  return JsonResponse(201, SweepJson(master_, *sweep, call.caller));
 }
 
 StatusOr<HttpResponse> ApiServer::ListSweeps(const Call& call) {
@@ -59,7 +59,7 @@ StatusOr<HttpResponse> ApiServer::ListSweeps(const Call& call) {
       more = true;
       break;
     }
-    list.push_back(SweepJson(master_, s));
+    list.push_back(SweepJson(master_, s, call.caller));
   }
   return JsonResponse(200, Json{{"sweeps", std::move(list)}, {"more", more}});
 }
@@ -72,7 +72,7 @@ StatusOr<HttpResponse> ApiServer::GetSweep(const Call& call) {
         fmt::format("{} may not read sweep {}: its owner {}, members of team {} and admins may",
                     call.caller.Describe(), id, sweep->user, sweep->team()));
   }
-  return JsonResponse(200, SweepJson(master_, *sweep));
+  return JsonResponse(200, SweepJson(master_, *sweep, call.caller));
 }
 
 StatusOr<SweepId> ApiServer::ChangeableSweep(const Call& call, const char* verb) {
@@ -90,19 +90,19 @@ StatusOr<SweepId> ApiServer::ChangeableSweep(const Call& call, const char* verb)
 StatusOr<HttpResponse> ApiServer::KillSweep(const Call& call) {
   COHORT_ASSIGN_OR_RETURN(SweepId id, ChangeableSweep(call, "kill"));
   COHORT_ASSIGN_OR_RETURN(auto sweep, master_.sweeps().Kill(id, call.caller.Describe()));
-  return JsonResponse(200, SweepJson(master_, *sweep));
+  return JsonResponse(200, SweepJson(master_, *sweep, call.caller));
 }
 
 StatusOr<HttpResponse> ApiServer::PauseSweep(const Call& call) {
   COHORT_ASSIGN_OR_RETURN(SweepId id, ChangeableSweep(call, "pause"));
   COHORT_ASSIGN_OR_RETURN(auto sweep, master_.sweeps().Pause(id, call.caller.Describe()));
-  return JsonResponse(200, SweepJson(master_, *sweep));
+  return JsonResponse(200, SweepJson(master_, *sweep, call.caller));
 }
 
 StatusOr<HttpResponse> ApiServer::ResumeSweep(const Call& call) {
   COHORT_ASSIGN_OR_RETURN(SweepId id, ChangeableSweep(call, "resume"));
   COHORT_ASSIGN_OR_RETURN(auto sweep, master_.sweeps().Resume(id, call.caller.Describe()));
-  return JsonResponse(200, SweepJson(master_, *sweep));
+  return JsonResponse(200, SweepJson(master_, *sweep, call.caller));
 }
 
 }  // namespace cohort::api

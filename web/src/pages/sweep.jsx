@@ -37,10 +37,11 @@ function Actions({ sweep, onChanged }) {
       setBusy(false);
     }
   };
-  const live = !ENDED.has(sweep.state);
+  // The API says what the caller may do now (allowed_actions): no rule is copied here.
+  const may = (verb) => (sweep.allowed_actions || []).includes(verb);
   return (
     <div class="actions">
-      {sweep.state === 'RUNNING' && (
+      {may('pause') && (
         <button
           disabled={busy}
           data-testid="pause"
@@ -49,12 +50,12 @@ function Actions({ sweep, onChanged }) {
           Pause
         </button>
       )}
-      {sweep.state === 'PAUSED' && (
+      {may('resume') && (
         <button disabled={busy} data-testid="resume" onClick={() => act('resume')}>
           Resume
         </button>
       )}
-      {live && (
+      {may('kill') && (
         <button
           class="danger"
           disabled={busy}
