@@ -40,6 +40,7 @@ declare -A allowed=(
   [sweep]="model common"
   [auth]="model common"
   [state]="model common"
+  [store]="os common"
   [testing]="*"
   [master]="sweep scheduler cluster dispatch state framework auth model os common"
   [api]="master sweep scheduler cluster dispatch state framework auth model tls os common"
