@@ -577,6 +577,80 @@ GpuSamples GpuSamplesFrom(const Json& j) {
 
 }  // namespace
 
+Json ToJson(const StoreAccess& a) {
+  Json j = Json::object();
+  auto put = [&](const char* key, const std::string& value) {
+    if (!value.empty()) j[key] = value;
+  };
+  put("directory", a.directory);
+  put("endpoint", a.endpoint);
+  put("region", a.region);
+  put("bucket", a.bucket);
+  put("prefix", a.prefix);
+  put("access_key", a.access_key);
+  put("secret_key", a.secret_key);
+  put("session_token", a.session_token);
+  if (a.expires) j["expires"] = FormatTimestamp(*a.expires);
+  return j;
+}
+
+StatusOr<StoreAccess> StoreAccessFromJson(const Json& j) {
+  return Decode<StoreAccess>("store access", [&] {
+    if (!j.is_object()) throw std::runtime_error("must be an object");
+    StoreAccess a;
+    a.directory = ValueOr<std::string>(j, "directory", "");
+    a.endpoint = ValueOr<std::string>(j, "endpoint", "");
+    a.region = ValueOr<std::string>(j, "region", "");
+    a.bucket = ValueOr<std::string>(j, "bucket", "");
+    a.prefix = ValueOr<std::string>(j, "prefix", "");
+    a.access_key = ValueOr<std::string>(j, "access_key", "");
+    a.secret_key = ValueOr<std::string>(j, "secret_key", "");
+    a.session_token = ValueOr<std::string>(j, "session_token", "");
+    a.expires = OptionalTime(j, "expires");
+    return a;
+  });
+}
+
+Json ToJson(const UploadProgress& p) {
+  Json j{{"id", p.id},
+         {"state", UploadStateName(p.state)},
+         {"files_done", p.files_done},
+         {"files_total", p.files_total},
+         {"bytes_done", p.bytes_done},
+         {"bytes_total", p.bytes_total},
+         {"files_skipped", p.files_skipped}};
+  if (!p.reason.empty()) j["reason"] = p.reason;
+  if (p.retry_at) j["retry_at"] = FormatTimestamp(*p.retry_at);
+  return j;
+}
+
+StatusOr<UploadProgress> UploadProgressFromJson(const Json& j) {
+  return Decode<UploadProgress>("upload progress", [&] {
+    UploadProgress p;
+    p.id = At<std::string>(j, "id");
+    std::string state = At<std::string>(j, "state");
+    auto parsed = Parse(kUploadStateNames, state);
+    if (!parsed) {
+      throw std::runtime_error(
+          fmt::format("state: \"{}\" is not {}", state.substr(0, 40), NameList(kUploadStateNames)));
+    }
+    p.state = *parsed;
+    auto count = [&](const char* key) {
+      int64_t v = ValueOr<int64_t>(j, key, 0);
+      if (v < 0) throw std::runtime_error(fmt::format("{}: must be 0 or more", key));
+      return v;
+    };
+    p.files_done = count("files_done");
+    p.files_total = count("files_total");
+    p.bytes_done = count("bytes_done");
+    p.bytes_total = count("bytes_total");
+    p.files_skipped = count("files_skipped");
+    p.reason = ValueOr<std::string>(j, "reason", "");
+    p.retry_at = OptionalTime(j, "retry_at");
+    return p;
+  });
+}
+
 Json ToJson(const TaskLaunch& l) {
   return Json{{"task", ToJson(l.id)},
               {"command", l.command},

@@ -9,6 +9,8 @@
 #include "model/job.h"
 #include "model/job_spec.h"
 #include "model/node.h"
+#include "model/store_access.h"
+#include "model/upload_progress.h"
 
 namespace cohort {
 
@@ -26,6 +28,10 @@ StatusOr<NodeInfo> NodeInfoFromJson(const Json& j);
 
 Json ToJson(const TaskId& id);
 StatusOr<TaskId> TaskIdFromJson(const Json& j);
+Json ToJson(const StoreAccess& access);
+StatusOr<StoreAccess> StoreAccessFromJson(const Json& j);
+Json ToJson(const UploadProgress& progress);
+StatusOr<UploadProgress> UploadProgressFromJson(const Json& j);
 Json ToJson(const TaskLaunch& launch);
 StatusOr<TaskLaunch> TaskLaunchFromJson(const Json& j);
 Json ToJson(const TaskReport& report);
