@@ -30,6 +30,7 @@
 #include "os/directory.h"
 #include "os/durable_file.h"
 #include "os/process.h"
+#include "store/open_store.h"
 
 namespace cohort::agent {
 namespace {
@@ -41,6 +42,8 @@ constexpr int64_t kShipChunk = kMaxLogUploadBytes;
 // Marks a task directory whose task the master has forgotten while its output is still being
 // shipped, so that an agent that restarts goes on shipping without reporting the task.
 constexpr const char* kForgottenFile = "forgotten";
+// Where the job's outputs go once the task has ended, for a restarted agent (0600).
+constexpr const char* kUploadFile = "upload.json";
 // Task samples in one sync report, all tasks together: about 160 KiB.
 constexpr size_t kMaxReportTaskSamples = 2048;
 
@@ -128,7 +131,10 @@ Agent::Agent(AgentConfig config, GpuInventory gpus, AgentDeps deps)
       master_(deps.master),
       gpu_sampler_(deps.gpu_sampler),
       task_sampler_(deps.task_sampler),
-      memory_cgroups_(deps.memory_cgroups) {
+      memory_cgroups_(deps.memory_cgroups),
+      uploads_(std::make_unique<ArtifactUploads>(
+          config_.data_dir + "/uploads", clock_,
+          deps.open_store ? std::move(deps.open_store) : StoreOpener(store::OpenStore))) {
   config_.node.gpus = std::move(gpus.gpus);
   config_.node.gpu_links = std::move(gpus.links);
   config_.node.gpu_source = gpus.source;
@@ -148,7 +154,7 @@ Status Agent::Start() {
     last_answer_ = clock_.Now();
   }
   AdoptExistingTasks();
-  return Status::Ok();
+  return uploads_->Load();
 }
 
 Status Agent::PrepareDataDir() {
@@ -215,6 +221,15 @@ void Agent::AdoptExistingTasks() {
         spec.ok() && spec->is_object()) {
       t.grace_period = std::chrono::milliseconds(spec->value("grace_period_ms", int64_t{30000}));
       t.fence_after = std::chrono::milliseconds(spec->value("fence_after_ms", int64_t{0}));
+    }
+    if (auto upload = ParseJson(ReadFileOrEmpty(dir + "/" + kUploadFile));
+        upload.ok() && upload->is_object()) {
+      auto store = StoreAccessFromJson(upload->value("store", Json::object()));
+      if (store.ok()) {
+        t.outputs_key = upload->value("outputs_key", "");
+        t.output_dir = upload->value("output_dir", "");
+        t.store = *store;
+      }
     }
     auto exit = ReadTaskExit(dir);
     if (exit.ok()) {
@@ -316,6 +331,21 @@ void Agent::Launch(const TaskLaunch& launch, Duration node_timeout) {
       return;
     }
     t.supervisor = *pid;
+    if (!launch.outputs_key.empty() && !launch.output_dir.empty()) {
+      // 0600: the store's credentials.
+      Json upload{{"outputs_key", launch.outputs_key},
+                  {"output_dir", launch.output_dir},
+                  {"store", ToJson(launch.store)}};
+      if (Status s = WriteFileAtomically(t.dir + "/" + kUploadFile, upload.dump(), 0600,
+                                         Durability::kProcessCrash);
+          !s.ok()) {
+        spdlog::warn("task {}: a restarted agent would not upload its job's outputs: {}",
+                     t.id.ToString(), s.message());
+      }
+      t.outputs_key = launch.outputs_key;
+      t.output_dir = launch.output_dir;
+      t.store = launch.store;
+    }
     if (Status s = WriteFileAtomically(t.dir + "/supervisor.pid", std::to_string(*pid), 0600,
                                        Durability::kProcessCrash);
         !s.ok()) {
@@ -330,6 +360,9 @@ void Agent::Launch(const TaskLaunch& launch, Duration node_timeout) {
 }
 
 void Agent::Apply(const DesiredState& desired) {
+  for (const auto& id : desired.allow_uploads) uploads_->Allow(id);
+  for (const auto& [id, reason] : desired.refuse_uploads) uploads_->Refuse(id, reason);
+  for (const auto& id : desired.forget_uploads) uploads_->Forget(id);
   std::lock_guard lock(mu_);
   last_answer_ = clock_.Now();
   for (const auto& id : desired.forget) {
@@ -459,6 +492,9 @@ AgentReport Agent::BuildReport() {
     if (!samples.empty())
       report.gpu_samples.push_back(GpuSamples{index, {samples.begin(), samples.end()}});
   }
+  report.uploads = uploads_->Progress();
+  // The rest waits for a later report: those ahead of it end and are forgotten.
+  if (report.uploads.size() > kMaxUploadsPerReport) report.uploads.resize(kMaxUploadsPerReport);
   return report;
 }
 
@@ -855,8 +891,39 @@ bool Agent::WatchCheckpoints() {
   return moved;
 }
 
+bool Agent::BeginUploads() {
+  std::vector<std::pair<TaskId, UploadRequest>> due;
+  {
+    std::lock_guard lock(mu_);
+    for (const auto& [id, t] : tasks_) {
+      // Only a task that ran: one that never started leaves the job's earlier outputs be.
+      if (t.exit && !t.upload_begun && !t.outputs_key.empty() && t.supervisor > 0) {
+        due.emplace_back(id, UploadRequest{id.ToString(), t.output_dir, t.outputs_key, t.store});
+      }
+    }
+  }
+  for (const auto& [id, request] : due) {
+    Status begun = uploads_->Begin(request);
+    if (!begun.ok()) {
+      spdlog::error("task {}: cannot begin the upload of its job's outputs: {}", id.ToString(),
+                    begun.message());
+    }
+    std::lock_guard lock(mu_);
+    if (auto it = tasks_.find(id); it != tasks_.end()) it->second.upload_begun = true;
+  }
+  return !due.empty();
+}
+
+void Agent::UploadLoop(const std::atomic<bool>& stop) {
+  while (!stop) {
+    if (!uploads_->Step()) SleepUnlessStopped(config_.poll_interval * 4, stop);
+  }
+}
+
 Status Agent::Step() {
   CheckTasks();
+  BeginUploads();
+  uploads_->Step();
   SampleResources();
   ShipMetrics();
   WatchCheckpoints();
@@ -915,6 +982,9 @@ Status Agent::Run(const std::atomic<bool>& stop) {
     SyncLoop(stop);
     sync_done = true;
   });
+  // Jobs' outputs go to the store on a thread of their own: a large file never holds up the
+  // tasks' exits, logs or reports.
+  std::thread uploads([this, &stop] { UploadLoop(stop); });
   // A supervisor that exits wakes this loop at once (SIGCHLD through a pipe), so that a task's
   // end reaches the master in milliseconds rather than at the next poll.
   int wake[2];
@@ -933,6 +1003,7 @@ Status Agent::Run(const std::atomic<bool>& stop) {
   while (!stop) {
     bool exits_left = false;
     bool changed = CheckTasks(&exits_left);
+    changed |= BeginUploads();  // the master decides whether they may go
     bool launched = false;
     bool launches_left = LaunchPending(kLaunchesPerRound, &launched);
     bool discards_left = DiscardForgotten(kDiscardsPerRound);
@@ -971,6 +1042,7 @@ Status Agent::Run(const std::atomic<bool>& stop) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   sync.join();
+  uploads.join();
   if (wake[0] >= 0) {
     ::sigaction(SIGCHLD, &old_action, nullptr);
     g_wake_fd = -1;

@@ -34,6 +34,7 @@
 #include <optional>
 #include <string>
 
+#include "agent/artifact_uploads.h"
 #include "agent/checkpoint_throttle.h"
 #include "agent/checkpoint_watch.h"
 #include "agent/gpu_probe.h"
@@ -77,6 +78,9 @@ struct AgentDeps {
   // Where tasks' memory requests become their limits (os/memory_cgroup.h); null: this node
   // enforces none, and tasks run without a limit.
   const MemoryCgroups* memory_cgroups = nullptr;
+  // How a job's outputs reach the store the master names (agent/artifact_uploads.h); null:
+  // store::OpenStore.
+  StoreOpener open_store = nullptr;
 };
 
 class Agent {
@@ -130,6 +134,12 @@ class Agent {
     // Sampled and not yet in a report the master has taken; at most kMaxSamplesPerReport.
     std::deque<TaskSample> samples;
     CheckpointThrottle checkpoints;
+    // Where the job's outputs go once the task has ended (TaskLaunch::outputs_key); empty: they
+    // are not this task's to upload. Kept in the task's upload.json for a restarted agent.
+    std::string outputs_key;
+    StoreAccess store;
+    std::string output_dir;
+    bool upload_begun = false;
   };
   // What one round ships of one task's output, worked on without the lock.
   struct Shipment {
@@ -199,6 +209,11 @@ class Agent {
   Status SyncOnce(Duration wait);
   // The long-poll loop of Run's second thread.
   void SyncLoop(const std::atomic<bool>& stop);
+  // Begins the uploads of the outputs of tasks that have ended (listing their directories
+  // without the lock); returns true if it began any, which the master should hear of now.
+  bool BeginUploads();
+  // Run's third thread: sends the uploads' files one at a time.
+  void UploadLoop(const std::atomic<bool>& stop);
 
   AgentConfig config_;
   const Clock& clock_;
@@ -234,6 +249,8 @@ class Agent {
   uint64_t version_before_launches_ = 0;  // the applied version when the first was queued
   // Directories of tasks the master has forgotten, deleted a few at a time (guarded by mu_).
   std::deque<std::string> discarded_dirs_;
+  // Jobs' outputs on their way to the store; thread-safe itself.
+  std::unique_ptr<ArtifactUploads> uploads_;
   std::atomic<bool> registered_{false};
   std::atomic<int64_t> master_log_limit_{0};  // from the master's answers; 0 until one says
 };

@@ -37,6 +37,7 @@ std::string ArtifactUploads::PathOf(const std::string& id) const {
 }
 
 Status ArtifactUploads::Load() {
+  std::lock_guard lock(mu_);
   std::error_code ec;
   fs::create_directories(dir_, ec);
   if (ec) return Status::Internal(fmt::format("cannot make {}: {}", dir_, ec.message()));
@@ -104,7 +105,10 @@ void ArtifactUploads::SaveOrLog(Upload& u) {
 }
 
 Status ArtifactUploads::Begin(const UploadRequest& request) {
-  if (uploads_.count(request.id)) return Status::Ok();
+  {
+    std::lock_guard lock(mu_);
+    if (uploads_.count(request.id)) return Status::Ok();
+  }
   Upload u;
   u.request = request;
   u.progress.id = request.id;
@@ -119,6 +123,9 @@ Status ArtifactUploads::Begin(const UploadRequest& request) {
     u.progress.state = UploadState::kFailed;
     u.progress.reason = tree.status().message();
   }
+  // The listing took no lock: a large directory does not hold up the reports.
+  std::lock_guard lock(mu_);
+  if (uploads_.count(request.id)) return Status::Ok();
   COHORT_RETURN_IF_ERROR(Save(u));
   saved_at_[request.id] = clock_.Monotonic();
   uploads_.emplace(request.id, std::move(u));
@@ -126,6 +133,7 @@ Status ArtifactUploads::Begin(const UploadRequest& request) {
 }
 
 void ArtifactUploads::Allow(const std::string& id) {
+  std::lock_guard lock(mu_);
   auto it = uploads_.find(id);
   if (it == uploads_.end() || it->second.progress.state != UploadState::kWaiting) return;
   Upload& u = it->second;
@@ -134,6 +142,7 @@ void ArtifactUploads::Allow(const std::string& id) {
 }
 
 void ArtifactUploads::Refuse(const std::string& id, const std::string& reason) {
+  std::lock_guard lock(mu_);
   auto it = uploads_.find(id);
   if (it == uploads_.end() || it->second.progress.state != UploadState::kWaiting) return;
   Fail(it->second, reason);
@@ -147,59 +156,80 @@ void ArtifactUploads::Fail(Upload& u, std::string reason) {
   SaveOrLog(u);
 }
 
-bool ArtifactUploads::Step() {
-  Timestamp now = clock_.Now();
-  for (auto& [id, u] : uploads_) {
-    if (u.progress.state != UploadState::kUploading) continue;
-    if (u.progress.retry_at && now < *u.progress.retry_at) continue;
-    SendNext(u);
-    return std::any_of(uploads_.begin(), uploads_.end(), [&](const auto& entry) {
-      const UploadProgress& p = entry.second.progress;
-      return p.state == UploadState::kUploading && (!p.retry_at || now >= *p.retry_at);
-    });
-  }
-  return false;
+bool ArtifactUploads::Ready(const UploadProgress& p, Timestamp now) const {
+  return p.state == UploadState::kUploading && (!p.retry_at || now >= *p.retry_at);
 }
 
-void ArtifactUploads::SendNext(Upload& u) {
-  auto retry = [&](const Status& s) {
-    u.backoff = u.backoff == Duration{} ? limits_.first_backoff
-                                        : std::min(u.backoff * 2, limits_.max_backoff);
-    u.progress.retry_at = clock_.Now() + u.backoff;
-    u.progress.reason = s.message();
-    u.store.reset();  // a new connection, with what the master hands next
-  };
+bool ArtifactUploads::Step() {
+  std::unique_lock lock(mu_);
+  Timestamp now = clock_.Now();
+  auto it = std::find_if(uploads_.begin(), uploads_.end(),
+                         [&](const auto& entry) { return Ready(entry.second.progress, now); });
+  if (it == uploads_.end()) return false;
+  const std::string id = it->first;
+  Upload& u = it->second;
   if (!u.store) {
     auto opened = open_store_(u.request.store);
     if (!opened.ok()) {
-      if (Retryable(opened.status())) return retry(opened.status());
-      return Fail(u, "cannot open the store: " + opened.status().message());
+      if (Retryable(opened.status())) {
+        Retry(u, opened.status());
+      } else {
+        Fail(u, "cannot open the store: " + opened.status().message());
+      }
+      return false;
     }
     u.store = std::move(*opened);
   }
-  const store::TreeFile& file = u.files[static_cast<size_t>(u.progress.files_done)];
-  auto opened = store::OpenBeneath(u.request.source_dir, file.path);
+  // Copies: the file goes without the lock, while reports read the progress.
+  std::shared_ptr<store::ObjectStore> store = u.store;
+  const store::TreeFile file = u.files[static_cast<size_t>(u.progress.files_done)];
+  const std::string source = u.request.source_dir, prefix = u.request.prefix;
+  lock.unlock();
+
+  auto opened = store::OpenBeneath(source, file.path);
   Status sent = Status::Ok();
-  int64_t size = file.size;
+  int64_t size = 0;
   if (opened.ok()) {
     struct stat st {};
-    if (::fstat(opened->fd(), &st) == 0) size = st.st_size;
-    sent = u.store->PutFile(Key(u.request.prefix, file.path), opened->ProcPath());
+    size = ::fstat(opened->fd(), &st) == 0 ? st.st_size : file.size;
+    sent = store->PutFile(Key(prefix, file.path), opened->ProcPath());
   } else {
     // Gone since the listing, or swapped for a link: left out, as the listing leaves them.
-    spdlog::warn("upload {}: left out {}: {}", u.request.id, file.path, opened.status().message());
-    ++u.progress.files_skipped;
-    size = 0;
+    spdlog::warn("upload {}: left out {}: {}", id, file.path, opened.status().message());
   }
+
+  lock.lock();
+  it = uploads_.find(id);
+  if (it == uploads_.end() || it->second.progress.state != UploadState::kUploading) return false;
+  Record(it->second, sent, size, !opened.ok());
+  now = clock_.Now();
+  return std::any_of(uploads_.begin(), uploads_.end(),
+                     [&](const auto& entry) { return Ready(entry.second.progress, now); });
+}
+
+void ArtifactUploads::Retry(Upload& u, const Status& why) {
+  u.backoff = u.backoff == Duration{} ? limits_.first_backoff
+                                      : std::min(u.backoff * 2, limits_.max_backoff);
+  u.progress.retry_at = clock_.Now() + u.backoff;
+  u.progress.reason = why.message();
+  u.store.reset();  // a new connection next time
+}
+
+void ArtifactUploads::Record(Upload& u, const Status& sent, int64_t size, bool left_out) {
+  const std::string& path = u.files[static_cast<size_t>(u.progress.files_done)].path;
   if (!sent.ok()) {
-    if (Retryable(sent)) return retry(sent);
-    return Fail(u, fmt::format("the store refused {}: {}", file.path, sent.message()));
+    if (Retryable(sent)) return Retry(u, sent);
+    return Fail(u, fmt::format("the store refused {}: {}", path, sent.message()));
   }
   u.backoff = Duration{};
   u.progress.retry_at.reset();
   u.progress.reason.clear();
   ++u.progress.files_done;
-  u.progress.bytes_done += size;
+  if (left_out) {
+    ++u.progress.files_skipped;
+  } else {
+    u.progress.bytes_done += size;
+  }
   bool done = u.progress.files_done == u.progress.files_total;
   if (done) {
     u.progress.state = UploadState::kStored;
@@ -209,18 +239,21 @@ void ArtifactUploads::SendNext(Upload& u) {
 }
 
 std::vector<UploadProgress> ArtifactUploads::Progress() const {
+  std::lock_guard lock(mu_);
   std::vector<UploadProgress> out;
   for (const auto& [id, u] : uploads_) out.push_back(u.progress);
   return out;
 }
 
 std::optional<UploadProgress> ArtifactUploads::ProgressOf(const std::string& id) const {
+  std::lock_guard lock(mu_);
   auto it = uploads_.find(id);
   if (it == uploads_.end()) return std::nullopt;
   return it->second.progress;
 }
 
 void ArtifactUploads::Forget(const std::string& id) {
+  std::lock_guard lock(mu_);
   if (uploads_.erase(id) == 0) return;
   saved_at_.erase(id);
   std::error_code ec;

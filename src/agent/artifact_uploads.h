@@ -13,6 +13,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <vector>
@@ -45,6 +46,8 @@ struct UploadLimits {
 using StoreOpener =
     std::function<StatusOr<std::unique_ptr<store::ObjectStore>>(const StoreAccess& access)>;
 
+// Thread-safe: one thread steps the uploads while another reports them and applies the
+// master's word; a file being sent holds no lock.
 class ArtifactUploads {
  public:
   // `dir` holds one state file per upload (made 0700 by Load: they hold store credentials).
@@ -61,7 +64,8 @@ class ArtifactUploads {
   void Allow(const std::string& id);
   void Refuse(const std::string& id, const std::string& reason);
   // Sends one file of the first upload that may go on now; returns true if more work is there
-  // at once (false: nothing to do, or everything waits for a backoff or the master).
+  // at once (false: nothing to do, or everything waits for a backoff or the master). One
+  // thread at a time.
   bool Step();
   std::vector<UploadProgress> Progress() const;
   std::optional<UploadProgress> ProgressOf(const std::string& id) const;
@@ -74,19 +78,23 @@ class ArtifactUploads {
     std::vector<store::TreeFile> files;
     UploadProgress progress;
     Duration backoff{};
-    std::unique_ptr<store::ObjectStore> store;  // opened at its first file
+    std::shared_ptr<store::ObjectStore> store;  // opened at its first file
   };
+  // These require mu_.
   Status Save(const Upload& upload);
   void SaveOrLog(Upload& upload);
   void Fail(Upload& upload, std::string reason);
-  // One file of `upload`; false if it must wait.
-  void SendNext(Upload& upload);
+  void Retry(Upload& upload, const Status& why);
+  // The next file of `upload` is sent (`sent`, of `size` bytes) or left out (`left_out`).
+  void Record(Upload& upload, const Status& sent, int64_t size, bool left_out);
   std::string PathOf(const std::string& id) const;
+  bool Ready(const UploadProgress& p, Timestamp now) const;
 
   std::string dir_;
   const Clock& clock_;
   StoreOpener open_store_;
   UploadLimits limits_;
+  mutable std::mutex mu_;
   std::map<std::string, Upload> uploads_;
   std::map<std::string, MonoTime> saved_at_;
 };

@@ -24,6 +24,7 @@
 #include "scheduler/scheduler.h"
 #include "state/metric_store.h"
 #include "state/state_store.h"
+#include "store/open_store.h"
 #include "tls/context.h"
 
 namespace cohort::cohortd {
@@ -49,6 +50,14 @@ void AddMasterCommand(CLI::App& app, MasterOptions& o) {
   cmd->add_option("--storage-root", o.storage_root,
                   "Where jobs' checkpoints and outputs go; every node must see it at the same "
                   "path (default <data-dir>/storage)");
+  cmd->add_option("--store", o.store,
+                  "The object store's directory, where jobs' outputs go once they end "
+                  "(docs/data.md); agents write to it directly, so every node must see it at "
+                  "the same path (default <data-dir>/store)");
+  cmd->add_option("--store-quota-per-team", o.store_quota,
+                  "The bytes of jobs' outputs each team may keep in the store; a job whose "
+                  "outputs would pass it has them refused, with an event saying so (0: no limit)")
+      ->capture_default_str();
   cmd->add_option("--url-file", o.url_file,
                   "Once listening, write the API's URL here (useful with --listen HOST:0)");
   cmd->add_option("--node-timeout", o.node_timeout,
@@ -222,6 +231,12 @@ int RunMaster(const MasterOptions& o) {
                state_disk_reserve.status().message());
     return 2;
   }
+  auto store_quota = ParseByteSize(o.store_quota);
+  if (!store_quota.ok()) {
+    fmt::print(stderr, "cohortd master: --store-quota-per-team: {}\n",
+               store_quota.status().message());
+    return 2;
+  }
   auto audit_retention = ParseDuration(o.audit_retention);
   if (!audit_retention.ok() || *audit_retention < std::chrono::hours(1)) {
     fmt::print(stderr, "cohortd master: --audit-retention: {}\n",
@@ -284,6 +299,15 @@ int RunMaster(const MasterOptions& o) {
   config.advisor.idle_after = *idle_gpu_after;
   config.advisor.window = *advice_window;
   config.reclaim_idle_gpus = o.reclaim_idle_gpus;
+  config.store_quota_per_team = *store_quota;
+  {
+    // Absolute: agents, started elsewhere, write to it by this path.
+    std::error_code ec;
+    config.store.directory =
+        std::filesystem::absolute(o.store.empty() ? master::StoreDirOf(config) : o.store, ec)
+            .lexically_normal()
+            .string();
+  }
   // An earlier cluster whose database is gone or damaged is never silently replaced by a new one.
   if (Status s = CheckDataDirectory(config.data_dir, master::StorageRootOf(config), o.init);
       !s.ok()) {
@@ -309,13 +333,19 @@ int RunMaster(const MasterOptions& o) {
     fmt::print(stderr, "cohortd master: {}\n", metric_store.status().ToString());
     return 1;
   }
+  auto objects = store::OpenStore(config.store);
+  if (!objects.ok()) {
+    fmt::print(stderr, "cohortd master: --store: {}\n", objects.status().ToString());
+    return 1;
+  }
   boost::asio::io_context ioc(1);
   RealClock clock;
   api::AsioEventLoop loop(ioc);
   auto master = master::Master::Create(
       config,
       master::MasterDeps{std::move(store).value(), std::move(metric_store).value(),
-                         scheduler::NewScheduler(*scheduling), StatDiskSpace(config.data_dir)},
+                         scheduler::NewScheduler(*scheduling), StatDiskSpace(config.data_dir),
+                         std::move(objects).value()},
       clock, loop);
   if (!master.ok()) {
     fmt::print(stderr, "cohortd master: {}\n", master.status().ToString());

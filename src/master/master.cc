@@ -14,6 +14,7 @@ Master::Master(MasterConfig config, MasterDeps deps, const Clock& clock, EventLo
       logs_(config_.data_dir + "/logs", LogLimits::For(config_.log_limit)),
       metrics_(std::make_unique<MetricIngest>(std::move(deps.metrics))),
       store_(std::move(deps.store)),
+      objects_(std::move(deps.objects)),
       journal_(*store_, config_.fail_stop,
                StateDisk(std::move(deps.state_disk), config_.state_disk_reserve)),
       accounts_(*store_, clock_),
@@ -24,8 +25,9 @@ Master::Master(MasterConfig config, MasterDeps deps, const Clock& clock, EventLo
       teams_(*store_, jobs_, secrets_, scheduling_),
       task_secrets_(secrets_, jobs_),
       lifecycle_(config_, jobs_, nodes_, scheduling_, journal_, teams_, task_secrets_, clock_),
+      artifacts_(config_, jobs_),
       reconciler_(config_, jobs_, nodes_, scheduling_, lifecycle_, journal_, accounts_,
-                  task_secrets_, clock_),
+                  task_secrets_, artifacts_, clock_),
       advice_(config_, jobs_, reconciler_.resources(), lifecycle_, clock_),
       sweeps_(jobs_, lifecycle_, journal_, metrics_->store(), clock_, loop_),
       audit_(*store_, clock_, config_.audit_retention),
@@ -39,9 +41,9 @@ Master::~Master() = default;
 
 StatusOr<std::unique_ptr<Master>> Master::Create(MasterConfig config, MasterDeps deps,
                                                  const Clock& clock, EventLoop& loop) {
-  if (!deps.store || !deps.metrics || !deps.scheduler) {
+  if (!deps.store || !deps.metrics || !deps.scheduler || !deps.objects) {
     return Status::InvalidArgument(
-        "the master needs a state store, a metric store and a scheduler");
+        "the master needs a state store, a metric store, a scheduler and an object store");
   }
   std::unique_ptr<Master> m(new Master(std::move(config), std::move(deps), clock, loop));
   // Before anything is written: a master restarted on a full disk starts read-only.

@@ -21,6 +21,7 @@
 #include "common/time.h"
 #include "master/accounting.h"
 #include "master/accounts.h"
+#include "master/artifacts.h"
 #include "master/audit.h"
 #include "master/event_loop.h"
 #include "master/job_advice.h"
@@ -41,6 +42,7 @@
 #include "model/job.h"
 #include "scheduler/scheduler.h"
 #include "state/state_store.h"
+#include "store/object_store.h"
 
 namespace cohort::master {
 
@@ -69,6 +71,9 @@ struct MasterDeps {
   // Where the state store lives, to go read-only before it is full (master/state_disk.h);
   // null: never read-only for want of space.
   std::unique_ptr<DiskSpace> state_disk;
+  // The object store (store/object_store.h) where jobs' outputs go: the one MasterConfig::store
+  // tells agents of.
+  std::unique_ptr<store::ObjectStore> objects;
 };
 
 class Master {
@@ -140,6 +145,12 @@ class Master {
   // Where metrics are read; writes go through AppendMetrics. Kept in <data_dir>/metrics.db.
   MetricIngest& metrics() { return *metrics_; }
 
+  // --- Jobs' outputs in the object store (master/artifacts.h, docs/data.md) ---
+  const Artifacts& artifacts() const { return artifacts_; }
+  // The master's handle on the store (MasterDeps::objects). Not thread-safe: one caller at a
+  // time, off the event loop (an S3 store waits on the network).
+  store::ObjectStore& objects() { return *objects_; }
+
   // --- Accounting and audit (docs/security.md) ---
   AuditLog& audit() { return audit_; }
   UsageReports& usage() { return usage_; }
@@ -176,6 +187,7 @@ class Master {
   LogStore logs_;                          // under <data_dir>/logs
   std::unique_ptr<MetricIngest> metrics_;  // over MasterDeps::metrics
   std::unique_ptr<state::StateStore> store_;
+  std::unique_ptr<store::ObjectStore> objects_;
   Journal journal_;
   bool read_only_at_last_tick_ = false;
   Accounts accounts_;
@@ -186,6 +198,7 @@ class Master {
   Teams teams_;
   TaskSecrets task_secrets_;
   JobLifecycle lifecycle_;
+  Artifacts artifacts_;
   Reconciler reconciler_;
   JobAdvice advice_;
   Sweeps sweeps_;

@@ -10,6 +10,7 @@
 #include "common/time.h"
 #include "master/advisor.h"
 #include "master/log_store.h"
+#include "model/store_access.h"
 #include "scheduler/runtime_history.h"
 
 namespace cohort::master {
@@ -21,6 +22,7 @@ namespace cohort::master {
 // --max-queued-per-team.
 inline constexpr int kDefaultMaxQueuedPerUser = 1000;
 inline constexpr int kDefaultMaxQueuedPerTeam = 5000;
+inline constexpr int64_t kDefaultStoreQuotaPerTeam = int64_t{1} << 40;  // 1 TiB
 
 struct MasterConfig {
   std::string data_dir;      // the state database and the task logs live here
@@ -54,7 +56,16 @@ struct MasterConfig {
   // The most keys the runtime history keeps (scheduler/runtime_history.h), rows in the store
   // included; tests make it small.
   size_t history_max_keys = scheduler::RuntimeHistory::kMaxKeys;
+  // The object store (docs/data.md) as agents reach it for jobs' outputs; empty: the directory
+  // <data_dir>/store. The master's own handle on it is MasterDeps::objects.
+  StoreAccess store;
+  // The bytes of jobs' outputs that each team may keep in the store (--store-quota-per-team);
+  // 0: no limit.
+  int64_t store_quota_per_team = kDefaultStoreQuotaPerTeam;
 };
+
+// The object store's directory when none is given (--store): <data_dir>/store.
+inline std::string StoreDirOf(const MasterConfig& config) { return config.data_dir + "/store"; }
 
 // Where jobs' checkpoints and outputs go: --storage-root, else <data_dir>/storage.
 inline std::string StorageRootOf(const MasterConfig& config) {

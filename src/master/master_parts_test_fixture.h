@@ -108,8 +108,9 @@ struct MasterParts {
         teams(*store, jobs, secrets, scheduling),
         task_secrets(secrets, jobs),
         lifecycle(config, jobs, nodes, scheduling, journal, teams, task_secrets, clock),
+        artifacts(config, jobs),
         reconciler(config, jobs, nodes, scheduling, lifecycle, journal, accounts, task_secrets,
-                   clock) {
+                   artifacts, clock) {
     config.storage_root = StorageRootOf(config);
     scheduling.SetDecisionTaker(&lifecycle);
   }
@@ -133,6 +134,7 @@ struct MasterParts {
   Teams teams;
   TaskSecrets task_secrets;
   JobLifecycle lifecycle;
+  Artifacts artifacts;
   Reconciler reconciler;
 };
 

@@ -40,7 +40,8 @@ std::string DescribeReportedEnd(const Task& t, const TaskReport& report,
 
 Reconciler::Reconciler(const MasterConfig& config, JobBook& jobs, NodeRegistry& nodes,
                        SchedulingLoop& scheduling, JobLifecycle& lifecycle, Journal& journal,
-                       Accounts& accounts, TaskSecrets& secrets, const Clock& clock)
+                       Accounts& accounts, TaskSecrets& secrets, Artifacts& artifacts,
+                       const Clock& clock)
     : config_(config),
       jobs_(jobs),
       nodes_(nodes),
@@ -49,6 +50,7 @@ Reconciler::Reconciler(const MasterConfig& config, JobBook& jobs, NodeRegistry& 
       journal_(journal),
       accounts_(accounts),
       secrets_(secrets),
+      artifacts_(artifacts),
       clock_(clock) {}
 
 StatusOr<DesiredState> Reconciler::Register(NodeInfo info) {
@@ -230,9 +232,11 @@ StatusOr<DesiredState> Reconciler::Sync(const std::string& node_id, const AgentR
     }
   }
   COHORT_RETURN_IF_ERROR(Conclude(ends));
+  COHORT_ASSIGN_OR_RETURN(UploadVerdicts uploads, artifacts_.Apply(node_id, report.uploads));
   batch.reset();  // committed: the answer may now tell the agent to forget what it reported
 
   COHORT_ASSIGN_OR_RETURN(DesiredState desired, DesiredFor(node_id));
+  uploads.AddTo(desired);
   // Ended tasks are now recorded (or were never ours): the agent may forget them.
   std::set<TaskId> wanted;
   for (const auto& t : desired.tasks) wanted.insert(t.id);
@@ -324,6 +328,10 @@ StatusOr<DesiredState> Reconciler::DesiredFor(const std::string& node_id) {
       launch.memory_limit_bytes = t.resources.memory_bytes;
       launch.fence = job.spec.restart.fence;
       if (job.trial) launch.hparams = job.trial->hparams.dump();
+      if (Artifacts::Uploads(t)) {
+        launch.outputs_key = Artifacts::OutputsKey(job.id);
+        launch.store = artifacts_.AccessFor(job);
+      }
       desired.tasks.push_back(std::move(launch));
     }
   }

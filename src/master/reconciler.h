@@ -17,6 +17,7 @@
 #include "common/status.h"
 #include "common/time.h"
 #include "master/accounts.h"
+#include "master/artifacts.h"
 #include "master/job_book.h"
 #include "master/job_lifecycle.h"
 #include "master/journal.h"
@@ -47,7 +48,7 @@ class Reconciler {
  public:
   Reconciler(const MasterConfig& config, JobBook& jobs, NodeRegistry& nodes,
              SchedulingLoop& scheduling, JobLifecycle& lifecycle, Journal& journal,
-             Accounts& accounts, TaskSecrets& secrets, const Clock& clock);
+             Accounts& accounts, TaskSecrets& secrets, Artifacts& artifacts, const Clock& clock);
 
   // Reads the nodes from the store; every one gets a whole node timeout from now to be heard
   // from. Desired-state versions from now on are above `versions_above`.
@@ -124,6 +125,7 @@ class Reconciler {
   Journal& journal_;
   Accounts& accounts_;
   TaskSecrets& secrets_;
+  Artifacts& artifacts_;
   const Clock& clock_;
   ResourceHistory resources_;
   // When each active job's last checkpoint was last taken (its attempt, the master's clock): the

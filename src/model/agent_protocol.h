@@ -15,6 +15,8 @@
 #include "model/resource_samples.h"
 #include "model/run_as.h"
 #include "model/start_failure.h"
+#include "model/store_access.h"
+#include "model/upload_progress.h"
 
 namespace cohort {
 
@@ -43,6 +45,11 @@ struct TaskLaunch {
   // A sweep trial's hyperparameter values as JSON text (model/trial.h), which the agent writes to
   // hparams.json in the task's directory and names in COHORT_HPARAMS; empty: not a trial.
   std::string hparams = {};
+  // Where the job's outputs go once this task has ended (docs/data.md, "Outputs"): the key
+  // prefix ("jobs/7/outputs") and how to reach the store. Empty for every task but the one that
+  // uploads the job's output directory.
+  std::string outputs_key = {};
+  StoreAccess store = {};
 };
 
 // What an agent knows of one task it started.
@@ -79,7 +86,13 @@ struct AgentReport {
   // The node's GPUs measured since the master last took a report, one entry per GPU with any
   // known figure, each with at most kMaxSamplesPerReport samples.
   std::vector<GpuSamples> gpu_samples = {};
+  // Its uploads of jobs' outputs (agent/artifact_uploads.h) that the master has not told it to
+  // forget, at most kMaxUploadsPerReport of them.
+  std::vector<UploadProgress> uploads = {};
 };
+
+// The most uploads one report carries; an agent with more reports the rest later.
+inline constexpr size_t kMaxUploadsPerReport = 64;
 
 struct DesiredState {
   uint64_t version = 0;
@@ -89,6 +102,12 @@ struct DesiredState {
   // tasks: a fenced task outlives a cut-off agent's last sync by no more. 0: not said (a master
   // older than the agent), and nothing is fenced.
   Duration node_timeout{};
+  // The master's word on uploads the agent reported (by UploadProgress::id): those that may
+  // begin, those refused with the reason (a team's store quota), and those whose end the
+  // master has recorded, which the agent then forgets.
+  std::vector<std::string> allow_uploads = {};
+  std::map<std::string, std::string> refuse_uploads = {};
+  std::vector<std::string> forget_uploads = {};
 };
 
 // One upload of a task's output: POST /api/v1/agents/{node}/logs/{task}.

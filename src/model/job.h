@@ -12,6 +12,7 @@
 #include "common/time.h"
 #include "model/job_spec.h"
 #include "model/trial.h"
+#include "model/upload_progress.h"
 
 namespace cohort {
 
@@ -159,6 +160,9 @@ struct Job {
   std::string hold;
   // The sweep trial this job is (docs/sweeps.md); none for a job submitted on its own.
   std::optional<TrialRef> trial;
+  // Its outputs in the object store (docs/data.md, "Outputs"): the latest upload of its output
+  // directory, which the agent of its first task begins once that task has ended; none before.
+  std::optional<UploadProgress> artifacts;
   // Bumped on every change; watchers wait for it to move.
   uint64_t version = 0;
 

@@ -261,6 +261,7 @@ Json ToJson(const Job& job) {
       {"idle_reclaims", job.idle_reclaims},
       {"last_checkpoint_at", TimeOrNull(job.last_checkpoint_at)},
       {"hold", job.hold},
+      {"artifacts", job.artifacts ? ToJson(*job.artifacts) : Json(nullptr)},
       {"trial", job.trial ? Json{{"sweep", job.trial->sweep},
                                  {"trial", job.trial->trial},
                                  {"hparams", job.trial->hparams}}
@@ -319,6 +320,11 @@ StatusOr<Job> JobFromJson(const Json& j) {
       trial.hparams = Required(*it, "hparams");
       if (!trial.hparams.is_object()) throw std::runtime_error("trial.hparams: not an object");
       job.trial = std::move(trial);
+    }
+    if (auto it = j.find("artifacts"); it != j.end() && !it->is_null()) {
+      auto artifacts = UploadProgressFromJson(*it);
+      if (!artifacts.ok()) throw std::runtime_error("artifacts: " + artifacts.status().message());
+      job.artifacts = std::move(*artifacts);
     }
     job.request_id = ValueOr<std::string>(j, "request_id", "");
     job.request_digest = ValueOr<std::string>(j, "request_digest", "");
@@ -664,7 +670,9 @@ Json ToJson(const TaskLaunch& l) {
               {"log_dir", l.log_dir},
               {"memory_limit_bytes", l.memory_limit_bytes},
               {"fence", l.fence},
-              {"hparams", l.hparams}};
+              {"hparams", l.hparams},
+              {"outputs_key", l.outputs_key},
+              {"store", ToJson(l.store)}};
 }
 
 StatusOr<TaskLaunch> TaskLaunchFromJson(const Json& j) {
@@ -690,6 +698,12 @@ StatusOr<TaskLaunch> TaskLaunchFromJson(const Json& j) {
     if (l.memory_limit_bytes < 0) throw std::runtime_error("memory_limit_bytes: must be 0 or more");
     l.fence = ValueOr<bool>(j, "fence", false);
     l.hparams = ValueOr<std::string>(j, "hparams", "");
+    l.outputs_key = ValueOr<std::string>(j, "outputs_key", "");
+    if (auto it = j.find("store"); it != j.end() && !it->is_null()) {
+      auto store = StoreAccessFromJson(*it);
+      if (!store.ok()) throw std::runtime_error(store.status().message());
+      l.store = std::move(*store);
+    }
     return l;
   });
 }
@@ -745,6 +759,11 @@ Json ToJson(const AgentReport& r) {
     for (const auto& g : r.gpu_samples) gpus.push_back(ToJson(g));
     j["gpu_samples"] = gpus;
   }
+  if (!r.uploads.empty()) {
+    Json uploads = Json::array();
+    for (const auto& u : r.uploads) uploads.push_back(ToJson(u));
+    j["uploads"] = uploads;
+  }
   return j;
 }
 
@@ -763,6 +782,16 @@ StatusOr<AgentReport> AgentReportFromJson(const Json& j) {
       }
       for (const auto& g : *it) r.gpu_samples.push_back(GpuSamplesFrom(g));
     }
+    if (auto it = j.find("uploads"); it != j.end() && !it->is_null()) {
+      if (!it->is_array() || it->size() > kMaxUploadsPerReport) {
+        throw std::runtime_error(
+            fmt::format("uploads: must be a list of at most {} uploads", kMaxUploadsPerReport));
+      }
+      for (const auto& u : *it) {
+        COHORT_ASSIGN_OR_RETURN(auto upload, UploadProgressFromJson(u));
+        r.uploads.push_back(std::move(upload));
+      }
+    }
   } catch (const std::exception& e) {
     return Status::InvalidArgument(fmt::format("malformed agent report: {}", JsonErrorText(e)));
   }
@@ -777,7 +806,10 @@ Json ToJson(const DesiredState& d) {
   return Json{{"version", d.version},
               {"tasks", tasks},
               {"forget", forget},
-              {"node_timeout_ms", ToMillis(d.node_timeout)}};
+              {"node_timeout_ms", ToMillis(d.node_timeout)},
+              {"allow_uploads", d.allow_uploads},
+              {"refuse_uploads", d.refuse_uploads},
+              {"forget_uploads", d.forget_uploads}};
 }
 
 StatusOr<DesiredState> DesiredStateFromJson(const Json& j) {
@@ -799,6 +831,9 @@ StatusOr<DesiredState> DesiredStateFromJson(const Json& j) {
         d.forget.push_back(std::move(id));
       }
     }
+    d.allow_uploads = ValueOr<std::vector<std::string>>(j, "allow_uploads", {});
+    d.refuse_uploads = ValueOr<std::map<std::string, std::string>>(j, "refuse_uploads", {});
+    d.forget_uploads = ValueOr<std::vector<std::string>>(j, "forget_uploads", {});
   } catch (const std::exception& e) {
     return Status::InvalidArgument(fmt::format("malformed desired state: {}", JsonErrorText(e)));
   }

@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <system_error>
 #include <vector>
 
@@ -21,6 +22,7 @@ namespace {
 namespace fs = std::filesystem;
 
 constexpr std::string_view kDirectoryMark = "%2F";
+constexpr std::chrono::hours kStaleTemporary{1};
 
 std::string Encode(std::string_view segment) {
   std::string out;
@@ -179,7 +181,9 @@ class DirectoryStore final : public ObjectStore {
   Status PutFrom(const std::string& key, Fill fill) {
     COHORT_RETURN_IF_ERROR(CheckKey(key));
     const std::string path = PathOf(key);
-    const std::string tmp = fmt::format("{}/tmp/{}.{}", root_, ::getpid(), next_++);
+    // Unique across the processes, and the machines, that share the store: the master reads
+    // while several agents write.
+    const std::string tmp = fmt::format("{}/tmp/{}.{}.{:016x}", root_, ::getpid(), next_++, salt_);
     int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     if (fd < 0) return ErrnoStatus(fmt::format("creating {}", tmp));
     Status s = fill(fd, tmp);
@@ -231,6 +235,7 @@ class DirectoryStore final : public ObjectStore {
 
   std::string root_;
   std::atomic<uint64_t> next_{0};
+  const uint64_t salt_ = std::random_device{}() * (uint64_t{1} << 32) ^ std::random_device{}();
 };
 
 }  // namespace
@@ -242,8 +247,13 @@ StatusOr<std::unique_ptr<ObjectStore>> OpenDirectoryStore(const std::string& roo
     if (ec) return Status::Internal(fmt::format("making {}/{}: {}", root, sub, ec.message()));
   }
   fs::permissions(root, fs::perms::owner_all, ec);
+  // Puts cut short by a crash. Not one under way in another process: its file is written to
+  // as it goes, so it is never this old.
+  const auto stale = fs::file_time_type::clock::now() - kStaleTemporary;
   for (const auto& entry : fs::directory_iterator(fs::path(root) / "tmp", ec)) {
-    fs::remove(entry.path(), ec);  // a put cut short by a crash
+    std::error_code time_ec;
+    auto written = entry.last_write_time(time_ec);
+    if (!time_ec && written < stale) fs::remove(entry.path(), ec);
   }
   return std::unique_ptr<ObjectStore>(new DirectoryStore(root));
 }

@@ -12,8 +12,9 @@
 
 namespace cohort::store {
 
-// Makes `root` (0700) with objects/ and tmp/ if needed; removes what tmp/ holds (puts cut short
-// by a crash).
+// Makes `root` (0700) with objects/ and tmp/ if needed; removes what tmp/ holds of puts cut short
+// by a crash (files untouched for an hour: several processes share a store, the master reading
+// while agents write, and a put under way in another must not lose its file).
 StatusOr<std::unique_ptr<ObjectStore>> OpenDirectoryStore(const std::string& root);
 
 }  // namespace cohort::store

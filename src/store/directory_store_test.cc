@@ -21,7 +21,7 @@ INSTANTIATE_TEST_SUITE_P(Directory, StoreContract, ::testing::Values([](const st
                          }),
                          [](const auto&) { return std::string("Directory"); });
 
-TEST(DirectoryStore, APutCutShortIsGoneAtTheNextOpenAndNeverListed) {
+TEST(DirectoryStore, APutCutShortIsGoneAtALaterOpenAndNeverListed) {
   fs::path root = fs::temp_directory_path() / ("cohort-dirstore-" + std::to_string(::getpid()));
   fs::remove_all(root);
   {
@@ -31,9 +31,14 @@ TEST(DirectoryStore, APutCutShortIsGoneAtTheNextOpenAndNeverListed) {
   }
   // What a crash mid-put leaves: a temporary file, never under objects/.
   std::ofstream(root / "tmp" / "123.0") << "half";
+  fs::last_write_time(root / "tmp" / "123.0",
+                      fs::file_time_type::clock::now() - std::chrono::hours(2));
+  // One under way in another process (the master reads while agents write) is left alone.
+  std::ofstream(root / "tmp" / "124.0") << "being written";
   auto store = OpenDirectoryStore(root.string());
   ASSERT_TRUE(store.ok());
-  EXPECT_TRUE(fs::is_empty(root / "tmp"));
+  EXPECT_FALSE(fs::exists(root / "tmp" / "123.0"));
+  EXPECT_TRUE(fs::exists(root / "tmp" / "124.0"));
   auto page = (*store)->List("", "", 10);
   ASSERT_TRUE(page.ok());
   ASSERT_EQ(page->objects.size(), 1u);

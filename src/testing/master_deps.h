@@ -11,6 +11,7 @@
 #include "master/master.h"
 #include "scheduler/scheduler.h"
 #include "state/metric_store.h"
+#include "store/directory_store.h"
 
 namespace cohort::testing {
 
@@ -21,8 +22,11 @@ inline master::MasterDeps TestMasterDeps(
   std::filesystem::create_directories(data_dir, ec);
   auto metrics = state::OpenSqliteMetricStore(data_dir + "/metrics.db");
   COHORT_CHECK(metrics.ok());
+  // Where MasterConfig::store points agents by default when data_dir is the master's.
+  auto objects = store::OpenDirectoryStore(data_dir + "/store");
+  COHORT_CHECK(objects.ok());
   return master::MasterDeps{std::move(store), std::move(metrics).value(), std::move(scheduler),
-                            nullptr};
+                            nullptr, std::move(objects).value()};
 }
 
 }  // namespace cohort::testing

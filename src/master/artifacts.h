@@ -1,0 +1,60 @@
+// A job's outputs in the object store (docs/data.md, "Outputs"): where they go, how the agent
+// that uploads them reaches the store, whether the job's team has room for them, and where each
+// upload stands, kept with the job (Job::artifacts) and in its events.
+//
+// The first task of a job (rank 0) carries the key of its outputs and the store's access in its
+// launch; once it has ended (and the job's GPUs are free), its agent lists the job's output
+// directory and reports the upload as waiting. The master then allows it if the team's quota
+// (--store-quota-per-team) holds the job's outputs with those of its other jobs, or refuses it
+// with the reason, and records its progress from each report until it is stored or failed;
+// then the agent forgets it.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "common/status.h"
+#include "master/job_book.h"
+#include "master/master_config.h"
+#include "model/agent_protocol.h"
+#include "model/store_access.h"
+#include "model/upload_progress.h"
+
+namespace cohort::master {
+
+// The master's word on one report's uploads, for the answer to it.
+struct UploadVerdicts {
+  std::vector<std::string> allow;
+  std::map<std::string, std::string> refuse;
+  std::vector<std::string> forget;
+
+  void AddTo(DesiredState& answer) const;
+};
+
+class Artifacts {
+ public:
+  Artifacts(const MasterConfig& config, JobBook& jobs);
+
+  // The key prefix of a job's outputs: "jobs/7/outputs".
+  static std::string OutputsKey(JobId id);
+  // How the agents of `job` reach the store.
+  StoreAccess AccessFor(const Job& job) const;
+  // Whether this task of the job uploads the job's outputs once it ends: its first task.
+  static bool Uploads(const Task& task) { return task.rank == 0; }
+
+  // Applies what the agent of `node` reports of its uploads to their jobs, writing those that
+  // changed. An agent speaks only for tasks that were placed on its node.
+  StatusOr<UploadVerdicts> Apply(const std::string& node,
+                                 const std::vector<UploadProgress>& uploads);
+
+  // The bytes that the outputs of `team`'s jobs take in the store, or will once uploads that
+  // were allowed end.
+  int64_t BytesOf(const std::string& team) const;
+
+ private:
+  const MasterConfig& config_;
+  JobBook& jobs_;
+};
+
+}  // namespace cohort::master
