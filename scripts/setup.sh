@@ -12,6 +12,8 @@ demo_packages=(
   build-essential cmake ninja-build ccache pkg-config
   libboost-dev libssl-dev nlohmann-json3-dev libyaml-cpp-dev libsqlite3-dev
   libspdlog-dev libfmt-dev libcli11-dev libprotobuf-dev protobuf-compiler
+  # The object store's S3 backend (src/store): HTTP with SigV4 signing, and its XML answers.
+  libcurl4-openssl-dev libexpat1-dev
   python3 python3-torch procps
 )
 test_packages=(
@@ -25,6 +27,10 @@ test_packages=(
   chromium
   # Steps the master's wall clock in tests/integration/node_loss_test.cc (libfaketime).
   faketime
+  # A real S3 server for the object store's tests (scripts/ceph.sh, s3_store_test): a
+  # single-node Ceph (monitor, memstore OSD) with its RADOS Gateway, started without systemd in a
+  # scratch directory; curl waits for the gateway to answer.
+  ceph-mon ceph-osd radosgw ceph-common curl
   # examples/sweep-digits trains on scikit-learn's digits, which the package bundles (no
   # download); the sweep benchmark and integration tests run it.
   python3-sklearn

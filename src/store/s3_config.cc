@@ -174,6 +174,8 @@ StatusOr<S3Connection> ParseS3Connection(std::string_view yaml, std::string_view
       problems.push_back(fmt::format("{}: missing (or empty)", required));
     }
   }
+  // "http://h:7480/" is "http://h:7480"
+  if (c.endpoint.ends_with('/') && !c.endpoint.ends_with("//")) c.endpoint.pop_back();
   if (!c.endpoint.empty()) {
     if (std::string problem = EndpointProblem(c.endpoint); !problem.empty()) {
       // An endpoint with "user:password@" in it is not quoted: the password may be the secret.

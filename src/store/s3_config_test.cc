@@ -86,6 +86,10 @@ TEST(S3Connection, AllFieldsAndTheRegionsDefault) {
                               "c");
   ASSERT_TRUE(eu.ok()) << eu.status().ToString();
   EXPECT_EQ(eu->region, "eu-west-3");
+  auto slash = ParseS3Connection(
+      fmt::format("endpoint: http://h:7480/\naccess_key: A\nsecret_key: {}\n", kSecret), "c");
+  ASSERT_TRUE(slash.ok()) << slash.status().ToString();
+  EXPECT_EQ(slash->endpoint, "http://h:7480");
 }
 
 TEST(S3Connection, BadFilesNameTheFieldAndNeverTheSecret) {
