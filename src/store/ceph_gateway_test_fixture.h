@@ -59,6 +59,7 @@ class CephGateway : public ::testing::Environment {
       connection_.access_key = j.at("access_key").get<std::string>();
       connection_.secret_key = j.at("secret_key").get<std::string>();
       role_arn_ = j.at("role_arn").get<std::string>();
+      connection_.role_arn = role_arn_;
     } catch (const std::exception& e) {
       FAIL() << "scripts/ceph.sh start printed no connection JSON (" << e.what() << "): " << out;
     }

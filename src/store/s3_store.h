@@ -15,37 +15,16 @@
 // requests. Use one per thread.
 #pragma once
 
-#include <chrono>
 #include <cstddef>
-#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "store/object_store.h"
+#include "store/s3_client.h"  // S3Options
 #include "store/s3_config.h"
 
 namespace cohort::store {
-
-struct S3Options {
-  // Puts larger than this are multipart uploads.
-  size_t multipart_threshold = size_t{64} << 20;
-  // The size of each part but the last; S3 refuses parts under 5 MiB. Raised as needed to keep
-  // an upload within S3's 10,000 parts.
-  size_t part_size = size_t{16} << 20;
-  // Tries per request (1: no retry), and the wait before the first retry (doubled each retry, at
-  // most max_backoff).
-  int attempts = 5;
-  std::chrono::milliseconds first_backoff{200};
-  std::chrono::milliseconds max_backoff{10'000};
-  std::chrono::milliseconds connect_timeout{5'000};
-  // A transfer that moves no byte for this long is cut off (and retried): a paused or wedged
-  // server cannot hang a caller.
-  std::chrono::seconds stall_timeout{30};
-  // For tests: called after part `part` (from 1) of a multipart upload is stored, e.g. to change
-  // the source under the upload.
-  std::function<void(int part)> after_part;
-};
 
 class S3Store final : public ObjectStore {
  public:

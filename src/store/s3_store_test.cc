@@ -16,6 +16,7 @@
 #include <random>
 
 #include "store/ceph_gateway_test_fixture.h"
+#include "store/s3_sts.h"
 #include "store/store_contract_test_fixture.h"
 
 namespace cohort::store {
@@ -280,6 +281,69 @@ TEST_F(S3StoreTest, ABucketThatDoesNotExistIsNotAnEmptyStore) {
     EXPECT_EQ(s.code(), StatusCode::kFailedPrecondition) << s.ToString();
     EXPECT_NE(s.message().find("NoSuchBucket"), std::string::npos) << s.message();
   }
+}
+
+}  // namespace
+}  // namespace cohort::store
+
+namespace cohort::store {
+namespace {
+
+// Per-job credentials from Ceph's STS: a job's store reaches its own prefix and nothing else.
+TEST_F(S3StoreTest, ScopedCredentialsReachTheirPrefixOnly) {
+  const CephGateway& gateway = *CephGateway::Get();
+  ASSERT_TRUE(gateway.up());
+  const S3Location location{.bucket = CephGateway::kBucket,
+                            .prefix = fmt::format("t{}/scoped", ::getpid())};
+  auto master = S3Store::Open(gateway.connection(), location, FastOptions());
+  ASSERT_TRUE(master.ok());
+  ASSERT_TRUE((*master)->Put("jobs/8/outputs/secret.txt", "job 8's").ok());
+  ASSERT_TRUE((*master)->Put("jobs/7/inputs/data.txt", "for job 7").ok());
+
+  auto issued = IssueScopedCredentials(gateway.connection(), location, "jobs/7",
+                                       std::chrono::seconds(900), FastOptions());
+  ASSERT_TRUE(issued.ok()) << issued.status().ToString();
+  EXPECT_FALSE(issued->expiration.empty());
+  EXPECT_NE(issued->access_key, gateway.connection().access_key);
+  S3Options options = Multipart();
+  auto job =
+      S3Store::Open(WithTemporaryCredentials(gateway.connection(), *issued), location, options);
+  ASSERT_TRUE(job.ok());
+  S3Store& store = **job;
+
+  // Inside its prefix: everything, multipart uploads included.
+  ASSERT_TRUE(store.Put("jobs/7/outputs/model.txt", "weights").ok());
+  EXPECT_EQ(*store.Get("jobs/7/inputs/data.txt", 100), "for job 7");
+  const std::string big = RandomBytes((size_t{11} << 20) + 7, 5);
+  Status multipart = store.PutFile("jobs/7/outputs/big.bin", File("big.bin", big));
+  ASSERT_TRUE(multipart.ok()) << multipart.ToString();
+  EXPECT_TRUE(*(*master)->Get("jobs/7/outputs/big.bin", big.size()) == big);
+  auto mine = store.List("jobs/7/", "", 10);
+  ASSERT_TRUE(mine.ok()) << mine.status().ToString();
+  EXPECT_EQ(mine->objects.size(), 3u);
+  ASSERT_TRUE(store.Delete("jobs/7/outputs/model.txt").ok());
+
+  // Outside it: refused, whether reading, writing, deleting or listing.
+  for (Status s :
+       {store.Put("jobs/8/outputs/x", "intruder"),
+        store.Get("jobs/8/outputs/secret.txt", 100).status(),
+        store.Head("jobs/8/outputs/secret.txt").status(), store.Delete("jobs/8/outputs/secret.txt"),
+        store.Put("jobs/70/x", "near"), store.List("", "", 10).status(),
+        store.List("jobs/", "", 10).status(), store.List("jobs/8/", "", 10).status()}) {
+    EXPECT_EQ(s.code(), StatusCode::kPermissionDenied) << s.ToString();
+    EXPECT_EQ(s.message().find(issued->secret_key), std::string::npos) << s.message();
+    EXPECT_EQ(s.message().find(issued->session_token), std::string::npos) << s.message();
+  }
+  EXPECT_EQ(*(*master)->Get("jobs/8/outputs/secret.txt", 100), "job 8's");
+  EXPECT_EQ((*master)->Head("jobs/70/x").status().code(), StatusCode::kNotFound);
+
+  // A wrong secret is refused by STS too, without the secret in the message.
+  S3Connection wrong = gateway.connection();
+  wrong.secret_key = "NotTheSecretAtAll0123456789abcdefghijklm";
+  auto refused =
+      IssueScopedCredentials(wrong, location, "jobs/7", std::chrono::seconds(900), FastOptions());
+  EXPECT_EQ(refused.status().code(), StatusCode::kPermissionDenied) << refused.status().ToString();
+  EXPECT_EQ(refused.status().message().find(wrong.secret_key), std::string::npos);
 }
 
 }  // namespace

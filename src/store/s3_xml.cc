@@ -65,9 +65,12 @@ std::optional<S3Error> ParseS3Error(std::string_view xml) {
   S3Error error;
   bool is_error = false;
   Status s = WalkXml(xml, "error", [&](const std::string& path, const std::string& text) {
-    if (path == "Error") is_error = true;
-    if (path == "Error/Code") error.code = text;
-    if (path == "Error/Message") error.message = text;
+    // S3 writes <Error>; STS (and IAM) <ErrorResponse><Error>.
+    std::string_view in_error = path;
+    if (in_error.starts_with("ErrorResponse/")) in_error.remove_prefix(14);
+    if (in_error == "Error") is_error = true;
+    if (in_error == "Error/Code") error.code = text;
+    if (in_error == "Error/Message") error.message = text;
   });
   if (!s.ok() || !is_error) return std::nullopt;
   return error;

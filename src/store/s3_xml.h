@@ -14,7 +14,8 @@
 
 namespace cohort::store {
 
-// An S3 error body: <Error><Code>NoSuchKey</Code><Message>...</Message></Error>.
+// An S3 error body: <Error><Code>NoSuchKey</Code><Message>...</Message></Error> (STS wraps
+// it in <ErrorResponse>).
 struct S3Error {
   std::string code;
   std::string message;

@@ -60,6 +60,12 @@ TEST(S3Xml, ErrorBodiesGiveTheirCodeAndMessage) {
   ASSERT_TRUE(denied.has_value());
   EXPECT_EQ(denied->code, "AccessDenied");
   EXPECT_EQ(denied->message, "");
+  auto sts = ParseS3Error(
+      "<ErrorResponse><Error><Type>Sender</Type><Code>InvalidParameterValue</Code>"
+      "<Message>bad duration</Message></Error><RequestId>r</RequestId></ErrorResponse>");
+  ASSERT_TRUE(sts.has_value());
+  EXPECT_EQ(sts->code, "InvalidParameterValue");
+  EXPECT_EQ(sts->message, "bad duration");
   EXPECT_FALSE(ParseS3Error("").has_value());
   EXPECT_FALSE(ParseS3Error("<html>502 Bad Gateway</html>").has_value());
   EXPECT_FALSE(ParseS3Error("<Error><Code>cut short").has_value());
