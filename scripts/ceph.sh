@@ -10,6 +10,9 @@
 #                                      "role_arn", "dir"}
 #                                     On failure: the daemons started are stopped, DIR/log kept,
 #                                     exit 1.
+#                                     With CEPH_OWNER_PID=PID in the environment, a watchdog
+#                                     stops it once process PID has gone (a test binary killed
+#                                     before its teardown leaves no daemons behind).
 #   scripts/ceph.sh stop DIR [--keep] stop it (rgw, osd, mon, one at a time) and remove DIR
 #
 # What makes it start in ~4 s and stop in <1 s (measured; /work/notes/ceph-findings.md):
@@ -26,6 +29,7 @@
 set -euo pipefail
 
 log() { echo "[ceph.sh $(date +%T)] $*" >&2; }
+self="$(cd "$(dirname "$0")" && pwd)/$(basename "$0")"
 
 # alive PID: exists and is not a zombie (daemons outlive this script and are reaped by PID 1
 # late; kill -0 succeeds on a zombie).
@@ -41,6 +45,7 @@ stop() {
     p=$(cat "$f")
     [ -r "/proc/$p/cmdline" ] && tr '\0' ' ' < "/proc/$p/cmdline" | grep -qF "$d/ceph.conf" || continue
     kill -TERM "$p" 2>/dev/null || continue
+    kill -CONT "$p" 2>/dev/null || true  # a paused (SIGSTOP) daemon acts on SIGTERM only once resumed
     for i in $(seq 1 50); do alive "$p" || break; sleep 0.1; done
     if alive "$p"; then
       log "$n (pid $p) ignored SIGTERM for 5 s, sending SIGKILL"
@@ -198,6 +203,12 @@ print(json.dumps({"endpoint": f"http://127.0.0.1:{port}", "access_key": key["acc
                   "secret_key": key["secret_key"], "region": "us-east-1",
                   "role_arn": role["Arn"], "dir": d}))
 PY
+  if [ -n "${CEPH_OWNER_PID:-}" ]; then
+    # Detached from our stdout (a caller reading it must see it close) and from our session.
+    setsid bash -c 'while kill -0 "$1" 2>/dev/null; do sleep 1; done
+                    [ -f "$2/ceph.conf" ] && "$0" stop "$2"' "$self" "$CEPH_OWNER_PID" "$d" \
+      >/dev/null 2>&1 </dev/null &
+  fi
   log "up"
 }
 

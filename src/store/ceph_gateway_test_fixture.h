@@ -41,9 +41,13 @@ class CephGateway : public ::testing::Environment {
     const std::string json = dir_.string() + ".json";
     const std::string log = dir_.string() + ".log";
     auto start = std::chrono::steady_clock::now();
-    int rc = RunToCompletion({"/bin/bash", "-c", "\"$0\" start \"$1\" >\"$2\" 2>\"$3\"",
-                              std::string(COHORT_SOURCE_DIR) + "/scripts/ceph.sh", dir_.string(),
-                              json, log});
+    // If this binary is killed before its teardown, the cluster stops when it is gone.
+    SpawnOptions options;
+    options.env["CEPH_OWNER_PID"] = std::to_string(::getpid());
+    int rc = RunToCompletion(
+        {"/bin/bash", "-c", "\"$0\" start \"$1\" >\"$2\" 2>\"$3\"",
+         std::string(COHORT_SOURCE_DIR) + "/scripts/ceph.sh", dir_.string(), json, log},
+        options);
     start_seconds_ =
         std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     std::string out = ReadFileOrEmpty(json);
