@@ -152,6 +152,14 @@ S3Source S3SourceRange(const S3Source& whole, int64_t offset, int64_t length) {
                   .path = whole.path};
 }
 
+S3Call NewS3Call(std::string method, std::string url, std::string what) {
+  S3Call call;
+  call.method = std::move(method);
+  call.url = std::move(url);
+  call.what = std::move(what);
+  return call;
+}
+
 S3Client::S3Client(S3Connection connection, S3Options options, std::string service)
     : connection_(std::move(connection)),
       options_(std::move(options)),

@@ -66,6 +66,9 @@ struct S3Call {
   std::string into_path;
 };
 
+// A call with nothing to send and no body wanted; set the rest.
+S3Call NewS3Call(std::string method, std::string url, std::string what);
+
 struct S3Answer {
   long status = 0;
   std::string error_body;  // a non-2xx answer's body (S3 error XML), cut at kS3MaxErrorBody

@@ -134,6 +134,19 @@ TEST(S3Client, RequestsArePathStyleSignedAndCarryThePayloadHeader) {
   EXPECT_EQ(r.find("SECRETTEST"), std::string::npos) << "the secret itself went on the wire";
 }
 
+TEST(S3Client, AKeyTooLongWithTheStoresPrefixIsRefusedBeforeAnyRequest) {
+  ScriptedServer server({ScriptedServer::Answer(200, "")});
+  auto store = StoreAt(server.endpoint());  // prefix "p": keys are stored as "p/KEY"
+  Status s = store->Put(std::string(kMaxKeyBytes - 1, 'k'), "v");
+  EXPECT_EQ(s.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(s.message().find("with its prefix \"p\" it is 1025 bytes, more than S3's 1024"),
+            std::string::npos)
+      << s.message();
+  EXPECT_TRUE(server.requests().empty());
+  EXPECT_TRUE(store->Put(std::string(kMaxKeyBytes - 2, 'k'), "v").ok());
+  EXPECT_EQ(server.requests().size(), 1u);
+}
+
 TEST(S3Client, BusyAnswersAreTriedAgainUntilOneSucceeds) {
   ScriptedServer server(
       {kSlowDown, ScriptedServer::Answer(500, ""), ScriptedServer::Answer(200, "")});

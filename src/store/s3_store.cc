@@ -59,15 +59,8 @@ struct S3Store::Impl {
   }
 
   Status PutOnce(const std::string& full, const S3Source& source) {
-    S3Call call{.method = "PUT",
-                .url = Url(full),
-                .what = What("PUT", full),
-                .upload = &source,
-                .content_type = "",
-                .into = nullptr,
-                .into_max = 0,
-                .into_fd = -1,
-                .into_path = ""};
+    S3Call call = NewS3Call("PUT", Url(full), What("PUT", full));
+    call.upload = &source;
     return PerformOk(call).status();
   }
 
@@ -76,29 +69,17 @@ struct S3Store::Impl {
       return PutOnce(full, source);
     }
     std::string xml;
-    S3Call initiate{.method = "POST",
-                    .url = Url(full, S3Query({{"uploads", ""}})),
-                    .what = What("POST (start a multipart upload)", full),
-                    .upload = nullptr,
-                    .content_type = "",
-                    .into = &xml,
-                    .into_max = kS3MaxXmlBody,
-                    .into_fd = -1,
-                    .into_path = ""};
+    S3Call initiate = NewS3Call("POST", Url(full, S3Query({{"uploads", ""}})),
+                                What("POST (start a multipart upload)", full));
+    initiate.into = &xml;
+    initiate.into_max = kS3MaxXmlBody;
     COHORT_RETURN_IF_ERROR(PerformOk(initiate).status());
     COHORT_ASSIGN_OR_RETURN(std::string upload_id, ParseS3UploadId(xml));
     Status status = UploadParts(full, source, upload_id);
     if (status.ok()) return status;
     // Parts left behind take space (and are billed) until they are aborted.
-    S3Call abort{.method = "DELETE",
-                 .url = Url(full, S3Query({{"uploadId", upload_id}})),
-                 .what = What("DELETE (abort a multipart upload)", full),
-                 .upload = nullptr,
-                 .content_type = "",
-                 .into = nullptr,
-                 .into_max = 0,
-                 .into_fd = -1,
-                 .into_path = ""};
+    S3Call abort = NewS3Call("DELETE", Url(full, S3Query({{"uploadId", upload_id}})),
+                             What("DELETE (abort a multipart upload)", full));
     auto aborted = Perform(abort);
     if (!aborted.ok() || !(S3Ok(aborted->status) || aborted->status == 404)) {
       Status why = aborted.ok() ? S3HttpError(aborted->status, aborted->error_body, abort.what,
@@ -149,15 +130,12 @@ struct S3Store::Impl {
                   .length = static_cast<int64_t>(complete.size()),
                   .path = ""};
     std::string xml;
-    S3Call finish{.method = "POST",
-                  .url = Url(full, S3Query({{"uploadId", id}})),
-                  .what = What("POST (complete a multipart upload)", full),
-                  .upload = &body,
-                  .content_type = "application/xml",
-                  .into = &xml,
-                  .into_max = kS3MaxXmlBody,
-                  .into_fd = -1,
-                  .into_path = ""};
+    S3Call finish = NewS3Call("POST", Url(full, S3Query({{"uploadId", id}})),
+                              What("POST (complete a multipart upload)", full));
+    finish.upload = &body;
+    finish.content_type = "application/xml";
+    finish.into = &xml;
+    finish.into_max = kS3MaxXmlBody;
     COHORT_RETURN_IF_ERROR(PerformOk(finish).status());
     // S3 may answer 200 and then fail the completion in the body.
     if (std::optional<S3Error> error = ParseS3Error(xml)) {
@@ -215,15 +193,9 @@ Status S3Store::PutFile(const std::string& key, const std::string& path) {
 StatusOr<std::string> S3Store::Get(const std::string& key, size_t max_bytes) {
   COHORT_ASSIGN_OR_RETURN(std::string full, impl_->FullKey(key));
   std::string data;
-  S3Call call{.method = "GET",
-              .url = impl_->Url(full),
-              .what = impl_->What("GET", full),
-              .upload = nullptr,
-              .content_type = "",
-              .into = &data,
-              .into_max = max_bytes,
-              .into_fd = -1,
-              .into_path = ""};
+  S3Call call = NewS3Call("GET", impl_->Url(full), impl_->What("GET", full));
+  call.into = &data;
+  call.into_max = max_bytes;
   COHORT_RETURN_IF_ERROR(impl_->PerformOk(call).status());
   return data;
 }
@@ -234,15 +206,9 @@ Status S3Store::GetFile(const std::string& key, const std::string& path) {
   const std::string tmp = path + ".part";
   int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
   if (fd < 0) return FileError(errno, fmt::format("creating {}", tmp));
-  S3Call call{.method = "GET",
-              .url = impl_->Url(full),
-              .what = impl_->What("GET", full),
-              .upload = nullptr,
-              .content_type = "",
-              .into = nullptr,
-              .into_max = 0,
-              .into_fd = fd,
-              .into_path = tmp};
+  S3Call call = NewS3Call("GET", impl_->Url(full), impl_->What("GET", full));
+  call.into_fd = fd;
+  call.into_path = tmp;
   Status status = impl_->PerformOk(call).status();
   if (status.ok() && ::fsync(fd) != 0) status = FileError(errno, fmt::format("syncing {}", tmp));
   if (::close(fd) != 0 && status.ok()) status = FileError(errno, fmt::format("closing {}", tmp));
@@ -259,15 +225,7 @@ Status S3Store::GetFile(const std::string& key, const std::string& path) {
 
 StatusOr<ObjectInfo> S3Store::Head(const std::string& key) {
   COHORT_ASSIGN_OR_RETURN(std::string full, impl_->FullKey(key));
-  S3Call call{.method = "HEAD",
-              .url = impl_->Url(full),
-              .what = impl_->What("HEAD", full),
-              .upload = nullptr,
-              .content_type = "",
-              .into = nullptr,
-              .into_max = 0,
-              .into_fd = -1,
-              .into_path = ""};
+  S3Call call = NewS3Call("HEAD", impl_->Url(full), impl_->What("HEAD", full));
   COHORT_ASSIGN_OR_RETURN(S3Answer answer, impl_->PerformOk(call));
   if (answer.content_length < 0) {
     return Status::Internal(fmt::format("{}: the answer has no Content-Length", call.what));
@@ -309,15 +267,7 @@ StatusOr<ListPage> S3Store::List(const std::string& prefix, const std::string& a
 
 Status S3Store::Delete(const std::string& key) {
   COHORT_ASSIGN_OR_RETURN(std::string full, impl_->FullKey(key));
-  S3Call call{.method = "DELETE",
-              .url = impl_->Url(full),
-              .what = impl_->What("DELETE", full),
-              .upload = nullptr,
-              .content_type = "",
-              .into = nullptr,
-              .into_max = 0,
-              .into_fd = -1,
-              .into_path = ""};
+  S3Call call = NewS3Call("DELETE", impl_->Url(full), impl_->What("DELETE", full));
   COHORT_ASSIGN_OR_RETURN(S3Answer answer, impl_->Perform(call));
   if (S3Ok(answer.status)) return Status::Ok();
   Status error =
@@ -331,17 +281,12 @@ StatusOr<std::vector<std::string>> S3Store::PendingUploads(const std::string& pr
   std::vector<std::pair<std::string, std::string>> params = {{"uploads", ""}};
   if (!in_bucket.empty() || !prefix.empty()) params.emplace_back("prefix", in_bucket + prefix);
   std::string xml;
-  S3Call call{.method = "GET",
-              .url = S3Url(impl_->connection().endpoint, impl_->location.bucket, "",
-                           S3Query(std::move(params))),
-              .what = fmt::format("GET (list uploads) s3://{}/{}", impl_->location.bucket,
-                                  in_bucket + prefix),
-              .upload = nullptr,
-              .content_type = "",
-              .into = &xml,
-              .into_max = kS3MaxXmlBody,
-              .into_fd = -1,
-              .into_path = ""};
+  S3Call call = NewS3Call(
+      "GET",
+      S3Url(impl_->connection().endpoint, impl_->location.bucket, "", S3Query(std::move(params))),
+      fmt::format("GET (list uploads) s3://{}/{}", impl_->location.bucket, in_bucket + prefix));
+  call.into = &xml;
+  call.into_max = kS3MaxXmlBody;
   COHORT_RETURN_IF_ERROR(impl_->PerformOk(call).status());
   COHORT_ASSIGN_OR_RETURN(std::vector<S3Upload> uploads, ParseS3Uploads(xml));
   std::vector<std::string> keys;
@@ -353,15 +298,9 @@ StatusOr<std::vector<std::string>> S3Store::PendingUploads(const std::string& pr
 
 Status S3Store::CreateBucket() {
   S3Source empty{.data = {}, .fd = -1, .offset = 0, .length = 0, .path = ""};
-  S3Call call{.method = "PUT",
-              .url = S3Url(impl_->connection().endpoint, impl_->location.bucket, ""),
-              .what = fmt::format("PUT (create bucket) s3://{}", impl_->location.bucket),
-              .upload = &empty,
-              .content_type = "",
-              .into = nullptr,
-              .into_max = 0,
-              .into_fd = -1,
-              .into_path = ""};
+  S3Call call = NewS3Call("PUT", S3Url(impl_->connection().endpoint, impl_->location.bucket, ""),
+                          fmt::format("PUT (create bucket) s3://{}", impl_->location.bucket));
+  call.upload = &empty;
   COHORT_ASSIGN_OR_RETURN(S3Answer answer, impl_->Perform(call));
   if (S3Ok(answer.status)) return Status::Ok();
   std::optional<S3Error> error = ParseS3Error(answer.error_body);

@@ -85,16 +85,13 @@ StatusOr<S3TemporaryCredentials> IssueScopedCredentials(const S3Connection& conn
   S3Source source{
       .data = body, .fd = -1, .offset = 0, .length = static_cast<int64_t>(body.size()), .path = ""};
   std::string xml;
-  S3Call call{.method = "POST",
-              .url = connection.endpoint + "/",
-              .what = fmt::format("STS AssumeRole {} for s3://{}/{}/", connection.role_arn,
-                                  location.bucket, bucket_prefix),
-              .upload = &source,
-              .content_type = "application/x-www-form-urlencoded",
-              .into = &xml,
-              .into_max = kS3MaxXmlBody,
-              .into_fd = -1,
-              .into_path = ""};
+  S3Call call = NewS3Call("POST", connection.endpoint + "/",
+                          fmt::format("STS AssumeRole {} for s3://{}/{}/", connection.role_arn,
+                                      location.bucket, bucket_prefix));
+  call.upload = &source;
+  call.content_type = "application/x-www-form-urlencoded";
+  call.into = &xml;
+  call.into_max = kS3MaxXmlBody;
   COHORT_RETURN_IF_ERROR(client->PerformOk(call).status());
   return ParseS3AssumeRole(xml);
 }
