@@ -95,6 +95,8 @@ auth_client_required = cephx
 run_dir = $d/run
 admin_socket = $d/run/\$cluster-\$name.asok
 log_file = $d/log/\$cluster-\$name.log
+# the monitor's cluster and audit logs too (by default /var/log/ceph, shared by every cluster)
+mon_cluster_log_file = default=$d/log/\$cluster.\$channel.log cluster=$d/log/\$cluster.log
 crash_dir = $d/crash
 keyring = $d/keyring
 mon_data = $d/mon/\$cluster-\$id
