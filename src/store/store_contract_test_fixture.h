@@ -5,6 +5,8 @@
 #include <gtest/gtest.h>
 
 #include <unistd.h>
+
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <functional>
@@ -20,9 +22,12 @@ using StoreFactory = std::function<std::unique_ptr<ObjectStore>(const std::strin
 class StoreContract : public ::testing::TestWithParam<StoreFactory> {
  protected:
   void SetUp() override {
+    // A parameterised test's name is "Test/Backend": one directory, not two (TearDown removes
+    // scratch_, and would leave the parent behind).
+    std::string name = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    std::replace(name.begin(), name.end(), '/', '-');
     scratch_ = std::filesystem::temp_directory_path() /
-               ("cohort-store-" + std::to_string(::getpid()) + "-" +
-                ::testing::UnitTest::GetInstance()->current_test_info()->name());
+               ("cohort-store-" + std::to_string(::getpid()) + "-" + name);
     std::filesystem::remove_all(scratch_);
     std::filesystem::create_directories(scratch_);
     store_ = GetParam()((scratch_ / "store").string());
