@@ -17,6 +17,7 @@
 #include <chrono>
 #include <filesystem>
 #include <string>
+#include <vector>
 
 #include "os/process.h"
 #include "store/s3_config.h"
@@ -78,12 +79,22 @@ class CephGateway : public ::testing::Environment {
 
   void TearDown() override {
     if (dir_.empty() || !std::filesystem::exists(dir_ / "ceph.conf")) return;
+    std::vector<pid_t> daemons;
+    for (const char* name : {"mon", "osd", "rgw"}) {
+      daemons.push_back(ReadPidFile((dir_ / "run" / (std::string(name) + ".pid")).string()));
+    }
+    const std::string conf = (dir_ / "ceph.conf").string();
     auto start = std::chrono::steady_clock::now();
     int rc = RunToCompletion(
         {"/bin/bash", std::string(COHORT_SOURCE_DIR) + "/scripts/ceph.sh", "stop", dir_.string()});
     EXPECT_EQ(rc, 0) << "scripts/ceph.sh stop " << dir_;
     std::printf("Ceph stopped in %.1f s\n",
                 std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count());
+    // Nothing is left behind: no daemon (a zombie has no command line), no directory.
+    for (pid_t pid : daemons) {
+      EXPECT_EQ(CommandLine(pid).find(conf), std::string::npos) << "a Ceph daemon outlived stop";
+    }
+    EXPECT_FALSE(std::filesystem::exists(dir_)) << dir_;
   }
 
   bool up() const { return up_; }
