@@ -6,9 +6,11 @@
 #include <gtest/gtest.h>
 #include <netinet/in.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <atomic>
+#include <fstream>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -145,6 +147,29 @@ TEST(S3Client, AKeyTooLongWithTheStoresPrefixIsRefusedBeforeAnyRequest) {
   EXPECT_TRUE(server.requests().empty());
   EXPECT_TRUE(store->Put(std::string(kMaxKeyBytes - 2, 'k'), "v").ok());
   EXPECT_EQ(server.requests().size(), 1u);
+}
+
+TEST(S3Client, AStoreOpensFromItsUrlAndConnectionFile) {
+  ScriptedServer server({ScriptedServer::Answer(200, "")});
+  std::string file = testing::TempDir() + "s3-open-" + std::to_string(::getpid()) + ".yaml";
+  {
+    std::ofstream(file) << "endpoint: " << server.endpoint()
+                        << "\naccess_key: AKFILE\nsecret_key: SKFILE\n";
+  }
+  ::chmod(file.c_str(), 0644);
+  auto open = S3Store::Open("s3://bucket-a/team/x/", file);
+  EXPECT_EQ(open.status().code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(open.status().message().find("chmod 600"), std::string::npos);
+  EXPECT_EQ(S3Store::Open("s3://B/x", file).status().code(), StatusCode::kInvalidArgument);
+  ::chmod(file.c_str(), 0600);
+  auto store = S3Store::Open("s3://bucket-a/team/x/", file);
+  ASSERT_TRUE(store.ok()) << store.status().ToString();
+  ASSERT_TRUE((*store)->Put("k", "v").ok());
+  auto requests = server.requests();
+  ASSERT_EQ(requests.size(), 1u);
+  EXPECT_TRUE(requests[0].starts_with("PUT /bucket-a/team/x/k ")) << requests[0].substr(0, 80);
+  EXPECT_NE(requests[0].find("Credential=AKFILE/"), std::string::npos);
+  ::unlink(file.c_str());
 }
 
 TEST(S3Client, BusyAnswersAreTriedAgainUntilOneSucceeds) {

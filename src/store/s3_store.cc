@@ -163,6 +163,14 @@ StatusOr<std::unique_ptr<S3Store>> S3Store::Open(S3Connection connection, S3Loca
   return std::unique_ptr<S3Store>(new S3Store(std::move(impl)));
 }
 
+StatusOr<std::unique_ptr<S3Store>> S3Store::Open(std::string_view url,
+                                                 const std::string& connection_file,
+                                                 S3Options options) {
+  COHORT_ASSIGN_OR_RETURN(S3Location location, ParseS3Location(url));
+  COHORT_ASSIGN_OR_RETURN(S3Connection connection, LoadS3Connection(connection_file));
+  return Open(std::move(connection), std::move(location), std::move(options));
+}
+
 Status S3Store::Put(const std::string& key, std::string_view data) {
   COHORT_ASSIGN_OR_RETURN(std::string full, impl_->FullKey(key));
   return impl_->Upload(full, S3Source{.data = data,

@@ -18,6 +18,7 @@
 #include <cstddef>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "store/object_store.h"
@@ -30,6 +31,11 @@ class S3Store final : public ObjectStore {
  public:
   // Checks the options (part_size at least 5 MiB, attempts at least 1); reaches nothing yet.
   static StatusOr<std::unique_ptr<S3Store>> Open(S3Connection connection, S3Location location,
+                                                 S3Options options = {});
+  // The store `--store s3://BUCKET/PREFIX` names, reached as the connection file at
+  // `connection_file` says (ParseS3Location, LoadS3Connection: their errors as they give them).
+  static StatusOr<std::unique_ptr<S3Store>> Open(std::string_view url,
+                                                 const std::string& connection_file,
                                                  S3Options options = {});
   ~S3Store() override;
   S3Store(const S3Store&) = delete;
