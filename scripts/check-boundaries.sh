@@ -34,6 +34,7 @@ declare -A allowed=(
   [tls]="os common"
   [model]="common"
   [metrics]="common"
+  [data]="os common"
   [scheduler]="model common"
   [cluster]="model common"
   [framework]="model common"

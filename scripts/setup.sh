@@ -14,6 +14,8 @@ demo_packages=(
   libspdlog-dev libfmt-dev libcli11-dev libprotobuf-dev protobuf-compiler
   # The object store's S3 backend (src/store): HTTP with SigV4 signing, and its XML answers.
   libcurl4-openssl-dev libexpat1-dev
+  # cohort data pack writes tar shards (src/data).
+  libarchive-dev
   python3 python3-torch procps
 )
 test_packages=(

@@ -1,0 +1,374 @@
+#include "data/shard_pack.h"
+
+#include <archive.h>
+#include <archive_entry.h>
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <locale.h>
+#include <openssl/evp.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <array>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <memory>
+#include <nlohmann/json.hpp>
+
+#include "os/durable_file.h"
+
+namespace cohort::data {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+std::string Hex(const unsigned char* bytes, size_t n) {
+  std::string out;
+  out.reserve(2 * n);
+  for (size_t i = 0; i < n; ++i) out += fmt::format("{:02x}", bytes[i]);
+  return out;
+}
+
+std::string ShardName(size_t i) { return fmt::format("shard-{:06}.tar", i); }
+std::string TemporaryName(size_t i) { return "." + ShardName(i) + ".tmp"; }
+
+// One shard file being written: libarchive's output goes to the file and through SHA-256.
+class ShardSink {
+ public:
+  ShardSink(int fd, std::string path)
+      : fd_(fd), path_(std::move(path)), md_(EVP_MD_CTX_new(), EVP_MD_CTX_free) {
+    if (!md_ || EVP_DigestInit_ex(md_.get(), EVP_sha256(), nullptr) != 1) {
+      status_ = Status::Internal("SHA-256 is not available from OpenSSL");
+    }
+  }
+
+  static la_ssize_t Write(struct archive*, void* self, const void* data, size_t n) {
+    auto* sink = static_cast<ShardSink*>(self);
+    if (!sink->status_.ok()) return -1;
+    std::string_view bytes(static_cast<const char*>(data), n);
+    sink->status_ = WriteAll(sink->fd_, bytes, sink->path_);
+    if (sink->status_.ok() && EVP_DigestUpdate(sink->md_.get(), data, n) != 1) {
+      sink->status_ = Status::Internal("SHA-256 failed");
+    }
+    if (!sink->status_.ok()) return -1;
+    sink->bytes_ += int64_t(n);
+    return la_ssize_t(n);
+  }
+
+  const Status& status() const { return status_; }
+  int64_t bytes() const { return bytes_; }
+  StatusOr<std::string> Digest() {
+    std::array<unsigned char, EVP_MAX_MD_SIZE> digest{};
+    unsigned int size = 0;
+    if (EVP_DigestFinal_ex(md_.get(), digest.data(), &size) != 1) {
+      return Status::Internal("SHA-256 failed");
+    }
+    return Hex(digest.data(), size);
+  }
+
+ private:
+  int fd_;
+  std::string path_;
+  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> md_;
+  Status status_;
+  int64_t bytes_ = 0;
+};
+
+// libarchive writes a name in the pax header as UTF-8 after converting it from the locale's
+// charset: in the C locale, which programs start in, a non-ASCII name fails. Member names are
+// UTF-8 (CheckMemberPath), so the writing thread uses C.UTF-8 while it writes, whatever the
+// process's locale: the same input gives the same bytes everywhere.
+class Utf8Locale {
+ public:
+  Utf8Locale() : utf8_(::newlocale(LC_CTYPE_MASK, "C.UTF-8", locale_t(0))) {
+    if (utf8_ != locale_t(0)) previous_ = ::uselocale(utf8_);
+  }
+  ~Utf8Locale() {
+    if (utf8_ == locale_t(0)) return;
+    ::uselocale(previous_);
+    ::freelocale(utf8_);
+  }
+  Status status() const {
+    return utf8_ != locale_t(0)
+               ? Status::Ok()
+               : Status::FailedPrecondition("the C.UTF-8 locale is missing (Debian's libc-bin)");
+  }
+
+ private:
+  locale_t utf8_;
+  locale_t previous_ = locale_t(0);
+};
+
+struct ArchiveFree {
+  void operator()(struct archive* a) const { archive_write_free(a); }
+};
+struct EntryFree {
+  void operator()(struct archive_entry* e) const { archive_entry_free(e); }
+};
+
+// The error of a libarchive call: the sink's own (a full disk) when it has one.
+Status ArchiveError(struct archive* a, const ShardSink& sink, std::string_view doing) {
+  if (!sink.status().ok()) return sink.status();
+  const char* what = archive_error_string(a);
+  return Status::Internal(fmt::format("{}: {}", doing, what ? what : "libarchive failed"));
+}
+
+// Copies one file into the archive as the member `name`, checking that it is still the regular
+// file of `size` bytes that the plan saw.
+Status AddFile(struct archive* a, const ShardSink& sink, const fs::path& source,
+               const InputFile& file, const std::function<void(int64_t)>& on_bytes) {
+  fs::path path = source / file.path;
+  int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+  if (fd < 0) {
+    return Status::FailedPrecondition(fmt::format("cannot open {}: {}{}", ShownPath(path.string()),
+                                                  std::strerror(errno),
+                                                  errno == ELOOP ? " (it became a link)" : ""));
+  }
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    return Status::Internal(
+        fmt::format("cannot stat {}: {}", ShownPath(path.string()), std::strerror(errno)));
+  }
+  if (!S_ISREG(st.st_mode) || st.st_size != file.size) {
+    return Status::FailedPrecondition(
+        fmt::format("{}: changed while being packed (was a file of {} bytes)",
+                    ShownPath(path.string()), file.size));
+  }
+  std::unique_ptr<struct archive_entry, EntryFree> entry(archive_entry_new());
+  archive_entry_copy_pathname(entry.get(), file.path.c_str());
+  archive_entry_set_filetype(entry.get(), AE_IFREG);
+  archive_entry_set_perm(entry.get(), 0644);
+  archive_entry_set_size(entry.get(), file.size);
+  archive_entry_set_mtime(entry.get(), 0, 0);
+  archive_entry_set_uid(entry.get(), 0);
+  archive_entry_set_gid(entry.get(), 0);
+  if (archive_write_header(a, entry.get()) != ARCHIVE_OK) {
+    return ArchiveError(a, sink, fmt::format("writing the header of {}", ShownPath(file.path)));
+  }
+  std::array<char, 1 << 16> buffer{};
+  int64_t copied = 0;
+  while (true) {
+    ssize_t n = ::read(fd, buffer.data(), buffer.size());
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      return Status::Internal(
+          fmt::format("cannot read {}: {}", ShownPath(path.string()), std::strerror(errno)));
+    }
+    if (n == 0) break;
+    if (copied + n > file.size) break;  // grew: caught below
+    if (archive_write_data(a, buffer.data(), size_t(n)) != n) {
+      return ArchiveError(a, sink, fmt::format("writing {}", ShownPath(file.path)));
+    }
+    copied += n;
+    on_bytes(n);
+  }
+  if (copied != file.size) {
+    return Status::FailedPrecondition(
+        fmt::format("{}: changed while being packed (was a file of {} bytes)",
+                    ShownPath(path.string()), file.size));
+  }
+  if (archive_write_finish_entry(a) != ARCHIVE_OK) {
+    return ArchiveError(a, sink, fmt::format("writing {}", ShownPath(file.path)));
+  }
+  return Status::Ok();
+}
+
+// Writes one planned shard to `tmp_path`, fsynced.
+StatusOr<PackedShard> WriteShard(const fs::path& source, const ShardPlanEntry& planned,
+                                 const std::string& tmp_path,
+                                 const std::function<void(int64_t)>& on_bytes,
+                                 const std::function<void()>& on_file) {
+  int fd = ::open(tmp_path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (fd < 0) return FileError(errno, fmt::format("creating {}", tmp_path));
+  struct Closer {
+    int fd;
+    ~Closer() { ::close(fd); }
+  } closer{fd};
+  Utf8Locale locale;
+  COHORT_RETURN_IF_ERROR(locale.status());
+  ShardSink sink(fd, tmp_path);
+  COHORT_RETURN_IF_ERROR(sink.status());
+  std::unique_ptr<struct archive, ArchiveFree> a(archive_write_new());
+  // pax only where ustar cannot say it (a long or non-ASCII name, a size past 8 GiB): plain
+  // ustar headers otherwise, which every tar reader takes.
+  if (archive_write_set_format_pax_restricted(a.get()) != ARCHIVE_OK ||
+      archive_write_open(a.get(), &sink, nullptr, &ShardSink::Write, nullptr) != ARCHIVE_OK) {
+    return ArchiveError(a.get(), sink, fmt::format("starting {}", tmp_path));
+  }
+  for (const InputFile& file : planned.files) {
+    COHORT_RETURN_IF_ERROR(AddFile(a.get(), sink, source, file, on_bytes));
+    on_file();
+  }
+  if (archive_write_close(a.get()) != ARCHIVE_OK) {
+    return ArchiveError(a.get(), sink, fmt::format("ending {}", tmp_path));
+  }
+  if (::fsync(fd) != 0) return FileError(errno, fmt::format("syncing {}", tmp_path));
+  PackedShard shard;
+  shard.bytes = sink.bytes();
+  COHORT_ASSIGN_OR_RETURN(shard.sha256, sink.Digest());
+  shard.samples = planned.samples;
+  shard.files = int64_t(planned.files.size());
+  shard.first_key = planned.first_key;
+  shard.last_key = planned.last_key;
+  return shard;
+}
+
+// `inner` is `outer` or lies under it.
+bool IsWithin(const fs::path& inner, const fs::path& outer) {
+  auto [o, i] = std::mismatch(outer.begin(), outer.end(), inner.begin(), inner.end());
+  return o == outer.end();
+}
+
+}  // namespace
+
+std::string ShardIndexJson(const ShardIndex& index) {
+  nlohmann::ordered_json shards = nlohmann::ordered_json::array();
+  for (const PackedShard& s : index.shards) {
+    shards.push_back({{"name", s.name},
+                      {"bytes", s.bytes},
+                      {"sha256", s.sha256},
+                      {"samples", s.samples},
+                      {"files", s.files},
+                      {"first_key", s.first_key},
+                      {"last_key", s.last_key}});
+  }
+  nlohmann::ordered_json j = {
+      {"format", "cohort-shards"}, {"version", index.version}, {"target_bytes", index.target_bytes},
+      {"files", index.files},      {"samples", index.samples}, {"input_bytes", index.input_bytes},
+      {"bytes", index.bytes},      {"shards", shards}};
+  return j.dump(1) + "\n";
+}
+
+StatusOr<std::vector<InputFile>> ListSourceFiles(const std::string& source_dir) {
+  std::error_code ec;
+  if (!fs::is_directory(source_dir, ec)) {
+    return Status::InvalidArgument(fmt::format("{}: not a directory", source_dir));
+  }
+  std::vector<InputFile> files;
+  fs::path root(source_dir);
+  fs::recursive_directory_iterator it(root, ec), end;
+  for (; !ec && it != end; it.increment(ec)) {
+    const fs::directory_entry& entry = *it;
+    fs::path relative = entry.path().lexically_relative(root);
+    fs::file_status st = entry.symlink_status(ec);
+    if (ec) break;
+    if (fs::is_symlink(st)) {
+      return Status::InvalidArgument(fmt::format(
+          "{}: is a symbolic link; shards hold files only (copy the file it points to in its "
+          "place)",
+          ShownPath(relative.string())));
+    }
+    if (fs::is_directory(st)) continue;
+    if (!fs::is_regular_file(st)) {
+      return Status::InvalidArgument(fmt::format(
+          "{}: is not a regular file (a device, socket or FIFO); shards hold files only",
+          ShownPath(relative.string())));
+    }
+    if (int64_t(files.size()) >= kMaxPackFiles) {
+      return Status::InvalidArgument(
+          fmt::format("{}: holds more than {} files; pack it in parts", source_dir, kMaxPackFiles));
+    }
+    auto size = entry.file_size(ec);
+    if (ec) break;
+    files.push_back({relative.generic_string(), int64_t(size)});
+  }
+  if (ec) {
+    return Status::FailedPrecondition(
+        fmt::format("cannot list {}: {}", it == end ? source_dir : ShownPath(it->path().string()),
+                    ec.message()));
+  }
+  if (files.empty()) {
+    return Status::InvalidArgument(fmt::format("{}: holds no file to pack", source_dir));
+  }
+  return files;
+}
+
+StatusOr<ShardIndex> PackDirectory(const std::string& source_dir, const std::string& out_dir,
+                                   int64_t target_bytes,
+                                   const std::function<void(const PackProgress&)>& progress) {
+  std::error_code ec;
+  fs::path source = fs::canonical(source_dir, ec);
+  if (ec || !fs::is_directory(source)) {
+    return Status::InvalidArgument(fmt::format("{}: not a directory", source_dir));
+  }
+  fs::path out = fs::weakly_canonical(out_dir, ec);
+  if (ec) return Status::InvalidArgument(fmt::format("{}: {}", out_dir, ec.message()));
+  if (IsWithin(out, source)) {
+    return Status::InvalidArgument(
+        fmt::format("{}: lies inside {}, which is being packed; put the shards elsewhere", out_dir,
+                    source_dir));
+  }
+  COHORT_ASSIGN_OR_RETURN(std::vector<InputFile> files, ListSourceFiles(source.string()));
+  COHORT_ASSIGN_OR_RETURN(ShardPlan plan, PlanShards(std::move(files), target_bytes));
+
+  fs::create_directories(out, ec);
+  if (ec)
+    return Status::FailedPrecondition(fmt::format("cannot make {}: {}", out_dir, ec.message()));
+  if (!fs::is_empty(out, ec) || ec) {
+    return Status::FailedPrecondition(
+        fmt::format("{}: not empty; shards go into an empty or new directory", out_dir));
+  }
+
+  PackProgress at;
+  at.files_total = plan.files;
+  at.bytes_total = plan.input_bytes;
+  at.shards_total = int64_t(plan.shards.size());
+  auto report = [&] {
+    if (progress) progress(at);
+  };
+  report();
+
+  // Whatever this packing wrote goes if it fails: no index, so nothing is taken for packed.
+  std::vector<fs::path> written;
+  struct Cleanup {
+    std::vector<fs::path>* written;
+    bool done = false;
+    ~Cleanup() {
+      if (done) return;
+      std::error_code ignored;
+      for (const fs::path& p : *written) fs::remove(p, ignored);
+    }
+  } cleanup{&written};
+
+  ShardIndex index;
+  index.target_bytes = target_bytes;
+  index.files = plan.files;
+  index.samples = plan.samples;
+  index.input_bytes = plan.input_bytes;
+  for (size_t i = 0; i < plan.shards.size(); ++i) {
+    fs::path tmp = out / TemporaryName(i);
+    written.push_back(tmp);
+    COHORT_ASSIGN_OR_RETURN(PackedShard shard, WriteShard(
+                                                   source, plan.shards[i], tmp.string(),
+                                                   [&](int64_t n) { at.bytes_done += n; },
+                                                   [&] {
+                                                     at.files_done += 1;
+                                                     report();
+                                                   }));
+    shard.name = ShardName(i);
+    index.bytes += shard.bytes;
+    index.shards.push_back(std::move(shard));
+    at.shards_done += 1;
+    report();
+  }
+  for (size_t i = 0; i < plan.shards.size(); ++i) {
+    fs::path final_path = out / ShardName(i);
+    if (::rename((out / TemporaryName(i)).c_str(), final_path.c_str()) != 0) {
+      return FileError(errno, fmt::format("renaming {}", final_path.string()));
+    }
+    written[i] = final_path;
+  }
+  COHORT_RETURN_IF_ERROR(SyncDirectory(out.string()));
+  COHORT_RETURN_IF_ERROR(
+      WriteFileAtomically((out / kShardIndexFile).string(), ShardIndexJson(index)));
+  cleanup.done = true;
+  return index;
+}
+
+}  // namespace cohort::data
