@@ -49,7 +49,7 @@ declare -A allowed=(
   [agent]="client metrics store model os common"
   [sim]="sweep scheduler cluster dispatch model common"
   [dispatch]="scheduler cluster model common"
-  [cli]="client sim sweep scheduler cluster dispatch model os tls common"
+  [cli]="client data sim sweep scheduler cluster dispatch model os tls common"
   [cohortd]="*"
 )
 

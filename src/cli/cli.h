@@ -102,5 +102,7 @@ void AddMetricCommands(CLI::App& app, GlobalOptions& g);
 void AddTopCommand(CLI::App& app, GlobalOptions& g);
 // cohort sweep submit/list/status/kill/pause/resume (sweep_commands.cc).
 void AddSweepCommands(CLI::App& app, GlobalOptions& g);
+// cohort data pack (data_commands.cc).
+void AddDataCommands(CLI::App& app, GlobalOptions& g);
 
 }  // namespace cohort::cli

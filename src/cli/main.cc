@@ -33,6 +33,7 @@ int main(int argc, char** argv) {
   cohort::cli::AddTopCommand(app, global);
   cohort::cli::AddSecretCommands(app, global);
   cohort::cli::AddSweepCommands(app, global);
+  cohort::cli::AddDataCommands(app, global);
   cohort::cli::AddSimCommands(app);
   try {
     app.parse(argc, argv);

@@ -197,7 +197,9 @@ StatusOr<PackedShard> WriteShard(const fs::path& source, const ShardPlanEntry& p
   std::unique_ptr<struct archive, ArchiveFree> a(archive_write_new());
   // pax only where ustar cannot say it (a long or non-ASCII name, a size past 8 GiB): plain
   // ustar headers otherwise, which every tar reader takes.
+  // No padding to tar's 10 KiB records: a shard is its members and the end, as planned.
   if (archive_write_set_format_pax_restricted(a.get()) != ARCHIVE_OK ||
+      archive_write_set_bytes_in_last_block(a.get(), 1) != ARCHIVE_OK ||
       archive_write_open(a.get(), &sink, nullptr, &ShardSink::Write, nullptr) != ARCHIVE_OK) {
     return ArchiveError(a.get(), sink, fmt::format("starting {}", tmp_path));
   }

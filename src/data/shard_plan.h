@@ -58,10 +58,13 @@ Status CheckMemberPath(std::string_view path);
 // blocks; a name too long for the ustar header adds a pax header of its own.
 int64_t TarMemberBytes(std::string_view path, int64_t size);
 
+// The end of a tar archive: two zero blocks (shards are not padded to a record size).
+inline constexpr int64_t kTarEndBytes = 1024;
+
 struct ShardPlanEntry {
   std::vector<InputFile> files;  // in order: by key, then by field
   int64_t samples = 0;
-  int64_t tar_bytes = 0;  // TarMemberBytes summed, without the archive's end
+  int64_t tar_bytes = kTarEndBytes;  // TarMemberBytes summed, and the archive's end
   std::string first_key;
   std::string last_key;
 };
@@ -74,7 +77,7 @@ struct ShardPlan {
 };
 
 // Orders the files into samples and cuts them into shards of at most `target_bytes` of tar
-// members each: a shard ends before the sample that would take it past the target, and a sample
+// each: a shard ends before the sample that would take it past the target, and a sample
 // larger than the target is a shard of its own. InvalidArgument, naming the path or the field,
 // for no file, more than kMaxPackFiles, a negative size, a bad path, the same path twice, or a
 // target below kMinShardTargetBytes.

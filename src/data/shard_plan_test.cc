@@ -90,22 +90,22 @@ std::vector<InputFile> PairSamples(int n) {
 }
 
 TEST(PlanShards, AShardEndsBeforeTheSampleThatWouldTakeItPastTheTarget) {
-  auto exact = PlanShards(PairSamples(5), 6144);
+  auto exact = PlanShards(PairSamples(5), 6144 + kTarEndBytes);
   ASSERT_TRUE(exact.ok());
   ASSERT_EQ(exact->shards.size(), 2u);  // 3 + 2 samples
   EXPECT_EQ(exact->shards[0].samples, 3);
-  EXPECT_EQ(exact->shards[0].tar_bytes, 6144);
+  EXPECT_EQ(exact->shards[0].tar_bytes, 6144 + kTarEndBytes);
   EXPECT_EQ(exact->shards[1].samples, 2);
   EXPECT_EQ(exact->shards[1].first_key, "s3");
   EXPECT_EQ(exact->shards[1].last_key, "s4");
 
-  auto one_byte_less = PlanShards(PairSamples(5), 6143);
+  auto one_byte_less = PlanShards(PairSamples(5), 6143 + kTarEndBytes);
   ASSERT_TRUE(one_byte_less.ok());
   ASSERT_EQ(one_byte_less->shards.size(), 3u);  // 2 + 2 + 1
   for (const auto& shard : one_byte_less->shards) {
     // Never one file of a sample without the other: 4096 bytes would fit a third file.
     EXPECT_EQ(shard.files.size() % 2, 0u);
-    EXPECT_LE(shard.tar_bytes, 6143);
+    EXPECT_LE(shard.tar_bytes, 6143 + kTarEndBytes);
   }
   EXPECT_EQ(one_byte_less->shards[1].first_key, "s2");
 }

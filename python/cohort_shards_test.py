@@ -1,0 +1,217 @@
+"""python/cohort_shards.py reading shards that `cohort data pack` wrote: samples in order and
+shuffled, ranks and workers disjoint, corruption found and named.
+
+    COHORT_BIN_DIR=build/bin /usr/bin/python3 python/cohort_shards_test.py
+"""
+
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import cohort_shards  # noqa: E402
+
+BIN_DIR = os.environ.get("COHORT_BIN_DIR", os.path.join(os.path.dirname(__file__), "..", "build",
+                                                        "bin"))
+COHORT = os.path.join(BIN_DIR, "cohort")
+
+
+def pack(src, out, shard_size="16Ki", *extra):
+    return subprocess.run([COHORT, "data", "pack", src, out, "--shard-size", shard_size, *extra],
+                          capture_output=True, text=True, timeout=120)
+
+
+class Worker:
+    def __init__(self, id, num_workers):
+        self.id, self.num_workers = id, num_workers
+
+
+class PackedDirectory(unittest.TestCase):
+    """60 samples of an image, a class and, for some, a mask, in a few shards."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="cohort-shards-test-")
+        cls.src = os.path.join(cls.tmp, "src")
+        rng = random.Random(5)
+        cls.expected = {}
+        for i in range(60):
+            key = f"train/{i:04d}" if i % 10 else f"val/caf\u00e9-{i}"
+            sample = {"jpg": rng.randbytes(rng.randrange(100, 3000)), "cls": str(i % 7).encode()}
+            if i % 4 == 0:
+                sample["seg.png"] = rng.randbytes(50)
+            cls.expected[key] = sample
+            for field, data in sample.items():
+                path = os.path.join(cls.src, f"{key}.{field}")
+                os.makedirs(os.path.dirname(path), exist_ok=True)
+                with open(path, "wb") as f:
+                    f.write(data)
+        cls.out = os.path.join(cls.tmp, "out")
+        done = pack(cls.src, cls.out)
+        if done.returncode != 0:
+            raise AssertionError(f"cohort data pack failed: {done.stderr}")
+        cls.summary = done.stdout
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp)
+
+    def copy(self):
+        """A copy of the packed directory, to break."""
+        path = os.path.join(tempfile.mkdtemp(dir=self.tmp), "copy")
+        shutil.copytree(self.out, path)
+        return path
+
+    def check_sample(self, sample):
+        key = sample["__key__"]
+        self.assertIn(key, self.expected)
+        self.assertEqual({k: v for k, v in sample.items() if k != "__key__"},
+                         self.expected[key], key)
+
+
+class Reading(PackedDirectory):
+    def test_samples_come_in_key_order_whole(self):
+        shards = cohort_shards.Shards(self.out, verify=True)
+        self.assertGreater(len(shards.index["shards"]), 4)
+        samples = list(shards)
+        self.assertEqual([s["__key__"] for s in samples], sorted(self.expected))
+        for s in samples:
+            self.check_sample(s)
+        self.assertEqual(len(shards), 60)
+        self.assertIn("packed 135 files (60 samples", self.summary)
+
+    def test_shuffled_by_shard_and_buffer_the_same_for_a_seed_another_each_epoch(self):
+        def keys(epoch=0, **kw):
+            shards = cohort_shards.Shards(self.out, shuffle=True, **kw)
+            shards.set_epoch(epoch)
+            return [s["__key__"] for s in shards]
+
+        a = keys(seed=1, buffer=8)
+        self.assertEqual(sorted(a), sorted(self.expected))
+        self.assertNotEqual(a, sorted(self.expected))
+        self.assertEqual(a, keys(seed=1, buffer=8))
+        self.assertNotEqual(a, keys(seed=2, buffer=8))
+        self.assertNotEqual(a, keys(seed=1, buffer=8, epoch=1))
+        # A buffer of one sample: shards in another order, each shard's samples in order.
+        order = cohort_shards.Shards(self.out, shuffle=True, seed=1, buffer=1)
+        names = order.shard_names()
+        self.assertNotEqual(names, [s["name"] for s in order.index["shards"]])
+        by_shard = {s["name"]: s for s in order.index["shards"]}
+        one = keys(seed=1, buffer=1)
+        at = 0
+        for name in names:
+            n = by_shard[name]["samples"]
+            self.assertEqual(one[at], by_shard[name]["first_key"])
+            self.assertEqual(one[at:at + n], sorted(one[at:at + n]))
+            at += n
+
+    def test_ranks_and_workers_read_disjoint_shards_that_cover_all(self):
+        for shuffle in (False, True):
+            seen = []
+            for rank in range(2):
+                for worker in range(2):
+                    shards = cohort_shards.Shards(self.out, shuffle=shuffle, seed=3,
+                                                  workers=lambda w=worker: Worker(w, 2))
+                    mine = [s["__key__"] for s in shards.split(rank, 2)]
+                    self.assertTrue(mine)
+                    seen += mine
+            self.assertEqual(sorted(seen), sorted(self.expected))
+        no_torch = cohort_shards.Shards(self.out, workers=lambda: None).split(1, 3)
+        self.assertEqual(no_torch.shard_names(),
+                         [s["name"] for s in no_torch.index["shards"]][1::3])
+        with self.assertRaisesRegex(ValueError, "rank 2 is not in"):
+            cohort_shards.Shards(self.out).split(2, 2)
+        with self.assertRaisesRegex(ValueError, "shards cannot feed 1000 ranks"):
+            cohort_shards.Shards(self.out).split(0, 1000)
+        many = cohort_shards.Shards(self.out, workers=lambda: Worker(0, 1000))
+        with self.assertRaisesRegex(ValueError, "shards cannot feed 1000 workers"):
+            list(many)
+
+    def test_a_changed_byte_is_found_with_verify_naming_the_shard(self):
+        path = self.copy()
+        shard = os.path.join(path, "shard-000001.tar")
+        with open(shard, "r+b") as f:
+            f.seek(600)  # in the first member's data
+            byte = f.read(1)
+            f.seek(600)
+            f.write(bytes([byte[0] ^ 0xff]))
+        self.assertEqual(len(list(cohort_shards.Shards(path))), 60)  # unseen without verify
+        with self.assertRaisesRegex(cohort_shards.ShardError,
+                                    r"shard-000001\.tar: SHA-256 [0-9a-f]{64}; the index says"):
+            list(cohort_shards.Shards(path, verify=True))
+
+    def test_a_truncated_or_swapped_shard_is_an_error_naming_it(self):
+        path = self.copy()
+        shard = os.path.join(path, "shard-000002.tar")
+        size = os.path.getsize(shard)
+        os.truncate(shard, size // 2 + 100)
+        with self.assertRaisesRegex(cohort_shards.ShardError,
+                                    r"shard-000002\.tar: (corrupt after member '.*'|samples is)"):
+            list(cohort_shards.Shards(path))
+        path = self.copy()
+        os.replace(os.path.join(path, "shard-000003.tar"), os.path.join(path, "shard-000000.tar"))
+        shutil.copy(os.path.join(self.out, "shard-000000.tar"),
+                    os.path.join(path, "shard-000003.tar"))
+        with self.assertRaisesRegex(cohort_shards.ShardError,
+                                    r"shard-000000\.tar: samples is \d+; the index says"
+                                    r"|shard-000000\.tar: first_key is"):
+            list(cohort_shards.Shards(path))
+
+    def test_an_index_of_another_version_or_none_is_refused(self):
+        path = self.copy()
+        index = os.path.join(path, "index.json")
+        with open(index) as f:
+            text = f.read()
+        with open(index, "w") as f:
+            f.write(text.replace('"version": 1', '"version": 2'))
+        with self.assertRaisesRegex(cohort_shards.ShardError, "version 2; this reader reads version 1"):
+            cohort_shards.Shards(path)
+        with open(index, "w") as f:
+            f.write(text.replace('"shard-000001.tar"', '"../etc/passwd"'))
+        with self.assertRaisesRegex(cohort_shards.ShardError, "shard 1 is not a shard's entry"):
+            cohort_shards.Shards(path)
+        os.remove(index)
+        with self.assertRaisesRegex(cohort_shards.ShardError, "no index.json; not a packed"):
+            cohort_shards.Shards(path)
+
+
+class Names(unittest.TestCase):
+    def test_keys_and_fields_split_as_the_packer_splits_them(self):
+        self.assertEqual(cohort_shards.split_name("train/0001.jpg"), ("train/0001", "jpg"))
+        self.assertEqual(cohort_shards.split_name("a/0001.seg.png"), ("a/0001", "seg.png"))
+        self.assertEqual(cohort_shards.split_name("v1.2/x.cls"), ("v1.2/x", "cls"))
+        for bad in ("LICENSE", "a/.hidden", "a/x.", "a/"):
+            with self.assertRaises(cohort_shards.ShardError):
+                cohort_shards.split_name(bad)
+
+
+class Command(unittest.TestCase):
+    def test_bad_input_is_refused_with_the_path_or_the_flag(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            src = os.path.join(tmp, "src")
+            os.makedirs(src)
+            with open(os.path.join(src, "a.jpg"), "wb") as f:
+                f.write(b"x")
+            os.symlink("a.jpg", os.path.join(src, "b.jpg"))
+            done = pack(src, os.path.join(tmp, "out"))
+            self.assertEqual(done.returncode, 1)
+            self.assertIn("cohort data pack: b.jpg: is a symbolic link", done.stderr)
+            os.remove(os.path.join(src, "b.jpg"))
+            done = pack(src, os.path.join(tmp, "out"), "12x")
+            self.assertEqual(done.returncode, 1)
+            self.assertIn('--shard-size: "12x" is not a size', done.stderr)
+            self.assertFalse(os.path.exists(os.path.join(tmp, "out")))
+            done = pack(src, os.path.join(tmp, "out"), "64Mi", "-o", "json")
+            self.assertEqual(done.returncode, 0, done.stderr)
+            self.assertIn('"format": "cohort-shards"', done.stdout)
+            self.assertEqual([s["sha256"] for s in
+                              cohort_shards.Shards(os.path.join(tmp, "out")).index["shards"]],
+                             [__import__("json").loads(done.stdout)["shards"][0]["sha256"]])
+
+
+if __name__ == "__main__":
+    unittest.main()
