@@ -247,7 +247,7 @@ std::string ShardIndexJson(const ShardIndex& index) {
   return j.dump(1) + "\n";
 }
 
-StatusOr<std::vector<InputFile>> ListSourceFiles(const std::string& source_dir) {
+StatusOr<std::vector<InputFile>> ListSourceFiles(const std::string& source_dir, int64_t max_files) {
   std::error_code ec;
   if (!fs::is_directory(source_dir, ec)) {
     return Status::InvalidArgument(fmt::format("{}: not a directory", source_dir));
@@ -272,9 +272,9 @@ StatusOr<std::vector<InputFile>> ListSourceFiles(const std::string& source_dir) 
           "{}: is not a regular file (a device, socket or FIFO); shards hold files only",
           ShownPath(relative.string())));
     }
-    if (int64_t(files.size()) >= kMaxPackFiles) {
+    if (int64_t(files.size()) >= max_files) {
       return Status::InvalidArgument(
-          fmt::format("{}: holds more than {} files; pack it in parts", source_dir, kMaxPackFiles));
+          fmt::format("{}: holds more than {} files; pack it in parts", source_dir, max_files));
     }
     auto size = entry.file_size(ec);
     if (ec) break;

@@ -61,9 +61,11 @@ std::string ShardIndexJson(const ShardIndex& index);
 // The regular files under `source_dir` with their sizes, paths relative to it, in no particular
 // order. Refused, naming the path: a symbolic link (packing it would either copy what it points
 // to, perhaps outside the directory, or keep a link no reader resolves), anything but a regular
-// file or directory (a device, a socket, a FIFO), more than kMaxPackFiles files, an unreadable
-// directory. Empty directories are left out: a shard holds files.
-StatusOr<std::vector<InputFile>> ListSourceFiles(const std::string& source_dir);
+// file or directory (a device, a socket, a FIFO), more than `max_files` files (stopping there,
+// not after listing them all), an unreadable directory. Empty directories are left out: a shard
+// holds files.
+StatusOr<std::vector<InputFile>> ListSourceFiles(const std::string& source_dir,
+                                                 int64_t max_files = kMaxPackFiles);
 
 // Packs `source_dir` into `out_dir` (made if absent, else it must be empty; not inside
 // `source_dir`). `progress`, if given, is called after each file and each shard. A file that

@@ -258,6 +258,17 @@ TEST_F(ShardPackTest, LinksSpecialFilesBadNamesAndEmptyDirectoriesAreRefusedNami
   EXPECT_FALSE(fs::exists(src() / "shards"));
 }
 
+TEST_F(ShardPackTest, ListingStopsPastTheMostFiles) {
+  for (int i = 0; i < 4; ++i) Write(fmt::format("d{}/s.bin", i), "x");
+  auto three = ListSourceFiles(src().string(), 3);
+  ASSERT_FALSE(three.ok());
+  EXPECT_EQ(three.status().message(),
+            fmt::format("{}: holds more than 3 files; pack it in parts", src().string()));
+  auto four = ListSourceFiles(src().string(), 4);
+  ASSERT_TRUE(four.ok());
+  EXPECT_EQ(four->size(), 4u);
+}
+
 TEST_F(ShardPackTest, AFileChangedWhileBeingPackedFailsItAndLeavesNoShardNorIndex) {
   for (int i = 0; i < 30; ++i) Write(fmt::format("s{:02}.bin", i), std::string(1000, 'x'));
   bool changed = false;
