@@ -115,8 +115,8 @@ Status ArchiveError(struct archive* a, const ShardSink& sink, std::string_view d
   return Status::Internal(fmt::format("{}: {}", doing, what ? what : "libarchive failed"));
 }
 
-// Copies one file into the archive as the member `name`, checking that it is still the regular
-// file of `size` bytes that the plan saw.
+// Copies one file into the archive, named by its relative path, checking that it is still the
+// regular file of the size that the plan saw.
 Status AddFile(struct archive* a, const ShardSink& sink, const fs::path& source,
                const InputFile& file, const std::function<void(int64_t)>& on_bytes) {
   fs::path path = source / file.path;
