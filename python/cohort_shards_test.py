@@ -6,6 +6,7 @@ shuffled, ranks and workers disjoint, corruption found and named.
 
 import os
 import random
+import re
 import shutil
 import subprocess
 import sys
@@ -184,9 +185,23 @@ class Names(unittest.TestCase):
         self.assertEqual(cohort_shards.split_name("train/0001.jpg"), ("train/0001", "jpg"))
         self.assertEqual(cohort_shards.split_name("a/0001.seg.png"), ("a/0001", "seg.png"))
         self.assertEqual(cohort_shards.split_name("v1.2/x.cls"), ("v1.2/x", "cls"))
-        for bad in ("LICENSE", "a/.hidden", "a/x.", "a/"):
+        for bad in ("LICENSE", "a/.hidden", "a/x.", "a/", "v1.2/README"):
             with self.assertRaises(cohort_shards.ShardError):
                 cohort_shards.split_name(bad)
+
+    def test_keys_and_fields_are_webdatasets(self):
+        # webdataset.tariterators.base_plus_ext's pattern (WebDataset 0.2 to 1.0), which groups
+        # a tar's members into samples.
+        base_plus_ext = re.compile(r"^((?:.*/|)[^.]+)[.]([^/]*)$")
+        for name in ("train/0001.jpg", "a/0001.seg.png", "v1.2/x.cls", "x.d/y.tar.gz",
+                     "caf\u00e9/1.json", "deep/er/k.a.b.c", "n.0"):
+            self.assertEqual(cohort_shards.split_name(name),
+                             base_plus_ext.match(name).groups(), name)
+        for name in ("LICENSE", "v1.2/README"):  # WebDataset skips these; the packer refuses them
+            self.assertIsNone(base_plus_ext.match(name), name)
+        # WebDataset would make "a/.hidden" the field "hidden" of a sample "a/"; the packer
+        # refuses it.
+        self.assertEqual(base_plus_ext.match("a/.hidden").groups(), ("a/", "hidden"))
 
 
 class Command(unittest.TestCase):
