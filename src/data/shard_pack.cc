@@ -17,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include "os/durable_file.h"
+#include "store/file_tree.h"
 
 namespace cohort::data {
 
@@ -78,7 +79,7 @@ class ShardSink {
 
 // libarchive writes a name in the pax header as UTF-8 after converting it from the locale's
 // charset: in the C locale, which programs start in, a non-ASCII name fails. Member names are
-// UTF-8 (CheckMemberPath), so the writing thread uses C.UTF-8 while it writes, whatever the
+// UTF-8 (store::CheckKey), so the writing thread uses C.UTF-8 while it writes, whatever the
 // process's locale: the same input gives the same bytes everywhere.
 class Utf8Locale {
  public:
@@ -120,16 +121,9 @@ Status ArchiveError(struct archive* a, const ShardSink& sink, std::string_view d
 Status AddFile(struct archive* a, const ShardSink& sink, const fs::path& source,
                const InputFile& file, const std::function<void(int64_t)>& on_bytes) {
   fs::path path = source / file.path;
-  int fd = ::open(path.c_str(), O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
-  if (fd < 0) {
-    return Status::FailedPrecondition(fmt::format("cannot open {}: {}{}", ShownPath(path.string()),
-                                                  std::strerror(errno),
-                                                  errno == ELOOP ? " (it became a link)" : ""));
-  }
-  struct Closer {
-    int fd;
-    ~Closer() { ::close(fd); }
-  } closer{fd};
+  // Opened a component at a time: a directory swapped for a link since the listing is refused.
+  COHORT_ASSIGN_OR_RETURN(store::OpenFile opened, store::OpenBeneath(source.string(), file.path));
+  int fd = opened.fd();
   struct stat st {};
   if (::fstat(fd, &st) != 0) {
     return Status::Internal(
@@ -184,12 +178,9 @@ StatusOr<PackedShard> WriteShard(const fs::path& source, const ShardPlanEntry& p
                                  const std::string& tmp_path,
                                  const std::function<void(int64_t)>& on_bytes,
                                  const std::function<void()>& on_file) {
-  int fd = ::open(tmp_path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (fd < 0) return FileError(errno, fmt::format("creating {}", tmp_path));
-  struct Closer {
-    int fd;
-    ~Closer() { ::close(fd); }
-  } closer{fd};
+  store::OpenFile file(::open(tmp_path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
+  if (file.fd() < 0) return FileError(errno, fmt::format("creating {}", tmp_path));
+  const int fd = file.fd();
   Utf8Locale locale;
   COHORT_RETURN_IF_ERROR(locale.status());
   ShardSink sink(fd, tmp_path);
@@ -248,46 +239,36 @@ std::string ShardIndexJson(const ShardIndex& index) {
 }
 
 StatusOr<std::vector<InputFile>> ListSourceFiles(const std::string& source_dir, int64_t max_files) {
-  std::error_code ec;
-  if (!fs::is_directory(source_dir, ec)) {
+  // The store's own walk: what `cohort data put` would store, found without following a link.
+  auto tree = store::ListTree(source_dir, size_t(max_files));
+  if (!tree.ok() && tree.status().code() == StatusCode::kResourceExhausted) {
+    return Status::InvalidArgument(
+        fmt::format("{}: holds more than {} files; pack it in parts", source_dir, max_files));
+  }
+  if (!tree.ok() && tree.status().code() == StatusCode::kNotFound) {
     return Status::InvalidArgument(fmt::format("{}: not a directory", source_dir));
   }
-  std::vector<InputFile> files;
-  fs::path root(source_dir);
-  fs::recursive_directory_iterator it(root, ec), end;
-  for (; !ec && it != end; it.increment(ec)) {
-    const fs::directory_entry& entry = *it;
-    fs::path relative = entry.path().lexically_relative(root);
-    fs::file_status st = entry.symlink_status(ec);
-    if (ec) break;
-    if (fs::is_symlink(st)) {
-      return Status::InvalidArgument(fmt::format(
-          "{}: is a symbolic link; shards hold files only (copy the file it points to in its "
-          "place)",
-          ShownPath(relative.string())));
-    }
-    if (fs::is_directory(st)) continue;
-    if (!fs::is_regular_file(st)) {
-      return Status::InvalidArgument(fmt::format(
-          "{}: is not a regular file (a device, socket or FIFO); shards hold files only",
-          ShownPath(relative.string())));
-    }
-    if (int64_t(files.size()) >= max_files) {
-      return Status::InvalidArgument(
-          fmt::format("{}: holds more than {} files; pack it in parts", source_dir, max_files));
-    }
-    auto size = entry.file_size(ec);
-    if (ec) break;
-    files.push_back({relative.generic_string(), int64_t(size)});
+  if (!tree.ok()) return tree.status();
+  // What the store's walk leaves out, packing refuses: a dataset packed without some of its
+  // files would not be the one its owner gave.
+  if (tree->skipped_count > 0) {
+    std::vector<std::string> named;
+    for (const std::string& s : tree->skipped) named.push_back(ShownPath(s));
+    std::string more = tree->skipped_count > 1
+                           ? fmt::format(" (and {} more)", tree->skipped_count - 1)
+                           : std::string();
+    std::string message = fmt::format(
+        "{}{}: shards hold regular files with names that can be store keys; copy a "
+        "link's target in its place, rename or remove the rest",
+        named.front(), more);
+    return Status::InvalidArgument(std::move(message), std::move(named));
   }
-  if (ec) {
-    return Status::FailedPrecondition(
-        fmt::format("cannot list {}: {}", it == end ? source_dir : ShownPath(it->path().string()),
-                    ec.message()));
-  }
-  if (files.empty()) {
+  if (tree->files.empty()) {
     return Status::InvalidArgument(fmt::format("{}: holds no file to pack", source_dir));
   }
+  std::vector<InputFile> files;
+  files.reserve(tree->files.size());
+  for (store::TreeFile& f : tree->files) files.push_back({std::move(f.path), f.size});
   return files;
 }
 

@@ -224,21 +224,28 @@ std::string PackError(const fs::path& src, const fs::path& out) {
 TEST_F(ShardPackTest, LinksSpecialFilesBadNamesAndEmptyDirectoriesAreRefusedNamingThePath) {
   Write("ok.jpg", "x");
   fs::create_symlink("ok.jpg", src() / "link.jpg");
-  EXPECT_NE(PackError(src(), root_ / "out").find("link.jpg: is a symbolic link"),
+  EXPECT_NE(PackError(src(), root_ / "out").find("link.jpg: a symbolic link (not followed)"),
             std::string::npos);
   fs::remove(src() / "link.jpg");
   fs::create_directory_symlink("/etc", src() / "etc");
-  EXPECT_NE(PackError(src(), root_ / "out").find("etc: is a symbolic link"), std::string::npos);
+  EXPECT_NE(PackError(src(), root_ / "out").find("etc: a symbolic link"), std::string::npos);
   fs::remove(src() / "etc");
 
   ASSERT_EQ(::mkfifo((src() / "pipe.jpg").c_str(), 0600), 0);
-  EXPECT_NE(PackError(src(), root_ / "out").find("pipe.jpg: is not a regular file"),
-            std::string::npos);
+  ASSERT_EQ(::mkfifo((src() / "pipe2.jpg").c_str(), 0600), 0);
+  auto fifos = PackDirectory(src().string(), (root_ / "out").string(), 4096);
+  ASSERT_FALSE(fifos.ok());
+  EXPECT_EQ(fifos.status().message().substr(0, 48),
+            "pipe.jpg: not a regular file (and 1 more): shard");
+  EXPECT_EQ(fifos.status().details(), (std::vector<std::string>{"pipe.jpg: not a regular file",
+                                                                "pipe2.jpg: not a regular file"}));
   fs::remove(src() / "pipe.jpg");
+  fs::remove(src() / "pipe2.jpg");
 
   Write("sub/caf\xe9.jpg", "latin-1");
-  EXPECT_NE(PackError(src(), root_ / "out").find("sub/caf\xef\xbf\xbd.jpg: is not UTF-8"),
-            std::string::npos);
+  EXPECT_NE(
+      PackError(src(), root_ / "out").find("sub/caf\xef\xbf\xbd.jpg: its name cannot be a key"),
+      std::string::npos);
   fs::remove(src() / "sub" / "caf\xe9.jpg");
 
   Write("Makefile", "all:");
@@ -282,6 +289,25 @@ TEST_F(ShardPackTest, AFileChangedWhileBeingPackedFailsItAndLeavesNoShardNorInde
       });
   ASSERT_FALSE(index.ok());
   EXPECT_NE(index.status().message().find("s25.bin: changed while being packed"), std::string::npos)
+      << index.status().message();
+  EXPECT_TRUE(fs::is_empty(root_ / "out"));
+}
+
+TEST_F(ShardPackTest, ADirectorySwappedForALinkWhileBeingPackedFailsIt) {
+  for (int i = 0; i < 30; ++i) Write(fmt::format("d{}/s.bin", i), std::string(1000, 'x'));
+  fs::create_directories(root_ / "elsewhere");
+  bool swapped = false;
+  auto index =
+      PackDirectory(src().string(), (root_ / "out").string(), 4096, [&](const PackProgress& p) {
+        if (p.shards_done == 1 && !swapped) {
+          fs::rename(src() / "d25", root_ / "elsewhere" / "d25");
+          fs::create_directory_symlink(root_ / "elsewhere" / "d25", src() / "d25");
+          swapped = true;
+        }
+      });
+  ASSERT_FALSE(index.ok());
+  EXPECT_NE(index.status().message().find("d25/s.bin: a symbolic link on the way"),
+            std::string::npos)
       << index.status().message();
   EXPECT_TRUE(fs::is_empty(root_ / "out"));
 }

@@ -6,6 +6,7 @@
 #include <tuple>
 
 #include "common/strings.h"
+#include "store/object_store.h"
 
 namespace cohort::data {
 
@@ -15,37 +16,15 @@ constexpr int64_t kTarBlock = 512;
 
 int64_t RoundUpToBlock(int64_t bytes) { return (bytes + kTarBlock - 1) / kTarBlock * kTarBlock; }
 
-std::string PathProblem(std::string_view path) {
-  if (path.empty()) return "is empty";
-  if (path.size() > kMaxMemberPathBytes) {
-    return fmt::format("is {} bytes long; a member name may be at most {}", path.size(),
-                       kMaxMemberPathBytes);
-  }
-  if (ValidUtf8(path) != path) return "is not UTF-8: rename it";
-  if (path.front() == '/') return "is absolute";
-  for (const std::string& segment : Split(path, '/')) {
-    if (segment.empty() || segment == "." || segment == "..") {
-      return "has an empty, \".\" or \"..\" segment";
-    }
-  }
-  for (char c : path) {
-    if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) return "holds a control character";
-  }
-  return "";
-}
-
 }  // namespace
 
 std::string ShownPath(std::string_view path) { return ValidUtf8(path.substr(0, 300)); }
 
-Status CheckMemberPath(std::string_view path) {
-  std::string problem = PathProblem(path);
-  if (problem.empty()) return Status::Ok();
-  return Status::InvalidArgument(fmt::format("{}: {}", ShownPath(path), problem));
-}
-
 StatusOr<SampleName> SplitSampleName(std::string_view path) {
-  COHORT_RETURN_IF_ERROR(CheckMemberPath(path));
+  if (Status key = store::CheckKey(path); !key.ok()) {
+    return Status::InvalidArgument(
+        fmt::format("{}: cannot be a member's name: {}", ShownPath(path), key.message()));
+  }
   size_t base = path.rfind('/');
   base = base == std::string_view::npos ? 0 : base + 1;
   // WebDataset's rule: the key ends at the first '.' of the last segment that has something

@@ -21,9 +21,6 @@ namespace cohort::data {
 // How many files one packing takes: the plan, the index and the reader's bookkeeping stay in
 // memory, about 100 bytes a file.
 inline constexpr int64_t kMaxPackFiles = 10'000'000;
-// The longest member name. pax itself has no limit; this is the object store's key limit, so a
-// member could become a key, and far above any dataset's paths.
-inline constexpr size_t kMaxMemberPathBytes = 1024;
 // The smallest target a shard may be given: below a few tar blocks, every sample is a shard.
 inline constexpr int64_t kMinShardTargetBytes = 4096;
 inline constexpr int64_t kDefaultShardTargetBytes = int64_t{64} << 20;
@@ -41,18 +38,15 @@ struct SampleName {
 };
 
 // The key and field of a member path; InvalidArgument naming the path when it has none (no '.'
-// after the first character of its last segment: "LICENSE", ".hidden") or is not a member name
-// a shard may hold (CheckMemberPath).
+// after the first character of its last segment: "LICENSE", ".hidden") or could not be an
+// object store key (store::CheckKey: relative, UTF-8, at most 1,024 bytes, no empty, "." or ".."
+// segment; pax itself has no length limit): a member's name could become a key, so shards hold
+// only what `cohort data put` stores.
 StatusOr<SampleName> SplitSampleName(std::string_view path);
 
 // A path as messages show it: its first 300 bytes, bytes that are not UTF-8 replaced by U+FFFD
 // so that the message is.
 std::string ShownPath(std::string_view path);
-
-// OK for a relative path of UTF-8 segments, none empty, "." or "..", of at most
-// kMaxMemberPathBytes bytes; otherwise InvalidArgument naming the path (or, when it is not
-// UTF-8, showing it with the bad bytes replaced) and the reason.
-Status CheckMemberPath(std::string_view path);
 
 // The bytes a file takes in a tar shard: its header, and its data rounded up to whole 512-byte
 // blocks; a name too long for the ustar header adds a pax header of its own.
