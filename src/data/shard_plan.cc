@@ -25,6 +25,11 @@ StatusOr<SampleName> SplitSampleName(std::string_view path) {
     return Status::InvalidArgument(
         fmt::format("{}: cannot be a member's name: {}", ShownPath(path), key.message()));
   }
+  // CheckKey lets overlong forms and surrogates through; the index is JSON, which must be UTF-8.
+  if (ValidUtf8(path) != path) {
+    return Status::InvalidArgument(
+        fmt::format("{}: cannot be a member's name: it is not UTF-8", ShownPath(path)));
+  }
   size_t base = path.rfind('/');
   base = base == std::string_view::npos ? 0 : base + 1;
   // WebDataset's rule: the key ends at the first '.' of the last segment that has something

@@ -43,6 +43,11 @@ TEST(SplitSampleName, ANameWithoutAFieldOrNotAMemberNameIsRefusedNamingIt) {
   ASSERT_FALSE(latin1.ok());
   EXPECT_EQ(latin1.status().message(),
             "caf\xef\xbf\xbd.jpg: cannot be a member's name: the key is not UTF-8");
+  for (std::string surrogate : {"a\xed\xa0\x80.jpg", "overlong\xe0\x80\xaf.jpg"}) {
+    auto s = SplitSampleName(surrogate);
+    ASSERT_FALSE(s.ok());
+    EXPECT_NE(s.status().message().find("is not UTF-8"), std::string::npos);
+  }
   auto utf8 = SplitSampleName("caf\xc3\xa9.jpg");
   EXPECT_TRUE(utf8.ok());
   auto too_long = SplitSampleName(std::string(1021, 'a') + ".jpg");
