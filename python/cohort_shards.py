@@ -17,8 +17,9 @@ its value the file's bytes. Shards are read front to back as streams (large sequ
 no seeking; 64 KiB at a time), one open file at a time.
 
 shuffle=True shuffles the order of the shards (with seed and the epoch), then the samples
-through a buffer of `buffer` samples in memory: a sample comes out at most `buffer` places from
-where it would be, and the buffer holds that many samples' bytes. All ranks must use the same
+through a buffer of `buffer` samples in memory (each new sample takes the place of one drawn
+at random, which comes out): a sample comes out at most `buffer` places early, and the buffer
+holds that many samples' bytes. All ranks must use the same
 seed: the shards are shuffled first and then shared out, so that each epoch gives every rank
 other shards and no two ranks the same one.
 
@@ -210,14 +211,12 @@ class Shards:
         yield from pool
 
     def _read_shard(self, entry):
-        name = entry["name"]
-        path = os.path.join(self.path, name)
-        where = f"{path}"
+        where = os.path.join(self.path, entry["name"])
         samples = files = 0
         first = last = None
         sample = None
         member = None
-        with open(path, "rb") as raw:
+        with open(where, "rb") as raw:
             reader = _HashingReader(raw, self.verify)
             try:
                 with tarfile.open(fileobj=reader, mode="r|", bufsize=_READ_BYTES,
