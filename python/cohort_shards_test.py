@@ -109,6 +109,10 @@ class Reading(PackedDirectory):
             self.assertEqual(one[at], by_shard[name]["first_key"])
             self.assertEqual(one[at:at + n], sorted(one[at:at + n]))
             at += n
+        # Through a buffer of 8: no sample comes out more than 8 places early.
+        position = {k: i for i, k in enumerate(one)}
+        for i, k in enumerate(a):
+            self.assertGreaterEqual(i, position[k] - 8, k)
 
     def test_ranks_and_workers_read_disjoint_shards_that_cover_all(self):
         for shuffle in (False, True):
