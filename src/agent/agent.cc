@@ -224,12 +224,8 @@ void Agent::AdoptExistingTasks() {
     }
     if (auto upload = ParseJson(ReadFileOrEmpty(dir + "/" + kUploadFile));
         upload.ok() && upload->is_object()) {
-      auto store = StoreAccessFromJson(upload->value("store", Json::object()));
-      if (store.ok()) {
-        t.outputs_key = upload->value("outputs_key", "");
-        t.output_dir = upload->value("output_dir", "");
-        t.store = *store;
-      }
+      t.outputs_key = upload->value("outputs_key", "");
+      t.output_dir = upload->value("output_dir", "");
     }
     auto exit = ReadTaskExit(dir);
     if (exit.ok()) {
@@ -332,10 +328,7 @@ void Agent::Launch(const TaskLaunch& launch, Duration node_timeout) {
     }
     t.supervisor = *pid;
     if (!launch.outputs_key.empty() && !launch.output_dir.empty()) {
-      // 0600: the store's credentials.
-      Json upload{{"outputs_key", launch.outputs_key},
-                  {"output_dir", launch.output_dir},
-                  {"store", ToJson(launch.store)}};
+      Json upload{{"outputs_key", launch.outputs_key}, {"output_dir", launch.output_dir}};
       if (Status s = WriteFileAtomically(t.dir + "/" + kUploadFile, upload.dump(), 0600,
                                          Durability::kProcessCrash);
           !s.ok()) {
@@ -344,7 +337,6 @@ void Agent::Launch(const TaskLaunch& launch, Duration node_timeout) {
       }
       t.outputs_key = launch.outputs_key;
       t.output_dir = launch.output_dir;
-      t.store = launch.store;
     }
     if (Status s = WriteFileAtomically(t.dir + "/supervisor.pid", std::to_string(*pid), 0600,
                                        Durability::kProcessCrash);
@@ -360,7 +352,7 @@ void Agent::Launch(const TaskLaunch& launch, Duration node_timeout) {
 }
 
 void Agent::Apply(const DesiredState& desired) {
-  for (const auto& id : desired.allow_uploads) uploads_->Allow(id);
+  for (const auto& [id, access] : desired.allow_uploads) uploads_->Allow(id, access);
   for (const auto& [id, reason] : desired.refuse_uploads) uploads_->Refuse(id, reason);
   for (const auto& id : desired.forget_uploads) uploads_->Forget(id);
   std::lock_guard lock(mu_);
@@ -898,7 +890,7 @@ bool Agent::BeginUploads() {
     for (const auto& [id, t] : tasks_) {
       // Only a task that ran: one that never started leaves the job's earlier outputs be.
       if (t.exit && !t.upload_begun && !t.outputs_key.empty() && t.supervisor > 0) {
-        due.emplace_back(id, UploadRequest{id.ToString(), t.output_dir, t.outputs_key, t.store});
+        due.emplace_back(id, UploadRequest{id.ToString(), t.output_dir, t.outputs_key});
       }
     }
   }

@@ -137,7 +137,6 @@ class Agent {
     // Where the job's outputs go once the task has ended (TaskLaunch::outputs_key); empty: they
     // are not this task's to upload. Kept in the task's upload.json for a restarted agent.
     std::string outputs_key;
-    StoreAccess store;
     std::string output_dir;
     bool upload_begun = false;
   };

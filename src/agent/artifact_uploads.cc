@@ -132,11 +132,20 @@ Status ArtifactUploads::Begin(const UploadRequest& request) {
   return Status::Ok();
 }
 
-void ArtifactUploads::Allow(const std::string& id) {
+void ArtifactUploads::Allow(const std::string& id, const StoreAccess& access) {
   std::lock_guard lock(mu_);
   auto it = uploads_.find(id);
-  if (it == uploads_.end() || it->second.progress.state != UploadState::kWaiting) return;
+  if (it == uploads_.end()) return;
   Upload& u = it->second;
+  if (u.progress.state == UploadState::kUploading) {
+    // Fresh credentials for one under way: the next file goes with them.
+    u.request.store = access;
+    u.store.reset();
+    SaveOrLog(u);
+    return;
+  }
+  if (u.progress.state != UploadState::kWaiting) return;
+  u.request.store = access;
   u.progress.state = u.files.empty() ? UploadState::kStored : UploadState::kUploading;
   SaveOrLog(u);
 }

@@ -31,7 +31,7 @@ struct UploadRequest {
   std::string id;          // the agent's name for it (a task id): its state file's name
   std::string source_dir;  // what is uploaded
   std::string prefix;      // the keys: <prefix>/<path>
-  StoreAccess store;
+  StoreAccess store = {};  // from the master, with its word that the upload may begin
 };
 
 struct UploadLimits {
@@ -60,8 +60,10 @@ class ArtifactUploads {
   // Lists the directory and saves the upload as waiting. Idempotent: an id already known is
   // left as it is. A directory that is not there is an upload of nothing.
   Status Begin(const UploadRequest& request);
-  // The master's word: it may begin, or it fails with `reason` (e.g. over its team's quota).
-  void Allow(const std::string& id);
+  // The master's word: it may begin, reaching the store as `access` says (a master may say it
+  // again, with fresh credentials: they replace the old), or it fails with `reason` (e.g. over
+  // its team's quota).
+  void Allow(const std::string& id, const StoreAccess& access);
   void Refuse(const std::string& id, const std::string& reason);
   // Sends one file of the first upload that may go on now; returns true if more work is there
   // at once (false: nothing to do, or everything waits for a backoff or the master). One

@@ -85,7 +85,7 @@ class ArtifactUploadsTest : public ::testing::Test {
     std::ofstream(root_ / "outputs" / path) << content;
   }
   UploadRequest Request(const std::string& id = "7.1.worker.0") {
-    return UploadRequest{id, (root_ / "outputs").string(), "jobs/7/outputs", access_};
+    return UploadRequest{id, (root_ / "outputs").string(), "jobs/7/outputs"};
   }
   std::string Stored(const std::string& key) {
     auto store = store::OpenDirectoryStore(access_.directory);
@@ -117,7 +117,7 @@ TEST_F(ArtifactUploadsTest, WaitsForTheMasterThenStoresEveryFileWithItsProgress)
   EXPECT_FALSE(uploads->Step());  // nothing moves before the master allows it
   EXPECT_EQ(puts_, 0);
 
-  uploads->Allow("7.1.worker.0");
+  uploads->Allow("7.1.worker.0", access_);
   EXPECT_TRUE(uploads->Step());
   EXPECT_EQ(uploads->ProgressOf("7.1.worker.0")->files_done, 1);
   EXPECT_EQ(uploads->ProgressOf("7.1.worker.0")->state, UploadState::kUploading);
@@ -135,7 +135,7 @@ TEST_F(ArtifactUploadsTest, ARestartedAgentResumesWhereTheLastStoppedWithoutSend
   {
     auto uploads = Uploads(UploadLimits{.save_every = Duration{}});
     ASSERT_TRUE(uploads->Begin(Request()).ok());
-    uploads->Allow("7.1.worker.0");
+    uploads->Allow("7.1.worker.0", access_);
     for (int i = 0; i < 4; ++i) uploads->Step();
     // The agent is killed here: its object goes without a word.
   }
@@ -159,7 +159,7 @@ TEST_F(ArtifactUploadsTest, AStoreThatIsDownIsRetriedWithBackoffUntilItIsBack) {
   auto uploads = Uploads(UploadLimits{.first_backoff = std::chrono::seconds(1),
                                       .max_backoff = std::chrono::seconds(4)});
   ASSERT_TRUE(uploads->Begin(Request()).ok());
-  uploads->Allow("7.1.worker.0");
+  uploads->Allow("7.1.worker.0", access_);
   down_ = true;
   std::vector<Duration> waits;
   for (int i = 0; i < 5; ++i) {
@@ -195,7 +195,7 @@ TEST_F(ArtifactUploadsTest, RefusedByTheMasterOrByTheStoreForGoodItFailsSayingWh
 
   refuse_ = true;
   ASSERT_TRUE(uploads->Begin(Request("8.1.worker.0")).ok());
-  uploads->Allow("8.1.worker.0");
+  uploads->Allow("8.1.worker.0", access_);
   uploads->Step();
   auto p = *uploads->ProgressOf("8.1.worker.0");
   EXPECT_EQ(p.state, UploadState::kFailed);
@@ -213,7 +213,7 @@ TEST_F(ArtifactUploadsTest, LinksOutOfTheDirectoryAndFilesGoneMidwayAreLeftOut) 
   auto uploads = Uploads();
   ASSERT_TRUE(uploads->Begin(Request()).ok());
   EXPECT_EQ(uploads->ProgressOf("7.1.worker.0")->files_skipped, 1);
-  uploads->Allow("7.1.worker.0");
+  uploads->Allow("7.1.worker.0", access_);
   // Listed, then replaced by a link before its turn.
   fs::remove(root_ / "outputs" / "b");
   fs::create_symlink(root_ / "secret" / "key", root_ / "outputs" / "b");
@@ -229,7 +229,7 @@ TEST_F(ArtifactUploadsTest, LinksOutOfTheDirectoryAndFilesGoneMidwayAreLeftOut) 
 TEST_F(ArtifactUploadsTest, ForgottenUploadsLeaveNothingAndBadStateIsSetAside) {
   auto uploads = Uploads();
   ASSERT_TRUE(uploads->Begin(Request()).ok());  // an empty directory: nothing to send
-  uploads->Allow("7.1.worker.0");
+  uploads->Allow("7.1.worker.0", access_);
   EXPECT_EQ(uploads->ProgressOf("7.1.worker.0")->state, UploadState::kStored);
   fs::path dir = root_ / "agent" / "uploads";
   EXPECT_TRUE(fs::exists(dir / "7.1.worker.0.json"));

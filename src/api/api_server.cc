@@ -950,8 +950,11 @@ Status ApiServer::SyncAgent(const Call& call) {
   COHORT_ASSIGN_OR_RETURN(auto min_version, QueryInt(request, "wait_version", 0, 0, INT64_MAX));
   COHORT_ASSIGN_OR_RETURN(auto timeout, QueryInt(request, "timeout_ms", 0, 0, kMaxWaitMs));
   COHORT_ASSIGN_OR_RETURN(auto desired, master_.nodes().Sync(node_id, report));
-  if (desired.version > static_cast<uint64_t>(min_version) || timeout == 0 ||
-      !desired.forget.empty()) {
+  // Words the agent acts on now (ended tasks to forget, uploads allowed, refused or recorded)
+  // answer at once: a parked poll's answer is made anew when it ends, without them.
+  const bool words = !desired.forget.empty() || !desired.allow_uploads.empty() ||
+                     !desired.refuse_uploads.empty() || !desired.forget_uploads.empty();
+  if (desired.version > static_cast<uint64_t>(min_version) || timeout == 0 || words) {
     responder->Send(DesiredStateResponse(desired));
     return Status::Ok();
   }

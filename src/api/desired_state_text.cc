@@ -9,11 +9,17 @@
 namespace cohort::api {
 
 std::string DesiredStateText(const DesiredState& desired) {
-  // Everything but the tasks as ToJson writes it (one place for the document's fields; the
-  // aggregate names each, so a new one cannot be left out unnoticed), the tasks spliced into
-  // its empty list.
-  const std::string shell =
-      JsonText(ToJson(DesiredState{desired.version, {}, desired.forget, desired.node_timeout}));
+  // Everything but the tasks as ToJson writes it (one place for the document's fields), the
+  // tasks spliced into its empty list. Every field but the tasks is copied here:
+  // DesiredStateText.IsTheTextOfTheWholeDocument sets each, and fails on one left out.
+  DesiredState without_tasks;
+  without_tasks.version = desired.version;
+  without_tasks.forget = desired.forget;
+  without_tasks.node_timeout = desired.node_timeout;
+  without_tasks.allow_uploads = desired.allow_uploads;
+  without_tasks.refuse_uploads = desired.refuse_uploads;
+  without_tasks.forget_uploads = desired.forget_uploads;
+  const std::string shell = JsonText(ToJson(without_tasks));
   constexpr std::string_view kTasks = "\"tasks\":[";
   const size_t at = shell.find(kTasks);  // once: no other key of the document is "tasks"
   std::string head = shell.substr(0, at + kTasks.size());

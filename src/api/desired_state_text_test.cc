@@ -28,6 +28,13 @@ TEST(DesiredStateText, IsTheTextOfTheWholeDocument) {
   }
   state.forget = {TaskId{6, 1, "ps", 0}, TaskId{6, 1, "worker", 3}};
   state.node_timeout = std::chrono::seconds(30);  // what fencing agents count by
+  // Every field of the document is set: one the text leaves out fails the comparison.
+  StoreAccess access;
+  access.endpoint = "http://127.0.0.1:7480";
+  access.secret_key = "s3cr3t";
+  state.allow_uploads = {{"5.1.worker.0", access}};
+  state.refuse_uploads = {{"4.1.worker.0", "over quota"}};
+  state.forget_uploads = {"3.1.worker.0"};
   EXPECT_EQ(DesiredStateText(state), JsonText(ToJson(state)));
   EXPECT_NE(DesiredStateText(state).find("\"node_timeout_ms\":30000"), std::string::npos);
   auto back = ParseJson(DesiredStateText(state));
@@ -36,6 +43,9 @@ TEST(DesiredStateText, IsTheTextOfTheWholeDocument) {
   ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
   EXPECT_EQ(parsed->tasks.size(), 3u);
   EXPECT_EQ(parsed->forget.size(), 2u);
+  EXPECT_EQ(parsed->allow_uploads.at("5.1.worker.0").secret_key, "s3cr3t");
+  EXPECT_EQ(parsed->refuse_uploads.at("4.1.worker.0"), "over quota");
+  EXPECT_EQ(parsed->forget_uploads, std::vector<std::string>{"3.1.worker.0"});
 }
 
 }  // namespace

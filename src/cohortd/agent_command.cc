@@ -13,6 +13,7 @@
 #include "agent/nvml_gpu_sampler.h"
 #include "agent/task_memory.h"
 #include "cohortd/commands.h"
+#include "cohortd/slow_store.h"
 #include "common/strings.h"
 #include "common/units.h"
 #include "model/node_validation.h"
@@ -247,9 +248,10 @@ int RunAgent(const AgentOptions& o) {
     spdlog::warn("memory requests are not enforced on this node; tasks run without a limit: {}",
                  found.status().message());
   }
-  agent::Agent agent(config, std::move(gpus).value(),
-                     agent::AgentDeps{clock, **launcher, **master, gpu_sampler.get(), &task_sampler,
-                                      memory_cgroups ? &*memory_cgroups : nullptr});
+  agent::Agent agent(
+      config, std::move(gpus).value(),
+      agent::AgentDeps{clock, **launcher, **master, gpu_sampler.get(), &task_sampler,
+                       memory_cgroups ? &*memory_cgroups : nullptr, StoreOpenerForThisProcess()});
   Status s = agent.Run(g_stop);
   if (!s.ok()) {
     fmt::print(stderr, "cohortd agent: {}\n", s.ToString());

@@ -17,7 +17,8 @@ struct MasterOptions {
   std::string data_dir;
   std::string listen = "127.0.0.1:7420";
   std::string storage_root;
-  std::string store;                // the object store's directory; empty: <data-dir>/store
+  std::string store;                // a directory or s3://BUCKET/PREFIX; empty: <data-dir>/store
+  std::string store_config;         // an S3 store's connection file (0600)
   std::string store_quota = "1Ti";  // per team; "0": none
   std::string url_file;
   std::string node_timeout = "10s";

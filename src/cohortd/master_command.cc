@@ -25,6 +25,7 @@
 #include "state/metric_store.h"
 #include "state/state_store.h"
 #include "store/open_store.h"
+#include "store/s3_access_issuer.h"
 #include "tls/context.h"
 
 namespace cohort::cohortd {
@@ -51,9 +52,13 @@ void AddMasterCommand(CLI::App& app, MasterOptions& o) {
                   "Where jobs' checkpoints and outputs go; every node must see it at the same "
                   "path (default <data-dir>/storage)");
   cmd->add_option("--store", o.store,
-                  "The object store's directory, where jobs' outputs go once they end "
-                  "(docs/data.md); agents write to it directly, so every node must see it at "
-                  "the same path (default <data-dir>/store)");
+                  "Where jobs' outputs go once they end (docs/data.md): a directory every node "
+                  "sees at the same path (agents write to it directly; default "
+                  "<data-dir>/store), or s3://BUCKET/PREFIX with --store-config");
+  cmd->add_option("--store-config", o.store_config,
+                  "For --store s3://...: a YAML file of mode 0600 with endpoint, region, "
+                  "access_key, secret_key and optionally role_arn (each job's agents then get "
+                  "credentials for its keys only; docs/security.md)");
   cmd->add_option("--store-quota-per-team", o.store_quota,
                   "The bytes of jobs' outputs each team may keep in the store; a job whose "
                   "outputs would pass it has them refused, with an event saying so (0: no limit)")
@@ -300,7 +305,15 @@ int RunMaster(const MasterOptions& o) {
   config.advisor.window = *advice_window;
   config.reclaim_idle_gpus = o.reclaim_idle_gpus;
   config.store_quota_per_team = *store_quota;
-  {
+  const bool s3 = o.store.rfind("s3://", 0) == 0;
+  if (s3 != !o.store_config.empty()) {
+    fmt::print(stderr, "cohortd master: {}\n",
+               s3 ? "--store s3://... needs --store-config FILE (endpoint, region, access_key, "
+                    "secret_key; mode 0600)"
+                  : "--store-config goes with --store s3://BUCKET/PREFIX only");
+    return 2;
+  }
+  if (!s3) {
     // Absolute: agents, started elsewhere, write to it by this path.
     std::error_code ec;
     config.store.directory =
@@ -333,9 +346,31 @@ int RunMaster(const MasterOptions& o) {
     fmt::print(stderr, "cohortd master: {}\n", metric_store.status().ToString());
     return 1;
   }
+  std::unique_ptr<store::StoreAccessIssuer> store_access;
+  if (s3) {
+    auto location = store::ParseS3Location(o.store);
+    auto connection = location.ok() ? store::LoadS3Connection(o.store_config)
+                                    : StatusOr<store::S3Connection>(location.status());
+    if (!connection.ok()) {
+      fmt::print(stderr, "cohortd master: --store: {}\n", connection.status().message());
+      return 2;
+    }
+    config.store = store::S3Access(*connection, *location);
+    // With a role, each job's agents get keys for its own prefix; without, the master's own
+    // (docs/security.md says what they reach).
+    if (!connection->role_arn.empty()) {
+      store_access = std::make_unique<store::S3AccessIssuer>(*connection, *location);
+    }
+  }
   auto objects = store::OpenStore(config.store);
+  if (objects.ok()) {
+    // A misconfigured store (no such bucket, keys refused, nothing listening) is said now, not
+    // when the first job ends.
+    if (auto page = (*objects)->List("", "", 1); !page.ok()) objects = page.status();
+  }
   if (!objects.ok()) {
-    fmt::print(stderr, "cohortd master: --store: {}\n", objects.status().ToString());
+    fmt::print(stderr, "cohortd master: --store {}: {}\n", o.store.empty() ? "(default)" : o.store,
+               objects.status().message());
     return 1;
   }
   boost::asio::io_context ioc(1);
@@ -345,7 +380,7 @@ int RunMaster(const MasterOptions& o) {
       config,
       master::MasterDeps{std::move(store).value(), std::move(metric_store).value(),
                          scheduler::NewScheduler(*scheduling), StatDiskSpace(config.data_dir),
-                         std::move(objects).value()},
+                         std::move(objects).value(), std::move(store_access)},
       clock, loop);
   if (!master.ok()) {
     fmt::print(stderr, "cohortd master: {}\n", master.status().ToString());

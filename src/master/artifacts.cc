@@ -19,6 +19,13 @@ std::string Bytes(int64_t n) {
   return n < 1024 ? fmt::format("{} byte{}", n, n == 1 ? "" : "s") : FormatByteSizeApprox(n);
 }
 
+// " (2 links or special files left out)", or nothing.
+std::string LeftOut(int64_t n) {
+  return n ? fmt::format(" ({} link{} or special file{} left out)", n, n == 1 ? "" : "s",
+                         n == 1 ? "" : "s")
+           : "";
+}
+
 std::string Files(int64_t n) { return fmt::format("{} file{}", n, n == 1 ? "" : "s"); }
 
 }  // namespace
@@ -29,16 +36,19 @@ void UploadVerdicts::AddTo(DesiredState& answer) const {
   answer.forget_uploads = forget;
 }
 
-Artifacts::Artifacts(const MasterConfig& config, JobBook& jobs) : config_(config), jobs_(jobs) {}
-
-std::string Artifacts::OutputsKey(JobId id) { return fmt::format("jobs/{}/outputs", id); }
-
-StoreAccess Artifacts::AccessFor(const Job& job) const {
-  if (!config_.store.empty()) return config_.store;
-  StoreAccess access;
-  access.directory = StoreDirOf(config_);
-  return access;
+Artifacts::Artifacts(const MasterConfig& config, JobBook& jobs,
+                     std::unique_ptr<store::StoreAccessIssuer> access)
+    : config_(config), jobs_(jobs), access_(std::move(access)) {
+  if (!access_) {
+    StoreAccess fixed = config_.store;
+    if (fixed.empty()) fixed.directory = StoreDirOf(config_);
+    access_ = store::FixedStoreAccess(std::move(fixed));
+  }
 }
+
+std::string Artifacts::OutputsKey(JobId id) { return JobKey(id) + "/outputs"; }
+
+std::string Artifacts::JobKey(JobId id) { return fmt::format("jobs/{}", id); }
 
 int64_t Artifacts::BytesOf(const std::string& team) const {
   int64_t bytes = 0;
@@ -84,7 +94,8 @@ StatusOr<UploadVerdicts> Artifacts::Apply(const std::string& node,
         continue;
       }
       if (recorded && recorded->id == u.id && recorded->state != UploadState::kWaiting) {
-        verdicts.allow.push_back(u.id);  // allowed before; the answer was lost
+        // Allowed before: its access is being issued, or the answer was lost.
+        if (auto access = access_->For(JobKey(job->id))) verdicts.allow[u.id] = *access;
         continue;
       }
       const std::string& team = job->spec.team;
@@ -96,30 +107,27 @@ StatusOr<UploadVerdicts> Artifacts::Apply(const std::string& node,
         next.reason = fmt::format(
             "team {}'s store quota of {} cannot take these {} ({}): its other jobs' outputs "
             "take {} (an admin sets the quota with cohortd master --store-quota-per-team)",
-            team, FormatByteSize(quota), Files(u.files_total), Bytes(u.bytes_total),
-            Bytes(others));
+            team, FormatByteSize(quota), Files(u.files_total), Bytes(u.bytes_total), Bytes(others));
         verdicts.refuse[u.id] = next.reason;
         events.push_back(jobs_.Event(*job, "artifacts", "outputs not stored: " + next.reason));
       } else {
         next.state = u.files_total == 0 ? UploadState::kStored : UploadState::kUploading;
-        verdicts.allow.push_back(u.id);
-        events.push_back(jobs_.Event(
-            *job, "artifacts",
-            fmt::format("uploading its outputs: {}, {}{}", Files(u.files_total),
-                        Bytes(u.bytes_total),
-                        u.files_skipped
-                            ? fmt::format(" ({} links or special files left out)", u.files_skipped)
-                            : "")));
+        // Its bytes are the team's from now; the agent hears once the access is issued.
+        if (auto access = access_->For(JobKey(job->id))) verdicts.allow[u.id] = *access;
+        events.push_back(
+            jobs_.Event(*job, "artifacts",
+                        fmt::format("uploading its outputs: {}, {}{}", Files(u.files_total),
+                                    Bytes(u.bytes_total), LeftOut(u.files_skipped))));
       }
     } else if (Ended(u.state)) {
       verdicts.forget.push_back(u.id);
       if (recorded && recorded->id == u.id && recorded->state == u.state) continue;
-      events.push_back(jobs_.Event(
-          *job, "artifacts",
-          u.state == UploadState::kStored
-              ? fmt::format("outputs stored: {}, {}", Files(u.files_done - u.files_skipped),
-                            Bytes(u.bytes_done))
-              : "outputs not stored: " + u.reason));
+      events.push_back(
+          jobs_.Event(*job, "artifacts",
+                      u.state == UploadState::kStored
+                          ? fmt::format("outputs stored: {}, {}{}", Files(u.files_done),
+                                        Bytes(u.bytes_done), LeftOut(u.files_skipped))
+                          : "outputs not stored: " + u.reason));
     } else if (recorded && recorded->id == u.id && recorded->files_done == u.files_done &&
                recorded->reason == u.reason) {
       continue;  // uploading, and nothing moved since the last report

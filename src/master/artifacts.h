@@ -11,6 +11,7 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -20,12 +21,13 @@
 #include "model/agent_protocol.h"
 #include "model/store_access.h"
 #include "model/upload_progress.h"
+#include "store/access_issuer.h"
 
 namespace cohort::master {
 
 // The master's word on one report's uploads, for the answer to it.
 struct UploadVerdicts {
-  std::vector<std::string> allow;
+  std::map<std::string, StoreAccess> allow;
   std::map<std::string, std::string> refuse;
   std::vector<std::string> forget;
 
@@ -34,12 +36,15 @@ struct UploadVerdicts {
 
 class Artifacts {
  public:
-  Artifacts(const MasterConfig& config, JobBook& jobs);
+  // `access`: how agents reach the store for a job's keys; null: MasterConfig::store (or
+  // <data_dir>/store) for every job.
+  Artifacts(const MasterConfig& config, JobBook& jobs,
+            std::unique_ptr<store::StoreAccessIssuer> access);
 
   // The key prefix of a job's outputs: "jobs/7/outputs".
   static std::string OutputsKey(JobId id);
-  // How the agents of `job` reach the store.
-  StoreAccess AccessFor(const Job& job) const;
+  // The keys of everything of a job's in the store: "jobs/7".
+  static std::string JobKey(JobId id);
   // Whether this task of the job uploads the job's outputs once it ends: its first task.
   static bool Uploads(const Task& task) { return task.rank == 0; }
 
@@ -55,6 +60,7 @@ class Artifacts {
  private:
   const MasterConfig& config_;
   JobBook& jobs_;
+  std::unique_ptr<store::StoreAccessIssuer> access_;
 };
 
 }  // namespace cohort::master

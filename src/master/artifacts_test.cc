@@ -68,7 +68,6 @@ TEST_P(ArtifactsTest, TheFirstTaskCarriesWhereTheJobsOutputsGo) {
     ++uploaders;
     EXPECT_EQ(t.id.index, 0);
     EXPECT_EQ(t.outputs_key, fmt::format("jobs/{}/outputs", id));
-    EXPECT_EQ(t.store.directory, (dir_ / "store").string());
     EXPECT_FALSE(t.output_dir.empty());
   }
   EXPECT_EQ(uploaders, 1);
@@ -85,7 +84,8 @@ TEST_P(ArtifactsTest, AnUploadIsAllowedFollowedAndForgottenOnceStoredAfterTheGpu
 
   DesiredState answer = SyncUploads({Upload(id, UploadState::kWaiting, 3, 3000)});
   std::string upload_id = IdOf(id, 1);
-  EXPECT_EQ(answer.allow_uploads, std::vector<std::string>{upload_id});
+  ASSERT_EQ(answer.allow_uploads.count(upload_id), 1u);
+  EXPECT_EQ(answer.allow_uploads.at(upload_id).directory, (dir_ / "store").string());
   EXPECT_TRUE(answer.forget_uploads.empty());
   ASSERT_TRUE(GetJob(id).artifacts);
   EXPECT_EQ(GetJob(id).artifacts->state, UploadState::kUploading);

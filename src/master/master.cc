@@ -25,7 +25,7 @@ Master::Master(MasterConfig config, MasterDeps deps, const Clock& clock, EventLo
       teams_(*store_, jobs_, secrets_, scheduling_),
       task_secrets_(secrets_, jobs_),
       lifecycle_(config_, jobs_, nodes_, scheduling_, journal_, teams_, task_secrets_, clock_),
-      artifacts_(config_, jobs_),
+      artifacts_(config_, jobs_, std::move(deps.store_access)),
       reconciler_(config_, jobs_, nodes_, scheduling_, lifecycle_, journal_, accounts_,
                   task_secrets_, artifacts_, clock_),
       advice_(config_, jobs_, reconciler_.resources(), lifecycle_, clock_),

@@ -42,6 +42,7 @@
 #include "model/job.h"
 #include "scheduler/scheduler.h"
 #include "state/state_store.h"
+#include "store/access_issuer.h"
 #include "store/object_store.h"
 
 namespace cohort::master {
@@ -74,6 +75,9 @@ struct MasterDeps {
   // The object store (store/object_store.h) where jobs' outputs go: the one MasterConfig::store
   // tells agents of.
   std::unique_ptr<store::ObjectStore> objects;
+  // How agents reach it for a job's keys (store/access_issuer.h); null: as
+  // MasterConfig::store says, the same for every job.
+  std::unique_ptr<store::StoreAccessIssuer> store_access = nullptr;
 };
 
 class Master {

@@ -108,7 +108,7 @@ struct MasterParts {
         teams(*store, jobs, secrets, scheduling),
         task_secrets(secrets, jobs),
         lifecycle(config, jobs, nodes, scheduling, journal, teams, task_secrets, clock),
-        artifacts(config, jobs),
+        artifacts(config, jobs, nullptr),
         reconciler(config, jobs, nodes, scheduling, lifecycle, journal, accounts, task_secrets,
                    artifacts, clock) {
     config.storage_root = StorageRootOf(config);

@@ -328,10 +328,7 @@ StatusOr<DesiredState> Reconciler::DesiredFor(const std::string& node_id) {
       launch.memory_limit_bytes = t.resources.memory_bytes;
       launch.fence = job.spec.restart.fence;
       if (job.trial) launch.hparams = job.trial->hparams.dump();
-      if (Artifacts::Uploads(t)) {
-        launch.outputs_key = Artifacts::OutputsKey(job.id);
-        launch.store = artifacts_.AccessFor(job);
-      }
+      if (Artifacts::Uploads(t)) launch.outputs_key = Artifacts::OutputsKey(job.id);
       desired.tasks.push_back(std::move(launch));
     }
   }

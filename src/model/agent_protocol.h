@@ -45,11 +45,10 @@ struct TaskLaunch {
   // A sweep trial's hyperparameter values as JSON text (model/trial.h), which the agent writes to
   // hparams.json in the task's directory and names in COHORT_HPARAMS; empty: not a trial.
   std::string hparams = {};
-  // Where the job's outputs go once this task has ended (docs/data.md, "Outputs"): the key
-  // prefix ("jobs/7/outputs") and how to reach the store. Empty for every task but the one that
-  // uploads the job's output directory.
+  // Where the job's outputs go once this task has ended (docs/data.md, "Outputs"): their key
+  // prefix ("jobs/7/outputs"). Empty for every task but the one that uploads the job's output
+  // directory. How to reach the store comes when the master allows the upload.
   std::string outputs_key = {};
-  StoreAccess store = {};
 };
 
 // What an agent knows of one task it started.
@@ -103,9 +102,10 @@ struct DesiredState {
   // older than the agent), and nothing is fenced.
   Duration node_timeout{};
   // The master's word on uploads the agent reported (by UploadProgress::id): those that may
-  // begin, those refused with the reason (a team's store quota), and those whose end the
+  // begin, with how to reach the store (credentials for the job's keys only, where the store
+  // allows), those refused with the reason (a team's store quota), and those whose end the
   // master has recorded, which the agent then forgets.
-  std::vector<std::string> allow_uploads = {};
+  std::map<std::string, StoreAccess> allow_uploads = {};
   std::map<std::string, std::string> refuse_uploads = {};
   std::vector<std::string> forget_uploads = {};
 };

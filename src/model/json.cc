@@ -671,8 +671,7 @@ Json ToJson(const TaskLaunch& l) {
               {"memory_limit_bytes", l.memory_limit_bytes},
               {"fence", l.fence},
               {"hparams", l.hparams},
-              {"outputs_key", l.outputs_key},
-              {"store", ToJson(l.store)}};
+              {"outputs_key", l.outputs_key}};
 }
 
 StatusOr<TaskLaunch> TaskLaunchFromJson(const Json& j) {
@@ -699,11 +698,6 @@ StatusOr<TaskLaunch> TaskLaunchFromJson(const Json& j) {
     l.fence = ValueOr<bool>(j, "fence", false);
     l.hparams = ValueOr<std::string>(j, "hparams", "");
     l.outputs_key = ValueOr<std::string>(j, "outputs_key", "");
-    if (auto it = j.find("store"); it != j.end() && !it->is_null()) {
-      auto store = StoreAccessFromJson(*it);
-      if (!store.ok()) throw std::runtime_error(store.status().message());
-      l.store = std::move(*store);
-    }
     return l;
   });
 }
@@ -803,11 +797,13 @@ Json ToJson(const DesiredState& d) {
   for (const auto& t : d.tasks) tasks.push_back(ToJson(t));
   Json forget = Json::array();
   for (const auto& id : d.forget) forget.push_back(ToJson(id));
+  Json allow = Json::object();
+  for (const auto& [id, access] : d.allow_uploads) allow[id] = ToJson(access);
   return Json{{"version", d.version},
               {"tasks", tasks},
               {"forget", forget},
               {"node_timeout_ms", ToMillis(d.node_timeout)},
-              {"allow_uploads", d.allow_uploads},
+              {"allow_uploads", allow},
               {"refuse_uploads", d.refuse_uploads},
               {"forget_uploads", d.forget_uploads}};
 }
@@ -831,7 +827,15 @@ StatusOr<DesiredState> DesiredStateFromJson(const Json& j) {
         d.forget.push_back(std::move(id));
       }
     }
-    d.allow_uploads = ValueOr<std::vector<std::string>>(j, "allow_uploads", {});
+    if (auto it = j.find("allow_uploads"); it != j.end() && !it->is_null()) {
+      if (!it->is_object()) throw std::runtime_error("allow_uploads: must be an object");
+      for (const auto& [id, access] : it->items()) {
+        auto parsed = StoreAccessFromJson(access);
+        if (!parsed.ok())
+          throw std::runtime_error("allow_uploads." + id + ": " + parsed.status().message());
+        d.allow_uploads[id] = std::move(*parsed);
+      }
+    }
     d.refuse_uploads = ValueOr<std::map<std::string, std::string>>(j, "refuse_uploads", {});
     d.forget_uploads = ValueOr<std::vector<std::string>>(j, "forget_uploads", {});
   } catch (const std::exception& e) {

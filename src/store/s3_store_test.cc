@@ -13,9 +13,13 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <optional>
 #include <random>
+#include <thread>
 
 #include "store/ceph_gateway_test_fixture.h"
+#include "store/open_store.h"
+#include "store/s3_access_issuer.h"
 #include "store/s3_sts.h"
 #include "store/store_contract_test_fixture.h"
 
@@ -344,6 +348,42 @@ TEST_F(S3StoreTest, ScopedCredentialsReachTheirPrefixOnly) {
       IssueScopedCredentials(wrong, location, "jobs/7", std::chrono::seconds(900), FastOptions());
   EXPECT_EQ(refused.status().code(), StatusCode::kPermissionDenied) << refused.status().ToString();
   EXPECT_EQ(refused.status().message().find(wrong.secret_key), std::string::npos);
+}
+
+}  // namespace
+}  // namespace cohort::store
+
+namespace cohort::store {
+namespace {
+
+// The master's issuer of per-job credentials (store/s3_access_issuer.h): off the caller's thread,
+// scoped to the job's keys, kept for the next ask.
+TEST(S3AccessIssuerTest, IssuesEachJobsCredentialsOffTheCallersThreadAndKeepsThem) {
+  const CephGateway& gateway = *CephGateway::Get();
+  ASSERT_TRUE(gateway.up());
+  S3Connection connection = gateway.connection();
+  connection.role_arn = gateway.role_arn();
+  const S3Location location{.bucket = CephGateway::kBucket,
+                            .prefix = fmt::format("t{}/issuer", ::getpid())};
+  S3AccessIssuer issuer(connection, location, std::chrono::seconds(3600));
+  std::optional<StoreAccess> access;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
+  while (!(access = issuer.For("jobs/5")) && std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ASSERT_TRUE(access) << "no credentials within 30 s";
+  EXPECT_NE(access->access_key, connection.access_key);
+  EXPECT_FALSE(access->session_token.empty());
+  EXPECT_EQ(access->bucket, CephGateway::kBucket);
+  EXPECT_EQ(access->prefix, location.prefix);
+  auto again = issuer.For("jobs/5");
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->access_key, access->access_key);  // kept, not issued anew
+
+  auto job = OpenStore(*access);
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  EXPECT_TRUE((*job)->Put("jobs/5/outputs/a", "mine").ok());
+  EXPECT_EQ((*job)->Put("jobs/6/outputs/a", "not mine").code(), StatusCode::kPermissionDenied);
 }
 
 }  // namespace
