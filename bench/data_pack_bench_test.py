@@ -45,7 +45,9 @@ class Smoke(unittest.TestCase):
             self.assertEqual(report["cold_skipped"], "--cold-runs 0")
             self.assertIn("| warm | 1 |", done.stdout)
             self.assertIn("| cold | - | not measured: --cold-runs 0", done.stdout)
-            self.assertEqual(len(os.listdir(os.path.join(work, "shards"))), report["shards"] + 1)
+            # Each shard, its member table, and index.json.
+            self.assertEqual(len(os.listdir(os.path.join(work, "shards"))),
+                             2 * report["shards"] + 1)
 
     def test_a_failed_packing_stops_it_with_the_reason(self):
         with tempfile.TemporaryDirectory() as tmp:

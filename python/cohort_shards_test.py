@@ -1,9 +1,12 @@
 """python/cohort_shards.py reading shards that `cohort data pack` wrote: samples in order and
-shuffled, ranks and workers disjoint, corruption found and named.
+shuffled, through the member tables and with tarfile alike, ranks and workers disjoint,
+corruption found and named, version 1 indexes (no member tables) still read.
 
     COHORT_BIN_DIR=build/bin /usr/bin/python3 python/cohort_shards_test.py
 """
 
+import hashlib
+import json
 import os
 import random
 import re
@@ -67,6 +70,26 @@ class PackedDirectory(unittest.TestCase):
         shutil.copytree(self.out, path)
         return path
 
+    def rewrite_table(self, path, shard, change):
+        """Changes shard number `shard`'s member table with change(table) and puts its new size
+        and SHA-256 in the index, so that only what the change breaks is found."""
+        table_path = os.path.join(path, f"shard-{shard:06d}.idx")
+        with open(table_path) as f:
+            table = json.load(f)
+        change(table)
+        text = (json.dumps(table, separators=(",", ":")) + "\n").encode()
+        with open(table_path, "wb") as f:
+            f.write(text)
+        self.rewrite_index(path, lambda index: index["shards"][shard]["members"].update(
+            bytes=len(text), sha256=hashlib.sha256(text).hexdigest()))
+
+    def rewrite_index(self, path, change):
+        with open(os.path.join(path, "index.json")) as f:
+            index = json.load(f)
+        change(index)
+        with open(os.path.join(path, "index.json"), "w") as f:
+            json.dump(index, f)
+
     def check_sample(self, sample):
         key = sample["__key__"]
         self.assertIn(key, self.expected)
@@ -75,15 +98,36 @@ class PackedDirectory(unittest.TestCase):
 
 
 class Reading(PackedDirectory):
-    def test_samples_come_in_key_order_whole(self):
-        shards = cohort_shards.Shards(self.out, verify=True)
-        self.assertGreater(len(shards.index["shards"]), 4)
-        samples = list(shards)
+    def test_samples_come_in_key_order_whole_through_the_tables_and_with_tarfile(self):
+        for strict in (False, True):
+            shards = cohort_shards.Shards(self.out, verify=True, strict=strict)
+            self.assertEqual(shards.index["version"], 2)
+            self.assertGreater(len(shards.index["shards"]), 4)
+            samples = list(shards)
+            self.assertEqual([s["__key__"] for s in samples], sorted(self.expected))
+            for s in samples:
+                self.check_sample(s)
+            self.assertEqual(len(shards), 60)
+        self.assertIn("packed 135 files (60 samples", self.summary)
+
+    def test_a_version_1_index_without_tables_is_read_with_tarfile(self):
+        path = self.copy()
+
+        def to_version_1(index):
+            index["version"] = 1
+            for s in index["shards"]:
+                del s["members"]
+                os.remove(os.path.join(path, s["name"][:-4] + ".idx"))
+        self.rewrite_index(path, to_version_1)
+        samples = list(cohort_shards.Shards(path, verify=True))
         self.assertEqual([s["__key__"] for s in samples], sorted(self.expected))
         for s in samples:
             self.check_sample(s)
-        self.assertEqual(len(shards), 60)
-        self.assertIn("packed 135 files (60 samples", self.summary)
+        # Version 2 without a table is not.
+        self.rewrite_index(path, lambda index: index.update(version=2))
+        with self.assertRaisesRegex(cohort_shards.ShardError,
+                                    r"shard 0 \(shard-000000\.tar\) has no member table"):
+            cohort_shards.Shards(path)
 
     def test_shuffled_by_shard_and_buffer_the_same_for_a_seed_another_each_epoch(self):
         def keys(epoch=0, **kw):
@@ -155,15 +199,105 @@ class Reading(PackedDirectory):
         size = os.path.getsize(shard)
         os.truncate(shard, size // 2 + 100)
         with self.assertRaisesRegex(cohort_shards.ShardError,
-                                    r"shard-000002\.tar: (corrupt after member '.*'|samples is)"):
+                                    r"shard-000002\.tar: \d+ bytes; the index says \d+"):
             list(cohort_shards.Shards(path))
+        with self.assertRaisesRegex(cohort_shards.ShardError,
+                                    r"shard-000002\.tar: (corrupt after member '.*'|samples is)"):
+            list(cohort_shards.Shards(path, strict=True))
         path = self.copy()
         os.replace(os.path.join(path, "shard-000003.tar"), os.path.join(path, "shard-000000.tar"))
         shutil.copy(os.path.join(self.out, "shard-000000.tar"),
                     os.path.join(path, "shard-000003.tar"))
         with self.assertRaisesRegex(cohort_shards.ShardError,
-                                    r"shard-000000\.tar: samples is \d+; the index says"
-                                    r"|shard-000000\.tar: first_key is"):
+                                    r"shard-000000\.tar: \d+ bytes; the index says"):
+            list(cohort_shards.Shards(path))
+        with self.assertRaisesRegex(cohort_shards.ShardError,
+                                    r"shard-000000\.tar: member '.*' is at byte \d+, \d+ bytes; "
+                                    r"its member table says"):
+            list(cohort_shards.Shards(path, strict=True))
+
+    def test_a_shard_of_the_same_layout_swapped_in_is_found_by_its_headers(self):
+        # Two packings of files of the same sizes under other names: their shards and tables
+        # differ only in the names.
+        tmp = tempfile.mkdtemp(dir=self.tmp)
+        for name in ("a", "b"):
+            for i in range(20):
+                path = os.path.join(tmp, name, f"{name}{i:03d}.bin")
+                os.makedirs(os.path.dirname(path), exist_ok=True)
+                with open(path, "wb") as f:
+                    f.write(bytes(1000))
+            done = pack(os.path.join(tmp, name), os.path.join(tmp, name + "-out"), "8Ki")
+            self.assertEqual(done.returncode, 0, done.stderr)
+        shutil.copy(os.path.join(tmp, "b-out", "shard-000001.tar"),
+                    os.path.join(tmp, "a-out", "shard-000001.tar"))
+        with self.assertRaisesRegex(cohort_shards.ShardError,
+                                    r"shard-000001\.tar: the header at byte 0 says \('b004\.bin', "
+                                    r"1000, 512\); the member table says \('a004\.bin', 1000, "
+                                    r"512\)"):
+            list(cohort_shards.Shards(os.path.join(tmp, "a-out")))
+
+    def test_a_member_table_that_is_not_the_shards_is_an_error_naming_the_member(self):
+        path = self.copy()
+        # Edited without its SHA-256 in the index.
+        table = os.path.join(path, "shard-000001.idx")
+        with open(table, "r+b") as f:
+            f.seek(60)
+            f.write(b"9")
+        with self.assertRaisesRegex(cohort_shards.ShardError,
+                                    r"shard-000001\.idx: \d+ bytes of SHA-256 [0-9a-f]{64}; the "
+                                    r"index says \d+ of [0-9a-f]{64}"):
+            list(cohort_shards.Shards(path))
+
+        path = self.copy()
+        # A member's data a block later: the next member's has no room for its header.
+        self.rewrite_table(path, 1, lambda t: t["offsets"].__setitem__(2, t["offsets"][2] + 512))
+        with open(os.path.join(path, "shard-000001.idx")) as f:
+            fourth = json.load(f)["names"][3]
+        with self.assertRaisesRegex(cohort_shards.ShardError,
+                                    rf"shard-000001\.idx: member '{re.escape(fourth)}': offset \d+ "
+                                    r"and size \d+ do not leave a header after the previous"):
+            list(cohort_shards.Shards(path))
+
+        # A member's data said to begin a block later and be as much shorter: the table still
+        # holds together, and what lies before that offset is data, not a header.
+        path = self.copy()
+        with open(os.path.join(path, "shard-000002.idx")) as f:
+            table = json.load(f)
+        k = next(k for k, size in enumerate(table["sizes"]) if size > 512 and k > 0)
+        second = table["names"][k]
+
+        def late(t):
+            t["offsets"][k] += 512
+            t["sizes"][k] -= 512
+        self.rewrite_table(path, 2, late)
+        with self.assertRaisesRegex(cohort_shards.ShardError,
+                                    rf"shard-000002\.tar: member '{re.escape(second)}': no tar "
+                                    r"header ends at byte \d+, where its member table puts its "
+                                    r"data"):
+            list(cohort_shards.Shards(path))
+        # strict=True reads every header and names the member whose table entry is wrong.
+        with self.assertRaisesRegex(cohort_shards.ShardError,
+                                    rf"shard-000002\.tar: member '{re.escape(second)}' is at byte "
+                                    r"\d+, \d+ bytes; its member table says"):
+            list(cohort_shards.Shards(path, strict=True))
+
+        # A name that is no member's.
+        path = self.copy()
+        self.rewrite_table(path, 1, lambda t: t["names"].__setitem__(0, "LICENSE"))
+        with self.assertRaisesRegex(cohort_shards.ShardError,
+                                    r"shard-000001\.tar: member 'LICENSE': no extension"):
+            list(cohort_shards.Shards(path))
+
+        # Another shard's table, its entry in the index made to match.
+        path = self.copy()
+        shutil.copy(os.path.join(path, "shard-000003.idx"), os.path.join(path, "shard-000001.idx"))
+        with open(os.path.join(path, "shard-000001.idx"), "rb") as f:
+            text = f.read()
+        self.rewrite_index(path, lambda index: index["shards"][1]["members"].update(
+            bytes=len(text), sha256=hashlib.sha256(text).hexdigest()))
+        with self.assertRaisesRegex(cohort_shards.ShardError,
+                                    r"shard-000001\.idx: not a version 1 member table of "
+                                    r"shard-000001\.tar"):
             list(cohort_shards.Shards(path))
 
     def test_an_index_of_another_version_or_none_is_refused(self):
@@ -172,8 +306,9 @@ class Reading(PackedDirectory):
         with open(index) as f:
             text = f.read()
         with open(index, "w") as f:
-            f.write(text.replace('"version": 1', '"version": 2'))
-        with self.assertRaisesRegex(cohort_shards.ShardError, "version 2; this reader reads version 1"):
+            f.write(text.replace('"version": 2', '"version": 3'))
+        with self.assertRaisesRegex(cohort_shards.ShardError,
+                                    r"version 3; this reader reads versions 1, 2"):
             cohort_shards.Shards(path)
         with open(index, "w") as f:
             f.write(text.replace('"shard-000001.tar"', '"../etc/passwd"'))

@@ -65,7 +65,8 @@ void AddDataCommands(CLI::App& app, GlobalOptions& g) {
   auto pack = std::make_shared<DataPackOptions>();
   auto* p = data->add_subcommand(
       "pack",
-      "Pack a directory of many small files into tar shards with an index, on this machine, for "
+      "Pack a directory of many small files into tar shards, each with a member table (where each "
+      "file's data lies), and an index, on this machine, for "
       "python/cohort_shards.py to read. Files sharing a key are one sample (train/0001.jpg and "
       "train/0001.cls: the fields jpg and cls of train/0001), never split across shards; links, "
       "special files and files without an extension are refused");

@@ -33,7 +33,17 @@ std::string Hex(const unsigned char* bytes, size_t n) {
 }
 
 std::string ShardName(size_t i) { return fmt::format("shard-{:06}.tar", i); }
-std::string TemporaryName(size_t i) { return "." + ShardName(i) + ".tmp"; }
+std::string MemberTableName(size_t i) { return fmt::format("shard-{:06}.idx", i); }
+std::string TemporaryName(const std::string& name) { return "." + name + ".tmp"; }
+
+StatusOr<std::string> Sha256Hex(std::string_view bytes) {
+  std::array<unsigned char, EVP_MAX_MD_SIZE> digest{};
+  unsigned int size = 0;
+  if (EVP_Digest(bytes.data(), bytes.size(), digest.data(), &size, EVP_sha256(), nullptr) != 1) {
+    return Status::Internal("SHA-256 failed");
+  }
+  return Hex(digest.data(), size);
+}
 
 // One shard file being written: libarchive's output goes to the file and through SHA-256.
 class ShardSink {
@@ -117,9 +127,9 @@ Status ArchiveError(struct archive* a, const ShardSink& sink, std::string_view d
 }
 
 // Copies one file into the archive, named by its relative path, checking that it is still the
-// regular file of the size that the plan saw.
-Status AddFile(struct archive* a, const ShardSink& sink, const fs::path& source,
-               const InputFile& file, const std::function<void(int64_t)>& on_bytes) {
+// regular file of the size that the plan saw; where its data lies in the shard.
+StatusOr<MemberSpan> AddFile(struct archive* a, const ShardSink& sink, const fs::path& source,
+                             const InputFile& file, const std::function<void(int64_t)>& on_bytes) {
   fs::path path = source / file.path;
   // Opened a component at a time: a directory swapped for a link since the listing is refused.
   COHORT_ASSIGN_OR_RETURN(store::OpenFile opened, store::OpenBeneath(source.string(), file.path));
@@ -144,6 +154,15 @@ Status AddFile(struct archive* a, const ShardSink& sink, const fs::path& source,
   archive_entry_set_gid(entry.get(), 0);
   if (archive_write_header(a, entry.get()) != ARCHIVE_OK) {
     return ArchiveError(a, sink, fmt::format("writing the header of {}", ShownPath(file.path)));
+  }
+  // What the format has written so far, buffered or not: the header just written ends there, so
+  // the data begins there.
+  const int64_t offset = archive_filter_bytes(a, 0);
+  if (offset < 512 || offset % 512 != 0) {
+    return Status::Internal(
+        fmt::format("{}: libarchive put its data at offset {}, not after a "
+                    "whole header",
+                    ShownPath(file.path), offset));
   }
   std::array<char, 1 << 16> buffer{};
   int64_t copied = 0;
@@ -170,12 +189,22 @@ Status AddFile(struct archive* a, const ShardSink& sink, const fs::path& source,
   if (archive_write_finish_entry(a) != ARCHIVE_OK) {
     return ArchiveError(a, sink, fmt::format("writing {}", ShownPath(file.path)));
   }
+  return MemberSpan{file.path, offset, file.size};
+}
+
+// Writes `content` to a new file at `path`, fsynced.
+Status WriteNewFile(const std::string& path, std::string_view content) {
+  store::OpenFile file(::open(path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
+  if (file.fd() < 0) return FileError(errno, fmt::format("creating {}", path));
+  COHORT_RETURN_IF_ERROR(WriteAll(file.fd(), content, path));
+  if (::fsync(file.fd()) != 0) return FileError(errno, fmt::format("syncing {}", path));
   return Status::Ok();
 }
 
-// Writes one planned shard to `tmp_path`, fsynced.
+// Writes one planned shard to `tmp_path`, fsynced, and where each member's data lies in it to
+// `members`.
 StatusOr<PackedShard> WriteShard(const fs::path& source, const ShardPlanEntry& planned,
-                                 const std::string& tmp_path,
+                                 const std::string& tmp_path, std::vector<MemberSpan>& members,
                                  const std::function<void(int64_t)>& on_bytes,
                                  const std::function<void()>& on_file) {
   store::OpenFile file(::open(tmp_path.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644));
@@ -194,8 +223,11 @@ StatusOr<PackedShard> WriteShard(const fs::path& source, const ShardPlanEntry& p
       archive_write_open(a.get(), &sink, nullptr, &ShardSink::Write, nullptr) != ARCHIVE_OK) {
     return ArchiveError(a.get(), sink, fmt::format("starting {}", tmp_path));
   }
+  members.clear();
+  members.reserve(planned.files.size());
   for (const InputFile& file : planned.files) {
-    COHORT_RETURN_IF_ERROR(AddFile(a.get(), sink, source, file, on_bytes));
+    COHORT_ASSIGN_OR_RETURN(MemberSpan member, AddFile(a.get(), sink, source, file, on_bytes));
+    members.push_back(std::move(member));
     on_file();
   }
   if (archive_write_close(a.get()) != ARCHIVE_OK) {
@@ -223,19 +255,37 @@ bool IsWithin(const fs::path& inner, const fs::path& outer) {
 std::string ShardIndexJson(const ShardIndex& index) {
   nlohmann::ordered_json shards = nlohmann::ordered_json::array();
   for (const PackedShard& s : index.shards) {
-    shards.push_back({{"name", s.name},
-                      {"bytes", s.bytes},
-                      {"sha256", s.sha256},
-                      {"samples", s.samples},
-                      {"files", s.files},
-                      {"first_key", s.first_key},
-                      {"last_key", s.last_key}});
+    shards.push_back(
+        {{"name", s.name},
+         {"bytes", s.bytes},
+         {"sha256", s.sha256},
+         {"samples", s.samples},
+         {"files", s.files},
+         {"first_key", s.first_key},
+         {"last_key", s.last_key},
+         {"members",
+          {{"name", s.members.name}, {"bytes", s.members.bytes}, {"sha256", s.members.sha256}}}});
   }
   nlohmann::ordered_json j = {
       {"format", "cohort-shards"}, {"version", index.version}, {"target_bytes", index.target_bytes},
       {"files", index.files},      {"samples", index.samples}, {"input_bytes", index.input_bytes},
       {"bytes", index.bytes},      {"shards", shards}};
   return j.dump(1) + "\n";
+}
+
+std::string MemberTableJson(const std::string& shard_name, const std::vector<MemberSpan>& members) {
+  nlohmann::ordered_json names = nlohmann::ordered_json::array();
+  nlohmann::ordered_json offsets = nlohmann::ordered_json::array();
+  nlohmann::ordered_json sizes = nlohmann::ordered_json::array();
+  for (const MemberSpan& m : members) {
+    names.push_back(m.name);
+    offsets.push_back(m.offset);
+    sizes.push_back(m.size);
+  }
+  nlohmann::ordered_json j = {{"format", kMemberTableFormat},  {"version", kMemberTableVersion},
+                              {"shard", shard_name},           {"names", std::move(names)},
+                              {"offsets", std::move(offsets)}, {"sizes", std::move(sizes)}};
+  return j.dump() + "\n";
 }
 
 StatusOr<std::vector<InputFile>> ListSourceFiles(const std::string& source_dir, int64_t max_files) {
@@ -324,25 +374,37 @@ StatusOr<ShardIndex> PackDirectory(const std::string& source_dir, const std::str
   index.files = plan.files;
   index.samples = plan.samples;
   index.input_bytes = plan.input_bytes;
+  // Each shard and its table: written under temporary names, renamed once all are whole.
+  std::vector<std::string> names;
+  std::vector<MemberSpan> members;
   for (size_t i = 0; i < plan.shards.size(); ++i) {
-    fs::path tmp = out / TemporaryName(i);
+    fs::path tmp = out / TemporaryName(ShardName(i));
     written.push_back(tmp);
+    names.push_back(ShardName(i));
     COHORT_ASSIGN_OR_RETURN(PackedShard shard, WriteShard(
-                                                   source, plan.shards[i], tmp.string(),
+                                                   source, plan.shards[i], tmp.string(), members,
                                                    [&](int64_t n) { at.bytes_done += n; },
                                                    [&] {
                                                      at.files_done += 1;
                                                      report();
                                                    }));
     shard.name = ShardName(i);
+    std::string table = MemberTableJson(shard.name, members);
+    fs::path table_tmp = out / TemporaryName(MemberTableName(i));
+    written.push_back(table_tmp);
+    names.push_back(MemberTableName(i));
+    COHORT_RETURN_IF_ERROR(WriteNewFile(table_tmp.string(), table));
+    shard.members.name = MemberTableName(i);
+    shard.members.bytes = int64_t(table.size());
+    COHORT_ASSIGN_OR_RETURN(shard.members.sha256, Sha256Hex(table));
     index.bytes += shard.bytes;
     index.shards.push_back(std::move(shard));
     at.shards_done += 1;
     report();
   }
-  for (size_t i = 0; i < plan.shards.size(); ++i) {
-    fs::path final_path = out / ShardName(i);
-    if (::rename((out / TemporaryName(i)).c_str(), final_path.c_str()) != 0) {
+  for (size_t i = 0; i < names.size(); ++i) {
+    fs::path final_path = out / names[i];
+    if (::rename(written[i].c_str(), final_path.c_str()) != 0) {
       return FileError(errno, fmt::format("renaming {}", final_path.string()));
     }
     written[i] = final_path;

@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -28,6 +29,11 @@ std::string ReadAll(const fs::path& p) {
   std::stringstream s;
   s << in.rdbuf();
   return s.str();
+}
+
+bool IsAscii(const std::string& s) {
+  return std::all_of(s.begin(), s.end(),
+                     [](char c) { return static_cast<unsigned char>(c) < 0x80; });
 }
 
 std::string Sha256Hex(const std::string& bytes) {
@@ -149,6 +155,41 @@ TEST_F(ShardPackTest, ShardsReadBackWithLibarchiveInPlanOrderWithTheirIndex) {
       EXPECT_EQ(m.gid, 0);
       EXPECT_EQ(m.uname, "");
     }
+    // The member table: each member's data read at its offset is the file's content, and what
+    // lies before it is the member's header (only a header: between two members, the padding of
+    // the one and the header of the next).
+    std::string table_text = ReadAll(root_ / "out" / shard.members.name);
+    EXPECT_EQ(shard.members.name, fmt::format("shard-{:06}.idx", i));
+    EXPECT_EQ(int64_t(table_text.size()), shard.members.bytes);
+    EXPECT_EQ(Sha256Hex(table_text), shard.members.sha256);
+    auto table = nlohmann::json::parse(table_text);
+    EXPECT_EQ(table["format"], "cohort-shard-members");
+    EXPECT_EQ(table["version"], 1);
+    EXPECT_EQ(table["shard"], shard.name);
+    ASSERT_EQ(table["names"].size(), members.size());
+    ASSERT_EQ(table["offsets"].size(), members.size());
+    ASSERT_EQ(table["sizes"].size(), members.size());
+    int64_t previous_end = 0;
+    for (size_t m = 0; m < members.size(); ++m) {
+      std::string name = table["names"][m];
+      int64_t offset = table["offsets"][m];
+      int64_t size = table["sizes"][m];
+      EXPECT_EQ(name, members[m].name);
+      EXPECT_EQ(size, int64_t(members[m].data.size())) << name;
+      ASSERT_LE(offset + size, int64_t(bytes.size())) << name;
+      EXPECT_EQ(bytes.substr(size_t(offset), size_t(size)), contents_[name]) << name;
+      EXPECT_EQ(bytes.substr(size_t(offset) - 512 + 257, 6), std::string("ustar\0", 6)) << name;
+      // A pax header where the name needs one (long or not ASCII): two headers, else one.
+      bool pax = name.size() > 100 || !IsAscii(name);
+      int64_t header = offset - (previous_end + 511) / 512 * 512;
+      if (pax) {
+        EXPECT_GE(header, 1536) << name;
+      } else {
+        EXPECT_EQ(header, 512) << name;
+      }
+      previous_end = offset + size;
+    }
+    EXPECT_EQ((previous_end + 511) / 512 * 512 + 1024, shard.bytes);
     auto first = SplitSampleName(members.front().name);
     auto last = SplitSampleName(members.back().name);
     ASSERT_TRUE(first.ok() && last.ok());
@@ -169,14 +210,16 @@ TEST_F(ShardPackTest, ShardsReadBackWithLibarchiveInPlanOrderWithTheirIndex) {
 
   auto json = nlohmann::json::parse(ReadAll(root_ / "out" / "index.json"));
   EXPECT_EQ(json["format"], "cohort-shards");
-  EXPECT_EQ(json["version"], 1);
+  EXPECT_EQ(json["version"], 2);
+  EXPECT_EQ(json["shards"][0]["members"]["name"], "shard-000000.idx");
+  EXPECT_EQ(json["shards"][0]["members"]["sha256"], index->shards[0].members.sha256);
   EXPECT_EQ(json["target_bytes"], 8192);
   EXPECT_EQ(json["samples"], 20);
   EXPECT_EQ(json["shards"].size(), index->shards.size());
   EXPECT_EQ(json["shards"][0]["sha256"], index->shards[0].sha256);
   // Nothing else is left in the output: no temporary file.
   EXPECT_EQ(size_t(std::distance(fs::directory_iterator(root_ / "out"), fs::directory_iterator())),
-            index->shards.size() + 1);
+            2 * index->shards.size() + 1);
 
   ASSERT_FALSE(seen.empty());
   EXPECT_EQ(seen.back().files_done, 40);
@@ -200,6 +243,7 @@ TEST_F(ShardPackTest, TheSameInputGivesByteIdenticalShardsAndIndex) {
   ASSERT_EQ(a->shards.size(), b->shards.size());
   for (const auto& shard : a->shards) {
     EXPECT_EQ(ReadAll(root_ / "a" / shard.name), ReadAll(root_ / "b" / shard.name)) << shard.name;
+    EXPECT_EQ(ReadAll(root_ / "a" / shard.members.name), ReadAll(root_ / "b" / shard.members.name));
   }
   EXPECT_EQ(ReadAll(root_ / "a" / "index.json"), ReadAll(root_ / "b" / "index.json"));
 }
