@@ -69,7 +69,9 @@ struct Walk {
         }
         if (tree.files.size() >= max_files) {
           status = Status::ResourceExhausted(
-              fmt::format("more than {} files: pack them into fewer, larger ones", max_files));
+              fmt::format("more than {} files: pack them into fewer, larger ones (`cohort data "
+                          "pack DIR OUT` packs many small files into tar shards; docs/data.md)",
+                          max_files));
           break;
         }
         tree.files.push_back(TreeFile{path, static_cast<int64_t>(st.st_size)});
