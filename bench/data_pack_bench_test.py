@@ -36,11 +36,13 @@ class Smoke(unittest.TestCase):
             warm = report["warm"]
             self.assertEqual(warm["runs"], 1)
             for way in ("plain_sequential", "plain_shuffled", "shards_sequential",
-                        "shards_shuffled"):
+                        "shards_shuffled", "shards_strict"):
                 self.assertGreater(warm["median_samples_per_s"][way], 0, way)
             m = warm["median_samples_per_s"]
             self.assertAlmostEqual(warm["ratio_sequential"],
                                    m["shards_sequential"] / m["plain_sequential"])
+            self.assertAlmostEqual(warm["ratio_strict"],
+                                   m["shards_strict"] / m["plain_sequential"])
             self.assertNotIn("cold", report)
             self.assertEqual(report["cold_skipped"], "--cold-runs 0")
             self.assertIn("| warm | 1 |", done.stdout)

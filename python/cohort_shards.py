@@ -40,8 +40,9 @@ first and last keys, before the shard is read; the shard's size; that a tar head
 each member's data begins; and the first and last members' whole headers (names, sizes,
 offsets): so a truncated or swapped shard, or a table that is not the shard's, is an error.
 strict=True reads with tarfile instead, parsing every member's header and checking its name,
-offset and size against the table (slower: about 26 us a sample against 3); an index of version
-1 (no member tables) is read so too. Errors are ShardError (a ValueError) naming the shard and
+offset and size against the table (about ten times slower: 30 to 36 us a sample against 2.5 to
+3 on bench/data_pack_bench.py's machine); an index of version 1 (no member tables) is read so
+too. Errors are ShardError (a ValueError) naming the shard and
 the member.
 
 The standard library only: copy this file next to a training script, or put its directory on
