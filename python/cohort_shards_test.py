@@ -110,6 +110,19 @@ class Reading(PackedDirectory):
             self.assertEqual(len(shards), 60)
         self.assertIn("packed 135 files (60 samples", self.summary)
 
+    def test_reads_of_any_size_give_the_same_samples(self):
+        # Reads smaller than most members (each then read alone) and holding a few of them.
+        default = cohort_shards._CHUNK_BYTES
+        try:
+            for chunk in (1024, 5000, 1 << 20):
+                cohort_shards._CHUNK_BYTES = chunk
+                samples = list(cohort_shards.Shards(self.out, verify=True))
+                self.assertEqual([s["__key__"] for s in samples], sorted(self.expected), chunk)
+                for s in samples:
+                    self.check_sample(s)
+        finally:
+            cohort_shards._CHUNK_BYTES = default
+
     def test_a_version_1_index_without_tables_is_read_with_tarfile(self):
         path = self.copy()
 
