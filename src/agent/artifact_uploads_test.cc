@@ -32,6 +32,9 @@ class SwitchableStore : public store::ObjectStore {
   StatusOr<std::string> Get(const std::string& key, size_t max) override {
     return inner_->Get(key, max);
   }
+  StatusOr<std::string> GetRange(const std::string& key, int64_t offset, size_t length) override {
+    return inner_->GetRange(key, offset, length);
+  }
   Status GetFile(const std::string& key, const std::string& path) override {
     return inner_->GetFile(key, path);
   }

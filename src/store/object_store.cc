@@ -57,4 +57,10 @@ Status CheckKey(std::string_view key) {
   return Status::InvalidArgument(fmt::format("{} {}", shown, problem));
 }
 
+Status CheckRangeStart(int64_t offset) {
+  if (offset >= 0) return Status::Ok();
+  return Status::InvalidArgument(
+      fmt::format("offset: {} is negative; a range starts at byte 0 or later", offset));
+}
+
 }  // namespace cohort::store

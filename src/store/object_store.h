@@ -29,6 +29,9 @@ inline constexpr size_t kMaxKeyBytes = 1024;
 // leading or trailing '/'. kInvalidArgument naming the key and the reason otherwise.
 Status CheckKey(std::string_view key);
 
+// OK for the start of a ranged read (ObjectStore::GetRange): not negative.
+Status CheckRangeStart(int64_t offset);
+
 struct ObjectInfo {
   std::string key;
   int64_t size = 0;
@@ -48,6 +51,11 @@ class ObjectStore {
   // The object's bytes, kNotFound if there is none; kResourceExhausted if it is larger than
   // `max_bytes` (nothing is read then: a stranger's object never takes the reader's memory).
   virtual StatusOr<std::string> Get(const std::string& key, size_t max_bytes) = 0;
+  // At most `length` bytes of the object from byte `offset`: fewer past its end, none from its
+  // end on (a range past the end is not an error: the object may have been replaced by a shorter
+  // one between a listing and this read). kNotFound if there is no object; kInvalidArgument for
+  // a negative offset. What a reader that cannot hold a whole object asks (the API's downloads).
+  virtual StatusOr<std::string> GetRange(const std::string& key, int64_t offset, size_t length) = 0;
   // Writes the object to the file at `path`, whole or not at all (the same rule as Put).
   virtual Status GetFile(const std::string& key, const std::string& path) = 0;
   virtual StatusOr<ObjectInfo> Head(const std::string& key) = 0;

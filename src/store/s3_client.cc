@@ -219,6 +219,11 @@ int S3Client::Try(const S3Call& call, void* transfer, char* error_buffer) {
     type_header = "Content-Type: " + call.content_type;
     headers = curl_slist_append(headers, type_header.c_str());
   }
+  std::string range_header;
+  if (!call.range.empty()) {
+    range_header = "Range: " + call.range;
+    headers = curl_slist_append(headers, range_header.c_str());
+  }
   if (call.method == "HEAD") {
     curl_easy_setopt(curl, CURLOPT_NOBODY, 1L);
   } else if (call.method == "PUT") {

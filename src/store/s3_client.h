@@ -64,6 +64,8 @@ struct S3Call {
   size_t into_max = 0;
   int into_fd = -1;
   std::string into_path;
+  // A GET of part of the object: "bytes=FIRST-LAST" (the Range header), answered 206.
+  std::string range;
 };
 
 // A call with nothing to send and no body wanted; set the rest.

@@ -111,7 +111,8 @@ struct S3Store::Impl {
           .into = nullptr,
           .into_max = 0,
           .into_fd = -1,
-          .into_path = ""};
+          .into_path = "",
+          .range = ""};
       COHORT_ASSIGN_OR_RETURN(S3Answer answer, PerformOk(put));
       if (answer.etag.empty()) {
         return Status::Internal(
@@ -208,6 +209,32 @@ StatusOr<std::string> S3Store::Get(const std::string& key, size_t max_bytes) {
   return data;
 }
 
+StatusOr<std::string> S3Store::GetRange(const std::string& key, int64_t offset, size_t length) {
+  COHORT_RETURN_IF_ERROR(CheckRangeStart(offset));
+  COHORT_ASSIGN_OR_RETURN(std::string full, impl_->FullKey(key));
+  // No byte range names nothing: whether the object is there is all there is to say.
+  if (length == 0) {
+    COHORT_RETURN_IF_ERROR(Head(key).status());
+    return std::string();
+  }
+  std::string data;
+  S3Call call = NewS3Call("GET", impl_->Url(full), impl_->What("GET (range)", full));
+  const uint64_t last = static_cast<uint64_t>(offset) + std::min<uint64_t>(length, INT64_MAX) - 1;
+  call.range = fmt::format("bytes={}-{}", offset, last);
+  call.into = &data;
+  call.into_max = length;
+  COHORT_ASSIGN_OR_RETURN(S3Answer answer, impl_->Perform(call));
+  // 416: the range starts at or past the object's end (an empty object's too).
+  if (answer.status == 416) return std::string();
+  if (!S3Ok(answer.status)) {
+    return S3HttpError(answer.status, answer.error_body, call.what, impl_->connection().endpoint);
+  }
+  // 206 carries the range. A server that ignores Range answers 200 with the whole object, taken
+  // only if it fits in `length` (into_max), from byte 0.
+  if (answer.status == 200) data.erase(0, std::min<size_t>(data.size(), offset));
+  return data;
+}
+
 Status S3Store::GetFile(const std::string& key, const std::string& path) {
   COHORT_ASSIGN_OR_RETURN(std::string full, impl_->FullKey(key));
   // Whole or not at all: into a temporary file beside the target, renamed over it when whole.
@@ -260,7 +287,8 @@ StatusOr<ListPage> S3Store::List(const std::string& prefix, const std::string& a
       .into = &xml,
       .into_max = kS3MaxXmlBody,
       .into_fd = -1,
-      .into_path = ""};
+      .into_path = "",
+      .range = ""};
   COHORT_RETURN_IF_ERROR(impl_->PerformOk(call).status());
   COHORT_ASSIGN_OR_RETURN(S3Listing listing, ParseS3Listing(xml));
   ListPage page;

@@ -9,7 +9,8 @@
 //   reached, times out or answers 500/502/503/504/408/429/SlowDown; never on another 4xx. A
 //   server that accepts a connection and then stalls is cut off after `stall_timeout`.
 // - Get never holds more than max_bytes: a larger object is refused from its Content-Length,
-//   before its body is read.
+//   before its body is read. GetRange is a GET with a Range header (416, a range from the end on,
+//   is no bytes).
 //
 // An S3Store is not thread-safe: it reuses one curl handle (and its connections) for all its
 // requests. Use one per thread.
@@ -44,6 +45,7 @@ class S3Store final : public ObjectStore {
   Status Put(const std::string& key, std::string_view data) override;
   Status PutFile(const std::string& key, const std::string& path) override;
   StatusOr<std::string> Get(const std::string& key, size_t max_bytes) override;
+  StatusOr<std::string> GetRange(const std::string& key, int64_t offset, size_t length) override;
   Status GetFile(const std::string& key, const std::string& path) override;
   StatusOr<ObjectInfo> Head(const std::string& key) override;
   StatusOr<ListPage> List(const std::string& prefix, const std::string& after,

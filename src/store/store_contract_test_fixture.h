@@ -109,6 +109,32 @@ TEST_P(StoreContract, AReaderSaysHowMuchItTakes) {
   EXPECT_EQ(store_->Get("k", 1000)->size(), 1000u);
 }
 
+TEST_P(StoreContract, RangesGiveWhatTheObjectHoldsThere) {
+  std::string data;
+  for (int i = 0; i < 1000; ++i) data += static_cast<char>(i * 7);
+  ASSERT_TRUE(store_->Put("jobs/7/outputs/r.bin", data).ok());
+  EXPECT_EQ(*store_->GetRange("jobs/7/outputs/r.bin", 0, 10), data.substr(0, 10));
+  EXPECT_EQ(*store_->GetRange("jobs/7/outputs/r.bin", 500, 250), data.substr(500, 250));
+  EXPECT_EQ(*store_->GetRange("jobs/7/outputs/r.bin", 0, 1000), data);
+  // Past the end: what is there, then nothing.
+  EXPECT_EQ(*store_->GetRange("jobs/7/outputs/r.bin", 990, 100), data.substr(990));
+  EXPECT_EQ(*store_->GetRange("jobs/7/outputs/r.bin", 999, 1), data.substr(999));
+  EXPECT_EQ(*store_->GetRange("jobs/7/outputs/r.bin", 1000, 10), "");
+  EXPECT_EQ(*store_->GetRange("jobs/7/outputs/r.bin", 5000, 10), "");
+  EXPECT_EQ(*store_->GetRange("jobs/7/outputs/r.bin", 10, 0), "");
+  // "The rest", asked as a length far beyond the object, holds only the rest.
+  EXPECT_EQ(*store_->GetRange("jobs/7/outputs/r.bin", 900, size_t{1} << 40), data.substr(900));
+  ASSERT_TRUE(store_->Put("empty", "").ok());
+  EXPECT_EQ(*store_->GetRange("empty", 0, 10), "");
+  EXPECT_EQ(store_->GetRange("jobs/7/outputs/none", 0, 10).status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(store_->GetRange("jobs/7/outputs/none", 0, 0).status().code(), StatusCode::kNotFound);
+  EXPECT_EQ(store_->GetRange("jobs/7/outputs", 0, 10).status().code(), StatusCode::kNotFound);
+  Status negative = store_->GetRange("jobs/7/outputs/r.bin", -1, 10).status();
+  EXPECT_EQ(negative.code(), StatusCode::kInvalidArgument);
+  EXPECT_NE(negative.message().find("offset"), std::string::npos) << negative.message();
+  EXPECT_EQ(store_->GetRange("../x", 0, 10).status().code(), StatusCode::kInvalidArgument);
+}
+
 TEST_P(StoreContract, AKeyAndAKeyBelowItAreBothObjects) {
   // S3 has no directories: "a" and "a/b" are two objects.
   ASSERT_TRUE(store_->Put("a", "1").ok());
