@@ -18,6 +18,7 @@
 #include "master/master.h"
 #include "model/json.h"
 #include "scheduler/scheduler.h"
+#include "store/directory_store.h"
 #include "testing/master_deps.h"
 #include "testing/memory_state_store.h"
 
@@ -77,6 +78,9 @@ class World {
     EXPECT_EQ(sweep.status, 201) << sweep.body;
     master_->Schedule();
     Settle();
+    // An output of job 1, as its agent would have uploaded it.
+    auto objects = store::OpenDirectoryStore((dir_ / "store").string());
+    EXPECT_TRUE(objects.ok() && (*objects)->Put("jobs/1/outputs/out/model.txt", "weights").ok());
   }
 
   ~World() {
@@ -131,7 +135,8 @@ class World {
     request.remote = remote;
     auto recorder = std::make_shared<RecordingResponder>();
     api_->Handle(std::move(request), recorder);
-    Settle();
+    EXPECT_TRUE(loop_.SettleUntil(ioc_, [&] { return recorder->answers > 0; }))
+        << "the loop never settles";
     EXPECT_EQ(recorder->answers, 1);
     authenticated = recorder->authenticated;
     return recorder->response;
@@ -247,6 +252,10 @@ std::vector<Cell> Matrix() {
       {"GET", "/api/v1/events", "/api/v1/events", "",                       {401, 200, 200, 200, 200, 200, 403, 403}},
       {"GET", "/api/v1/jobs/{id}/metrics", "/api/v1/jobs/1/metrics", "",    {401, 200, 200, 200, 200, 403, 403, 403}},
       {"GET", "/api/v1/jobs/{id}/usage", "/api/v1/jobs/1/usage", "",        {401, 200, 200, 200, 200, 403, 403, 403}},
+      {"GET", "/api/v1/jobs/{id}/artifacts", "/api/v1/jobs/1/artifacts", "",{401, 200, 200, 200, 200, 403, 403, 403}},
+      // The world's store holds this output of job 1 (World()).
+      {"GET", "/api/v1/jobs/{id}/artifacts/{path...}", "/api/v1/jobs/1/artifacts/out/model.txt", "",
+                                                                            {401, 200, 200, 200, 200, 403, 403, 403}},
       {"GET", "/metrics", "/metrics", "",                                   {401, 200, 200, 200, 200, 200, 403, 403}},
       {"GET", "/", "/", "",                                                 {200, 200, 200, 200, 200, 200, 200, 200}},
       {"GET", "/assets/{file}", "/assets/app.js", "",                       {200, 200, 200, 200, 200, 200, 200, 200}},

@@ -168,6 +168,8 @@ std::vector<Router<ApiServer::Handler, Access>::Route> ApiServer::Routes() {
       {"GET", "/api/v1/jobs/{id}/metrics", &ApiServer::JobMetrics, A::kUser},
       {"GET", "/api/v1/events", &ApiServer::StreamChanges, A::kUser},
       {"GET", "/api/v1/jobs/{id}/usage", &ApiServer::JobUsage, A::kUser},
+      {"GET", "/api/v1/jobs/{id}/artifacts", &ApiServer::ListArtifacts, A::kUser},
+      {"GET", "/api/v1/jobs/{id}/artifacts/{path...}", &ApiServer::GetArtifact, A::kUser},
       {"GET", "/api/v1/teams", &ApiServer::ListTeams, A::kUser},
       {"GET", "/api/v1/teams/{name}", &ApiServer::GetTeam, A::kUser},
       {"PUT", "/api/v1/teams/{name}", &ApiServer::SetTeam, A::kAdmin},
@@ -225,7 +227,10 @@ ApiServer::ApiServer(net::io_context& ioc, master::Master& master, HttpLimits li
       router_(Routes()),
       job_waiters_(ioc, [this](JobId id, Responder& r) { AnswerJob(id, r); }),
       change_streams_(ioc),
-      node_waiters_(ioc, [this](const std::string& id, Responder& r) { AnswerNode(id, r); }) {
+      node_waiters_(ioc, [this](const std::string& id, Responder& r) { AnswerNode(id, r); }),
+      store_reads_(std::make_unique<StoreReads>(
+          master.objects(),
+          [this](std::function<void()> work) { net::post(ioc_, std::move(work)); })) {
   master_.SetListener(this);
   // Log uploads are written on a thread of the log store's own: the event loop never waits for
   // the disk on their account. Their answers come back here.
@@ -249,6 +254,7 @@ void ApiServer::Stop() {
   job_waiters_.CancelAll();
   node_waiters_.CancelAll();
   change_streams_.CloseAll();
+  store_reads_->Stop();
 }
 
 Status ApiServer::StreamChanges(const Call& call) {

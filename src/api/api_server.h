@@ -18,6 +18,7 @@
 #include "api/log_stream.h"
 #include "api/request_metrics.h"
 #include "api/router.h"
+#include "api/store_reads.h"
 #include "api/wait_list.h"
 #include "auth/principal.h"
 #include "auth/sessions.h"
@@ -174,6 +175,13 @@ class ApiServer final : public master::MasterListener {
   Status StreamChanges(const Call& call);
   StatusOr<HttpResponse> JobMetrics(const Call& call);  // api/metric_routes.cc
   StatusOr<HttpResponse> JobUsage(const Call& call);    // api/job_usage_route.cc
+  // A job's outputs in the object store (api/artifact_routes.cc): a page of them, and one's
+  // bytes, whole or a range.
+  Status ListArtifacts(const Call& call);
+  Status GetArtifact(const Call& call);
+  // Runs `read` on the store reader and answers the call with what it gives; 503 with
+  // Retry-After when StoreReads::kMaxUnderWay reads are under way.
+  Status ReadStore(const Call& call, StoreReads::Read read);
   // Users, teams' members, tokens (account_routes.cc).
   StatusOr<HttpResponse> WhoAmI(const Call& call);
   StatusOr<HttpResponse> ListUsers(const Call& call);
@@ -235,6 +243,8 @@ class ApiServer final : public master::MasterListener {
   auth::SignInCodes sign_in_codes_{auth::SignInCodeLimits{}};
   auth::Sessions sessions_{auth::SessionLimits{}};
   bool stopped_ = false;
+  // The one caller of master_.objects() (not thread-safe), off the event loop.
+  std::unique_ptr<StoreReads> store_reads_;
 };
 
 }  // namespace cohort::api

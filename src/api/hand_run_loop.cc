@@ -23,4 +23,16 @@ bool HandRunLoop::Settle(boost::asio::io_context& ioc, int max_rounds) {
   return false;
 }
 
+bool HandRunLoop::SettleUntil(boost::asio::io_context& ioc, const std::function<bool()>& answered,
+                              std::chrono::milliseconds max) {
+  const auto deadline = std::chrono::steady_clock::now() + max;
+  while (true) {
+    if (!Settle(ioc)) return false;
+    if (answered()) return true;
+    ioc.restart();
+    // Returns at once when nothing is under way (no work held): then nothing will answer.
+    if (ioc.run_one_until(deadline) == 0) return answered();
+  }
+}
+
 }  // namespace cohort::api

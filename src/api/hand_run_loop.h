@@ -5,6 +5,7 @@
 
 #include <boost/asio/io_context.hpp>
 
+#include <chrono>
 #include <deque>
 #include <functional>
 
@@ -24,6 +25,11 @@ class HandRunLoop final : public master::EventLoop {
   // Runs posted work and the io_context's ready handlers, round after round, until a round finds
   // neither. False if work was still coming after `max_rounds`: a loop that never settles.
   bool Settle(boost::asio::io_context& ioc, int max_rounds = 1000);
+  // Settles, and while `answered` is false waits for what another thread brings back to the
+  // io_context (a store read's answer: the API holds work on the io_context while one is under
+  // way), then settles again; up to `max` in all. False if it never answered.
+  bool SettleUntil(boost::asio::io_context& ioc, const std::function<bool()>& answered,
+                   std::chrono::milliseconds max = std::chrono::seconds(30));
 
  private:
   std::deque<std::function<void()>> queue_;

@@ -2,7 +2,9 @@
 // the one matcher that picks a route for a request.
 //
 // A pattern is a path whose segments are literals or "{name}" (one whole, non-empty segment,
-// handed to the handler by name): "/api/v1/jobs/{id}/events". A request path matches with or
+// handed to the handler by name): "/api/v1/jobs/{id}/events". A last segment "{name...}" takes
+// the rest of the path, one segment or more, as one value ("a/b/c"; empty segments kept for the
+// handler to refuse). A request path matches with or
 // without one trailing slash. Routes are tried in order; the first whose method and pattern
 // match wins.
 #pragma once

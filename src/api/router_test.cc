@@ -24,6 +24,19 @@ TEST(MatchPath, LiteralsAndNamedSegments) {
   EXPECT_FALSE(MatchPath("/api/v1/jobs", "/api/v2/jobs"));
 }
 
+TEST(MatchPath, ALastSegmentWithDotsTakesTheRestOfThePath) {
+  const char* pattern = "/api/v1/jobs/{id}/artifacts/{path...}";
+  EXPECT_EQ(*MatchPath(pattern, "/api/v1/jobs/7/artifacts/model.pt"),
+            (PathParams{{"id", "7"}, {"path", "model.pt"}}));
+  EXPECT_EQ(*MatchPath(pattern, "/api/v1/jobs/7/artifacts/ckpt/step 40/w.bin"),
+            (PathParams{{"id", "7"}, {"path", "ckpt/step 40/w.bin"}}));
+  EXPECT_EQ(*MatchPath(pattern, "/api/v1/jobs/7/artifacts/a//../b"),
+            (PathParams{{"id", "7"}, {"path", "a//../b"}}));
+  EXPECT_FALSE(MatchPath(pattern, "/api/v1/jobs/7/artifacts"));
+  EXPECT_FALSE(MatchPath(pattern, "/api/v1/jobs/7/artifacts/"));
+  EXPECT_FALSE(MatchPath(pattern, "/api/v1/jobs/7/outputs/a"));
+}
+
 TEST(Router, PicksByMethodAndPathAndSaysWhichMethodsAPathTakes) {
   Router<std::string> router({{"GET", "/jobs", "list"},
                               {"POST", "/jobs", "submit"},

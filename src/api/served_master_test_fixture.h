@@ -33,6 +33,7 @@ class ServedMaster : public ::testing::Test {
     config.fail_stop = [](const Status& s) { FAIL() << s.ToString(); };
     Configure(config);
     master::MasterDeps deps = testing::TestMasterDeps(config.data_dir, disk_.Reopen());
+    deps.objects = Objects(std::move(deps.objects));
     auto state_disk = std::make_unique<FixedDiskSpace>(1ULL << 40, dir_.string());
     state_disk_ = state_disk.get();
     deps.state_disk = std::move(state_disk);
@@ -55,6 +56,10 @@ class ServedMaster : public ::testing::Test {
 
   // A test's own settings of the master, before it is made.
   virtual void Configure(master::MasterConfig&) {}
+  // The master's object store (a directory store at <data dir>/store), or one that wraps it.
+  virtual std::unique_ptr<store::ObjectStore> Objects(std::unique_ptr<store::ObjectStore> store) {
+    return store;
+  }
 
   // One request as ada, answered exactly once once the loop has settled.
   HttpResponse Serve(std::string method, std::string path,
@@ -68,7 +73,7 @@ class ServedMaster : public ::testing::Test {
     request.remote = "127.0.0.1:40000";
     auto recorder = std::make_shared<RecordingResponder>();
     api_->Handle(std::move(request), recorder);
-    EXPECT_TRUE(loop_.Settle(ioc_));
+    EXPECT_TRUE(loop_.SettleUntil(ioc_, [&] { return recorder->answers > 0; }));
     EXPECT_EQ(recorder->answers, 1);
     return recorder->response;
   }
