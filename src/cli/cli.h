@@ -10,6 +10,7 @@
 #include "client/cohort_client.h"
 #include "common/status.h"
 #include "model/json.h"
+#include "model/upload_progress.h"
 
 namespace cohort::cli {
 
@@ -102,6 +103,11 @@ void AddMetricCommands(CLI::App& app, GlobalOptions& g);
 void AddTopCommand(CLI::App& app, GlobalOptions& g);
 // cohort sweep submit/list/status/kill/pause/resume (sweep_commands.cc).
 void AddSweepCommands(CLI::App& app, GlobalOptions& g);
+// cohort artifacts ls/get (artifact_commands.cc).
+void AddArtifactCommands(CLI::App& app, GlobalOptions& g);
+// Where the upload of a job's outputs stands, on one line: "stored: 12 files, 1.2Gi",
+// "uploading (3 of 10 files, 400Mi of 1.2Gi)", "failed: REASON", "none yet".
+std::string ArtifactStateText(const std::optional<UploadProgress>& progress);
 // cohort data pack (data_commands.cc).
 void AddDataCommands(CLI::App& app, GlobalOptions& g);
 

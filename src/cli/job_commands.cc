@@ -210,6 +210,7 @@ void PrintJobDetails(const Job& job, const std::vector<JobEvent>& events) {
   } else {
     fmt::print("Checkpoint: - (none reported)\n");
   }
+  fmt::print("Artifacts:  {}\n", ArtifactStateText(job.artifacts));
   if (job.running_at && job.placed_at) {
     fmt::print("Start time: {} from submission to every task running\n",
                FormatDuration(*job.running_at - job.submitted_at));

@@ -23,19 +23,23 @@ StatusCode CodeFromName(std::string_view name, int http_status) {
   return StatusCode::kInternal;
 }
 
+// `text` with all but unreserved characters (and `keep`) percent-encoded.
+std::string PercentEncode(std::string_view text, std::string_view keep = "") {
+  std::string out;
+  for (unsigned char c : text) {
+    if (std::isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~' ||
+        keep.find(static_cast<char>(c)) != std::string_view::npos) {
+      out += static_cast<char>(c);
+    } else {
+      out += fmt::format("%{:02X}", c);
+    }
+  }
+  return out;
+}
+
 // "?a=1&b=x%20y", percent-encoding all but unreserved characters; empty values left out.
 std::string QueryString(const CohortClient::Query& query) {
-  auto encode = [](std::string_view text) {
-    std::string out;
-    for (unsigned char c : text) {
-      if (std::isalnum(c) || c == '-' || c == '.' || c == '_' || c == '~') {
-        out += static_cast<char>(c);
-      } else {
-        out += fmt::format("%{:02X}", c);
-      }
-    }
-    return out;
-  };
+  auto encode = [](std::string_view text) { return PercentEncode(text); };
   std::string out;
   for (const auto& [name, value] : query) {
     if (value.empty()) continue;
@@ -335,6 +339,28 @@ StatusOr<Json> CohortClient::SetTeam(const std::string& name, int64_t guaranteed
 
 Status CohortClient::DeleteTeam(const std::string& name) {
   return Call("DELETE", "/api/v1/teams/" + name).status();
+}
+
+StatusOr<Json> CohortClient::Artifacts(JobId id, const std::string& after, size_t limit) {
+  return Call("GET", fmt::format("/api/v1/jobs/{}/artifacts", id) +
+                         QueryString({{"after", after}, {"limit", std::to_string(limit)}}));
+}
+
+StatusOr<std::string> CohortClient::ArtifactRange(JobId id, const std::string& path, int64_t offset,
+                                                  int64_t length) {
+  // The path's '/' stay separators; everything else that a URL path cannot hold is encoded.
+  const std::string target =
+      fmt::format("/api/v1/jobs/{}/artifacts/{}", id, PercentEncode(path, "/"));
+  COHORT_ASSIGN_OR_RETURN(
+      HttpResult r,
+      http_->Request("GET", target, {}, "application/json", std::chrono::minutes(2),
+                     {{"Range", fmt::format("bytes={}-{}", offset, offset + length - 1)}}));
+  if (r.status == 416) return std::string();  // from the end on: nothing
+  if (r.status / 100 != 2) return StatusFromErrorBody(r.status, r.body);
+  // 200: the whole object, from byte 0 (a server that ignores Range).
+  if (r.status == 200) r.body.erase(0, std::min<size_t>(r.body.size(), offset));
+  if (r.body.size() > static_cast<size_t>(length)) r.body.resize(static_cast<size_t>(length));
+  return std::move(r.body);
 }
 
 StatusOr<Json> CohortClient::Usage(const Query& query) {

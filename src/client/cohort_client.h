@@ -119,6 +119,13 @@ class CohortClient {
   // query parameters (those with empty values are left out).
   using Query = std::vector<std::pair<std::string, std::string>>;
   StatusOr<Json> Usage(const Query& query);
+  // A page of a job's outputs in the store ({"job", "artifacts", "files", "more"}), after the
+  // path `after` (empty: from the first).
+  StatusOr<Json> Artifacts(JobId id, const std::string& after, size_t limit);
+  // At most `length` bytes (the master answers at most 8 MiB) of the job's output `path` from
+  // byte `offset`; fewer at its end, none past it.
+  StatusOr<std::string> ArtifactRange(JobId id, const std::string& path, int64_t offset,
+                                      int64_t length);
   // GET /api/v1/jobs/{id}/metrics: the job's series, or with "tag" one tag's chart lines.
   StatusOr<Json> JobMetrics(JobId id, const Query& query);
   StatusOr<Json> Audit(const Query& query);
