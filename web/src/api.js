@@ -71,6 +71,18 @@ export async function api(path, { method = 'GET', body, signal, anonymous = fals
   return response.json();
 }
 
+// One range of bytes, [first, last], of what `path` answers (a job's output: GET
+// /jobs/{id}/artifacts/{path} with Range); an empty buffer for a range from the end on (416).
+export async function fetchRange(path, first, last, signal) {
+  const response = await fetch(`/api/v1${path}`, {
+    headers: headers({ Range: `bytes=${first}-${last}` }),
+    signal,
+  });
+  if (response.status === 416) return new ArrayBuffer(0);
+  if (!response.ok) throw await failure(response);
+  return response.arrayBuffer();
+}
+
 // Reads a chunked text answer as it arrives (the log stream), calling onText with each decoded
 // piece; resolves when the stream ends, rejects on an error or when `signal` aborts.
 export async function streamText(path, onText, signal) {

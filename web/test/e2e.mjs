@@ -4,6 +4,7 @@
 // visits every page (any console error or page
 // error fails the test), sees a line the task writes appear on the job page within a second,
 // counts a chart's points, sees the checkpoint the task reported, kills the job from its page,
+// lists the job's outputs and downloads one in ranges,
 // sees the jobs list follow a job submitted and killed through the API by the event stream alone,
 // follows a sweep of 3 trials on its pages (leaderboard best first, a chart line per trial,
 // a trial's job page linking back, pause, resume and kill from its buttons) and a sweep of 21
@@ -13,7 +14,7 @@
 // in the master's log.
 //   node test/e2e.mjs --bin-dir build/bin --web-dir build/web --artifacts build/web-artifacts
 import { chromium } from 'playwright-core';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -251,6 +252,31 @@ try {
     `job: the page shows the checkpoint the task reported (${shownCheckpoint}; the API: ${checkpointed})`);
   check((await page.locator('[data-testid=kill]').count()) === 0, 'job: no kill button once it ended');
   await page.screenshot({ path: join(artifacts, 'job-killed.png'), fullPage: true });
+
+  // The job's outputs, put where its agent's upload would have put them: in the master's
+  // directory store (store/directory_store.h: a key's segments are directories named SEGMENT%2F).
+  // The job page lists them with the upload's state, and downloads one of 9 MiB and a bit (two
+  // ranges) with the session's credential; the file saved holds exactly its bytes.
+  const outputs = join(cluster.dir, 'master', 'store', 'objects', 'jobs%2F', `${job.id}%2F`, 'outputs%2F');
+  mkdirSync(join(outputs, 'ckpt%2F'), { recursive: true });
+  const model = Buffer.alloc(9 * 1024 * 1024 + 123);
+  for (let i = 0; i < model.length; i++) model[i] = (i * 31 + (i >> 11)) & 255;
+  writeFileSync(join(outputs, 'ckpt%2F', 'model.bin'), model);
+  writeFileSync(join(outputs, 'notes.txt'), 'hello');
+  await visit(`jobs/${job.id}`, '[data-output="ckpt/model.bin"]', 'job-outputs');
+  const outputRows = await page.$$eval('[data-testid=outputs] tr[data-output]', (rows) => rows.map((r) => r.textContent));
+  check(outputRows.length === 2 && outputRows[0].includes('ckpt/model.bin') && outputRows[0].includes('9.0Mi') &&
+      outputRows[1].includes('notes.txt'),
+    `job: its outputs are listed with their sizes: ${outputRows.join(' | ')}`);
+  const uploadLine = await page.textContent('[data-testid=outputs-state]');
+  check(uploadLine.startsWith('Upload: '), `job: the upload's state is shown: "${uploadLine}"`);
+  const [download] = await Promise.all([
+    page.waitForEvent('download'),
+    page.click('[data-output="ckpt/model.bin"] [data-testid=download]'),
+  ]);
+  const saved = readFileSync(await download.path());
+  check(download.suggestedFilename() === 'model.bin' && saved.equals(model),
+    `job: ckpt/model.bin downloaded from its page as ${download.suggestedFilename()}, ${saved.length} bytes, the same as stored (${model.length})`);
 
   // The jobs list kept current by GET /api/v1/events alone: with the fallback poll at an hour,
   // a job submitted and then killed through the API (outside the browser) shows within

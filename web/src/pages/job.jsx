@@ -1,5 +1,5 @@
 // One job: its tasks (node, GPUs, state), its events, each task's log followed live, its metric
-// charts, and kill and resubmit where the caller's roles allow (the API checks again).
+// charts, its outputs in the store (each downloadable), and kill and resubmit where the caller's roles allow (the API checks again).
 import { useState } from 'preact/hooks';
 import { api } from '../api.js';
 import { navigate } from '../route.js';
@@ -8,6 +8,7 @@ import { ago, clockTime, duration, flatHparams } from '../parts/format.js';
 import { useJob } from '../parts/use_job.js';
 import { LogView } from '../parts/logs.jsx';
 import { Metrics } from '../parts/metrics.jsx';
+import { Outputs } from '../parts/outputs.jsx';
 import { usePoll } from '../live.js';
 
 const ENDED = new Set(['SUCCEEDED', 'FAILED', 'KILLED']);
@@ -180,6 +181,8 @@ export function JobPage({ id, me }) {
             ))}
           </div>
           {shownTask && <LogView jobId={job.id} task={shownTask} key={shownTask} />}
+          <h2>Outputs</h2>
+          <Outputs jobId={job.id} ended={ENDED.has(job.state)} />
           <h2>Events</h2>
           <Events events={events} />
         </>
