@@ -413,10 +413,15 @@ TEST(Cli, StatusShowsEveryEventOfALongLife) {
 TEST(Cli, EveryCommandHasHelp) {
   for (const char* cmd : {"up",     "down",  "submit", "run",     "jobs",  "status", "logs",
                           "kill",   "wait",  "nodes",  "metrics", "top",   "usage",  "audit",
-                          "secret", "token", "user",   "team",    "login", "whoami"}) {
+                          "secret", "token", "user",   "team",    "login", "whoami", "artifacts"}) {
     auto r = Cohort("", {cmd, "--help"});
     EXPECT_EQ(r.exit_code, 0) << cmd;
     EXPECT_THAT(r.out, HasSubstr("Usage")) << cmd;
+  }
+  for (const char* cmd : {"ls", "get"}) {
+    auto r = Cohort("", {"artifacts", cmd, "--help"});
+    EXPECT_EQ(r.exit_code, 0) << "artifacts " << cmd;
+    EXPECT_THAT(r.out, HasSubstr("Usage")) << "artifacts " << cmd;
   }
   for (const char* cmd : {"run", "gen", "concat", "split"}) {
     auto r = Cohort("", {"sim", cmd, "--help"});
