@@ -29,6 +29,7 @@ struct S3Transfer {
   bool source_short = false;
   int source_errno = 0;
   bool too_large = false;
+  bool range_ignored = false;  // a ranged GET answered 200 with more than the range holds
   Status sink_error;
   S3Answer answer;
 };
@@ -68,7 +69,7 @@ size_t S3OnHeader(char* buffer, size_t size, size_t count, void* data) {
     // a byte of it is read.
     if (S3Ok(t->answer.status) && call.into != nullptr &&
         t->answer.content_length > static_cast<int64_t>(call.into_max)) {
-      t->too_large = true;
+      (!call.range.empty() && t->answer.status == 200 ? t->range_ignored : t->too_large) = true;
       return 0;
     }
   }
@@ -279,6 +280,12 @@ StatusOr<S3Answer> S3Client::Perform(const S3Call& call) {
                             call.what, t.answer.content_length, call.into_max)
               : fmt::format("{}: the object is more than the {} bytes this reader takes", call.what,
                             call.into_max));
+    }
+    if (t.range_ignored) {
+      return Status::Internal(fmt::format(
+          "{}: the object store at {} answered with the whole object ({} bytes), not the range "
+          "asked for ({}): it cannot be read in parts",
+          call.what, connection_.endpoint, t.answer.content_length, call.range));
     }
     if (t.source_short || t.source_errno != 0) {
       return t.source_short

@@ -206,6 +206,32 @@ TEST(S3Client, OtherClientErrorsAreNotTriedAgain) {
   }
 }
 
+TEST(S3Client, ARangeIsAskedWithItsHeaderAndAServerThatIgnoresItIsNoRange) {
+  ScriptedServer server({ScriptedServer::Answer(206, "cdef", "Content-Range: bytes 2-5/10\r\n"),
+                         // A server that ignores Range answers 200 with the whole object: taken
+                         // when it fits in the range (cut to it), refused when it is larger.
+                         ScriptedServer::Answer(200, "abcdef"),
+                         ScriptedServer::Answer(200, "abcdefghij"),
+                         ScriptedServer::Answer(416, "<Error><Code>InvalidRange</Code></Error>"),
+                         ScriptedServer::Answer(404, "<Error><Code>NoSuchKey</Code></Error>")});
+  auto store = StoreAt(server.endpoint());
+  EXPECT_EQ(*store->GetRange("k", 2, 4), "cdef");
+  EXPECT_EQ(*store->GetRange("k", 2, 6), "cdef");
+  Status ignored = store->GetRange("k", 2, 4).status();
+  EXPECT_EQ(ignored.code(), StatusCode::kInternal);
+  EXPECT_NE(ignored.message().find("answered with the whole object (10 bytes), not the range "
+                                   "asked for (bytes=2-5)"),
+            std::string::npos)
+      << ignored.message();
+  EXPECT_EQ(*store->GetRange("k", 10, 4), "");
+  EXPECT_EQ(store->GetRange("k", 0, 4).status().code(), StatusCode::kNotFound);
+  auto requests = server.requests();
+  ASSERT_EQ(requests.size(), 5u);
+  EXPECT_NE(requests[0].find("GET /b/p/k HTTP/1.1"), std::string::npos) << requests[0];
+  EXPECT_NE(requests[0].find("Range: bytes=2-5\r\n"), std::string::npos) << requests[0];
+  EXPECT_NE(requests[3].find("Range: bytes=10-13\r\n"), std::string::npos) << requests[3];
+}
+
 TEST(S3Client, ABodyLargerThanTheReaderTakesIsRefusedFromItsLength) {
   ScriptedServer server({ScriptedServer::Answer(200, std::string(5000, 'x'))});
   auto got = StoreAt(server.endpoint(), 3)->Get("k", 4999);

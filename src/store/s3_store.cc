@@ -229,8 +229,8 @@ StatusOr<std::string> S3Store::GetRange(const std::string& key, int64_t offset, 
   if (!S3Ok(answer.status)) {
     return S3HttpError(answer.status, answer.error_body, call.what, impl_->connection().endpoint);
   }
-  // 206 carries the range. A server that ignores Range answers 200 with the whole object, taken
-  // only if it fits in `length` (into_max), from byte 0.
+  // 206 carries the range. A server that ignores Range answers 200 with the whole object: taken
+  // (from byte `offset`) when it fits in `length`, else refused from its length (S3Client).
   if (answer.status == 200) data.erase(0, std::min<size_t>(data.size(), offset));
   return data;
 }
