@@ -263,6 +263,9 @@ try {
   for (let i = 0; i < model.length; i++) model[i] = (i * 31 + (i >> 11)) & 255;
   writeFileSync(join(outputs, 'ckpt%2F', 'model.bin'), model);
   writeFileSync(join(outputs, 'notes.txt'), 'hello');
+  // Loaded again: the page read the store when the job ended, before these were there.
+  await page.goto(`${cluster.url}/#/jobs/${job.id}`);
+  await page.reload();
   await visit(`jobs/${job.id}`, '[data-output="ckpt/model.bin"]', 'job-outputs');
   const outputRows = await page.$$eval('[data-testid=outputs] tr[data-output]', (rows) => rows.map((r) => r.textContent));
   check(outputRows.length === 2 && outputRows[0].includes('ckpt/model.bin') && outputRows[0].includes('9.0Mi') &&

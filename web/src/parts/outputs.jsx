@@ -94,11 +94,13 @@ function Download({ jobId, file }) {
 }
 
 export function Outputs({ jobId, ended }) {
-  // Polled until the upload has ended; then once is enough.
+  // Read once while the job runs (its outputs go to the store after it ends), again when it
+  // ends, then every 5 s until the upload is stored or failed: each read is a listing of the
+  // store, which the master bounds (a 503 beyond 32 under way).
   const { data, error } = usePoll(
     (signal) => listAll(jobId, signal),
-    [jobId],
-    (last) => (ended && ['stored', 'failed'].includes(last?.artifacts?.state) ? 0 : 5000),
+    [jobId, ended],
+    (last) => (ended && !['stored', 'failed'].includes(last?.artifacts?.state) ? 5000 : 0),
   );
   if (error && !data) return <p class="error">{error.message}</p>;
   if (!data) return <p class="muted">Loading…</p>;
