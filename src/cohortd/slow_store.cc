@@ -30,6 +30,9 @@ class SlowStore final : public store::ObjectStore {
   Status GetFile(const std::string& key, const std::string& path) override {
     return inner_->GetFile(key, path);
   }
+  StatusOr<std::string> GetRange(const std::string& key, int64_t offset, size_t length) override {
+    return inner_->GetRange(key, offset, length);
+  }
   StatusOr<store::ObjectInfo> Head(const std::string& key) override { return inner_->Head(key); }
   StatusOr<store::ListPage> List(const std::string& prefix, const std::string& after,
                                  size_t limit) override {
