@@ -162,6 +162,9 @@ class Cluster:
 
     def __enter__(self):
         first = free_port() // 1000 * 1000 % 50000 + 10000
+        if first <= self.port <= first + 999:
+            # `cohort up` refuses task ports that hold the master's: the next thousand.
+            first = (first - 10000 + 1000) % 50000 + 10000
         log(f"starting a cluster in {self.dir} on port {self.port}, {self.gpus} fake GPUs")
         try:
             self.cli("up", "--agents", "1", "--gpus-per-agent", str(self.gpus),
