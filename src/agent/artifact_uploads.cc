@@ -123,6 +123,11 @@ Status ArtifactUploads::Begin(const UploadRequest& request) {
     u.progress.state = UploadState::kFailed;
     u.progress.reason = tree.status().message();
   }
+  if (u.progress.state == UploadState::kWaiting && u.files.empty() &&
+      u.progress.files_skipped == 0) {
+    // Nothing to upload (most jobs write no outputs): nothing to ask the master or to record.
+    return Status::Ok();
+  }
   // The listing took no lock: a large directory does not hold up the reports.
   std::lock_guard lock(mu_);
   if (uploads_.count(request.id)) return Status::Ok();

@@ -58,7 +58,8 @@ class ArtifactUploads {
   // state file that cannot be read is set aside (renamed *.bad) and logged, not fatal.
   Status Load();
   // Lists the directory and saves the upload as waiting. Idempotent: an id already known is
-  // left as it is. A directory that is not there is an upload of nothing.
+  // left as it is. An empty directory, or none, is no upload at all: the master never hears of
+  // it, and the job's `artifacts` stay null.
   Status Begin(const UploadRequest& request);
   // The master's word: it may begin, reaching the store as `access` says (a master may say it
   // again, with fresh credentials: they replace the old), or it fails with `reason` (e.g. over

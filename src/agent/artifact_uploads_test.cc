@@ -231,8 +231,13 @@ TEST_F(ArtifactUploadsTest, LinksOutOfTheDirectoryAndFilesGoneMidwayAreLeftOut) 
 
 TEST_F(ArtifactUploadsTest, ForgottenUploadsLeaveNothingAndBadStateIsSetAside) {
   auto uploads = Uploads();
-  ASSERT_TRUE(uploads->Begin(Request()).ok());  // an empty directory: nothing to send
+  // An empty directory is no upload: nothing for the master to decide or record.
+  ASSERT_TRUE(uploads->Begin(Request()).ok());
+  EXPECT_FALSE(uploads->ProgressOf("7.1.worker.0"));
+  Write("a", "1");
+  ASSERT_TRUE(uploads->Begin(Request()).ok());
   uploads->Allow("7.1.worker.0", access_);
+  Drain(*uploads);
   EXPECT_EQ(uploads->ProgressOf("7.1.worker.0")->state, UploadState::kStored);
   fs::path dir = root_ / "agent" / "uploads";
   EXPECT_TRUE(fs::exists(dir / "7.1.worker.0.json"));
