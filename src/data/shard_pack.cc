@@ -5,7 +5,6 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <locale.h>
-#include <openssl/evp.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -17,6 +16,7 @@
 #include <nlohmann/json.hpp>
 
 #include "os/durable_file.h"
+#include "store/content_hash.h"
 #include "store/file_tree.h"
 
 namespace cohort::data {
@@ -25,44 +25,21 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string Hex(const unsigned char* bytes, size_t n) {
-  std::string out;
-  out.reserve(2 * n);
-  for (size_t i = 0; i < n; ++i) out += fmt::format("{:02x}", bytes[i]);
-  return out;
-}
-
 std::string ShardName(size_t i) { return fmt::format("shard-{:06}.tar", i); }
 std::string MemberTableName(size_t i) { return fmt::format("shard-{:06}.idx", i); }
 std::string TemporaryName(const std::string& name) { return "." + name + ".tmp"; }
 
-StatusOr<std::string> Sha256Hex(std::string_view bytes) {
-  std::array<unsigned char, EVP_MAX_MD_SIZE> digest{};
-  unsigned int size = 0;
-  if (EVP_Digest(bytes.data(), bytes.size(), digest.data(), &size, EVP_sha256(), nullptr) != 1) {
-    return Status::Internal("SHA-256 failed");
-  }
-  return Hex(digest.data(), size);
-}
-
 // One shard file being written: libarchive's output goes to the file and through SHA-256.
 class ShardSink {
  public:
-  ShardSink(int fd, std::string path)
-      : fd_(fd), path_(std::move(path)), md_(EVP_MD_CTX_new(), EVP_MD_CTX_free) {
-    if (!md_ || EVP_DigestInit_ex(md_.get(), EVP_sha256(), nullptr) != 1) {
-      status_ = Status::Internal("SHA-256 is not available from OpenSSL");
-    }
-  }
+  ShardSink(int fd, std::string path) : fd_(fd), path_(std::move(path)) {}
 
   static la_ssize_t Write(struct archive*, void* self, const void* data, size_t n) {
     auto* sink = static_cast<ShardSink*>(self);
     if (!sink->status_.ok()) return -1;
     std::string_view bytes(static_cast<const char*>(data), n);
     sink->status_ = WriteAll(sink->fd_, bytes, sink->path_);
-    if (sink->status_.ok() && EVP_DigestUpdate(sink->md_.get(), data, n) != 1) {
-      sink->status_ = Status::Internal("SHA-256 failed");
-    }
+    if (sink->status_.ok()) sink->status_ = sink->hash_.Update(bytes);
     if (!sink->status_.ok()) return -1;
     sink->bytes_ += int64_t(n);
     return la_ssize_t(n);
@@ -70,19 +47,12 @@ class ShardSink {
 
   const Status& status() const { return status_; }
   int64_t bytes() const { return bytes_; }
-  StatusOr<std::string> Digest() {
-    std::array<unsigned char, EVP_MAX_MD_SIZE> digest{};
-    unsigned int size = 0;
-    if (EVP_DigestFinal_ex(md_.get(), digest.data(), &size) != 1) {
-      return Status::Internal("SHA-256 failed");
-    }
-    return Hex(digest.data(), size);
-  }
+  StatusOr<std::string> Digest() { return hash_.Finish(); }
 
  private:
   int fd_;
   std::string path_;
-  std::unique_ptr<EVP_MD_CTX, decltype(&EVP_MD_CTX_free)> md_;
+  store::Sha256 hash_;
   Status status_;
   int64_t bytes_ = 0;
 };
@@ -396,7 +366,7 @@ StatusOr<ShardIndex> PackDirectory(const std::string& source_dir, const std::str
     COHORT_RETURN_IF_ERROR(WriteNewFile(table_tmp.string(), table));
     shard.members.name = MemberTableName(i);
     shard.members.bytes = int64_t(table.size());
-    COHORT_ASSIGN_OR_RETURN(shard.members.sha256, Sha256Hex(table));
+    COHORT_ASSIGN_OR_RETURN(shard.members.sha256, store::Sha256Hex(table));
     index.bytes += shard.bytes;
     index.shards.push_back(std::move(shard));
     at.shards_done += 1;
