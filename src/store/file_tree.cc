@@ -164,4 +164,59 @@ StatusOr<OpenFile> OpenBeneath(const std::string& dir, const std::string& path) 
   }
 }
 
+Status MoveBeneath(const std::string& from, const std::string& dir, const std::string& path,
+                   std::optional<Owner> owner) {
+  Status key = CheckKey(path);
+  if (!key.ok()) return Status::InvalidArgument("path " + key.message());
+  OpenFile current(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+  if (current.fd() < 0) {
+    return Status::NotFound(fmt::format("cannot open directory {}: {}", dir, Errno(errno)));
+  }
+  auto link_on_the_way = [&] {
+    return Status::PermissionDenied(fmt::format(
+        "{}/{}: a symbolic link or a file where a directory goes (not followed)", dir, path));
+  };
+  size_t start = 0;
+  while (true) {
+    size_t end = path.find('/', start);
+    std::string name =
+        path.substr(start, end == std::string::npos ? std::string::npos : end - start);
+    if (end == std::string::npos) {
+      if (::renameat(AT_FDCWD, from.c_str(), current.fd(), name.c_str()) != 0) {
+        int err = errno;
+        if (err == EXDEV) {
+          return Status::FailedPrecondition(
+              fmt::format("cannot move {} to {}/{}: not on the same file system", from, dir, path));
+        }
+        return Status::Internal(
+            fmt::format("cannot move {} to {}/{}: {}", from, dir, path, Errno(err)));
+      }
+      return Status::Ok();
+    }
+    OpenFile next(
+        ::openat(current.fd(), name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+    if (next.fd() < 0 && errno == ENOENT) {
+      if (::mkdirat(current.fd(), name.c_str(), 0700) != 0 && errno != EEXIST) {
+        return Status::Internal(
+            fmt::format("cannot make directory {}/{}: {}", dir, path.substr(0, end), Errno(errno)));
+      }
+      next = OpenFile(
+          ::openat(current.fd(), name.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC));
+      if (next.fd() >= 0 && owner && ::fchown(next.fd(), owner->uid, owner->gid) != 0) {
+        return Status::Internal(fmt::format("cannot give directory {}/{} to uid {}: {}", dir,
+                                            path.substr(0, end), owner->uid, Errno(errno)));
+      }
+    }
+    if (next.fd() < 0) {
+      int err = errno;
+      // O_NOFOLLOW says ELOOP for a link, O_DIRECTORY ENOTDIR for a file where a directory goes.
+      if (err == ELOOP || err == ENOTDIR) return link_on_the_way();
+      return Status::Internal(
+          fmt::format("cannot open directory {}/{}: {}", dir, path.substr(0, end), Errno(err)));
+    }
+    current = std::move(next);
+    start = end + 1;
+  }
+}
+
 }  // namespace cohort::store

@@ -7,10 +7,12 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "common/status.h"
+#include "os/credentials.h"
 
 namespace cohort::store {
 
@@ -57,5 +59,14 @@ class OpenFile {
 // Opens `path` (relative, as ListTree gives it) under `dir` for reading, one component at a
 // time, refusing a symbolic link at any of them and anything but a regular file at the end.
 StatusOr<OpenFile> OpenBeneath(const std::string& dir, const std::string& path);
+
+// Moves the file at `from` (a private place of the caller's, on the same file system) to `path`
+// (relative, a valid key) under `dir`, making the directories on the way (0700, given to `owner`
+// when set) one component at a time, never through a symbolic link: a restore that runs as root
+// writes into a directory its task's account controls. What was at `path` is replaced, unless it
+// is a directory. kPermissionDenied for a link on the way; kFailedPrecondition across file
+// systems.
+Status MoveBeneath(const std::string& from, const std::string& dir, const std::string& path,
+                   std::optional<Owner> owner);
 
 }  // namespace cohort::store
