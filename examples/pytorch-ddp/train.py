@@ -85,7 +85,7 @@ def parse_args(argv=None):
         epilog="Rendezvous: MASTER_ADDR, MASTER_PORT, WORLD_SIZE, RANK, LOCAL_RANK, "
         "LOCAL_WORLD_SIZE (as injected by Cohort for framework: pytorch). "
         "Without WORLD_SIZE and RANK it runs as a single process. Optional outputs: "
-        "$COHORT_CHECKPOINT_DIR/model.pt and $COHORT_OUTPUT_DIR/metrics.jsonl (rank 0). "
+        "$COHORT_OUTPUT_DIR/model.pt and $COHORT_OUTPUT_DIR/metrics.jsonl (rank 0). "
         "Exit codes: 0 ok, 2 usage, 3 gradient check failed, 4 loss did not go down, "
         "5 --fail-on-rank, 6 rendezvous/collective failure.",
     )
@@ -346,17 +346,16 @@ def train(args, world_size, rank, backend, device):
 
 
 def write_outputs(model, args, history, summary):
-    ckpt_dir = os.environ.get("COHORT_CHECKPOINT_DIR")
-    if ckpt_dir:
-        os.makedirs(ckpt_dir, exist_ok=True)
-        path = os.path.join(ckpt_dir, "model.pt")
+    # The trained model is a result, not a checkpoint to resume from: it goes with the outputs,
+    # which outlive the job in the store (docs/data.md, "Outputs").
+    out_dir = os.environ.get("COHORT_OUTPUT_DIR")
+    if out_dir:
+        os.makedirs(out_dir, exist_ok=True)
+        path = os.path.join(out_dir, "model.pt")
         state = {k: v.detach().cpu() for k, v in model.module.state_dict().items()}
         torch.save({"model": state, "step": args.steps, "hidden": args.hidden,
                     "in_features": IN_FEATURES}, path + ".tmp")
         os.replace(path + ".tmp", path)
-    out_dir = os.environ.get("COHORT_OUTPUT_DIR")
-    if out_dir:
-        os.makedirs(out_dir, exist_ok=True)
         path = os.path.join(out_dir, "metrics.jsonl")
         with open(path + ".tmp", "w") as f:
             for step, mean, rank_losses, checked, t in history:

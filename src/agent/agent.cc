@@ -18,6 +18,7 @@
 #include <set>
 #include <thread>
 
+#include "agent/checkpoint_sync.h"
 #include "agent/job_directories.h"
 #include "agent/output_file.h"
 #include "agent/task_memory.h"
@@ -93,14 +94,17 @@ TaskExit NeverRan(Timestamp at, std::string why, std::optional<StartFailure> kin
   return exit;
 }
 
-// Deletes a task's directory. A scratch directory its supervisor did not take back (it was
-// killed first) is emptied as its account: walked by root, a link swapped in at the right moment
-// could make root delete a file anywhere.
+// Deletes a task's directory, or a job's on this node. A directory an account holds (a scratch
+// directory its supervisor did not take back because it was killed first; a job's checkpoints)
+// is emptied as that account: walked by root, a link swapped in at the right moment could make
+// root delete a file anywhere.
 Status RemoveTaskDir(const std::string& dir) {
-  std::string work = dir + "/work";
-  struct stat st {};
-  if (::lstat(work.c_str(), &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid != ::geteuid()) {
-    COHORT_RETURN_IF_ERROR(EmptyDirectoryAs(work, Owner{st.st_uid, st.st_gid}));
+  for (const char* held : {"/work", "/checkpoints"}) {
+    std::string path = dir + held;
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid != ::geteuid()) {
+      COHORT_RETURN_IF_ERROR(EmptyDirectoryAs(path, Owner{st.st_uid, st.st_gid}));
+    }
   }
   std::error_code ec;
   fs::remove_all(dir, ec);
@@ -221,7 +225,9 @@ void Agent::AdoptExistingTasks() {
         spec.ok() && spec->is_object()) {
       t.grace_period = std::chrono::milliseconds(spec->value("grace_period_ms", int64_t{30000}));
       t.fence_after = std::chrono::milliseconds(spec->value("fence_after_ms", int64_t{0}));
+      t.checkpoints_in_store = spec->contains("checkpoints");
     }
+    t.store_json = ReadFileOrEmpty(dir + "/" + kStoreAccessFile);
     if (auto upload = ParseJson(ReadFileOrEmpty(dir + "/" + kUploadFile));
         upload.ok() && upload->is_object()) {
       t.outputs_key = upload->value("outputs_key", "");
@@ -250,7 +256,15 @@ void Agent::NotStarted(LocalTask& t, const char* what, const std::string& why,
   t.exit = NeverRan(t.started_at, why, kind);
 }
 
-void Agent::Launch(const TaskLaunch& launch, Duration node_timeout) {
+void Agent::Launch(const TaskLaunch& given, Duration node_timeout) {
+  TaskLaunch launch = given;
+  // A job whose checkpoints go through the store keeps them on this node between pushes: its
+  // next attempt, wherever it lands, restores them from the store (agent/checkpoint_sync.h).
+  const bool checkpoints_in_store = !launch.checkpoints_key.empty();
+  if (checkpoints_in_store) {
+    launch.checkpoint_dir = LocalCheckpointDir(config_.data_dir, launch.id.job);
+    launch.env["COHORT_CHECKPOINT_DIR"] = launch.checkpoint_dir;
+  }
   LocalTask t;
   t.id = launch.id;
   t.dir = fmt::format("{}/tasks/{}", config_.data_dir, launch.id.ToString());
@@ -282,6 +296,14 @@ void Agent::Launch(const TaskLaunch& launch, Duration node_timeout) {
       return NotStarted(t, "refused to start", account.status().message(),
                         absent ? std::optional(StartFailure::kAccount) : std::nullopt);
     }
+    if (checkpoints_in_store) {
+      // The account reaches its own job's directory through these, and lists none of them.
+      const std::string job_dir = fs::path(launch.checkpoint_dir).parent_path().string();
+      Status made = EnsureDirectory(fs::path(job_dir).parent_path().string(), 0711,
+                                    Owner{::geteuid(), ::getegid()});
+      if (made.ok()) made = EnsureDirectory(job_dir, 0711, Owner{::geteuid(), ::getegid()});
+      if (!made.ok()) return NotStarted(t, "could not start", made.message());
+    }
     auto job_dirs = PrepareJobDirectories(launch, *account, accounts_->root());
     if (!job_dirs.ok()) {
       return NotStarted(t, "could not start", job_dirs.status().message());
@@ -308,6 +330,29 @@ void Agent::Launch(const TaskLaunch& launch, Duration node_timeout) {
               {"shell", account->shell},
               {"job_dirs", *job_dirs},
               {"fence_after_ms", ToMillis(t.fence_after)}};
+    if (checkpoints_in_store) {
+      CheckpointSyncSpec sync;
+      sync.dir = launch.checkpoint_dir;
+      sync.key = launch.checkpoints_key;
+      sync.attempt = launch.id.attempt;
+      sync.restore = launch.id.attempt > 1;
+      // The directory is the job's: its first task, rank 0, pushes it; every task restores it.
+      sync.push = env.count("COHORT_TASK_RANK") && env.at("COHORT_TASK_RANK") == "0";
+      sync.prompt_bytes = config_.checkpoint_prompt_bytes;
+      sync.large_every = config_.checkpoint_interval;
+      sync.final_limit = config_.checkpoint_final_limit;
+      spec["checkpoints"] = ToJson(sync);
+      t.checkpoints_in_store = true;
+      if (!launch.store.empty()) {
+        t.store_json = ToJson(launch.store).dump();
+        // 0600, the agent's: the store's credentials, which the task never sees.
+        if (Status s = WriteFileAtomically(t.dir + "/" + kStoreAccessFile, t.store_json, 0600,
+                                           Durability::kProcessCrash);
+            !s.ok()) {
+          return NotStarted(t, "could not start", s.message());
+        }
+      }
+    }
     if (memory_cgroups_ && launch.memory_limit_bytes > 0) {
       spec["memory"] = TaskMemoryJson(TaskMemorySpec{
           launch.memory_limit_bytes, memory_cgroups_->version(), memory_cgroups_->parent()});
@@ -351,6 +396,39 @@ void Agent::Launch(const TaskLaunch& launch, Duration node_timeout) {
   tasks_[t.id] = std::move(t);
 }
 
+std::string LocalCheckpointDir(const std::string& data_dir, JobId job) {
+  return fmt::format("{}/jobs/{}/checkpoints", data_dir, job);
+}
+
+bool Agent::HasTaskOfJob(JobId job) const {
+  for (const auto& [id, t] : tasks_) {
+    if (id.job == job) return true;
+  }
+  for (const auto& launch : pending_launches_) {
+    if (launch.id.job == job) return true;
+  }
+  return false;
+}
+
+void Agent::RenewStoreAccess(const TaskLaunch& launch) {
+  if (launch.store.empty()) return;
+  auto it = tasks_.find(launch.id);
+  if (it == tasks_.end() || it->second.exit || !it->second.checkpoints_in_store) return;
+  LocalTask& t = it->second;
+  std::string text = ToJson(launch.store).dump();
+  if (text == t.store_json) return;
+  // Short-lived credentials, renewed by the master before they expire: the supervisor reads
+  // them before each push.
+  Status written =
+      WriteFileAtomically(t.dir + "/" + kStoreAccessFile, text, 0600, Durability::kProcessCrash);
+  if (!written.ok()) {
+    spdlog::warn("task {}: its checkpoints keep the store's old access: {}", t.id.ToString(),
+                 written.message());
+    return;
+  }
+  t.store_json = std::move(text);
+}
+
 void Agent::Apply(const DesiredState& desired) {
   for (const auto& [id, access] : desired.allow_uploads) uploads_->Allow(id, access);
   for (const auto& [id, reason] : desired.refuse_uploads) uploads_->Refuse(id, reason);
@@ -373,7 +451,13 @@ void Agent::Apply(const DesiredState& desired) {
       continue;
     }
     discarded_dirs_.push_back(t.dir);
+    const bool local_checkpoints = t.checkpoints_in_store;
     tasks_.erase(it);
+    if (local_checkpoints && !HasTaskOfJob(id.job)) {
+      // Its checkpoints are in the store: the next attempt restores them from there.
+      discarded_dirs_.push_back(
+          fs::path(LocalCheckpointDir(config_.data_dir, id.job)).parent_path().string());
+    }
   }
   // Answers may cross on the two connections; an older desired state must not undo a newer one.
   if (desired.version < applied_version_) return;
@@ -389,6 +473,7 @@ void Agent::Apply(const DesiredState& desired) {
   for (const auto& launch : pending_launches_) pending.insert(launch.id);
   for (const auto& launch : desired.tasks) {
     wanted.insert(launch.id);
+    RenewStoreAccess(launch);
     if (!newer || tasks_.count(launch.id) || pending.count(launch.id)) continue;
     // Made by the main loop, a few a round (LaunchPending).
     if (pending_launches_.empty()) version_before_launches_ = before;
@@ -478,6 +563,16 @@ AgentReport Agent::BuildReport() {
     const size_t sent = std::min(t.samples.size(), samples_per_task);
     r.samples.assign(t.samples.end() - static_cast<std::ptrdiff_t>(sent), t.samples.end());
     r.checkpoint_at = t.checkpoints.reported();
+    if (t.checkpoints_in_store && !t.restored_from && !t.exit) {
+      // Written by its supervisor before the task starts, once (agent/checkpoint_sync.h).
+      std::string text = ReadFileOrEmpty(t.dir + "/" + kRestoredFile);
+      if (!text.empty()) {
+        auto parsed = ParseJson(text);
+        auto restored = parsed.ok() ? RestoredCheckpointFromJson(*parsed) : parsed.status();
+        if (restored.ok()) t.restored_from = *restored;
+      }
+    }
+    r.restored_from = t.restored_from;
     report.tasks.push_back(std::move(r));
   }
   for (const auto& [index, samples] : gpu_samples_) {
@@ -781,6 +876,12 @@ void Agent::ShipMetrics() {
     collector->Collect(now, ended);
     if (auto at = collector->TakeCheckpoint()) {
       line_checkpoints_[id] = FromMicros(static_cast<int64_t>(*at * 1e6));
+    }
+    if (auto step = collector->TakeCheckpointStep()) {
+      // For the supervisor that pushes the job's checkpoints: the step its snapshot is of.
+      Status written = WriteFileAtomically(dir + "/" + kCheckpointStepFile, std::to_string(*step),
+                                           0600, Durability::kProcessCrash);
+      if (!written.ok()) spdlog::warn("task {}: {}", id.ToString(), written.message());
     }
     for (const auto& problem : collector->TakeProblems()) {
       spdlog::warn("task {}: metrics: {} at byte {}: {}", id.ToString(),

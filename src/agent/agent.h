@@ -52,6 +52,10 @@
 
 namespace cohort::agent {
 
+// Where a job's checkpoints live on this node when they go through the store:
+// <data dir>/jobs/<job>/checkpoints.
+std::string LocalCheckpointDir(const std::string& data_dir, JobId job);
+
 struct AgentConfig {
   std::string data_dir;  // task directories live in <data_dir>/tasks
   NodeInfo node;         // id, address, CPUs, memory, ports, labels; GPUs come from the probe
@@ -65,6 +69,13 @@ struct AgentConfig {
   bool allow_root_tasks = false;
   // How often GPUs and tasks are sampled (--sample-interval).
   Duration sample_interval = std::chrono::seconds(5);
+  // How a job's checkpoints are pushed to the store (agent/checkpoint_sync.h): at once when at
+  // most this much is new (--checkpoint-prompt-bytes), else at most once per interval
+  // (--checkpoint-interval); and how long an ended task's last push may hold its GPUs
+  // (--checkpoint-final-limit).
+  int64_t checkpoint_prompt_bytes = int64_t{64} << 20;
+  Duration checkpoint_interval = std::chrono::minutes(5);
+  Duration checkpoint_final_limit = std::chrono::minutes(2);
 };
 
 // What the agent acts through. Each must outlive the agent.
@@ -139,6 +150,12 @@ class Agent {
     std::string outputs_key;
     std::string output_dir;
     bool upload_begun = false;
+    // Its job's checkpoints go through the store (TaskLaunch::checkpoints_key): the store's
+    // access as last written to its store.json, and the checkpoint it started from, once its
+    // supervisor has said (restored.json).
+    bool checkpoints_in_store = false;
+    std::string store_json;
+    std::optional<RestoredCheckpoint> restored_from;
   };
   // What one round ships of one task's output, worked on without the lock.
   struct Shipment {
@@ -157,6 +174,11 @@ class Agent {
   void AdoptExistingTasks();
   // `node_timeout`: the master's, as the desired state that holds `launch` says.
   void Launch(const TaskLaunch& launch, Duration node_timeout);  // requires mu_
+  // Whether a task of `job` is here, running, ended or about to start. Requires mu_.
+  bool HasTaskOfJob(JobId job) const;
+  // Writes the store's access in `launch` for its running task's supervisor, if it changed.
+  // Requires mu_.
+  void RenewStoreAccess(const TaskLaunch& launch);
   // Stops the fenced tasks once the master has not answered for longer than they may outlive
   // it; requires mu_.
   void Fence(Timestamp now);

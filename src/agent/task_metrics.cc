@@ -65,6 +65,7 @@ void TaskMetrics::Add(const metrics::MetricBatch& batch) {
   }
   for (const auto& mark : batch.checkpoints) {
     checkpoint_read_at_ = std::max(checkpoint_read_at_.value_or(mark.read_time), mark.read_time);
+    if (mark.step) checkpoint_step_ = mark.step;
   }
   for (const auto& problem : batch.problems) {
     if (problems_.size() < kMaxProblemsKept) problems_.push_back(problem);

@@ -60,6 +60,8 @@ class TaskMetrics {
   // When the newest cohort-checkpoint line read since the last call was read, in seconds since
   // the epoch.
   std::optional<double> TakeCheckpoint() { return std::exchange(checkpoint_read_at_, {}); }
+  // The step of the last cohort-checkpoint line read since the last call that gave one.
+  std::optional<int64_t> TakeCheckpointStep() { return std::exchange(checkpoint_step_, {}); }
 
  private:
   void Add(const metrics::MetricBatch& batch);
@@ -74,6 +76,7 @@ class TaskMetrics {
   int64_t dropped_ = 0;
   std::vector<metrics::ReadProblem> problems_;
   std::optional<double> checkpoint_read_at_;
+  std::optional<int64_t> checkpoint_step_;
 };
 
 }  // namespace cohort::agent

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "agent/base_environment.h"
+#include "agent/checkpoint_sync.h"
 #include "agent/output_file.h"
 #include "agent/task_memory.h"
 #include "common/strings.h"
@@ -29,6 +30,7 @@
 #include "os/proc_view.h"
 #include "os/process.h"
 #include "os/real_clock.h"
+#include "store/open_store.h"
 
 namespace cohort::agent {
 namespace {
@@ -45,8 +47,9 @@ struct TaskSpec {
   std::string user;
   std::string home;
   std::string shell;
-  std::vector<std::string> job_dirs;     // must be usable by the account
-  std::optional<TaskMemorySpec> memory;  // the limit the agent enforces; none: unlimited
+  std::vector<std::string> job_dirs;              // must be usable by the account
+  std::optional<TaskMemorySpec> memory;           // the limit the agent enforces; none: unlimited
+  std::optional<CheckpointSyncSpec> checkpoints;  // where the job's checkpoints go between attempts
 };
 
 StatusOr<TaskSpec> ReadSpec(const std::string& dir) {
@@ -69,6 +72,9 @@ StatusOr<TaskSpec> ReadSpec(const std::string& dir) {
     spec.shell = doc.value("shell", "");
     spec.job_dirs = doc.value("job_dirs", std::vector<std::string>{});
     spec.memory = TaskMemorySpecFrom(doc);
+    if (doc.contains("checkpoints")) {
+      COHORT_ASSIGN_OR_RETURN(spec.checkpoints, CheckpointSyncSpecFromJson(doc["checkpoints"]));
+    }
     if (spec.command.empty()) return Status::InvalidArgument("spec.json: empty command");
     return spec;
   } catch (const std::exception& e) {
@@ -352,6 +358,27 @@ int RunTaskSupervisor(const std::string& dir) {
   for (int s : {SIGCHLD, SIGTERM, SIGINT, SIGHUP}) sigaddset(&handled, s);
   ::sigprocmask(SIG_BLOCK, &handled, &old_mask);
 
+  // The job's checkpoint from its earlier attempt, before the task starts
+  // (agent/checkpoint_sync.h).
+  std::unique_ptr<CheckpointSync> checkpoints;
+  if (spec->checkpoints) {
+    checkpoints = std::make_unique<CheckpointSync>(
+        *spec->checkpoints, dir, store::OpenStore, clock,
+        [log_fd](const std::string& line) { dprintf(log_fd, "%s\n", line.c_str()); });
+    auto stopped = [] {
+      sigset_t pending;
+      return ::sigpending(&pending) == 0 &&
+             (sigismember(&pending, SIGTERM) == 1 || sigismember(&pending, SIGINT) == 1);
+    };
+    Status restored = checkpoints->Restore(owner, stopped);
+    if (!restored.ok()) dprintf(log_fd, "cohort: %s\n", restored.message().c_str());
+    if (!restored.ok() || stopped()) {
+      ::close(log_fd);
+      TaskExit exit{126, std::nullopt, stopped(), {}, {}, restored.ok() ? "" : restored.message()};
+      return finish(exit);
+    }
+  }
+
   std::string memory_warning;
   std::optional<TaskMemoryLimit> memory;
   if (spec->memory) memory = TaskMemoryLimit::Prepare(*spec->memory, dir, &memory_warning);
@@ -376,6 +403,7 @@ int RunTaskSupervisor(const std::string& dir) {
   }
   ::close(setup_error[1]);
   ::setpgid(child, child);  // also in the parent, so that kill(-child) works at once
+  if (checkpoints) checkpoints->Start();
   // A reboot ends the task: the pid need not survive one.
   if (Status s = WriteFileAtomically(dir + "/task.pid", std::to_string(child) + "\n", 0600,
                                      Durability::kProcessCrash);
@@ -428,6 +456,13 @@ int RunTaskSupervisor(const std::string& dir) {
     ReapAll();
     if (!HasChildren()) break;
     ::usleep(10'000);
+  }
+  // The task's checkpoints, for its next attempt: unless it succeeded, its newest one first.
+  if (checkpoints) {
+    bool succeeded = exit.exit_code == 0 && !exit.signal;
+    if (!checkpoints->Finish(!succeeded)) {
+      (void)checkpoints.release();  // its last push still runs, and the supervisor soon exits
+    }
   }
   // Every process of the task has ended: the group can tell whether the kernel killed one.
   if (memory) {

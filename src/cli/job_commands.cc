@@ -210,6 +210,11 @@ void PrintJobDetails(const Job& job, const std::vector<JobEvent>& events) {
   } else {
     fmt::print("Checkpoint: - (none reported)\n");
   }
+  if (job.restored_from) {
+    fmt::print("Started from: {}\n", DescribeRestored(*job.restored_from));
+  } else if (job.attempt > 0) {
+    fmt::print("Started from: - (no checkpoint restored)\n");
+  }
   fmt::print("Artifacts:  {}\n", ArtifactStateText(job.artifacts));
   if (job.running_at && job.placed_at) {
     fmt::print("Start time: {} from submission to every task running\n",
@@ -235,7 +240,11 @@ void PrintJobDetails(const Job& job, const std::vector<JobEvent>& events) {
       fmt::print("  (attempts 1-{} not kept: a job keeps its latest {})\n", first - 1,
                  kMaxAttemptSummaries);
     }
-    for (const auto& a : job.history) fmt::print("  {}: {}\n", a.number, a.result);
+    for (const auto& a : job.history) {
+      std::string from =
+          a.restored_from ? " (from " + DescribeRestored(*a.restored_from) + ")" : "";
+      fmt::print("  {}: {}{}\n", a.number, a.result, from);
+    }
   }
   if (!events.empty()) {
     fmt::print("\nEvents:\n");

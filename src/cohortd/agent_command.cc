@@ -92,6 +92,18 @@ void AddAgentCommand(CLI::App& app, AgentOptions& o) {
                   "How often to sample GPU utilisation and memory (NVML) and each task's CPU "
                   "and memory (/proc), e.g. 5s")
       ->capture_default_str();
+  cmd->add_option("--checkpoint-prompt-bytes", o.checkpoint_prompt_bytes,
+                  "A job's checkpoint with at most this much new content goes to the store as "
+                  "soon as it is written (docs/data.md, \"Checkpoints\")")
+      ->capture_default_str();
+  cmd->add_option("--checkpoint-interval", o.checkpoint_interval,
+                  "A larger one goes at most once per this interval, and always when its task "
+                  "ends unless it succeeded")
+      ->capture_default_str();
+  cmd->add_option("--checkpoint-final-limit", o.checkpoint_final_limit,
+                  "How long an ended task's last checkpoint may hold its GPUs while it goes to "
+                  "the store")
+      ->capture_default_str();
   cmd->add_option("--log-level", o.log_level, "trace, debug, info, warn or error")
       ->capture_default_str();
 }
@@ -162,6 +174,20 @@ int RunAgent(const AgentOptions& o) {
   if (*sample_interval < std::chrono::seconds(1))
     return fail("--sample-interval: must be at least 1s");
   config.sample_interval = *sample_interval;
+  auto prompt_bytes = ParseByteSize(o.checkpoint_prompt_bytes);
+  if (!prompt_bytes.ok() || *prompt_bytes < 0) {
+    return fail("--checkpoint-prompt-bytes: " + (prompt_bytes.ok()
+                                                     ? std::string("must be 0 or more")
+                                                     : prompt_bytes.status().message()));
+  }
+  config.checkpoint_prompt_bytes = *prompt_bytes;
+  auto checkpoint_interval = ParseDuration(o.checkpoint_interval);
+  if (!checkpoint_interval.ok())
+    return fail("--checkpoint-interval: " + checkpoint_interval.status().message());
+  config.checkpoint_interval = *checkpoint_interval;
+  auto final_limit = ParseDuration(o.checkpoint_final_limit);
+  if (!final_limit.ok()) return fail("--checkpoint-final-limit: " + final_limit.status().message());
+  config.checkpoint_final_limit = *final_limit;
 
   std::unique_ptr<agent::GpuProbe> probe;
   if (o.gpus >= 0) {

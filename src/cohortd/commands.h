@@ -75,6 +75,10 @@ struct AgentOptions {
   std::string ca_file;          // trusted for an https:// master; empty: the system's CAs
   bool allow_root_tasks = false;
   std::string sample_interval = "5s";  // GPUs and tasks sampled this often
+  // How a job's checkpoints go to the store (agent/checkpoint_sync.h).
+  std::string checkpoint_prompt_bytes = "64Mi";
+  std::string checkpoint_interval = "5m";
+  std::string checkpoint_final_limit = "2m";
 };
 
 // cohortd cert ca | issue.

@@ -48,6 +48,8 @@ Artifacts::Artifacts(const MasterConfig& config, JobBook& jobs,
 
 std::string Artifacts::OutputsKey(JobId id) { return JobKey(id) + "/outputs"; }
 
+std::string Artifacts::CheckpointsKey(JobId id) { return JobKey(id) + "/checkpoints"; }
+
 std::string Artifacts::JobKey(JobId id) { return fmt::format("jobs/{}", id); }
 
 int64_t Artifacts::BytesOf(const std::string& team) const {

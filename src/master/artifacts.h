@@ -12,6 +12,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -24,6 +25,10 @@
 #include "store/access_issuer.h"
 
 namespace cohort::master {
+
+// What the store's access takes in a task's launch, at most (an S3 endpoint, bucket, prefix, keys
+// and an STS session token are well under it), counted in a node's desired state bound.
+inline constexpr int64_t kLaunchStoreAccessBytes = 4096;
 
 // The master's word on one report's uploads, for the answer to it.
 struct UploadVerdicts {
@@ -43,8 +48,13 @@ class Artifacts {
 
   // The key prefix of a job's outputs: "jobs/7/outputs".
   static std::string OutputsKey(JobId id);
+  // The key prefix of a job's checkpoints between attempts: "jobs/7/checkpoints".
+  static std::string CheckpointsKey(JobId id);
   // The keys of everything of a job's in the store: "jobs/7".
   static std::string JobKey(JobId id);
+  // How an agent reaches the store for `job`'s keys, or nothing while it is being issued
+  // (store/access_issuer.h).
+  std::optional<StoreAccess> AccessFor(JobId job) { return access_->For(JobKey(job)); }
   // Whether this task of the job uploads the job's outputs once it ends: its first task.
   static bool Uploads(const Task& task) { return task.rank == 0; }
 

@@ -7,6 +7,7 @@
 
 #include "common/strings.h"
 #include "common/units.h"
+#include "master/artifacts.h"
 #include "master/job_views.h"
 #include "model/job_size.h"
 #include "model/job_spec_parser.h"
@@ -197,7 +198,7 @@ void JobLifecycle::FinishIfStopped(Job& job, std::vector<JobEvent>& events) {
   std::string result = target == JobState::kPending && !job.preempted_for && job.hold.empty()
                            ? "failed: " + job.message
                            : job.message;
-  AttemptSummary attempt{job.attempt, job.placed_at, now, result, {}};
+  AttemptSummary attempt{job.attempt, job.placed_at, now, result, {}, job.restored_from};
   for (const auto& t : job.tasks) attempt.nodes[t.Name()] = t.node_id;
   RecordAttempt(job, std::move(attempt));
   job.stop_target.reset();
@@ -269,6 +270,7 @@ Status JobLifecycle::Start(Job& job, const JobPlacement& placement) {
   jobs_.Reindex(job);
   job.placed_at = clock_.Now();
   job.running_at.reset();
+  job.restored_from.reset();  // until its agent says what this attempt started from
   for (auto& t : job.tasks) {
     t.held_since = job.placed_at;
     jobs_.NoteHold(job, t);
@@ -437,7 +439,10 @@ void JobLifecycle::Shrink(const cohort::Shrink& shrink) {
 
 int64_t JobLifecycle::GroupTextBytes(const Job& job, const std::string& role) const {
   for (const auto& g : job.spec.tasks) {
-    if (g.role == role) return TaskTextBytes(g, secrets_.ValueBytes(job.spec, job.user, g));
+    // Each launch also carries the store's access for the job's checkpoints.
+    if (g.role == role) {
+      return TaskTextBytes(g, secrets_.ValueBytes(job.spec, job.user, g)) + kLaunchStoreAccessBytes;
+    }
   }
   return 0;
 }

@@ -214,6 +214,12 @@ StatusOr<DesiredState> Reconciler::Sync(const std::string& node_id, const AgentR
         task_samples[r.id] = r.samples;
         RecordTaskReport(ends, job, t, r);
         if (r.checkpoint_at && NoteCheckpoint(job, *r.checkpoint_at)) ends.changed.insert(job.id);
+        if (r.restored_from && !job.restored_from) {
+          job.restored_from = r.restored_from;
+          ends.events[job.id].push_back(
+              jobs_.Event(job, "checkpoint", "started from " + DescribeRestored(*r.restored_from)));
+          ends.changed.insert(job.id);
+        }
       }
     }
   }
@@ -329,6 +335,10 @@ StatusOr<DesiredState> Reconciler::DesiredFor(const std::string& node_id) {
       launch.fence = job.spec.restart.fence;
       if (job.trial) launch.hparams = job.trial->hparams.dump();
       if (Artifacts::Uploads(t)) launch.outputs_key = Artifacts::OutputsKey(job.id);
+      // Every task restores the job's checkpoints from the store; its first also pushes them
+      // (agent/checkpoint_sync.h). Short-lived access is renewed in later answers.
+      launch.checkpoints_key = Artifacts::CheckpointsKey(job.id);
+      if (auto access = artifacts_.AccessFor(job.id)) launch.store = std::move(*access);
       desired.tasks.push_back(std::move(launch));
     }
   }

@@ -13,6 +13,7 @@
 #include "common/time.h"
 #include "model/job.h"
 #include "model/resource_samples.h"
+#include "model/restored_checkpoint.h"
 #include "model/run_as.h"
 #include "model/start_failure.h"
 #include "model/store_access.h"
@@ -49,6 +50,12 @@ struct TaskLaunch {
   // prefix ("jobs/7/outputs"). Empty for every task but the one that uploads the job's output
   // directory. How to reach the store comes when the master allows the upload.
   std::string outputs_key = {};
+  // Where the job's checkpoints go between attempts (docs/data.md, "Checkpoints"): their key
+  // prefix ("jobs/7/checkpoints"), and how to reach the store (credentials for the job's keys
+  // only, where the store allows; renewed in later answers). Empty: the master keeps no
+  // checkpoints for the job, and its checkpoint directory is the shared one above.
+  std::string checkpoints_key = {};
+  StoreAccess store = {};
 };
 
 // What an agent knows of one task it started.
@@ -76,6 +83,8 @@ struct TaskReport {
   // checkpoint directory), by the agent's clock; none before its first. Every report carries it,
   // so a master that missed one learns it from the next.
   std::optional<Timestamp> checkpoint_at = {};
+  // The checkpoint the task started from, once its supervisor has restored one.
+  std::optional<RestoredCheckpoint> restored_from = {};
 };
 
 struct AgentReport {

@@ -11,6 +11,7 @@
 #include "common/status.h"
 #include "common/time.h"
 #include "model/job_spec.h"
+#include "model/restored_checkpoint.h"
 #include "model/trial.h"
 #include "model/upload_progress.h"
 
@@ -108,6 +109,8 @@ struct AttemptSummary {
   // Where each of its tasks ran ("worker/0" -> "node-a"): what a node may ship logs and metrics
   // for after the attempt ended. Empty in records written before it was kept.
   std::map<std::string, std::string> nodes;
+  // The checkpoint it started from; none for a fresh start.
+  std::optional<RestoredCheckpoint> restored_from = {};
 };
 
 // Job::excluded_nodes: a node the job is kept off for as long as it lives.
@@ -163,6 +166,9 @@ struct Job {
   // Its outputs in the object store (docs/data.md, "Outputs"): the latest upload of its output
   // directory, which the agent of its first task begins once that task has ended; none before.
   std::optional<UploadProgress> artifacts;
+  // The checkpoint its current attempt started from (docs/data.md, "Checkpoints"), as the
+  // agent of its first task reported it; none for a fresh start.
+  std::optional<RestoredCheckpoint> restored_from;
   // Bumped on every change; watchers wait for it to move.
   uint64_t version = 0;
 

@@ -191,7 +191,33 @@ Task TaskFrom(const Json& j) {
   return t;
 }
 
+RestoredCheckpoint RestoredCheckpointFrom(const Json& j) {
+  RestoredCheckpoint r;
+  r.attempt = At<int>(j, "attempt");
+  r.step = OptionalValue<int64_t>(j, "step");
+  r.taken_at = RequiredTime(j, "taken_at");
+  r.files = ValueOr<int64_t>(j, "files", 0);
+  r.bytes = ValueOr<int64_t>(j, "bytes", 0);
+  if (r.attempt < 1 || r.files < 0 || r.bytes < 0) {
+    throw std::runtime_error("restored_from: attempt, files or bytes out of range");
+  }
+  return r;
+}
+
 }  // namespace
+
+Json ToJson(const RestoredCheckpoint& r) {
+  return Json{{"attempt", r.attempt},
+              {"step", r.step ? Json(*r.step) : Json(nullptr)},
+              {"taken_at", FormatTimestamp(r.taken_at)},
+              {"files", r.files},
+              {"bytes", r.bytes}};
+}
+
+StatusOr<RestoredCheckpoint> RestoredCheckpointFromJson(const Json& j) {
+  return Decode<RestoredCheckpoint>("restored checkpoint",
+                                    [&] { return RestoredCheckpointFrom(j); });
+}
 
 StatusOr<Json> ParseJson(std::string_view text) {
   try {
@@ -232,6 +258,7 @@ Json ToJson(const Job& job) {
                  {"finished_at", TimeOrNull(a.finished_at)},
                  {"result", a.result}};
     if (!a.nodes.empty()) attempt["nodes"] = a.nodes;
+    if (a.restored_from) attempt["restored_from"] = ToJson(*a.restored_from);
     history.push_back(std::move(attempt));
   }
   Json excluded = Json::object();
@@ -262,6 +289,7 @@ Json ToJson(const Job& job) {
       {"last_checkpoint_at", TimeOrNull(job.last_checkpoint_at)},
       {"hold", job.hold},
       {"artifacts", job.artifacts ? ToJson(*job.artifacts) : Json(nullptr)},
+      {"restored_from", job.restored_from ? ToJson(*job.restored_from) : Json(nullptr)},
       {"trial", job.trial ? Json{{"sweep", job.trial->sweep},
                                  {"trial", job.trial->trial},
                                  {"hparams", job.trial->hparams}}
@@ -326,6 +354,9 @@ StatusOr<Job> JobFromJson(const Json& j) {
       if (!artifacts.ok()) throw std::runtime_error("artifacts: " + artifacts.status().message());
       job.artifacts = std::move(*artifacts);
     }
+    if (auto it = j.find("restored_from"); it != j.end() && !it->is_null()) {
+      job.restored_from = RestoredCheckpointFrom(*it);
+    }
     job.request_id = ValueOr<std::string>(j, "request_id", "");
     job.request_digest = ValueOr<std::string>(j, "request_digest", "");
     job.version = ValueOr<uint64_t>(j, "version", 0);
@@ -339,6 +370,9 @@ StatusOr<Job> JobFromJson(const Json& j) {
         s.result = ValueOr<std::string>(a, "result", "");
         if (auto nodes = a.find("nodes"); nodes != a.end()) {
           s.nodes = nodes->get<std::map<std::string, std::string>>();
+        }
+        if (auto restored = a.find("restored_from"); restored != a.end() && !restored->is_null()) {
+          s.restored_from = RestoredCheckpointFrom(*restored);
         }
         job.history.push_back(std::move(s));
       }
@@ -671,7 +705,9 @@ Json ToJson(const TaskLaunch& l) {
               {"memory_limit_bytes", l.memory_limit_bytes},
               {"fence", l.fence},
               {"hparams", l.hparams},
-              {"outputs_key", l.outputs_key}};
+              {"outputs_key", l.outputs_key},
+              {"checkpoints_key", l.checkpoints_key},
+              {"store", l.store.empty() ? Json(nullptr) : ToJson(l.store)}};
 }
 
 StatusOr<TaskLaunch> TaskLaunchFromJson(const Json& j) {
@@ -698,6 +734,12 @@ StatusOr<TaskLaunch> TaskLaunchFromJson(const Json& j) {
     l.fence = ValueOr<bool>(j, "fence", false);
     l.hparams = ValueOr<std::string>(j, "hparams", "");
     l.outputs_key = ValueOr<std::string>(j, "outputs_key", "");
+    l.checkpoints_key = ValueOr<std::string>(j, "checkpoints_key", "");
+    if (auto it = j.find("store"); it != j.end() && !it->is_null()) {
+      auto store = StoreAccessFromJson(*it);
+      if (!store.ok()) throw std::runtime_error("store: " + store.status().message());
+      l.store = std::move(*store);
+    }
     return l;
   });
 }
@@ -713,6 +755,7 @@ Json ToJson(const TaskReport& r) {
   if (!r.message.empty()) j["message"] = r.message;
   if (r.start_failure) j["start_failure"] = StartFailureName(*r.start_failure);
   if (r.checkpoint_at) j["checkpoint_at"] = FormatTimestamp(*r.checkpoint_at);
+  if (r.restored_from) j["restored_from"] = ToJson(*r.restored_from);
   if (!r.samples.empty()) {
     Json samples = Json::array();
     for (const auto& s : r.samples) samples.push_back(ToJson(s));
@@ -738,6 +781,9 @@ StatusOr<TaskReport> TaskReportFromJson(const Json& j) {
       r.start_failure = ParseStartFailure(*kind);
     }
     r.checkpoint_at = OptionalTime(j, "checkpoint_at");
+    if (auto it = j.find("restored_from"); it != j.end() && !it->is_null()) {
+      r.restored_from = RestoredCheckpointFrom(*it);
+    }
     r.samples = SamplesFrom<TaskSample>(j, "samples", TaskSampleFrom);
     return r;
   });

@@ -31,6 +31,8 @@ StatusOr<TaskId> TaskIdFromJson(const Json& j);
 Json ToJson(const StoreAccess& access);
 StatusOr<StoreAccess> StoreAccessFromJson(const Json& j);
 Json ToJson(const UploadProgress& progress);
+Json ToJson(const RestoredCheckpoint& restored);
+StatusOr<RestoredCheckpoint> RestoredCheckpointFromJson(const Json& j);
 StatusOr<UploadProgress> UploadProgressFromJson(const Json& j);
 Json ToJson(const TaskLaunch& launch);
 StatusOr<TaskLaunch> TaskLaunchFromJson(const Json& j);

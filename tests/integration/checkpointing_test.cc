@@ -1,3 +1,5 @@
+// Checkpoints follow a job from machine to machine (docs/data.md, "Checkpoints"): each node keeps
+// its own checkpoint directory, and the next attempt restores the last one its job stored.
 // examples/checkpointing on a real cluster: a worker's machine dies mid-way; the gang is
 // requeued on the machines left, and the next attempt resumes from the checkpoint.
 #include <gmock/gmock.h>
@@ -5,13 +7,18 @@
 
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <thread>
 
 #include "os/process.h"
+#include "store/directory_store.h"
+#include "store/snapshot.h"
 #include "tests/integration/local_cluster.h"
 
 namespace cohort::testing {
 namespace {
+
+namespace fs = std::filesystem;
 
 using ::testing::HasSubstr;
 
@@ -69,6 +76,65 @@ grace_period: 5s
   bool named = false;
   for (const auto& e : *events) named |= e.message.find("node " + victim) != std::string::npos;
   EXPECT_TRUE(named);
+}
+
+// The step of the job's last stored checkpoint, if any.
+std::optional<int64_t> StoredStep(LocalCluster& cluster, JobId id) {
+  auto store = store::OpenDirectoryStore(cluster.dir() + "/master/store");
+  if (!store.ok()) return std::nullopt;
+  auto snapshot = store::ReadSnapshot(**store, fmt::format("jobs/{}/checkpoints", id));
+  if (!snapshot.ok() || !snapshot->has_value()) return std::nullopt;
+  return (*snapshot)->step;
+}
+
+TEST(CheckpointingTest, AttemptTwoOnAnotherMachineStartsFromTheStepAttemptOneStored) {
+  LocalCluster cluster("checkpoint-store");
+  cluster.StartMaster({"--node-timeout", "3s"});
+  cluster.StartAgent("node-a", 1);
+  cluster.StartAgent("node-b", 1);
+  // Checkpoints at steps 10 to 40, each written aside and renamed into place, then waits; a
+  // restarted attempt says where it resumed.
+  JobId id = cluster.Submit(R"(
+name: resumes
+tasks:
+  - role: worker
+    resources: {gpus: 1, cpus: 1, memory: 256Mi}
+    command: [/bin/sh, -c, 'c="$COHORT_CHECKPOINT_DIR/state"; if [ -f "$c" ]; then echo "resumed from $(cat "$c") in $COHORT_CHECKPOINT_DIR"; exit 0; fi; for s in 10 20 30 40; do echo "$s" > "$c.tmp" && mv "$c.tmp" "$c" && echo "cohort-checkpoint step=$s"; done; exec sleep 600']
+restart: {max_attempts: 3, backoff: 1s}
+)");
+  // Attempt 1 stores step 40 while it runs (its directory stays the same for a look).
+  ASSERT_TRUE(WaitFor([&] { return StoredStep(cluster, id) == 40; }, std::chrono::seconds(30)))
+      << cluster.EventsText(id) << cluster.Logs(id);
+  Job running = *cluster.client().GetJob(id);
+  ASSERT_EQ(running.attempt, 1);
+  std::string victim = running.tasks.at(0).node_id;
+  EXPECT_THAT(
+      ReadFileOrEmpty(cluster.AgentDir(victim) + fmt::format("/jobs/{}/checkpoints/state", id)),
+      HasSubstr("40"))
+      << "attempt 1's checkpoints are not on its own node";
+
+  // Its machine is lost, with its disk: attempt 2 runs on the other one, from the store.
+  cluster.KillMachine(victim);
+  fs::remove_all(cluster.AgentDir(victim));
+  Job done = cluster.WaitForState(id, JobState::kSucceeded, std::chrono::seconds(60));
+  ASSERT_EQ(done.state, JobState::kSucceeded) << cluster.EventsText(id);
+  EXPECT_EQ(done.attempt, 2);
+  EXPECT_NE(done.tasks.at(0).node_id, victim);
+  ASSERT_TRUE(done.restored_from) << cluster.EventsText(id);
+  EXPECT_EQ(done.restored_from->attempt, 1);
+  EXPECT_EQ(done.restored_from->step, 40);
+  std::string other = victim == "node-a" ? "node-b" : "node-a";
+  EXPECT_THAT(cluster.Logs(id, "worker/0", 2),
+              HasSubstr("resumed from 40 in " + cluster.AgentDir(other)));
+  EXPECT_THAT(cluster.Logs(id, "worker/0", 2),
+              HasSubstr("cohort: restored the checkpoint of attempt 1 at step 40"));
+  EXPECT_THAT(cluster.EventsText(id),
+              HasSubstr("checkpoint: started from the checkpoint of attempt 1 at step 40"));
+  CommandResult status = cluster.Cohort({"status", std::to_string(id)});
+  EXPECT_THAT(status.out, HasSubstr("Started from: the checkpoint of attempt 1 at step 40"));
+  EXPECT_THAT(status.out, HasSubstr("2: every task succeeded (from the checkpoint of attempt 1 at "
+                                    "step 40 (1 file, 3 bytes))"))
+      << status.out;
 }
 
 }  // namespace

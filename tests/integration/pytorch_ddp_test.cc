@@ -6,6 +6,7 @@
 #include <set>
 #include <sstream>
 
+#include "store/directory_store.h"
 #include "tests/integration/local_cluster.h"
 
 namespace cohort::testing {
@@ -32,10 +33,16 @@ TEST(PyTorchDdp, TwoWorkersOnTwoAgentsTrainAndAgree) {
   EXPECT_THAT(logs, HasSubstr("[worker/0] done: world_size=2 backend=gloo"));
   EXPECT_THAT(logs, HasSubstr("grads_averaged=ok"));
   EXPECT_THAT(logs, HasSubstr("[worker/1] step 30 rank 1 loss"));
-  // Rank 0 wrote its checkpoint where COHORT_CHECKPOINT_DIR pointed.
-  EXPECT_TRUE(std::ifstream(cluster.dir() + "/master/storage/jobs/" + std::to_string(id) +
-                            "/checkpoints/model.pt")
-                  .good());
+  // Rank 0 wrote the model to its outputs, which went to the store after the job ended.
+  Job stored = cluster.WaitForJob(
+      id, [](const Job& j) { return j.artifacts && j.artifacts->state == UploadState::kStored; });
+  ASSERT_TRUE(stored.artifacts) << cluster.EventsText(id);
+  EXPECT_EQ(stored.artifacts->files_total, 2);  // model.pt and metrics.jsonl
+  auto store = store::OpenDirectoryStore(cluster.dir() + "/master/store");
+  ASSERT_TRUE(store.ok());
+  auto model = (*store)->Head("jobs/" + std::to_string(id) + "/outputs/model.pt");
+  ASSERT_TRUE(model.ok()) << model.status().ToString();
+  EXPECT_GT(model->size, 0);
 }
 
 }  // namespace

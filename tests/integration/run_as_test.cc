@@ -176,9 +176,13 @@ tasks:
   std::string dir_b =
       cluster.AgentDir("node-1") + "/tasks/" + TaskId{job_b, 1, "main", 0}.ToString();
   std::string storage_b = fmt::format("{}/storage/jobs/{}", cluster.dir(), job_b);
+  // Its checkpoints are kept on its node, and follow it through the store (docs/data.md).
+  std::string node_jobs = cluster.AgentDir("node-1") + "/jobs";
+  std::string checkpoints_b = fmt::format("{}/{}/checkpoints", node_jobs, job_b);
 
-  JobId job_a = SubmitAs(cluster, a.name(),
-                         fmt::format(R"(
+  JobId job_a = SubmitAs(
+      cluster, a.name(),
+      fmt::format(R"(
 name: a-probes
 tasks:
   - role: main
@@ -186,8 +190,7 @@ tasks:
     env: {{LC_ALL: C}}
 restart: {{max_attempts: 1}}
 )",
-                                     Json(kProbe).dump(), pid_b, dir_b, storage_b + "/checkpoints",
-                                     storage_b + "/outputs"));
+                  Json(kProbe).dump(), pid_b, dir_b, checkpoints_b, storage_b + "/outputs"));
   Job done_a = cluster.WaitForState(job_a, JobState::kSucceeded);
   std::string out = cluster.Logs(job_a);
   EXPECT_EQ(out, fmt::format("ids {} {} groups {}\n"
@@ -235,7 +238,9 @@ restart: {{max_attempts: 1}}
            {dir_b + "/task.pid", 0, 0600},
            {dir_b + "/work", b.uid(), 0700},
            {dir_b + "/output.log", b.uid(), 0600},
-           {storage_b + "/checkpoints", b.uid(), 0700},
+           {node_jobs, 0, 0711},
+           {fmt::format("{}/{}", node_jobs, job_b), 0, 0711},
+           {checkpoints_b, b.uid(), 0700},
            {storage_b + "/outputs", b.uid(), 0750},
            {storage_b + "/logs", b.uid(), 0700},
        }) {
@@ -244,7 +249,7 @@ restart: {{max_attempts: 1}}
     EXPECT_EQ(st.st_mode & 07777, e.mode) << e.path;
   }
   EXPECT_EQ(Stat(storage_b + "/outputs").st_gid, b.gid()) << "B's group may read B's outputs";
-  EXPECT_FALSE(std::filesystem::exists(storage_b + "/checkpoints/planted"));
+  EXPECT_FALSE(std::filesystem::exists(checkpoints_b + "/planted"));
 
   ASSERT_TRUE(cluster.client().Kill(job_b).ok());
   cluster.WaitForState(job_b, JobState::kKilled);

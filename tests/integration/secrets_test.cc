@@ -55,11 +55,11 @@ tasks:
   - role: worker
     resources: {gpus: 1, cpus: 1, memory: 256Mi}
     env: {WANDB_API_KEY: {secret: wandb}, HF_TOKEN: {secret: hf}, PLAIN: shown}
-    command: [sh, -c, 'printf "%s|%s" "$WANDB_API_KEY" "$HF_TOKEN" > "$COHORT_CHECKPOINT_DIR/key"; echo done']
+    command: [sh, -c, 'printf "%s|%s" "$WANDB_API_KEY" "$HF_TOKEN" > "$COHORT_OUTPUT_DIR/key"; echo done']
 )");
   cluster.WaitForState(id, JobState::kSucceeded);
   std::string key =
-      ReadFileOrEmpty(fmt::format("{}/master/storage/jobs/{}/checkpoints/key", cluster.dir(), id));
+      ReadFileOrEmpty(fmt::format("{}/master/storage/jobs/{}/outputs/key", cluster.dir(), id));
   EXPECT_EQ(key, value + "|hf-token-from-file");
 
   // The job as everyone sees it holds the reference, never the value.
