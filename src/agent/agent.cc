@@ -453,11 +453,8 @@ void Agent::Apply(const DesiredState& desired) {
     discarded_dirs_.push_back(t.dir);
     const bool local_checkpoints = t.checkpoints_in_store;
     tasks_.erase(it);
-    if (local_checkpoints && !HasTaskOfJob(id.job)) {
-      // Its checkpoints are in the store: the next attempt restores them from there.
-      discarded_dirs_.push_back(
-          fs::path(LocalCheckpointDir(config_.data_dir, id.job)).parent_path().string());
-    }
+    // Its checkpoints are in the store: the next attempt restores them from there.
+    if (local_checkpoints) discarded_job_dirs_.push_back(id.job);
   }
   // Answers may cross on the two connections; an older desired state must not undo a newer one.
   if (desired.version < applied_version_) return;
@@ -529,7 +526,15 @@ bool Agent::DiscardForgotten(size_t most) {
       dirs.push_back(std::move(discarded_dirs_.front()));
       discarded_dirs_.pop_front();
     }
-    more = !discarded_dirs_.empty();
+    // A job's directory on this node goes with its last task here. Launches happen on this
+    // thread, after this: one already asked for (pending) keeps it, a later one makes it anew.
+    while (dirs.size() < most && !discarded_job_dirs_.empty()) {
+      JobId job = discarded_job_dirs_.front();
+      discarded_job_dirs_.pop_front();
+      if (HasTaskOfJob(job)) continue;
+      dirs.push_back(fs::path(LocalCheckpointDir(config_.data_dir, job)).parent_path().string());
+    }
+    more = !discarded_dirs_.empty() || !discarded_job_dirs_.empty();
   }
   for (const auto& dir : dirs) DiscardTaskDir(dir);
   return more;
@@ -563,8 +568,9 @@ AgentReport Agent::BuildReport() {
     const size_t sent = std::min(t.samples.size(), samples_per_task);
     r.samples.assign(t.samples.end() - static_cast<std::ptrdiff_t>(sent), t.samples.end());
     r.checkpoint_at = t.checkpoints.reported();
-    if (t.checkpoints_in_store && !t.restored_from && !t.exit) {
-      // Written by its supervisor before the task starts, once (agent/checkpoint_sync.h).
+    if (t.checkpoints_in_store && !t.restored_from) {
+      // Written by its supervisor before the task starts, once (agent/checkpoint_sync.h); a
+      // task may end before a report has carried it.
       std::string text = ReadFileOrEmpty(t.dir + "/" + kRestoredFile);
       if (!text.empty()) {
         auto parsed = ParseJson(text);

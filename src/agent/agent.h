@@ -270,6 +270,9 @@ class Agent {
   uint64_t version_before_launches_ = 0;  // the applied version when the first was queued
   // Directories of tasks the master has forgotten, deleted a few at a time (guarded by mu_).
   std::deque<std::string> discarded_dirs_;
+  // Jobs whose last task here was forgotten: their directory on this node goes, unless a task of
+  // theirs has come back by then (DiscardForgotten).
+  std::deque<JobId> discarded_job_dirs_;
   // Jobs' outputs on their way to the store; thread-safe itself.
   std::unique_ptr<ArtifactUploads> uploads_;
   std::atomic<bool> registered_{false};

@@ -110,10 +110,9 @@ Status CheckpointSync::Restore(std::optional<Owner> owner, const std::function<b
       COHORT_ASSIGN_OR_RETURN(auto store, OpenStore());
       COHORT_ASSIGN_OR_RETURN(auto snapshot, store::ReadSnapshot(*store, spec_.key));
       pushed_loaded_ = true;
-      if (!snapshot) {
-        log_("cohort: no checkpoint of an earlier attempt is in the store: the task starts afresh");
-        return Status::Ok();
-      }
+      // None stored: the task starts afresh, and its output says nothing of it (an attempt of a
+      // job that keeps no checkpoints is no different from the first).
+      if (!snapshot) return Status::Ok();
       const std::string staging = task_dir_ + "/restore";
       COHORT_RETURN_IF_ERROR(EnsureDirectory(staging, 0700, std::nullopt));
       auto pulled = store::PullSnapshot(*store, spec_.key, *snapshot, spec_.dir, staging, owner);
@@ -162,7 +161,10 @@ Status CheckpointSync::Look(bool last) {
     pushed_loaded_ = true;
   }
   const store::Snapshot* previous = pushed_ ? &*pushed_ : nullptr;
-  COHORT_ASSIGN_OR_RETURN(store::SnapshotPlan plan, store::PlanSnapshot(spec_.dir, previous));
+  auto planned = store::PlanSnapshot(spec_.dir, previous);
+  // No directory (the task never started, or the node's copy was removed): nothing to send.
+  if (planned.status().code() == StatusCode::kNotFound) return Status::Ok();
+  COHORT_ASSIGN_OR_RETURN(store::SnapshotPlan plan, std::move(planned));
   std::optional<int64_t> step = ReportedStep();
   bool new_step = step && (!pushed_ || pushed_->step != step);
   if (!plan.changed && !new_step) return Status::Ok();

@@ -12,7 +12,9 @@
 //     looks), or when the task reported a new step (cohort-checkpoint step=N, which the agent
 //     writes to <task dir>/checkpoint-step). A push of at most `prompt_bytes` of new content
 //     goes at once; a larger one at most every `large_every`.
-//   - When the task has ended, unless it succeeded, one last push, within `final_limit`: the
+//   - When the task has ended, unless it succeeded on its own (exit 0 without being stopped: a
+//     preempted task that checkpoints in its SIGTERM handler and exits 0 has not), one last
+//     push, within `final_limit`: the
 //     next attempt must start from the newest checkpoint, so its GPUs wait for that much.
 //
 // The store's access is read from <task dir>/store.json before each use: the agent rewrites it

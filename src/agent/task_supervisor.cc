@@ -459,7 +459,8 @@ int RunTaskSupervisor(const std::string& dir) {
   }
   // The task's checkpoints, for its next attempt: unless it succeeded, its newest one first.
   if (checkpoints) {
-    bool succeeded = exit.exit_code == 0 && !exit.signal;
+    // A task stopped (preempted, paused) that exits 0 from its handler has not finished.
+    bool succeeded = exit.exit_code == 0 && !exit.signal && !stopping;
     if (!checkpoints->Finish(!succeeded)) {
       (void)checkpoints.release();  // its last push still runs, and the supervisor soon exits
     }

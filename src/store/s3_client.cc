@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "os/durable_file.h"
+#include "store/curl_library.h"
 #include "store/s3_request.h"
 #include "store/s3_xml.h"
 
@@ -133,8 +134,6 @@ int S3OnSeek(void* data, curl_off_t offset, int origin) {
   return CURL_SEEKFUNC_OK;
 }
 
-std::once_flag s3_curl_global_once;
-
 }  // namespace
 
 S3Source S3SourceRange(const S3Source& whole, int64_t offset, int64_t length) {
@@ -168,16 +167,17 @@ S3Client::S3Client(S3Connection connection, S3Options options, std::string servi
       random_(std::random_device{}()) {}
 
 S3Client::~S3Client() {
-  if (curl_ != nullptr) curl_easy_cleanup(static_cast<CURL*>(curl_));
+  if (curl_ != nullptr) curl_lib_->easy_cleanup(static_cast<CURL*>(curl_));
 }
 
 StatusOr<std::unique_ptr<S3Client>> S3Client::Create(S3Connection connection, S3Options options,
                                                      std::string service) {
   if (options.attempts < 1) return Status::InvalidArgument("attempts: must be at least 1");
-  std::call_once(s3_curl_global_once, [] { curl_global_init(CURL_GLOBAL_DEFAULT); });
+  COHORT_ASSIGN_OR_RETURN(const CurlLibrary* curl, LoadCurl());
   std::unique_ptr<S3Client> client(
       new S3Client(std::move(connection), std::move(options), std::move(service)));
-  client->curl_ = curl_easy_init();
+  client->curl_lib_ = curl;
+  client->curl_ = curl->easy_init();
   if (client->curl_ == nullptr) return Status::Internal("curl_easy_init failed");
   return client;
 }
@@ -186,76 +186,77 @@ StatusOr<std::unique_ptr<S3Client>> S3Client::Create(S3Connection connection, S3
 int S3Client::Try(const S3Call& call, void* transfer, char* error_buffer) {
   auto& t = *static_cast<S3Transfer*>(transfer);
   auto* curl = static_cast<CURL*>(curl_);
-  curl_easy_reset(curl);  // keeps the connections
-  curl_easy_setopt(curl, CURLOPT_URL, call.url.c_str());
-  curl_easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
-  curl_easy_setopt(curl, CURLOPT_PATH_AS_IS, 1L);
-  curl_easy_setopt(curl, CURLOPT_ERRORBUFFER, error_buffer);
+  curl_lib_->easy_reset(curl);  // keeps the connections
+  curl_lib_->easy_setopt(curl, CURLOPT_URL, call.url.c_str());
+  curl_lib_->easy_setopt(curl, CURLOPT_NOSIGNAL, 1L);
+  curl_lib_->easy_setopt(curl, CURLOPT_PATH_AS_IS, 1L);
+  curl_lib_->easy_setopt(curl, CURLOPT_ERRORBUFFER, error_buffer);
   const std::string sigv4 = fmt::format("aws:amz:{}:{}", connection_.region, service_);
-  curl_easy_setopt(curl, CURLOPT_AWS_SIGV4, sigv4.c_str());
-  curl_easy_setopt(curl, CURLOPT_USERNAME, connection_.access_key.c_str());
-  curl_easy_setopt(curl, CURLOPT_PASSWORD, connection_.secret_key.c_str());
-  curl_easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS,
-                   static_cast<long>(options_.connect_timeout.count()));
-  curl_easy_setopt(curl, CURLOPT_LOW_SPEED_LIMIT, 1L);
-  curl_easy_setopt(curl, CURLOPT_LOW_SPEED_TIME, static_cast<long>(options_.stall_timeout.count()));
-  curl_easy_setopt(curl, CURLOPT_HEADERFUNCTION, S3OnHeader);
-  curl_easy_setopt(curl, CURLOPT_HEADERDATA, &t);
-  curl_easy_setopt(curl, CURLOPT_WRITEFUNCTION, S3OnBody);
-  curl_easy_setopt(curl, CURLOPT_WRITEDATA, &t);
+  curl_lib_->easy_setopt(curl, CURLOPT_AWS_SIGV4, sigv4.c_str());
+  curl_lib_->easy_setopt(curl, CURLOPT_USERNAME, connection_.access_key.c_str());
+  curl_lib_->easy_setopt(curl, CURLOPT_PASSWORD, connection_.secret_key.c_str());
+  curl_lib_->easy_setopt(curl, CURLOPT_CONNECTTIMEOUT_MS,
+                         static_cast<long>(options_.connect_timeout.count()));
+  curl_lib_->easy_setopt(curl, CURLOPT_LOW_SPEED_LIMIT, 1L);
+  curl_lib_->easy_setopt(curl, CURLOPT_LOW_SPEED_TIME,
+                         static_cast<long>(options_.stall_timeout.count()));
+  curl_lib_->easy_setopt(curl, CURLOPT_HEADERFUNCTION, S3OnHeader);
+  curl_lib_->easy_setopt(curl, CURLOPT_HEADERDATA, &t);
+  curl_lib_->easy_setopt(curl, CURLOPT_WRITEFUNCTION, S3OnBody);
+  curl_lib_->easy_setopt(curl, CURLOPT_WRITEDATA, &t);
 
   // curl 7.88 signs the payload's hash but does not send it; for S3 the gateway then assumes
   // UNSIGNED-PAYLOAD and the signatures differ. Sending the header makes curl sign with it. STS
   // (a form POST) hashes the body itself, and refuses UNSIGNED-PAYLOAD.
   curl_slist* headers = nullptr;
   if (service_ == "s3")
-    headers = curl_slist_append(headers, "x-amz-content-sha256: UNSIGNED-PAYLOAD");
+    headers = curl_lib_->slist_append(headers, "x-amz-content-sha256: UNSIGNED-PAYLOAD");
   std::string token_header;
   if (!connection_.session_token.empty()) {
     token_header = "x-amz-security-token: " + connection_.session_token;
-    headers = curl_slist_append(headers, token_header.c_str());
+    headers = curl_lib_->slist_append(headers, token_header.c_str());
   }
   std::string type_header;
   if (!call.content_type.empty()) {
     type_header = "Content-Type: " + call.content_type;
-    headers = curl_slist_append(headers, type_header.c_str());
+    headers = curl_lib_->slist_append(headers, type_header.c_str());
   }
   std::string range_header;
   if (!call.range.empty()) {
     range_header = "Range: " + call.range;
-    headers = curl_slist_append(headers, range_header.c_str());
+    headers = curl_lib_->slist_append(headers, range_header.c_str());
   }
   if (call.method == "HEAD") {
-    curl_easy_setopt(curl, CURLOPT_NOBODY, 1L);
+    curl_lib_->easy_setopt(curl, CURLOPT_NOBODY, 1L);
   } else if (call.method == "PUT") {
-    curl_easy_setopt(curl, CURLOPT_UPLOAD, 1L);
-    curl_easy_setopt(curl, CURLOPT_INFILESIZE_LARGE,
-                     static_cast<curl_off_t>(call.upload ? call.upload->length : 0));
+    curl_lib_->easy_setopt(curl, CURLOPT_UPLOAD, 1L);
+    curl_lib_->easy_setopt(curl, CURLOPT_INFILESIZE_LARGE,
+                           static_cast<curl_off_t>(call.upload ? call.upload->length : 0));
   } else if (call.method == "POST") {
-    curl_easy_setopt(curl, CURLOPT_POST, 1L);
-    curl_easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE,
-                     static_cast<curl_off_t>(call.upload ? call.upload->length : 0));
+    curl_lib_->easy_setopt(curl, CURLOPT_POST, 1L);
+    curl_lib_->easy_setopt(curl, CURLOPT_POSTFIELDSIZE_LARGE,
+                           static_cast<curl_off_t>(call.upload ? call.upload->length : 0));
     // A POST's body is given whole: curl signs its hash only then (STS checks it; from a read
     // callback curl would sign the hash of nothing). POSTs are small XML or form bodies.
     if (call.upload == nullptr) {
-      curl_easy_setopt(curl, CURLOPT_POSTFIELDS, "");
+      curl_lib_->easy_setopt(curl, CURLOPT_POSTFIELDS, "");
     } else {
       COHORT_CHECK(call.upload->fd < 0);
-      curl_easy_setopt(curl, CURLOPT_POSTFIELDS, call.upload->data.data());
+      curl_lib_->easy_setopt(curl, CURLOPT_POSTFIELDS, call.upload->data.data());
     }
   } else if (call.method != "GET") {
-    curl_easy_setopt(curl, CURLOPT_CUSTOMREQUEST, call.method.c_str());
+    curl_lib_->easy_setopt(curl, CURLOPT_CUSTOMREQUEST, call.method.c_str());
   }
   if (call.upload != nullptr && call.method != "POST") {
-    curl_easy_setopt(curl, CURLOPT_READFUNCTION, S3OnRead);
-    curl_easy_setopt(curl, CURLOPT_READDATA, &t);
-    curl_easy_setopt(curl, CURLOPT_SEEKFUNCTION, S3OnSeek);
-    curl_easy_setopt(curl, CURLOPT_SEEKDATA, &t);
+    curl_lib_->easy_setopt(curl, CURLOPT_READFUNCTION, S3OnRead);
+    curl_lib_->easy_setopt(curl, CURLOPT_READDATA, &t);
+    curl_lib_->easy_setopt(curl, CURLOPT_SEEKFUNCTION, S3OnSeek);
+    curl_lib_->easy_setopt(curl, CURLOPT_SEEKDATA, &t);
   }
-  curl_easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
-  CURLcode rc = curl_easy_perform(curl);
-  curl_easy_setopt(curl, CURLOPT_HTTPHEADER, nullptr);
-  curl_slist_free_all(headers);
+  curl_lib_->easy_setopt(curl, CURLOPT_HTTPHEADER, headers);
+  CURLcode rc = curl_lib_->easy_perform(curl);
+  curl_lib_->easy_setopt(curl, CURLOPT_HTTPHEADER, nullptr);
+  curl_lib_->slist_free_all(headers);
   return rc;
 }
 
@@ -300,9 +301,9 @@ StatusOr<S3Answer> S3Client::Perform(const S3Call& call) {
     if (rc != CURLE_OK) {
       if (!IsRetryableTransport(rc)) {
         return Status::Internal(
-            fmt::format("{}: {} ({})", call.what, curl_easy_strerror(rc), error_buffer));
+            fmt::format("{}: {} ({})", call.what, curl_lib_->easy_strerror(rc), error_buffer));
       }
-      failure = error_buffer[0] != '\0' ? error_buffer : curl_easy_strerror(rc);
+      failure = error_buffer[0] != '\0' ? error_buffer : curl_lib_->easy_strerror(rc);
     } else {
       std::optional<S3Error> error = ParseS3Error(t.answer.error_body);
       if (S3Ok(t.answer.status) || !IsRetryableHttp(t.answer.status, error ? error->code : "")) {

@@ -109,6 +109,7 @@ class S3Client {
   S3Options options_;
   std::string service_;
   void* curl_ = nullptr;
+  const struct CurlLibrary* curl_lib_ = nullptr;  // store/curl_library.h
   std::minstd_rand random_;
 };
 

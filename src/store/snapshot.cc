@@ -138,7 +138,6 @@ StatusOr<SnapshotPlan> PlanSnapshot(const std::string& dir, const Snapshot* prev
     plan.files.push_back(std::move(file));
   }
   if (!before.empty()) plan.changed = true;  // files gone
-  if (!previous) plan.changed = true;
   return plan;
 }
 

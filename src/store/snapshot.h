@@ -54,8 +54,9 @@ StatusOr<std::optional<Snapshot>> ReadSnapshot(ObjectStore& store, const std::st
 struct SnapshotPlan {
   std::vector<SnapshotFile> files;  // a sha256 is empty where the file must be hashed again
   int64_t bytes_to_send = 0;        // of the files whose content may be new
-  bool changed = false;             // a file is new, changed or gone since `previous`
-  size_t skipped = 0;               // links, devices and the like, left out
+  // A file is new, changed or gone since `previous` (an empty directory with none: no change).
+  bool changed = false;
+  size_t skipped = 0;  // links, devices and the like, left out
 };
 StatusOr<SnapshotPlan> PlanSnapshot(const std::string& dir, const Snapshot* previous,
                                     size_t max_files = kMaxSnapshotFiles);

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "common/strings.h"
 #include "os/process.h"
 #include "store/directory_store.h"
 #include "store/snapshot.h"
@@ -21,6 +22,7 @@ namespace {
 namespace fs = std::filesystem;
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 TEST(CheckpointingTest, ANodeLossResumesFromTheCheckpoint) {
   LocalCluster cluster("checkpointing");
@@ -112,6 +114,14 @@ restart: {max_attempts: 3, backoff: 1s}
       ReadFileOrEmpty(cluster.AgentDir(victim) + fmt::format("/jobs/{}/checkpoints/state", id)),
       HasSubstr("40"))
       << "attempt 1's checkpoints are not on its own node";
+  // Its supervisor pushed them to the directory store without loading libcurl, which would cost
+  // every task's start some milliseconds (store/curl_library.h).
+  std::string supervisor =
+      ReadFileOrEmpty(cluster.AgentDir(victim) + "/tasks/" + TaskId{id, 1, "worker", 0}.ToString() +
+                      "/supervisor.pid");
+  std::string maps = ReadFileOrEmpty("/proc/" + std::string(Trim(supervisor)) + "/maps");
+  ASSERT_THAT(maps, HasSubstr("cohort-run-task")) << supervisor;
+  EXPECT_THAT(maps, Not(HasSubstr("libcurl")));
 
   // Its machine is lost, with its disk: attempt 2 runs on the other one, from the store.
   cluster.KillMachine(victim);
