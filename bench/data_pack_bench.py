@@ -15,7 +15,9 @@ sample, --runs times each way:
     shards strict      in key order with strict=True: through tarfile, every header parsed (as
                        the reader did before member tables, and does for version 1 indexes)
 and reports the median samples/s of each and the ratios (shards against plain files). Listing is timed apart from reading
-(a Dataset lists once per job, not per epoch).
+(a Dataset lists once per job, not per epoch). It also reports the mean bytes per read call of
+each way (rchar / syscr of /proc/self/io over the read), the figure by which the master's
+advisor tells a loader of small files (docs/observability.md, "Advice").
 
 Cache: the files were just written, so the page cache holds them: the warm runs read memory
 through the file system, which is what the figures of a second epoch on a node with memory to
@@ -100,6 +102,16 @@ def read_shards(out, shuffle, seed, strict=False):
     return n, size
 
 
+def read_io():
+    """(rchar, syscr) of this process so far; None without /proc/self/io."""
+    try:
+        with open("/proc/self/io") as f:
+            fields = dict(line.split(":", 1) for line in f if ":" in line)
+        return int(fields["rchar"]), int(fields["syscr"])
+    except (OSError, KeyError, ValueError):
+        return None
+
+
 def can_drop_caches():
     return os.access(DROP_CACHES, os.W_OK)
 
@@ -111,7 +123,8 @@ def drop_caches():
 
 
 def measure(way, src, out, paths, run):
-    """(samples, bytes, seconds) of one read of every sample."""
+    """(samples, bytes, seconds, bytes per read call or None) of one read of every sample."""
+    io_before = read_io()
     started = time.monotonic()
     if way == "plain_sequential":
         n, size = read_plain(paths)
@@ -122,30 +135,42 @@ def measure(way, src, out, paths, run):
         n, size = read_plain(order)
     else:
         n, size = read_shards(out, way == "shards_shuffled", run, way == "shards_strict")
-    return n, size, time.monotonic() - started
+    seconds = time.monotonic() - started
+    io_after = read_io()
+    per_call = None
+    if io_before and io_after and io_after[1] > io_before[1]:
+        per_call = (io_after[0] - io_before[0]) / (io_after[1] - io_before[1])
+    return n, size, seconds, per_call
 
 
 def run_all(args, src, out, paths, runs, cold):
     """Every way, `runs` times, in turns (so that a change of the machine's load falls on all
     alike); each run's samples/s."""
     rates = {w: [] for w in WAYS}
+    per_call = {w: [] for w in WAYS}
     for run in range(runs):
         for way in WAYS:
             if cold:
                 drop_caches()
-            n, size, seconds = measure(way, src, out, paths, run)
+            n, size, seconds, bytes_per_call = measure(way, src, out, paths, run)
             if n != args.files or size != args.files * args.file_bytes:
                 raise SystemExit(f"data_pack_bench: {way} read {n} samples of {size} bytes; "
                                  f"expected {args.files} of {args.files * args.file_bytes}")
             rates[way].append(n / seconds)
+            if bytes_per_call is not None:
+                per_call[way].append(bytes_per_call)
             print(f"  {'cold' if cold else 'warm'} run {run + 1}: {way:18} {n / seconds:10.0f} "
                   "samples/s", file=sys.stderr)
-    return rates
+    return rates, per_call
 
 
-def summarise(rates):
+def summarise(measured):
+    rates, per_call = measured
     medians = {w: statistics.median(r) for w, r in rates.items()}
     return {"runs": len(rates[WAYS[0]]), "samples_per_s": rates, "median_samples_per_s": medians,
+            # None where /proc/self/io could not be read.
+            "median_bytes_per_read_call": {w: statistics.median(c) if c else None
+                                           for w, c in per_call.items()},
             "ratio_sequential": medians["shards_sequential"] / medians["plain_sequential"],
             "ratio_shuffled": medians["shards_shuffled"] / medians["plain_shuffled"],
             "ratio_strict": medians["shards_strict"] / medians["plain_sequential"]}
@@ -174,6 +199,11 @@ def table(report):
                      f"{r['ratio_strict']:.1f}x |")
     if report.get("cold") is None:
         lines.append(f"| cold | - | not measured: {report['cold_skipped']} | | | | | | | |")
+    for cache in ("warm", "cold"):
+        per_call = (report.get(cache) or {}).get("median_bytes_per_read_call", {})
+        if any(v is not None for v in per_call.values()):
+            lines.append(f"{cache}: KiB per read call: " + ", ".join(
+                f"{w} {per_call[w] / 1024:,.1f}" for w in WAYS if per_call.get(w) is not None))
     return "\n".join(lines)
 
 

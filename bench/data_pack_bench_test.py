@@ -43,6 +43,13 @@ class Smoke(unittest.TestCase):
                                    m["shards_sequential"] / m["plain_sequential"])
             self.assertAlmostEqual(warm["ratio_strict"],
                                    m["shards_strict"] / m["plain_sequential"])
+            # Files of 1,000 bytes are read in two calls each (the bytes, then the end); shards
+            # in large reads.
+            per_call = warm["median_bytes_per_read_call"]
+            if per_call["plain_sequential"] is not None:  # where /proc/self/io can be read
+                self.assertAlmostEqual(per_call["plain_sequential"], 500, delta=50)
+                self.assertGreater(per_call["shards_sequential"], 4 * per_call["plain_sequential"])
+                self.assertIn("warm: KiB per read call: plain_sequential 0.5,", done.stdout)
             self.assertNotIn("cold", report)
             self.assertEqual(report["cold_skipped"], "--cold-runs 0")
             self.assertIn("| warm | 1 |", done.stdout)

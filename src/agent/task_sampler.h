@@ -13,17 +13,24 @@
 //   low for one sample, never negative.
 // - Memory: the sum of the descendants' resident sets. Pages two processes share are counted
 //   twice, as `ps` and `top` count them.
+// - Reads: the bytes and read calls of the supervisor and its live descendants
+//   (/proc/PID/io's rchar and syscr: os/proc_io.h), whose sum holds those of the processes
+//   reaped in the tree; the rates are the change since the previous sample, never negative.
+//   When one of the figures cannot be read (another account's process, to an agent that may
+//   not trace it), the sample has no read rates rather than too low ones.
 #pragma once
 
 #include <sys/types.h>
 
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <string>
 
 #include "common/time.h"
 #include "model/job.h"
 #include "model/resource_samples.h"
+#include "os/proc_io.h"
 
 namespace cohort::agent {
 
@@ -36,8 +43,9 @@ class TaskSampler {
                                               Timestamp now) = 0;
 };
 
-// Reads `proc_root` ("/proc", or a test's tree of <pid>/stat files): every process's stat file
-// once per sample, whatever the number of tasks.
+// Reads `proc_root` ("/proc", or a test's tree of <pid>/stat and <pid>/io files): every
+// process's stat file once per sample, whatever the number of tasks, and the io files of the
+// tasks' processes.
 class ProcTaskSampler final : public TaskSampler {
  public:
   // The clock ticks per second and the page size default to this machine's (sysconf).
@@ -49,6 +57,7 @@ class ProcTaskSampler final : public TaskSampler {
  private:
   struct Previous {
     int64_t ticks = 0;
+    std::optional<ProcessIo> io;
     Timestamp at;
   };
 

@@ -2,6 +2,7 @@
 // and once over the real /proc, with a child that burns a core.
 #include "agent/task_sampler.h"
 
+#include <fcntl.h>
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -44,6 +45,13 @@ class FakeProc {
         "18446744073709551615 1 1 0 0 0 0 0 0 0 0 0 0 17 3 0 0 0 0 0\n",
         pid, ppid, pid, pid, ticks / 2, ticks - ticks / 2, child_ticks / 2,
         child_ticks - child_ticks / 2, pages);
+  }
+  // Its /proc/<pid>/io: bytes and calls read so far.
+  void SetIo(pid_t pid, int64_t rchar, int64_t syscr) {
+    std::ofstream(root_ / std::to_string(pid) / "io") << fmt::format(
+        "rchar: {}\nwchar: 0\nsyscr: {}\nsyscw: 0\nread_bytes: 0\nwrite_bytes: 0\n"
+        "cancelled_write_bytes: 0\n",
+        rchar, syscr);
   }
   void Remove(pid_t pid) { fs::remove_all(root_ / std::to_string(pid)); }
   std::string root() const { return root_.string(); }
@@ -103,6 +111,72 @@ TEST(ProcTaskSampler, NeverARateBelowZeroAndForgetsWhatItIsNotAskedAbout) {
   EXPECT_TRUE(sampler.Sample({{kTask, 100}}, kStart + seconds(20)).empty());
 }
 
+TEST(ProcTaskSampler, RatesTheReadsOfTheTreeWhoseSumOutlivesItsProcesses) {
+  FakeProc proc;
+  proc.Set(100, 1, 0, 0, 1);  // the supervisor
+  proc.Set(101, 100, 0, 0, 1);
+  proc.Set(102, 101, 0, 0, 1);
+  proc.Set(200, 1, 0, 0, 1);  // someone else
+  proc.SetIo(100, 500, 5);    // its spec
+  proc.SetIo(101, 10'000, 10);
+  proc.SetIo(102, 2'000, 2);
+  proc.SetIo(200, 1'000'000, 1'000);
+  ProcTaskSampler sampler(proc.root(), kTicks, kPage);
+  auto first = sampler.Sample({{kTask, 100}}, kStart);
+  EXPECT_FALSE(first[kTask].read_bytes_per_s.has_value()) << "no rate without an earlier sample";
+  EXPECT_FALSE(first[kTask].read_calls_per_s.has_value());
+
+  // In 5 s the command reads 50,000 bytes in 25 calls; the worker 4,000 in 4 and ends, and the
+  // command reaps it: the kernel adds its figures to the command's.
+  proc.SetIo(101, 10'000 + 50'000 + 6'000, 10 + 25 + 6);
+  proc.Remove(102);
+  proc.SetIo(200, 9'000'000, 9'000);
+  auto second = sampler.Sample({{kTask, 100}}, kStart + seconds(5));
+  EXPECT_EQ(second[kTask].read_bytes_per_s, (50'000 + 4'000) / 5);
+  EXPECT_EQ(second[kTask].read_calls_per_s, 6);  // 29 calls / 5 s, rounded
+
+  // The command reads 5,000 bytes more in 5 calls, ends, and the supervisor reaps it: what it
+  // read counts once, neither lost nor counted again.
+  proc.Remove(101);
+  proc.SetIo(100, 500 + 66'000 + 5'000, 5 + 41 + 5);
+  auto third = sampler.Sample({{kTask, 100}}, kStart + seconds(10));
+  EXPECT_EQ(third[kTask].read_bytes_per_s, 1'000);
+  EXPECT_EQ(third[kTask].read_calls_per_s, 1);
+
+  // A process reaped outside the tree takes its figures with it: 0, never below.
+  proc.Set(103, 100, 0, 0, 1);
+  proc.SetIo(103, 7'000, 7);
+  EXPECT_EQ(sampler.Sample({{kTask, 100}}, kStart + seconds(15))[kTask].read_calls_per_s, 1);
+  proc.Remove(103);
+  EXPECT_EQ(sampler.Sample({{kTask, 100}}, kStart + seconds(20))[kTask].read_calls_per_s, 0);
+}
+
+TEST(ProcTaskSampler, ReadsItCannotSeeAreAbsentNotTooLow) {
+  FakeProc proc;
+  proc.Set(100, 1, 0, 0, 1);
+  proc.Set(101, 100, 0, 0, 1);
+  proc.SetIo(100, 0, 0);
+  proc.SetIo(101, 0, 0);
+  ProcTaskSampler sampler(proc.root(), kTicks, kPage);
+  sampler.Sample({{kTask, 100}}, kStart);
+  proc.SetIo(101, 5'000, 5);
+  EXPECT_EQ(sampler.Sample({{kTask, 100}}, kStart + seconds(5))[kTask].read_calls_per_s, 1);
+  // A process whose figures cannot be read (here a file without them; on a real machine
+  // another account's process, to an agent that may not trace it).
+  proc.Set(102, 101, 0, 0, 1);
+  std::ofstream(fs::path(proc.root()) / "102" / "io") << "wchar: 5\n";
+  auto blind = sampler.Sample({{kTask, 100}}, kStart + seconds(10));
+  ASSERT_EQ(blind.size(), 1u);
+  EXPECT_TRUE(blind[kTask].milli_cpus.has_value()) << "the rest of the sample stands";
+  EXPECT_FALSE(blind[kTask].read_bytes_per_s.has_value());
+  EXPECT_FALSE(blind[kTask].read_calls_per_s.has_value());
+  // Once it is gone, the rates come back from the next sample on.
+  proc.Remove(102);
+  EXPECT_FALSE(sampler.Sample({{kTask, 100}}, kStart + seconds(15))[kTask].read_calls_per_s);
+  proc.SetIo(101, 10'000, 10);
+  EXPECT_EQ(sampler.Sample({{kTask, 100}}, kStart + seconds(20))[kTask].read_calls_per_s, 1);
+}
+
 // The real /proc: this process stands in for the supervisor of a child that spins for a
 // moment. Loose bounds: the machine is shared.
 // CPU ticks (user + system) the kernel has charged to `pid` so far: fields 14 and 15 of its stat.
@@ -150,6 +224,62 @@ TEST(ProcTaskSampler, SeesARealChildBurnACore) {
   EXPECT_NEAR(*samples[kTask].milli_cpus, child_milli, 150);
   EXPECT_LT(*samples[kTask].milli_cpus, 1500);
   EXPECT_GT(samples[kTask].rss_bytes, 0);
+}
+
+}  // namespace
+}  // namespace cohort::agent
+
+namespace cohort::agent {
+namespace {
+
+// The real /proc: a stand-in supervisor whose child reads a 4 KiB file over and over, as a
+// loader of small files does (each read of a file is two calls: its 4,096 bytes, then the end).
+TEST(ProcTaskSampler, SeesARealChildReadManySmallFiles) {
+  const fs::path file = fs::temp_directory_path() / fmt::format("cohort-small-{}", ::getpid());
+  std::ofstream(file) << std::string(4096, 'x');
+  int started[2];
+  ASSERT_EQ(::pipe(started), 0);
+  pid_t supervisor = ::fork();
+  ASSERT_GE(supervisor, 0);
+  if (supervisor == 0) {
+    ::setpgid(0, 0);  // a group of its own, which the reader joins: one kill ends both
+    if (::fork() == 0) {
+      char buf[65536];
+      for (bool first = true;; first = false) {
+        int fd = ::open(file.c_str(), O_RDONLY);
+        while (::read(fd, buf, sizeof(buf)) > 0) {
+        }
+        ::close(fd);
+        if (first && ::write(started[1], "x", 1) != 1) ::_exit(1);
+      }
+    }
+    ::pause();
+    ::_exit(0);
+  }
+  ::setpgid(supervisor, supervisor);  // whichever runs first
+  ::close(started[1]);
+  ProcTaskSampler sampler;
+  auto now = [] {
+    return Timestamp(
+        std::chrono::duration_cast<Duration>(std::chrono::system_clock::now().time_since_epoch()));
+  };
+  char byte;
+  ASSERT_EQ(::read(started[0], &byte, 1), 1) << "the reader never read";
+  ::close(started[0]);
+  sampler.Sample({{kTask, supervisor}}, now());
+  std::this_thread::sleep_for(std::chrono::milliseconds(1000));
+  auto samples = sampler.Sample({{kTask, supervisor}}, now());
+  ::kill(-supervisor, SIGKILL);
+  ::waitpid(supervisor, nullptr, 0);
+  fs::remove(file);
+  ASSERT_EQ(samples.size(), 1u);
+  ASSERT_TRUE(samples[kTask].read_calls_per_s.has_value()) << "this process may read its own";
+  ASSERT_TRUE(samples[kTask].read_bytes_per_s.has_value());
+  // Loose bounds: the machine is shared, but even a slow one opens thousands of files a second.
+  EXPECT_GT(*samples[kTask].read_calls_per_s, 1000);
+  const double per_call = static_cast<double>(*samples[kTask].read_bytes_per_s) /
+                          static_cast<double>(*samples[kTask].read_calls_per_s);
+  EXPECT_NEAR(per_call, 2048, 100);
 }
 
 }  // namespace

@@ -31,6 +31,28 @@ std::string Cores(double cores) {
   return FormatMilliCpus(milli);
 }
 
+// Whether a sample's tasks read in many small calls.
+bool SmallReads(const JobSample& s, const AdvisorConfig& config) {
+  if (!s.reads || s.reads->tasks <= 0 || s.reads->calls_per_s <= 0) return false;
+  return s.reads->calls_per_s >= config.small_reads_per_s * s.reads->tasks &&
+         s.reads->bytes_per_s / s.reads->calls_per_s < config.small_read_bytes;
+}
+
+std::string PerCall(double bytes) {
+  return bytes < 1024 ? fmt::format("{:.0f} bytes", bytes)
+                      : fmt::format("{:.1f} KiB", bytes / 1024);
+}
+
+// 24000 -> "24,000".
+std::string Thousands(double n) {
+  std::string digits = fmt::format("{:.0f}", n), out;
+  for (size_t i = 0; i < digits.size(); ++i) {
+    if (i > 0 && (digits.size() - i) % 3 == 0) out += ',';
+    out += digits[i];
+  }
+  return out;
+}
+
 }  // namespace
 
 void JobAdvisor::Observe(const JobSample& s) {
@@ -42,6 +64,7 @@ void JobAdvisor::Observe(const JobSample& s) {
   } else if (!idle_since_) {
     idle_since_ = s.at;
   }
+  ObserveReads(s);
   bool saturated = s.cpus_requested > 0 && s.cpus_used >= config_.cpu_saturated * s.cpus_requested;
   if (MeanBusy(s) > config_.gpu_starved_below || !saturated) {
     starved_since_.reset();
@@ -56,6 +79,20 @@ void JobAdvisor::Observe(const JobSample& s) {
   ++starved_samples_;
 }
 
+void JobAdvisor::ObserveReads(const JobSample& s) {
+  if (MeanBusy(s) > config_.gpu_starved_below || !SmallReads(s, config_)) {
+    small_reads_since_.reset();
+    small_busy_sum_ = read_bytes_sum_ = read_calls_sum_ = 0;
+    small_reads_samples_ = 0;
+    return;
+  }
+  if (!small_reads_since_) small_reads_since_ = s.at;
+  small_busy_sum_ += MeanBusy(s);
+  read_bytes_sum_ += s.reads->bytes_per_s;
+  read_calls_sum_ += s.reads->calls_per_s;
+  ++small_reads_samples_;
+}
+
 std::vector<Advice> JobAdvisor::AdviceAt(Timestamp now) const {
   if (idle_since_ && now - *idle_since_ >= config_.idle_after) {
     return {Advice{AdviceKind::kIdle,
@@ -64,6 +101,18 @@ std::vector<Advice> JobAdvisor::AdviceAt(Timestamp now) const {
                                FormatDuration(std::chrono::duration_cast<std::chrono::seconds>(
                                    now - *idle_since_))),
                    *idle_since_}};
+  }
+  if (small_reads_since_ && now - *small_reads_since_ >= config_.window) {
+    const double n = small_reads_samples_;
+    return {
+        Advice{AdviceKind::kSmallReads,
+               fmt::format("GPU {:.0f}% busy while its tasks read {} per read call ({} "
+                           "calls/s): pack the small input files into large shards with "
+                           "`cohort data pack` and read them with python/cohort_shards.py "
+                           "(docs/data.md)",
+                           100 * small_busy_sum_ / n, PerCall(read_bytes_sum_ / read_calls_sum_),
+                           Thousands(read_calls_sum_ / n)),
+               *small_reads_since_}};
   }
   if (starved_since_ && now - *starved_since_ >= config_.window) {
     const double n = starved_samples_;

@@ -80,5 +80,89 @@ TEST(Advisor, GpusWhoseUseIsUnknownGetNoAdvice) {
   EXPECT_TRUE(Advise(Every10s(minutes(60), unknown), kStart + minutes(60)).empty());
 }
 
+// Reads as a Python loader of 4 KiB files makes them (two calls a file: its bytes, then the
+// end), and as cohort_shards.py makes them (1 MiB reads): bench/data_pack_bench.py measured both.
+constexpr JobSample::Reads kSmallFiles{24'000 * 2048.0, 24'000, 1};
+constexpr JobSample::Reads kShards{1'800 * 900.0 * 1024, 1'800, 1};
+constexpr char kSmallReadsText[] =
+    "GPU 12% busy while its tasks read 2.0 KiB per read call (24,000 calls/s): pack the small "
+    "input files into large shards with `cohort data pack` and read them with "
+    "python/cohort_shards.py (docs/data.md)";
+
+TEST(Advisor, AJobWhoseGpusWaitWhileItReadsManySmallFilesIsToldToPackThem) {
+  // Its loader waits on the files, so its CPUs are not saturated: only the reads say why.
+  auto samples = Every10s(minutes(3), [](Timestamp t) {
+    return JobSample{t, {0.10, 0.14}, 1.0, 4.0, kSmallFiles};
+  });
+  auto advice = Advise(samples, kStart + minutes(3));
+  ASSERT_EQ(advice.size(), 1u);
+  EXPECT_EQ(advice[0].kind, AdviceKind::kSmallReads);
+  EXPECT_EQ(advice[0].text, kSmallReadsText);
+  EXPECT_EQ(advice[0].since, kStart);
+  // With its CPUs saturated too, the reads say more than the CPUs.
+  samples = Every10s(minutes(3), [](Timestamp t) {
+    return JobSample{t, {0.10, 0.14}, 4.0, 4.0, kSmallFiles};
+  });
+  advice = Advise(samples, kStart + minutes(3));
+  ASSERT_EQ(advice.size(), 1u);
+  EXPECT_EQ(advice[0].text, kSmallReadsText);
+  // Not before the window.
+  EXPECT_TRUE(Advise(samples, kStart + minutes(1)).empty());
+}
+
+TEST(Advisor, LargeReadsFewReadsBusyGpusOrNoFiguresAreNoSmallReads) {
+  auto advise = [](double busy, std::optional<JobSample::Reads> reads, double cpus = 1.0) {
+    return Advise(Every10s(minutes(3),
+                           [&](Timestamp t) {
+                             return JobSample{t, {busy}, cpus, 4.0, reads};
+                           }),
+                  kStart + minutes(3));
+  };
+  ASSERT_EQ(advise(0.1, kSmallFiles).size(), 1u);
+  EXPECT_TRUE(advise(0.1, kShards).empty()) << "shards are read in large calls";
+  EXPECT_TRUE(advise(0.1, JobSample::Reads{500 * 2048.0, 500, 1}).empty())
+      << "a few hundred small reads a second are not a loader of small files";
+  EXPECT_TRUE(advise(0.1, JobSample::Reads{4'000 * 2048.0, 4'000, 8}).empty())
+      << "500 calls/s per task, over 8 tasks";
+  EXPECT_EQ(advise(0.1, JobSample::Reads{16'000 * 2048.0, 16'000, 8}).size(), 1u);
+  EXPECT_TRUE(advise(0.9, kSmallFiles).empty()) << "busy GPUs are fed well enough";
+  EXPECT_TRUE(advise(0.1, std::nullopt).empty()) << "no figures, no finding";
+  EXPECT_TRUE(advise(0.1, JobSample::Reads{0, 0, 1}).empty());
+  // Without figures, saturated CPUs still get the advice they got before.
+  auto starved = advise(0.1, std::nullopt, 4.0);
+  ASSERT_EQ(starved.size(), 1u);
+  EXPECT_EQ(starved[0].kind, AdviceKind::kStarved);
+  // A stretch of small reads that ended (the job moved to shards) is not advice any more.
+  auto moved = Every10s(minutes(5), [](Timestamp t) {
+    return JobSample{t, {0.1}, 1.0, 4.0, t < kStart + minutes(4) ? kSmallFiles : kShards};
+  });
+  EXPECT_TRUE(Advise(moved, kStart + minutes(5)).empty());
+  // Idle GPUs say more still.
+  auto idle = Every10s(minutes(31), [](Timestamp t) {
+    return JobSample{t, {0.0}, 1.0, 4.0, kSmallFiles};
+  });
+  auto advice = Advise(idle, kStart + minutes(31));
+  ASSERT_EQ(advice.size(), 1u);
+  EXPECT_EQ(advice[0].kind, AdviceKind::kIdle);
+}
+
+TEST(Advisor, SmallReadsAreMeanBytesOverTheStretch) {
+  // Half the time 1 KiB reads, half 8 KiB ones at the same rate: 4.5 KiB per call on average.
+  auto samples = Every10s(seconds(190), [](Timestamp t) {  // 20 samples
+    bool odd = ((t - kStart) / seconds(10)) % 2;
+    return JobSample{
+        t, {0.2}, 1.0, 4.0, JobSample::Reads{2'000 * (odd ? 8192.0 : 1024.0), 2'000, 1}};
+  });
+  auto advice = Advise(samples, kStart + seconds(190));
+  ASSERT_EQ(advice.size(), 1u);
+  EXPECT_NE(advice[0].text.find("read 4.5 KiB per read call (2,000 calls/s)"), std::string::npos)
+      << advice[0].text;
+  auto tiny = Every10s(minutes(3), [](Timestamp t) {
+    return JobSample{t, {0.2}, 1.0, 4.0, JobSample::Reads{2'000 * 100.0, 2'000, 1}};
+  });
+  EXPECT_NE(Advise(tiny, kStart + minutes(3))[0].text.find("read 100 bytes per read call"),
+            std::string::npos);
+}
+
 }  // namespace
 }  // namespace cohort::master

@@ -9,7 +9,15 @@ namespace cohort::master {
 namespace {
 
 const char* AdviceKindName(AdviceKind kind) {
-  return kind == AdviceKind::kIdle ? "idle GPUs" : "starved GPUs";
+  switch (kind) {
+    case AdviceKind::kIdle:
+      return "idle GPUs";
+    case AdviceKind::kSmallReads:
+      return "GPUs starved by small reads";
+    case AdviceKind::kStarved:
+      break;
+  }
+  return "starved GPUs";
 }
 
 }  // namespace
@@ -32,6 +40,8 @@ void JobAdvice::Tick(Timestamp now) {
   for (JobId id : running) {
     Job& job = jobs_.At(id);
     JobSample sample;
+    JobSample::Reads reads;
+    bool reads_known = true;  // every task's reads, or none: a part would say too little
     for (const Task& t : job.tasks) {
       if (IsTerminal(t.state)) continue;
       for (int index : t.gpus) {
@@ -44,8 +54,16 @@ void JobAdvice::Tick(Timestamp now) {
       if (!task.empty() && task.back().milli_cpus) {
         sample.cpus_used += static_cast<double>(*task.back().milli_cpus) / 1000;
       }
+      if (!task.empty() && task.back().read_bytes_per_s && task.back().read_calls_per_s) {
+        reads.bytes_per_s += static_cast<double>(*task.back().read_bytes_per_s);
+        reads.calls_per_s += static_cast<double>(*task.back().read_calls_per_s);
+        ++reads.tasks;
+      } else {
+        reads_known = false;
+      }
       sample.cpus_requested += static_cast<double>(t.resources.milli_cpus) / 1000;
     }
+    if (reads_known && reads.tasks > 0) sample.reads = reads;
     if (sample.gpu_busy.empty()) continue;  // GPUs it cannot see: nothing to say
     auto [it, added] = advice_.try_emplace(id);
     State& state = it->second;

@@ -571,7 +571,9 @@ std::vector<Sample> SamplesFrom(const Json& j, const char* key, Decode decode) {
 Json ToJson(const TaskSample& s) {
   return Json{{"at", FormatTimestamp(s.at)},
               {"milli_cpus", OptionalJson(s.milli_cpus)},
-              {"rss_bytes", s.rss_bytes}};
+              {"rss_bytes", s.rss_bytes},
+              {"read_bytes_per_s", OptionalJson(s.read_bytes_per_s)},
+              {"read_calls_per_s", OptionalJson(s.read_calls_per_s)}};
 }
 
 TaskSample TaskSampleFrom(const Json& j) {
@@ -579,6 +581,8 @@ TaskSample TaskSampleFrom(const Json& j) {
   s.at = RequiredTime(j, "at");
   s.milli_cpus = OptionalInRange(j, "milli_cpus", 0, kMaxNodeCpus * 1000);
   s.rss_bytes = OptionalInRange(j, "rss_bytes", 0, kMaxNodeMemoryBytes).value_or(0);
+  s.read_bytes_per_s = OptionalInRange(j, "read_bytes_per_s", 0, kMaxReadBytesPerSecond);
+  s.read_calls_per_s = OptionalInRange(j, "read_calls_per_s", 0, kMaxReadCallsPerSecond);
   return s;
 }
 

@@ -200,12 +200,15 @@ TEST(AgentProtocolJson, ResourceSamplesRoundTripWithUnknownsAsNull) {
                FromMicros(1),
                std::nullopt};
   t.samples = {TaskSample{FromMicros(5'000'000), std::nullopt, 4096},
-               TaskSample{FromMicros(10'000'000), 1500, 8192}};
+               TaskSample{FromMicros(10'000'000), 1500, 8192, 2'000'000, 1000}};
   r.tasks.push_back(t);
   r.gpu_samples = {GpuSamples{0, {GpuSample{FromMicros(5'000'000), 37, 1 << 30}}},
                    GpuSamples{3, {GpuSample{FromMicros(5'000'000), std::nullopt, std::nullopt}}}};
   Json doc = ToJson(r);
   EXPECT_TRUE(doc["tasks"][0]["samples"][0]["milli_cpus"].is_null());
+  EXPECT_TRUE(doc["tasks"][0]["samples"][0]["read_bytes_per_s"].is_null());
+  EXPECT_TRUE(doc["tasks"][0]["samples"][0]["read_calls_per_s"].is_null());
+  EXPECT_EQ(doc["tasks"][0]["samples"][1]["read_bytes_per_s"], 2'000'000);
   EXPECT_TRUE(doc["gpu_samples"][1]["samples"][0]["utilization"].is_null());
   auto back = AgentReportFromJson(doc);
   ASSERT_TRUE(back.ok()) << back.status().ToString();
@@ -213,6 +216,9 @@ TEST(AgentProtocolJson, ResourceSamplesRoundTripWithUnknownsAsNull) {
   ASSERT_EQ(back->tasks[0].samples.size(), 2u);
   EXPECT_EQ(back->tasks[0].samples[1].milli_cpus, 1500);
   EXPECT_EQ(back->tasks[0].samples[1].rss_bytes, 8192);
+  EXPECT_EQ(back->tasks[0].samples[1].read_bytes_per_s, 2'000'000);
+  EXPECT_EQ(back->tasks[0].samples[1].read_calls_per_s, 1000);
+  EXPECT_FALSE(back->tasks[0].samples[0].read_calls_per_s.has_value());
   ASSERT_EQ(back->gpu_samples.size(), 2u);
   EXPECT_EQ(back->gpu_samples[0].samples[0].utilization_percent, 37);
   EXPECT_FALSE(back->gpu_samples[1].samples[0].utilization_percent.has_value());
@@ -260,12 +266,28 @@ TEST(AgentProtocolJson, ResourceSamplesAreBounded) {
   EXPECT_FALSE(gpu_report(Json::array({sample}), kMaxNodeGpus).ok());
   EXPECT_FALSE(gpu_report(Json::array({Json{{"utilization", 5}}})).ok()) << "no time";
 
-  Json task{{"task", {{"job_id", 3}, {"attempt", 1}, {"role", "worker"}, {"index", 0}}},
-            {"state", "RUNNING"},
-            {"samples",
-             Json::array({Json{
-                 {"at", "2023-11-14T22:13:20.000000Z"}, {"milli_cpus", -5}, {"rss_bytes", 1}}})}};
-  EXPECT_FALSE(AgentReportFromJson(Json{{"tasks", Json::array({task})}}).ok());
+  auto task_report = [](Json sample) {
+    Json task{{"task", {{"job_id", 3}, {"attempt", 1}, {"role", "worker"}, {"index", 0}}},
+              {"state", "RUNNING"},
+              {"samples", Json::array({sample})}};
+    return AgentReportFromJson(Json{{"tasks", Json::array({task})}});
+  };
+  Json task_sample{{"at", "2023-11-14T22:13:20.000000Z"}, {"rss_bytes", 1}};
+  EXPECT_TRUE(task_report(task_sample).ok());
+  Json bad_cpus = task_sample;
+  bad_cpus["milli_cpus"] = -5;
+  EXPECT_FALSE(task_report(bad_cpus).ok());
+  for (const char* key : {"read_bytes_per_s", "read_calls_per_s"}) {
+    Json bad_reads = task_sample;
+    bad_reads[key] = -1;
+    auto refused = task_report(bad_reads);
+    ASSERT_FALSE(refused.ok()) << key;
+    EXPECT_NE(refused.status().message().find(key), std::string::npos)
+        << refused.status().message();
+  }
+  Json fast = task_sample;
+  fast["read_calls_per_s"] = kMaxReadCallsPerSecond + 1;
+  EXPECT_FALSE(task_report(fast).ok());
 }
 
 TEST(NodeInfoJson, RoundTrips) {
