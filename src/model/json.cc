@@ -663,7 +663,7 @@ Json ToJson(const UploadProgress& p) {
          {"bytes_done", p.bytes_done},
          {"bytes_total", p.bytes_total},
          {"files_skipped", p.files_skipped}};
-  if (!p.reason.empty()) j["reason"] = p.reason;
+  if (!p.reason.empty()) j["reason"] = BoundedUploadReason(p.reason);
   if (p.retry_at) j["retry_at"] = FormatTimestamp(*p.retry_at);
   return j;
 }
@@ -672,6 +672,10 @@ StatusOr<UploadProgress> UploadProgressFromJson(const Json& j) {
   return Decode<UploadProgress>("upload progress", [&] {
     UploadProgress p;
     p.id = At<std::string>(j, "id");
+    if (p.id.size() > kMaxUploadIdBytes) {
+      throw std::runtime_error(
+          fmt::format("id: {} bytes, at most {}", p.id.size(), kMaxUploadIdBytes));
+    }
     std::string state = At<std::string>(j, "state");
     auto parsed = Parse(kUploadStateNames, state);
     if (!parsed) {
@@ -689,7 +693,7 @@ StatusOr<UploadProgress> UploadProgressFromJson(const Json& j) {
     p.bytes_done = count("bytes_done");
     p.bytes_total = count("bytes_total");
     p.files_skipped = count("files_skipped");
-    p.reason = ValueOr<std::string>(j, "reason", "");
+    p.reason = BoundedUploadReason(ValueOr<std::string>(j, "reason", ""));
     p.retry_at = OptionalTime(j, "retry_at");
     return p;
   });

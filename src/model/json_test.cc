@@ -1,4 +1,5 @@
 #include "model/json.h"
+#include "common/strings.h"
 #include "model/json_errors.h"
 #include "model/limits.h"
 
@@ -446,6 +447,68 @@ TEST(AgentProtocolJson, ErrorsNameTheFieldInTheProjectsWords) {
   } catch (const Json::exception& e) {
     EXPECT_EQ(JsonErrorText(e), "type must be string, but is number");
   }
+}
+
+}  // namespace
+}  // namespace cohort
+
+namespace cohort {
+namespace {
+
+UploadProgress Failed(std::string id, std::string reason) {
+  UploadProgress p;
+  p.id = std::move(id);
+  p.state = UploadState::kFailed;
+  p.reason = std::move(reason);
+  return p;
+}
+
+TEST(UploadProgressJson, RoundTrips) {
+  UploadProgress p = Failed("3.1.worker.0", "store: 503 Slow Down");
+  p.files_done = 3;
+  p.files_total = 10;
+  p.bytes_done = 1 << 20;
+  p.bytes_total = 5 << 20;
+  p.retry_at = FromMicros(5'000'000);
+  auto back = UploadProgressFromJson(ToJson(p));
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(ToJson(*back), ToJson(p));
+  EXPECT_EQ(back->reason, "store: 503 Slow Down");
+}
+
+// An agent cannot make the master keep megabytes per job: an id is refused beyond its bound, a
+// reason cut to it (a store's long error is still worth its start), at a character's start.
+TEST(UploadProgressJson, AnIdBeyondItsBoundIsRefusedAndALongReasonIsCut) {
+  auto at_bound = UploadProgressFromJson(ToJson(Failed(std::string(kMaxUploadIdBytes, 'i'), "x")));
+  EXPECT_TRUE(at_bound.ok()) << at_bound.status().ToString();
+  auto long_id =
+      UploadProgressFromJson(ToJson(Failed(std::string(kMaxUploadIdBytes + 1, 'i'), "")));
+  ASSERT_FALSE(long_id.ok());
+  EXPECT_NE(long_id.status().message().find("id: 1025 bytes, at most 1024"), std::string::npos)
+      << long_id.status().message();
+
+  const std::string fits(kMaxUploadReasonBytes, 'r');
+  EXPECT_EQ(UploadProgressFromJson(ToJson(Failed("a", fits)))->reason, fits);
+  Json sent = ToJson(Failed("a", ""));
+  sent["reason"] = std::string(4 << 20, 'r');  // 4 MiB, as a hostile agent would send it
+  auto cut = UploadProgressFromJson(sent);
+  ASSERT_TRUE(cut.ok()) << cut.status().ToString();
+  EXPECT_EQ(cut->reason.size(), kMaxUploadReasonBytes);
+  EXPECT_EQ(cut->reason, std::string(kMaxUploadReasonBytes - 3, 'r') + "\xE2\x80\xA6");
+  // Two-byte characters (é) across the cut: none is split (the cut falls in the middle of one).
+  sent["reason"] = std::string("rr") + [] {
+    std::string s;
+    for (int i = 0; i < 1000; ++i) s += "\xC3\xA9";
+    return s;
+  }();
+  cut = UploadProgressFromJson(sent);
+  ASSERT_TRUE(cut.ok());
+  EXPECT_EQ(cut->reason.size(), kMaxUploadReasonBytes - 1);
+  EXPECT_EQ(ValidUtf8(cut->reason), cut->reason) << "a character split in two";
+  EXPECT_TRUE(cut->reason.ends_with("\xC3\xA9\xE2\x80\xA6"));
+  // What an agent sends is cut the same way before it leaves.
+  EXPECT_EQ(ToJson(Failed("a", std::string(4096, 'r')))["reason"].get<std::string>().size(),
+            kMaxUploadReasonBytes);
 }
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 
 #include "common/enum_names.h"
 #include "common/time.h"
@@ -25,6 +26,24 @@ inline constexpr auto kUploadStateNames = std::to_array<EnumName<UploadState>>({
     {UploadState::kFailed, "failed"},
 });
 inline const char* UploadStateName(UploadState s) { return NameOf(kUploadStateNames, s); }
+
+// Bounds of what an agent reports of an upload (docs/data.md, "Bad input"), so that it cannot
+// make the master keep megabytes per job: a longer id is refused (ids are the agent's own, a
+// task's id: one this long is not), and a longer reason is cut to this many bytes, ending in
+// "…" (a store's error can be a long body of XML; refusing it would refuse the whole report).
+inline constexpr size_t kMaxUploadIdBytes = 1024;
+inline constexpr size_t kMaxUploadReasonBytes = 1024;
+
+// `reason` as reported: itself if within kMaxUploadReasonBytes, otherwise its first bytes, cut
+// at a character's start, and "…", kMaxUploadReasonBytes in all at most.
+inline std::string BoundedUploadReason(std::string_view reason) {
+  if (reason.size() <= kMaxUploadReasonBytes) return std::string(reason);
+  constexpr std::string_view kEllipsis = "\xE2\x80\xA6";  // U+2026, in UTF-8
+  size_t cut = kMaxUploadReasonBytes - kEllipsis.size();
+  // Back to the first byte of a UTF-8 sequence (not a 10xxxxxx continuation byte).
+  while (cut > 0 && (static_cast<unsigned char>(reason[cut]) & 0xC0) == 0x80) --cut;
+  return std::string(reason.substr(0, cut)) + std::string(kEllipsis);
+}
 
 struct UploadProgress {
   std::string id;  // the agent's name for it: the id of the task whose end began it
