@@ -1,6 +1,7 @@
 // The advisor against real daemons (docs/observability.md, "Advice"): an agent on the fake NVML
-// whose GPU load the test sets, a job whose GPU idles while its CPU is saturated (starved), and
-// one whose GPU does nothing at all (idle), which a master with --reclaim-idle-gpus preempts.
+// whose GPU load the test sets, a job whose GPU idles while its CPU is saturated (starved), one
+// whose GPU does nothing at all (idle), which a master with --reclaim-idle-gpus preempts, and one
+// whose GPU idles while it reads a small file over and over (small reads).
 #include <fmt/format.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -71,6 +72,37 @@ restart: {max_attempts: 1}
   EXPECT_THAT(cluster.EventsText(idle), HasSubstr("kept off node gpu-node until"));
   // The starved job is not idle: it keeps running.
   EXPECT_EQ(cluster.client().GetJob(starved)->state, JobState::kRunning);
+}
+
+// The whole way of a task's reads: the agent's sampler reads /proc/<pid>/io of the task's
+// processes, the rates travel in its reports, and the master's advisor names packing.
+TEST(Advice, AJobReadingManySmallFilesIsToldToPackThem) {
+  LocalCluster cluster("advice-reads");
+  const std::string load_file = cluster.dir() + "/gpu-load";
+  std::ofstream(load_file) << "0 8 1048576\n";
+  cluster.StartMaster({"--advice-window", "3s"});
+  cluster.StartAgent("gpu-node", /*gpus=*/-1,
+                     {"--nvml-library", FakeNvmlLibrary(), "--sample-interval", "1s"},
+                     {{"FAKE_NVML_GPUS", "1"}, {"FAKE_NVML_UTILIZATION_FILE", load_file}});
+  // A loader of one 4 KiB file, read whole again and again (a generator: nothing accumulates).
+  JobId reader = cluster.Submit(R"yaml(
+name: reader
+tasks:
+- role: main
+  resources: {gpus: 1, cpus: 1}
+  command: [python3, -c, "import itertools; open('s', 'wb').write(bytes(4096)); any(open('s', 'rb').read() is None for _ in itertools.count())"]
+)yaml");
+  cluster.WaitForState(reader, JobState::kRunning);
+  ASSERT_TRUE(
+      WaitFor([&] { return cluster.EventsText(reader).find("advice:") != std::string::npos; },
+              std::chrono::seconds(30)))
+      << cluster.EventsText(reader);
+  EXPECT_THAT(cluster.EventsText(reader),
+              HasSubstr("advice: GPUs starved by small reads: GPU 8% busy while its tasks read "
+                        "2.0 KiB per read call ("));
+  auto why = cluster.Cohort({"why", std::to_string(reader)});
+  EXPECT_THAT(why.out, HasSubstr("pack the small input files into large shards with `cohort data "
+                                 "pack` and read them with python/cohort_shards.py"));
 }
 
 }  // namespace
