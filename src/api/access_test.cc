@@ -18,6 +18,9 @@
 #include "master/master.h"
 #include "model/json.h"
 #include "scheduler/scheduler.h"
+#include "store/content_hash.h"
+#include "store/dataset_catalog.h"
+#include "store/dataset_layout.h"
 #include "store/directory_store.h"
 #include "testing/master_deps.h"
 #include "testing/memory_state_store.h"
@@ -81,6 +84,27 @@ class World {
     // An output of job 1, as its agent would have uploaded it.
     auto objects = store::OpenDirectoryStore((dir_ / "store").string());
     EXPECT_TRUE(objects.ok() && (*objects)->Put("jobs/1/outputs/out/model.txt", "weights").ok());
+    // Team vision's private dataset imagenet:1, of one file, as `cohort data put` leaves it.
+    EXPECT_TRUE((*objects)->Put(store::BlobKey(*store::Sha256Hex("weights")), "weights").ok());
+    DatasetVersion imagenet;
+    imagenet.name = "imagenet";
+    imagenet.team = "vision";
+    imagenet.user = "mem";
+    auto files = DatasetFilesFromJson(*ParseJson(DatasetFiles()));
+    EXPECT_TRUE(files.ok());
+    imagenet.files = std::move(files).value();
+    store::DatasetCatalog catalog(**objects);
+    EXPECT_TRUE(catalog.Commit(std::move(imagenet), 0).ok());
+  }
+
+  // A dataset's files: one, "weights", in one chunk.
+  static std::string DatasetFiles() {
+    std::string sha = *store::Sha256Hex("weights");
+    return Json::array({{{"path", "w.bin"},
+                         {"size", 7},
+                         {"sha256", sha},
+                         {"chunks", Json::array({{{"sha256", sha}, {"size", 7}}})}}})
+        .dump();
   }
 
   ~World() {
@@ -256,6 +280,21 @@ std::vector<Cell> Matrix() {
       // The world's store holds this output of job 1 (World()).
       {"GET", "/api/v1/jobs/{id}/artifacts/{path...}", "/api/v1/jobs/1/artifacts/out/model.txt", "",
                                                                             {401, 200, 200, 200, 200, 403, 403, 403}},
+      // Datasets: team vision's private imagenet:1 (World()); chunks are anyone's who may submit.
+      {"POST", "/api/v1/blobs/missing", "/api/v1/blobs/missing", R"({"sha256": []})",
+                                                                            {401, 200, 200, 200, 200, 200, 403, 403}},
+      {"PUT", "/api/v1/blobs/{sha256}", "/api/v1/blobs/" + *store::Sha256Hex("chunk"), "chunk",
+                                                                            {401, 201, 201, 201, 403, 201, 403, 403}},
+      {"GET", "/api/v1/datasets", "/api/v1/datasets", "",                   {401, 200, 200, 200, 200, 200, 403, 403}},
+      // Another team's private dataset is not there for an outsider: 404, not 403.
+      {"GET", "/api/v1/datasets/{name}", "/api/v1/datasets/imagenet?team=vision", "",
+                                                                            {401, 200, 200, 200, 200, 404, 403, 403}},
+      {"POST", "/api/v1/datasets/{name}/versions", "/api/v1/datasets/imagenet/versions",
+       R"({"team": "vision", "files": )" + World::DatasetFiles() + "}",      {401, 201, 201, 201, 403, 403, 403, 403}},
+      {"GET", "/api/v1/datasets/{name}/versions/{version}", "/api/v1/datasets/imagenet/versions/1?team=vision", "",
+                                                                            {401, 200, 200, 200, 200, 404, 403, 403}},
+      {"DELETE", "/api/v1/datasets/{name}/versions/{version}", "/api/v1/datasets/imagenet/versions/1?team=vision", "",
+                                                                            {401, 200, 200, 200, 403, 404, 403, 403}},
       {"GET", "/metrics", "/metrics", "",                                   {401, 200, 200, 200, 200, 200, 403, 403}},
       {"GET", "/", "/", "",                                                 {200, 200, 200, 200, 200, 200, 200, 200}},
       {"GET", "/assets/{file}", "/assets/app.js", "",                       {200, 200, 200, 200, 200, 200, 200, 200}},

@@ -19,11 +19,13 @@
 #include "api/router.h"
 #include "auth/token.h"
 #include "common/strings.h"
+#include "model/dataset.h"
 #include "model/job_spec_parser.h"
 #include "model/json.h"
 #include "model/limits.h"
 #include "model/node_validation.h"
 #include "model/secret.h"
+#include "store/dataset_catalog.h"
 
 namespace cohort::api {
 namespace {
@@ -48,6 +50,8 @@ constexpr uint64_t kLogUploadBodyLimit = 2 * kMaxLogUploadBytes;
 constexpr uint64_t kMetricBatchBodyLimit = kMaxMetricBatchPoints * 400;
 // A secret's value, each byte escaped as JSON may write it (\u00XX), and the rest of the body.
 constexpr uint64_t kSecretBodyLimit = 6 * kMaxSecretValueBytes + 1024;
+// POST /blobs/missing: 1000 hashes of 64 digits, quoted, with commas and spaces.
+constexpr uint64_t kBlobsAskedBodyLimit = 1000 * 72 + 1024;
 
 // Answers quote what the client sent (a path, a query value), which need not be UTF-8; JSON
 // cannot carry that, and dump() would throw. Such bytes are shown as U+FFFD instead.
@@ -170,6 +174,16 @@ std::vector<Router<ApiServer::Handler, Access>::Route> ApiServer::Routes() {
       {"GET", "/api/v1/jobs/{id}/usage", &ApiServer::JobUsage, A::kUser},
       {"GET", "/api/v1/jobs/{id}/artifacts", &ApiServer::ListArtifacts, A::kUser},
       {"GET", "/api/v1/jobs/{id}/artifacts/{path...}", &ApiServer::GetArtifact, A::kUser},
+      {"POST", "/api/v1/blobs/missing", &ApiServer::MissingBlobs, A::kUser, kBlobsAskedBodyLimit},
+      {"PUT", "/api/v1/blobs/{sha256}", &ApiServer::PutBlob, A::kUser, kMaxDatasetChunkBytes},
+      {"GET", "/api/v1/datasets", &ApiServer::ListDatasets, A::kUser},
+      {"GET", "/api/v1/datasets/{name}", &ApiServer::GetDataset, A::kUser},
+      {"POST", "/api/v1/datasets/{name}/versions", &ApiServer::CommitDataset, A::kUser,
+       kMaxDatasetManifestBytes},
+      {"GET", "/api/v1/datasets/{name}/versions/{version}", &ApiServer::GetDatasetVersion,
+       A::kUser},
+      {"DELETE", "/api/v1/datasets/{name}/versions/{version}", &ApiServer::DeleteDatasetVersion,
+       A::kUser},
       {"GET", "/api/v1/teams", &ApiServer::ListTeams, A::kUser},
       {"GET", "/api/v1/teams/{name}", &ApiServer::GetTeam, A::kUser},
       {"PUT", "/api/v1/teams/{name}", &ApiServer::SetTeam, A::kAdmin},
@@ -230,7 +244,8 @@ ApiServer::ApiServer(net::io_context& ioc, master::Master& master, HttpLimits li
       node_waiters_(ioc, [this](const std::string& id, Responder& r) { AnswerNode(id, r); }),
       store_reads_(std::make_unique<StoreReads>(
           master.objects(),
-          [this](std::function<void()> work) { net::post(ioc_, std::move(work)); })) {
+          [this](std::function<void()> work) { net::post(ioc_, std::move(work)); })),
+      datasets_(std::make_shared<store::DatasetCatalog>(master.objects())) {
   master_.SetListener(this);
   // Log uploads are written on a thread of the log store's own: the event loop never waits for
   // the disk on their account. Their answers come back here.

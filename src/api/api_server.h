@@ -27,6 +27,10 @@
 #include "master/master.h"
 #include "model/json.h"
 
+namespace cohort::store {
+class DatasetCatalog;
+}  // namespace cohort::store
+
 namespace cohort::api {
 
 // The one place where a Status becomes an HTTP status (the router adds 405 for a wrong method).
@@ -179,6 +183,17 @@ class ApiServer final : public master::MasterListener {
   // bytes, whole or a range.
   Status ListArtifacts(const Call& call);
   Status GetArtifact(const Call& call);
+  // Datasets (api/dataset_routes.cc, docs/api.md "Datasets"): which chunks the store lacks, one
+  // chunk's upload, a version's commit, lists, a version, its deletion.
+  Status MissingBlobs(const Call& call);
+  Status PutBlob(const Call& call);
+  Status CommitDataset(const Call& call);
+  Status ListDatasets(const Call& call);
+  Status GetDataset(const Call& call);
+  Status GetDatasetVersion(const Call& call);
+  Status DeleteDatasetVersion(const Call& call);
+  // The team a dataset route's `team` query names, else the caller's own (auth::TeamForJobs).
+  StatusOr<std::string> DatasetTeam(const Call& call);
   // Runs `read` on the store reader and answers the call with what it gives; 503 with
   // Retry-After when StoreReads::kMaxUnderWay reads are under way.
   Status ReadStore(const Call& call, StoreReads::Read read);
@@ -245,6 +260,8 @@ class ApiServer final : public master::MasterListener {
   bool stopped_ = false;
   // The one caller of master_.objects() (not thread-safe), off the event loop.
   std::unique_ptr<StoreReads> store_reads_;
+  // The datasets in the store: used on the store reader's thread only.
+  std::shared_ptr<store::DatasetCatalog> datasets_;
 };
 
 }  // namespace cohort::api

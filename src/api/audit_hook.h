@@ -20,7 +20,9 @@
 namespace cohort::api {
 
 // Every method but GET and HEAD, except agents' syncs and log uploads (several a second from
-// every agent, and changing nothing an admin did); agents' registrations are recorded.
+// every agent, and changing nothing an admin did) and datasets' chunks (asked about and uploaded
+// by the thousand, no one's until a recorded commit names them); agents' registrations are
+// recorded.
 bool IsAudited(const HttpRequest& request);
 
 // The entry as it is begun: who (the caller's name, given), from where, what, and on what
