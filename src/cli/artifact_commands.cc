@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "cli/cli.h"
+#include "cli/transfer_progress.h"
 #include "common/strings.h"
 #include "common/units.h"
 #include "model/json.h"
@@ -163,24 +164,6 @@ StatusOr<int> OpenBelow(const std::string& dir, const std::vector<std::string>& 
     fd = next;
   }
   return fd;
-}
-
-struct Totals {
-  size_t files = 0, files_total = 0;
-  int64_t bytes = 0, bytes_total = 0;
-  std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
-};
-
-std::string ProgressLine(const Totals& t) {
-  double seconds =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t.start).count();
-  int64_t rate = seconds > 0 ? static_cast<int64_t>(static_cast<double>(t.bytes) / seconds) : 0;
-  int width = 30;
-  int filled = t.bytes_total > 0 ? static_cast<int>(width * t.bytes / t.bytes_total) : width;
-  return fmt::format("[{}{}] {}/{} files, {}/{}, {}/s", std::string(filled, '#'),
-                     std::string(width - filled, '.'), t.files, t.files_total,
-                     FormatByteSizeApprox(t.bytes), FormatByteSizeApprox(t.bytes_total),
-                     FormatByteSizeApprox(rate));
 }
 
 // One output into `dir`/its path: range after range into a temporary file beside it, renamed

@@ -363,6 +363,58 @@ StatusOr<std::string> CohortClient::ArtifactRange(JobId id, const std::string& p
   return std::move(r.body);
 }
 
+StatusOr<std::vector<std::string>> CohortClient::MissingBlobs(
+    const std::vector<std::string>& sha256) {
+  COHORT_ASSIGN_OR_RETURN(Json answer,
+                          Call("POST", "/api/v1/blobs/missing", Json{{"sha256", sha256}}.dump()));
+  std::vector<std::string> missing;
+  const Json* list =
+      answer.is_object() && answer.contains("missing") ? &answer["missing"] : nullptr;
+  if (!list || !list->is_array()) {
+    return Status::Internal("the master's answer to /api/v1/blobs/missing has no list \"missing\"");
+  }
+  for (const Json& sha : *list) {
+    if (!sha.is_string()) return Status::Internal("a missing blob that is not a hash");
+    missing.push_back(sha.get<std::string>());
+  }
+  return missing;
+}
+
+StatusOr<Json> CohortClient::PutBlob(const std::string& sha256, std::string_view bytes) {
+  // 8 MiB on a slow link takes a while: longer than a JSON call's 30 s.
+  return Call("PUT", "/api/v1/blobs/" + sha256, bytes, "application/octet-stream",
+              std::chrono::minutes(5));
+}
+
+StatusOr<Json> CohortClient::CommitDataset(const std::string& name, const Json& request) {
+  // Every chunk is checked in the store before the answer: many on S3 take a while.
+  return Call("POST", "/api/v1/datasets/" + PercentEncode(name) + "/versions", request.dump(),
+              "application/json", std::chrono::minutes(10));
+}
+
+StatusOr<Json> CohortClient::Datasets(const Query& query) {
+  return Call("GET", "/api/v1/datasets" + QueryString(query));
+}
+
+StatusOr<Json> CohortClient::Dataset(const std::string& name, const std::string& team) {
+  return Call("GET", "/api/v1/datasets/" + PercentEncode(name) + QueryString({{"team", team}}));
+}
+
+StatusOr<Json> CohortClient::DatasetVersion(const std::string& name, int64_t version,
+                                            const std::string& team, bool files) {
+  return Call("GET",
+              fmt::format("/api/v1/datasets/{}/versions/{}", PercentEncode(name), version) +
+                  QueryString({{"team", team}, {"files", files ? "true" : ""}}),
+              {}, "application/json", std::chrono::minutes(2));
+}
+
+StatusOr<Json> CohortClient::DeleteDatasetVersion(const std::string& name, int64_t version,
+                                                  const std::string& team) {
+  return Call("DELETE",
+              fmt::format("/api/v1/datasets/{}/versions/{}", PercentEncode(name), version) +
+                  QueryString({{"team", team}}));
+}
+
 StatusOr<Json> CohortClient::Usage(const Query& query) {
   return Call("GET", "/api/v1/usage" + QueryString(query));
 }

@@ -126,6 +126,20 @@ class CohortClient {
   // byte `offset`; fewer at its end, none past it.
   StatusOr<std::string> ArtifactRange(JobId id, const std::string& path, int64_t offset,
                                       int64_t length);
+  // Datasets (docs/api.md, "Datasets"). Of these hashes (at most 1000), those the store lacks.
+  StatusOr<std::vector<std::string>> MissingBlobs(const std::vector<std::string>& sha256);
+  // Uploads one chunk (at most 8 MiB) under its hash: {"sha256", "size", "stored"}.
+  StatusOr<Json> PutBlob(const std::string& sha256, std::string_view bytes);
+  // Commits the next version of `name` ({"files", "public", "team"}): {"name", "version", ...}.
+  StatusOr<Json> CommitDataset(const std::string& name, const Json& request);
+  // The raw answers of GET /api/v1/datasets (with these query parameters), of one dataset's
+  // versions and of one version (with its files when `files`); `team` empty: the caller's.
+  StatusOr<Json> Datasets(const Query& query);
+  StatusOr<Json> Dataset(const std::string& name, const std::string& team);
+  StatusOr<Json> DatasetVersion(const std::string& name, int64_t version, const std::string& team,
+                                bool files);
+  StatusOr<Json> DeleteDatasetVersion(const std::string& name, int64_t version,
+                                      const std::string& team);
   // GET /api/v1/jobs/{id}/metrics: the job's series, or with "tag" one tag's chart lines.
   StatusOr<Json> JobMetrics(JobId id, const Query& query);
   StatusOr<Json> Audit(const Query& query);
