@@ -16,6 +16,7 @@
 #include "common/units.h"
 #include "model/json.h"
 #include "scheduler/scheduler.h"
+#include "store/content_hash.h"
 #include "testing/failing_state_store.h"
 #include "testing/master_deps.h"
 
@@ -188,7 +189,7 @@ TEST_F(AuditApiTest, EveryStateChangingRouteLeavesOneEntryWithItsFields) {
   }
 }
 
-TEST_F(AuditApiTest, ReadsAndAgentSyncsAndLogUploadsLeaveNoEntry) {
+TEST_F(AuditApiTest, ReadsAgentSyncsLogUploadsAndDatasetChunksLeaveNoEntry) {
   ASSERT_EQ(
       Serve("POST", "/api/v1/agents/register", NodeBody("n1"), {{"x-cohort-user", "join"}}).status,
       200);
@@ -209,7 +210,21 @@ TEST_F(AuditApiTest, ReadsAndAgentSyncsAndLogUploadsLeaveNoEntry) {
                   {{"x-cohort-user", "node:n1"}}, {{"offset", "0"}})
                 .status,
             0);
+  // A dataset's chunks, asked about and uploaded by the thousand: the commit naming them is
+  // what the audit keeps.
+  const std::string sha = *store::Sha256Hex("chunk");
+  EXPECT_EQ(Serve("POST", "/api/v1/blobs/missing", Json{{"sha256", {sha}}}.dump()).status, 200);
+  EXPECT_EQ(Serve("PUT", "/api/v1/blobs/" + sha, "chunk").status, 201);
   EXPECT_EQ(Entries().size(), 2u);
+  const Json files = Json::array({{{"path", "c"},
+                                   {"size", 5},
+                                   {"sha256", sha},
+                                   {"chunks", {{{"sha256", sha}, {"size", 5}}}}}});
+  EXPECT_EQ(Serve("POST", "/api/v1/datasets/d/versions", Json{{"files", files}}.dump()).status,
+            201);
+  auto entries = Entries();
+  ASSERT_EQ(entries.size(), 3u);
+  EXPECT_EQ(entries.back().path, "/api/v1/datasets/d/versions");
 }
 
 TEST_F(AuditApiTest, RefusedCallsAreRecordedWithTheirStatusAndWhy) {
