@@ -289,8 +289,8 @@ std::vector<Cell> Matrix() {
       // Another team's private dataset is not there for an outsider: 404, not 403.
       {"GET", "/api/v1/datasets/{name}", "/api/v1/datasets/imagenet?team=vision", "",
                                                                             {401, 200, 200, 200, 200, 404, 403, 403}},
-      {"POST", "/api/v1/datasets/{name}/versions", "/api/v1/datasets/imagenet/versions",
-       R"({"team": "vision", "files": )" + World::DatasetFiles() + "}",      {401, 201, 201, 201, 403, 403, 403, 403}},
+      {"POST", "/api/v1/datasets/{name}/versions", "/api/v1/datasets/imagenet/versions?team=vision",
+       R"({"files": )" + World::DatasetFiles() + "}",      {401, 201, 201, 201, 403, 403, 403, 403}},
       {"GET", "/api/v1/datasets/{name}/versions/{version}", "/api/v1/datasets/imagenet/versions/1?team=vision", "",
                                                                             {401, 200, 200, 200, 200, 404, 403, 403}},
       {"DELETE", "/api/v1/datasets/{name}/versions/{version}", "/api/v1/datasets/imagenet/versions/1?team=vision", "",

@@ -24,7 +24,7 @@ constexpr size_t kMaxDatasetPage = 1000;
 // Hashes one POST /blobs/missing asks about: `cohort data put` asks in batches of this many.
 constexpr size_t kMaxBlobsAsked = 1000;
 constexpr std::string_view kCommitShape =
-    R"({"files": [{"path", "size", "sha256", "chunks": [{"sha256", "size"}]}], "public": false, "team": "T"} (public and team optional))";
+    R"({"files": [{"path", "size", "sha256", "chunks": [{"sha256", "size"}]}], "public": false} (public optional))";
 
 // What a caller may see of the catalog, taken from their principal on the event loop for the
 // store worker.
@@ -67,6 +67,36 @@ Json VersionSummary(const DatasetVersion& v) { return DatasetVersionJson(v, fals
 Status CheckNoJobUses(const master::Master& /*master*/, const std::string& /*team*/,
                       const std::string& /*name*/, int64_t /*version*/) {
   return Status::Ok();
+}
+
+// The version a commit's body describes: its files and whether it is public; kInvalidArgument
+// naming the field. On the store worker: a body of 32 MiB takes a while to read.
+StatusOr<DatasetVersion> DraftOf(std::string_view body) {
+  auto doc = ParseJson(body);
+  if (!doc.ok() || !doc->is_object()) {
+    return Status::InvalidArgument(fmt::format("the body must be a JSON object: {}", kCommitShape));
+  }
+  DatasetVersion draft;
+  bool has_files = false;
+  for (const auto& [key, field] : doc->items()) {
+    if (key == "files") {
+      COHORT_ASSIGN_OR_RETURN(draft.files, DatasetFilesFromJson(field));
+      has_files = true;
+    } else if (key == "public") {
+      if (!field.is_boolean()) {
+        return Status::InvalidArgument(
+            fmt::format("public: must be true or false, not {}", DescribeJsonValue(field)));
+      }
+      draft.is_public = field.get<bool>();
+    } else {
+      return Status::InvalidArgument(
+          fmt::format("{}: unknown field; expected {}", key.substr(0, 80), kCommitShape));
+    }
+  }
+  if (!has_files) {
+    return Status::InvalidArgument(fmt::format("files: missing; expected {}", kCommitShape));
+  }
+  return draft;
 }
 
 }  // namespace
@@ -164,44 +194,10 @@ Status ApiServer::PutBlob(const Call& call) {
 }
 
 Status ApiServer::CommitDataset(const Call& call) {
-  COHORT_RETURN_IF_ERROR(CheckQuery(call.request, {}));
+  COHORT_RETURN_IF_ERROR(CheckQuery(call.request, {"team"}));
   const std::string& name = call.params.at("name");
   COHORT_RETURN_IF_ERROR(CheckDatasetName(name));
-  auto doc = ParseJson(call.request.body);
-  if (!doc.ok() || !doc->is_object()) {
-    return Status::InvalidArgument(fmt::format("the body must be a JSON object: {}", kCommitShape));
-  }
-  DatasetVersion draft;
-  draft.name = name;
-  draft.user = call.caller.name;
-  draft.created_at = master_.Now();
-  std::string team;
-  bool has_files = false;
-  for (const auto& [key, field] : doc->items()) {
-    if (key == "files") {
-      COHORT_ASSIGN_OR_RETURN(draft.files, DatasetFilesFromJson(field));
-      has_files = true;
-    } else if (key == "public") {
-      if (!field.is_boolean()) {
-        return Status::InvalidArgument(
-            fmt::format("public: must be true or false, not {}", DescribeJsonValue(field)));
-      }
-      draft.is_public = field.get<bool>();
-    } else if (key == "team") {
-      if (!field.is_string()) return Status::InvalidArgument("team: must be a team's name");
-      team = field.get<std::string>();
-    } else {
-      return Status::InvalidArgument(
-          fmt::format("{}: unknown field; expected {}", key.substr(0, 80), kCommitShape));
-    }
-  }
-  if (!has_files) {
-    return Status::InvalidArgument(fmt::format("files: missing; expected {}", kCommitShape));
-  }
-  if (team.empty()) {
-    COHORT_ASSIGN_OR_RETURN(team, auth::TeamForJobs(call.caller, master::kDefaultTeam));
-  }
-  COHORT_RETURN_IF_ERROR(master::ValidateTeamName(team, "team"));
+  COHORT_ASSIGN_OR_RETURN(std::string team, DatasetTeam(call));
   if (!auth::CanSubmitTo(call.caller, team)) {
     return Status::PermissionDenied(
         fmt::format("{} may not put datasets in team {}: its members and admins may",
@@ -210,22 +206,25 @@ Status ApiServer::CommitDataset(const Call& call) {
   if (!master_.teams().Exists(team)) {
     return Status::NotFound(fmt::format("team {} does not exist", team));
   }
-  // Checked here too, before the worker: a bad request never waits behind uploads.
-  COHORT_RETURN_IF_ERROR(store::CheckDatasetFiles(draft.files));
-  draft.team = team;
-  return ReadStore(call,
-                   [catalog = datasets_, draft = std::move(draft),
-                    quota = master_.config().store_quota_per_team](
-                       store::ObjectStore&) mutable -> StatusOr<HttpResponse> {
-                     COHORT_ASSIGN_OR_RETURN(DatasetVersion v,
-                                             catalog->Commit(std::move(draft), quota));
-                     return JsonResponse(201, Json{{"name", v.name},
-                                                   {"version", v.version},
-                                                   {"team", v.team},
-                                                   {"public", v.is_public},
-                                                   {"file_count", v.file_count},
-                                                   {"bytes", v.bytes}});
-                   });
+  // The body (up to 32 MiB of JSON) is read on the store worker, never on the event loop.
+  return ReadStore(
+      call,
+      [catalog = datasets_, body = call.request.body, name, team, user = call.caller.name,
+       now = master_.Now(), quota = master_.config().store_quota_per_team](
+          store::ObjectStore&) -> StatusOr<HttpResponse> {
+        COHORT_ASSIGN_OR_RETURN(DatasetVersion draft, DraftOf(body));
+        draft.name = name;
+        draft.team = team;
+        draft.user = user;
+        draft.created_at = now;
+        COHORT_ASSIGN_OR_RETURN(DatasetVersion v, catalog->Commit(std::move(draft), quota));
+        return JsonResponse(201, Json{{"name", v.name},
+                                      {"version", v.version},
+                                      {"team", v.team},
+                                      {"public", v.is_public},
+                                      {"file_count", v.file_count},
+                                      {"bytes", v.bytes}});
+      });
 }
 
 Status ApiServer::ListDatasets(const Call& call) {

@@ -193,8 +193,8 @@ TEST_F(DatasetRoutesTest, BadNamesPathsAndBodiesAreRefusedNamingTheField) {
                 "files[0].path"},
            Case{"POST", "/api/v1/datasets/cifar/versions", R"({"files": 3})", "files"},
            Case{"POST", "/api/v1/datasets/cifar/versions", R"({"public": true})", "files: missing"},
-           Case{"POST", "/api/v1/datasets/cifar/versions", R"({"files": [], "owner": 1})",
-                "owner: unknown field"},
+           Case{"POST", "/api/v1/datasets/cifar/versions", R"({"files": [], "team": "x"})",
+                "team: unknown field"},
            Case{"GET", "/api/v1/datasets/cifar/versions/0", "", "version"},
            Case{"GET", "/api/v1/datasets/cifar/versions/x", "", "version"},
            Case{"POST", "/api/v1/blobs/missing", R"({"sha256": ["abc"]})", "sha256[0]"},
@@ -241,8 +241,8 @@ TEST_F(DatasetRoutesTest, AnotherTeamsPrivateDatasetIsInvisibleAndItsPublicOneRe
       403);
   EXPECT_EQ(Serve("GET", "/api/v1/datasets/open/versions/1").status, 200);
   // Bob's datasets go to his own team; he may not commit to ada's.
-  EXPECT_EQ(ServeAs(bob, "POST", "/api/v1/datasets/x/versions", {},
-                    Json{{"files", Json::array()}, {"team", "default"}}.dump())
+  EXPECT_EQ(ServeAs(bob, "POST", "/api/v1/datasets/x/versions", {{"team", "default"}},
+                    Json{{"files", Json::array()}}.dump())
                 .status,
             403);
 }

@@ -180,8 +180,8 @@ int RunDataPut(const GlobalOptions& g, const DataPutOptions& o) {
   if (totals.bytes_total > 0) progress.Update(ProgressLine(totals));
   progress.Done();
   Json request{{"files", DatasetFilesJson(scan->files)}, {"public", o.is_public}};
-  if (!target->team.empty()) request["team"] = target->team;
-  auto committed = Retrying([&] { return (*c)->CommitDataset(target->name, request); });
+  auto committed =
+      Retrying([&] { return (*c)->CommitDataset(target->name, target->team, request); });
   if (!committed.ok()) return Fail("data put", committed.status());
   const std::string ref =
       fmt::format("{}:{}", target->name, (*committed)["version"].get<int64_t>());

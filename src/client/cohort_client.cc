@@ -386,10 +386,13 @@ StatusOr<Json> CohortClient::PutBlob(const std::string& sha256, std::string_view
               std::chrono::minutes(5));
 }
 
-StatusOr<Json> CohortClient::CommitDataset(const std::string& name, const Json& request) {
+StatusOr<Json> CohortClient::CommitDataset(const std::string& name, const std::string& team,
+                                           const Json& request) {
   // Every chunk is checked in the store before the answer: many on S3 take a while.
-  return Call("POST", "/api/v1/datasets/" + PercentEncode(name) + "/versions", request.dump(),
-              "application/json", std::chrono::minutes(10));
+  return Call(
+      "POST",
+      "/api/v1/datasets/" + PercentEncode(name) + "/versions" + QueryString({{"team", team}}),
+      request.dump(), "application/json", std::chrono::minutes(10));
 }
 
 StatusOr<Json> CohortClient::Datasets(const Query& query) {

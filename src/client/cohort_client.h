@@ -130,8 +130,10 @@ class CohortClient {
   StatusOr<std::vector<std::string>> MissingBlobs(const std::vector<std::string>& sha256);
   // Uploads one chunk (at most 8 MiB) under its hash: {"sha256", "size", "stored"}.
   StatusOr<Json> PutBlob(const std::string& sha256, std::string_view bytes);
-  // Commits the next version of `name` ({"files", "public", "team"}): {"name", "version", ...}.
-  StatusOr<Json> CommitDataset(const std::string& name, const Json& request);
+  // Commits the next version of `name` ({"files", "public"}) in `team` (empty: the caller's):
+  // {"name", "version", "team", ...}.
+  StatusOr<Json> CommitDataset(const std::string& name, const std::string& team,
+                               const Json& request);
   // The raw answers of GET /api/v1/datasets (with these query parameters), of one dataset's
   // versions and of one version (with its files when `files`); `team` empty: the caller's.
   StatusOr<Json> Datasets(const Query& query);

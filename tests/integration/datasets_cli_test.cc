@@ -55,7 +55,7 @@ TEST(DatasetsCli, ADirectoryPutTwiceIsSentOnceAndItsVersionsListedAndDeleted) {
   EXPECT_THAT(first.err, HasSubstr("left out 1 entry"));
   EXPECT_EQ(ChunkPuts(cluster), 3);
 
-  auto second = cluster.Cohort({"data", "put", dir.string(), "mnist", "--public"});
+  auto second = cluster.Cohort({"data", "put", dir.string(), "default/mnist", "--public"});
   ASSERT_EQ(second.exit_code, 0) << second.err;
   EXPECT_EQ(second.out, "mnist:2\n");
   EXPECT_THAT(second.err, HasSubstr("0 of " + std::to_string(big.size() + 12) +
