@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "store/directory_store.h"
+#include "store/forwarding_store.h"
 #include "store/open_store.h"
 
 namespace cohort::agent {
@@ -16,33 +17,19 @@ namespace {
 namespace fs = std::filesystem;
 
 // The real directory store, which fails every put while `down` is set, or for good with `refuse`.
-class SwitchableStore : public store::ObjectStore {
+class SwitchableStore : public store::ForwardingStore {
  public:
   SwitchableStore(std::unique_ptr<store::ObjectStore> inner, const bool& down, const bool& refuse,
                   int& puts)
-      : inner_(std::move(inner)), down_(down), refuse_(refuse), puts_(puts) {}
+      : ForwardingStore(std::move(inner)), down_(down), refuse_(refuse), puts_(puts) {}
   Status Put(const std::string& key, std::string_view data) override {
     COHORT_RETURN_IF_ERROR(Check());
-    return inner_->Put(key, data);
+    return ForwardingStore::Put(key, data);
   }
   Status PutFile(const std::string& key, const std::string& path) override {
     COHORT_RETURN_IF_ERROR(Check());
-    return inner_->PutFile(key, path);
+    return ForwardingStore::PutFile(key, path);
   }
-  StatusOr<std::string> Get(const std::string& key, size_t max) override {
-    return inner_->Get(key, max);
-  }
-  StatusOr<std::string> GetRange(const std::string& key, int64_t offset, size_t length) override {
-    return inner_->GetRange(key, offset, length);
-  }
-  Status GetFile(const std::string& key, const std::string& path) override {
-    return inner_->GetFile(key, path);
-  }
-  StatusOr<store::ObjectInfo> Head(const std::string& key) override { return inner_->Head(key); }
-  StatusOr<store::ListPage> List(const std::string& p, const std::string& a, size_t l) override {
-    return inner_->List(p, a, l);
-  }
-  Status Delete(const std::string& key) override { return inner_->Delete(key); }
 
  private:
   Status Check() {
@@ -51,7 +38,6 @@ class SwitchableStore : public store::ObjectStore {
     ++puts_;
     return Status::Ok();
   }
-  std::unique_ptr<store::ObjectStore> inner_;
   const bool& down_;
   const bool& refuse_;
   int& puts_;

@@ -10,39 +10,22 @@
 #include "model/json.h"
 #include "store/content_hash.h"
 #include "store/dataset_layout.h"
+#include "store/forwarding_store.h"
 
 namespace cohort::api {
 namespace {
 
 // The master's store, counting the puts of chunks it takes.
-class CountingStore final : public store::ObjectStore {
+class CountingStore final : public store::ForwardingStore {
  public:
   CountingStore(std::unique_ptr<store::ObjectStore> inner, std::atomic<int>& blob_puts)
-      : inner_(std::move(inner)), blob_puts_(blob_puts) {}
+      : ForwardingStore(std::move(inner)), blob_puts_(blob_puts) {}
   Status Put(const std::string& key, std::string_view data) override {
     if (key.starts_with("blobs/")) ++blob_puts_;
-    return inner_->Put(key, data);
+    return ForwardingStore::Put(key, data);
   }
-  Status PutFile(const std::string& key, const std::string& path) override {
-    return inner_->PutFile(key, path);
-  }
-  StatusOr<std::string> Get(const std::string& key, size_t max) override {
-    return inner_->Get(key, max);
-  }
-  StatusOr<std::string> GetRange(const std::string& key, int64_t offset, size_t length) override {
-    return inner_->GetRange(key, offset, length);
-  }
-  Status GetFile(const std::string& key, const std::string& path) override {
-    return inner_->GetFile(key, path);
-  }
-  StatusOr<store::ObjectInfo> Head(const std::string& key) override { return inner_->Head(key); }
-  StatusOr<store::ListPage> List(const std::string& p, const std::string& a, size_t l) override {
-    return inner_->List(p, a, l);
-  }
-  Status Delete(const std::string& key) override { return inner_->Delete(key); }
 
  private:
-  std::unique_ptr<store::ObjectStore> inner_;
   std::atomic<int>& blob_puts_;
 };
 

@@ -7,41 +7,26 @@
 
 #include "common/time.h"
 #include "common/units.h"
+#include "store/forwarding_store.h"
 #include "store/open_store.h"
 
 namespace cohort::cohortd {
 namespace {
 
-class SlowStore final : public store::ObjectStore {
+class SlowStore final : public store::ForwardingStore {
  public:
   SlowStore(std::unique_ptr<store::ObjectStore> inner, Duration delay)
-      : inner_(std::move(inner)), delay_(delay) {}
+      : ForwardingStore(std::move(inner)), delay_(delay) {}
   Status Put(const std::string& key, std::string_view data) override {
     std::this_thread::sleep_for(delay_);
-    return inner_->Put(key, data);
+    return ForwardingStore::Put(key, data);
   }
   Status PutFile(const std::string& key, const std::string& path) override {
     std::this_thread::sleep_for(delay_);
-    return inner_->PutFile(key, path);
+    return ForwardingStore::PutFile(key, path);
   }
-  StatusOr<std::string> Get(const std::string& key, size_t max_bytes) override {
-    return inner_->Get(key, max_bytes);
-  }
-  Status GetFile(const std::string& key, const std::string& path) override {
-    return inner_->GetFile(key, path);
-  }
-  StatusOr<std::string> GetRange(const std::string& key, int64_t offset, size_t length) override {
-    return inner_->GetRange(key, offset, length);
-  }
-  StatusOr<store::ObjectInfo> Head(const std::string& key) override { return inner_->Head(key); }
-  StatusOr<store::ListPage> List(const std::string& prefix, const std::string& after,
-                                 size_t limit) override {
-    return inner_->List(prefix, after, limit);
-  }
-  Status Delete(const std::string& key) override { return inner_->Delete(key); }
 
  private:
-  std::unique_ptr<store::ObjectStore> inner_;
   Duration delay_;
 };
 

@@ -9,6 +9,7 @@
 #include <sstream>
 
 #include "store/directory_store.h"
+#include "store/forwarding_store.h"
 
 namespace cohort::store {
 namespace {
@@ -27,38 +28,20 @@ std::string Read(const fs::path& path) {
   return s.str();
 }
 
-// Passes everything to a real store, but fails the Put of a manifest when told to.
-class FailingManifests final : public ObjectStore {
+// A real store that fails the Put of a manifest when told to, and counts the files put.
+class FailingManifests final : public ForwardingStore {
  public:
-  explicit FailingManifests(ObjectStore& real) : real_(real) {}
+  using ForwardingStore::ForwardingStore;
   bool fail_manifest = false;
   int files_put = 0;
   Status Put(const std::string& key, std::string_view data) override {
     if (fail_manifest && key.ends_with("/manifest.json")) return Status::Unavailable("down");
-    return real_.Put(key, data);
+    return ForwardingStore::Put(key, data);
   }
   Status PutFile(const std::string& key, const std::string& path) override {
     ++files_put;
-    return real_.PutFile(key, path);
+    return ForwardingStore::PutFile(key, path);
   }
-  StatusOr<std::string> Get(const std::string& key, size_t max) override {
-    return real_.Get(key, max);
-  }
-  StatusOr<std::string> GetRange(const std::string& key, int64_t offset, size_t n) override {
-    return real_.GetRange(key, offset, n);
-  }
-  Status GetFile(const std::string& key, const std::string& path) override {
-    return real_.GetFile(key, path);
-  }
-  StatusOr<ObjectInfo> Head(const std::string& key) override { return real_.Head(key); }
-  StatusOr<ListPage> List(const std::string& prefix, const std::string& after,
-                          size_t limit) override {
-    return real_.List(prefix, after, limit);
-  }
-  Status Delete(const std::string& key) override { return real_.Delete(key); }
-
- private:
-  ObjectStore& real_;
 };
 
 class SnapshotTest : public ::testing::Test {
@@ -71,8 +54,8 @@ class SnapshotTest : public ::testing::Test {
     fs::create_directories(root_ / "b");
     auto opened = OpenDirectoryStore((root_ / "store").string());
     ASSERT_TRUE(opened.ok());
-    real_ = std::move(*opened);
-    store_ = std::make_unique<FailingManifests>(*real_);
+    real_ = opened->get();
+    store_ = std::make_unique<FailingManifests>(std::move(*opened));
   }
   void TearDown() override { fs::remove_all(root_); }
 
@@ -88,7 +71,7 @@ class SnapshotTest : public ::testing::Test {
 
   static constexpr const char* kPrefix = "jobs/7/checkpoints";
   fs::path root_;
-  std::unique_ptr<ObjectStore> real_;
+  ObjectStore* real_ = nullptr;  // what store_ passes its calls to
   std::unique_ptr<FailingManifests> store_;
 };
 
