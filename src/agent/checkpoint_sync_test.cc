@@ -5,9 +5,9 @@
 
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 #include <thread>
 
+#include "os/process.h"
 #include "os/real_clock.h"
 #include "store/directory_store.h"
 #include "store/open_store.h"
@@ -23,12 +23,7 @@ void Write(const fs::path& path, const std::string& text) {
   std::ofstream(path, std::ios::binary | std::ios::trunc) << text;
 }
 
-std::string Read(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+std::string Read(const fs::path& path) { return ReadFileOrEmpty(path.string()); }
 
 class CheckpointSyncTest : public ::testing::Test {
  protected:

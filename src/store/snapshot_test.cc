@@ -6,8 +6,8 @@
 
 #include <filesystem>
 #include <fstream>
-#include <sstream>
 
+#include "os/process.h"
 #include "store/directory_store.h"
 #include "store/forwarding_store.h"
 
@@ -21,12 +21,7 @@ void Write(const fs::path& path, const std::string& text) {
   std::ofstream(path, std::ios::binary | std::ios::trunc) << text;
 }
 
-std::string Read(const fs::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
+std::string Read(const fs::path& path) { return ReadFileOrEmpty(path.string()); }
 
 // A real store that fails the Put of a manifest when told to, and counts the files put.
 class FailingManifests final : public ForwardingStore {
