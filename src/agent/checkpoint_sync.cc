@@ -154,12 +154,7 @@ Status CheckpointSync::Restore(std::optional<Owner> owner, const std::function<b
 }
 
 Status CheckpointSync::Look(bool last) {
-  COHORT_ASSIGN_OR_RETURN(auto store, OpenStore());
-  if (!pushed_loaded_) {
-    // The snapshot this one replaces, so that its blobs that nothing names any more go.
-    COHORT_ASSIGN_OR_RETURN(pushed_, store::ReadSnapshot(*store, spec_.key));
-    pushed_loaded_ = true;
-  }
+  // Looked at locally first: a task that writes no checkpoints never reaches the store.
   const store::Snapshot* previous = pushed_ ? &*pushed_ : nullptr;
   auto planned = store::PlanSnapshot(spec_.dir, previous);
   // No directory (the task never started, or the node's copy was removed): nothing to send.
@@ -177,6 +172,16 @@ Status CheckpointSync::Look(bool last) {
     bool large = plan.bytes_to_send > spec_.prompt_bytes;
     if (large && last_large_push_ && clock_.Monotonic() < *last_large_push_ + spec_.large_every) {
       return Status::Ok();
+    }
+  }
+  COHORT_ASSIGN_OR_RETURN(auto store, OpenStore());
+  if (!pushed_loaded_) {
+    // The snapshot this one replaces, so that its blobs that nothing names any more go.
+    COHORT_ASSIGN_OR_RETURN(pushed_, store::ReadSnapshot(*store, spec_.key));
+    pushed_loaded_ = true;
+    if (pushed_) {
+      previous = &*pushed_;
+      COHORT_ASSIGN_OR_RETURN(plan, store::PlanSnapshot(spec_.dir, previous));
     }
   }
   const bool large = plan.bytes_to_send > spec_.prompt_bytes;
