@@ -1,5 +1,6 @@
 #include "api/connection_slots.h"
 
+#include <algorithm>
 #include <utility>
 
 namespace cohort::api {
@@ -57,6 +58,13 @@ ConnectionSlots::Taken ConnectionSlots::Take(const std::string& address,
 }
 
 bool ConnectionSlots::CloseOne() { return CloseFirst(nullptr); }
+
+size_t ConnectionSlots::LowerCap(size_t max) {
+  limits_.max_connections = std::max<size_t>(1, std::min(limits_.max_connections, max));
+  size_t closed = 0;
+  while (size_ > limits_.max_connections && CloseFirst(nullptr)) ++closed;
+  return closed;
+}
 
 size_t ConnectionSlots::held_by(const std::string& address) const {
   auto it = addresses_.find(address);

@@ -73,6 +73,11 @@ class ConnectionSlots {
   // Closes the connection that would be closed first to make room, if any: for when the
   // process ran out of file descriptors, whatever the count says.
   bool CloseOne();
+  // Holds at most `max` connections from now on (never raises the cap, never below 1), closing
+  // those above it that may be closed, first in line first. For when descriptors ran out with
+  // fewer connections open than the cap: the rest of the process needs some too. Returns how
+  // many it closed.
+  size_t LowerCap(size_t max);
 
   size_t size() const { return size_; }
   size_t held_by(const std::string& address) const;

@@ -157,6 +157,26 @@ TEST(ConnectionSlots, OutOfDescriptorsTheFirstInLineIsClosedWhateverTheCount) {
   EXPECT_EQ(c.slots().size(), 1u);
 }
 
+TEST(ConnectionSlots, ALoweredCapClosesWhatItCanAboveItAndThenHolds) {
+  Connections c({.max_connections = 100, .max_per_address = 0});
+  c.Hold("serving").Enter(ConnectionPhase::kServing);
+  c.Hold("idle-1").Enter(ConnectionPhase::kIdle);
+  c.Hold("header");
+  c.Hold("idle-2").Enter(ConnectionPhase::kIdle);
+  EXPECT_EQ(c.slots().LowerCap(2), 2u);
+  EXPECT_THAT(c.closed, ElementsAre("idle-1", "idle-2"));
+  EXPECT_EQ(c.slots().limits().max_connections, 2u);
+  EXPECT_EQ(c.slots().LowerCap(50), 0u) << "a cap is never raised";
+  EXPECT_EQ(c.slots().limits().max_connections, 2u);
+  c.Hold("new", "10.0.0.9");
+  EXPECT_THAT(c.closed, ElementsAre("idle-1", "idle-2", "header"))
+      << "the new one takes the unfinished one's place, not a third";
+  EXPECT_EQ(c.slots().LowerCap(0), 1u) << "only what may be closed";
+  EXPECT_THAT(c.closed, ElementsAre("idle-1", "idle-2", "header", "new"));
+  EXPECT_EQ(c.slots().limits().max_connections, 1u);
+  EXPECT_EQ(c.slots().size(), 1u);
+}
+
 TEST(ConnectionSlots, AReleasedPlaceIsGivenBackOnce) {
   Connections c({.max_connections = 1, .max_per_address = 1});
   {

@@ -666,6 +666,19 @@ struct HttpServer::Impl : std::enable_shared_from_this<HttpServer::Impl> {
       spdlog::debug("accept: {}", ec.message());
       return Accept();  // e.g. a connection reset before it was accepted
     }
+    // Connections took every descriptor: from now on they hold fewer, so that opening a log
+    // file or the database still works while a flood of them goes on.
+    const size_t open = shared->slots.size();
+    const size_t kept = shared->limits.descriptors_kept_free;
+    // Never below 16, so that descriptors spent by a burst of files cannot ratchet it to none.
+    const size_t cap = std::max<size_t>(16, open > kept ? open - kept : 0);
+    if (cap < shared->slots.limits().max_connections) {
+      spdlog::warn(
+          "out of file descriptors ({}) with {} connections open: holding at most {} from now "
+          "on, to keep {} descriptors for files",
+          ec.message(), open, cap, kept);
+      NoteRoomMade(shared->slots.LowerCap(cap));
+    }
     // The connection waiting may be an agent's: it gets the descriptor of one doing nothing.
     if (shared->slots.CloseOne()) {
       NoteRoomMade(1);

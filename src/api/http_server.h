@@ -97,6 +97,10 @@ struct HttpLimits {
   // first, oldest first; a request being served is never cut off. When none can be closed, the
   // new one is answered 503 and closed. Running out of file descriptors makes room the same way.
   size_t max_connections = 1024;
+  // Descriptors kept for everything but connections (the database, log files, the store) once
+  // the process ran out of them: the first time accept fails for want of one, the cap above
+  // drops to the connections then open less this (16 at the least), for good.
+  size_t descriptors_kept_free = 64;
   // Connections one client address holds at once (an IPv6 address counts by its /64); beyond
   // that a new one takes the place of one of the address's own, as above, or is answered 503.
   // 0: no cap.
