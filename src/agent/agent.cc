@@ -21,6 +21,7 @@
 #include "agent/checkpoint_sync.h"
 #include "agent/job_directories.h"
 #include "agent/output_file.h"
+#include "agent/task_inputs.h"
 #include "agent/task_memory.h"
 #include "common/strings.h"
 #include "common/units.h"
@@ -99,10 +100,17 @@ TaskExit NeverRan(Timestamp at, std::string why, std::optional<StartFailure> kin
 // is emptied as that account: walked by root, a link swapped in at the right moment could make
 // root delete a file anywhere.
 Status RemoveTaskDir(const std::string& dir) {
-  for (const char* held : {"/work", "/checkpoints"}) {
+  // The account's directories are emptied as the account. $COHORT_DATA_DIR (data/) is 0500,
+  // read-only to it: given back its write right first (a chmod follows no link to reach it).
+  for (const char* held : {"/work", "/checkpoints", "/data"}) {
     std::string path = dir + held;
     struct stat st {};
     if (::lstat(path.c_str(), &st) == 0 && S_ISDIR(st.st_mode) && st.st_uid != ::geteuid()) {
+      int fd = ::open(path.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+      if (fd >= 0) {
+        (void)::fchmod(fd, (st.st_mode & 07777) | S_IRWXU);
+        ::close(fd);
+      }
       COHORT_RETURN_IF_ERROR(EmptyDirectoryAs(path, Owner{st.st_uid, st.st_gid}));
     }
   }
@@ -309,6 +317,10 @@ void Agent::Launch(const TaskLaunch& given, Duration node_timeout) {
       return NotStarted(t, "could not start", job_dirs.status().message());
     }
     std::map<std::string, std::string> env = launch.env;
+    // The job's code is unpacked where the task starts, unless its group names a workdir, which
+    // wins (docs/data.md, "Code").
+    const std::string context_key = launch.workdir.empty() ? launch.context_key : "";
+    if (!launch.datasets.empty()) env["COHORT_DATA_DIR"] = TaskDataDir(t.dir);
     if (!launch.hparams.empty()) {
       // A sweep trial's values (docs/sweeps.md), readable by the task's account: no secret.
       std::string path = t.dir + "/hparams.json";
@@ -352,6 +364,14 @@ void Agent::Launch(const TaskLaunch& given, Duration node_timeout) {
           return NotStarted(t, "could not start", s.message());
         }
       }
+    }
+    if (!launch.datasets.empty() || !context_key.empty()) {
+      TaskInputsSpec inputs;
+      inputs.cache_dir = config_.data_dir + "/cache";
+      inputs.cache_bytes = config_.dataset_cache_bytes;
+      inputs.datasets = launch.datasets;
+      inputs.context_key = context_key;
+      spec["inputs"] = ToJson(inputs);
     }
     if (memory_cgroups_ && launch.memory_limit_bytes > 0) {
       spec["memory"] = TaskMemoryJson(TaskMemorySpec{

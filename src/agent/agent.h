@@ -76,6 +76,9 @@ struct AgentConfig {
   int64_t checkpoint_prompt_bytes = int64_t{64} << 20;
   Duration checkpoint_interval = std::chrono::minutes(5);
   Duration checkpoint_final_limit = std::chrono::minutes(2);
+  // The node's dataset cache (agent/dataset_cache.h): <data_dir>/cache, at most this many bytes
+  // of versions no task reads (--dataset-cache-size).
+  int64_t dataset_cache_bytes = int64_t{100} << 30;
 };
 
 // What the agent acts through. Each must outlive the agent.

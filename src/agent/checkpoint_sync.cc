@@ -4,6 +4,7 @@
 
 #include <filesystem>
 
+#include "agent/store_retry.h"
 #include "common/strings.h"
 #include "common/units.h"
 #include "os/directory.h"
@@ -77,14 +78,19 @@ CheckpointSync::~CheckpointSync() {
   if (thread_.joinable()) thread_.join();
 }
 
-StatusOr<std::unique_ptr<store::ObjectStore>> CheckpointSync::OpenStore() {
-  std::string text = ReadFileOrEmpty(task_dir_ + "/" + kStoreAccessFile);
+StatusOr<std::unique_ptr<store::ObjectStore>> OpenTaskStore(const std::string& task_dir,
+                                                            const ObjectStoreOpener& open) {
+  std::string text = ReadFileOrEmpty(task_dir + "/" + kStoreAccessFile);
   if (text.empty()) {
     return Status::Unavailable("the store's access has not come from the master yet");
   }
   COHORT_ASSIGN_OR_RETURN(Json j, ParseJson(text));
   COHORT_ASSIGN_OR_RETURN(StoreAccess access, StoreAccessFromJson(j));
-  return open_store_(access);
+  return open(access);
+}
+
+StatusOr<std::unique_ptr<store::ObjectStore>> CheckpointSync::OpenStore() {
+  return OpenTaskStore(task_dir_, open_store_);
 }
 
 std::optional<int64_t> CheckpointSync::ReportedStep() const {
@@ -101,56 +107,39 @@ std::optional<int64_t> CheckpointSync::ReportedStep() const {
 
 Status CheckpointSync::Restore(std::optional<Owner> owner, const std::function<bool()>& stopped) {
   if (!spec_.restore) return Status::Ok();
-  const MonoTime give_up = clock_.Monotonic() + spec_.restore_limit;
-  Duration backoff = std::chrono::seconds(1);
-  Status last;
-  bool told = false;
-  while (true) {
-    last = [&]() -> Status {
-      COHORT_ASSIGN_OR_RETURN(auto store, OpenStore());
-      COHORT_ASSIGN_OR_RETURN(auto snapshot, store::ReadSnapshot(*store, spec_.key));
-      pushed_loaded_ = true;
-      // None stored: the task starts afresh, and its output says nothing of it (an attempt of a
-      // job that keeps no checkpoints is no different from the first).
-      if (!snapshot) return Status::Ok();
-      const std::string staging = task_dir_ + "/restore";
-      COHORT_RETURN_IF_ERROR(EnsureDirectory(staging, 0700, std::nullopt));
-      auto pulled = store::PullSnapshot(*store, spec_.key, *snapshot, spec_.dir, staging, owner);
-      std::error_code ignored;
-      std::filesystem::remove_all(staging, ignored);
-      if (!pulled.ok()) return pulled.status();
-      RestoredCheckpoint restored{snapshot->attempt, snapshot->step, snapshot->taken_at,
-                                  static_cast<int64_t>(snapshot->files.size()), snapshot->bytes};
-      COHORT_RETURN_IF_ERROR(WriteFileAtomically(task_dir_ + "/" + kRestoredFile,
-                                                 ToJson(restored).dump(), 0600,
-                                                 Durability::kProcessCrash));
-      log_(fmt::format("cohort: restored {} into {} ({} fetched, {} files already here)",
-                       DescribeRestored(restored), spec_.dir,
-                       FormatByteSizeApprox(pulled->bytes_fetched), pulled->files_kept));
-      pushed_ = std::move(*snapshot);
-      return Status::Ok();
-    }();
-    if (last.ok()) return last;
-    // Damaged content or a link on the way: trying again changes nothing.
-    if (last.code() == StatusCode::kFailedPrecondition ||
-        last.code() == StatusCode::kPermissionDenied ||
-        last.code() == StatusCode::kInvalidArgument) {
-      break;
-    }
-    if (clock_.Monotonic() + backoff > give_up) break;
-    if (!told) {
-      log_(fmt::format("cohort: waiting for the store to restore the job's checkpoint: {}",
-                       last.message()));
-      told = true;
-    }
-    for (Duration waited{}; waited < backoff; waited += std::chrono::milliseconds(100)) {
-      if (stopped && stopped()) return Status::Ok();
-      std::this_thread::sleep_for(std::chrono::milliseconds(100));
-    }
-    backoff = std::min<Duration>(backoff * 2, std::chrono::seconds(30));
-  }
+  auto restore = [&]() -> Status {
+    COHORT_ASSIGN_OR_RETURN(auto store, OpenStore());
+    COHORT_ASSIGN_OR_RETURN(auto snapshot, store::ReadSnapshot(*store, spec_.key));
+    pushed_loaded_ = true;
+    // None stored: the task starts afresh, and its output says nothing of it (an attempt of a
+    // job that keeps no checkpoints is no different from the first).
+    if (!snapshot) return Status::Ok();
+    const std::string staging = task_dir_ + "/restore";
+    COHORT_RETURN_IF_ERROR(EnsureDirectory(staging, 0700, std::nullopt));
+    auto pulled = store::PullSnapshot(*store, spec_.key, *snapshot, spec_.dir, staging, owner);
+    std::error_code ignored;
+    std::filesystem::remove_all(staging, ignored);
+    if (!pulled.ok()) return pulled.status();
+    RestoredCheckpoint restored{snapshot->attempt, snapshot->step, snapshot->taken_at,
+                                static_cast<int64_t>(snapshot->files.size()), snapshot->bytes};
+    COHORT_RETURN_IF_ERROR(WriteFileAtomically(
+        task_dir_ + "/" + kRestoredFile, ToJson(restored).dump(), 0600, Durability::kProcessCrash));
+    log_(fmt::format("cohort: restored {} into {} ({} fetched, {} files already here)",
+                     DescribeRestored(restored), spec_.dir,
+                     FormatByteSizeApprox(pulled->bytes_fetched), pulled->files_kept));
+    pushed_ = std::move(*snapshot);
+    return Status::Ok();
+  };
+  Status restored = RetryWhileStoreDown(
+      clock_, spec_.restore_limit, stopped,
+      [&](const Status& why) {
+        log_(fmt::format("cohort: waiting for the store to restore the job's checkpoint: {}",
+                         why.message()));
+      },
+      restore);
+  if (restored.ok()) return restored;
   return Status::Unavailable(
-      fmt::format("could not restore the job's checkpoint from the store: {}", last.message()));
+      fmt::format("could not restore the job's checkpoint from the store: {}", restored.message()));
 }
 
 Status CheckpointSync::Look(bool last) {

@@ -63,6 +63,11 @@ StatusOr<CheckpointSyncSpec> CheckpointSyncSpecFromJson(const Json& j);
 using ObjectStoreOpener =
     std::function<StatusOr<std::unique_ptr<store::ObjectStore>>(const StoreAccess& access)>;
 
+// The store, as the task directory's store.json names it (the agent writes it, and rewrites it
+// when the master renews short-lived credentials); kUnavailable while it has not come.
+StatusOr<std::unique_ptr<store::ObjectStore>> OpenTaskStore(const std::string& task_dir,
+                                                            const ObjectStoreOpener& open);
+
 class CheckpointSync {
  public:
   // `log` is told, a line at a time, what the task's own output should say (restored, last push

@@ -19,6 +19,7 @@
 #include "agent/base_environment.h"
 #include "agent/checkpoint_sync.h"
 #include "agent/output_file.h"
+#include "agent/task_inputs.h"
 #include "agent/task_memory.h"
 #include "common/strings.h"
 #include "model/json.h"
@@ -50,6 +51,7 @@ struct TaskSpec {
   std::vector<std::string> job_dirs;              // must be usable by the account
   std::optional<TaskMemorySpec> memory;           // the limit the agent enforces; none: unlimited
   std::optional<CheckpointSyncSpec> checkpoints;  // where the job's checkpoints go between attempts
+  std::optional<TaskInputsSpec> inputs;           // datasets and code to fetch before it starts
 };
 
 StatusOr<TaskSpec> ReadSpec(const std::string& dir) {
@@ -74,6 +76,9 @@ StatusOr<TaskSpec> ReadSpec(const std::string& dir) {
     spec.memory = TaskMemorySpecFrom(doc);
     if (doc.contains("checkpoints")) {
       COHORT_ASSIGN_OR_RETURN(spec.checkpoints, CheckpointSyncSpecFromJson(doc["checkpoints"]));
+    }
+    if (doc.contains("inputs")) {
+      COHORT_ASSIGN_OR_RETURN(spec.inputs, TaskInputsSpecFromJson(doc["inputs"]));
     }
     if (spec.command.empty()) return Status::InvalidArgument("spec.json: empty command");
     return spec;
@@ -358,18 +363,19 @@ int RunTaskSupervisor(const std::string& dir) {
   for (int s : {SIGCHLD, SIGTERM, SIGINT, SIGHUP}) sigaddset(&handled, s);
   ::sigprocmask(SIG_BLOCK, &handled, &old_mask);
 
+  // Stopped before the command started: between tries at the store.
+  auto stopped = [] {
+    sigset_t pending;
+    return ::sigpending(&pending) == 0 &&
+           (sigismember(&pending, SIGTERM) == 1 || sigismember(&pending, SIGINT) == 1);
+  };
+  auto log_line = [log_fd](const std::string& line) { dprintf(log_fd, "%s\n", line.c_str()); };
   // The job's checkpoint from its earlier attempt, before the task starts
   // (agent/checkpoint_sync.h).
   std::unique_ptr<CheckpointSync> checkpoints;
   if (spec->checkpoints) {
-    checkpoints = std::make_unique<CheckpointSync>(
-        *spec->checkpoints, dir, store::OpenStore, clock,
-        [log_fd](const std::string& line) { dprintf(log_fd, "%s\n", line.c_str()); });
-    auto stopped = [] {
-      sigset_t pending;
-      return ::sigpending(&pending) == 0 &&
-             (sigismember(&pending, SIGTERM) == 1 || sigismember(&pending, SIGINT) == 1);
-    };
+    checkpoints = std::make_unique<CheckpointSync>(*spec->checkpoints, dir, store::OpenStore, clock,
+                                                   log_line);
     Status restored = checkpoints->Restore(owner, stopped);
     if (!restored.ok()) dprintf(log_fd, "cohort: %s\n", restored.message().c_str());
     if (!restored.ok() || stopped()) {
@@ -377,6 +383,22 @@ int RunTaskSupervisor(const std::string& dir) {
       TaskExit exit{126, std::nullopt, stopped(), {}, {}, restored.ok() ? "" : restored.message()};
       return finish(exit);
     }
+  }
+
+  // Its datasets and code (agent/task_inputs.h); the datasets stay held until the supervisor
+  // ends, the task's whole life.
+  HeldInputs inputs;
+  if (spec->inputs) {
+    auto fetched =
+        FetchTaskInputs(*spec->inputs, dir, store::OpenStore, clock, owner, stopped, log_line);
+    if (!fetched.ok()) dprintf(log_fd, "cohort: %s\n", fetched.status().message().c_str());
+    if (!fetched.ok() || stopped()) {
+      ::close(log_fd);
+      TaskExit exit{126, std::nullopt, stopped(),
+                    {},  {},           fetched.ok() ? "" : fetched.status().message()};
+      return finish(exit);
+    }
+    inputs = std::move(*fetched);
   }
 
   std::string memory_warning;

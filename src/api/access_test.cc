@@ -295,6 +295,9 @@ std::vector<Cell> Matrix() {
                                                                             {401, 200, 200, 200, 200, 404, 403, 403}},
       {"DELETE", "/api/v1/datasets/{name}/versions/{version}", "/api/v1/datasets/imagenet/versions/1?team=vision", "",
                                                                             {401, 200, 200, 200, 403, 404, 403, 403}},
+      // A job's code, over the world's stored chunks: as for chunks.
+      {"POST", "/api/v1/contexts", "/api/v1/contexts", R"({"files": )" + World::DatasetFiles() + "}",
+                                                                            {401, 201, 201, 201, 403, 201, 403, 403}},
       {"GET", "/metrics", "/metrics", "",                                   {401, 200, 200, 200, 200, 200, 403, 403}},
       {"GET", "/", "/", "",                                                 {200, 200, 200, 200, 200, 200, 200, 200}},
       {"GET", "/assets/{file}", "/assets/app.js", "",                       {200, 200, 200, 200, 200, 200, 200, 200}},

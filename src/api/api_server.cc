@@ -26,6 +26,7 @@
 #include "model/node_validation.h"
 #include "model/secret.h"
 #include "store/dataset_catalog.h"
+#include "store/dataset_layout.h"
 
 namespace cohort::api {
 namespace {
@@ -52,6 +53,8 @@ constexpr uint64_t kMetricBatchBodyLimit = kMaxMetricBatchPoints * 400;
 constexpr uint64_t kSecretBodyLimit = 6 * kMaxSecretValueBytes + 1024;
 // POST /blobs/missing: 1000 hashes of 64 digits, quoted, with commas and spaces.
 constexpr uint64_t kBlobsAskedBodyLimit = 1000 * 72 + 1024;
+// POST /contexts: the most files a job's code holds, each with a long path and its hashes.
+constexpr uint64_t kContextBodyLimit = store::kMaxContextFiles * 512;
 
 // Answers quote what the client sent (a path, a query value), which need not be UTF-8; JSON
 // cannot carry that, and dump() would throw. Such bytes are shown as U+FFFD instead.
@@ -184,6 +187,7 @@ std::vector<Router<ApiServer::Handler, Access>::Route> ApiServer::Routes() {
        A::kUser},
       {"DELETE", "/api/v1/datasets/{name}/versions/{version}", &ApiServer::DeleteDatasetVersion,
        A::kUser},
+      {"POST", "/api/v1/contexts", &ApiServer::CommitContext, A::kUser, kContextBodyLimit},
       {"GET", "/api/v1/teams", &ApiServer::ListTeams, A::kUser},
       {"GET", "/api/v1/teams/{name}", &ApiServer::GetTeam, A::kUser},
       {"PUT", "/api/v1/teams/{name}", &ApiServer::SetTeam, A::kAdmin},
@@ -566,7 +570,7 @@ StatusOr<std::string> ApiServer::TeamForSubmission(const Call& call, std::string
   return team_note;
 }
 
-StatusOr<HttpResponse> ApiServer::SubmitJob(const Call& call) {
+Status ApiServer::SubmitJob(const Call& call) {
   const HttpRequest& request = call.request;
   // A client that retries a submission whose answer it never got sends the same key again, and
   // gets the job the first one created (docs/api.md, "Idempotent submission").
@@ -582,12 +586,29 @@ StatusOr<HttpResponse> ApiServer::SubmitJob(const Call& call) {
   bool names_team = false;
   COHORT_ASSIGN_OR_RETURN(auto spec, ParseJobSpec(request.body, "job spec", &names_team));
   COHORT_ASSIGN_OR_RETURN(std::string team_note, TeamForSubmission(call, spec.team, names_team));
-  bool replayed = false;
-  COHORT_ASSIGN_OR_RETURN(auto job, master_.Submit(std::move(spec), call.caller.name, request_id,
-                                                   &replayed, std::move(team_note)));
-  HttpResponse response = JsonResponse(replayed ? 200 : 201, ToJson(job));
-  if (replayed) response.headers.emplace_back("Idempotent-Replayed", "true");
-  return response;
+  auto submit = [this, user = call.caller.name, request_id,
+                 team_note = std::move(team_note)](JobSpec spec) -> StatusOr<HttpResponse> {
+    bool replayed = false;
+    COHORT_ASSIGN_OR_RETURN(
+        auto job, master_.Submit(std::move(spec), user, request_id, &replayed, team_note));
+    HttpResponse response = JsonResponse(replayed ? 200 : 201, ToJson(job));
+    if (replayed) response.headers.emplace_back("Idempotent-Replayed", "true");
+    return response;
+  };
+  if (spec.datasets.empty()) {
+    SendAnswer(*call.responder, submit(std::move(spec)));
+    return Status::Ok();
+  }
+  // Every attempt reads the versions that were the latest when the job was submitted.
+  std::vector<DatasetRef> refs = spec.datasets;
+  const std::string team = spec.team;
+  return PinDatasets(call, std::move(refs), team,
+                     [responder = call.responder, submit = std::move(submit),
+                      spec = std::move(spec)](StatusOr<std::vector<DatasetRef>> pinned) mutable {
+                       if (!pinned.ok()) return SendAnswer(*responder, pinned.status());
+                       spec.datasets = std::move(*pinned);
+                       SendAnswer(*responder, submit(std::move(spec)));
+                     });
 }
 
 StatusOr<HttpResponse> ApiServer::ListJobs(const Call& call) {

@@ -144,12 +144,12 @@ class ApiServer final : public master::MasterListener {
 
   // One handler per route (docs/api.md).
   StatusOr<HttpResponse> Health(const Call& call);
-  StatusOr<HttpResponse> SubmitJob(const Call& call);
+  Status SubmitJob(const Call& call);
   StatusOr<HttpResponse> ListJobs(const Call& call);
   Status GetJob(const Call& call);
   StatusOr<HttpResponse> KillJob(const Call& call);
   // Sweeps (sweep_routes.cc, docs/sweeps.md).
-  StatusOr<HttpResponse> SubmitSweep(const Call& call);
+  Status SubmitSweep(const Call& call);
   StatusOr<HttpResponse> ListSweeps(const Call& call);
   StatusOr<HttpResponse> GetSweep(const Call& call);
   StatusOr<HttpResponse> KillSweep(const Call& call);
@@ -192,11 +192,21 @@ class ApiServer final : public master::MasterListener {
   Status GetDataset(const Call& call);
   Status GetDatasetVersion(const Call& call);
   Status DeleteDatasetVersion(const Call& call);
+  // A job's code (docs/data.md, "Code"): its manifest, over chunks already uploaded.
+  Status CommitContext(const Call& call);
   // The team a dataset route's `team` query names, else the caller's own (auth::TeamForJobs).
   StatusOr<std::string> DatasetTeam(const Call& call);
   // Runs `read` on the store reader and answers the call with what it gives; 503 with
   // Retry-After when StoreReads::kMaxUnderWay reads are under way.
   Status ReadStore(const Call& call, StoreReads::Read read);
+  // Pins each of `refs` to the version of a dataset that the caller may read (a ref without a
+  // team is `team`'s, one without a version its latest), on the store worker; then, on the
+  // loop, `then` with them, team and version set, or the first that cannot be pinned (404 for
+  // one the caller may not read). An error only when the work cannot start (too much under
+  // way); `then` is not called then.
+  using Pinned = std::function<void(StatusOr<std::vector<DatasetRef>>)>;
+  Status PinDatasets(const Call& call, std::vector<DatasetRef> refs, const std::string& team,
+                     Pinned then);
   // Users, teams' members, tokens (account_routes.cc).
   StatusOr<HttpResponse> WhoAmI(const Call& call);
   StatusOr<HttpResponse> ListUsers(const Call& call);

@@ -5,11 +5,16 @@
 // the catalog's "next version" safe.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <memory>
 #include <set>
+
+#include <boost/asio/executor_work_guard.hpp>
 
 #include "api/api_server.h"
 #include "api/request_params.h"
 #include "master/accounts.h"
+#include "master/sweeps.h"
 #include "model/dataset.h"
 #include "model/json_errors.h"
 #include "store/content_hash.h"
@@ -43,6 +48,16 @@ Viewer ViewerOf(const auth::Principal& caller) {
   return viewer;
 }
 
+// Whoever may submit jobs or put datasets somewhere (a member of a team, or an admin) may upload
+// chunks and code: `what` names which, for the refusal.
+Status MayUpload(const auth::Principal& caller, std::string_view what) {
+  bool may_submit = auth::IsAdmin(caller);
+  for (const auto& [team, role] : caller.teams) may_submit |= role >= TeamRole::kMember;
+  if (may_submit) return Status::Ok();
+  return Status::PermissionDenied(fmt::format(
+      "{} may not upload {}: members of a team and admins may", caller.Describe(), what));
+}
+
 // The same answer for a dataset that is not there and for another team's private one: whether
 // it exists is not the caller's to learn.
 Status NoSuchDataset(const std::string& team, const std::string& name,
@@ -61,11 +76,43 @@ StatusOr<int64_t> VersionParam(const std::string& text) {
 // A version as lists show it: without its files.
 Json VersionSummary(const DatasetVersion& v) { return DatasetVersionJson(v, false); }
 
-// Until the job spec names datasets (issue 29, item 5, second half) no job uses one. Then this
-// refuses (kFailedPrecondition, naming the job) to delete a version a job that has not ended
-// names: the master's to answer, on the event loop, before the store worker deletes anything.
-Status CheckNoJobUses(const master::Master& /*master*/, const std::string& /*team*/,
-                      const std::string& /*name*/, int64_t /*version*/) {
+// Refuses (kFailedPrecondition, naming the job or sweep) to delete a version that a job that has
+// not ended names, or a sweep that may still start trials: the master's to answer, on the event
+// loop, before the store worker deletes anything. Jobs and sweeps name pinned versions (team and
+// version set when they were submitted).
+Status CheckNoJobUses(const master::Master& master, const std::string& team,
+                      const std::string& name, int64_t version) {
+  const DatasetRef doomed{team, name, version};
+  const std::string shown = FormatDatasetRef(doomed);
+  auto names_it = [&](const DatasetRef& ref) {
+    return ref.team == team && ref.name == name && ref.version == version;
+  };
+  for (const Job* job : master.ListJobs({})) {
+    if (IsTerminal(job->state)) continue;
+    if (std::any_of(job->spec.datasets.begin(), job->spec.datasets.end(), names_it)) {
+      return Status::FailedPrecondition(fmt::format(
+          "dataset {} is in use by job {} ({}), which is {}: delete it once the job has ended, "
+          "or kill the job (cohort kill {})",
+          shown, job->id, job->spec.name, JobStateName(job->state), job->id));
+    }
+  }
+  for (const master::Sweep* sweep : master.sweeps().List()) {
+    if (sweep->state != master::SweepState::kRunning &&
+        sweep->state != master::SweepState::kPaused) {
+      continue;
+    }
+    auto it = sweep->spec.trial.find("datasets");
+    if (it == sweep->spec.trial.end() || !it->is_array()) continue;
+    for (const Json& text : *it) {
+      auto ref = ParseDatasetRef(text.is_string() ? text.get<std::string>() : "");
+      if (ref.ok() && names_it(*ref)) {
+        return Status::FailedPrecondition(fmt::format(
+            "dataset {} is in use by sweep {} ({}), whose trials read it: delete it once the "
+            "sweep has ended, or kill the sweep",
+            shown, sweep->id, sweep->name()));
+      }
+    }
+  }
   return Status::Ok();
 }
 
@@ -156,13 +203,7 @@ Status ApiServer::PutBlob(const Call& call) {
   COHORT_RETURN_IF_ERROR(CheckQuery(call.request, {}));
   // Whoever may put a dataset anywhere may upload its chunks; a chunk is no one's until a
   // version names it.
-  bool may_submit = auth::IsAdmin(call.caller);
-  for (const auto& [team, role] : call.caller.teams) may_submit |= role >= TeamRole::kMember;
-  if (!may_submit) {
-    return Status::PermissionDenied(
-        fmt::format("{} may not upload dataset chunks: members of a team and admins may",
-                    call.caller.Describe()));
-  }
+  COHORT_RETURN_IF_ERROR(MayUpload(call.caller, "dataset chunks"));
   const std::string& sha = call.params.at("sha256");
   if (!store::IsSha256Hex(sha)) {
     return Status::InvalidArgument(
@@ -340,6 +381,94 @@ Status ApiServer::DeleteDatasetVersion(const Call& call) {
         return JsonResponse(
             200, Json{{"team", team}, {"name", name}, {"version", version}, {"deleted", true}});
       });
+}
+
+Status ApiServer::CommitContext(const Call& call) {
+  COHORT_RETURN_IF_ERROR(CheckQuery(call.request, {}));
+  // As for chunks: a job's code is no one's until a job names it.
+  COHORT_RETURN_IF_ERROR(MayUpload(call.caller, "a job's code"));
+  // Read, checked and written on the store worker: the body may be megabytes of JSON.
+  return ReadStore(
+      call, [body = call.request.body](store::ObjectStore& store) -> StatusOr<HttpResponse> {
+        auto doc = ParseJson(body);
+        if (!doc.ok() || !doc->is_object() || !doc->contains("files") || doc->size() != 1) {
+          return Status::InvalidArgument(
+              R"(the body must be {"files": [{"path", "size", "sha256", "chunks": [{"sha256", "size"}], "executable"}]})");
+        }
+        COHORT_ASSIGN_OR_RETURN(std::vector<DatasetFile> files,
+                                DatasetFilesFromJson((*doc)["files"], "files"));
+        if (files.size() > store::kMaxContextFiles) {
+          return Status::InvalidArgument(fmt::format("files: {} files; a job's code is at most {}",
+                                                     files.size(), store::kMaxContextFiles));
+        }
+        COHORT_RETURN_IF_ERROR(store::CheckDatasetFiles(files));
+        const int64_t bytes = store::DatasetBytes(files);
+        if (bytes > store::kMaxContextBytes) {
+          return Status::InvalidArgument(fmt::format("files: {} bytes; a job's code is at most {}",
+                                                     bytes, store::kMaxContextBytes));
+        }
+        COHORT_RETURN_IF_ERROR(store::CheckChunksStored(store, files));
+        // Named by its own bytes: the same code sent twice is one manifest.
+        const std::string manifest = Json{{"files", DatasetFilesJson(files)}}.dump();
+        COHORT_ASSIGN_OR_RETURN(std::string sha, store::Sha256Hex(manifest));
+        const std::string key = store::ContextKey(sha);
+        auto there = store.Head(key);
+        if (there.status().code() == StatusCode::kNotFound) {
+          COHORT_RETURN_IF_ERROR(store.Put(key, manifest));
+        } else {
+          COHORT_RETURN_IF_ERROR(there.status());
+        }
+        return JsonResponse(201,
+                            Json{{"context", sha}, {"file_count", files.size()}, {"bytes", bytes}});
+      });
+}
+
+Status ApiServer::PinDatasets(const Call& call, std::vector<DatasetRef> refs,
+                              const std::string& team, Pinned then) {
+  for (DatasetRef& ref : refs) {
+    if (ref.team.empty()) ref.team = team;
+  }
+  auto pinned = std::make_shared<StatusOr<std::vector<DatasetRef>>>(
+      Status::Internal("the datasets were not pinned"));
+  // As ReadStore: a loop run by hand (the tests) waits for the answer.
+  auto busy =
+      std::make_shared<boost::asio::executor_work_guard<boost::asio::io_context::executor_type>>(
+          ioc_.get_executor());
+  auto pin = [catalog = datasets_, viewer = ViewerOf(call.caller), refs = std::move(refs),
+              pinned](store::ObjectStore&) -> StatusOr<HttpResponse> {
+    if (Status loaded = catalog->Load(); !loaded.ok()) {
+      *pinned = Status::Unavailable(fmt::format(
+          "the job names datasets, and their list cannot be read from the store: {}; try again",
+          loaded.message()));
+      return HttpResponse{};
+    }
+    std::vector<DatasetRef> out;
+    for (size_t i = 0; i < refs.size(); ++i) {
+      DatasetRef ref = refs[i];
+      const DatasetVersion* found = nullptr;
+      if (ref.version) {
+        found = catalog->Find(ref.team, ref.name, *ref.version);
+      } else {
+        // The latest the caller may read.
+        auto versions = catalog->Versions(ref.team, ref.name);
+        for (auto it = versions.rbegin(); it != versions.rend() && !found; ++it) {
+          if (viewer.Sees(**it)) found = *it;
+        }
+      }
+      if (!found || !viewer.Sees(*found)) {
+        *pinned = Status::NotFound(fmt::format(
+            "datasets[{}]: {}", i, NoSuchDataset(ref.team, ref.name, ref.version).message()));
+        return HttpResponse{};
+      }
+      ref.version = found->version;
+      out.push_back(std::move(ref));
+    }
+    *pinned = std::move(out);
+    return HttpResponse{};
+  };
+  return store_reads_->Start(
+      std::move(pin),
+      [pinned, then = std::move(then), busy](StatusOr<HttpResponse>) { then(std::move(*pinned)); });
 }
 
 }  // namespace cohort::api

@@ -230,6 +230,83 @@ TEST_F(DatasetRoutesTest, AnotherTeamsPrivateDatasetIsInvisibleAndItsPublicOneRe
             403);
 }
 
+TEST_F(DatasetRoutesTest, AJobIsPinnedToVersionsItsSubmitterMayReadAndKeepsThemFromDeletion) {
+  ASSERT_EQ(Upload("v1").status, 201);
+  ASSERT_EQ(Upload("v2").status, 201);
+  ASSERT_EQ(Serve("POST", "/api/v1/datasets/digits/versions", {}, Files({{"a", "v1"}})).status,
+            201);
+  ASSERT_EQ(Serve("POST", "/api/v1/datasets/digits/versions", {}, Files({{"a", "v2"}})).status,
+            201);
+  ASSERT_EQ(Serve("POST", "/api/v1/datasets/secret/versions", {}, Files({{"a", "v1"}})).status,
+            201);
+  auto submit = [&](const std::string& datasets, const std::string& token = {}) {
+    std::string spec = Json{{"name", "reader"},
+                            {"datasets", Json::parse(datasets)},
+                            {"tasks", Json::array({Json{{"role", "w"}, {"command", {"true"}}}})}}
+                           .dump();
+    return token.empty() ? Serve("POST", "/api/v1/jobs", {}, spec)
+                         : ServeAs(token, "POST", "/api/v1/jobs", {}, spec);
+  };
+  HttpResponse latest = submit(R"(["digits", "default/secret:1"])");
+  ASSERT_EQ(latest.status, 201) << latest.body;
+  EXPECT_EQ(Body(latest)["spec"]["datasets"],
+            Json::parse(R"(["default/digits:2", "default/secret:1"])"));
+  HttpResponse older = submit(R"(["digits:1"])");
+  ASSERT_EQ(older.status, 201) << older.body;
+  EXPECT_EQ(Body(older)["spec"]["datasets"], Json::parse(R"(["default/digits:1"])"));
+
+  // Another team's member may not read the private one: the same 404 as for one that is not.
+  const std::string bob = TokenFor("bob", "nlp");
+  HttpResponse hidden = submit(R"(["default/secret"])", bob);
+  EXPECT_EQ(hidden.status, 404) << hidden.body;
+  EXPECT_NE(hidden.body.find("datasets[0]: no dataset default/secret that you may read"),
+            std::string::npos)
+      << hidden.body;
+  EXPECT_EQ(submit(R"(["digits:3"])").status, 404);
+
+  // In use by a job that has not ended: not deleted.
+  HttpResponse in_use = Serve("DELETE", "/api/v1/datasets/digits/versions/1");
+  EXPECT_EQ(in_use.status, 409) << in_use.body;
+  EXPECT_NE(in_use.body.find("dataset default/digits:1 is in use by job " +
+                             std::to_string(Body(older)["id"].get<int64_t>())),
+            std::string::npos)
+      << in_use.body;
+  ASSERT_EQ(
+      Serve("POST", "/api/v1/jobs/" + std::to_string(Body(older)["id"].get<int64_t>()) + "/kill")
+          .status,
+      200);
+  EXPECT_EQ(Serve("DELETE", "/api/v1/datasets/digits/versions/1").status, 200);
+}
+
+TEST_F(DatasetRoutesTest, AJobsCodeIsCommittedOnceOverStoredChunksAndNamedByItsHash) {
+  ASSERT_EQ(Upload("print(1)\n").status, 201);
+  auto body = [](const std::string& files) {
+    return Json{{"files", Json::parse(files)["files"]}}.dump();
+  };
+  const std::string code = body(Files({{"train.py", "print(1)\n"}, {"empty", ""}}));
+  HttpResponse first = Serve("POST", "/api/v1/contexts", {}, code);
+  ASSERT_EQ(first.status, 201) << first.body;
+  const std::string sha = Body(first)["context"];
+  EXPECT_EQ(Body(first)["file_count"], 2);
+  EXPECT_EQ(Body(first)["bytes"], 9);
+  auto stored = master_->objects().Get(store::ContextKey(sha), 1 << 20);
+  ASSERT_TRUE(stored.ok()) << stored.status().ToString();
+  EXPECT_EQ(*store::Sha256Hex(*stored), sha) << "named by its own bytes";
+  HttpResponse again = Serve("POST", "/api/v1/contexts", {}, code);
+  ASSERT_EQ(again.status, 201);
+  EXPECT_EQ(Body(again)["context"], sha);
+
+  HttpResponse unsent =
+      Serve("POST", "/api/v1/contexts", {}, body(Files({{"x.py", "never sent"}})));
+  EXPECT_EQ(unsent.status, 400);
+  EXPECT_NE(unsent.body.find("is not in the store; upload it first"), std::string::npos)
+      << unsent.body;
+  EXPECT_EQ(Serve("POST", "/api/v1/contexts", {}, R"({"files": [], "public": true})").status, 400);
+  EXPECT_EQ(Serve("POST", "/api/v1/contexts", {}, body(Files({{"../x", ""}}))).status, 400);
+  const std::string viewer = TokenFor("vic", "default", TeamRole::kViewer);
+  EXPECT_EQ(ServeAs(viewer, "POST", "/api/v1/contexts", {}, code).status, 403);
+}
+
 TEST_F(DatasetRoutesTest, AViewerMayNotUploadChunks) {
   const std::string viewer = TokenFor("val", "default", TeamRole::kViewer);
   HttpResponse r = ServeAs(viewer, "PUT", "/api/v1/blobs/" + Sha("x"), {}, "x");

@@ -6,6 +6,7 @@
 #include "api/request_params.h"
 #include "api/sweep_json.h"
 #include "auth/principal.h"
+#include "model/dataset.h"
 #include "sweep/sweep_spec.h"
 
 namespace cohort::api {
@@ -28,14 +29,43 @@ StatusOr<SweepId> SweepIdParam(const std::string& text) {
 
 }  // namespace
 
-StatusOr<HttpResponse> ApiServer::SubmitSweep(const Call& call) {
+Status ApiServer::SubmitSweep(const Call& call) {
   bool names_team = false;
   COHORT_ASSIGN_OR_RETURN(auto spec,
                           sweep::ParseSweepSpec(call.request.body, "sweep spec", &names_team));
   COHORT_RETURN_IF_ERROR(TeamForSubmission(call, spec.team, names_team).status());
-  COHORT_ASSIGN_OR_RETURN(const master::Sweep* sweep,
-                          master_.sweeps().Submit(std::move(spec), call.caller.name));
-  return JsonResponse(201, SweepJson(master_, *sweep, call.caller));
+  auto submit = [this, caller = call.caller](sweep::SweepSpec spec) -> StatusOr<HttpResponse> {
+    COHORT_ASSIGN_OR_RETURN(const master::Sweep* sweep,
+                            master_.sweeps().Submit(std::move(spec), caller.name));
+    return JsonResponse(201, SweepJson(master_, *sweep, caller));
+  };
+  // The trials' datasets, pinned once for the whole sweep: every trial reads the same versions.
+  std::vector<DatasetRef> refs;
+  if (auto it = spec.trial.find("datasets"); it != spec.trial.end() && it->is_array()) {
+    for (size_t i = 0; i < it->size(); ++i) {
+      const Json& text = (*it)[i];
+      COHORT_ASSIGN_OR_RETURN(
+          DatasetRef ref, ParseDatasetRef(text.is_string() ? text.get<std::string>() : text.dump(),
+                                          fmt::format("trial.datasets[{}]", i)));
+      refs.push_back(std::move(ref));
+    }
+  }
+  if (refs.empty()) {
+    SendAnswer(*call.responder, submit(std::move(spec)));
+    return Status::Ok();
+  }
+  const std::string team = spec.team;
+  return PinDatasets(call, std::move(refs), team,
+                     [responder = call.responder, submit = std::move(submit),
+                      spec = std::move(spec)](StatusOr<std::vector<DatasetRef>> pinned) mutable {
+                       if (!pinned.ok()) return SendAnswer(*responder, pinned.status());
+                       Json datasets = Json::array();
+                       for (const DatasetRef& ref : *pinned) {
+                         datasets.push_back(FormatDatasetRef(ref));
+                       }
+                       spec.trial["datasets"] = std::move(datasets);
+                       SendAnswer(*responder, submit(std::move(spec)));
+                     });
 }
 
 StatusOr<HttpResponse> ApiServer::ListSweeps(const Call& call) {

@@ -4,10 +4,15 @@
 // tar shards on this machine.
 #include <fmt/format.h>
 
+#include <cerrno>
 #include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
 #include <set>
 #include <thread>
 
+#include "cli/chunk_upload.h"
 #include "cli/cli.h"
 #include "cli/transfer_progress.h"
 #include "common/units.h"
@@ -32,17 +37,18 @@ std::string PackProgressLine(const data::PackProgress& p) {
                      p.shards_done, p.shards_total);
 }
 
-int RunPack(const DataPackOptions& o) {
-  auto target = ParseByteSize(o.shard_size);
+// Packs `dir` into `out` with shards of about `shard_size` (--shard-size), a progress line on a
+// terminal.
+StatusOr<data::ShardIndex> PackShowingProgress(const std::string& dir, const std::string& out,
+                                               const std::string& shard_size) {
+  auto target = ParseByteSize(shard_size);
   if (!target.ok()) {
-    return Fail("data pack", Status::InvalidArgument(
-                                 fmt::format("--shard-size: {}", target.status().message())));
+    return Status::InvalidArgument(fmt::format("--shard-size: {}", target.status().message()));
   }
   Progress progress;
   // A line per file would be most of the work for small files: redrawn at most 10 times a second.
   auto last = std::chrono::steady_clock::time_point{};
-  auto started = std::chrono::steady_clock::now();
-  auto index = data::PackDirectory(o.dir, o.out, *target, [&](const data::PackProgress& p) {
+  auto index = data::PackDirectory(dir, out, *target, [&](const data::PackProgress& p) {
     auto now = std::chrono::steady_clock::now();
     bool done = p.shards_total > 0 && p.shards_done == p.shards_total;
     if (!done && now - last < std::chrono::milliseconds(100)) return;
@@ -50,6 +56,12 @@ int RunPack(const DataPackOptions& o) {
     progress.Update(PackProgressLine(p));
   });
   progress.Done();
+  return index;
+}
+
+int RunPack(const DataPackOptions& o) {
+  auto started = std::chrono::steady_clock::now();
+  auto index = PackShowingProgress(o.dir, o.out, o.shard_size);
   if (!index.ok()) return Fail("data pack", index.status());
   if (o.output == "json") {
     fmt::print("{}", data::ShardIndexJson(*index));
@@ -69,6 +81,8 @@ struct DataPutOptions {
   std::string name;
   std::string team;
   bool is_public = false;
+  bool pack = false;  // the shards of DIR, packed first, rather than its files
+  std::string shard_size = "64Mi";
   std::string output = "table";
 };
 
@@ -76,23 +90,6 @@ struct DataRefOptions {
   std::string ref;
   std::string output = "table";
 };
-
-// Hashes asked about at once (the master's bound on POST /api/v1/blobs/missing).
-constexpr size_t kBlobsPerAsk = 1000;
-
-// `call`, again while the master answers 503 (its store worker is busy with other uploads).
-template <typename Call>
-auto Retrying(Call call) -> decltype(call()) {
-  auto wait = std::chrono::milliseconds(200);
-  for (int attempt = 1;; ++attempt) {
-    auto result = call();
-    if (result.ok() || result.status().code() != StatusCode::kUnavailable || attempt == 10) {
-      return result;
-    }
-    std::this_thread::sleep_for(wait);
-    wait = std::min<std::chrono::milliseconds>(wait * 2, std::chrono::seconds(5));
-  }
-}
 
 // The team and name NAME gives (TEAM/NAME, or NAME and --team); no version: the master gives it.
 StatusOr<DatasetRef> PutTarget(const DataPutOptions& o) {
@@ -113,14 +110,45 @@ std::string PlainCount(size_t n, const char* what) {
   return fmt::format("{} {}{}", n, what, n == 1 ? "" : "s");
 }
 
+// With --pack: DIR packed into shards in a directory of its own, removed when it goes.
+struct PackedCopy {
+  std::string dir;
+  ~PackedCopy() {
+    std::error_code ec;
+    if (!dir.empty()) std::filesystem::remove_all(dir, ec);
+  }
+};
+
+StatusOr<std::string> PackForPut(const DataPutOptions& o, PackedCopy& packed) {
+  char tmpl[] = "/tmp/cohort-data-pack-XXXXXX";
+  if (::mkdtemp(tmpl) == nullptr) {
+    return Status::Internal(
+        fmt::format("cannot make a directory for the shards: {}", std::strerror(errno)));
+  }
+  packed.dir = tmpl;
+  COHORT_ASSIGN_OR_RETURN(data::ShardIndex index,
+                          PackShowingProgress(o.dir, packed.dir, o.shard_size));
+  fmt::print(stderr, "packed {} into {} shards ({})\n",
+             PlainCount(static_cast<size_t>(index.files), "file"), index.shards.size(),
+             FormatByteSizeApprox(index.bytes));
+  return packed.dir;
+}
+
 int RunDataPut(const GlobalOptions& g, const DataPutOptions& o) {
   auto target = PutTarget(o);
   if (!target.ok()) return Fail("data put", target.status());
   auto c = Connect(g);
   if (!c.ok()) return Fail("data put", c.status());
+  PackedCopy packed;
+  std::string dir = o.dir;
+  if (o.pack) {
+    auto shards = PackForPut(o, packed);
+    if (!shards.ok()) return Fail("data put", shards.status());
+    dir = *shards;
+  }
   Progress progress;
   auto last = std::chrono::steady_clock::time_point{};
-  auto scan = data::ScanDataset(o.dir, [&](int64_t done, int64_t total) {
+  auto scan = data::ScanDataset(dir, [&](int64_t done, int64_t total) {
     auto now = std::chrono::steady_clock::now();
     if (done != total && now - last < std::chrono::milliseconds(100)) return;
     last = now;
@@ -134,51 +162,9 @@ int RunDataPut(const GlobalOptions& g, const DataPutOptions& o) {
                PlainCount(scan->skipped_count, "entry"), scan->skipped.empty() ? "" : ": ",
                fmt::join(scan->skipped, ", "));
   }
-  // Which chunks the store lacks, asked in batches, each hash once.
-  std::vector<std::string> hashes;
-  std::set<std::string> seen;
-  for (const auto& f : scan->files) {
-    for (const auto& chunk : f.chunks) {
-      if (seen.insert(chunk.sha256).second) hashes.push_back(chunk.sha256);
-    }
-  }
-  std::set<std::string> missing;
-  for (size_t i = 0; i < hashes.size(); i += kBlobsPerAsk) {
-    std::vector<std::string> batch(
-        hashes.begin() + static_cast<ptrdiff_t>(i),
-        hashes.begin() + static_cast<ptrdiff_t>(std::min(hashes.size(), i + kBlobsPerAsk)));
-    auto answer = Retrying([&] { return (*c)->MissingBlobs(batch); });
-    if (!answer.ok()) return Fail("data put", answer.status());
-    missing.insert(answer->begin(), answer->end());
-  }
-  Totals totals;
-  totals.files_total = scan->files.size();
-  for (const auto& f : scan->files) {
-    for (const auto& chunk : f.chunks) {
-      if (missing.contains(chunk.sha256)) totals.bytes_total += chunk.size;
-    }
-  }
-  // Sent in file order; a chunk two files share is sent once.
-  size_t chunks_sent = 0;
-  for (const auto& f : scan->files) {
-    for (size_t i = 0; i < f.chunks.size(); ++i) {
-      if (!missing.contains(f.chunks[i].sha256)) continue;
-      auto bytes = data::ReadChunk(o.dir, f, i);
-      if (!bytes.ok()) return Fail("data put", bytes.status());
-      auto sent = Retrying([&] { return (*c)->PutBlob(f.chunks[i].sha256, *bytes); });
-      if (!sent.ok()) {
-        return Fail("data put", Status(sent.status().code(), fmt::format("uploading {}: {}", f.path,
-                                                                         sent.status().message())));
-      }
-      missing.erase(f.chunks[i].sha256);
-      ++chunks_sent;
-      totals.bytes += f.chunks[i].size;
-      progress.Update(ProgressLine(totals));
-    }
-    ++totals.files;
-  }
-  if (totals.bytes_total > 0) progress.Update(ProgressLine(totals));
-  progress.Done();
+  auto sent = SendMissingChunks(**c, dir, *scan);
+  if (!sent.ok()) return Fail("data put", sent.status());
+  const size_t chunks_sent = sent->chunks;
   Json request{{"files", DatasetFilesJson(scan->files)}, {"public", o.is_public}};
   auto committed =
       Retrying([&] { return (*c)->CommitDataset(target->name, target->team, request); });
@@ -189,17 +175,17 @@ int RunDataPut(const GlobalOptions& g, const DataPutOptions& o) {
     Json answer = *committed;
     answer["ref"] = ref;
     answer["chunks_sent"] = chunks_sent;
-    answer["bytes_sent"] = totals.bytes;
+    answer["bytes_sent"] = sent->bytes;
     fmt::print("{}\n", answer.dump(2));
     return 0;
   }
-  if (totals.bytes_total == 0) {
+  if (sent->missing_bytes == 0) {
     fmt::print(stderr, "0 of {} bytes sent: all chunks already stored\n", scan->bytes);
-  } else if (totals.bytes == scan->bytes) {
-    fmt::print(stderr, "{} of {} bytes sent ({})\n", totals.bytes, scan->bytes,
+  } else if (sent->bytes == scan->bytes) {
+    fmt::print(stderr, "{} of {} bytes sent ({})\n", sent->bytes, scan->bytes,
                PlainCount(chunks_sent, "chunk"));
   } else {
-    fmt::print(stderr, "{} of {} bytes sent ({}), the rest already stored\n", totals.bytes,
+    fmt::print(stderr, "{} of {} bytes sent ({}), the rest already stored\n", sent->bytes,
                scan->bytes, PlainCount(chunks_sent, "chunk"));
   }
   fmt::print(stderr, "team {}: {}, {}{}\n", (*committed)["team"].get<std::string>(),
@@ -329,6 +315,11 @@ void AddDataCommands(CLI::App& app, GlobalOptions& g) {
   u->add_option("--team", put->team, "The team whose dataset it is (default: yours, as for jobs)");
   u->add_flag("--public", put->is_public,
               "Let every user read this version, not only the team's members");
+  u->add_flag("--pack", put->pack,
+              "Store DIR's files packed into tar shards with an index (as `cohort data pack` "
+              "makes them), for many small files: read them with python/cohort_shards.py");
+  u->add_option("--shard-size", put->shard_size, "With --pack: about how large each shard is")
+      ->capture_default_str();
   AddOutputOption(u, put->output);
   u->callback([&g, put] { Finish(RunDataPut(g, *put)); });
 

@@ -1,5 +1,6 @@
 // submit, run, jobs, status, logs, kill, wait.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -12,6 +13,7 @@
 #include <thread>
 
 #include "cli/cli.h"
+#include "cli/job_context.h"
 #include "common/strings.h"
 #include "common/units.h"
 #include "model/job_run_time.h"
@@ -27,6 +29,7 @@ struct SubmitOptions {
   std::string file;
   std::string request_id;
   std::string output = "table";
+  ContextOptions context;
 };
 
 struct RunOptions {
@@ -46,6 +49,7 @@ struct RunOptions {
   std::vector<std::string> env;
   std::vector<std::string> secret_env;
   bool wait = false;
+  ContextOptions context;
   std::vector<std::string> command;
 };
 
@@ -215,6 +219,14 @@ void PrintJobDetails(const Job& job, const std::vector<JobEvent>& events) {
   } else if (job.attempt > 0) {
     fmt::print("Started from: - (no checkpoint restored)\n");
   }
+  if (!job.spec.datasets.empty()) {
+    std::vector<std::string> refs;
+    for (const auto& ref : job.spec.datasets) refs.push_back(FormatDatasetRef(ref));
+    fmt::print("Datasets:   {} (at $COHORT_DATA_DIR/NAME)\n", fmt::join(refs, ", "));
+  }
+  if (!job.spec.context.empty()) {
+    fmt::print("Code:       {} (sent with the job)\n", job.spec.context.substr(0, 12));
+  }
   fmt::print("Artifacts:  {}\n", ArtifactStateText(job.artifacts));
   if (job.running_at && job.placed_at) {
     fmt::print("Start time: {} from submission to every task running\n",
@@ -252,6 +264,16 @@ void PrintJobDetails(const Job& job, const std::vector<JobEvent>& events) {
     for (const auto& e : events) table.Add({FormatTimestamp(e.time), e.type, e.message});
     table.Print(stdout);
   }
+}
+
+void AddContextOptions(CLI::App* cmd, ContextOptions& o) {
+  auto* dir = cmd->add_option(
+      "--context", o.dir,
+      "The directory whose files are the job's code, unpacked where each task starts (default: "
+      "the current directory; .cohortignore leaves files out; at most 100Mi). Not sent when "
+      "every task group names a workdir");
+  cmd->add_flag("--no-context", o.none, "Send no code: tasks start in an empty directory")
+      ->excludes(dir);
 }
 
 // Builds the spec document of `cohort run` from its flags.
@@ -349,6 +371,7 @@ int RunSubmit(const GlobalOptions& g, const SubmitOptions& o) {
   if (!names_team) doc.erase("team");
   auto c = Connect(g);
   if (!c.ok()) return Fail("submit", c.status());
+  if (Status s = AttachContext(**c, o.context, doc); !s.ok()) return Fail("submit", s);
   auto job = (*c)->Submit(doc.dump(), o.request_id);
   if (!job.ok()) return Fail("submit", job.status());
   if (o.output == "json") {
@@ -365,6 +388,7 @@ int RunRun(const GlobalOptions& g, const RunOptions& o) {
   if (!parsed.ok()) return Fail("run", parsed.status());
   auto c = Connect(g);
   if (!c.ok()) return Fail("run", c.status());
+  if (Status s = AttachContext(**c, o.context, spec); !s.ok()) return Fail("run", s);
   auto job = (*c)->Submit(spec.dump(), o.request_id);
   if (!job.ok()) return Fail("run", job.status());
   if (!o.wait) {
@@ -556,6 +580,7 @@ void AddJobCommands(CLI::App& app, GlobalOptions& g) {
                 "Names this submission: submitting again with the same id returns the first "
                 "job instead of a second (default: a new random id, reused by the retries)");
   AddOutputOption(s, submit->output);
+  AddContextOptions(s, submit->context);
   s->callback([&g, submit] { Finish(RunSubmit(g, *submit)); });
 
   auto run = std::make_shared<RunOptions>();
@@ -591,6 +616,7 @@ void AddJobCommands(CLI::App& app, GlobalOptions& g) {
                 "Environment variable NAME=SECRET, set to your (or your team's) secret SECRET "
                 "(`cohort secret set`); the job shows only the name (repeatable)")
       ->allow_extra_args(false);
+  AddContextOptions(r, run->context);
   r->add_flag("--wait", run->wait,
               "Follow the job's output until it ends; exit 0 only if it succeeded");
   r->add_option("command", run->command, "The command and its arguments, after --")->required();

@@ -395,6 +395,11 @@ StatusOr<Json> CohortClient::CommitDataset(const std::string& name, const std::s
       request.dump(), "application/json", std::chrono::minutes(10));
 }
 
+StatusOr<Json> CohortClient::CommitContext(const Json& files) {
+  return Call("POST", "/api/v1/contexts", Json{{"files", files}}.dump(), "application/json",
+              std::chrono::minutes(10));
+}
+
 StatusOr<Json> CohortClient::Datasets(const Query& query) {
   return Call("GET", "/api/v1/datasets" + QueryString(query));
 }

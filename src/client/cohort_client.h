@@ -132,6 +132,9 @@ class CohortClient {
   StatusOr<Json> PutBlob(const std::string& sha256, std::string_view bytes);
   // Commits the next version of `name` ({"files", "public"}) in `team` (empty: the caller's):
   // {"name", "version", "team", ...}.
+  // POST /api/v1/contexts: a job's code over chunks already uploaded; {context, file_count,
+  // bytes}.
+  StatusOr<Json> CommitContext(const Json& files);
   StatusOr<Json> CommitDataset(const std::string& name, const std::string& team,
                                const Json& request);
   // The raw answers of GET /api/v1/datasets (with these query parameters), of one dataset's

@@ -104,6 +104,10 @@ void AddAgentCommand(CLI::App& app, AgentOptions& o) {
                   "How long an ended task's last checkpoint may hold its GPUs while it goes to "
                   "the store")
       ->capture_default_str();
+  cmd->add_option("--dataset-cache-size", o.dataset_cache_size,
+                  "The node's dataset cache keeps at most this much of the datasets that no "
+                  "task reads, least recently used evicted first (docs/data.md, \"Datasets\")")
+      ->capture_default_str();
   cmd->add_option("--log-level", o.log_level, "trace, debug, info, warn or error")
       ->capture_default_str();
 }
@@ -188,6 +192,12 @@ int RunAgent(const AgentOptions& o) {
   auto final_limit = ParseDuration(o.checkpoint_final_limit);
   if (!final_limit.ok()) return fail("--checkpoint-final-limit: " + final_limit.status().message());
   config.checkpoint_final_limit = *final_limit;
+  auto cache_size = ParseByteSize(o.dataset_cache_size);
+  if (!cache_size.ok() || *cache_size < 0) {
+    return fail("--dataset-cache-size: " + (cache_size.ok() ? std::string("must be 0 or more")
+                                                            : cache_size.status().message()));
+  }
+  config.dataset_cache_bytes = *cache_size;
 
   std::unique_ptr<agent::GpuProbe> probe;
   if (o.gpus >= 0) {

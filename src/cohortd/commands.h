@@ -77,6 +77,7 @@ struct AgentOptions {
   std::string sample_interval = "5s";  // GPUs and tasks sampled this often
   // How a job's checkpoints go to the store (agent/checkpoint_sync.h).
   std::string checkpoint_prompt_bytes = "64Mi";
+  std::string dataset_cache_size = "100Gi";
   std::string checkpoint_interval = "5m";
   std::string checkpoint_final_limit = "2m";
 };

@@ -33,13 +33,18 @@ StatusOr<std::string> ReadAt(int fd, int64_t offset, size_t length, const std::s
 
 StatusOr<DatasetScan> ScanDataset(const std::string& dir, const HashProgress& progress) {
   COHORT_ASSIGN_OR_RETURN(store::Tree tree, store::ListTree(dir, kMaxDatasetFiles));
+  return HashTree(dir, std::move(tree), progress);
+}
+
+StatusOr<DatasetScan> HashTree(const std::string& dir, store::Tree tree,
+                               const HashProgress& progress) {
   DatasetScan scan;
   scan.skipped = std::move(tree.skipped);
   scan.skipped_count = tree.skipped_count;
   int64_t done = 0;
   for (const store::TreeFile& entry : tree.files) {
     COHORT_ASSIGN_OR_RETURN(store::OpenFile file, store::OpenBeneath(dir, entry.path));
-    DatasetFile out{entry.path, 0, "", {}};
+    DatasetFile out{entry.path, 0, "", {}, entry.executable};
     store::Sha256 whole;
     for (;;) {
       COHORT_ASSIGN_OR_RETURN(

@@ -10,6 +10,7 @@
 
 #include "common/status.h"
 #include "model/dataset.h"
+#include "store/file_tree.h"
 
 namespace cohort::data {
 
@@ -27,6 +28,10 @@ using HashProgress = std::function<void(int64_t done, int64_t total)>;
 // The files under `dir`, hashed. kResourceExhausted beyond kMaxDatasetFiles files; kNotFound
 // when `dir` is not there.
 StatusOr<DatasetScan> ScanDataset(const std::string& dir, const HashProgress& progress = {});
+
+// The files of `tree`, as ListTree listed them under `dir`, hashed (ScanDataset's second half).
+StatusOr<DatasetScan> HashTree(const std::string& dir, store::Tree tree,
+                               const HashProgress& progress = {});
 
 // The bytes of chunk `index` of `file` under `dir` (chunks lie one after the other, each
 // kMaxDatasetChunkBytes but the last). kFailedPrecondition when the file is shorter than the scan

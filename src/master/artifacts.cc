@@ -1,5 +1,7 @@
 #include "master/artifacts.h"
 
+#include "store/dataset_layout.h"
+
 #include <fmt/format.h>
 
 #include "common/units.h"
@@ -52,6 +54,33 @@ std::string Artifacts::CheckpointsKey(JobId id) { return JobKey(id) + "/checkpoi
 
 std::string Artifacts::JobKey(JobId id) { return fmt::format("jobs/{}", id); }
 
+std::vector<TaskDataset> Artifacts::DatasetsOf(const Job& job) {
+  std::vector<TaskDataset> out;
+  for (const DatasetRef& ref : job.spec.datasets) {
+    // Pinned when the job was submitted (api/dataset_refs.h): team and version are set.
+    out.push_back(TaskDataset{ref.name, FormatDatasetRef(ref),
+                              store::ManifestKey(ref.team, ref.name, ref.version.value_or(0))});
+  }
+  return out;
+}
+
+store::AccessScope Artifacts::ScopeOf(const Job& job) {
+  store::AccessScope scope(JobKey(job.id));
+  if (job.spec.datasets.empty() && job.spec.context.empty()) return scope;
+  scope.reads.push_back(std::string(store::kBlobsPrefix));
+  for (const TaskDataset& d : DatasetsOf(job)) scope.reads.push_back(d.manifest_key);
+  if (!job.spec.context.empty()) scope.reads.push_back(store::ContextKey(job.spec.context));
+  return scope;
+}
+
+int64_t LaunchDataBytes(const JobSpec& spec) {
+  // Each dataset: its name, its reference and its manifest key, each well under 256 bytes, and
+  // the JSON around them; the code's key is one more.
+  constexpr int64_t kPerDataset = 1024;
+  return static_cast<int64_t>(spec.datasets.size()) * kPerDataset +
+         (spec.context.empty() ? 0 : 256);
+}
+
 int64_t Artifacts::BytesOf(const std::string& team) const {
   int64_t bytes = 0;
   for (const Job* job : jobs_.List({})) {
@@ -97,7 +126,7 @@ StatusOr<UploadVerdicts> Artifacts::Apply(const std::string& node,
       }
       if (recorded && recorded->id == u.id && recorded->state != UploadState::kWaiting) {
         // Allowed before: its access is being issued, or the answer was lost.
-        if (auto access = access_->For(JobKey(job->id))) verdicts.allow[u.id] = *access;
+        if (auto access = AccessFor(*job)) verdicts.allow[u.id] = *access;
         continue;
       }
       const std::string& team = job->spec.team;
@@ -115,7 +144,7 @@ StatusOr<UploadVerdicts> Artifacts::Apply(const std::string& node,
       } else {
         next.state = u.files_total == 0 ? UploadState::kStored : UploadState::kUploading;
         // Its bytes are the team's from now; the agent hears once the access is issued.
-        if (auto access = access_->For(JobKey(job->id))) verdicts.allow[u.id] = *access;
+        if (auto access = AccessFor(*job)) verdicts.allow[u.id] = *access;
         events.push_back(
             jobs_.Event(*job, "artifacts",
                         fmt::format("uploading its outputs: {}, {}{}", Files(u.files_total),

@@ -29,6 +29,9 @@ namespace cohort::master {
 // What the store's access takes in a task's launch, at most (an S3 endpoint, bucket, prefix, keys
 // and an STS session token are well under it), counted in a node's desired state bound.
 inline constexpr int64_t kLaunchStoreAccessBytes = 4096;
+// What a job's datasets and code take in each of its tasks' launches, at most (names, pinned
+// references, manifest keys), counted in the same bound.
+int64_t LaunchDataBytes(const JobSpec& spec);
 
 // The master's word on one report's uploads, for the answer to it.
 struct UploadVerdicts {
@@ -52,9 +55,14 @@ class Artifacts {
   static std::string CheckpointsKey(JobId id);
   // The keys of everything of a job's in the store: "jobs/7".
   static std::string JobKey(JobId id);
-  // How an agent reaches the store for `job`'s keys, or nothing while it is being issued
+  // What `job`'s agents may reach in the store: its own keys, and to read only, its datasets'
+  // manifests, its code's and the chunks of both.
+  static store::AccessScope ScopeOf(const Job& job);
+  // The datasets a task of `job` sees, as its launch names them.
+  static std::vector<TaskDataset> DatasetsOf(const Job& job);
+  // How an agent reaches the store for ScopeOf(job), or nothing while it is being issued
   // (store/access_issuer.h).
-  std::optional<StoreAccess> AccessFor(JobId job) { return access_->For(JobKey(job)); }
+  std::optional<StoreAccess> AccessFor(const Job& job) { return access_->For(ScopeOf(job)); }
   // Whether this task of the job uploads the job's outputs once it ends: its first task.
   static bool Uploads(const Task& task) { return task.rank == 0; }
 

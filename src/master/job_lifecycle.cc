@@ -439,9 +439,10 @@ void JobLifecycle::Shrink(const cohort::Shrink& shrink) {
 
 int64_t JobLifecycle::GroupTextBytes(const Job& job, const std::string& role) const {
   for (const auto& g : job.spec.tasks) {
-    // Each launch also carries the store's access for the job's checkpoints.
+    // Each launch also carries the store's access for the job's checkpoints, and its datasets.
     if (g.role == role) {
-      return TaskTextBytes(g, secrets_.ValueBytes(job.spec, job.user, g)) + kLaunchStoreAccessBytes;
+      return TaskTextBytes(g, secrets_.ValueBytes(job.spec, job.user, g)) +
+             kLaunchStoreAccessBytes + LaunchDataBytes(job.spec);
     }
   }
   return 0;

@@ -1,5 +1,7 @@
 #include "master/reconciler.h"
 
+#include "store/dataset_layout.h"
+
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
@@ -338,7 +340,9 @@ StatusOr<DesiredState> Reconciler::DesiredFor(const std::string& node_id) {
       // Every task restores the job's checkpoints from the store; its first also pushes them
       // (agent/checkpoint_sync.h). Short-lived access is renewed in later answers.
       launch.checkpoints_key = Artifacts::CheckpointsKey(job.id);
-      if (auto access = artifacts_.AccessFor(job.id)) launch.store = std::move(*access);
+      if (auto access = artifacts_.AccessFor(job)) launch.store = std::move(*access);
+      launch.datasets = Artifacts::DatasetsOf(job);
+      if (!job.spec.context.empty()) launch.context_key = store::ContextKey(job.spec.context);
       desired.tasks.push_back(std::move(launch));
     }
   }

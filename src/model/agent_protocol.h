@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "common/time.h"
+#include "model/dataset.h"
 #include "model/job.h"
 #include "model/resource_samples.h"
 #include "model/restored_checkpoint.h"
@@ -56,6 +57,12 @@ struct TaskLaunch {
   // checkpoints for the job, and its checkpoint directory is the shared one above.
   std::string checkpoints_key = {};
   StoreAccess store = {};
+  // The datasets the task sees read-only at $COHORT_DATA_DIR/NAME, fetched with `store` into
+  // the node's cache before it starts (docs/data.md, "Datasets").
+  std::vector<TaskDataset> datasets = {};
+  // The key of the job's code, a context manifest that the task starts in an unpacked copy of
+  // when `workdir` is empty (docs/data.md, "Code"); empty: none.
+  std::string context_key = {};
 };
 
 // What an agent knows of one task it started.

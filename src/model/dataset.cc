@@ -116,8 +116,9 @@ Json DatasetFilesJson(const std::vector<DatasetFile>& files) {
   for (const auto& f : files) {
     Json chunks = Json::array();
     for (const auto& c : f.chunks) chunks.push_back(Json{{"sha256", c.sha256}, {"size", c.size}});
-    list.push_back(
-        Json{{"path", f.path}, {"size", f.size}, {"sha256", f.sha256}, {"chunks", chunks}});
+    Json file{{"path", f.path}, {"size", f.size}, {"sha256", f.sha256}, {"chunks", chunks}};
+    if (f.executable) file["executable"] = true;
+    list.push_back(std::move(file));
   }
   return list;
 }
@@ -174,6 +175,13 @@ StatusOr<std::vector<DatasetFile>> DatasetFilesFromJson(const Json& files, std::
       COHORT_ASSIGN_OR_RETURN(chunk.sha256, TextOf(c, chunk_at, "sha256"));
       COHORT_ASSIGN_OR_RETURN(chunk.size, CountOf(c, chunk_at, "size"));
       file.chunks.push_back(std::move(chunk));
+    }
+    if (auto it = f.find("executable"); it != f.end()) {
+      if (!it->is_boolean()) {
+        return Status::InvalidArgument(fmt::format("{}.executable: must be true or false, not {}",
+                                                   at, DescribeJsonValue(*it)));
+      }
+      file.executable = it->get<bool>();
     }
     out.push_back(std::move(file));
   }

@@ -36,6 +36,7 @@ struct DatasetFile {
   int64_t size = 0;                  // the sum of its chunks' sizes
   std::string sha256;                // of the whole file
   std::vector<DatasetChunk> chunks;  // in order; none for an empty file
+  bool executable = false;           // unpacked with mode 0555 rather than 0444 (code's scripts)
 };
 
 // One version as its manifest holds it; `files` may be left empty when only its summary is read.
@@ -56,6 +57,16 @@ struct DatasetRef {
   std::string team;  // empty: the caller's own team
   std::string name;
   std::optional<int64_t> version;  // none: the latest
+};
+
+// The most datasets one job names.
+inline constexpr size_t kMaxJobDatasets = 16;
+
+// One dataset a task sees, as its launch names it (docs/data.md, "Datasets").
+struct TaskDataset {
+  std::string name;          // its directory under $COHORT_DATA_DIR
+  std::string ref;           // "team/name:3": the version the job was pinned to
+  std::string manifest_key;  // where its manifest lies in the store
 };
 
 // OK for a dataset's name: [a-z0-9][a-z0-9._-]{0,62}; kInvalidArgument naming `field` and why.

@@ -10,6 +10,7 @@
 
 #include "common/enum_names.h"
 #include "common/time.h"
+#include "model/dataset.h"
 #include "model/resources.h"
 
 namespace cohort {
@@ -140,6 +141,14 @@ struct JobSpec {
   std::optional<Duration> max_runtime;          // wall time of one attempt
   Duration grace_period = kDefaultGracePeriod;  // SIGTERM to SIGKILL
   Constraints constraints;
+  // Datasets every task sees read-only at $COHORT_DATA_DIR/NAME (docs/data.md, "Datasets"), as
+  // the spec names them; the master pins each to its team and version when the job is
+  // submitted, so that every attempt reads the same.
+  std::vector<DatasetRef> datasets = {};
+  // The job's code (docs/data.md, "Code"): the SHA-256 of a context manifest in the store, which
+  // the CLI uploads; every task whose group names no workdir starts in an unpacked copy of it.
+  // Empty: none.
+  std::string context = {};
 
   // At the start (the minimum of elastic groups).
   int TotalReplicas() const;

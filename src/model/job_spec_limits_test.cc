@@ -223,11 +223,47 @@ TEST(JobSpecLimits, UnknownFieldsStayErrorsAtEveryLevel) {
   EXPECT_THAT(
       Errors(doc),
       ElementsAre("owner: unknown field; expected one of: name, team, priority, framework, "
-                  "tasks, restart, max_runtime, grace_period, constraints",
+                  "tasks, restart, max_runtime, grace_period, constraints, datasets, context",
                   "tasks[0].resources.tpus: unknown field; did you mean \"gpus\"?",
                   "restart.delay: unknown field; expected one of: max_attempts, on, backoff, "
                   "max_backoff, fence",
                   "constraints.zone: unknown field; expected one of: gpu_model, labels"));
+}
+
+TEST(JobSpecLimits, DatasetsAreReferencesNamedOnceAndAtMostSixteen) {
+  Json doc = Minimal();
+  doc["datasets"] = Json::array({"imagenet", "vision/labels:2", "imagenet:3", "Bad", "x:0", 7});
+  EXPECT_THAT(
+      Errors(doc),
+      ElementsAre("datasets[2]: names imagenet again (datasets[0]); each dataset is seen at "
+                  "$COHORT_DATA_DIR/NAME, so a job names a dataset once",
+                  ::testing::StartsWith("datasets[3] (name): "),
+                  "datasets[4]: version \"0\" is not a version number: versions are 1, 2, 3, ...",
+                  "datasets[5]: must be a dataset such as imagenet or imagenet:2, got 7"));
+  Json many = Json::array();
+  for (int i = 0; i < 17; ++i) many.push_back(fmt::format("d{}", i));
+  doc["datasets"] = many;
+  EXPECT_THAT(Errors(doc), ElementsAre("datasets: names 17 datasets; a job may name at most 16"));
+  doc["datasets"] = "imagenet";
+  EXPECT_THAT(Errors(doc), ElementsAre("datasets: must be a list of datasets such as [imagenet, "
+                                       "imagenet-labels:2], got \"imagenet\""));
+
+  doc["datasets"] = Json::array({"imagenet", "vision/labels:2"});
+  doc["context"] = std::string(64, 'a');
+  auto spec = ParseJobSpec(doc.dump());
+  ASSERT_TRUE(spec.ok()) << spec.status().ToString();
+  ASSERT_EQ(spec->datasets.size(), 2u);
+  EXPECT_EQ(spec->datasets[1].team, "vision");
+  EXPECT_EQ(spec->datasets[1].version, 2);
+  EXPECT_EQ(ToJson(*spec)["datasets"], Json::array({"imagenet", "vision/labels:2"}));
+  EXPECT_EQ(ToJson(*spec)["context"], std::string(64, 'a'));
+  auto again = ParseJobSpecJson(ToJson(*spec));
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(ToJson(*again), ToJson(*spec)) << "the canonical form reads back the same";
+  doc["context"] = "ABC";
+  EXPECT_THAT(Errors(doc),
+              ElementsAre("context: must be the SHA-256 of an uploaded context (64 lowercase hex "
+                          "digits; cohort run and cohort submit set it), got \"ABC\""));
 }
 
 TEST(JobSpecTags, NonStandardTagsAreRefusedNamingTheField) {

@@ -48,9 +48,9 @@ std::string DurationText(Duration d) {
 }
 
 using Fields = std::span<const std::string_view>;
-constexpr std::array<std::string_view, 9> kJobFields = {
-    "name",    "team",        "priority",     "framework",  "tasks",
-    "restart", "max_runtime", "grace_period", "constraints"};
+constexpr std::array<std::string_view, 11> kJobFields = {
+    "name",        "team",         "priority",    "framework", "tasks",  "restart",
+    "max_runtime", "grace_period", "constraints", "datasets",  "context"};
 constexpr std::array<std::string_view, 6> kTaskFields = {"role",    "replicas", "resources",
                                                          "command", "env",      "workdir"};
 constexpr std::array<std::string_view, 3> kResourceFields = {"gpus", "cpus", "memory"};
@@ -155,6 +155,8 @@ class Validator {
     }
 
     if (const Json* v = Find(doc, "constraints")) ConstraintsField(*v, &spec.constraints);
+    if (const Json* v = Find(doc, "datasets")) DatasetsField(*v, &spec.datasets);
+    if (const Json* v = Find(doc, "context")) ContextField(*v, &spec.context);
 
     CrossChecks(doc, spec);
     return spec;
@@ -567,6 +569,56 @@ class Validator {
     *out = AnchorWorkdir(base_dir_, given);
   }
 
+  // Each NAME, NAME:VERSION, TEAM/NAME or TEAM/NAME:VERSION; no two with the same name, since
+  // each is seen at $COHORT_DATA_DIR/NAME.
+  void DatasetsField(const Json& v, std::vector<DatasetRef>* out) {
+    if (!v.is_array()) {
+      Error("datasets", fmt::format("must be a list of datasets such as [imagenet, "
+                                    "imagenet-labels:2], got {}",
+                                    DescribeSpecValue(v)));
+      return;
+    }
+    if (v.size() > kMaxJobDatasets) {
+      Error("datasets",
+            fmt::format("names {} datasets; a job may name at most {}", v.size(), kMaxJobDatasets));
+      return;
+    }
+    std::map<std::string, size_t> seen;
+    for (size_t i = 0; i < v.size(); ++i) {
+      const std::string path = IndexPath("datasets", i);
+      if (!v[i].is_string()) {
+        Error(path, fmt::format("must be a dataset such as imagenet or imagenet:2, got {}",
+                                DescribeSpecValue(v[i])));
+        continue;
+      }
+      auto ref = ParseDatasetRef(v[i].get<std::string>(), path);
+      if (!ref.ok()) {
+        errors_.push_back(ref.status().message());
+        continue;
+      }
+      if (auto [it, fresh] = seen.emplace(ref->name, i); !fresh) {
+        Error(path, fmt::format("names {} again (datasets[{}]); each dataset is seen at "
+                                "$COHORT_DATA_DIR/NAME, so a job names a dataset once",
+                                ref->name, it->second));
+        continue;
+      }
+      out->push_back(std::move(*ref));
+    }
+  }
+
+  void ContextField(const Json& v, std::string* out) {
+    auto hex = [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); };
+    const std::string text = v.is_string() ? v.get<std::string>() : "";
+    if (!v.is_string() || text.size() != 64 || !std::all_of(text.begin(), text.end(), hex)) {
+      Error("context",
+            fmt::format("must be the SHA-256 of an uploaded context (64 lowercase hex digits; "
+                        "cohort run and cohort submit set it), got {}",
+                        DescribeSpecValue(v)));
+      return;
+    }
+    *out = text;
+  }
+
   void ConstraintsField(const Json& v, Constraints* out) {
     if (!v.is_object()) {
       Error(
@@ -885,6 +937,12 @@ Json ToJson(const JobSpec& spec) {
     if (!spec.constraints.labels.empty()) constraints["labels"] = spec.constraints.labels;
     doc["constraints"] = std::move(constraints);
   }
+  if (!spec.datasets.empty()) {
+    Json datasets = Json::array();
+    for (const auto& ref : spec.datasets) datasets.push_back(FormatDatasetRef(ref));
+    doc["datasets"] = std::move(datasets);
+  }
+  if (!spec.context.empty()) doc["context"] = spec.context;
   return doc;
 }
 

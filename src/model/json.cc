@@ -699,6 +699,35 @@ StatusOr<UploadProgress> UploadProgressFromJson(const Json& j) {
   });
 }
 
+namespace {
+
+Json TaskDatasetsJson(const std::vector<TaskDataset>& datasets) {
+  Json list = Json::array();
+  for (const auto& d : datasets) {
+    list.push_back(Json{{"name", d.name}, {"ref", d.ref}, {"manifest_key", d.manifest_key}});
+  }
+  return list;
+}
+
+std::vector<TaskDataset> TaskDatasetsFrom(const Json& j) {
+  if (!j.is_array() || j.size() > kMaxJobDatasets) {
+    throw std::runtime_error(
+        fmt::format("datasets: must be a list of at most {} datasets", kMaxJobDatasets));
+  }
+  std::vector<TaskDataset> out;
+  for (const auto& d : j) {
+    TaskDataset dataset{At<std::string>(d, "name"), At<std::string>(d, "ref"),
+                        At<std::string>(d, "manifest_key")};
+    if (Status s = CheckDatasetName(dataset.name, "datasets[].name"); !s.ok()) {
+      throw std::runtime_error(s.message());
+    }
+    out.push_back(std::move(dataset));
+  }
+  return out;
+}
+
+}  // namespace
+
 Json ToJson(const TaskLaunch& l) {
   return Json{{"task", ToJson(l.id)},
               {"command", l.command},
@@ -715,7 +744,9 @@ Json ToJson(const TaskLaunch& l) {
               {"hparams", l.hparams},
               {"outputs_key", l.outputs_key},
               {"checkpoints_key", l.checkpoints_key},
-              {"store", l.store.empty() ? Json(nullptr) : ToJson(l.store)}};
+              {"store", l.store.empty() ? Json(nullptr) : ToJson(l.store)},
+              {"datasets", TaskDatasetsJson(l.datasets)},
+              {"context_key", l.context_key}};
 }
 
 StatusOr<TaskLaunch> TaskLaunchFromJson(const Json& j) {
@@ -748,6 +779,10 @@ StatusOr<TaskLaunch> TaskLaunchFromJson(const Json& j) {
       if (!store.ok()) throw std::runtime_error("store: " + store.status().message());
       l.store = std::move(*store);
     }
+    if (auto it = j.find("datasets"); it != j.end() && !it->is_null()) {
+      l.datasets = TaskDatasetsFrom(*it);
+    }
+    l.context_key = ValueOr<std::string>(j, "context_key", "");
     return l;
   });
 }

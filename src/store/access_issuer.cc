@@ -6,7 +6,7 @@ namespace {
 class Fixed final : public StoreAccessIssuer {
  public:
   explicit Fixed(StoreAccess access) : access_(std::move(access)) {}
-  std::optional<StoreAccess> For(const std::string&) override { return access_; }
+  std::optional<StoreAccess> For(const AccessScope&) override { return access_; }
 
  private:
   StoreAccess access_;

@@ -7,18 +7,33 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <tuple>
+#include <utility>
+#include <vector>
 
 #include "model/store_access.h"
 
 namespace cohort::store {
 
+// What one job's agents may reach: every key under `prefix` ("jobs/7"), to read and write, and
+// the keys in `reads` to read only (a key that ends in '/' stands for every key under it): the
+// chunks and manifests of the job's datasets and code.
+struct AccessScope {
+  AccessScope(std::string prefix, std::vector<std::string> reads = {})  // NOLINT: implicit
+      : prefix(std::move(prefix)), reads(std::move(reads)) {}
+  std::string prefix;
+  std::vector<std::string> reads;
+  bool operator<(const AccessScope& other) const {
+    return std::tie(prefix, reads) < std::tie(other.prefix, other.reads);
+  }
+};
+
 class StoreAccessIssuer {
  public:
   virtual ~StoreAccessIssuer() = default;
-  // The access to the keys under `key_prefix` ("jobs/7"), or nothing yet: it is being issued,
-  // and the caller asks again later (an agent's upload waits for its next report). Never
-  // blocks.
-  virtual std::optional<StoreAccess> For(const std::string& key_prefix) = 0;
+  // The access to `scope`, or nothing yet: it is being issued, and the caller asks again later
+  // (an agent's upload waits for its next report). Never blocks.
+  virtual std::optional<StoreAccess> For(const AccessScope& scope) = 0;
 };
 
 // `access` for every job.

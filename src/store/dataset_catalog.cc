@@ -138,29 +138,6 @@ StatusOr<int64_t> DatasetCatalog::NextVersion(const std::string& team, const std
   return highest + 1;
 }
 
-Status DatasetCatalog::CheckChunks(const std::vector<DatasetFile>& files) {
-  std::set<std::string_view> seen;
-  for (size_t i = 0; i < files.size(); ++i) {
-    for (const auto& chunk : files[i].chunks) {
-      if (!seen.insert(chunk.sha256).second) continue;
-      auto info = store_.Head(BlobKey(chunk.sha256));
-      if (info.status().code() == StatusCode::kNotFound) {
-        return Status::InvalidArgument(fmt::format(
-            "files[{}] (\"{}\"): its chunk {} is not in the store; upload it first (PUT "
-            "/api/v1/blobs/{}, as `cohort data put` does)",
-            i, files[i].path.substr(0, 200), chunk.sha256, chunk.sha256));
-      }
-      COHORT_RETURN_IF_ERROR(info.status());
-      if (info->size != chunk.size) {
-        return Status::InvalidArgument(
-            fmt::format("files[{}] (\"{}\"): its chunk {} is {} bytes in the store, not {}", i,
-                        files[i].path.substr(0, 200), chunk.sha256, info->size, chunk.size));
-      }
-    }
-  }
-  return Status::Ok();
-}
-
 StatusOr<DatasetVersion> DatasetCatalog::Commit(DatasetVersion draft, int64_t quota) {
   COHORT_RETURN_IF_ERROR(Load());
   COHORT_RETURN_IF_ERROR(CheckDatasetName(draft.name));
@@ -175,7 +152,7 @@ StatusOr<DatasetVersion> DatasetCatalog::Commit(DatasetVersion draft, int64_t qu
         "raise the quota (cohortd master --store-quota-per-team)",
         draft.team, Bytes(quota), Bytes(used), Bytes(draft.bytes)));
   }
-  COHORT_RETURN_IF_ERROR(CheckChunks(draft.files));
+  COHORT_RETURN_IF_ERROR(CheckChunksStored(store_, draft.files));
   COHORT_ASSIGN_OR_RETURN(draft.version, NextVersion(draft.team, draft.name));
   std::string manifest = DatasetVersionJson(draft, true)
                              .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);

@@ -54,7 +54,6 @@ class DatasetCatalog {
  private:
   using Key = std::tuple<std::string, std::string, int64_t>;  // team, name, version
   StatusOr<int64_t> NextVersion(const std::string& team, const std::string& name);
-  Status CheckChunks(const std::vector<DatasetFile>& files);
 
   ObjectStore& store_;
   bool loaded_ = false;

@@ -30,6 +30,8 @@ std::string BlobKey(std::string_view sha256) {
   return fmt::format("blobs/{}/{}", sha256.substr(0, 2), sha256);
 }
 
+std::string ContextKey(std::string_view sha256) { return fmt::format("contexts/{}.json", sha256); }
+
 std::string DatasetPrefix(std::string_view team, std::string_view name) {
   return fmt::format("{}{}/{}/", kDatasetsPrefix, team, name);
 }
@@ -122,6 +124,33 @@ int64_t DatasetBytes(const std::vector<DatasetFile>& files) {
   int64_t bytes = 0;
   for (const auto& f : files) bytes += f.size;
   return bytes;
+}
+
+}  // namespace cohort::store
+
+namespace cohort::store {
+
+Status CheckChunksStored(ObjectStore& store, const std::vector<DatasetFile>& files) {
+  std::set<std::string_view> seen;
+  for (size_t i = 0; i < files.size(); ++i) {
+    for (const auto& chunk : files[i].chunks) {
+      if (!seen.insert(chunk.sha256).second) continue;
+      auto info = store.Head(BlobKey(chunk.sha256));
+      if (info.status().code() == StatusCode::kNotFound) {
+        return Status::InvalidArgument(fmt::format(
+            "files[{}] (\"{}\"): its chunk {} is not in the store; upload it first (PUT "
+            "/api/v1/blobs/{}, as `cohort data put` does)",
+            i, files[i].path.substr(0, 200), chunk.sha256, chunk.sha256));
+      }
+      COHORT_RETURN_IF_ERROR(info.status());
+      if (info->size != chunk.size) {
+        return Status::InvalidArgument(
+            fmt::format("files[{}] (\"{}\"): its chunk {} is {} bytes in the store, not {}", i,
+                        files[i].path.substr(0, 200), chunk.sha256, info->size, chunk.size));
+      }
+    }
+  }
+  return Status::Ok();
 }
 
 }  // namespace cohort::store

@@ -6,6 +6,9 @@
 //                                                   whose chunks are not all stored is never seen
 //   datasets/<team>/<name>/last-version             the highest version ever given: a deleted
 //                                                   version's number is never given again
+//   contexts/<sha256>.json                          a job's code (docs/data.md, "Code"): its
+//                                                   files as a version's "files", named by
+//                                                   the SHA-256 of the manifest's own bytes
 #pragma once
 
 #include <cstdint>
@@ -16,10 +19,13 @@
 
 #include "common/status.h"
 #include "model/dataset.h"
+#include "store/object_store.h"
 
 namespace cohort::store {
 
+inline constexpr std::string_view kBlobsPrefix = "blobs/";
 std::string BlobKey(std::string_view sha256);
+std::string ContextKey(std::string_view sha256);
 // "datasets/" and "datasets/<team>/<name>/".
 inline constexpr std::string_view kDatasetsPrefix = "datasets/";
 std::string DatasetPrefix(std::string_view team, std::string_view name);
@@ -43,6 +49,14 @@ std::optional<DatasetKey> ParseDatasetKey(std::string_view key);
 // size (none for an empty file; a file of one chunk has that chunk's hash), at most
 // kMaxDatasetFiles. kInvalidArgument naming the file and the field otherwise.
 Status CheckDatasetFiles(const std::vector<DatasetFile>& files);
+
+// OK when every chunk `files` name is in `store` with its size; kInvalidArgument naming the
+// file and the first chunk that is not.
+Status CheckChunksStored(ObjectStore& store, const std::vector<DatasetFile>& files);
+
+// A job's code (docs/data.md, "Code"): at most this many bytes and files.
+inline constexpr int64_t kMaxContextBytes = int64_t{100} << 20;
+inline constexpr size_t kMaxContextFiles = 20'000;
 
 // The sum of the files' sizes (checked: CheckDatasetFiles bounds each).
 int64_t DatasetBytes(const std::vector<DatasetFile>& files);

@@ -22,6 +22,7 @@ std::string Errno(int err) { return std::strerror(err); }
 
 struct Walk {
   size_t max_files;
+  const TreeFilter& keep;
   Tree tree;
 
   void Skip(const std::string& path, const std::string& why) {
@@ -49,6 +50,8 @@ struct Walk {
       std::string path = prefix.empty() ? name : prefix + "/" + name;
       struct stat st {};
       if (::fstatat(::dirfd(d), name.c_str(), &st, AT_SYMLINK_NOFOLLOW) != 0) continue;  // gone
+      // Left out by the caller (.cohortignore): not counted as skipped, nor looked inside.
+      if (keep && !keep(path, S_ISDIR(st.st_mode))) continue;
       if (S_ISDIR(st.st_mode)) {
         if (depth >= kMaxTreeDepth) {
           Skip(path, fmt::format("nested deeper than {} directories", kMaxTreeDepth));
@@ -74,7 +77,8 @@ struct Walk {
                           max_files));
           break;
         }
-        tree.files.push_back(TreeFile{path, static_cast<int64_t>(st.st_size)});
+        tree.files.push_back(
+            TreeFile{path, static_cast<int64_t>(st.st_size), (st.st_mode & S_IXUSR) != 0});
         tree.bytes += st.st_size;
       } else {
         Skip(path, S_ISLNK(st.st_mode) ? "a symbolic link (not followed)" : "not a regular file");
@@ -87,14 +91,14 @@ struct Walk {
 
 }  // namespace
 
-StatusOr<Tree> ListTree(const std::string& dir, size_t max_files) {
+StatusOr<Tree> ListTree(const std::string& dir, size_t max_files, const TreeFilter& keep) {
   int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
   if (fd < 0) {
     int err = errno;
     if (err == ENOENT) return Status::NotFound(fmt::format("no directory {}", dir));
     return Status::Internal(fmt::format("cannot open directory {}: {}", dir, Errno(err)));
   }
-  Walk walk{max_files, {}};
+  Walk walk{max_files, keep, {}};
   Status status = walk.Directory(fd, "", 0);
   if (!status.ok()) return status;
   // Directory() sorts each directory's names; "a/b" and "a.txt" must still come in byte order.

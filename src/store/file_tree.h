@@ -7,6 +7,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -19,6 +20,7 @@ namespace cohort::store {
 struct TreeFile {
   std::string path;  // relative to the directory, '/'-separated; a valid key (CheckKey)
   int64_t size = 0;
+  bool executable = false;  // its owner may execute it
 };
 
 struct Tree {
@@ -33,9 +35,14 @@ struct Tree {
 // Directories nested deeper than this are left out, as a loop of bind mounts would be.
 inline constexpr int kMaxTreeDepth = 64;
 
-// The regular files under `dir`. kResourceExhausted, naming the limit, when there are more than
-// `max_files` of them; kNotFound if `dir` is not there; an empty tree for an empty directory.
-StatusOr<Tree> ListTree(const std::string& dir, size_t max_files);
+// Whether an entry (its path under the root, and whether it is a directory) is taken: a
+// directory that is not is not looked inside.
+using TreeFilter = std::function<bool(const std::string& path, bool directory)>;
+
+// The regular files under `dir` (those `keep` takes, when given). kResourceExhausted, naming the
+// limit, when there are more than `max_files` of them; kNotFound if `dir` is not there; an empty
+// tree for an empty directory.
+StatusOr<Tree> ListTree(const std::string& dir, size_t max_files, const TreeFilter& keep = {});
 
 // A file descriptor, closed when the object goes.
 class OpenFile {

@@ -23,23 +23,23 @@ class S3AccessIssuer final : public StoreAccessIssuer {
   S3AccessIssuer(S3Connection connection, S3Location location,
                  std::chrono::seconds lifetime = std::chrono::hours(1));
   ~S3AccessIssuer() override;
-  std::optional<StoreAccess> For(const std::string& key_prefix) override;
+  std::optional<StoreAccess> For(const AccessScope& scope) override;
 
  private:
   struct Issued {
     StoreAccess access;
     std::chrono::steady_clock::time_point renew_at, expires_at;
   };
-  void Issue(const std::string& key_prefix);
+  void Issue(const AccessScope& scope);
 
   const S3Connection connection_;
   const S3Location location_;
   const std::chrono::seconds lifetime_;
   std::mutex mu_;
-  std::map<std::string, Issued> issued_;
-  std::set<std::string> pending_;
-  // Failed issues are not tried again before this (per prefix).
-  std::map<std::string, std::chrono::steady_clock::time_point> failed_until_;
+  std::map<AccessScope, Issued> issued_;
+  std::set<AccessScope> pending_;
+  // Failed issues are not tried again before this (per scope).
+  std::map<AccessScope, std::chrono::steady_clock::time_point> failed_until_;
   WorkerThread worker_{WorkerThread::AtStop::kDropQueued};  // last: it runs Issue
 };
 

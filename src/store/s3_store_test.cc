@@ -341,6 +341,28 @@ TEST_F(S3StoreTest, ScopedCredentialsReachTheirPrefixOnly) {
   EXPECT_EQ(*(*master)->Get("jobs/8/outputs/secret.txt", 100), "job 8's");
   EXPECT_EQ((*master)->Head("jobs/70/x").status().code(), StatusCode::kNotFound);
 
+  // A job that reads datasets: the chunks and its own datasets' manifests, to read only.
+  ASSERT_TRUE((*master)->Put("blobs/ab/abcd", "chunk").ok());
+  ASSERT_TRUE((*master)->Put("datasets/vision/digits/2.json", "{}").ok());
+  ASSERT_TRUE((*master)->Put("datasets/vision/secret/1.json", "{}").ok());
+  auto reader =
+      IssueScopedCredentials(gateway.connection(), location, "jobs/9", std::chrono::seconds(900),
+                             FastOptions(), {"blobs/", "datasets/vision/digits/2.json"});
+  ASSERT_TRUE(reader.ok()) << reader.status().ToString();
+  auto reading =
+      S3Store::Open(WithTemporaryCredentials(gateway.connection(), *reader), location, options);
+  ASSERT_TRUE(reading.ok());
+  EXPECT_EQ(*(*reading)->Get("blobs/ab/abcd", 100), "chunk");
+  EXPECT_EQ(*(*reading)->Get("datasets/vision/digits/2.json", 100), "{}");
+  ASSERT_TRUE((*reading)->Put("jobs/9/outputs/x", "mine").ok());
+  for (Status s : {(*reading)->Put("blobs/ab/abcd", "overwritten"),
+                   (*reading)->Delete("blobs/ab/abcd"), (*reading)->List("blobs/", "", 10).status(),
+                   (*reading)->Get("datasets/vision/secret/1.json", 100).status(),
+                   (*reading)->Put("datasets/vision/digits/2.json", "x")}) {
+    EXPECT_EQ(s.code(), StatusCode::kPermissionDenied) << s.ToString();
+  }
+  EXPECT_EQ(*(*master)->Get("blobs/ab/abcd", 100), "chunk");
+
   // A wrong secret is refused by STS too, without the secret in the message.
   S3Connection wrong = gateway.connection();
   wrong.secret_key = "NotTheSecretAtAll0123456789abcdefghijklm";
@@ -368,7 +390,8 @@ TEST(S3AccessIssuerTest, IssuesEachJobsCredentialsOffTheCallersThreadAndKeepsThe
   S3AccessIssuer issuer(connection, location, std::chrono::seconds(3600));
   std::optional<StoreAccess> access;
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(30);
-  while (!(access = issuer.For("jobs/5")) && std::chrono::steady_clock::now() < deadline) {
+  while (!(access = issuer.For(std::string("jobs/5"))) &&
+         std::chrono::steady_clock::now() < deadline) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
   }
   ASSERT_TRUE(access) << "no credentials within 30 s";
@@ -376,7 +399,7 @@ TEST(S3AccessIssuerTest, IssuesEachJobsCredentialsOffTheCallersThreadAndKeepsThe
   EXPECT_FALSE(access->session_token.empty());
   EXPECT_EQ(access->bucket, CephGateway::kBucket);
   EXPECT_EQ(access->prefix, location.prefix);
-  auto again = issuer.For("jobs/5");
+  auto again = issuer.For(std::string("jobs/5"));
   ASSERT_TRUE(again);
   EXPECT_EQ(again->access_key, access->access_key);  // kept, not issued anew
 

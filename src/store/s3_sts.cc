@@ -25,7 +25,8 @@ std::string SessionName(std::string_view key_prefix) {
 
 }  // namespace
 
-std::string ScopedSessionPolicy(std::string_view bucket, std::string_view bucket_prefix) {
+std::string ScopedSessionPolicy(std::string_view bucket, std::string_view bucket_prefix,
+                                const std::vector<std::string>& reads) {
   using nlohmann::json;
   json objects = {
       {"Effect", "Allow"},
@@ -38,7 +39,17 @@ std::string ScopedSessionPolicy(std::string_view bucket, std::string_view bucket
       {"Condition",
        {{"StringLike", {{"s3:prefix", json::array({fmt::format("{}/*", bucket_prefix)})}}}}}};
   // nlohmann's objects are sorted by key; dump() without an indent writes no spaces.
-  json policy = {{"Version", "2012-10-17"}, {"Statement", json::array({objects, listing})}};
+  json statements = json::array({objects, listing});
+  if (!reads.empty()) {
+    json resources = json::array();
+    for (const std::string& key : reads) {
+      resources.push_back(
+          fmt::format("arn:aws:s3:::{}/{}{}", bucket, key, key.ends_with('/') ? "*" : ""));
+    }
+    statements.push_back(
+        {{"Effect", "Allow"}, {"Action", json::array({"s3:GetObject"})}, {"Resource", resources}});
+  }
+  json policy = {{"Version", "2012-10-17"}, {"Statement", std::move(statements)}};
   return policy.dump(-1, ' ', false, json::error_handler_t::strict);
 }
 
@@ -46,7 +57,8 @@ StatusOr<S3TemporaryCredentials> IssueScopedCredentials(const S3Connection& conn
                                                         const S3Location& location,
                                                         std::string_view key_prefix,
                                                         std::chrono::seconds duration,
-                                                        const S3Options& options) {
+                                                        const S3Options& options,
+                                                        const std::vector<std::string>& reads) {
   if (connection.role_arn.empty()) {
     return Status::FailedPrecondition(
         "the S3 connection file names no role_arn: per-job credentials are issued by assuming "
@@ -66,14 +78,25 @@ StatusOr<S3TemporaryCredentials> IssueScopedCredentials(const S3Connection& conn
         fmt::format("duration: {} s; STS issues credentials for {} to {} s", duration.count(),
                     kMinScopedDuration.count(), kMaxScopedDuration.count()));
   }
-  const std::string bucket_prefix = location.prefix.empty()
-                                        ? std::string(key_prefix)
-                                        : fmt::format("{}/{}", location.prefix, key_prefix);
+  auto in_bucket = [&](std::string_view key) {
+    return location.prefix.empty() ? std::string(key) : fmt::format("{}/{}", location.prefix, key);
+  };
+  const std::string bucket_prefix = in_bucket(key_prefix);
+  std::vector<std::string> bucket_reads;
+  for (const std::string& key : reads) {
+    std::string_view bare = key.ends_with('/') ? std::string_view(key).substr(0, key.size() - 1)
+                                               : std::string_view(key);
+    if (Status s = CheckKey(bare); !s.ok() || key.find_first_of("*?$") != std::string::npos) {
+      return Status::InvalidArgument(
+          fmt::format("read-only key \"{}\": not a key a session policy can name exactly", key));
+    }
+    bucket_reads.push_back(in_bucket(key));
+  }
   std::string body;
   for (const auto& [name, value] : std::vector<std::pair<std::string, std::string>>{
            {"Action", "AssumeRole"},
            {"DurationSeconds", std::to_string(duration.count())},
-           {"Policy", ScopedSessionPolicy(location.bucket, bucket_prefix)},
+           {"Policy", ScopedSessionPolicy(location.bucket, bucket_prefix, bucket_reads)},
            {"RoleArn", connection.role_arn},
            {"RoleSessionName", SessionName(key_prefix)},
            {"Version", "2011-06-15"}}) {

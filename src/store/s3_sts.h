@@ -10,6 +10,7 @@
 #include <chrono>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/status.h"
 #include "store/s3_client.h"
@@ -31,7 +32,8 @@ StatusOr<S3TemporaryCredentials> IssueScopedCredentials(const S3Connection& conn
                                                         const S3Location& location,
                                                         std::string_view key_prefix,
                                                         std::chrono::seconds duration,
-                                                        const S3Options& options = {});
+                                                        const S3Options& options = {},
+                                                        const std::vector<std::string>& reads = {});
 
 // `connection` with `credentials` instead of its own keys (and no role: they cannot issue more).
 S3Connection WithTemporaryCredentials(S3Connection connection,
@@ -39,6 +41,9 @@ S3Connection WithTemporaryCredentials(S3Connection connection,
 
 // The session policy for the objects under `bucket_prefix` (no trailing '/') of `bucket`, as
 // compact JSON: RGW 16.2 cannot parse a policy with spaces once they are form-encoded.
-std::string ScopedSessionPolicy(std::string_view bucket, std::string_view bucket_prefix);
+// With `reads` (bucket keys; one ending in '/' stands for every key under it), the policy also
+// lets the holder read those, and only read them.
+std::string ScopedSessionPolicy(std::string_view bucket, std::string_view bucket_prefix,
+                                const std::vector<std::string>& reads = {});
 
 }  // namespace cohort::store

@@ -18,6 +18,18 @@ TEST(S3ScopedCredentials, TheSessionPolicyIsCompactJsonForOnePrefix) {
   EXPECT_NE(odd.find(R"(arn:aws:s3:::b/a \"q\"/*)"), std::string::npos) << odd;
 }
 
+TEST(S3ScopedCredentials, ReadOnlyKeysAreAThirdStatementThatMayOnlyGetObjects) {
+  EXPECT_EQ(ScopedSessionPolicy("data", "cohort/jobs/7",
+                                {"cohort/blobs/", "cohort/datasets/vision/imagenet/2.json"}),
+            R"({"Statement":[{"Action":["s3:*"],"Effect":"Allow","Resource":)"
+            R"(["arn:aws:s3:::data/cohort/jobs/7/*"]},{"Action":["s3:ListBucket"],)"
+            R"("Condition":{"StringLike":{"s3:prefix":["cohort/jobs/7/*"]}},"Effect":"Allow",)"
+            R"("Resource":["arn:aws:s3:::data"]},{"Action":["s3:GetObject"],"Effect":"Allow",)"
+            R"("Resource":["arn:aws:s3:::data/cohort/blobs/*",)"
+            R"("arn:aws:s3:::data/cohort/datasets/vision/imagenet/2.json"]}],)"
+            R"("Version":"2012-10-17"})");
+}
+
 TEST(S3ScopedCredentials, BadRequestsAreRefusedBeforeAnyIsSent) {
   S3Connection c{.endpoint = "http://127.0.0.1:1",
                  .region = "us-east-1",
@@ -40,6 +52,12 @@ TEST(S3ScopedCredentials, BadRequestsAreRefusedBeforeAnyIsSent) {
     ASSERT_FALSE(issued.ok()) << prefix;
     EXPECT_EQ(issued.status().code(), code) << prefix;
     EXPECT_NE(issued.status().message().find(reason), std::string::npos)
+        << issued.status().message();
+  }
+  for (const char* read : {"blobs/*", "datasets/../x.json", "/blobs/"}) {
+    auto issued = IssueScopedCredentials(c, where, "jobs/7", hour, {}, {read});
+    EXPECT_EQ(issued.status().code(), StatusCode::kInvalidArgument) << read;
+    EXPECT_NE(issued.status().message().find("read-only key"), std::string::npos)
         << issued.status().message();
   }
   c.role_arn.clear();

@@ -28,10 +28,15 @@ int ModeOf(const std::string& path) {
 // The CLI as a user with only what they typed: their own config directory, no token from the
 // environment.
 CommandResult As(LocalCluster& cluster, const std::string& home, const std::string& command) {
-  return RunCommand({"/bin/sh", "-c", command}, {{"COHORT_MASTER", cluster.url()},
-                                                 {"COHORT_TOKEN", ""},
-                                                 {"XDG_CONFIG_HOME", cluster.dir() + "/" + home},
-                                                 {"PATH", BinDir() + ":/usr/bin:/bin"}});
+  // In an empty directory: `cohort run` sends the one it runs in as the job's code.
+  const std::string cwd = cluster.dir() + "/cwd-" + home;
+  std::filesystem::create_directories(cwd);
+  return RunCommand({"/bin/sh", "-c", command},
+                    {{"COHORT_MASTER", cluster.url()},
+                     {"COHORT_TOKEN", ""},
+                     {"XDG_CONFIG_HOME", cluster.dir() + "/" + home},
+                     {"PATH", BinDir() + ":/usr/bin:/bin"}},
+                    cwd);
 }
 
 TEST(Auth, UsersLogInAndTouchOnlyWhatTheirRolesAllow) {

@@ -29,7 +29,10 @@ CommandResult Cohort(const std::string& master, std::vector<std::string> args) {
   std::map<std::string, std::string> env{
       {"XDG_CONFIG_HOME", "/tmp/cohort-it-config-" + std::to_string(::getpid())}};
   if (!master.empty()) env["COHORT_MASTER"] = master;
-  return RunCommand(args, env);
+  // An empty directory: `cohort run` sends the one it runs in as the job's code.
+  const std::string cwd = "/tmp/cohort-it-cwd-" + std::to_string(::getpid());
+  fs::create_directories(cwd);
+  return RunCommand(args, env, cwd);
 }
 
 // A one-task job of the test's account, to write into a state store before the master starts.

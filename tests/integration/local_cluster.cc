@@ -43,7 +43,7 @@ std::string SourceDir() { return COHORT_SOURCE_DIR; }
 std::string FakeNvmlLibrary() { return COHORT_FAKE_NVML; }
 
 CommandResult RunCommand(const std::vector<std::string>& args,
-                         const std::map<std::string, std::string>& env) {
+                         const std::map<std::string, std::string>& env, const std::string& cwd) {
   char out_path[] = "/tmp/cohort-cmd-out-XXXXXX";
   char err_path[] = "/tmp/cohort-cmd-err-XXXXXX";
   int out_fd = ::mkstemp(out_path);
@@ -57,6 +57,7 @@ CommandResult RunCommand(const std::vector<std::string>& args,
     ::dup2(out_fd, STDOUT_FILENO);
     ::dup2(err_fd, STDERR_FILENO);
     for (const auto& [k, v] : env) ::setenv(k.c_str(), v.c_str(), 1);
+    if (!cwd.empty() && ::chdir(cwd.c_str()) != 0) _exit(126);
     ::execv(argv[0], argv.data());
     _exit(127);
   }
@@ -362,14 +363,16 @@ std::string LocalCluster::Logs(JobId id, const std::string& task, int attempt) {
   return out;
 }
 
-CommandResult LocalCluster::Cohort(std::vector<std::string> args) {
+CommandResult LocalCluster::Cohort(std::vector<std::string> args, const std::string& cwd) {
   args.insert(args.begin(), BinDir() + "/cohort");
+  const std::string empty = dir_ + "/cwd";
+  std::filesystem::create_directories(empty);
   // The cluster's own config directory: `cohort login` in a test must not touch the user's.
   std::map<std::string, std::string> env = {{"COHORT_MASTER", url_},
                                             {"COHORT_TOKEN", admin_token_},
                                             {"XDG_CONFIG_HOME", dir_ + "/config"}};
   if (!ca_file_.empty()) env["COHORT_CA_FILE"] = ca_file_;
-  return RunCommand(args, env);
+  return RunCommand(args, env, cwd.empty() ? empty : cwd);
 }
 
 }  // namespace cohort::testing

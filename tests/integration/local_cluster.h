@@ -28,9 +28,10 @@ struct CommandResult {
   std::string err;
 };
 
-// Runs a command to completion, capturing its output.
+// Runs a command to completion, capturing its output; in `cwd` when given.
 CommandResult RunCommand(const std::vector<std::string>& args,
-                         const std::map<std::string, std::string>& env = {});
+                         const std::map<std::string, std::string>& env = {},
+                         const std::string& cwd = "");
 
 // Polls `condition` every 20 ms until it holds or `timeout` passes.
 bool WaitFor(const std::function<bool()>& condition,
@@ -103,8 +104,9 @@ class LocalCluster {
   std::string Logs(JobId id, const std::string& task = "", int attempt = 0);
   // Every event of the job, a "type: message" line each; "" if the master cannot say.
   std::string EventsText(JobId id);
-  // Runs the `cohort` CLI against this cluster (with TLS, trusting its CA: COHORT_CA_FILE).
-  CommandResult Cohort(std::vector<std::string> args);
+  // Runs the `cohort` CLI against this cluster (with TLS, trusting its CA: COHORT_CA_FILE), in
+  // `cwd`, by default an empty directory of the cluster's (so that `cohort run` sends no code).
+  CommandResult Cohort(std::vector<std::string> args, const std::string& cwd = "");
   // The agent's data directory, and its log.
   std::string AgentDir(const std::string& name) const { return dir_ + "/" + name; }
   std::string AgentLog(const std::string& name) const { return dir_ + "/" + name + ".log"; }

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <filesystem>
 
 #include "common/strings.h"
 #include "model/json.h"
@@ -47,7 +48,10 @@ class UsageTest : public ::testing::Test {
   // The CLI as user ada.
   CommandResult Cohort(std::vector<std::string> args) {
     args.insert(args.begin(), BinDir() + "/cohort");
-    return RunCommand(args, {{"COHORT_MASTER", cluster_.url()}, {"COHORT_TOKEN", ada_token_}});
+    // In an empty directory: `cohort run` sends the one it runs in as the job's code.
+    const std::string cwd = cluster_.dir() + "/cwd";
+    std::filesystem::create_directories(cwd);
+    return RunCommand(args, {{"COHORT_MASTER", cluster_.url()}, {"COHORT_TOKEN", ada_token_}}, cwd);
   }
 
   std::string ada_token_;
