@@ -105,7 +105,7 @@ StatusOr<std::string> DatasetCache::Find(const std::string& id) const {
 
 StatusOr<DatasetCache::Held> DatasetCache::Acquire(store::ObjectStore& store,
                                                    const std::string& manifest_key,
-                                                   const std::function<void(int64_t)>& progress) {
+                                                   const Progress& progress) {
   COHORT_RETURN_IF_ERROR(Prepare());
   COHORT_ASSIGN_OR_RETURN(std::string id, IdOf(manifest_key));
   const std::string lock_path = LockPath(id);
@@ -143,7 +143,9 @@ StatusOr<DatasetCache::Held> DatasetCache::Acquire(store::ObjectStore& store,
       return fail(Status::Internal(fmt::format("cannot make {}: {}", staging, strerror(errno))));
     }
     Status pulled = store::PullChunkedFiles(store, *files, staging,
-                                            store::PullFilesOptions{.progress = progress});
+                                            store::PullFilesOptions{.progress = [&](int64_t done) {
+                                              if (progress) progress(done, bytes);
+                                            }});
     if (pulled.ok() && ::chmod(staging.c_str(), 0555) != 0) {
       pulled =
           Status::Internal(fmt::format("cannot set the mode of {}: {}", staging, strerror(errno)));

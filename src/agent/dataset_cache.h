@@ -40,9 +40,10 @@ class DatasetCache {
   // The version whose manifest is at `manifest_key`: found here, or fetched from `store` (every
   // chunk checked against its hash) while other tasks that want it wait. Its lock is held shared
   // on return; the caller keeps `lock_fd` open for as long as its task may read the files.
-  // `progress` is told the bytes fetched so far.
+  // `progress` is told the bytes fetched so far, and of how many, while it fetches.
+  using Progress = std::function<void(int64_t done, int64_t total)>;
   StatusOr<Held> Acquire(store::ObjectStore& store, const std::string& manifest_key,
-                         const std::function<void(int64_t)>& progress = {});
+                         const Progress& progress = {});
 
   // Evicts versions that no task holds, least recently used first, until they take at most the
   // bound (or none is left to evict), and fetches that were left half done. Returns the bytes

@@ -48,9 +48,13 @@ class DatasetCacheTest : public ::testing::Test {
 
 TEST_F(DatasetCacheTest, AVersionIsFetchedOnceReadOnlyAndFoundAfter) {
   DatasetCache cache(cache_dir(), 1 << 20);
-  auto first = cache.Acquire(*store_, Key("1"));
+  std::pair<int64_t, int64_t> told;
+  auto first = cache.Acquire(*store_, Key("1"), [&](int64_t done, int64_t total) {
+    told = {done, total};
+  });
   ASSERT_TRUE(first.ok()) << first.status().ToString();
   EXPECT_TRUE(first->fetched);
+  EXPECT_EQ(told, std::make_pair(int64_t{100}, int64_t{100})) << "the last chunk: all of it";
   EXPECT_EQ(first->bytes, 100);
   EXPECT_EQ(ReadFileOrEmpty(first->path + "/shard-0"), std::string(100, '1'));
   struct stat st {};

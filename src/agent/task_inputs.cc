@@ -39,7 +39,15 @@ Status FetchDataset(const TaskDataset& dataset, DatasetCache& cache, const std::
       },
       [&]() -> Status {
         COHORT_ASSIGN_OR_RETURN(auto store, OpenTaskStore(task_dir, open_store));
-        auto acquired = cache.Acquire(*store, dataset.manifest_key);
+        // A long pull shows in the task's output as it goes, a line every 10 s.
+        MonoTime told = clock.Monotonic();
+        auto acquired =
+            cache.Acquire(*store, dataset.manifest_key, [&](int64_t done, int64_t total) {
+              if (clock.Monotonic() - told < std::chrono::seconds(10)) return;
+              told = clock.Monotonic();
+              log(fmt::format("cohort: fetching dataset {}: {} of {}", dataset.ref,
+                              FormatByteSizeApprox(done), FormatByteSizeApprox(total)));
+            });
         if (!acquired.ok()) return acquired.status();
         got = *acquired;
         return Status::Ok();

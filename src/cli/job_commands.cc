@@ -50,6 +50,7 @@ struct RunOptions {
   std::vector<std::string> secret_env;
   bool wait = false;
   ContextOptions context;
+  std::vector<std::string> datasets;
   std::vector<std::string> command;
 };
 
@@ -316,6 +317,7 @@ Json RunSpec(const RunOptions& o) {
     spec["priority"] = number ? Json(*number) : Json(o.priority);
   }
   if (!o.max_runtime.empty()) spec["max_runtime"] = o.max_runtime;
+  if (!o.datasets.empty()) spec["datasets"] = o.datasets;
   if (o.max_attempts != kDefaultMaxAttempts) {
     spec["restart"] = Json{{"max_attempts", o.max_attempts}};
   }
@@ -615,6 +617,10 @@ void AddJobCommands(CLI::App& app, GlobalOptions& g) {
   r->add_option("--secret-env", run->secret_env,
                 "Environment variable NAME=SECRET, set to your (or your team's) secret SECRET "
                 "(`cohort secret set`); the job shows only the name (repeatable)")
+      ->allow_extra_args(false);
+  r->add_option("--dataset", run->datasets,
+                "A dataset every task reads at $COHORT_DATA_DIR/NAME: NAME, NAME:VERSION or "
+                "TEAM/NAME[:VERSION] (repeatable; docs/data.md)")
       ->allow_extra_args(false);
   AddContextOptions(r, run->context);
   r->add_flag("--wait", run->wait,

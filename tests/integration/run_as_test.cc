@@ -9,9 +9,11 @@
 
 #include <fmt/format.h>
 
+#include <filesystem>
 #include <random>
 
 #include "common/strings.h"
+#include "os/durable_file.h"
 #include "os/process.h"
 #include "tests/integration/local_cluster.h"
 
@@ -253,6 +255,44 @@ restart: {{max_attempts: 1}}
 
   ASSERT_TRUE(cluster.client().Kill(job_b).ok());
   cluster.WaitForState(job_b, JobState::kKilled);
+}
+
+// A job's datasets and code as its own account sees them: the dataset readable and not
+// changeable, the node's cache not listable, the code its own to change.
+TEST(RunAs, ATaskReadsItsDatasetButCannotChangeItAndOwnsItsCode) {
+  if (::geteuid() != 0) GTEST_SKIP() << "creating Unix accounts needs root";
+  TestUser a("cohort-t-d-" + RandomSuffix());
+  LocalCluster cluster("run-as-data");
+  cluster.StartMaster();
+  cluster.StartAgent("node-1", 0);
+  const std::string data = cluster.dir() + "/digits";
+  std::filesystem::create_directories(data);
+  ASSERT_TRUE(WriteFileAtomically(data + "/labels.txt", "0 1 2\n").ok());
+  auto put = cluster.Cohort({"data", "put", data, "digits"});
+  ASSERT_EQ(put.exit_code, 0) << put.err;
+  const std::string code = cluster.dir() + "/proj";
+  std::filesystem::create_directories(code);
+  ASSERT_TRUE(WriteFileAtomically(code + "/train.txt", "v1\n").ok());
+
+  const std::string probe = fmt::format(
+      "cat $COHORT_DATA_DIR/digits/labels.txt; "
+      "(echo x >> $COHORT_DATA_DIR/digits/labels.txt) 2>&1 | grep -o 'Permission denied'; "
+      "touch $COHORT_DATA_DIR/digits/new 2>&1 | grep -o 'Permission denied'; "
+      "ls {}/cache/versions 2>&1 | grep -o 'Permission denied'; "
+      "echo v2 >> train.txt && echo code $(stat -c %U train.txt) $(cat train.txt | wc -l)",
+      cluster.AgentDir("node-1"));
+  auto run = RunCommand(
+      {BinDir() + "/cohort", "run", "--wait", "--dataset", "digits", "--", "sh", "-c", probe},
+      {{"COHORT_MASTER", cluster.url()}, {"COHORT_TOKEN", TokenOf(cluster, a.name())}}, code);
+  ASSERT_EQ(run.exit_code, 0) << run.out << run.err;
+  EXPECT_THAT(run.out, HasSubstr("0 1 2\n"));
+  size_t denied = 0;
+  for (size_t at = run.out.find("Permission denied"); at != std::string::npos;
+       at = run.out.find("Permission denied", at + 1)) {
+    ++denied;
+  }
+  EXPECT_EQ(denied, 3u) << "writing the dataset, adding to it, listing the cache: " << run.out;
+  EXPECT_THAT(run.out, HasSubstr("code " + a.name() + " 2\n")) << "its own copy, changed";
 }
 
 TEST(RunAs, ATaskThatCannotRunAsItsUserFailsWithTheReason) {
