@@ -267,16 +267,6 @@ void PrintJobDetails(const Job& job, const std::vector<JobEvent>& events) {
   }
 }
 
-void AddContextOptions(CLI::App* cmd, ContextOptions& o) {
-  auto* dir = cmd->add_option(
-      "--context", o.dir,
-      "The directory whose files are the job's code, unpacked where each task starts (default: "
-      "the current directory; .cohortignore leaves files out; at most 100Mi). Not sent when "
-      "every task group names a workdir");
-  cmd->add_flag("--no-context", o.none, "Send no code: tasks start in an empty directory")
-      ->excludes(dir);
-}
-
 // Builds the spec document of `cohort run` from its flags.
 Json RunSpec(const RunOptions& o) {
   std::string name = o.name;

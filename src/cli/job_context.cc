@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <CLI/CLI.hpp>
+
 #include <chrono>
 #include <filesystem>
 
@@ -12,6 +14,16 @@
 #include "model/dataset.h"
 
 namespace cohort::cli {
+
+void AddContextOptions(CLI::App* cmd, ContextOptions& o) {
+  auto* dir = cmd->add_option(
+      "--context", o.dir,
+      "The directory whose files are the job's code, unpacked where each task starts (default: "
+      "the current directory; .cohortignore leaves files out; at most 100Mi). Not sent when "
+      "every task group names a workdir");
+  cmd->add_flag("--no-context", o.none, "Send no code: tasks start in an empty directory")
+      ->excludes(dir);
+}
 
 Status AttachContext(client::CohortClient& c, const ContextOptions& o, Json& spec) {
   if (o.none) return Status::Ok();

@@ -5,6 +5,8 @@
 
 #include <string>
 
+#include <CLI/CLI.hpp>
+
 #include "client/cohort_client.h"
 #include "common/status.h"
 #include "model/json.h"
@@ -16,8 +18,12 @@ struct ContextOptions {
   bool none = false;  // --no-context
 };
 
-// Sends the code and sets `spec`'s "context", unless --no-context, every task group names a
-// workdir, or the directory holds no file to send. Says on stderr what it sent.
+// --context DIR and --no-context on `cmd`.
+void AddContextOptions(CLI::App* cmd, ContextOptions& o);
+
+// Sends the code and sets `spec`'s "context" (a job spec, or a sweep's trial), unless --no-context,
+// every task group names a workdir, or the directory holds no file to send. Says on stderr what it
+// sent.
 Status AttachContext(client::CohortClient& c, const ContextOptions& o, Json& spec);
 
 }  // namespace cohort::cli

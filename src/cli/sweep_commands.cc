@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "cli/cli.h"
+#include "cli/job_context.h"
 #include "common/strings.h"
 #include "model/job_spec_parser.h"
 #include "model/json.h"
@@ -27,6 +28,7 @@ struct SweepOptions {
   bool dry_run = false;
   int preview = kDefaultPreview;
   std::string output = "table";
+  ContextOptions context;
 };
 
 // "lr=0.001 model.hidden=64": a trial's values on one line, in name order.
@@ -107,6 +109,10 @@ int RunSubmit(const GlobalOptions& g, const SweepOptions& o) {
   if (!names_team) doc.erase("team");
   auto c = Connect(g);
   if (!c.ok()) return Fail("sweep submit", c.status());
+  // Every trial starts in its own copy of the same code.
+  if (Status s = AttachContext(**c, o.context, doc["trial"]); !s.ok()) {
+    return Fail("sweep submit", s);
+  }
   auto sweep = (*c)->SubmitSweep(doc.dump());
   if (!sweep.ok()) return Fail("sweep submit", sweep.status());
   if (o.output == "json") {
@@ -231,6 +237,7 @@ void AddSweepCommands(CLI::App& app, GlobalOptions& g) {
       ->add_option("--trials", o->preview, "With --dry-run: how many trials to show (random, asha)")
       ->check(CLI::Range(1, 1000));
   AddOutputOption(submit, o->output);
+  AddContextOptions(submit, o->context);
   submit->callback([&g, o] { Finish(RunSubmit(g, *o)); });
 
   auto* list = sweep->add_subcommand("list", "List the sweeps you may read, newest first");

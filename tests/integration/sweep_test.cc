@@ -6,6 +6,7 @@
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <sstream>
@@ -147,6 +148,45 @@ TEST(SweepTest, TheDigitsExampleStopsBadTrialsEarlyAndStartsTrialsAsGpusFreeUp) 
 // A grid of two long trials in a team that only borrows: a job of a team within its guarantee
 // reclaims their GPUs, and they resume from their checkpoints; the sweep pauses and resumes; the
 // master restarts in the middle; the sweep ends with its two trials and no third.
+// A sweep submitted from a project directory: each trial starts in its own copy of the code
+// (docs/data.md, "Code"), with no workdir and no shared file system.
+TEST(SweepTest, EveryTrialStartsInTheCodeTheSweepWasSubmittedFrom) {
+  LocalCluster cluster("sweep-code");
+  cluster.StartMaster();
+  cluster.StartAgent("node-a", 2);
+  const std::string proj = cluster.dir() + "/proj";
+  std::filesystem::create_directories(proj);
+  ASSERT_TRUE(WriteFileAtomically(proj + "/train.sh",
+                                  "echo trial $1 in $(basename $(pwd)) with $(cat lr.txt)\n"
+                                  "echo cohort-metric step=1 acc=$1\n")
+                  .ok());
+  ASSERT_TRUE(WriteFileAtomically(proj + "/lr.txt", "lr-from-code\n").ok());
+  ASSERT_TRUE(WriteFileAtomically(proj + "/sweep.yaml", R"(
+name: code
+trial:
+  tasks:
+    - role: worker
+      resources: {gpus: 1}
+      command: [sh, train.sh, "${hp.x}"]
+hyperparameters:
+  x: {type: categorical, vals: [1, 2]}
+searcher: {name: grid, metric: acc, mode: max, max_concurrent_trials: 2}
+)")
+                  .ok());
+  auto submitted = cluster.Cohort({"sweep", "submit", "sweep.yaml"}, proj);
+  ASSERT_EQ(submitted.exit_code, 0) << submitted.err;
+  EXPECT_THAT(submitted.err, HasSubstr("code: 3 files"));
+  int64_t id = std::stoll(std::string(Trim(submitted.out)));
+  Json done = WaitForSweep(
+      cluster, id, [](const Json& s) { return s["state"] != "RUNNING"; }, std::chrono::seconds(60));
+  ASSERT_EQ(done["state"], "COMPLETED") << done.dump(2);
+  ASSERT_EQ(done["trials"].size(), 2u) << done.dump(2);
+  std::string logs;
+  for (const auto& t : done["trials"]) logs += cluster.Logs(t["job_id"].get<JobId>());
+  EXPECT_THAT(logs, HasSubstr("trial 1 in work with lr-from-code"));
+  EXPECT_THAT(logs, HasSubstr("trial 2 in work with lr-from-code"));
+}
+
 TEST(SweepTest, ReclaimedTrialsResumeFromCheckpointsAndASweepSurvivesPauseAndRestart) {
   LocalCluster cluster("sweep-reclaim");
   // Trials may be reclaimed a second after they start (the default waits a minute).
