@@ -19,6 +19,7 @@
 #include <thread>
 
 #include "agent/checkpoint_sync.h"
+#include "agent/dataset_prefetcher.h"
 #include "agent/job_directories.h"
 #include "agent/output_file.h"
 #include "agent/task_inputs.h"
@@ -146,6 +147,9 @@ Agent::Agent(AgentConfig config, GpuInventory gpus, AgentDeps deps)
       memory_cgroups_(deps.memory_cgroups),
       uploads_(std::make_unique<ArtifactUploads>(
           config_.data_dir + "/uploads", clock_,
+          deps.open_store ? deps.open_store : StoreOpener(store::OpenStore))),
+      prefetcher_(std::make_unique<DatasetPrefetcher>(
+          config_.data_dir + "/cache", config_.dataset_cache_bytes,
           deps.open_store ? std::move(deps.open_store) : StoreOpener(store::OpenStore))) {
   config_.node.gpus = std::move(gpus.gpus);
   config_.node.gpu_links = std::move(gpus.links);
@@ -478,6 +482,7 @@ void Agent::Apply(const DesiredState& desired) {
   }
   // Answers may cross on the two connections; an older desired state must not undo a newer one.
   if (desired.version < applied_version_) return;
+  prefetcher_->Want(desired.prefetch);
   // Only a newer version starts tasks. A task's end changes no version, so an answer of the
   // version already applied may have been made before some of its tasks ended, and arrive after
   // the one that had them forgotten: started from it, an ended task would run a second time.
@@ -608,6 +613,7 @@ AgentReport Agent::BuildReport() {
   report.uploads = uploads_->Progress();
   // The rest waits for a later report: those ahead of it end and are forgotten.
   if (report.uploads.size() > kMaxUploadsPerReport) report.uploads.resize(kMaxUploadsPerReport);
+  prefetcher_->Fill(report, clock_.Now());
   return report;
 }
 
@@ -644,6 +650,7 @@ void Agent::SampleResources() {
 }
 
 void Agent::Acknowledge(const AgentReport& report) {
+  prefetcher_->Acknowledge(report, clock_.Now());
   auto drop_through = [](auto& pending, Timestamp last) {
     while (!pending.empty() && pending.front().at <= last) pending.pop_front();
   };
@@ -1130,6 +1137,8 @@ Status Agent::Run(const std::atomic<bool>& stop) {
     ShipMetrics();
     bool checkpointed = WatchCheckpoints();
     bool completed = ShipLogs();
+    // A dataset fetched ahead of its job: the master places the job once it hears.
+    changed |= prefetcher_->TakeSettled();
     // A burst of starts or exits is reported once its last batch is done, not once a batch
     // (the sync thread reports meanwhile).
     report_due |= changed || checkpointed || completed || launched;

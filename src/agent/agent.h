@@ -52,6 +52,8 @@
 
 namespace cohort::agent {
 
+class DatasetPrefetcher;  // agent/dataset_prefetcher.h
+
 // Where a job's checkpoints live on this node when they go through the store:
 // <data dir>/jobs/<job>/checkpoints.
 std::string LocalCheckpointDir(const std::string& data_dir, JobId job);
@@ -278,6 +280,8 @@ class Agent {
   std::deque<JobId> discarded_job_dirs_;
   // Jobs' outputs on their way to the store; thread-safe itself.
   std::unique_ptr<ArtifactUploads> uploads_;
+  // Fetches datasets into the node's cache ahead of the jobs that read them.
+  std::unique_ptr<DatasetPrefetcher> prefetcher_;
   std::atomic<bool> registered_{false};
   std::atomic<int64_t> master_log_limit_{0};  // from the master's answers; 0 until one says
 };

@@ -28,11 +28,6 @@ namespace fs = std::filesystem;
 
 constexpr size_t kIdLength = 32;
 
-StatusOr<std::string> IdOf(const std::string& manifest_key) {
-  COHORT_ASSIGN_OR_RETURN(std::string hash, store::Sha256Hex(manifest_key));
-  return hash.substr(0, kIdLength);
-}
-
 StatusOr<std::string> Token() {
   unsigned char bytes[8];
   if (::getrandom(bytes, sizeof bytes, 0) != static_cast<ssize_t>(sizeof bytes)) {
@@ -107,7 +102,7 @@ StatusOr<DatasetCache::Held> DatasetCache::Acquire(store::ObjectStore& store,
                                                    const std::string& manifest_key,
                                                    const Progress& progress) {
   COHORT_RETURN_IF_ERROR(Prepare());
-  COHORT_ASSIGN_OR_RETURN(std::string id, IdOf(manifest_key));
+  COHORT_ASSIGN_OR_RETURN(std::string id, store::DatasetCacheId(manifest_key));
   const std::string lock_path = LockPath(id);
   Held held;
   held.lock_fd = ::open(lock_path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
@@ -234,6 +229,27 @@ StatusOr<int64_t> DatasetCache::Trim() {
     ::close(fd);
   }
   return evicted;
+}
+
+StatusOr<std::vector<std::string>> DatasetCache::Ids(size_t most) const {
+  std::vector<std::pair<fs::file_time_type, std::string>> kept;
+  std::error_code ec;
+  for (auto it = fs::directory_iterator(dir_ + "/versions", ec); !ec && it != fs::end(it);
+       it.increment(ec)) {
+    auto parsed = ParseVersionName(it->path().filename().string());
+    if (!parsed) continue;
+    std::error_code time_ec;
+    kept.emplace_back(fs::last_write_time(it->path(), time_ec), parsed->id);
+  }
+  if (ec && ec != std::errc::no_such_file_or_directory) {
+    return Status::Internal(fmt::format("cannot list {}/versions: {}", dir_, ec.message()));
+  }
+  std::sort(kept.begin(), kept.end(), std::greater<>());
+  if (kept.size() > most) kept.resize(most);
+  std::vector<std::string> ids;
+  ids.reserve(kept.size());
+  for (auto& [used, id] : kept) ids.push_back(std::move(id));
+  return ids;
 }
 
 StatusOr<int64_t> DatasetCache::Bytes() const {

@@ -20,6 +20,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "common/status.h"
 #include "store/object_store.h"
@@ -52,6 +53,9 @@ class DatasetCache {
 
   // The bytes of the versions kept.
   StatusOr<int64_t> Bytes() const;
+  // The ids of the versions kept whole (store::DatasetCacheId), most recently used first, at
+  // most `most` of them.
+  StatusOr<std::vector<std::string>> Ids(size_t most) const;
 
   const std::string& dir() const { return dir_; }
 

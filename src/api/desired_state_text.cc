@@ -19,6 +19,7 @@ std::string DesiredStateText(const DesiredState& desired) {
   without_tasks.allow_uploads = desired.allow_uploads;
   without_tasks.refuse_uploads = desired.refuse_uploads;
   without_tasks.forget_uploads = desired.forget_uploads;
+  without_tasks.prefetch = desired.prefetch;
   const std::string shell = JsonText(ToJson(without_tasks));
   constexpr std::string_view kTasks = "\"tasks\":[";
   const size_t at = shell.find(kTasks);  // once: no other key of the document is "tasks"

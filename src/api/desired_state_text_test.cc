@@ -35,6 +35,8 @@ TEST(DesiredStateText, IsTheTextOfTheWholeDocument) {
   state.allow_uploads = {{"5.1.worker.0", access}};
   state.refuse_uploads = {{"4.1.worker.0", "over quota"}};
   state.forget_uploads = {"3.1.worker.0"};
+  state.prefetch = {
+      DatasetPrefetch{"vision/imagenet:3", "datasets/vision/imagenet/3.json", access}};
   EXPECT_EQ(DesiredStateText(state), JsonText(ToJson(state)));
   EXPECT_NE(DesiredStateText(state).find("\"node_timeout_ms\":30000"), std::string::npos);
   auto back = ParseJson(DesiredStateText(state));
@@ -46,6 +48,9 @@ TEST(DesiredStateText, IsTheTextOfTheWholeDocument) {
   EXPECT_EQ(parsed->allow_uploads.at("5.1.worker.0").secret_key, "s3cr3t");
   EXPECT_EQ(parsed->refuse_uploads.at("4.1.worker.0"), "over quota");
   EXPECT_EQ(parsed->forget_uploads, std::vector<std::string>{"3.1.worker.0"});
+  ASSERT_EQ(parsed->prefetch.size(), 1u);
+  EXPECT_EQ(parsed->prefetch[0].manifest_key, "datasets/vision/imagenet/3.json");
+  EXPECT_EQ(parsed->prefetch[0].store.secret_key, "s3cr3t");
 }
 
 }  // namespace

@@ -25,6 +25,7 @@ struct MasterOptions {
   std::string log_level = "info";
   std::string policy = "default";
   bool no_backfill = false;
+  bool no_dataset_staging = false;
   std::string default_runtime;
   bool no_priority_preemption = false;
   bool no_quota_reclaim = false;

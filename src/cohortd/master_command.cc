@@ -160,6 +160,10 @@ void AddMasterCommand(CLI::App& app, MasterOptions& o) {
                 "Start a new cluster in a data directory that shows an earlier one but lost its "
                 "database (without it, the master refuses: restore the database instead; see "
                 "docs/reliability.md)");
+  cmd->add_flag("--no-dataset-staging", o.no_dataset_staging,
+                "Start a job on the nodes chosen for it even where their caches lack its "
+                "datasets, its tasks pulling them with its GPUs held, rather than hold it back "
+                "while those nodes fetch them (docs/data.md, \"Placement and the pull\")");
   cmd->add_flag("--reclaim-idle-gpus", o.reclaim_idle_gpus,
                 "Take back the GPUs of a job that leaves them idle for --idle-gpu-after: it "
                 "ends FAILED, or, if its restart.on includes preempted, is requeued once, kept "
@@ -304,6 +308,7 @@ int RunMaster(const MasterOptions& o) {
   config.advisor.idle_after = *idle_gpu_after;
   config.advisor.window = *advice_window;
   config.reclaim_idle_gpus = o.reclaim_idle_gpus;
+  config.stage_datasets = !o.no_dataset_staging;
   config.store_quota_per_team = *store_quota;
   const bool s3 = o.store.rfind("s3://", 0) == 0;
   if (s3 != !o.store_config.empty()) {

@@ -114,6 +114,22 @@ StatusOr<Explanation> Master::Explain(JobId id) const {
                     FormatDuration(job.spec.restart.max_backoff)));
     return e;
   }
+  if (scheduling_.staging().HeldBack(id)) {
+    e.summary = job.message;
+    d.push_back(fmt::format(
+        "it is not offered to the scheduler until those nodes hold its datasets, one of them "
+        "cannot fetch them, or {} have passed; then it starts where it is placed "
+        "(docs/data.md, \"Placement and the pull\")",
+        FormatDuration(DatasetStaging::kLimit)));
+    return e;
+  }
+  if (!job.spec.datasets.empty()) {
+    std::set<std::string> holding = scheduling_.staging().PreferredNodes(job);
+    d.push_back(holding.empty()
+                    ? std::string("no node's cache holds its datasets yet")
+                    : fmt::format("placement prefers the nodes that hold its datasets: {}",
+                                  Join({holding.begin(), holding.end()}, ", ")));
+  }
   for (const auto& [node, until] : job.excluded_nodes) {
     if (until <= now) continue;
     if (until == kExcludedForGood) {

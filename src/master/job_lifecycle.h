@@ -85,6 +85,7 @@ class JobLifecycle final : public DecisionTaker {
   void Preempt(const Preemption& preemption) override;
   bool Grow(const Growth& growth) override;
   void Shrink(const cohort::Shrink& shrink) override;
+  void TellNode(const std::string& node_id) override { BumpNode(node_id); }
 
  private:
   // kTooManyRequests, naming the cap and how to get under it, if `user` or `team` has as many

@@ -34,6 +34,7 @@ Master::Master(MasterConfig config, MasterDeps deps, const Clock& clock, EventLo
       usage_(*store_, clock_) {
   config_.storage_root = StorageRootOf(config_);
   scheduling_.SetDecisionTaker(&lifecycle_);
+  scheduling_.SetDatasetStaging(config_.stage_datasets);
   jobs_.SetTrialEndListener([this](const Job& job) { sweeps_.TrialJobEnded(job); });
 }
 

@@ -51,6 +51,11 @@ struct MasterConfig {
   // others may have them (JobLifecycle::ReclaimIdle).
   AdvisorConfig advisor;
   bool reclaim_idle_gpus = false;
+  // A job placed on nodes whose caches lack its datasets is held back, its GPUs free, while
+  // they fetch them, and a waiting job's are fetched ahead to the nodes of its reservation
+  // (master/dataset_staging.h); false: tasks pull them with their GPUs held
+  // (--no-dataset-staging).
+  bool stage_datasets = true;
   // Free space the state disk keeps: under it the master is read-only (master/state_disk.h).
   uint64_t state_disk_reserve = 64ULL << 20;
   // The most keys the runtime history keeps (scheduler/runtime_history.h), rows in the store

@@ -61,6 +61,7 @@ class MasterTest : public ::testing::TestWithParam<bool> {
     config.node_timeout = node_timeout_;
     config.history_max_keys = history_max_keys_;
     config.store_quota_per_team = store_quota_;
+    config.stage_datasets = stage_datasets_;
     MasterDeps deps = cohort::testing::TestMasterDeps(config.data_dir, std::move(store),
                                                       scheduler::NewScheduler(scheduler_config_));
     auto state_disk = std::make_unique<FixedDiskSpace>(state_disk_free_, dir_.string());
@@ -161,6 +162,7 @@ class MasterTest : public ::testing::TestWithParam<bool> {
   Duration node_timeout_ = std::chrono::seconds(10);
   size_t history_max_keys_ = scheduler::RuntimeHistory::kMaxKeys;
   int64_t store_quota_ = kDefaultStoreQuotaPerTeam;
+  bool stage_datasets_ = true;
   ManualClock clock_;
   std::deque<std::function<void()>> posted_;
   QueueLoop loop_{posted_};

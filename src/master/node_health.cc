@@ -117,6 +117,7 @@ Status Reconciler::Remove(const std::string& node_id) {
   scheduling_.cluster().RemoveNode(node_id);
   nodes_.Remove(node_id);
   resources_.ForgetNode(node_id);
+  scheduling_.ForgetNodeDatasets(node_id);
   scheduling_.InvalidateResidue();
   journal_.AnnounceNode(node_id);
   return s;

@@ -226,6 +226,7 @@ StatusOr<DesiredState> Reconciler::Sync(const std::string& node_id, const AgentR
     }
   }
   resources_.Record(node_id, RegisteredGpuSamples(entry, report), task_samples);
+  scheduling_.NoteDatasets(node_id, report.cached_datasets, report.prefetch_failures);
   // Tasks this agent has applied but no longer reports: it lost them.
   for (JobId id : jobs_.active()) {
     Job& job = jobs_.At(id);
@@ -346,6 +347,8 @@ StatusOr<DesiredState> Reconciler::DesiredFor(const std::string& node_id) {
       desired.tasks.push_back(std::move(launch));
     }
   }
+  desired.prefetch = scheduling_.staging().PrefetchFor(
+      node_id, [&](const Job& job) { return artifacts_.AccessFor(job); });
   return desired;
 }
 

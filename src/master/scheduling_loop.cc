@@ -1,6 +1,7 @@
 #include "master/scheduling_loop.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -105,6 +106,7 @@ PendingJob SchedulingLoop::PendingOf(const Job& job) const {
     p.waiting_since = *job.history.back().finished_at;
   }
   p.constraints = job.spec.constraints;
+  p.constraints.preferred_nodes = staging_.PreferredNodes(job);
   Timestamp now = clock_.Now();
   for (const auto& [node, until] : job.excluded_nodes) {
     if (until > now) p.constraints.excluded_nodes.insert(node);
@@ -122,7 +124,42 @@ const PendingReason* SchedulingLoop::ReasonFor(JobId id) const {
   return it == last_reasons_.end() ? nullptr : &it->second;
 }
 
+bool SchedulingLoop::HoldBackForDatasets(Job& job, const std::vector<TaskPlacement>& placement) {
+  std::vector<std::string> lacking = staging_.HoldBack(job, placement, clock_.Now());
+  if (lacking.empty()) return false;
+  // Its GPUs go back at once: other jobs may use them while the nodes fetch.
+  cluster_.ReleaseJob(job.id);
+  dispatcher_.Invalidate();
+  job.message = fmt::format("waits while {} {} fetch its datasets (no GPU is held meanwhile)",
+                            lacking.size() == 1 ? "node" : "nodes", fmt::join(lacking, ", "));
+  spdlog::info("job {}: {}", job.id, job.message);
+  jobs_.Commit(job, {jobs_.Event(job, "datasets", job.message)});
+  for (const auto& node : lacking) taker_->TellNode(node);
+  return true;
+}
+
+void SchedulingLoop::SettleStaging() {
+  auto released = staging_.Settle(clock_.Now(),
+                                  [&](const std::string& node) { return cluster_.IsReady(node); });
+  for (const auto& r : released) {
+    Job& job = jobs_.At(r.job);
+    job.message = r.why.empty() ? "its datasets are on the nodes chosen for it"
+                                : "starts without waiting for its datasets: " + r.why;
+    if (!r.why.empty()) spdlog::warn("job {}: {}", job.id, job.message);
+    jobs_.Commit(job, {jobs_.Event(job, "datasets", job.message)});
+  }
+  if (!released.empty()) Reschedule();
+}
+
+void SchedulingLoop::NoteDatasets(const std::string& node_id,
+                                  const std::optional<std::vector<std::string>>& cached,
+                                  const std::map<std::string, std::string>& failures) {
+  staging_.NoteReport(node_id, cached, failures);
+  if (cached || !failures.empty()) SettleStaging();
+}
+
 bool SchedulingLoop::StartDecided(Job& job, const std::vector<TaskPlacement>& placement) {
+  if (HoldBackForDatasets(job, placement)) return false;
   Status s = taker_->Start(job, JobPlacement{job.id, placement});
   if (s.ok()) return true;
   // The cluster core took the resources; the job did not start after all. A pass at once would
@@ -161,7 +198,7 @@ void SchedulingLoop::Released(const std::vector<std::pair<JobId, Task>>& tasks) 
   std::map<JobId, PendingJob> looked_up;
   Timestamp now = clock_.Now();
   auto lookup = [&](JobId id) -> const PendingJob* {
-    if (!jobs_.pending().count(id) || BackingOff(jobs_.At(id), now)) return nullptr;
+    if (!jobs_.pending().count(id) || !Placeable(jobs_.At(id), now)) return nullptr;
     auto it = looked_up.find(id);
     if (it == looked_up.end()) it = looked_up.emplace(id, PendingOf(jobs_.At(id))).first;
     return &it->second;
@@ -187,7 +224,7 @@ void SchedulingLoop::Schedule() {
   Timestamp now = clock_.Now();
   for (JobId id : jobs_.pending()) {
     const Job& job = jobs_.At(id);
-    if (!BackingOff(job, now)) pending.push_back(PendingOf(job));
+    if (Placeable(job, now)) pending.push_back(PendingOf(job));
   }
   dispatch::PassResult pass = dispatcher_.FullPass(cluster_, pending, clock_.Now());
   if (!pass.ran) return;
@@ -209,6 +246,10 @@ void SchedulingLoop::Schedule() {
   for (const auto& waiting : pass.waiting) {
     Job& job = jobs_.At(waiting.job_id);
     last_reasons_[job.id] = waiting;
+    // Its datasets are fetched ahead to where it is reserved to start.
+    for (const auto& node : staging_.NoteReserved(job, waiting.reserved_nodes)) {
+      taker_->TellNode(node);
+    }
     if (job.message == waiting.reason) continue;
     // Reasons are recomputed on every pass; keep them in memory only and tell watchers.
     job.message = waiting.reason;
@@ -220,6 +261,7 @@ void SchedulingLoop::Schedule() {
 }
 
 void SchedulingLoop::OnTick(Timestamp now) {
+  SettleStaging();
   // A restart backoff or an exclusion is over: the job may be scheduled again, or elsewhere.
   if (wake_at_ && now >= *wake_at_) {
     wake_at_.reset();

@@ -16,6 +16,7 @@
 #include "common/histogram.h"
 #include "common/time.h"
 #include "dispatch/dispatcher.h"
+#include "master/dataset_staging.h"
 #include "master/event_loop.h"
 #include "master/job_book.h"
 #include "master/journal.h"
@@ -36,6 +37,8 @@ class DecisionTaker {
   // False if the growth could not be carried out as the core has it (a full pass must follow).
   virtual bool Grow(const Growth& growth) = 0;
   virtual void Shrink(const cohort::Shrink& shrink) = 0;
+  // The node has datasets to fetch ahead of a job (DatasetStaging): its agent should hear now.
+  virtual void TellNode(const std::string& /*node_id*/) {}
 };
 
 class SchedulingLoop {
@@ -49,6 +52,8 @@ class SchedulingLoop {
   SchedulingLoop& operator=(const SchedulingLoop&) = delete;
 
   void SetDecisionTaker(DecisionTaker* taker) { taker_ = taker; }
+  // Whether jobs are held back while nodes fetch their datasets (MasterConfig::stage_datasets).
+  void SetDatasetStaging(bool on) { staging_.set_enabled(on); }
 
   // A pass soon, once (many requests before it runs cost one pass).
   void RequestSchedule();
@@ -79,6 +84,15 @@ class SchedulingLoop {
   void PutNode(const NodeRegistry::Entry& entry);
   // Gives the cluster core what an active job holds, from its durable record.
   void RestoreHolding(const Job& job);
+  // What a node's agent reported of its dataset cache (AgentReport::cached_datasets,
+  // prefetch_failures): jobs held back for it may start.
+  void NoteDatasets(const std::string& node_id,
+                    const std::optional<std::vector<std::string>>& cached,
+                    const std::map<std::string, std::string>& failures);
+  // The node was removed: what its cache held is forgotten.
+  void ForgetNodeDatasets(const std::string& node_id) { staging_.ForgetNode(node_id); }
+  // Which nodes hold which datasets, and the jobs held back while theirs are fetched.
+  const DatasetStaging& staging() const { return staging_; }
   // Everything that places: nodes, free capacity, jobs that hold resources, claims.
   cluster::ClusterState& cluster() { return cluster_; }
   const cluster::ClusterState& cluster() const { return cluster_; }
@@ -104,6 +118,15 @@ class SchedulingLoop {
   // Makes a placement the cluster core has accepted real; if that fails, gives the resources
   // back and leaves the next full pass to the tick.
   bool StartDecided(Job& job, const std::vector<TaskPlacement>& placement);
+  // Holds the job back, giving its resources back, if the placement's nodes lack its datasets
+  // and it was not held back yet this attempt (DatasetStaging); true if it did.
+  bool HoldBackForDatasets(Job& job, const std::vector<TaskPlacement>& placement);
+  // Lets the held-back jobs whose fetch is over be placed again.
+  void SettleStaging();
+  // Whether the scheduler may place the job now.
+  bool Placeable(const Job& job, Timestamp now) const {
+    return !BackingOff(job, now) && !staging_.HeldBack(job.id);
+  }
 
   JobBook& jobs_;
   Journal& journal_;
@@ -114,6 +137,7 @@ class SchedulingLoop {
   // nothing.
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
   cluster::ClusterState cluster_;
+  DatasetStaging staging_{jobs_};
   dispatch::Dispatcher dispatcher_;
   bool schedule_posted_ = false;
   std::map<JobId, PendingReason> last_reasons_;  // from the last pass, for pending jobs

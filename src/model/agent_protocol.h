@@ -104,6 +104,27 @@ struct AgentReport {
   // Its uploads of jobs' outputs (agent/artifact_uploads.h) that the master has not told it to
   // forget, at most kMaxUploadsPerReport of them.
   std::vector<UploadProgress> uploads = {};
+  // The dataset versions its cache holds whole (their ids, DatasetCacheId), at most
+  // kMaxCachedDatasetsPerReport, most recently used first; sent when they change and every
+  // minute, unset otherwise (the master keeps what it was last told).
+  std::optional<std::vector<std::string>> cached_datasets = {};
+  // Fetches ahead of placement (DesiredState::prefetch) that failed since the last report, by
+  // version id: why.
+  std::map<std::string, std::string> prefetch_failures = {};
+};
+
+// The most cached versions one report names, and the most prefetches one desired state asks.
+inline constexpr size_t kMaxCachedDatasetsPerReport = 512;
+inline constexpr size_t kMaxPrefetchesPerNode = 64;
+// The longest reason a report gives for a failed fetch ahead (longer ones are cut).
+inline constexpr size_t kMaxPrefetchFailureBytes = 1024;
+
+// A dataset version to fetch into a node's cache before the job that reads it is placed there
+// (docs/data.md, "Placement and the pull").
+struct DatasetPrefetch {
+  std::string ref;           // "team/name:3", for the agent's log
+  std::string manifest_key;  // where its manifest lies in the store
+  StoreAccess store;         // reaches the manifest and its chunks (read only where it can)
 };
 
 // The most uploads one report carries; an agent with more reports the rest later.
@@ -124,6 +145,10 @@ struct DesiredState {
   std::map<std::string, StoreAccess> allow_uploads = {};
   std::map<std::string, std::string> refuse_uploads = {};
   std::vector<std::string> forget_uploads = {};
+  // Dataset versions to fetch into the node's cache now, ahead of a job's placement: at most
+  // kMaxPrefetchesPerNode. The agent fetches each once, on a thread of its own, and says in its
+  // reports when it holds it (cached_datasets) or why it could not (prefetch_failures).
+  std::vector<DatasetPrefetch> prefetch = {};
 };
 
 // One upload of a task's output: POST /api/v1/agents/{node}/logs/{task}.

@@ -123,6 +123,11 @@ struct Constraints {
   // from Job::excluded_nodes (docs/reliability.md: a node whose GPUs it left idle, or where a
   // task of it could not start).
   std::set<std::string> excluded_nodes;
+  // Nodes whose dataset cache already holds every dataset the job reads: placement prefers
+  // them to others that fit as well, and is never restricted to them. Never from a spec: the
+  // master sets it for a waiting job (docs/data.md, "Placement and the pull").
+  std::set<std::string> preferred_nodes;
+  // No node is ruled out (preferred_nodes rules out none).
   bool empty() const { return gpu_model.empty() && labels.empty() && excluded_nodes.empty(); }
   // Whether the node `node_id`, with GPUs of `node_gpu_model` and these labels, may run the job's
   // tasks: the one rule the scheduler and the master apply.

@@ -1,6 +1,7 @@
 #include "model/json.h"
 
 #include <fmt/format.h>
+#include <algorithm>
 #include <cmath>
 
 #include <limits>
@@ -847,8 +848,21 @@ Json ToJson(const AgentReport& r) {
     for (const auto& u : r.uploads) uploads.push_back(ToJson(u));
     j["uploads"] = uploads;
   }
+  if (r.cached_datasets) j["cached_datasets"] = *r.cached_datasets;
+  if (!r.prefetch_failures.empty()) j["prefetch_failures"] = r.prefetch_failures;
   return j;
 }
+
+namespace {
+
+// A dataset cache's id of a version (store::DatasetCacheId): 32 lowercase hex digits.
+bool IsDatasetCacheId(std::string_view id) {
+  return id.size() == 32 && std::all_of(id.begin(), id.end(), [](char c) {
+           return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f');
+         });
+}
+
+}  // namespace
 
 StatusOr<AgentReport> AgentReportFromJson(const Json& j) {
   AgentReport r;
@@ -875,6 +889,35 @@ StatusOr<AgentReport> AgentReportFromJson(const Json& j) {
         r.uploads.push_back(std::move(upload));
       }
     }
+    if (auto it = j.find("cached_datasets"); it != j.end() && !it->is_null()) {
+      if (!it->is_array() || it->size() > kMaxCachedDatasetsPerReport) {
+        throw std::runtime_error(fmt::format("cached_datasets: must be a list of at most {} ids",
+                                             kMaxCachedDatasetsPerReport));
+      }
+      r.cached_datasets.emplace();
+      for (const auto& id : *it) {
+        if (!id.is_string() || !IsDatasetCacheId(id.get_ref<const std::string&>())) {
+          throw std::runtime_error("cached_datasets: each must be 32 lowercase hex digits");
+        }
+        r.cached_datasets->push_back(id.get<std::string>());
+      }
+    }
+    if (auto it = j.find("prefetch_failures"); it != j.end() && !it->is_null()) {
+      if (!it->is_object() || it->size() > kMaxPrefetchesPerNode) {
+        throw std::runtime_error(fmt::format(
+            "prefetch_failures: must be an object of at most {} ids", kMaxPrefetchesPerNode));
+      }
+      for (const auto& [id, why] : it->items()) {
+        if (!IsDatasetCacheId(id) || !why.is_string() ||
+            why.get_ref<const std::string&>().size() > kMaxPrefetchFailureBytes) {
+          throw std::runtime_error(
+              fmt::format("prefetch_failures: each must map 32 lowercase hex digits to a reason "
+                          "of at most {} bytes",
+                          kMaxPrefetchFailureBytes));
+        }
+        r.prefetch_failures[id] = why.get<std::string>();
+      }
+    }
   } catch (const std::exception& e) {
     return Status::InvalidArgument(fmt::format("malformed agent report: {}", JsonErrorText(e)));
   }
@@ -888,13 +931,22 @@ Json ToJson(const DesiredState& d) {
   for (const auto& id : d.forget) forget.push_back(ToJson(id));
   Json allow = Json::object();
   for (const auto& [id, access] : d.allow_uploads) allow[id] = ToJson(access);
-  return Json{{"version", d.version},
-              {"tasks", tasks},
-              {"forget", forget},
-              {"node_timeout_ms", ToMillis(d.node_timeout)},
-              {"allow_uploads", allow},
-              {"refuse_uploads", d.refuse_uploads},
-              {"forget_uploads", d.forget_uploads}};
+  Json j{{"version", d.version},
+         {"tasks", tasks},
+         {"forget", forget},
+         {"node_timeout_ms", ToMillis(d.node_timeout)},
+         {"allow_uploads", allow},
+         {"refuse_uploads", d.refuse_uploads},
+         {"forget_uploads", d.forget_uploads}};
+  if (!d.prefetch.empty()) {
+    Json prefetch = Json::array();
+    for (const auto& p : d.prefetch) {
+      prefetch.push_back(
+          {{"ref", p.ref}, {"manifest_key", p.manifest_key}, {"store", ToJson(p.store)}});
+    }
+    j["prefetch"] = prefetch;
+  }
+  return j;
 }
 
 StatusOr<DesiredState> DesiredStateFromJson(const Json& j) {
@@ -927,6 +979,18 @@ StatusOr<DesiredState> DesiredStateFromJson(const Json& j) {
     }
     d.refuse_uploads = ValueOr<std::map<std::string, std::string>>(j, "refuse_uploads", {});
     d.forget_uploads = ValueOr<std::vector<std::string>>(j, "forget_uploads", {});
+    if (auto it = j.find("prefetch"); it != j.end() && !it->is_null()) {
+      if (!it->is_array() || it->size() > kMaxPrefetchesPerNode) {
+        throw std::runtime_error(
+            fmt::format("prefetch: must be a list of at most {}", kMaxPrefetchesPerNode));
+      }
+      for (const auto& p : *it) {
+        auto access = StoreAccessFromJson(p.at("store"));
+        if (!access.ok()) throw std::runtime_error("prefetch: " + access.status().message());
+        d.prefetch.push_back(DatasetPrefetch{At<std::string>(p, "ref"),
+                                             At<std::string>(p, "manifest_key"), *access});
+      }
+    }
   } catch (const std::exception& e) {
     return Status::InvalidArgument(fmt::format("malformed desired state: {}", JsonErrorText(e)));
   }

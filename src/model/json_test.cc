@@ -169,6 +169,40 @@ TEST(AgentProtocolJson, ReportRoundTripsAndRejectsGarbage) {
   EXPECT_FALSE(AgentReportFromJson(Json::array()).ok());
 }
 
+// What a node's dataset cache holds, and the fetches ahead of placement that failed: ids of 32
+// hex digits, a bounded number of them, reasons of bounded length.
+TEST(AgentProtocolJson, AReportCarriesItsCachesContentsWithinBounds) {
+  const std::string id(32, 'a');
+  AgentReport r;
+  auto back = AgentReportFromJson(ToJson(r));
+  ASSERT_TRUE(back.ok());
+  EXPECT_FALSE(back->cached_datasets.has_value()) << "unset: unchanged since the last report";
+  r.cached_datasets = std::vector<std::string>{};
+  EXPECT_TRUE(AgentReportFromJson(ToJson(r))->cached_datasets.has_value()) << "empty: holds none";
+  r.cached_datasets = {id};
+  r.prefetch_failures = {{id, "not in the store"}};
+  back = AgentReportFromJson(ToJson(r));
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->cached_datasets, std::vector<std::string>{id});
+  EXPECT_EQ(back->prefetch_failures.at(id), "not in the store");
+
+  Json doc = ToJson(r);
+  doc["cached_datasets"] = Json::array({"../../etc"});
+  auto bad = AgentReportFromJson(doc);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("cached_datasets: each must be 32 lowercase hex digits"),
+            std::string::npos);
+  doc["cached_datasets"] = std::vector<std::string>(kMaxCachedDatasetsPerReport + 1, id);
+  bad = AgentReportFromJson(doc);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("at most 512"), std::string::npos);
+  doc = ToJson(r);
+  doc["prefetch_failures"][id] = std::string(2000, 'x');
+  bad = AgentReportFromJson(doc);
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("prefetch_failures"), std::string::npos);
+}
+
 TEST(AgentProtocolJson, AReportCarriesItsTasksLastCheckpoint) {
   TaskReport r{TaskId{3, 1, "worker", 0},
                TaskState::kRunning,

@@ -228,6 +228,9 @@ struct PendingReason {
   bool unschedulable = false;
   // The latest time it is expected to start, if it holds a reservation.
   std::optional<Timestamp> reserved_start;
+  // The nodes its reservation holds (where it will most likely start): the master fetches its
+  // datasets there ahead of its start. Empty without a reservation.
+  std::vector<std::string> reserved_nodes = {};
 };
 
 // New replicas for a running elastic job, into GPUs nobody else wants now.

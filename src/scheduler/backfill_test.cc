@@ -39,6 +39,8 @@ TEST(Backfill, ShortJobsFillTheGapButLongOnesDoNotDelayTheGang) {
   ASSERT_TRUE(gang->reserved_start.has_value());
   EXPECT_EQ(*gang->reserved_start, Minutes(60));
   EXPECT_THAT(gang->reason, HasSubstr("reserved to start by"));
+  // Where it will start, so that the master can fetch its datasets there ahead of it.
+  EXPECT_THAT(gang->reserved_nodes, ElementsAre("n-0"));
 }
 
 TEST(Backfill, AReservationBeyondAGuaranteeDoesNotKeepAnotherTeamOutOfItsOwn) {

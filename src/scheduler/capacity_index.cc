@@ -242,23 +242,36 @@ std::optional<size_t> CapacityIndex::OpenNode(const Resources& need, const Const
     std::string rack = RackOf(n);
     return std::any_of(used.begin(), used.end(), [&](size_t u) { return RackOf(u) == rack; });
   };
-  std::optional<size_t> chosen;
-  for (size_t g = bucket_sizes_.size(); g-- > static_cast<size_t>(need.gpus) && !chosen;) {
-    for (size_t n = FirstIn(g); n != kNone; n = FirstIn(g, n + 1)) {
-      if (InUse(used, n) || !need.FitsIn(nodes_[n].free) || !Eligible(n, constraints)) continue;
-      if (!chosen) chosen = n;
-      if (used.empty() || in_used_rack(n)) {
-        chosen = n;
-        break;
+  // Nodes that hold the job's datasets first (Constraints::preferred_nodes), then any.
+  const bool prefer = !constraints.preferred_nodes.empty();
+  for (bool only_preferred : {prefer, false}) {
+    std::optional<size_t> chosen;
+    for (size_t g = bucket_sizes_.size(); g-- > static_cast<size_t>(need.gpus) && !chosen;) {
+      for (size_t n = FirstIn(g); n != kNone; n = FirstIn(g, n + 1)) {
+        if (InUse(used, n) || !need.FitsIn(nodes_[n].free) || !Eligible(n, constraints)) continue;
+        if (only_preferred && !Preferred(n, constraints)) continue;
+        if (!chosen) chosen = n;
+        if (used.empty() || in_used_rack(n)) {
+          chosen = n;
+          break;
+        }
       }
     }
+    if (chosen || !only_preferred) return chosen;
   }
-  return chosen;
+  return std::nullopt;
+}
+
+bool CapacityIndex::Preferred(size_t node, const Constraints& constraints) const {
+  return constraints.preferred_nodes.count(nodes_[node].node_id) > 0;
 }
 
 void CapacityIndex::Tighten(const Constraints& constraints, std::vector<Bin>& bins,
                             std::vector<size_t>& used) const {
+  const bool prefer = !constraints.preferred_nodes.empty();
   for (auto& bin : bins) {
+    // A bin on a node that holds the job's datasets stays on such a node.
+    const bool keep_preferred = prefer && Preferred(bin.node, constraints);
     auto best_left = Leftover(nodes_[bin.node].free, bin.used);
     std::optional<size_t> best;
     for (size_t g = static_cast<size_t>(bin.used.gpus);
@@ -267,7 +280,8 @@ void CapacityIndex::Tighten(const Constraints& constraints, std::vector<Bin>& bi
          ++g) {
       std::optional<size_t> first;
       for (size_t n = FirstIn(g); n != kNone; n = FirstIn(g, n + 1)) {
-        if (InUse(used, n) || !bin.used.FitsIn(nodes_[n].free) || !Eligible(n, constraints)) {
+        if (InUse(used, n) || !bin.used.FitsIn(nodes_[n].free) || !Eligible(n, constraints) ||
+            (keep_preferred && !Preferred(n, constraints))) {
           continue;
         }
         if (!(Leftover(nodes_[n].free, bin.used) < best_left)) break;  // no tighter here

@@ -71,7 +71,9 @@ class CapacityIndex {
   // whole set does not fit. Does not change the index.
   // Only nodes that meet `constraints` are considered; a gang prefers nodes of the racks it
   // already uses; within a node, a task takes GPUs of one NVLink (else PCIe switch, else
-  // socket) group when it can, from the group it fills most tightly.
+  // socket) group when it can, from the group it fills most tightly. Nodes of
+  // constraints.preferred_nodes (that hold the job's datasets) are opened before any other, and
+  // best fit keeps a part of the gang on one.
   std::optional<std::vector<TaskPlacement>> Place(const std::vector<TaskRequest>& tasks,
                                                   const Constraints& constraints = {}) const;
 
@@ -117,6 +119,8 @@ class CapacityIndex {
   // Remembers the node as it is, if a what-if is under way and has not touched it yet.
   void Save(size_t node);
   bool Eligible(size_t node, const Constraints& constraints) const;
+  // Whether the node is one the job prefers (Constraints::preferred_nodes).
+  bool Preferred(size_t node, const Constraints& constraints) const;
   // How many nodes have at least `gpus` GPUs free.
   size_t NodesWithAtLeast(int64_t gpus) const;
 

@@ -93,6 +93,37 @@ TEST(Constraints, OnlyMatchingNodesAndClearReasonsOtherwise) {
   EXPECT_THAT(ReasonFor(plan, 4)->reason, HasSubstr("the nodes that meet its constraints have"));
 }
 
+// Nodes whose caches hold a job's datasets (Constraints::preferred_nodes, docs/data.md): the job
+// goes there when they can hold it, even where another node would be a tighter fit, and
+// anywhere else when they cannot: a preference, never a restriction.
+TEST(PreferredNodes, AJobGoesWhereItsDatasetsAreWhenItFitsThereAndElsewhereWhenNot) {
+  ClusterSnapshot c;
+  AddNodes(c, "n", 3, 8);
+  Occupy(c, "n-0", 4);  // n-0, with 4 free, is the tightest fit for 4 GPUs
+  PendingJob job = Job(1, 1, 4);
+  Plan plan = RunScheduler(c, {job});
+  ASSERT_EQ(plan.placements.size(), 1u);
+  EXPECT_EQ(plan.placements[0].tasks[0].node_id, "n-0") << "best fit without a preference";
+
+  job.constraints.preferred_nodes = {"n-2"};
+  plan = RunScheduler(c, {job});
+  ASSERT_EQ(plan.placements.size(), 1u);
+  EXPECT_EQ(plan.placements[0].tasks[0].node_id, "n-2");
+
+  // A gang of two 8-GPU tasks: the preferred node and the first other one that holds 8.
+  PendingJob gang = Job(2, 2, 8);
+  gang.constraints.preferred_nodes = {"n-2"};
+  plan = RunScheduler(c, {gang});
+  ASSERT_EQ(plan.placements.size(), 1u);
+  EXPECT_EQ(NodesOf(plan.placements[0]), (std::set<std::string>{"n-1", "n-2"}));
+
+  // The preferred node is too busy: the job starts elsewhere at once, rather than wait for it.
+  Occupy(c, "n-2", 6);
+  plan = RunScheduler(c, {job});
+  ASSERT_EQ(plan.placements.size(), 1u);
+  EXPECT_EQ(plan.placements[0].tasks[0].node_id, "n-0");
+}
+
 // A job the master keeps off nodes (their GPUs it left idle, or where a task of it could not
 // start: docs/reliability.md) goes elsewhere, or waits, saying so, and is not called
 // unschedulable (an exclusion for idle GPUs ends).

@@ -174,6 +174,20 @@ void Reservations::Reserve(const PendingJob& job, bool counted) {
   HoldClosestNodes(job);
 }
 
+namespace {
+
+// Where a reserved job will most likely start, for whoever prepares nodes ahead of it.
+void NoteReservedNodes(PendingReason& waiting, const std::vector<TaskPlacement>& placement) {
+  for (const auto& p : placement) {
+    if (std::find(waiting.reserved_nodes.begin(), waiting.reserved_nodes.end(), p.node_id) ==
+        waiting.reserved_nodes.end()) {
+      waiting.reserved_nodes.push_back(p.node_id);
+    }
+  }
+}
+
+}  // namespace
+
 void Reservations::HoldFrom(const PendingJob& job, const std::vector<TaskPlacement>& placement,
                             Timestamp at) {
   Hold(s_, job, placement);
@@ -191,6 +205,7 @@ void Reservations::HoldFrom(const PendingJob& job, const std::vector<TaskPlaceme
       job,
       fmt::format("{}; reserved to start by {} at the latest", s_.Busy(job), FormatTimestamp(at)),
       false, at);
+  NoteReservedNodes(s_.plan.waiting.back(), placement);
 }
 
 void Reservations::HoldClosestNodes(const PendingJob& job) {
@@ -209,9 +224,11 @@ void Reservations::HoldClosestNodes(const PendingJob& job) {
     std::set<std::string> nodes;
     for (const auto& p : *placement) nodes.insert(p.node_id);
     s_.earliest_reservation = s_.in.now;  // its end is unknown: only jobs that end now may use it
-    return s_.Wait(job, fmt::format("{}; holding {} for it (no start estimate: jobs there have "
-                                    "no max_runtime)",
-                                    s_.Busy(job), fmt::join(nodes, ", ")));
+    s_.Wait(job, fmt::format("{}; holding {} for it (no start estimate: jobs there have "
+                             "no max_runtime)",
+                             s_.Busy(job), fmt::join(nodes, ", ")));
+    s_.plan.waiting.back().reserved_nodes.assign(nodes.begin(), nodes.end());
+    return;
   }
   s_.Wait(job, s_.Busy(job));
 }

@@ -48,6 +48,12 @@ std::string LastVersionKey(std::string_view team, std::string_view name) {
   return DatasetPrefix(team, name) + std::string(kLastVersion);
 }
 
+StatusOr<std::string> DatasetCacheId(std::string_view manifest_key) {
+  constexpr size_t kIdLength = 32;
+  COHORT_ASSIGN_OR_RETURN(std::string hash, Sha256Hex(manifest_key));
+  return hash.substr(0, kIdLength);
+}
+
 std::optional<DatasetKey> ParseDatasetKey(std::string_view key) {
   if (!key.starts_with(kDatasetsPrefix)) return std::nullopt;
   key.remove_prefix(kDatasetsPrefix.size());

@@ -32,6 +32,10 @@ std::string DatasetPrefix(std::string_view team, std::string_view name);
 std::string ManifestKey(std::string_view team, std::string_view name, int64_t version);
 std::string SummaryKey(std::string_view team, std::string_view name, int64_t version);
 std::string LastVersionKey(std::string_view team, std::string_view name);
+// What a node's dataset cache calls the version whose manifest is at `manifest_key`
+// (agent/dataset_cache.h, AgentReport::cached_datasets): the first 32 hex digits of the key's
+// SHA-256.
+StatusOr<std::string> DatasetCacheId(std::string_view manifest_key);
 
 // What a key under kDatasetsPrefix is.
 struct DatasetKey {

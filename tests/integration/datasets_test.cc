@@ -86,7 +86,16 @@ TEST(DatasetsInJobs, EveryTaskReadsItsPinnedVersionFromItsNodesCacheWhichKeepsIt
   EXPECT_THAT(logs, HasSubstr("modes 555 root\n"));
   EXPECT_THAT(logs, HasSubstr("modes 444 root\n"));
   EXPECT_THAT(logs, HasSubstr("cohort: dataset default/digits:1 is at $COHORT_DATA_DIR/digits"));
-  EXPECT_THAT(logs, HasSubstr("fetched in"));
+  // Pulling is not GPU time: the job was held back, its GPUs free, while both nodes fetched the
+  // dataset; its tasks then found it in their nodes' caches.
+  const std::string events = cluster.EventsText(first);
+  EXPECT_THAT(events, HasSubstr("datasets: waits while nodes agent-"));
+  EXPECT_THAT(events, HasSubstr("fetch its datasets (no GPU is held meanwhile)"));
+  EXPECT_THAT(events, HasSubstr("datasets: its datasets are on the nodes chosen for it"));
+  EXPECT_THAT(logs,
+              HasSubstr("[w/0] cohort: dataset default/digits:1 is at $COHORT_DATA_DIR/digits ("));
+  EXPECT_THAT(logs, HasSubstr("from this node's cache)"));
+  EXPECT_THAT(logs, Not(HasSubstr("fetched in")));
   EXPECT_EQ(CachedVersions(cluster, "agent-0"), 1);
   EXPECT_EQ(CachedVersions(cluster, "agent-1"), 1);
 
