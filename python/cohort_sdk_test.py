@@ -241,7 +241,9 @@ class SdkTest(unittest.TestCase):
             cohort.job(999999)
         self.assertEqual(missing.exception.code, "not_found")
         with self.assertRaises(cohort.JobFailed) as failed:
-            cohort.run(["sh", "-c", "exit 4"], context=False).wait(check=True)
+            self.client.submit({"name": "fails", "restart": {"max_attempts": 1},
+                                "tasks": [{"role": "main", "command": ["sh", "-c", "exit 4"]}]}
+                               ).wait(check=True)
         self.assertIn("exited with code 4", str(failed.exception))
         with self.assertRaises(cohort.CohortError) as unreachable:
             cohort.Client(f"http://127.0.0.1:{free_port()}", "t").whoami()
@@ -305,6 +307,18 @@ class SdkTest(unittest.TestCase):
         self.assertAlmostEqual(float(words[2]), 3.0, delta=0.1)  # weight
         self.assertAlmostEqual(float(words[4]), 1.0, delta=0.1)  # bias
         self.assertRegex(second, r"^job \d+: SUCCEEDED, loss [0-9.]+ at step 0 -> [0-9.]+ at step 50$")
+
+    def test_an_array_and_a_job_that_depends_on_it(self):
+        first = cohort.run("echo $COHORT_ARRAY_INDEX", array="0-2%2", context=False, name="arr")
+        jobs = self.client.array(first.id)
+        self.assertEqual([j.record["array"]["index"] for j in jobs], [0, 1, 2])
+        after = cohort.run("echo after", depends_on=[jobs[-1].id], context=False)
+        for job, index in zip(jobs, range(3)):
+            self.assertEqual(job.wait(timeout=60, check=True).logs(), f"{index}\n")
+        self.assertEqual(after.wait(timeout=60, check=True).logs(), "after\n")
+        with self.assertRaises(cohort.CohortError) as ended:
+            self.client.kill_array(first.id)
+        self.assertEqual(ended.exception.status, 409)
 
     def test_a_sweep_runs_its_trials_and_names_the_best(self):
         sweep = self.client.sweep({

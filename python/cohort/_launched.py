@@ -37,6 +37,10 @@ def main(argv: list) -> int:
     out_dir = os.environ.get("COHORT_OUTPUT_DIR", ".")
     result_path = os.path.join(out_dir, RESULT_PATH)
     os.makedirs(os.path.dirname(result_path), exist_ok=True)
+    # Outputs from the start: a job whose process dies before it writes its result still has an
+    # upload, which tells the caller there is no result rather than keep it waiting.
+    with open(os.path.join(os.path.dirname(result_path), "started"), "w") as f:
+        f.write(f"{os.getpid()}\n")
     try:
         if envelope["script"]:
             _load_script(envelope["script"])

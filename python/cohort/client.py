@@ -66,10 +66,13 @@ class Client:
             cpus: Union[None, int, float, str] = None, memory: Union[None, int, str] = None,
             name: Optional[str] = None, team: Optional[str] = None,
             framework: Optional[str] = None, env: Optional[Mapping[str, str]] = None,
-            datasets: Iterable[str] = (), context: Context = ".", wait: bool = False) -> Job:
+            datasets: Iterable[str] = (), context: Context = ".", wait: bool = False,
+            array: Optional[str] = None, depends_on: Iterable[Any] = ()) -> Job:
         """Runs a command as a job, as `cohort run` does: the current directory's code travels
         with it (context=False sends none). A string command runs under `sh -c`. With `wait`,
-        returns once the job has ended."""
+        returns once the job has ended. `array`: "0-99%10" runs it once per index, at most 10 at
+        once (the first job of the array is returned; client.array() lists them); `depends_on`:
+        job ids, or {"job": ID, "on": "success"|"failure"|"end"}."""
         argv = ["sh", "-c", command] if isinstance(command, str) else list(command)
         if not argv:
             raise CohortError("run: the command is empty", code="invalid_argument")
@@ -89,11 +92,25 @@ class Client:
             spec["framework"] = framework
         if datasets:
             spec["datasets"] = list(datasets)
+        if array:
+            indices, _, most = array.partition("%")
+            spec["array"] = {"indices": indices, **({"max_parallel": int(most)} if most else {})}
+        if depends_on:
+            spec["depends_on"] = list(depends_on)
         job = self.submit(spec, context=context)
         return job.wait() if wait else job
 
     def job(self, job_id: int) -> Job:
         return Job(self, self._http.call("GET", f"/jobs/{int(job_id)}"))
+
+    def array(self, array_id: int) -> List[Job]:
+        """The jobs of an array (docs/job-spec.md, "Arrays"), in index order."""
+        listed = self._http.call("GET", f"/arrays/{int(array_id)}")
+        return [self.job(j["job_id"]) for j in listed["jobs"]]
+
+    def kill_array(self, array_id: int) -> List[int]:
+        """Kills every job of the array that has not ended; their ids."""
+        return list(self._http.call("POST", f"/arrays/{int(array_id)}/kill")["killed"])
 
     def jobs(self, *, state: Optional[str] = None, limit: int = 50) -> List[Job]:
         """The most recent jobs the caller may read, newest first."""

@@ -131,15 +131,22 @@ class Job:
         artifacts = self.refresh().record.get("artifacts")
         return artifacts.get("state") if artifacts else None
 
+    # A job that wrote no outputs has no upload at all: once it has ended, its agent reports one
+    # within a few seconds if there is one.
+    NO_OUTPUTS_AFTER = 30.0
+
     def wait_for_outputs(self, timeout: Optional[float] = None) -> "Job":
         """Waits until the job has ended and its outputs are stored (CohortError if their
-        upload failed, or at `timeout`)."""
+        upload failed, if the job left none, or at `timeout`)."""
         deadline = None if timeout is None else time.monotonic() + timeout
         self.wait(timeout)
+        ended = time.monotonic()
         while True:
             state = self.upload_state()
             if state == "stored":
                 return self
+            if state is None and time.monotonic() - ended > self.NO_OUTPUTS_AFTER:
+                raise CohortError(f"job {self.id} left no outputs", code="not_found")
             if state == "failed":
                 raise CohortError(f"job {self.id}: its outputs could not be stored: "
                                   f"{self.record['artifacts'].get('message', '')}")

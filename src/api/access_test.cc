@@ -79,6 +79,12 @@ class World {
     // Sweep 1 is bob's too, in team vision.
     auto sweep = Serve(bob_token_, "POST", "/api/v1/sweeps", SweepSpecText());
     EXPECT_EQ(sweep.status, 201) << sweep.body;
+    // And an array of two jobs in team vision.
+    auto array = Serve(bob_token_, "POST", "/api/v1/jobs",
+                       R"({"name": "arr", "team": "vision", "array": {"indices": "0-1"}, )"
+                       R"("tasks": [{"role": "w", "command": ["true"]}]})");
+    EXPECT_EQ(array.status, 201) << array.body;
+    array_id_ = (*ParseJson(array.body))["id"].get<JobId>();
     master_->Schedule();
     Settle();
     // An output of job 1, as its agent would have uploaded it.
@@ -174,6 +180,7 @@ class World {
   ManualClock& clock() { return clock_; }
   const std::string& bob_token() const { return bob_token_; }
   const std::string& bob_token_id() const { return bob_token_id_; }
+  JobId array_id() const { return array_id_; }
   const std::string& token(Caller c) { return tokens_[c]; }
 
  private:
@@ -189,6 +196,7 @@ class World {
   std::map<Caller, std::string> tokens_;
   std::string bob_token_;
   std::string bob_token_id_;
+  JobId array_id_ = 0;
 };
 
 struct Cell {
@@ -211,6 +219,8 @@ std::vector<Cell> Matrix() {
       {"GET", "/api/v1/jobs", "/api/v1/jobs", "",                           {401, 200, 200, 200, 200, 200, 403, 403}},
       {"GET", "/api/v1/jobs/{id}", "/api/v1/jobs/1", "",                    {401, 200, 200, 200, 200, 200, 403, 403}},
       {"POST", "/api/v1/jobs/{id}/kill", "/api/v1/jobs/1/kill", "",         {401, 200, 200, 403, 403, 403, 403, 403}},
+      {"GET", "/api/v1/arrays/{id}", "/api/v1/arrays/ARRAY", "",            {401, 200, 200, 200, 200, 403, 403, 403}},
+      {"POST", "/api/v1/arrays/{id}/kill", "/api/v1/arrays/ARRAY/kill", "", {401, 200, 200, 403, 403, 403, 403, 403}},
       {"POST", "/api/v1/sweeps", "/api/v1/sweeps", World::SweepSpecText(),  {401, 201, 201, 201, 403, 403, 403, 403}},
       {"GET", "/api/v1/sweeps", "/api/v1/sweeps", "",                       {401, 200, 200, 200, 200, 200, 403, 403}},
       {"GET", "/api/v1/sweeps/{id}", "/api/v1/sweeps/1", "",                {401, 200, 200, 200, 200, 403, 403, 403}},
@@ -314,6 +324,9 @@ TEST(Access, EveryRouteAgainstEveryCaller) {
       std::string target = cell.target;
       if (auto at = target.find("BOB"); at != std::string::npos) {
         target.replace(at, 3, world.bob_token_id());
+      }
+      if (auto at = target.find("ARRAY"); at != std::string::npos) {
+        target.replace(at, 5, std::to_string(world.array_id()));
       }
       HttpResponse r = world.Serve(static_cast<Caller>(c), cell.method, target, cell.body);
       EXPECT_EQ(r.status, cell.expected[c])

@@ -162,6 +162,8 @@ std::vector<Router<ApiServer::Handler, Access>::Route> ApiServer::Routes() {
       {"GET", "/api/v1/jobs", &ApiServer::ListJobs, A::kUser},
       {"GET", "/api/v1/jobs/{id}", &ApiServer::GetJob, A::kUser},
       {"POST", "/api/v1/jobs/{id}/kill", &ApiServer::KillJob, A::kUser},
+      {"GET", "/api/v1/arrays/{id}", &ApiServer::GetArray, A::kUser},
+      {"POST", "/api/v1/arrays/{id}/kill", &ApiServer::KillArray, A::kUser},
       {"POST", "/api/v1/sweeps", &ApiServer::SubmitSweep, A::kUser, kMaxSpecBytes},
       {"GET", "/api/v1/sweeps", &ApiServer::ListSweeps, A::kUser},
       {"GET", "/api/v1/sweeps/{id}", &ApiServer::GetSweep, A::kUser},

@@ -148,6 +148,9 @@ class ApiServer final : public master::MasterListener {
   StatusOr<HttpResponse> ListJobs(const Call& call);
   Status GetJob(const Call& call);
   StatusOr<HttpResponse> KillJob(const Call& call);
+  // Arrays (array_routes.cc, docs/api.md "Arrays").
+  StatusOr<HttpResponse> GetArray(const Call& call);
+  StatusOr<HttpResponse> KillArray(const Call& call);
   // Sweeps (sweep_routes.cc, docs/sweeps.md).
   Status SubmitSweep(const Call& call);
   StatusOr<HttpResponse> ListSweeps(const Call& call);

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <optional>
 #include <thread>
 
@@ -51,6 +52,8 @@ struct RunOptions {
   bool wait = false;
   ContextOptions context;
   std::vector<std::string> datasets;
+  std::string array;
+  std::vector<std::string> depends_on;
   std::vector<std::string> command;
 };
 
@@ -132,6 +135,53 @@ std::vector<std::string> JobRow(const Job& job, Timestamp now) {
           reason};
 }
 
+// The jobs of one array as one row: ID[INDICES], and how many are in each state.
+std::vector<std::string> ArrayRow(const std::vector<const Job*>& jobs, Timestamp now) {
+  const Job& first = *jobs.front();
+  std::vector<int> indices;
+  std::map<JobState, int> states;
+  Duration run{};
+  std::string reason;
+  for (const Job* job : jobs) {
+    indices.push_back(job->array->index);
+    ++states[job->state];
+    run += TotalRunTime(*job, now);
+    if (reason.empty() && job->state == JobState::kPending) reason = Truncate(job->message, 60);
+  }
+  std::sort(indices.begin(), indices.end());
+  std::vector<std::string> counts;
+  for (const auto& [state, n] : states)
+    counts.push_back(fmt::format("{} {}", n, JobStateName(state)));
+  return {fmt::format("{}[{}]", first.array->id, FormatArrayIndices(indices)),
+          first.spec.name,
+          first.user,
+          first.spec.team,
+          Join(counts, ", "),
+          fmt::format("{} job{}", jobs.size(), jobs.size() == 1 ? "" : "s"),
+          fmt::format("{} each", first.spec.TotalResources().gpus),
+          "-",
+          ShortDuration(run),
+          reason};
+}
+
+// Rows of `jobs`, the jobs of an array in one row where its first listed job is.
+void AddJobRows(Table& table, const std::vector<Job>& jobs, Timestamp now) {
+  std::map<JobId, std::vector<const Job*>> arrays;
+  std::vector<const Job*> order;
+  for (const Job& job : jobs) {
+    if (!job.array) {
+      order.push_back(&job);
+      continue;
+    }
+    auto& members = arrays[job.array->id];
+    if (members.empty()) order.push_back(&job);
+    members.push_back(&job);
+  }
+  for (const Job* job : order) {
+    table.Add(job->array ? ArrayRow(arrays[job->array->id], now) : JobRow(*job, now));
+  }
+}
+
 // `text` with `indent` before each of its lines.
 std::string Indented(const std::string& text, const std::string& indent) {
   std::string out = indent;
@@ -176,6 +226,16 @@ void PrintJobDetails(const Job& job, const std::vector<JobEvent>& events) {
   fmt::print("Framework:  {}\n", FrameworkName(job.spec.framework));
   fmt::print("State:      {}\n", JobStateName(job.state));
   if (!job.message.empty()) fmt::print("Message:    {}\n", job.message);
+  if (job.array) {
+    fmt::print("Array:      {}_{}: index {} of the {} jobs of array {}{}\n", job.array->id,
+               job.array->index, job.array->index, job.array->count, job.array->id,
+               job.array->max_parallel > 0
+                   ? fmt::format(", at most {} at once", job.array->max_parallel)
+                   : "");
+  }
+  for (const Dependency& d : job.spec.depends_on) {
+    fmt::print("Depends on: job {} ({})\n", d.job, DependencyConditionName(d.on));
+  }
   const RestartPolicy& restart = job.spec.restart;
   std::vector<std::string> causes;
   for (RestartCause c : restart.on) causes.push_back(RestartCauseName(c));
@@ -308,6 +368,27 @@ Json RunSpec(const RunOptions& o) {
   }
   if (!o.max_runtime.empty()) spec["max_runtime"] = o.max_runtime;
   if (!o.datasets.empty()) spec["datasets"] = o.datasets;
+  if (!o.array.empty()) {
+    // "0-99%10": the indices, and at most 10 at once. One the parser refuses goes as it is: the
+    // spec's checks name it (array.indices).
+    int max_parallel = 0;
+    auto indices = ParseArrayIndices(o.array, "--array", &max_parallel);
+    Json array{{"indices", indices.ok() ? Json(FormatArrayIndices(*indices)) : Json(o.array)}};
+    if (max_parallel > 0) array["max_parallel"] = max_parallel;
+    spec["array"] = std::move(array);
+  }
+  if (!o.depends_on.empty()) {
+    // JOB or JOB:CONDITION; what is not a number goes as text, for the spec's checks to name.
+    Json depends = Json::array();
+    for (const auto& d : o.depends_on) {
+      const size_t colon = d.find(':');
+      auto id = ParseInteger(d.substr(0, colon), 1, std::numeric_limits<int64_t>::max());
+      Json one{{"job", id ? Json(*id) : Json(d.substr(0, colon))}};
+      if (colon != std::string::npos) one["on"] = d.substr(colon + 1);
+      depends.push_back(std::move(one));
+    }
+    spec["depends_on"] = std::move(depends);
+  }
   if (o.max_attempts != kDefaultMaxAttempts) {
     spec["restart"] = Json{{"max_attempts", o.max_attempts}};
   }
@@ -374,6 +455,26 @@ int RunSubmit(const GlobalOptions& g, const SubmitOptions& o) {
   return 0;
 }
 
+// An array was submitted: its id, and with `wait`, each of its jobs' end (exit status 1 unless
+// every one succeeded).
+int WaitForArray(client::CohortClient& c, const Job& first, bool wait) {
+  fmt::print(stderr, "array {}: {} jobs ({}_INDEX)\n", first.id, first.array->count, first.id);
+  if (!wait) {
+    fmt::print("{}\n", first.id);
+    return 0;
+  }
+  auto array = c.GetArray(first.id);
+  if (!array.ok()) return Fail("run", array.status());
+  int rc = 0;
+  for (const auto& j : (*array)["jobs"]) {
+    auto end = WaitForEnd(c, j["job_id"].get<JobId>(), 0);
+    if (!end.ok()) return Fail("run", end.status());
+    PrintSummary(*end);
+    rc = std::max(rc, ExitCodeFor(*end));
+  }
+  return rc;
+}
+
 int RunRun(const GlobalOptions& g, const RunOptions& o) {
   Json spec = RunSpec(o);
   auto parsed = ParseJobSpecJson(spec);
@@ -383,6 +484,7 @@ int RunRun(const GlobalOptions& g, const RunOptions& o) {
   if (Status s = AttachContext(**c, o.context, spec); !s.ok()) return Fail("run", s);
   auto job = (*c)->Submit(spec.dump(), o.request_id);
   if (!job.ok()) return Fail("run", job.status());
+  if (job->array) return WaitForArray(**c, *job, o.wait);
   if (!o.wait) {
     fmt::print("{}\n", job->id);
     return 0;
@@ -417,11 +519,12 @@ int RunJobs(const GlobalOptions& g, const JobsOptions& o) {
   const Timestamp now = RealClock().Now();
   Table table = JobsTable();
   std::optional<JsonJobsWriter> writer;
+  std::vector<Job> listed_jobs;  // for the table: an array's jobs make one row
   auto add = [&](const Job& job) {
     if (writer) {
       writer->Add(job, now);
     } else {
-      table.Add(JobRow(job, now));
+      listed_jobs.push_back(job);
     }
   };
   Status listed;
@@ -449,6 +552,7 @@ int RunJobs(const GlobalOptions& g, const JobsOptions& o) {
   if (writer) {
     writer->End();
   } else {
+    AddJobRows(table, listed_jobs, now);
     table.Print(stdout);
   }
   return 0;
@@ -517,15 +621,65 @@ int RunLogs(const GlobalOptions& g, const LogsOptions& o) {
   return 0;
 }
 
+// The job of array `array_text` at index `index_text` (the ARRAY_INDEX sbatch prints).
+StatusOr<JobId> ArrayElementJob(client::CohortClient& c, const std::string& array_text,
+                                const std::string& index_text) {
+  COHORT_ASSIGN_OR_RETURN(JobId array, ParseJobId(array_text));
+  auto index = ParseInteger(index_text, 0, kMaxArrayIndex);
+  if (!index) {
+    return Status::InvalidArgument(
+        fmt::format("\"{}_{}\": an array's job is ARRAY_INDEX, e.g. 12_3", array_text, index_text));
+  }
+  COHORT_ASSIGN_OR_RETURN(Json doc, c.GetArray(array));
+  for (const auto& j : doc["jobs"]) {
+    if (j["index"].get<int64_t>() == *index) return j["job_id"].get<JobId>();
+  }
+  return Status::NotFound(fmt::format("array {} has no index {}", array, *index));
+}
+
 int RunKill(const GlobalOptions& g, const KillOptions& o) {
   auto c = Connect(g);
   if (!c.ok()) return Fail("kill", c.status());
   int rc = 0;
   Json killed = Json::array();
   for (const auto& text : o.ids) {
+    // ARRAY_INDEX: one job of an array, as sbatch --array names them.
+    if (size_t underscore = text.find('_'); underscore != std::string::npos) {
+      auto element = ArrayElementJob(**c, text.substr(0, underscore), text.substr(underscore + 1));
+      if (!element.ok()) {
+        rc = Fail("kill", element.status());
+        continue;
+      }
+      auto job = (*c)->Kill(*element);
+      if (!job.ok()) {
+        rc = Fail("kill", job.status());
+        continue;
+      }
+      if (o.output == "json") {
+        killed.push_back(ToJson(*job));
+      } else {
+        fmt::print("job {} ({}): {}\n", job->id, text, JobStateName(job->state));
+      }
+      continue;
+    }
     auto id = ParseJobId(text);
     if (!id.ok()) {
       rc = Fail("kill", id.status());
+      continue;
+    }
+    // An array's id kills the whole array.
+    if (auto head = (*c)->GetJob(*id); head.ok() && head->array && head->array->id == *id) {
+      auto result = (*c)->KillArray(*id);
+      if (!result.ok()) {
+        rc = Fail("kill", result.status());
+        continue;
+      }
+      if (o.output == "json") {
+        for (const auto& k : (*result)["killed"]) killed.push_back(Json{{"id", k}});
+      } else {
+        fmt::print("array {}: {} job{} killed\n", *id, (*result)["killed"].size(),
+                   (*result)["killed"].size() == 1 ? "" : "s");
+      }
       continue;
     }
     auto job = (*c)->Kill(*id);
@@ -611,6 +765,13 @@ void AddJobCommands(CLI::App& app, GlobalOptions& g) {
   r->add_option("--dataset", run->datasets,
                 "A dataset every task reads at $COHORT_DATA_DIR/NAME: NAME, NAME:VERSION or "
                 "TEAM/NAME[:VERSION] (repeatable; docs/data.md)")
+      ->allow_extra_args(false);
+  r->add_option("--array", run->array,
+                "Run it once per index, as one array of jobs, each with $COHORT_ARRAY_INDEX: "
+                "0-99, 0-99:2, 1,5,9; %N runs at most N at once (0-99%10)");
+  r->add_option("--depends-on", run->depends_on,
+                "Start only once job JOB has ended: JOB (succeeded), JOB:failure or JOB:end "
+                "(repeatable)")
       ->allow_extra_args(false);
   AddContextOptions(r, run->context);
   r->add_flag("--wait", run->wait,

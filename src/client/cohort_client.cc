@@ -264,6 +264,14 @@ StatusOr<Job> CohortClient::Kill(JobId id) {
   return JobFromJson(doc);
 }
 
+StatusOr<Json> CohortClient::GetArray(JobId id) {
+  return Call("GET", fmt::format("/api/v1/arrays/{}", id));
+}
+
+StatusOr<Json> CohortClient::KillArray(JobId id) {
+  return Call("POST", fmt::format("/api/v1/arrays/{}/kill", id));
+}
+
 StatusOr<std::vector<JobEvent>> CohortClient::Events(JobId id) {
   std::vector<JobEvent> events;
   for (;;) {

@@ -88,6 +88,9 @@ class CohortClient {
   // Returns once the job's version exceeds `version`, or after `timeout` with the job as it is.
   StatusOr<Job> WaitJob(JobId id, uint64_t version, Duration timeout);
   StatusOr<Job> Kill(JobId id);
+  // An array's jobs (GET /api/v1/arrays/{id}), and killing them all.
+  StatusOr<Json> GetArray(JobId id);
+  StatusOr<Json> KillArray(JobId id);
   // Every event of the job, read a page at a time.
   StatusOr<std::vector<JobEvent>> Events(JobId id);
   // The raw explanation document (GET /api/v1/jobs/{id}/explain).

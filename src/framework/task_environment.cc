@@ -106,6 +106,11 @@ std::map<std::string, std::string> TaskEnvironment(const Job& job, size_t task,
   if (job.trial) {
     for (auto& [name, value] : TrialEnvironment(*job.trial)) env[name] = std::move(value);
   }
+  if (job.array) {
+    env["COHORT_ARRAY_ID"] = std::to_string(job.array->id);
+    env["COHORT_ARRAY_INDEX"] = std::to_string(job.array->index);
+    env["COHORT_ARRAY_COUNT"] = std::to_string(job.array->count);
+  }
 
   switch (job.spec.framework) {
     case Framework::kNone:

@@ -57,6 +57,16 @@ TEST(TaskEnvironment, CohortVariablesForEveryTask) {
   EXPECT_EQ(env.count("TF_CONFIG"), 0u);
 }
 
+TEST(TaskEnvironment, AJobOfAnArrayKnowsItsIndex) {
+  Job job = PlacedJob(Framework::kNone, {{"worker", 1}});
+  EXPECT_EQ(TaskEnvironment(job, 0, kDirs).count("COHORT_ARRAY_INDEX"), 0u);
+  job.array = ArrayElement{40, 7, 10, 2};
+  auto env = TaskEnvironment(job, 0, kDirs);
+  EXPECT_EQ(env["COHORT_ARRAY_ID"], "40");
+  EXPECT_EQ(env["COHORT_ARRAY_INDEX"], "7");
+  EXPECT_EQ(env["COHORT_ARRAY_COUNT"], "10");
+}
+
 TEST(TaskEnvironment, NoGpusHidesAllGpus) {
   Job job = PlacedJob(Framework::kNone, {{"worker", 1}});
   job.tasks[0].gpus.clear();
@@ -115,6 +125,7 @@ TEST(TaskEnvironment, TheBoundOfWhatItAddsHoldsForTheLongestFields) {
     job.id = 9'000'000'000'000'000'000;
     job.attempt = 2'000'000'000;
     job.spec.name = std::string(128, 'n');
+    job.array = ArrayElement{9'000'000'000'000'000'000, kMaxArrayIndex, kMaxArrayJobs, 1000};
     if (framework == Framework::kPyTorch) job.spec.tasks[0].max_replicas = 1024;
     for (auto& t : job.tasks) {
       t.host = std::string(253, 'h');

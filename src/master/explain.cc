@@ -114,6 +114,21 @@ StatusOr<Explanation> Master::Explain(JobId id) const {
                     FormatDuration(job.spec.restart.max_backoff)));
     return e;
   }
+  if (auto waits = scheduling_.WaitsForOthers(job)) {
+    e.summary = *waits;
+    for (const Dependency& on : job.spec.depends_on) {
+      const Job* dep = jobs_.Find(on.job);
+      d.push_back(fmt::format("depends on job {} ({}): it is {}", on.job,
+                              DependencyConditionName(on.on),
+                              dep ? JobStateName(dep->state) : "gone"));
+    }
+    if (job.array && job.array->max_parallel > 0) {
+      d.push_back(fmt::format("array {} runs at most {} of its {} jobs at once; {} run now",
+                              job.array->id, job.array->max_parallel, job.array->count,
+                              jobs_.ArrayActive(job.array->id)));
+    }
+    return e;
+  }
   if (scheduling_.staging().HeldBack(id)) {
     e.summary = job.message;
     d.push_back(fmt::format(

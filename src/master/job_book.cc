@@ -26,6 +26,7 @@ StatusOr<uint64_t> JobBook::Load() {
       }
     }
     Reindex(job);
+    IndexLinks(job);
     JobId id = job.id;
     jobs_.emplace(id, std::move(job));
   }
@@ -142,7 +143,63 @@ StatusOr<Job*> JobBook::Create(Job job, std::vector<JobEvent> events) {
   auto [it, inserted] = jobs_.emplace(id, std::move(stored));
   COHORT_CHECK(inserted);
   Reindex(it->second);
+  IndexLinks(it->second);
   return &it->second;
+}
+
+void JobBook::IndexLinks(const Job& job) {
+  if (job.array) {
+    // The array's first job is created before its id is known: 0 there means its own.
+    std::vector<JobId>& jobs = arrays_[job.array->id ? job.array->id : job.id];
+    jobs.insert(std::upper_bound(jobs.begin(), jobs.end(), job.id), job.id);
+  }
+  if (!IsTerminal(job.state)) {
+    for (const Dependency& d : job.spec.depends_on) dependents_[d.job].insert(job.id);
+  }
+}
+
+bool JobBook::DependenciesMet(const Job& job) const {
+  for (const Dependency& d : job.spec.depends_on) {
+    const Job* dep = Find(d.job);
+    if (!dep || !IsTerminal(dep->state) ||
+        !DependencyMet(d.on, dep->state == JobState::kSucceeded)) {
+      return false;
+    }
+  }
+  return true;
+}
+
+std::optional<std::string> JobBook::DependencyNeverMet(const Job& job) const {
+  for (const Dependency& d : job.spec.depends_on) {
+    const Job* dep = Find(d.job);
+    if (!dep) return fmt::format("it depends on job {}, which does not exist", d.job);
+    if (IsTerminal(dep->state) && !DependencyMet(d.on, dep->state == JobState::kSucceeded)) {
+      return fmt::format("it waited for job {} to {}, and job {} ended {}", d.job,
+                         d.on == DependencyCondition::kSuccess ? "succeed" : "fail", d.job,
+                         JobStateName(dep->state));
+    }
+  }
+  return std::nullopt;
+}
+
+const std::vector<JobId>* JobBook::ArrayJobs(JobId array) const {
+  auto it = arrays_.find(array);
+  return it == arrays_.end() ? nullptr : &it->second;
+}
+
+int JobBook::ArrayActive(JobId array) const {
+  auto it = array_active_.find(array);
+  return it == array_active_.end() ? 0 : it->second;
+}
+
+std::vector<JobId> JobBook::DependentsOf(JobId job) const {
+  std::vector<JobId> out;
+  auto it = dependents_.find(job);
+  if (it == dependents_.end()) return out;
+  for (JobId id : it->second) {
+    if (pending_.count(id)) out.push_back(id);
+  }
+  return out;
 }
 
 void JobBook::Reindex(const Job& job) {
@@ -159,11 +216,24 @@ void JobBook::Reindex(const Job& job) {
       if (it->second == 0) counts->erase(it);
     }
   }
-  active_.erase(job.id);
+  const bool was_active = active_.erase(job.id) > 0;
   if (is_pending) pending_.insert(job.id);
-  if (job.state == JobState::kStarting || job.state == JobState::kRunning ||
-      job.state == JobState::kStopping) {
-    active_.insert(job.id);
+  const bool is_active = job.state == JobState::kStarting || job.state == JobState::kRunning ||
+                         job.state == JobState::kStopping;
+  if (is_active) active_.insert(job.id);
+  if (job.array && was_active != is_active) {
+    int& n = array_active_[job.array->id];
+    n += is_active ? 1 : -1;
+    if (n == 0) array_active_.erase(job.array->id);
+  }
+  // Its dependents no longer wait on an ended job's record to change.
+  if (IsTerminal(job.state)) {
+    for (const Dependency& d : job.spec.depends_on) {
+      if (auto it = dependents_.find(d.job); it != dependents_.end()) {
+        it->second.erase(job.id);
+        if (it->second.empty()) dependents_.erase(it);
+      }
+    }
   }
 }
 
@@ -192,6 +262,9 @@ Status JobBook::Persist(Job& job, std::vector<JobEvent> events) {
   }
   journal_.AnnounceJob(job.id);
   if (job.trial && IsTerminal(job.state) && trial_ended_) trial_ended_(job);
+  if (IsTerminal(job.state) && dependency_ended_ && dependents_.count(job.id)) {
+    dependency_ended_(job);
+  }
   return s;
 }
 

@@ -73,6 +73,24 @@ class JobBook {
   void SetTrialEndListener(std::function<void(const Job&)> listener) {
     trial_ended_ = std::move(listener);
   }
+  // Called after a job that others depend on is written in a terminal state
+  // (JobLifecycle::DependencyEnded); it may be called again for the same job.
+  void SetDependencyEndListener(std::function<void(const Job&)> listener) {
+    dependency_ended_ = std::move(listener);
+  }
+
+  // The jobs of an array (docs/job-spec.md, "Arrays") in index order, by the array's id; null
+  // for an id that is no array's.
+  const std::vector<JobId>* ArrayJobs(JobId array) const;
+  // How many of an array's jobs hold resources now.
+  int ArrayActive(JobId array) const;
+  // Whether every job `job` depends on has ended the way it says (none: true).
+  bool DependenciesMet(const Job& job) const;
+  // Why `job` can never start for its dependencies: the first that ended the other way (or is
+  // gone); none while they may still be met.
+  std::optional<std::string> DependencyNeverMet(const Job& job) const;
+  // The pending jobs that depend on `job` (depends_on), in id order.
+  std::vector<JobId> DependentsOf(JobId job) const;
   // Writes the job (and bumps its version) with its events and what was noted for it since; on
   // failure, fails stop and returns the error.
   Status Persist(Job& job, std::vector<JobEvent> events);
@@ -113,6 +131,12 @@ class JobBook {
   std::set<JobId> unsaved_ends_;
   mutable scheduler::EstimateCache estimates_;
   std::function<void(const Job&)> trial_ended_;
+  std::function<void(const Job&)> dependency_ended_;
+  std::map<JobId, std::vector<JobId>> arrays_;   // array id -> its jobs, in index order
+  std::map<JobId, int> array_active_;            // array id -> its jobs in active_
+  std::map<JobId, std::set<JobId>> dependents_;  // job -> the jobs that depend on it
+  // Indexes a job's array and dependencies, once, as it is created or loaded.
+  void IndexLinks(const Job& job);
 };
 
 }  // namespace cohort::master

@@ -68,8 +68,10 @@ StatusOr<Job> JobLifecycle::Submit(JobSpec spec, std::string user, std::string r
                                 config_.unknown_team_fallback);
     spec.team = config_.unknown_team_fallback;
   }
-  COHORT_RETURN_IF_ERROR(CheckQueueCaps(user, spec.team));
+  const int count = spec.array ? static_cast<int>(spec.array->indices.size()) : 1;
+  COHORT_RETURN_IF_ERROR(CheckQueueCaps(user, spec.team, count));
   COHORT_RETURN_IF_ERROR(secrets_.CheckReferences(spec, user));
+  COHORT_RETURN_IF_ERROR(CheckDependencies(spec));
   Job job;
   job.spec = std::move(spec);
   job.user = std::move(user);
@@ -86,16 +88,120 @@ StatusOr<Job> JobLifecycle::Submit(JobSpec spec, std::string user, std::string r
       fmt::format("by {}: {} task{}, {}{}{}", job.user, job.spec.TotalReplicas(),
                   job.spec.TotalReplicas() == 1 ? "" : "s", total.ToString(),
                   team_note.empty() ? "" : fmt::format(" ({})", team_note), fallback_note)};
-  COHORT_ASSIGN_OR_RETURN(Job * stored, jobs_.Create(std::move(job), {submitted}));
-  spdlog::info("job {} ({}) submitted by {}", stored->id, stored->spec.name, stored->user);
-  scheduling_.Arrive(*stored);
-  journal_.AnnounceJob(stored->id);
-  return *stored;
+  if (!job.spec.array) {
+    COHORT_ASSIGN_OR_RETURN(Job * stored, jobs_.Create(std::move(job), {submitted}));
+    spdlog::info("job {} ({}) submitted by {}", stored->id, stored->spec.name, stored->user);
+    scheduling_.Arrive(*stored);
+    journal_.AnnounceJob(stored->id);
+    return *stored;
+  }
+  // An array: one job per index, written in one commit; the first one's id is the array's.
+  Journal::Batch batch(journal_);
+  const ArraySpec array = *job.spec.array;
+  std::vector<Job*> made;
+  for (size_t i = 0; i < array.indices.size(); ++i) {
+    Job element = job;
+    if (i > 0) element.request_id.clear();  // the first one answers a retry
+    element.array = ArrayElement{made.empty() ? 0 : made.front()->id, array.indices[i], count,
+                                 array.max_parallel};
+    JobEvent event = submitted;
+    event.message += fmt::format(" (array index {} of {})", array.indices[i], count);
+    COHORT_ASSIGN_OR_RETURN(Job * stored, jobs_.Create(std::move(element), {event}));
+    if (made.empty()) {
+      // Its own id is the array's: written with its next change, known from the first.
+      stored->array->id = stored->id;
+    }
+    made.push_back(stored);
+  }
+  jobs_.Commit(*made.front(), {});
+  spdlog::info("array {} ({}) of {} jobs submitted by {}", made.front()->id,
+               made.front()->spec.name, count, made.front()->user);
+  for (Job* stored : made) {
+    scheduling_.Arrive(*stored);
+    journal_.AnnounceJob(stored->id);
+  }
+  return *made.front();
 }
 
-Status JobLifecycle::CheckQueueCaps(const std::string& user, const std::string& team) const {
-  const int by_user = jobs_.PendingOfUser(user);
-  const int by_team = jobs_.PendingOfTeam(team);
+Status JobLifecycle::CheckDependencies(const JobSpec& spec) const {
+  for (size_t i = 0; i < spec.depends_on.size(); ++i) {
+    const Dependency& d = spec.depends_on[i];
+    const Job* dep = jobs_.Find(d.job);
+    const std::string field = fmt::format("depends_on[{}]", i);
+    if (!dep) {
+      return Status::InvalidArgument("job spec has 1 error",
+                                     {fmt::format("{}: job {} does not exist", field, d.job)});
+    }
+    if (IsTerminal(dep->state) && !DependencyMet(d.on, dep->state == JobState::kSucceeded)) {
+      return Status::InvalidArgument(
+          "job spec has 1 error",
+          {fmt::format("{}: job {} already ended {}; waiting for its {} could never end", field,
+                       d.job, JobStateName(dep->state), DependencyConditionName(d.on))});
+    }
+  }
+  return Status::Ok();
+}
+
+void JobLifecycle::FailForDependency(Job& job, const std::string& why) {
+  scheduling_.ForgetReason(job.id);
+  job.state = JobState::kFailed;
+  jobs_.Reindex(job);
+  job.finished_at = clock_.Now();
+  job.message = "dependency never met: " + why;
+  spdlog::info("job {}: {}", job.id, job.message);
+  jobs_.Commit(job, {jobs_.Event(job, "finished", "FAILED: " + job.message)});
+}
+
+void JobLifecycle::DependencyEnded(const Job& ended) {
+  if (journal_.read_only()) return;  // checked again once the master writes (CheckDependencies)
+  bool may_start = false;
+  for (JobId id : jobs_.DependentsOf(ended.id)) {
+    Job& job = jobs_.At(id);
+    if (auto why = jobs_.DependencyNeverMet(job)) {
+      FailForDependency(job, *why);
+    } else if (jobs_.DependenciesMet(job)) {
+      may_start = true;
+    }
+  }
+  if (may_start) scheduling_.Reschedule();
+}
+
+void JobLifecycle::CheckDependencies() {
+  std::vector<JobId> waiting;
+  for (JobId id : jobs_.pending()) {
+    if (!jobs_.At(id).spec.depends_on.empty()) waiting.push_back(id);
+  }
+  for (JobId id : waiting) {
+    Job& job = jobs_.At(id);
+    if (auto why = jobs_.DependencyNeverMet(job)) FailForDependency(job, *why);
+  }
+}
+
+StatusOr<std::vector<const Job*>> JobLifecycle::KillArray(JobId array, const std::string& by) {
+  const std::vector<JobId>* ids = jobs_.ArrayJobs(array);
+  if (!ids) return Status::NotFound(fmt::format("array {} does not exist", array));
+  std::vector<JobId> live;
+  for (JobId id : *ids) {
+    if (!IsTerminal(jobs_.At(id).state)) live.push_back(id);
+  }
+  if (live.empty()) {
+    return Status::FailedPrecondition(
+        fmt::format("every job of array {} has already ended", array));
+  }
+  Journal::Batch batch(journal_);
+  std::vector<const Job*> killed;
+  for (JobId id : live) {
+    COHORT_ASSIGN_OR_RETURN(const Job* job, Kill(id, by));
+    killed.push_back(job);
+  }
+  return killed;
+}
+
+Status JobLifecycle::CheckQueueCaps(const std::string& user, const std::string& team,
+                                    int adding) const {
+  // An array of N counts as N jobs; one job only needs a free place.
+  const int by_user = jobs_.PendingOfUser(user) + adding - 1;
+  const int by_team = jobs_.PendingOfTeam(team) + adding - 1;
   const char* next =
       "; wait until some of them start, or kill some (cohort jobs --state pending), or ask an "
       "admin to raise it";

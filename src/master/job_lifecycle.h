@@ -43,6 +43,15 @@ class JobLifecycle final : public DecisionTaker {
   // KILLED once every agent confirms. `by` ("user ada") is named in its events.
   // kNotFound; kFailedPrecondition if it already ended.
   StatusOr<const Job*> Kill(JobId id, const std::string& by);
+  // Kills every job of the array that has not ended; returns them. kNotFound for an id that is
+  // no array's; kFailedPrecondition if every job of it has ended.
+  StatusOr<std::vector<const Job*>> KillArray(JobId array, const std::string& by);
+
+  // Dependencies (docs/job-spec.md, "Dependencies"). A job others depend on has ended: those that
+  // can never start now end FAILED, saying why; the others may be placed. Also called once at start
+  // for every waiting job.
+  void DependencyEnded(const Job& ended);
+  void CheckDependencies();
 
   // Keeps a job that has not ended from the scheduler until Release, saying `reason`: a waiting
   // job stops waiting; a placed one stops its gang as a preemption would (its restart budget
@@ -90,7 +99,12 @@ class JobLifecycle final : public DecisionTaker {
  private:
   // kTooManyRequests, naming the cap and how to get under it, if `user` or `team` has as many
   // PENDING jobs as its cap (MasterConfig::max_queued_per_user, max_queued_per_team) already.
-  Status CheckQueueCaps(const std::string& user, const std::string& team) const;
+  Status CheckQueueCaps(const std::string& user, const std::string& team, int adding = 1) const;
+  // kInvalidArgument naming depends_on[i] for a dependency that does not exist or can never be
+  // met (it ended the other way already).
+  Status CheckDependencies(const JobSpec& spec) const;
+  // Ends a waiting job FAILED because a dependency can never be met.
+  void FailForDependency(Job& job, const std::string& why);
   // The node's desired state changed: a new version, announced.
   uint64_t BumpNode(const std::string& node_id);
   // What each task of the job's group `role` carries to its node: its command, env (secrets'

@@ -36,6 +36,7 @@ Master::Master(MasterConfig config, MasterDeps deps, const Clock& clock, EventLo
   scheduling_.SetDecisionTaker(&lifecycle_);
   scheduling_.SetDatasetStaging(config_.stage_datasets);
   jobs_.SetTrialEndListener([this](const Job& job) { sweeps_.TrialJobEnded(job); });
+  jobs_.SetDependencyEndListener([this](const Job& job) { lifecycle_.DependencyEnded(job); });
 }
 
 Master::~Master() = default;
@@ -71,6 +72,8 @@ Status Master::Load() {
   for (JobId id : jobs_.active()) scheduling_.RestoreHolding(jobs_.At(id));
   // After the jobs: a sweep reads its trials' jobs, and may submit the next ones.
   COHORT_RETURN_IF_ERROR(sweeps_.Load());
+  // A dependency that ended while the master was away (or read-only): its waiting jobs.
+  if (!journal_.read_only()) lifecycle_.CheckDependencies();
   spdlog::info("state loaded: {} jobs ({} pending, {} active), {} nodes", jobs_.size(),
                jobs_.pending().size(), jobs_.active().size(), nodes_.size());
   if (!jobs_.pending().empty()) scheduling_.RequestSchedule();

@@ -100,6 +100,12 @@ class Master {
   StatusOr<const Job*> Kill(JobId id, const std::string& by) { return lifecycle_.Kill(id, by); }
   // kNotFound for an unknown id.
   StatusOr<const Job*> GetJob(JobId id) const { return jobs_.Get(id); }
+  // The jobs of an array, in index order (docs/job-spec.md, "Arrays"); null for an id that is no
+  // array's.
+  const std::vector<JobId>* ArrayJobs(JobId array) const { return jobs_.ArrayJobs(array); }
+  StatusOr<std::vector<const Job*>> KillArray(JobId array, const std::string& by) {
+    return lifecycle_.KillArray(array, by);
+  }
   // Every job that `filter` selects, in id order (the API pages them: api/job_pages.h).
   std::vector<const Job*> ListJobs(const JobFilter& filter) const { return jobs_.List(filter); }
   // Every event of the job, or a range of them (the API pages them). kNotFound.

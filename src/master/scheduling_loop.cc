@@ -158,8 +158,34 @@ void SchedulingLoop::NoteDatasets(const std::string& node_id,
   if (cached || !failures.empty()) SettleStaging();
 }
 
+std::optional<std::string> SchedulingLoop::WaitsForOthers(const Job& job, int offered) const {
+  for (const Dependency& d : job.spec.depends_on) {
+    const Job* dep = jobs_.Find(d.job);
+    if (dep && IsTerminal(dep->state) && DependencyMet(d.on, dep->state == JobState::kSucceeded)) {
+      continue;
+    }
+    return fmt::format("waits for job {} to {} (it is {})", d.job,
+                       d.on == DependencyCondition::kSuccess   ? "succeed"
+                       : d.on == DependencyCondition::kFailure ? "fail"
+                                                               : "end",
+                       dep ? JobStateName(dep->state) : "gone");
+  }
+  if (job.array && job.array->max_parallel > 0 &&
+      jobs_.ArrayActive(job.array->id) + offered >= job.array->max_parallel) {
+    return fmt::format("waits: {} jobs of array {} run, its max_parallel", job.array->max_parallel,
+                       job.array->id);
+  }
+  return std::nullopt;
+}
+
 bool SchedulingLoop::StartDecided(Job& job, const std::vector<TaskPlacement>& placement) {
   if (HoldBackForDatasets(job, placement)) return false;
+  // Decisions between passes may pick several jobs of one array: none beyond its max_parallel.
+  if (WaitsForOthers(job)) {
+    cluster_.ReleaseJob(job.id);
+    dispatcher_.Invalidate();
+    return false;
+  }
   Status s = taker_->Start(job, JobPlacement{job.id, placement});
   if (s.ok()) return true;
   // The cluster core took the resources; the job did not start after all. A pass at once would
@@ -206,6 +232,9 @@ void SchedulingLoop::Released(const std::vector<std::pair<JobId, Task>>& tasks) 
   for (const auto& [id, task] : tasks) {
     if (!Incremental()) break;  // a decision failed: a full pass follows
     const Job& job = jobs_.At(id);
+    // The array's next jobs were left out of the last pass for its max_parallel: only a full
+    // pass offers them.
+    if (job.array && job.array->max_parallel > 0) dispatcher_.MarkFullPassDue();
     auto started = dispatcher_.Released(
         cluster_, job.spec.team, {TaskRequest{task.role, task.index, task.resources}},
         {TaskPlacement{task.node_id, task.gpus}}, lookup, clock_.Now());
@@ -222,9 +251,21 @@ void SchedulingLoop::Schedule() {
   std::vector<PendingJob> pending;
   pending.reserve(jobs_.pending().size());
   Timestamp now = clock_.Now();
+  std::map<JobId, int> offered;  // by array: its jobs offered to this pass
   for (JobId id : jobs_.pending()) {
-    const Job& job = jobs_.At(id);
-    if (Placeable(job, now)) pending.push_back(PendingOf(job));
+    Job& job = jobs_.At(id);
+    if (BackingOff(job, now) || staging_.HeldBack(job.id)) continue;
+    int& from_array = offered[job.array ? job.array->id : 0];
+    if (auto why = WaitsForOthers(job, job.array ? from_array : 0)) {
+      if (job.message != *why) {
+        job.message = std::move(*why);
+        ++job.version;
+        journal_.AnnounceJob(job.id);
+      }
+      continue;
+    }
+    if (job.array) ++from_array;
+    pending.push_back(PendingOf(job));
   }
   dispatch::PassResult pass = dispatcher_.FullPass(cluster_, pending, clock_.Now());
   if (!pass.ran) return;

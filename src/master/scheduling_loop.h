@@ -99,6 +99,10 @@ class SchedulingLoop {
 
   // How the scheduler sees a pending job.
   PendingJob PendingOf(const Job& job) const;
+  // Why the job waits for other jobs rather than for resources: a dependency that has not
+  // ended the way it says, or its array's max_parallel reached (`offered` more of the array's
+  // jobs are about to be placed); none if it does not.
+  std::optional<std::string> WaitsForOthers(const Job& job, int offered = 0) const;
   // Why the last pass left a pending job waiting (null if it did not); forgotten as it leaves.
   const PendingReason* ReasonFor(JobId id) const;
   void ForgetReason(JobId id) { last_reasons_.erase(id); }
@@ -125,7 +129,7 @@ class SchedulingLoop {
   void SettleStaging();
   // Whether the scheduler may place the job now.
   bool Placeable(const Job& job, Timestamp now) const {
-    return !BackingOff(job, now) && !staging_.HeldBack(job.id);
+    return !BackingOff(job, now) && !staging_.HeldBack(job.id) && !WaitsForOthers(job);
   }
 
   JobBook& jobs_;

@@ -10,14 +10,13 @@
 #include "common/enum_names.h"
 #include "common/status.h"
 #include "common/time.h"
+#include "model/job_id.h"
 #include "model/job_spec.h"
 #include "model/restored_checkpoint.h"
 #include "model/trial.h"
 #include "model/upload_progress.h"
 
 namespace cohort {
-
-using JobId = int64_t;
 
 // One task of one attempt of a job: how the master and its agents name a task to each other.
 struct TaskId {
@@ -163,6 +162,8 @@ struct Job {
   std::string hold;
   // The sweep trial this job is (docs/sweeps.md); none for a job submitted on its own.
   std::optional<TrialRef> trial;
+  // The array this job is one of (docs/job-spec.md, "Arrays"); none for a job of its own.
+  std::optional<ArrayElement> array = {};
   // Its outputs in the object store (docs/data.md, "Outputs"): the latest upload of its output
   // directory, which the agent of its first task begins once that task has ended; none before.
   std::optional<UploadProgress> artifacts;

@@ -11,6 +11,8 @@
 #include "common/enum_names.h"
 #include "common/time.h"
 #include "model/dataset.h"
+#include "model/job_array.h"
+#include "model/job_dependency.h"
 #include "model/resources.h"
 
 namespace cohort {
@@ -154,6 +156,10 @@ struct JobSpec {
   // the CLI uploads; every task whose group names no workdir starts in an unpacked copy of it.
   // Empty: none.
   std::string context = {};
+  // Run once per index, as one array of jobs (docs/job-spec.md, "Arrays"); none: one job.
+  std::optional<ArraySpec> array = {};
+  // Jobs that must end the way each says before this one may start ("Dependencies").
+  std::vector<Dependency> depends_on = {};
 
   // At the start (the minimum of elastic groups).
   int TotalReplicas() const;

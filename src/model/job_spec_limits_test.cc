@@ -223,7 +223,8 @@ TEST(JobSpecLimits, UnknownFieldsStayErrorsAtEveryLevel) {
   EXPECT_THAT(
       Errors(doc),
       ElementsAre("owner: unknown field; expected one of: name, team, priority, framework, "
-                  "tasks, restart, max_runtime, grace_period, constraints, datasets, context",
+                  "tasks, restart, max_runtime, grace_period, constraints, datasets, context, "
+                  "array, depends_on",
                   "tasks[0].resources.tpus: unknown field; did you mean \"gpus\"?",
                   "restart.delay: unknown field; expected one of: max_attempts, on, backoff, "
                   "max_backoff, fence",

@@ -9,8 +9,10 @@
 #include <cmath>
 #include <cstdint>
 #include <exception>
+#include <limits>
 #include <map>
 #include <optional>
+#include <set>
 #include <span>
 #include <string>
 #include <utility>
@@ -48,9 +50,9 @@ std::string DurationText(Duration d) {
 }
 
 using Fields = std::span<const std::string_view>;
-constexpr std::array<std::string_view, 11> kJobFields = {
-    "name",        "team",         "priority",    "framework", "tasks",  "restart",
-    "max_runtime", "grace_period", "constraints", "datasets",  "context"};
+constexpr std::array<std::string_view, 13> kJobFields = {
+    "name",         "team",        "priority", "framework", "tasks", "restart",   "max_runtime",
+    "grace_period", "constraints", "datasets", "context",   "array", "depends_on"};
 constexpr std::array<std::string_view, 6> kTaskFields = {"role",    "replicas", "resources",
                                                          "command", "env",      "workdir"};
 constexpr std::array<std::string_view, 3> kResourceFields = {"gpus", "cpus", "memory"};
@@ -157,6 +159,8 @@ class Validator {
     if (const Json* v = Find(doc, "constraints")) ConstraintsField(*v, &spec.constraints);
     if (const Json* v = Find(doc, "datasets")) DatasetsField(*v, &spec.datasets);
     if (const Json* v = Find(doc, "context")) ContextField(*v, &spec.context);
+    if (const Json* v = Find(doc, "array")) ArrayField(*v, &spec.array);
+    if (const Json* v = Find(doc, "depends_on")) DependsOnField(*v, &spec.depends_on);
 
     CrossChecks(doc, spec);
     return spec;
@@ -606,6 +610,107 @@ class Validator {
     }
   }
 
+  // `array: {indices: "0-99:2", max_parallel: 10}`; indices may also be a list of integers.
+  void ArrayField(const Json& v, std::optional<ArraySpec>* out) {
+    constexpr std::string_view kShape =
+        "must be a mapping such as {indices: \"0-99\", max_parallel: 10}";
+    if (!v.is_object()) {
+      Error("array", fmt::format("{}, got {}", kShape, DescribeSpecValue(v)));
+      return;
+    }
+    for (const auto& [key, value] : v.items()) {
+      if (key != "indices" && key != "max_parallel") {
+        Error(ChildPath("array", key), "unknown field; expected indices and max_parallel");
+      }
+    }
+    ArraySpec array;
+    const Json* indices = Find(v, "indices");
+    if (!indices) {
+      Error("array.indices", "required field is missing");
+    } else if (indices->is_string()) {
+      auto parsed = ParseArrayIndices(indices->get<std::string>(), "array.indices");
+      if (!parsed.ok()) {
+        errors_.push_back(parsed.status().message());
+      } else {
+        array.indices = std::move(*parsed);
+      }
+    } else if (indices->is_array() && !indices->empty() && indices->size() <= kMaxArrayJobs) {
+      std::set<int> seen;
+      for (size_t i = 0; i < indices->size(); ++i) {
+        int64_t n = 0;
+        if (Integer((*indices)[i], IndexPath("array.indices", i), 0, kMaxArrayIndex, &n)) {
+          seen.insert(static_cast<int>(n));
+        }
+      }
+      array.indices.assign(seen.begin(), seen.end());
+    } else {
+      Error("array.indices",
+            fmt::format("must be indices such as \"0-99\", \"0-99:2,200\" or a list of 1 to {} "
+                        "integers, got {}",
+                        kMaxArrayJobs, DescribeSpecValue(*indices)));
+    }
+    if (const Json* m = Find(v, "max_parallel")) {
+      int64_t n = 0;
+      if (Integer(*m, "array.max_parallel", 1, static_cast<int64_t>(kMaxArrayJobs), &n)) {
+        array.max_parallel = static_cast<int>(n);
+      }
+    }
+    if (!array.indices.empty()) *out = std::move(array);
+  }
+
+  // `depends_on: [{job: 12, on: success}, 13]`: a bare id waits for that job's success.
+  void DependsOnField(const Json& v, std::vector<Dependency>* out) {
+    if (!v.is_array()) {
+      Error("depends_on", fmt::format("must be a list such as [{{job: 12, on: success}}], got {}",
+                                      DescribeSpecValue(v)));
+      return;
+    }
+    if (v.size() > kMaxJobDependencies) {
+      Error("depends_on", fmt::format("names {} jobs; a job may depend on at most {}", v.size(),
+                                      kMaxJobDependencies));
+      return;
+    }
+    std::set<JobId> seen;
+    for (size_t i = 0; i < v.size(); ++i) {
+      const std::string path = IndexPath("depends_on", i);
+      Dependency d;
+      const Json* job = &v[i];
+      if (v[i].is_object()) {
+        for (const auto& [key, value] : v[i].items()) {
+          if (key != "job" && key != "on") {
+            Error(ChildPath(path, key), "unknown field; expected job and on");
+          }
+        }
+        job = Find(v[i], "job");
+        if (!job) {
+          Error(ChildPath(path, "job"), "required field is missing");
+          continue;
+        }
+        if (const Json* on = Find(v[i], "on")) {
+          auto parsed = on->is_string() ? Parse(kDependencyConditionNames, on->get<std::string>())
+                                        : std::nullopt;
+          if (!parsed) {
+            Error(ChildPath(path, "on"),
+                  fmt::format("must be success, failure or end, got {}", DescribeSpecValue(*on)));
+            continue;
+          }
+          d.on = *parsed;
+        }
+      }
+      int64_t id = 0;
+      if (!Integer(*job, v[i].is_object() ? ChildPath(path, "job") : path, 1,
+                   std::numeric_limits<int64_t>::max(), &id)) {
+        continue;
+      }
+      d.job = id;
+      if (!seen.insert(id).second) {
+        Error(path, fmt::format("names job {} again; name each job once", id));
+        continue;
+      }
+      out->push_back(d);
+    }
+  }
+
   void ContextField(const Json& v, std::string* out) {
     auto hex = [](char c) { return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f'); };
     const std::string text = v.is_string() ? v.get<std::string>() : "";
@@ -943,6 +1048,18 @@ Json ToJson(const JobSpec& spec) {
     doc["datasets"] = std::move(datasets);
   }
   if (!spec.context.empty()) doc["context"] = spec.context;
+  if (spec.array) {
+    Json array = {{"indices", FormatArrayIndices(spec.array->indices)}};
+    if (spec.array->max_parallel > 0) array["max_parallel"] = spec.array->max_parallel;
+    doc["array"] = std::move(array);
+  }
+  if (!spec.depends_on.empty()) {
+    Json depends = Json::array();
+    for (const auto& d : spec.depends_on) {
+      depends.push_back({{"job", d.job}, {"on", DependencyConditionName(d.on)}});
+    }
+    doc["depends_on"] = std::move(depends);
+  }
   return doc;
 }
 

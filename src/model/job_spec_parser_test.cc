@@ -482,7 +482,7 @@ TEST(JobSpecErrors, UnknownFieldWithoutCloseMatchListsTheFields) {
   EXPECT_THAT(Errors(WithJob("owner: me")),
               ElementsAre("owner: unknown field; expected one of: name, team, priority, "
                           "framework, tasks, restart, max_runtime, grace_period, constraints, "
-                          "datasets, context"));
+                          "datasets, context, array, depends_on"));
   EXPECT_THAT(Errors(WithTask("resources: {disk: 10Gi}")),
               ElementsAre("tasks[0].resources.disk: unknown field; expected one of: gpus, cpus, "
                           "memory"));

@@ -295,6 +295,11 @@ Json ToJson(const Job& job) {
                                  {"trial", job.trial->trial},
                                  {"hparams", job.trial->hparams}}
                           : Json(nullptr)},
+      {"array", job.array ? Json{{"id", job.array->id},
+                                 {"index", job.array->index},
+                                 {"count", job.array->count},
+                                 {"max_parallel", job.array->max_parallel}}
+                          : Json(nullptr)},
       {"request_id", job.request_id},
       {"request_digest", job.request_digest},
       {"version", job.version},
@@ -349,6 +354,14 @@ StatusOr<Job> JobFromJson(const Json& j) {
       trial.hparams = Required(*it, "hparams");
       if (!trial.hparams.is_object()) throw std::runtime_error("trial.hparams: not an object");
       job.trial = std::move(trial);
+    }
+    if (auto it = j.find("array"); it != j.end() && !it->is_null()) {
+      ArrayElement array;
+      array.id = At<JobId>(*it, "id");
+      array.index = At<int>(*it, "index");
+      array.count = At<int>(*it, "count");
+      array.max_parallel = ValueOr<int>(*it, "max_parallel", 0);
+      job.array = array;
     }
     if (auto it = j.find("artifacts"); it != j.end() && !it->is_null()) {
       auto artifacts = UploadProgressFromJson(*it);

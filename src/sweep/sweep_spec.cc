@@ -396,6 +396,14 @@ class Reader {
       }
       return;
     }
+    // The searcher makes the trials and decides when each may start.
+    if (job->array)
+      Error("trial.array", "a sweep's trials are not arrays; the searcher makes them");
+    if (!job->depends_on.empty()) {
+      Error("trial.depends_on",
+            "a sweep's trials do not wait for other jobs; the searcher "
+            "starts them");
+    }
     // A workdir or a program whose text is a choice: each choice must do. Groups often share
     // the text: each text is tried once.
     std::set<std::string> tried;
