@@ -642,23 +642,26 @@ int RunKill(const GlobalOptions& g, const KillOptions& o) {
   if (!c.ok()) return Fail("kill", c.status());
   int rc = 0;
   Json killed = Json::array();
+  // Kills one job; `named` is how the command line named it, when not by its id.
+  auto kill_job = [&](JobId id, const std::string& named) {
+    auto job = (*c)->Kill(id);
+    if (!job.ok()) {
+      rc = Fail("kill", job.status());
+    } else if (o.output == "json") {
+      killed.push_back(ToJson(*job));
+    } else {
+      fmt::print("job {}{}: {}\n", job->id, named.empty() ? "" : " (" + named + ")",
+                 JobStateName(job->state));
+    }
+  };
   for (const auto& text : o.ids) {
     // ARRAY_INDEX: one job of an array, as sbatch --array names them.
     if (size_t underscore = text.find('_'); underscore != std::string::npos) {
       auto element = ArrayElementJob(**c, text.substr(0, underscore), text.substr(underscore + 1));
       if (!element.ok()) {
         rc = Fail("kill", element.status());
-        continue;
-      }
-      auto job = (*c)->Kill(*element);
-      if (!job.ok()) {
-        rc = Fail("kill", job.status());
-        continue;
-      }
-      if (o.output == "json") {
-        killed.push_back(ToJson(*job));
       } else {
-        fmt::print("job {} ({}): {}\n", job->id, text, JobStateName(job->state));
+        kill_job(*element, text);
       }
       continue;
     }
@@ -672,9 +675,7 @@ int RunKill(const GlobalOptions& g, const KillOptions& o) {
       auto result = (*c)->KillArray(*id);
       if (!result.ok()) {
         rc = Fail("kill", result.status());
-        continue;
-      }
-      if (o.output == "json") {
+      } else if (o.output == "json") {
         for (const auto& k : (*result)["killed"]) killed.push_back(Json{{"id", k}});
       } else {
         fmt::print("array {}: {} job{} killed\n", *id, (*result)["killed"].size(),
@@ -682,16 +683,7 @@ int RunKill(const GlobalOptions& g, const KillOptions& o) {
       }
       continue;
     }
-    auto job = (*c)->Kill(*id);
-    if (!job.ok()) {
-      rc = Fail("kill", job.status());
-      continue;
-    }
-    if (o.output == "json") {
-      killed.push_back(ToJson(*job));
-    } else {
-      fmt::print("job {}: {}\n", job->id, JobStateName(job->state));
-    }
+    kill_job(*id, "");
   }
   if (o.output == "json") fmt::print("{}\n", Json{{"jobs", killed}}.dump(2));
   return rc;
