@@ -133,6 +133,25 @@ TEST_P(DatasetStagingTest, AHeldBackJobStartsAnywayOnceTheLimitHasPassed) {
                                     "still being fetched after"));
 }
 
+// The node it waits for goes away mid-fetch: the job is let go at once, to be placed elsewhere.
+TEST_P(DatasetStagingTest, ANodeThatGoesAwayMidFetchLetsTheJobGo) {
+  AddNode("a", 1);
+  AddNode("b", 1);
+  JobSpec busy = MakeSpec(1, 1);
+  ASSERT_TRUE(master_->Submit(busy, "ada").ok());  // takes node a
+  RunPosted();
+  JobId id = SubmitReading("imagenet");
+  RunPosted();
+  ASSERT_EQ(GetJob(id).state, JobState::kPending);
+  ASSERT_THAT(GetJob(id).message, HasSubstr("waits while node b fetch"));
+  ASSERT_TRUE(master_->nodes().Remove("b").ok());
+  master_->Tick();
+  RunPosted();
+  EXPECT_THAT(Events(id), HasSubstr("starts without waiting for its datasets: node b can no "
+                                    "longer run it"));
+  EXPECT_EQ(GetJob(id).state, JobState::kPending) << "node a is busy; it waits for it";
+}
+
 // A job that waits for GPUs, with a reservation, has its datasets fetched ahead to the nodes it
 // is reserved on, so that once they free up it starts at once.
 TEST_P(DatasetStagingTest, AReservedJobsDatasetsAreFetchedAheadWhereItWillStart) {
