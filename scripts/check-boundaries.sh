@@ -31,6 +31,7 @@ build_dir=${2:-}
 declare -A allowed=(
   [common]=""
   [os]="common"
+  [exec]="os common"
   [tls]="os common"
   [model]="common"
   [metrics]="common"

@@ -36,6 +36,9 @@ test_packages=(
   # examples/sweep-digits trains on scikit-learn's digits, which the package bundles (no
   # download); the sweep benchmark and integration tests run it.
   python3-sklearn
+  # framework: mpi (examples/mpi-allreduce, tests/integration/frameworks_test.cc): Open MPI's
+  # mpirun and mpi4py, whose ranks start in workers through cohort-exec.
+  openmpi-bin python3-mpi4py
 )
 packages=("${demo_packages[@]}")
 case "${1:-}" in

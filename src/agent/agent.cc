@@ -334,7 +334,36 @@ void Agent::Launch(const TaskLaunch& given, Duration node_timeout) {
       }
       env["COHORT_HPARAMS"] = path;
     }
-    Json spec{{"command", launch.command},
+    // A framework's files (an MPI hostfile), readable by the task's account: no secret.
+    for (const TaskFile& file : launch.files) {
+      std::string path = t.dir + "/" + file.name;
+      if (Status s = WriteFileAtomically(path, file.content, 0644, Durability::kProcessCrash);
+          !s.ok()) {
+        return NotStarted(t, "could not start", s.message());
+      }
+      for (const std::string& name : file.env) env[name] = path;
+    }
+    std::vector<std::string> command = launch.command;
+    std::string path_prefix;
+    if (launch.tools || launch.exec_service) {
+      if (config_.tools_dir.empty()) {
+        return NotStarted(t, "refused to start",
+                          "this agent has no task tools (cohort-exec in tools/ beside cohortd), "
+                          "which an MPI job's tasks need");
+      }
+      path_prefix = config_.tools_dir;
+    }
+    if (launch.exec_service) {
+      // The task's command, if any, runs beside the service, which ends with it.
+      std::vector<std::string> served = {config_.tools_dir + "/cohort-exec", "serve"};
+      if (!command.empty()) served.push_back("--");
+      served.insert(served.end(), command.begin(), command.end());
+      command = std::move(served);
+    }
+    if (command.empty()) {
+      return NotStarted(t, "refused to start", "the task has no command");
+    }
+    Json spec{{"command", command},
               {"env", env},
               {"workdir", launch.workdir},
               {"grace_period_ms", ToMillis(launch.grace_period)},
@@ -346,6 +375,7 @@ void Agent::Launch(const TaskLaunch& given, Duration node_timeout) {
               {"shell", account->shell},
               {"job_dirs", *job_dirs},
               {"fence_after_ms", ToMillis(t.fence_after)}};
+    if (!path_prefix.empty()) spec["path_prefix"] = path_prefix;
     if (checkpoints_in_store) {
       CheckpointSyncSpec sync;
       sync.dir = launch.checkpoint_dir;

@@ -81,6 +81,9 @@ struct AgentConfig {
   // The node's dataset cache (agent/dataset_cache.h): <data_dir>/cache, at most this many bytes
   // of versions no task reads (--dataset-cache-size).
   int64_t dataset_cache_bytes = int64_t{100} << 30;
+  // Cohort's task tools (`cohort-exec`, exec/), put first on the PATH of the tasks whose launch
+  // asks for them: tools/ beside cohortd. Empty: this agent has none, and refuses such tasks.
+  std::string tools_dir;
 };
 
 // What the agent acts through. Each must outlive the agent.

@@ -592,6 +592,50 @@ TEST_F(AgentTest, KeepsItsDataDirectoryAndEveryTaskFilePrivate) {
   EXPECT_EQ((*spec)["home"], self->home);
 }
 
+// An MPI job's tasks (framework/): their hostfile written and named, the task tools first on
+// their PATH, and a worker's command run under the exec service.
+TEST_F(AgentTest, WritesATasksFilesAndServesThroughItsToolsWhereItsLaunchSaysSo) {
+  TaskId launcher{7, 1, "launcher", 0};
+  TaskId worker{7, 1, "worker", 0};
+  TaskLaunch l = Launch(launcher);
+  l.files = {TaskFile{"mpi-hostfile",
+                      "cohort-job7-worker-0 slots=2\n",
+                      {"COHORT_MPI_HOSTFILE", "OMPI_MCA_orte_default_hostfile"}}};
+  l.tools = true;
+  TaskLaunch w = Launch(worker);
+  w.command.clear();
+  w.exec_service = true;
+  master_.Want(kNode, Desired(1, {l, w}));
+  config_.tools_dir = "/opt/cohort/tools";
+  auto agent = NewAgent();
+  ASSERT_TRUE(agent->Step().ok());
+
+  auto spec = ParseJson(ReadFileOrEmpty(TaskDir(launcher) + "/spec.json"));
+  ASSERT_TRUE(spec.ok());
+  const std::string hostfile = TaskDir(launcher) + "/mpi-hostfile";
+  EXPECT_EQ(ReadFileOrEmpty(hostfile), "cohort-job7-worker-0 slots=2\n");
+  EXPECT_EQ((*spec)["env"]["COHORT_MPI_HOSTFILE"], hostfile);
+  EXPECT_EQ((*spec)["env"]["OMPI_MCA_orte_default_hostfile"], hostfile);
+  EXPECT_EQ((*spec)["path_prefix"], "/opt/cohort/tools");
+  EXPECT_EQ((*spec)["command"], Json(l.command)) << "the launcher serves nothing";
+
+  auto served = ParseJson(ReadFileOrEmpty(TaskDir(worker) + "/spec.json"));
+  ASSERT_TRUE(served.ok());
+  EXPECT_EQ((*served)["command"], (Json{"/opt/cohort/tools/cohort-exec", "serve"}));
+
+  // An agent without the tools refuses such a task, saying why, rather than run it without.
+  TaskId late{8, 1, "launcher", 0};
+  TaskLaunch m = Launch(late);
+  m.tools = true;
+  master_.Want(kNode, Desired(2, {l, w, m}));
+  agent.reset();
+  config_.tools_dir.clear();
+  auto bare = NewAgent();
+  ASSERT_TRUE(bare->Step().ok());
+  EXPECT_THAT(ReadFileOrEmpty(TaskDir(late) + "/output.log"),
+              ::testing::HasSubstr("this agent has no task tools"));
+}
+
 TEST_F(AgentTest, RefusesADataDirectoryOthersMayWriteIn) {
   fs::create_directories(dir_);
   fs::permissions(dir_, fs::perms::all);

@@ -48,8 +48,9 @@ struct TaskSpec {
   std::string user;
   std::string home;
   std::string shell;
-  std::vector<std::string> job_dirs;              // must be usable by the account
-  std::optional<TaskMemorySpec> memory;           // the limit the agent enforces; none: unlimited
+  std::string path_prefix;               // put first on the task's PATH: Cohort's task tools
+  std::vector<std::string> job_dirs;     // must be usable by the account
+  std::optional<TaskMemorySpec> memory;  // the limit the agent enforces; none: unlimited
   std::optional<CheckpointSyncSpec> checkpoints;  // where the job's checkpoints go between attempts
   std::optional<TaskInputsSpec> inputs;           // datasets and code to fetch before it starts
 };
@@ -72,6 +73,7 @@ StatusOr<TaskSpec> ReadSpec(const std::string& dir) {
     spec.user = doc.at("user").get<std::string>();
     spec.home = doc.at("home").get<std::string>();
     spec.shell = doc.value("shell", "");
+    spec.path_prefix = doc.value("path_prefix", "");
     spec.job_dirs = doc.value("job_dirs", std::vector<std::string>{});
     spec.memory = TaskMemorySpecFrom(doc);
     if (doc.contains("checkpoints")) {
@@ -259,6 +261,7 @@ void MakeRelativeWorkdir(const std::string& workdir) {
   const char* tz = ::getenv("TZ");
   std::map<std::string, std::string> env = TaskEnvironment(
       TaskEnvironmentInputs{spec.user, spec.home, spec.shell, tz ? tz : "", spec.env});
+  if (!spec.path_prefix.empty()) env["PATH"] = spec.path_prefix + ":" + env["PATH"];
   std::vector<std::string> env_strings = EnvironmentStrings(env);
   std::vector<char*> envp;
   for (auto& s : env_strings) envp.push_back(s.data());

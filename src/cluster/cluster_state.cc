@@ -220,6 +220,9 @@ bool ClusterState::ReleaseTask(JobId job, const std::string& role, int index) {
   Holding& h = it->second;
   for (size_t t = 0; t < h.job.tasks.size(); ++t) {
     if (h.job.tasks[t].role != role || h.job.tasks[t].index != index) continue;
+    // A replica that ended on its own, not one taken away: the job is finishing (a torchrun
+    // world ends together), and a replica added now would wait for a world that is gone.
+    if (!h.leaving[t]) h.job.elastic.clear();
     Release(h, t);
     h.job.tasks.erase(h.job.tasks.begin() + static_cast<ptrdiff_t>(t));
     h.job.placement.erase(h.job.placement.begin() + static_cast<ptrdiff_t>(t));

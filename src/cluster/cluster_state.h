@@ -78,7 +78,9 @@ class ClusterState {
   // ones, or ones from before this attempt started, are ignored.
   void NoteCheckpoint(JobId job, Timestamp at);
   // One task has ended: what it held is free again. Returns true if the job holds nothing any
-  // more (it has left the cluster). Unknown jobs or tasks are ignored (returns false).
+  // more (it has left the cluster). Unknown jobs or tasks are ignored (returns false). A task
+  // that ended on its own (not one marked leaving) ends its job's elasticity: it grows and
+  // shrinks no more.
   bool ReleaseTask(JobId job, const std::string& role, int index);
   // Every task of the job has ended.
   void ReleaseJob(JobId job);

@@ -197,6 +197,11 @@ TEST_F(ClusterStateTest, ElasticJobsGrowWithTheSameCheckAndLeavingReplicasStopOn
   EXPECT_EQ(state_.Snapshot().running.size(), 1u);
   EXPECT_THAT(NodeIn(state_.Snapshot(), "a").free_gpus, ElementsAre(2, 3));
 
+  // A replica that ends on its own (it finished) ends the job's growing: the others finish too.
+  EXPECT_FALSE(state_.ReleaseTask(1, "worker", 1));
+  EXPECT_TRUE(state_.FindJob(1)->elastic.empty());
+  EXPECT_FALSE(state_.AnyElasticCanGrow());
+
   // A stopping job does not grow.
   state_.MarkStopping(1);
   EXPECT_FALSE(state_.Grow(Growth{1, {grow.tasks[1]}, {{"a", {3}}}}, Minutes(4)));

@@ -245,6 +245,16 @@ int RunAgent(const AgentOptions& o) {
     fmt::print(stderr, "cohortd agent: {}\n", master.status().ToString());
     return 1;
   }
+  {
+    // The task tools are built into tools/ beside cohortd (src/exec/CMakeLists.txt).
+    const std::string self = SelfExe();
+    std::string tools = self.substr(0, self.rfind('/') + 1) + "tools";
+    if (::access((tools + "/cohort-exec").c_str(), X_OK) == 0) {
+      config.tools_dir = tools;
+    } else {
+      spdlog::warn("no {}/cohort-exec: this node refuses MPI jobs' tasks", tools);
+    }
+  }
   auto launcher = agent::ProcessTaskLauncher::Create(SelfExe());
   if (!launcher.ok()) {
     fmt::print(stderr, "cohortd agent: {}\n", launcher.status().ToString());

@@ -8,6 +8,7 @@
 
 #include "api/api_server.h"
 #include "api/asio_event_loop.h"
+#include "auth/job_credential.h"
 #include "cli/policy_tuning_flags.h"
 #include "cohortd/bootstrap.h"
 #include "cohortd/commands.h"
@@ -19,6 +20,7 @@
 #include "os/durable_file.h"
 #include "os/file_limit.h"
 #include "os/proc_stat.h"
+#include "os/process.h"
 #include "os/real_clock.h"
 #include "scheduler/policy_tuning.h"
 #include "scheduler/scheduler.h"
@@ -30,6 +32,27 @@
 
 namespace cohort::cohortd {
 namespace {
+
+// The key of jobs' credentials (auth/job_credential.h), made on the first start and kept: a
+// restarted master gives running jobs' tasks the credentials they already hold.
+StatusOr<std::string> JobCredentialKey(const std::string& data_dir) {
+  const std::string path = data_dir + "/job-credential.key";
+  std::error_code ec;
+  if (std::filesystem::exists(path, ec)) {
+    std::string key = ReadFileOrEmpty(path);
+    if (key.size() != auth::kJobCredentialKeyBytes) {
+      return Status::Internal(fmt::format(
+          "{} holds {} bytes, not the {} of a key: restore it from a backup, or delete it to "
+          "make a new one (the tasks of running MPI jobs then cannot start ranks until they "
+          "restart)",
+          path, key.size(), auth::kJobCredentialKeyBytes));
+    }
+    return key;
+  }
+  COHORT_ASSIGN_OR_RETURN(std::string key, auth::MintJobCredentialKey());
+  COHORT_RETURN_IF_ERROR(WriteFileAtomically(path, key, 0600));
+  return key;
+}
 
 // The cap on connections unless --max-connections says otherwise: about two per agent (its long
 // poll and its log uploads) for a thousand agents, and people following logs. And the file
@@ -340,6 +363,12 @@ int RunMaster(const MasterOptions& o) {
       fmt::print(stderr, "cohortd master: cannot create {}: {}\n", dir, ec.message());
       return 1;
     }
+  }
+  if (auto key = JobCredentialKey(config.data_dir); key.ok()) {
+    config.job_credential_key = std::move(*key);
+  } else {
+    fmt::print(stderr, "cohortd master: {}\n", key.status().message());
+    return 1;
   }
   auto store = state::OpenSqliteStateStore(config.data_dir + "/cohort.db");
   if (!store.ok()) {

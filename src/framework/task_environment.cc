@@ -6,6 +6,7 @@
 
 #include "common/status.h"
 #include "common/strings.h"
+#include "framework/frameworks.h"
 
 namespace cohort::framework {
 namespace {
@@ -44,6 +45,17 @@ void AddPyTorch(const Job& job, const Task& self, std::map<std::string, std::str
     env["PET_RDZV_ID"] = fmt::format("cohort-{}-{}", job.id, job.attempt);
     // A std::string, not a literal: at -O3 GCC 12 reports a false -Wrestrict on assigning "1".
     env["PET_NPROC_PER_NODE"] = std::string("1");
+    // Rank 0 hosts the rendezvous on its own port (no guessing from host names, which two tasks
+    // on one machine share); a gang's replicas start together, so 5 s is enough for all of them
+    // to join where torchrun would wait 30 s for more (docs/job-spec.md, "Environment").
+    env["PET_RDZV_CONF"] =
+        fmt::format("is_host={},last_call_timeout=5", self.rank == rank0->rank ? 1 : 0);
+    // Debian 12's torchrun (torch 1.13 on Python 3.11) cannot read its default "0" for these
+    // (iterating an IntFlag no longer yields its zero member) and fails before the workers
+    // start; stderr into its log file and onto the console again reads as "2" on every version,
+    // and leaves stdout alone. A command-line --redirects or --tee wins.
+    env["PET_REDIRECTS"] = std::string("2");
+    env["PET_TEE"] = std::string("2");
   }
   env["RANK"] = std::to_string(self.rank);
   env["LOCAL_RANK"] = std::to_string(local_rank);
@@ -61,6 +73,15 @@ void AddTensorFlow(const Job& job, const Task& self, std::map<std::string, std::
 }
 
 }  // namespace
+
+std::vector<const Task*> ActiveTasks(const Job& job) {
+  std::vector<const Task*> out;
+  for (const auto& t : job.tasks) {
+    if (!t.scaled_down) out.push_back(&t);
+  }
+  COHORT_CHECK(!out.empty());
+  return out;
+}
 
 std::map<std::string, std::string> TaskEnvironment(const Job& job, size_t task,
                                                    const JobDirectories& dirs) {
@@ -121,9 +142,47 @@ std::map<std::string, std::string> TaskEnvironment(const Job& job, size_t task,
     case Framework::kTensorFlow:
       AddTensorFlow(job, self, env);
       break;
+    case Framework::kMpi:
+      AddMpi(job, self, env);
+      break;
+    case Framework::kJax:
+      AddJax(job, self, env);
+      break;
+    case Framework::kDeepSpeed:
+      AddDeepSpeed(job, self, env);
+      break;
   }
   return env;
 }
+
+std::vector<TaskFile> TaskFiles(const Job& job, size_t task) {
+  COHORT_CHECK(task < job.tasks.size());
+  switch (job.spec.framework) {
+    case Framework::kMpi:
+      return {TaskFile{
+          "mpi-hostfile", MpiHostfile(job),
+          job.tasks[task].role == "launcher"
+              ? std::vector<std::string>{"COHORT_MPI_HOSTFILE", "OMPI_MCA_orte_default_hostfile"}
+              : std::vector<std::string>{"COHORT_MPI_HOSTFILE"}}};
+    case Framework::kDeepSpeed:
+      return {
+          TaskFile{"deepspeed-hostfile", DeepSpeedHostfile(job), {"COHORT_DEEPSPEED_HOSTFILE"}}};
+    case Framework::kNone:
+    case Framework::kPyTorch:
+    case Framework::kTensorFlow:
+    case Framework::kJax:
+      break;
+  }
+  return {};
+}
+
+TaskTools TaskToolsOf(const Job& job, size_t task) {
+  COHORT_CHECK(task < job.tasks.size());
+  if (job.spec.framework != Framework::kMpi) return {};
+  return TaskTools{.tools = true, .exec_service = job.tasks[task].role == "worker"};
+}
+
+bool UsesJobCredential(const JobSpec& spec) { return spec.framework == Framework::kMpi; }
 
 int64_t EnvironmentBytesBound(const JobSpec& spec, const std::vector<Task>& tasks,
                               const JobDirectories& dirs) {
@@ -143,6 +202,21 @@ int64_t EnvironmentBytesBound(const JobSpec& spec, const std::vector<Task>& task
   if (spec.framework == Framework::kTensorFlow) {
     bytes += endpoints + 64;
     for (const auto& g : spec.tasks) bytes += static_cast<int64_t>(g.role.size()) + 6;
+  }
+  if (spec.framework == Framework::kMpi || spec.framework == Framework::kDeepSpeed) {
+    // A hostfile line per task ("[cohort-jobID-]ROLE-INDEX slots=N\n": an index and N of at
+    // most 5 digits) and, for MPI, an endpoint per worker in COHORT_EXEC_ENDPOINTS
+    // ("cohort-jobID-ROLE-INDEX=host:port,"), with the file's and its variables' names.
+    bytes += 64;
+    for (const auto& t : tasks) {
+      if (t.scaled_down) continue;
+      const auto role = static_cast<int64_t>(t.role.size());
+      bytes += role + 20;
+      if (spec.framework == Framework::kMpi) {
+        // "cohort-job" and a job id of up to 19 digits, before the line and the endpoint.
+        bytes += 2 * 30 + role + 13 + static_cast<int64_t>(t.host.size()) + 8;
+      }
+    }
   }
   return bytes;
 }

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "model/agent_protocol.h"
 #include "model/job.h"
 
 namespace cohort::framework {
@@ -26,9 +27,27 @@ struct JobDirectories {
 std::map<std::string, std::string> TaskEnvironment(const Job& job, size_t task,
                                                    const JobDirectories& dirs);
 
+// The files of `job.tasks[task]` (TaskLaunch::files): an MPI or DeepSpeed job's hostfile, named
+// by COHORT_MPI_HOSTFILE (and Open MPI's default hostfile) or COHORT_DEEPSPEED_HOSTFILE.
+std::vector<TaskFile> TaskFiles(const Job& job, size_t task);
+
+// What of Cohort's own the agent gives a task besides its environment (TaskLaunch::tools,
+// exec_service): an MPI job's tasks get `cohort-exec` on their PATH, and its workers serve the
+// launcher's mpirun through it.
+struct TaskTools {
+  bool tools = false;
+  bool exec_service = false;
+};
+TaskTools TaskToolsOf(const Job& job, size_t task);
+
+// Whether the tasks of jobs of this spec hold the job's credential (COHORT_JOB_CREDENTIAL), which
+// their exec services ask of a caller: those of jobs that serve.
+bool UsesJobCredential(const JobSpec& spec);
+
 // At least what TaskEnvironment adds to the group's own `env` (names and values) for any one of
-// `tasks`, placed as they are: a few KiB of its own, and the job's hosts, listed in every task's
-// COHORT_HOSTS (and TF_CONFIG). What bounds a node's desired state counts it (model/limits.h).
+// `tasks`, placed as they are, and what TaskFiles writes: a few KiB of its own, and the job's
+// hosts, listed in every task's COHORT_HOSTS (and TF_CONFIG, COHORT_EXEC_ENDPOINTS, a hostfile).
+// What bounds a node's desired state counts it (model/limits.h).
 int64_t EnvironmentBytesBound(const JobSpec& spec, const std::vector<Task>& tasks,
                               const JobDirectories& dirs);
 

@@ -110,6 +110,8 @@ TEST(TaskEnvironment, ElasticPyTorchJobsGetTorchrunRendezvous) {
   EXPECT_EQ(env["PET_RDZV_BACKEND"], "c10d");
   EXPECT_EQ(env["PET_RDZV_ENDPOINT"], "10.0.0.0:30000");
   EXPECT_EQ(env["PET_RDZV_ID"], "cohort-42-2");
+  EXPECT_EQ(env["PET_RDZV_CONF"], "is_host=0,last_call_timeout=5");
+  EXPECT_EQ(TaskEnvironment(job, 0, kDirs)["PET_RDZV_CONF"], "is_host=1,last_call_timeout=5");
   EXPECT_EQ(env["WORLD_SIZE"], "2");
   EXPECT_EQ(env["COHORT_NUM_TASKS"], "2");
   EXPECT_EQ(env["COHORT_HOSTS"], "10.0.0.0,10.0.0.0");
@@ -117,11 +119,77 @@ TEST(TaskEnvironment, ElasticPyTorchJobsGetTorchrunRendezvous) {
   EXPECT_EQ(env["COHORT_MAX_REPLICAS"], "6");
 }
 
+TEST(TaskEnvironment, AnMpiLauncherReachesEachWorkerByANameOfItsOwn) {
+  Job job = PlacedJob(Framework::kMpi, {{"launcher", 1}, {"worker", 3}});
+  job.tasks[2].gpus = {0, 1};  // worker 1: two GPUs, two slots
+  job.tasks[3].gpus.clear();   // worker 2: none, its whole CPUs
+  job.tasks[3].resources.milli_cpus = 2500;
+  auto launcher = TaskEnvironment(job, 0, kDirs);
+  EXPECT_EQ(launcher["OMPI_MCA_plm_rsh_agent"], "cohort-exec");
+  EXPECT_EQ(launcher["OMPI_MCA_plm_rsh_no_tree_spawn"], "1");
+  EXPECT_EQ(launcher["OMPI_MCA_orte_leave_session_attached"], "1");
+  EXPECT_EQ(launcher["COHORT_MPI_SLOTS"], "5");
+  EXPECT_EQ(launcher["COHORT_EXEC_ENDPOINTS"],
+            "cohort-job42-worker-0=10.0.0.0:30001,cohort-job42-worker-1=10.0.0.1:30002,"
+            "cohort-job42-worker-2=10.0.0.1:30003");
+  auto files = TaskFiles(job, 0);
+  ASSERT_EQ(files.size(), 1u);
+  EXPECT_EQ(files[0].content,
+            "cohort-job42-worker-0 slots=1\ncohort-job42-worker-1 slots=2\ncohort-job42-worker-2 "
+            "slots=2\n");
+  EXPECT_EQ(files[0].env,
+            (std::vector<std::string>{"COHORT_MPI_HOSTFILE", "OMPI_MCA_orte_default_hostfile"}));
+  EXPECT_TRUE(TaskToolsOf(job, 0).tools);
+  EXPECT_FALSE(TaskToolsOf(job, 0).exec_service);
+
+  // Workers serve; mpirun's settings are the launcher's alone (mpirun passes its own on).
+  auto worker = TaskEnvironment(job, 2, kDirs);
+  EXPECT_EQ(worker.count("OMPI_MCA_plm_rsh_agent"), 0u);
+  EXPECT_EQ(worker["COHORT_MPI_SLOTS"], "5");
+  EXPECT_EQ(TaskFiles(job, 2).at(0).env, (std::vector<std::string>{"COHORT_MPI_HOSTFILE"}));
+  EXPECT_TRUE(TaskToolsOf(job, 2).exec_service);
+  EXPECT_TRUE(UsesJobCredential(job.spec));
+  EXPECT_FALSE(UsesJobCredential(PlacedJob(Framework::kPyTorch, {{"worker", 2}}).spec));
+  EXPECT_FALSE(TaskToolsOf(PlacedJob(Framework::kPyTorch, {{"worker", 2}}), 0).tools);
+}
+
+TEST(TaskEnvironment, JaxProcessesMeetAtTheFirstTasksPort) {
+  Job job = PlacedJob(Framework::kJax, {{"worker", 3}});
+  auto env = TaskEnvironment(job, 2, kDirs);
+  EXPECT_EQ(env["JAX_COORDINATOR_ADDRESS"], "10.0.0.0:30000");
+  EXPECT_EQ(env["JAX_PROCESS_COUNT"], "3");
+  EXPECT_EQ(env["JAX_PROCESS_ID"], "2");
+  EXPECT_TRUE(TaskFiles(job, 2).empty());
+}
+
+TEST(TaskEnvironment, DeepSpeedGetsItsHostfileAndItsLaunchersVariables) {
+  Job job = PlacedJob(Framework::kDeepSpeed, {{"worker", 3}});
+  job.tasks[2].gpus = {0, 1};
+  auto env = TaskEnvironment(job, 2, kDirs);  // the only task on node-1
+  EXPECT_EQ(env["MASTER_ADDR"], "10.0.0.0");
+  EXPECT_EQ(env["MASTER_PORT"], "30000");
+  EXPECT_EQ(env["WORLD_SIZE"], "3");
+  EXPECT_EQ(env["RANK"], "2");
+  EXPECT_EQ(env["LOCAL_RANK"], "0");
+  EXPECT_EQ(env["LOCAL_SIZE"], "1");
+  EXPECT_EQ(env["CROSS_RANK"], "1");
+  EXPECT_EQ(env["CROSS_SIZE"], "2");
+  EXPECT_EQ(env["NODE_RANK"], "2");
+  EXPECT_EQ(TaskEnvironment(job, 1, kDirs)["LOCAL_RANK"], "1");
+  auto files = TaskFiles(job, 0);
+  ASSERT_EQ(files.size(), 1u);
+  EXPECT_EQ(files[0].content, "worker-0 slots=1\nworker-1 slots=1\nworker-2 slots=2\n");
+  EXPECT_EQ(files[0].env, (std::vector<std::string>{"COHORT_DEEPSPEED_HOSTFILE"}));
+}
+
 // What bounds a node's desired state counts Cohort's variables by EnvironmentBytesBound: it must
 // never be below what TaskEnvironment adds, with every field at its longest, and stay close.
 TEST(TaskEnvironment, TheBoundOfWhatItAddsHoldsForTheLongestFields) {
-  for (Framework framework : {Framework::kNone, Framework::kPyTorch, Framework::kTensorFlow}) {
-    Job job = PlacedJob(framework, {{std::string(32, 'w'), 1000}, {"ps", 24}});
+  for (Framework framework : {Framework::kNone, Framework::kPyTorch, Framework::kTensorFlow,
+                              Framework::kMpi, Framework::kJax, Framework::kDeepSpeed}) {
+    Job job = framework == Framework::kMpi
+                  ? PlacedJob(framework, {{"worker", 1000}, {"launcher", 1}})
+                  : PlacedJob(framework, {{std::string(32, 'w'), 1000}, {"ps", 24}});
     job.id = 9'000'000'000'000'000'000;
     job.attempt = 2'000'000'000;
     job.spec.name = std::string(128, 'n');
@@ -137,7 +205,7 @@ TEST(TaskEnvironment, TheBoundOfWhatItAddsHoldsForTheLongestFields) {
     const JobDirectories dirs{std::string(4096, 'c'), std::string(4096, 'o'),
                               std::string(4096, 'l')};
     int64_t bound = EnvironmentBytesBound(job.spec, job.tasks, dirs);
-    for (size_t i : {size_t{0}, size_t{999}, size_t{1023}}) {
+    for (size_t i : {size_t{0}, size_t{999}, job.tasks.size() - 1}) {
       int64_t added = 0;
       for (const auto& [name, value] : TaskEnvironment(job, i, dirs)) {
         added += static_cast<int64_t>(name.size() + value.size());
@@ -145,8 +213,15 @@ TEST(TaskEnvironment, TheBoundOfWhatItAddsHoldsForTheLongestFields) {
       for (const auto& [name, value] : job.spec.tasks[i < 1000 ? 0 : 1].env) {
         added -= static_cast<int64_t>(name.size() + value.size());
       }
+      for (const auto& file : TaskFiles(job, i)) {
+        added += static_cast<int64_t>(file.name.size() + file.content.size());
+        // The agent sets each to the file's path: that value is not in what the master sends.
+        for (const auto& name : file.env) added += static_cast<int64_t>(name.size());
+      }
       EXPECT_GE(bound, added) << FrameworkName(framework) << " task " << i;
-      EXPECT_LE(bound, added + 4 * 1024) << FrameworkName(framework) << " task " << i;
+      // Close: a few KiB, and a few bytes a task where each task has a line of a hostfile.
+      EXPECT_LE(bound, added + 4 * 1024 + 32 * static_cast<int64_t>(job.tasks.size()))
+          << FrameworkName(framework) << " task " << i;
     }
   }
 }

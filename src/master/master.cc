@@ -1,14 +1,29 @@
 // The master: the parts wired together, loading the durable state, and the tick.
 #include "master/master.h"
 
+#include "auth/job_credential.h"
+
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
 
 namespace cohort::master {
 
+namespace {
+
+MasterConfig WithCredentialKey(MasterConfig config) {
+  if (config.job_credential_key.empty()) {
+    auto key = auth::MintJobCredentialKey();
+    COHORT_CHECK(key.ok());
+    config.job_credential_key = std::move(*key);
+  }
+  return config;
+}
+
+}  // namespace
+
 Master::Master(MasterConfig config, MasterDeps deps, const Clock& clock, EventLoop& loop)
-    : config_(std::move(config)),
+    : config_(WithCredentialKey(std::move(config))),
       clock_(clock),
       loop_(loop),
       logs_(config_.data_dir + "/logs", LogLimits::For(config_.log_limit)),

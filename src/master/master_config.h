@@ -67,6 +67,10 @@ struct MasterConfig {
   // The bytes of jobs' outputs that each team may keep in the store (--store-quota-per-team);
   // 0: no limit.
   int64_t store_quota_per_team = kDefaultStoreQuotaPerTeam;
+  // The key of jobs' credentials (auth/job_credential.h): kJobCredentialKeyBytes that `cohortd
+  // master` keeps in <data_dir>/job-credential.key; empty: the master makes one for its own life
+  // (tests), and a restart changes the credentials of running jobs.
+  std::string job_credential_key;
 };
 
 // The object store's directory when none is given (--store): <data_dir>/store.

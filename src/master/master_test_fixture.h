@@ -62,6 +62,7 @@ class MasterTest : public ::testing::TestWithParam<bool> {
     config.history_max_keys = history_max_keys_;
     config.store_quota_per_team = store_quota_;
     config.stage_datasets = stage_datasets_;
+    config.job_credential_key = job_credential_key_;
     MasterDeps deps = cohort::testing::TestMasterDeps(config.data_dir, std::move(store),
                                                       scheduler::NewScheduler(scheduler_config_));
     auto state_disk = std::make_unique<FixedDiskSpace>(state_disk_free_, dir_.string());
@@ -163,6 +164,7 @@ class MasterTest : public ::testing::TestWithParam<bool> {
   size_t history_max_keys_ = scheduler::RuntimeHistory::kMaxKeys;
   int64_t store_quota_ = kDefaultStoreQuotaPerTeam;
   bool stage_datasets_ = true;
+  std::string job_credential_key_;  // empty: each Start makes its own
   ManualClock clock_;
   std::deque<std::function<void()>> posted_;
   QueueLoop loop_{posted_};

@@ -1,5 +1,7 @@
 #include "master/reconciler.h"
 
+#include "auth/job_credential.h"
+
 #include "store/dataset_layout.h"
 
 #include <fmt/format.h>
@@ -137,6 +139,10 @@ void Reconciler::ApplyTaskReport(Job& job, Task& task, const TaskReport& report,
     } else if (workers_done && job.spec.framework == Framework::kTensorFlow) {
       lifecycle_.Stop(job, JobState::kSucceeded,
                       "every worker succeeded; stopping parameter servers", events);
+    } else if (task.role == "launcher" && job.spec.framework == Framework::kMpi) {
+      // MPI: the job is its mpirun. Its workers only hold the ranks, which have ended with it.
+      lifecycle_.Stop(job, JobState::kSucceeded, "the launcher succeeded; stopping the workers",
+                      events);
     }
     return;
   }
@@ -322,6 +328,14 @@ StatusOr<DesiredState> Reconciler::DesiredFor(const std::string& node_id) {
       }
       launch.env = framework::TaskEnvironment(job, i, dirs);
       secrets_.Inject(job, t.role, launch.env);
+      launch.files = framework::TaskFiles(job, i);
+      framework::TaskTools tools = framework::TaskToolsOf(job, i);
+      launch.tools = tools.tools;
+      launch.exec_service = tools.exec_service;
+      if (framework::UsesJobCredential(job.spec)) {
+        launch.env["COHORT_JOB_CREDENTIAL"] =
+            auth::JobCredential(config_.job_credential_key, job.id, job.attempt);
+      }
       launch.gpus = t.gpus;
       launch.grace_period = job.spec.grace_period;
       // The job's user names the account, unless an admin mapped them to a uid and gid

@@ -22,6 +22,15 @@
 
 namespace cohort {
 
+// A file the agent writes into a task's directory before it starts, readable by the task's
+// account, and names in each of `env` (an MPI or DeepSpeed hostfile: framework/).
+struct TaskFile {
+  std::string name;  // a file name: letters, digits, '.', '_', '-'
+  std::string content;
+  std::vector<std::string> env;
+  bool operator==(const TaskFile&) const = default;
+};
+
 // One task the master wants running on an agent. Everything the agent needs to start it.
 struct TaskLaunch {
   TaskId id;
@@ -63,7 +72,17 @@ struct TaskLaunch {
   // The key of the job's code, a context manifest that the task starts in an unpacked copy of
   // when `workdir` is empty (docs/data.md, "Code"); empty: none.
   std::string context_key = {};
+  // Written before it starts (TaskFile); at most kMaxTaskFiles.
+  std::vector<TaskFile> files = {};
+  // Cohort's task tools (`cohort-exec`) first on the task's PATH: what mpirun's remote launch
+  // calls (docs/job-spec.md, "MPI").
+  bool tools = false;
+  // The command runs under `cohort-exec serve`, which starts commands inside this task for the
+  // holders of its job's credential on the task's port; with no command, the task only serves,
+  // until it is stopped.
+  bool exec_service = false;
 };
+inline constexpr size_t kMaxTaskFiles = 8;
 
 // What an agent knows of one task it started.
 struct TaskReport {

@@ -18,11 +18,16 @@
 namespace cohort {
 
 // The rendezvous environment injected into every task (src/framework).
-enum class Framework { kNone, kPyTorch, kTensorFlow };
+// What the tasks are told of each other (docs/job-spec.md, "Frameworks"): framework/ gives each
+// its variables and files.
+enum class Framework { kNone, kPyTorch, kTensorFlow, kMpi, kJax, kDeepSpeed };
 inline constexpr auto kFrameworkNames = std::to_array<EnumName<Framework>>({
     {Framework::kNone, "none"},
     {Framework::kPyTorch, "pytorch"},
     {Framework::kTensorFlow, "tensorflow"},
+    {Framework::kMpi, "mpi"},
+    {Framework::kJax, "jax"},
+    {Framework::kDeepSpeed, "deepspeed"},
 });
 const char* FrameworkName(Framework f);
 std::optional<Framework> ParseFramework(std::string_view name);
@@ -56,6 +61,7 @@ struct TaskGroupSpec {
   int replicas = 1;      // the number of tasks; for an elastic group, the minimum
   int max_replicas = 0;  // elastic: grows up to this many when GPUs are idle; 0: fixed size
   Resources resources;   // per replica
+  // Empty only for an MPI job's workers, which then only serve the launcher's mpirun.
   std::vector<std::string> command;
   std::map<std::string, std::string> env;
   // Variables whose value is a secret of the job's user or team, by the secret's name

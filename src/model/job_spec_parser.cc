@@ -64,6 +64,25 @@ constexpr std::array<std::string_view, 9> kReservedEnv = {
     "CUDA_VISIBLE_DEVICES", "CUDA_DEVICE_ORDER", "MASTER_ADDR", "MASTER_PORT", "WORLD_SIZE", "RANK",
     "LOCAL_RANK",           "LOCAL_WORLD_SIZE",  "TF_CONFIG"};
 constexpr std::string_view kReservedEnvPrefix = "COHORT_";
+// What one framework sets besides the above (framework/task_environment.cc): reserved only in
+// its jobs, so that a job of another framework may still use the name for itself.
+std::vector<std::string_view> FrameworkReservedEnv(Framework framework) {
+  switch (framework) {
+    case Framework::kMpi:
+      return {"OMPI_MCA_plm_rsh_agent", "OMPI_MCA_orte_default_hostfile",
+              "OMPI_MCA_plm_rsh_no_tree_spawn", "OMPI_MCA_orte_leave_session_attached"};
+    case Framework::kJax:
+      return {"JAX_COORDINATOR_ADDRESS", "JAX_PROCESS_COUNT", "JAX_PROCESS_ID"};
+    case Framework::kDeepSpeed:
+      return {"NODE_RANK", "LOCAL_SIZE", "CROSS_RANK", "CROSS_SIZE"};
+    case Framework::kNone:
+    case Framework::kPyTorch:
+    case Framework::kTensorFlow:
+      break;
+  }
+  return {};
+}
+constexpr std::array<std::string_view, 2> kMpiRoles = {"launcher", "worker"};
 
 constexpr std::array<std::string_view, 4> kTensorFlowRoles = {"chief", "worker", "ps", "evaluator"};
 constexpr std::string_view kCommandHint = "must be a list of strings, e.g. [python3, train.py]";
@@ -118,6 +137,7 @@ class Validator {
     Identifier(doc, "", "team", kMaxTeamNameLength, false, &spec.team);
     if (const Json* v = Find(doc, "priority")) Priority(*v, &spec.priority);
     if (const Json* v = Find(doc, "framework")) FrameworkField(*v, &spec.framework);
+    framework_ = spec.framework;
 
     if (const Json* v = Find(doc, "tasks")) {
       if (!v->is_array()) {
@@ -285,7 +305,12 @@ class Validator {
     if (const Json* r = Find(v, "replicas")) Replicas(*r, ChildPath(path, "replicas"), &group);
     if (const Json* r = Find(v, "resources"))
       ResourcesField(*r, ChildPath(path, "resources"), &group);
-    Command(v, path, &group.command);
+    // An MPI job's workers need no command of their own: mpirun starts the ranks in them.
+    const Json* command = Find(v, "command");
+    bool optional = framework_ == Framework::kMpi && group.role == "worker";
+    if (!optional || (command && !(command->is_array() && command->empty()))) {
+      Command(v, path, &group.command);
+    }
     if (const Json* e = Find(v, "env")) Env(*e, ChildPath(path, "env"), &group);
     if (const Json* w = Find(v, "workdir")) Workdir(*w, ChildPath(path, "workdir"), &group.workdir);
     return group;
@@ -483,6 +508,12 @@ class Validator {
       if (name.starts_with(kReservedEnvPrefix) ||
           std::find(kReservedEnv.begin(), kReservedEnv.end(), name) != kReservedEnv.end()) {
         Error(p, "is set by Cohort and cannot be set in the spec");
+        continue;
+      }
+      if (Contains(FrameworkReservedEnv(framework_), name)) {
+        Error(p, fmt::format("is set by Cohort in a job of framework {} and cannot be set in the "
+                             "spec",
+                             FrameworkName(framework_)));
         continue;
       }
       if (value.is_object()) {
@@ -913,6 +944,24 @@ class Validator {
               "TensorFlow's TF_CONFIG lists a fixed cluster: elastic replicas need framework "
               "pytorch (with torchrun) or none");
       }
+      if (g.elastic() && (spec.framework == Framework::kMpi || spec.framework == Framework::kJax ||
+                          spec.framework == Framework::kDeepSpeed)) {
+        Error(ChildPath(path, "replicas"),
+              fmt::format("framework {} needs a fixed number of processes: elastic replicas need "
+                          "framework pytorch (with torchrun) or none",
+                          FrameworkName(spec.framework)));
+      }
+      if (spec.framework == Framework::kMpi) {
+        if (!Contains(kMpiRoles, g.role)) {
+          Error(ChildPath(path, "role"),
+                fmt::format("\"{}\" is not a role of an MPI job; use launcher (one task that "
+                            "runs mpirun) and worker (the tasks the ranks run in)",
+                            g.role));
+        } else if (g.role == "launcher" && g.replicas != 1) {
+          Error(ChildPath(path, "replicas"),
+                fmt::format("an MPI job has 1 launcher, got {}", g.replicas));
+        }
+      }
       if (spec.framework == Framework::kTensorFlow) {
         if (!Contains(kTensorFlowRoles, g.role)) {
           Error(ChildPath(path, "role"),
@@ -921,6 +970,15 @@ class Validator {
         } else if ((g.role == "chief" || g.role == "evaluator") && g.replicas > 1) {
           Error(ChildPath(path, "replicas"),
                 fmt::format("a TensorFlow {} has 1 replica, got {}", g.role, g.replicas));
+        }
+      }
+    }
+    if (spec.framework == Framework::kMpi) {
+      for (std::string_view role : kMpiRoles) {
+        if (!first_index.contains(std::string(role))) {
+          Error("tasks", fmt::format("an MPI job needs a task group with role {} (launcher runs "
+                                     "mpirun, worker holds the ranks)",
+                                     role));
         }
       }
     }
@@ -942,6 +1000,7 @@ class Validator {
   }
 
   std::vector<std::string> errors_;
+  Framework framework_ = Framework::kNone;  // the job's, once read: some checks depend on it
   std::string base_dir_;  // relative workdirs are taken relative to it; empty: kept relative
 };
 

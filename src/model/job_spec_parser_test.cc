@@ -431,6 +431,55 @@ tasks:
   EXPECT_EQ(spec.TotalReplicas(), 8);
 }
 
+TEST(JobSpecParser, AnMpiJobHasOneLauncherAndWorkersThatNeedNoCommand) {
+  JobSpec spec = Parse(R"(name: ring
+framework: mpi
+tasks:
+  - {role: launcher, command: [mpirun, python3, ring.py]}
+  - {role: worker, replicas: 2, resources: {gpus: 2}}
+)");
+  EXPECT_EQ(spec.framework, Framework::kMpi);
+  EXPECT_TRUE(spec.tasks[1].command.empty());
+  ExpectRoundTrip(spec);
+
+  EXPECT_THAT(Errors(R"(name: ring
+framework: mpi
+tasks:
+  - {role: launcher, replicas: 2, command: [mpirun, x]}
+  - {role: chief, command: [x]}
+  - {role: worker, replicas: {min: 1, max: 3}}
+)"),
+              ElementsAre("tasks[0].replicas: an MPI job has 1 launcher, got 2",
+                          "tasks[1].role: \"chief\" is not a role of an MPI job; use launcher "
+                          "(one task that runs mpirun) and worker (the tasks the ranks run in)",
+                          "tasks[2].replicas: framework mpi needs a fixed number of processes: "
+                          "elastic replicas need framework pytorch (with torchrun) or none"));
+  EXPECT_THAT(Errors("name: ring\nframework: mpi\ntasks: [{role: worker}]"),
+              ElementsAre("tasks: an MPI job needs a task group with role launcher (launcher "
+                          "runs mpirun, worker holds the ranks)"));
+  // The launcher runs mpirun: it needs a command.
+  EXPECT_THAT(Errors("name: ring\nframework: mpi\ntasks: [{role: launcher}, {role: worker}]"),
+              ElementsAre("tasks[0].command: required field is missing"));
+  // Outside an MPI job a worker needs its command as any task does.
+  EXPECT_THAT(Errors("name: w\ntasks: [{role: worker}]"),
+              ElementsAre("tasks[0].command: required field is missing"));
+}
+
+TEST(JobSpecErrors, AFrameworksOwnVariablesAreReservedInItsJobsOnly) {
+  EXPECT_THAT(Errors("name: j\nframework: jax\ntasks: [{role: w, command: [x], env: "
+                     "{JAX_COORDINATOR_ADDRESS: h}}]"),
+              ElementsAre("tasks[0].env.JAX_COORDINATOR_ADDRESS: is set by Cohort in a job of "
+                          "framework jax and cannot be set in the spec"));
+  EXPECT_THAT(Errors("name: j\nframework: mpi\ntasks: [{role: launcher, command: [x], env: "
+                     "{OMPI_MCA_plm_rsh_agent: ssh}}, {role: worker}]"),
+              ElementsAre("tasks[0].env.OMPI_MCA_plm_rsh_agent: is set by Cohort in a job of "
+                          "framework mpi and cannot be set in the spec"));
+  EXPECT_EQ(Parse("name: j\ntasks: [{role: w, command: [x], env: {NODE_RANK: \"1\"}}]")
+                .tasks[0]
+                .env.at("NODE_RANK"),
+            "1");
+}
+
 // --- Errors ----------------------------------------------------------------------------------
 
 TEST(JobSpecErrors, BadMemorySaysWhyAndGivesAnExample) {
@@ -505,7 +554,7 @@ TEST(JobSpecErrors, MisplacedFieldSaysWhereItBelongs) {
 TEST(JobSpecErrors, ReportsEveryProblemAtOnce) {
   auto spec = ParseJobSpec(R"(name: my job
 priority: urgent
-framework: jax
+framework: ray
 tasks:
   - role: Worker
     replicas: 0
@@ -526,7 +575,8 @@ grace_period: 2h
                   "or '-', starting with a letter or digit",
                   "priority: \"urgent\" is not a priority; use low, normal, high or an integer "
                   "from -1000 to 1000",
-                  "framework: \"jax\" is not a framework; use none, pytorch or tensorflow",
+                  "framework: \"ray\" is not a framework; use none, pytorch, tensorflow, mpi, "
+                  "jax or deepspeed",
                   "tasks[0].role: \"Worker\" is not a valid role: use 1 to 32 lowercase letters, "
                   "digits, '_' or '-', starting with a letter",
                   "tasks[0].replicas: must be an integer from 1 to 1024, got 0",
@@ -566,7 +616,8 @@ TEST(JobSpecErrors, WrongTypeForEveryField) {
        "priority: a list is not a priority; use low, normal, high or an integer from -1000 to "
        "1000"},
       {WithJob("framework: true"),
-       "framework: true is not a framework; use none, pytorch or tensorflow"},
+       "framework: true is not a framework; use none, pytorch, tensorflow, mpi, jax or "
+       "deepspeed"},
       {"name: x\ntasks: {role: w}", "tasks: must be a list of task groups, got a mapping"},
       {"name: x\ntasks: worker", "tasks: must be a list of task groups, got \"worker\""},
       {"name: x\ntasks: [worker]",

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <algorithm>
+#include <cctype>
 #include <cmath>
 
 #include <limits>
@@ -742,6 +743,45 @@ std::vector<TaskDataset> TaskDatasetsFrom(const Json& j) {
 
 }  // namespace
 
+namespace {
+
+Json TaskFilesJson(const std::vector<TaskFile>& files) {
+  Json out = Json::array();
+  for (const auto& f : files) {
+    out.push_back({{"name", f.name}, {"content", f.content}, {"env", f.env}});
+  }
+  return out;
+}
+
+// A name the agent joins to a directory: nothing that leaves it, nothing hidden.
+bool IsTaskFileName(const std::string& name) {
+  if (name.empty() || name.size() > 64 || name[0] == '.') return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '.' || c == '_' || c == '-';
+  });
+}
+
+std::vector<TaskFile> TaskFilesFrom(const Json& j) {
+  if (!j.is_array()) throw std::runtime_error("files: must be a list");
+  if (j.size() > kMaxTaskFiles) {
+    throw std::runtime_error(fmt::format("files: at most {} are allowed", kMaxTaskFiles));
+  }
+  std::vector<TaskFile> files;
+  for (const auto& f : j) {
+    TaskFile file;
+    file.name = At<std::string>(f, "name");
+    if (!IsTaskFileName(file.name)) {
+      throw std::runtime_error(fmt::format("files: \"{}\" is not a plain file name", file.name));
+    }
+    file.content = At<std::string>(f, "content");
+    file.env = At<std::vector<std::string>>(f, "env");
+    files.push_back(std::move(file));
+  }
+  return files;
+}
+
+}  // namespace
+
 Json ToJson(const TaskLaunch& l) {
   return Json{{"task", ToJson(l.id)},
               {"command", l.command},
@@ -760,7 +800,10 @@ Json ToJson(const TaskLaunch& l) {
               {"checkpoints_key", l.checkpoints_key},
               {"store", l.store.empty() ? Json(nullptr) : ToJson(l.store)},
               {"datasets", TaskDatasetsJson(l.datasets)},
-              {"context_key", l.context_key}};
+              {"context_key", l.context_key},
+              {"files", TaskFilesJson(l.files)},
+              {"tools", l.tools},
+              {"exec_service", l.exec_service}};
 }
 
 StatusOr<TaskLaunch> TaskLaunchFromJson(const Json& j) {
@@ -797,6 +840,9 @@ StatusOr<TaskLaunch> TaskLaunchFromJson(const Json& j) {
       l.datasets = TaskDatasetsFrom(*it);
     }
     l.context_key = ValueOr<std::string>(j, "context_key", "");
+    if (auto it = j.find("files"); it != j.end() && !it->is_null()) l.files = TaskFilesFrom(*it);
+    l.tools = ValueOr<bool>(j, "tools", false);
+    l.exec_service = ValueOr<bool>(j, "exec_service", false);
     return l;
   });
 }

@@ -57,6 +57,33 @@ TEST(AgentProtocolJson, TheAccountAndTheJobDirectoriesOfATaskRoundTrip) {
   EXPECT_EQ(back->run_as, RunAs{});
 }
 
+TEST(AgentProtocolJson, ATasksFilesAndToolsRoundTripAndNamesThatLeaveItsDirectoryAreRefused) {
+  TaskLaunch l;
+  l.id = TaskId{3, 1, "launcher", 0};
+  l.files = {TaskFile{"mpi-hostfile",
+                      "worker-0 slots=2\n",
+                      {"COHORT_MPI_HOSTFILE", "OMPI_MCA_orte_default_hostfile"}}};
+  l.tools = true;
+  l.exec_service = true;
+  auto back = TaskLaunchFromJson(ToJson(l));
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->files, l.files);
+  EXPECT_TRUE(back->tools);
+  EXPECT_TRUE(back->exec_service);
+  EXPECT_EQ(ToJson(*back), ToJson(l));
+
+  for (const std::string& name :
+       std::vector<std::string>{"../etc/passwd", "a/b", ".hidden", "", std::string(65, 'x')}) {
+    Json doc = ToJson(l);
+    doc["files"][0]["name"] = name;
+    auto refused = TaskLaunchFromJson(doc);
+    EXPECT_EQ(refused.status().code(), StatusCode::kInvalidArgument) << name;
+  }
+  Json many = ToJson(l);
+  for (size_t i = 0; i < kMaxTaskFiles; ++i) many["files"].push_back(many["files"][0]);
+  EXPECT_EQ(TaskLaunchFromJson(many).status().code(), StatusCode::kInvalidArgument);
+}
+
 TEST(AgentProtocolJson, RefusesIdsOutOfRangeOrAlone) {
   TaskLaunch l;
   l.id = TaskId{3, 1, "worker", 0};
