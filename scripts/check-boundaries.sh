@@ -13,14 +13,15 @@
 #    A directory under src/ that is not in the table fails: add new modules to it.
 # 2. Links: cohort_scheduler and cohort_cluster link only the model, common and the third-party
 #    libraries that those use; cohort_dispatch only those and the scheduler and cluster;
-#    cohort_framework and cohort_sweep only the model and common; cohort_model links no module
-#    but common, cohort_metrics none but common and its generated protobuf code, and cohort_common none.
+#    cohort_framework, cohort_sweep and cohort_slurm only the model and common; cohort_model links
+#    no module but common, cohort_metrics none but common and its generated protobuf code, and
+#    cohort_common none.
 #    (The build itself links each pure library whole with nothing but what it may use:
 #    tests/CMakeLists.txt, link_check_*; a call into a module it may not use fails to link.)
-# 3. Calls: the pure modules (model, scheduler, cluster, dispatch, framework, sweep; not their
-#    tests)
-#    make no clock, environment, file, output, socket or thread calls, nor include the headers
-#    for them: time is an input, and everything they do is a function of their arguments.
+# 3. Calls: the pure modules (model, scheduler, cluster, dispatch, framework, sweep, slurm; not
+#    their tests) make no clock, environment, file, output, socket or thread calls, nor include
+#    the headers for them: time is an input, and everything they do is a function of their
+#    arguments.
 set -euo pipefail
 
 root=$(cd "${1:-$(dirname "$0")/..}" && pwd)
@@ -40,6 +41,7 @@ declare -A allowed=(
   [cluster]="model common"
   [framework]="model common"
   [sweep]="model common"
+  [slurm]="model common"
   [auth]="model common"
   [state]="model common"
   [store]="model os common"
@@ -148,10 +150,11 @@ if [ -n "$build_dir" ]; then
   check_links cohort_dispatch optional exact "$pure_links cohort_scheduler cohort_cluster"
   check_links cohort_framework optional exact "$pure_links"
   check_links cohort_sweep optional exact "$pure_links"
+  check_links cohort_slurm optional exact "$pure_links"
 fi
 
 # --- 3. calls in the pure modules ----------------------------------------------------------------
-pure_modules="model scheduler cluster dispatch framework sweep"
+pure_modules="model scheduler cluster dispatch framework sweep slurm"
 # kind|extended regex, matched against each line with its // comment removed.
 forbidden_calls=(
   'clock|(system|steady|high_resolution|utc|file)_clock|(^|[^_[:alnum:]])(gettimeofday|clock_gettime|localtime|gmtime|time)[[:space:]]*\((nullptr|NULL|0)?\)|#[[:space:]]*include[[:space:]]*<(ctime|time\.h|sys/time\.h)>'
