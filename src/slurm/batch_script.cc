@@ -5,16 +5,13 @@
 #include <algorithm>
 #include <optional>
 
+#include "slurm/ascii.h"
+
 namespace cohort::slurm {
 namespace {
 
 constexpr std::string_view kDirective = "#SBATCH";
 constexpr std::string_view kOldDirective = "#SLURM";
-
-// As C's isspace in the "C" locale, which Slurm uses to split directives.
-bool IsSpace(char c) {
-  return c == ' ' || c == '\t' || c == '\n' || c == '\v' || c == '\f' || c == '\r';
-}
 
 // Whether a line stops the reading of directives: it holds something before any '#'.
 bool IsCommand(std::string_view line) {

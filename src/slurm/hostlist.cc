@@ -6,6 +6,7 @@
 #include <optional>
 
 #include "common/strings.h"
+#include "slurm/ascii.h"
 
 namespace cohort::slurm {
 namespace {
@@ -14,7 +15,6 @@ namespace {
 constexpr size_t kMaxDigits = 18;
 
 bool IsSeparator(char c) { return c == ',' || c == ' ' || c == '\t' || c == '\n'; }
-bool IsDigit(char c) { return c >= '0' && c <= '9'; }
 
 std::optional<int64_t> Digits(std::string_view text) {
   if (text.empty() || text.size() > kMaxDigits) return std::nullopt;
