@@ -71,7 +71,7 @@ std::string ExpandFilenamePattern(std::string_view pattern, const FilenameFields
     size_t letter = i + 1;
     while (letter < pattern.size() && IsDigit(pattern[letter])) ++letter;
     const std::string_view digits = pattern.substr(i + 1, letter - i - 1);
-    if (letter == pattern.size()) {  // a '%' (and digits) at the end: Slurm drops the '%'
+    if (letter == pattern.size()) {  // as Slurm: a last '%' is dropped, "%12" kept as it is
       out += digits.empty() ? "" : "%" + std::string(digits);
       break;
     }
