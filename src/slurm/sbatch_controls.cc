@@ -181,7 +181,18 @@ StatusOr<std::vector<Dependency>> ParseDependencyList(std::string_view text) {
       }
       auto job = AllDigits(id) ? ParseInteger(id, 1, INT64_MAX) : std::nullopt;
       if (!job) return fail(fmt::format("\"{}\" is not a job id", id));
-      dependencies.push_back({*job, on});
+      // A job named again: both conditions must hold, and a job spec names each job once. The
+      // stricter stays (success or failure over any end); success and failure never both hold.
+      const auto same = std::find_if(dependencies.begin(), dependencies.end(),
+                                     [&](const Dependency& d) { return d.job == *job; });
+      if (same == dependencies.end()) {
+        dependencies.push_back({*job, on});
+      } else if (same->on == DependencyCondition::kEnd) {
+        same->on = on;
+      } else if (on != DependencyCondition::kEnd && on != same->on) {
+        return fail(fmt::format(
+            "job {} must both succeed (afterok) and fail (afternotok), which it never can", *job));
+      }
     }
   }
   if (dependencies.size() > kMaxJobDependencies) {

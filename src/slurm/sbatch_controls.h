@@ -34,7 +34,9 @@ StatusOr<SignalSpec> ParseSignalSpec(std::string_view text);
 // Slurm's old form of afterany), comma-separated: every one must be met. afterok waits for
 // success, afternotok for failure, afterany for any end (model/job_dependency.h). Refused, with
 // the reason: "?" (any one of them), singleton, after (start), aftercorr, afterburstbuffer,
-// expand, "+time" delays, array elements (ID_INDEX) and more than kMaxJobDependencies jobs.
+// expand, "+time" delays, array elements (ID_INDEX) and more than kMaxJobDependencies jobs. A
+// job named twice is listed once, with the stricter condition ("afterany:5,afterok:5" is afterok
+// on 5); afterok and afternotok on one job are refused: they can never both be met.
 StatusOr<std::vector<Dependency>> ParseDependencyList(std::string_view text);
 
 // --export: which of the submitter's environment a job gets.

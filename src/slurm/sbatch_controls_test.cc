@@ -47,6 +47,16 @@ TEST(ParseDependencyList, MapsSlurmsTypesToConditions) {
   EXPECT_THAT(*ParseDependencyList("42"), ElementsAre(Dependency{42, C::kEnd}));
 }
 
+TEST(ParseDependencyList, NamesAJobOnceWithTheStricterCondition) {
+  using C = DependencyCondition;
+  EXPECT_THAT(*ParseDependencyList("afterany:5,afterok:5:6,afterok:6,afterany:6"),
+              ElementsAre(Dependency{5, C::kSuccess}, Dependency{6, C::kSuccess}));
+  EXPECT_THAT(*ParseDependencyList("afternotok:5,5"), ElementsAre(Dependency{5, C::kFailure}));
+  EXPECT_THAT(ErrorOf(ParseDependencyList("afterok:5,afternotok:5")),
+              HasSubstr("job 5 must both succeed (afterok) and fail (afternotok), which it never "
+                        "can"));
+}
+
 TEST(ParseDependencyList, RefusesWhatCohortCannotWaitForSayingWhy) {
   EXPECT_THAT(ErrorOf(ParseDependencyList("afterok:1?afterany:2")),
               HasSubstr("'?' (start when any one is met) is not supported"));

@@ -51,6 +51,7 @@ Status Array(std::string_view value, Options& o) {
   if (!indices.ok()) return indices.status();
   array.indices = std::move(*indices);
   o.array = std::move(array);
+  o.array_text = std::string(value);
   return Status::Ok();
 }
 

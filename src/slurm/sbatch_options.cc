@@ -38,6 +38,7 @@ class Parser {
       }
     }
     CheckExclusive({"mem", "mem-per-cpu", "mem-per-gpu"});
+    CheckExclusive({"cpus-per-task", "cpus-per-gpu"});
     // --gres=none asks for no GPUs: it does not clash with --gpus-per-node (nor in Slurm).
     if (parse_.options.gres_gpus && parse_.options.gres_gpus->count == 0) given_.erase("gres");
     CheckExclusive({"gpus-per-node", "gres"});
@@ -224,6 +225,14 @@ SbatchParse MergeSbatchOptions(const SbatchParse& script, const SbatchParse& com
     o.gpus_per_node = c.gpus_per_node;
     o.gres_gpus = c.gres_gpus;
   }
+  if (c.cpus_per_task || c.cpus_per_gpu) {
+    o.cpus_per_task = c.cpus_per_task;
+    o.cpus_per_gpu = c.cpus_per_gpu;
+  }
+  if (c.array) {
+    o.array = c.array;
+    o.array_text = c.array_text;
+  }
   Override(o.job_name, c.job_name);
   Override(o.output, c.output);
   Override(o.error, c.error);
@@ -236,8 +245,6 @@ SbatchParse MergeSbatchOptions(const SbatchParse& script, const SbatchParse& com
   Override(o.nodes, c.nodes);
   Override(o.ntasks, c.ntasks);
   Override(o.ntasks_per_node, c.ntasks_per_node);
-  Override(o.cpus_per_task, c.cpus_per_task);
-  Override(o.cpus_per_gpu, c.cpus_per_gpu);
   Override(o.gpus, c.gpus);
   Override(o.gpus_per_task, c.gpus_per_task);
   Override(o.time, c.time);
@@ -246,7 +253,6 @@ SbatchParse MergeSbatchOptions(const SbatchParse& script, const SbatchParse& com
   Override(o.partition, c.partition);
   Override(o.qos, c.qos);
   Override(o.account, c.account);
-  Override(o.array, c.array);
   Override(o.dependency, c.dependency);
   Override(o.kill_on_invalid_dep, c.kill_on_invalid_dep);
   Override(o.requeue, c.requeue);

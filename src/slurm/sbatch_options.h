@@ -79,6 +79,7 @@ struct SbatchOptions {
 
   // When and how it runs.
   std::optional<ArraySpec> array;                     // -a
+  std::optional<std::string> array_text;              // -a as written (SLURM_ARRAY_TASK_STEP)
   std::optional<std::vector<Dependency>> dependency;  // -d
   std::optional<bool> kill_on_invalid_dep;
   std::optional<bool> requeue;  // --requeue: true, --no-requeue: false
@@ -120,10 +121,10 @@ StatusOr<SbatchParse> ParseSbatchArguments(const std::vector<SbatchArgument>& ar
 StatusOr<SbatchParse> ParseScriptDirectives(const BatchScript& script);
 
 // The script's options overridden, one by one, by the command line's. Memory (--mem,
-// --mem-per-cpu, --mem-per-gpu) and GPUs per node (--gpus-per-node, --gres) are each one
-// request: the command line's replaces the script's whatever form either takes. Flags (--wait,
-// --parsable, --quiet) are set by either. Unknown options and warnings of both are kept; the
-// operands are the command line's.
+// --mem-per-cpu, --mem-per-gpu), GPUs per node (--gpus-per-node, --gres) and CPUs
+// (--cpus-per-task, --cpus-per-gpu) are each one request: the command line's replaces the
+// script's whatever form either takes. Flags (--wait, --parsable, --quiet) are set by either.
+// Unknown options and warnings of both are kept; the operands are the command line's.
 SbatchParse MergeSbatchOptions(const SbatchParse& script, const SbatchParse& command_line);
 
 // Nothing when no option is unknown. Otherwise, unless `ignore_unknown`, kInvalidArgument

@@ -76,6 +76,7 @@ srun python train.py
   ASSERT_TRUE(o.array.has_value());
   EXPECT_EQ(o.array->indices.size(), 10u);
   EXPECT_EQ(o.array->max_parallel, 2);
+  EXPECT_EQ(o.array_text, "0-9%2");
   EXPECT_EQ(o.partition, "gpu");
   EXPECT_EQ(o.qos, "high");
   EXPECT_THAT(*o.dependency, ElementsAre(Dependency{12, DependencyCondition::kSuccess},
@@ -216,15 +217,18 @@ TEST(SbatchOptions, RefusesMalformedUse) {
               HasSubstr("line 2: --wrap is for the command line"));
   EXPECT_THAT(ScriptError("#!/bin/sh\n#SBATCH --mem=1G\n#SBATCH --mem-per-gpu=8G\n").message(),
               HasSubstr("--mem (line 2) and --mem-per-gpu (line 3) are mutually exclusive"));
+  EXPECT_THAT(ScriptError("#!/bin/sh\n#SBATCH -c 4 --cpus-per-gpu=8\n").message(),
+              HasSubstr("--cpus-per-task (line 2) and --cpus-per-gpu (line 2) are mutually "
+                        "exclusive"));
 }
 
 TEST(MergeSbatchOptions, TheCommandLineOverridesTheScript) {
   const SbatchParse script = FromScript(
       "#!/bin/sh\n#SBATCH -J from-script -N 2 -t 60 --mem-per-cpu=4G --gres=gpu:4\n"
-      "#SBATCH -W --mail-type=END --frobnicate\n");
-  const SbatchParse command_line =
-      FromCommandLine({"-J", "from-cli", "--mem=100G", "--gpus-per-node=2", "--parsable",
-                       "--hint=compute_bound", "-X", "job.sh", "arg"});
+      "#SBATCH -W --mail-type=END --frobnicate -c 8 --array=0-9:3\n");
+  const SbatchParse command_line = FromCommandLine(
+      {"-J", "from-cli", "--mem=100G", "--gpus-per-node=2", "--parsable", "--cpus-per-gpu=4",
+       "--array=1-3", "--hint=compute_bound", "-X", "job.sh", "arg"});
   const SbatchParse merged = MergeSbatchOptions(script, command_line);
   const SbatchOptions& o = merged.options;
   EXPECT_EQ(o.job_name, "from-cli");
@@ -234,6 +238,10 @@ TEST(MergeSbatchOptions, TheCommandLineOverridesTheScript) {
   EXPECT_FALSE(o.mem_per_cpu.has_value());  // one memory request: the command line's
   EXPECT_EQ(o.gpus_per_node, (GpuRequest{"", 2}));
   EXPECT_FALSE(o.gres_gpus.has_value());  // one GPUs-per-node request: the command line's
+  EXPECT_EQ(o.cpus_per_gpu, 4);
+  EXPECT_FALSE(o.cpus_per_task.has_value());  // one CPU request: the command line's
+  EXPECT_EQ(o.array, (ArraySpec{{1, 2, 3}, 0}));
+  EXPECT_EQ(o.array_text, "1-3");  // with the indices it stands for
   EXPECT_TRUE(o.wait);
   EXPECT_TRUE(o.parsable);
   EXPECT_EQ(o.mail_type, "END");
