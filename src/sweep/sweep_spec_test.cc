@@ -305,8 +305,8 @@ TEST(SweepSpecTest, TrialTemplateErrors) {
                                "framework: pytorch\n  constraints: {gpu_model: \"${hp.lr}\"}")),
               ElementsAre("trial.constraints.gpu_model: ${hp.NAME} is replaced only in a task's "
                           "command, env values and workdir"));
-  EXPECT_THAT(ErrorsOf(Replace(kDigitsYaml, "framework: pytorch", "framework: jax")),
-              ElementsAre(HasSubstr("trial.framework: \"jax\" is not a framework")));
+  EXPECT_THAT(ErrorsOf(Replace(kDigitsYaml, "framework: pytorch", "framework: ray")),
+              ElementsAre(HasSubstr("trial.framework: \"ray\" is not a framework")));
   EXPECT_THAT(ErrorsOf(Replace(kDigitsYaml, "env: {OPTIMIZER", "env: {COHORT_X")),
               ElementsAre(HasSubstr("trial.tasks[0].env.COHORT_X: is set by Cohort")));
   EXPECT_THAT(ErrorsOf(Replace(kDigitsYaml, "[sgd, adam]", "[sgd, \"..\"]")),

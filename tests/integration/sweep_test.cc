@@ -121,11 +121,14 @@ TEST(SweepTest, TheDigitsExampleStopsBadTrialsEarlyAndStartsTrialsAsGpusFreeUp) 
   EXPECT_EQ(states.count("FAILED"), 0u) << done.dump(2);
   for (const auto& t : done["trials"]) {
     if (t["state"] != "STOPPED_EARLY") continue;
-    // Stopped at a rung below max_time: it never reached epoch 9.
-    EXPECT_LT(t["steps"].get<int64_t>(), 9) << t.dump();
+    // Stopped by a rung's verdict, not for reaching max_time, and killed before it ended on its
+    // own. (Its points may reach epoch 9 all the same: they come in batches, and the verdict
+    // follows the batch that crossed the rung, which on a fast machine already holds them all.)
+    EXPECT_LE(t["steps"].get<int64_t>(), 9) << t.dump();
     Job job = *cluster.client().GetJob(t["job_id"].get<int64_t>());
     EXPECT_EQ(job.state, JobState::kKilled);
-    EXPECT_THAT(cluster.EventsText(job.id), HasSubstr("stopped early"));
+    EXPECT_THAT(cluster.EventsText(job.id), HasSubstr("stopped early by sweep"));
+    EXPECT_THAT(cluster.EventsText(job.id), HasSubstr("is not in the top 1/"));
   }
   // Incremental: two GPUs, so trial 3 was placed only once trial 1 or 2 had ended.
   auto job_of = [&](int trial) {
