@@ -87,7 +87,8 @@ StatusOr<std::vector<Output>> ListOutputs(client::CohortClient& c, JobId id,
   }
 }
 
-StatusOr<JobId> JobArg(const std::string& text) {
+StatusOr<JobId> JobArg(client::CohortClient& c, const std::string& text) {
+  if (text.find('_') != std::string::npos) return ResolveJob(c, text);  // ARRAY_INDEX
   auto id = ParseJobId(text);
   if (!id.ok()) {
     return Status::InvalidArgument(fmt::format(
@@ -97,10 +98,10 @@ StatusOr<JobId> JobArg(const std::string& text) {
 }
 
 int RunList(const GlobalOptions& g, const ArtifactOptions& o) {
-  auto id = JobArg(o.job);
-  if (!id.ok()) return Fail("artifacts ls", id.status());
   auto c = Connect(g);
   if (!c.ok()) return Fail("artifacts ls", c.status());
+  auto id = JobArg(**c, o.job);
+  if (!id.ok()) return Fail("artifacts ls", id.status());
   std::optional<UploadProgress> state;
   auto outputs = ListOutputs(**c, *id, &state);
   if (!outputs.ok()) return Fail("artifacts ls", outputs.status());
@@ -213,12 +214,12 @@ Status Download(client::CohortClient& c, JobId id, const Output& out, const std:
 }
 
 int RunGet(const GlobalOptions& g, const ArtifactOptions& o) {
-  auto id = JobArg(o.job);
+  auto c = Connect(g);
+  if (!c.ok()) return Fail("artifacts get", c.status());
+  auto id = JobArg(**c, o.job);
   if (!id.ok()) return Fail("artifacts get", id.status());
   std::string prefix = o.path;
   while (!prefix.empty() && prefix.back() == '/') prefix.pop_back();
-  auto c = Connect(g);
-  if (!c.ok()) return Fail("artifacts get", c.status());
   auto all = ListOutputs(**c, *id, nullptr);
   if (!all.ok()) return Fail("artifacts get", all.status());
   std::vector<Output> wanted;

@@ -1,5 +1,7 @@
 #include "cli/cli.h"
 #include "cli/credentials.h"
+#include "common/strings.h"
+#include "model/job_array.h"
 #include "model/job_spec_parser.h"
 #include "model/limits.h"
 
@@ -31,6 +33,24 @@ std::string Token(const GlobalOptions& g) {
 
 StatusOr<std::unique_ptr<client::CohortClient>> Connect(const GlobalOptions& g) {
   return client::CohortClient::Create(MasterUrl(g), Token(g), client::TlsOptions{g.ca_file});
+}
+
+StatusOr<JobId> ResolveJob(client::CohortClient& c, const std::string& text) {
+  size_t underscore = text.find('_');
+  if (underscore == std::string::npos) return ParseJobId(text);
+  const std::string array_text = text.substr(0, underscore);
+  const std::string index_text = text.substr(underscore + 1);
+  auto array = ParseJobId(array_text);
+  auto index = ParseInteger(index_text, 0, kMaxArrayIndex);
+  if (!array.ok() || !index) {
+    return Status::InvalidArgument(
+        fmt::format("\"{}\": an array's job is ARRAY_INDEX, e.g. 12_3", text));
+  }
+  COHORT_ASSIGN_OR_RETURN(Json doc, c.GetArray(*array));
+  for (const auto& j : doc["jobs"]) {
+    if (j["index"].get<int64_t>() == *index) return j["job_id"].get<JobId>();
+  }
+  return Status::NotFound(fmt::format("array {} has no index {}", *array, *index));
 }
 
 int Fail(const std::string& command, const Status& status) {

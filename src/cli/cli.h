@@ -28,6 +28,9 @@ StatusOr<std::unique_ptr<client::CohortClient>> Connect(const GlobalOptions& g);
 
 // Prints "cohort <command>: <message>" and the status details to stderr; returns 1.
 int Fail(const std::string& command, const Status& status);
+// The job a command line names: its id ("12"), or one job of an array as ARRAY_INDEX ("12_3",
+// as sbatch --array names them), which asks the master for the array.
+StatusOr<JobId> ResolveJob(client::CohortClient& c, const std::string& text);
 // Ends a command's callback with its exit code: CLI11 carries a non-zero one out of Parse.
 void Finish(int rc);
 

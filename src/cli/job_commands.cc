@@ -559,10 +559,10 @@ int RunJobs(const GlobalOptions& g, const JobsOptions& o) {
 }
 
 int RunStatus(const GlobalOptions& g, const JobRef& o) {
-  auto id = ParseJobId(o.id);
-  if (!id.ok()) return Fail("status", id.status());
   auto c = Connect(g);
   if (!c.ok()) return Fail("status", c.status());
+  auto id = ResolveJob(**c, o.id);
+  if (!id.ok()) return Fail("status", id.status());
   auto job = (*c)->GetJob(*id);
   if (!job.ok()) return Fail("status", job.status());
   auto events = (*c)->Events(*id);
@@ -591,10 +591,10 @@ int RunStatus(const GlobalOptions& g, const JobRef& o) {
 }
 
 int RunWhy(const GlobalOptions& g, const JobRef& o) {
-  auto id = ParseJobId(o.id);
-  if (!id.ok()) return Fail("why", id.status());
   auto c = Connect(g);
   if (!c.ok()) return Fail("why", c.status());
+  auto id = ResolveJob(**c, o.id);
+  if (!id.ok()) return Fail("why", id.status());
   auto e = (*c)->Explain(*id);
   if (!e.ok()) return Fail("why", e.status());
   if (o.output == "json") {
@@ -608,10 +608,10 @@ int RunWhy(const GlobalOptions& g, const JobRef& o) {
 }
 
 int RunLogs(const GlobalOptions& g, const LogsOptions& o) {
-  auto id = ParseJobId(o.id);
-  if (!id.ok()) return Fail("logs", id.status());
   auto c = Connect(g);
   if (!c.ok()) return Fail("logs", c.status());
+  auto id = ResolveJob(**c, o.id);
+  if (!id.ok()) return Fail("logs", id.status());
   Status s = (*c)->Logs(*id, o.task, o.attempt, o.follow, [](std::string_view data) {
     std::fwrite(data.data(), 1, data.size(), stdout);
     std::fflush(stdout);
@@ -619,22 +619,6 @@ int RunLogs(const GlobalOptions& g, const LogsOptions& o) {
   });
   if (!s.ok()) return Fail("logs", s);
   return 0;
-}
-
-// The job of array `array_text` at index `index_text` (the ARRAY_INDEX sbatch prints).
-StatusOr<JobId> ArrayElementJob(client::CohortClient& c, const std::string& array_text,
-                                const std::string& index_text) {
-  COHORT_ASSIGN_OR_RETURN(JobId array, ParseJobId(array_text));
-  auto index = ParseInteger(index_text, 0, kMaxArrayIndex);
-  if (!index) {
-    return Status::InvalidArgument(
-        fmt::format("\"{}_{}\": an array's job is ARRAY_INDEX, e.g. 12_3", array_text, index_text));
-  }
-  COHORT_ASSIGN_OR_RETURN(Json doc, c.GetArray(array));
-  for (const auto& j : doc["jobs"]) {
-    if (j["index"].get<int64_t>() == *index) return j["job_id"].get<JobId>();
-  }
-  return Status::NotFound(fmt::format("array {} has no index {}", array, *index));
 }
 
 int RunKill(const GlobalOptions& g, const KillOptions& o) {
@@ -656,8 +640,8 @@ int RunKill(const GlobalOptions& g, const KillOptions& o) {
   };
   for (const auto& text : o.ids) {
     // ARRAY_INDEX: one job of an array, as sbatch --array names them.
-    if (size_t underscore = text.find('_'); underscore != std::string::npos) {
-      auto element = ArrayElementJob(**c, text.substr(0, underscore), text.substr(underscore + 1));
+    if (text.find('_') != std::string::npos) {
+      auto element = ResolveJob(**c, text);
       if (!element.ok()) {
         rc = Fail("kill", element.status());
       } else {
@@ -690,10 +674,10 @@ int RunKill(const GlobalOptions& g, const KillOptions& o) {
 }
 
 int RunWait(const GlobalOptions& g, const WaitOptions& o) {
-  auto id = ParseJobId(o.id);
-  if (!id.ok()) return Fail("wait", id.status());
   auto c = Connect(g);
   if (!c.ok()) return Fail("wait", c.status());
+  auto id = ResolveJob(**c, o.id);
+  if (!id.ok()) return Fail("wait", id.status());
   auto job = WaitForEnd(**c, *id, o.timeout);
   if (!job.ok()) {
     Fail("wait", job.status());

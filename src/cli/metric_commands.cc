@@ -111,14 +111,14 @@ int PrintTag(const Json& doc, const MetricsOptions& o) {
 }
 
 int RunMetrics(const GlobalOptions& g, const MetricsOptions& o) {
-  auto id = ParseJobId(o.id);
-  if (!id.ok()) return Fail("metrics", id.status());
   if (o.output != "table" && o.output != "json" && o.output != "csv") {
     return Fail("metrics", Status::InvalidArgument(fmt::format(
                                "-o: \"{}\" is not an output; use table, csv or json", o.output)));
   }
   auto c = Connect(g);
   if (!c.ok()) return Fail("metrics", c.status());
+  auto id = ResolveJob(**c, o.id);
+  if (!id.ok()) return Fail("metrics", id.status());
   client::CohortClient::Query query = {{"tag", o.tag}, {"task", o.task}};
   if (o.points > 0) query.emplace_back("max_points", std::to_string(o.points));
   auto doc = (*c)->JobMetrics(*id, query);

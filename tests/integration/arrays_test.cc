@@ -60,6 +60,17 @@ TEST(ArraysAndDependencies, EachIndexRunsOnceAtMostMaxParallelAtOnceAndDependent
   EXPECT_THAT(failed.message,
               HasSubstr(fmt::format("dependency never met: it waited for job {} to fail", array)));
 
+  // One job of the array by the name sbatch would print, ARRAY_INDEX, as by its id.
+  auto status = cluster.Cohort({"status", fmt::format("{}_4", array)});
+  ASSERT_EQ(status.exit_code, 0) << status.err;
+  EXPECT_THAT(status.out, HasSubstr(fmt::format("{}", array + 4)));
+  auto logs = cluster.Cohort({"logs", fmt::format("{}_4", array)});
+  ASSERT_EQ(logs.exit_code, 0) << logs.err;
+  EXPECT_THAT(logs.out, HasSubstr("index 4 of 6"));
+  auto missing = cluster.Cohort({"logs", fmt::format("{}_9", array)});
+  EXPECT_NE(missing.exit_code, 0);
+  EXPECT_THAT(missing.err, HasSubstr(fmt::format("array {} has no index 9", array)));
+
   // One row in `cohort jobs`.
   auto jobs = cluster.Cohort({"jobs"});
   ASSERT_EQ(jobs.exit_code, 0) << jobs.err;
