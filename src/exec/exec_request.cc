@@ -2,7 +2,12 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
 #include <nlohmann/json.hpp>
+#include <vector>
+
+#include "common/strings.h"
 
 namespace cohort::exec {
 namespace {
@@ -26,15 +31,76 @@ int ExecAnswer::ExitStatus() const {
 }
 
 std::string EncodeRequest(const ExecRequest& request) {
-  return Json{{"credential", request.credential}, {"command", request.command}}.dump() + "\n";
+  Json doc{{"credential", request.credential}, {"command", request.command}};
+  if (!request.env.empty()) doc["env"] = request.env;
+  if (!request.cwd.empty()) doc["cwd"] = request.cwd;
+  if (request.gpus) doc["gpus"] = {{"index", request.gpus->index}, {"count", request.gpus->count}};
+  if (request.stream) doc["stream"] = true;
+  return doc.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n";
 }
+
+namespace {
+
+bool IsVariableName(std::string_view name) {
+  if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0]))) return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+  });
+}
+
+Status ReadExtras(const Json& doc, ExecRequest& request) {
+  if (auto it = doc.find("env"); it != doc.end()) {
+    if (!it->is_object()) return Status::InvalidArgument("request: env: must be an object");
+    if (it->size() > kMaxRequestVariables) {
+      return Status::InvalidArgument(
+          fmt::format("request: env: at most {} variables", kMaxRequestVariables));
+    }
+    for (const auto& [name, value] : it->items()) {
+      if (!IsVariableName(name) || !value.is_string()) {
+        return Status::InvalidArgument(fmt::format(
+            "request: env.{}: must be a variable name with a string value", name.substr(0, 64)));
+      }
+      std::string text = value.get<std::string>();
+      if (text.find('\0') != std::string::npos) {
+        return Status::InvalidArgument(fmt::format("request: env.{}: holds a NUL", name));
+      }
+      request.env[name] = std::move(text);
+    }
+  }
+  if (auto it = doc.find("cwd"); it != doc.end()) {
+    if (!it->is_string() || it->get<std::string>().find('\0') != std::string::npos) {
+      return Status::InvalidArgument("request: cwd: must be a path");
+    }
+    request.cwd = it->get<std::string>();
+  }
+  if (auto it = doc.find("gpus"); it != doc.end()) {
+    auto index = it->is_object() ? it->find("index") : it->end();
+    auto count = it->is_object() ? it->find("count") : it->end();
+    if (!it->is_object() || index == it->end() || count == it->end() ||
+        !index->is_number_integer() || !count->is_number_integer() || *index < 0 || *index > 1024 ||
+        *count < 1 || *count > 64) {
+      return Status::InvalidArgument(
+          "request: gpus: must be {\"index\": 0 to 1024, \"count\": 1 to 64}");
+    }
+    request.gpus = GpuSlice{index->get<int>(), count->get<int>()};
+  }
+  if (auto it = doc.find("stream"); it != doc.end()) {
+    if (!it->is_boolean()) return Status::InvalidArgument("request: stream: must be true or false");
+    request.stream = it->get<bool>();
+  }
+  return Status::Ok();
+}
+
+}  // namespace
 
 StatusOr<ExecRequest> DecodeRequest(std::string_view line) {
   COHORT_ASSIGN_OR_RETURN(Json doc, ParseObject(line, "request"));
   for (const auto& [key, value] : doc.items()) {
-    if (key != "credential" && key != "command") {
-      return Status::InvalidArgument(
-          fmt::format("request: {}: unknown field; expected credential and command", key));
+    if (key != "credential" && key != "command" && key != "env" && key != "cwd" && key != "gpus" &&
+        key != "stream") {
+      return Status::InvalidArgument(fmt::format(
+          "request: {}: unknown field; expected credential, command, env, cwd, gpus or stream",
+          key.substr(0, 64)));
     }
   }
   ExecRequest request;
@@ -50,6 +116,7 @@ StatusOr<ExecRequest> DecodeRequest(std::string_view line) {
   if (request.command.find('\0') != std::string::npos) {
     return Status::InvalidArgument("request: command: must not contain a NUL character");
   }
+  COHORT_RETURN_IF_ERROR(ReadExtras(doc, request));
   return request;
 }
 
@@ -63,6 +130,29 @@ std::string EncodeAnswer(const ExecAnswer& answer) {
     doc["exit_code"] = answer.exit_code.value_or(0);
   }
   return doc.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n";
+}
+
+std::string EncodeFrame(std::string_view kind, std::string_view payload) {
+  std::string frame = fmt::format("{} {}\n", kind, payload.size());
+  frame.append(payload);
+  return frame;
+}
+
+StatusOr<std::string> SliceGpus(std::string_view visible, const GpuSlice& slice) {
+  std::vector<std::string> gpus;
+  for (const std::string& g : Split(visible, ',')) {
+    if (!g.empty()) gpus.push_back(g);
+  }
+  size_t first = static_cast<size_t>(slice.index) * static_cast<size_t>(slice.count);
+  if (first + static_cast<size_t>(slice.count) > gpus.size()) {
+    return Status::InvalidArgument(
+        fmt::format("this task has {} GPU{} ({}); GPUs {} to {} of it are not there", gpus.size(),
+                    gpus.size() == 1 ? "" : "s", visible.empty() ? "none" : std::string(visible),
+                    first, first + static_cast<size_t>(slice.count) - 1));
+  }
+  std::vector<std::string> mine(gpus.begin() + static_cast<std::ptrdiff_t>(first),
+                                gpus.begin() + static_cast<std::ptrdiff_t>(first + slice.count));
+  return Join(mine, ",");
 }
 
 StatusOr<ExecAnswer> DecodeAnswer(std::string_view line) {

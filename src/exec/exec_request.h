@@ -4,8 +4,15 @@
 //   <- {"exit_code": 0} | {"signal": 9} | {"error": "why it did not run"}
 // The command is shell text, run by /bin/sh -c inside the serving task, as ssh runs what it is
 // given; its output goes to that task's log.
+//
+// A request may also carry variables to set over the task's own ("env"), a working directory
+// ("cwd"), a slice of the task's GPUs ("gpus": {"index": I, "count": C}: CUDA_VISIBLE_DEVICES
+// becomes the task's GPUs I*C to I*C+C-1), and "stream": true, which sends the command's output
+// back to the caller instead of to the task's log, as frames ("out N\n" or "err N\n" and N
+// bytes), the answer last as a frame "end N\n" (what srun needs, docs/slurm.md).
 #pragma once
 
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -18,9 +25,22 @@ namespace cohort::exec {
 // the port makes the service hold no more.
 inline constexpr size_t kMaxRequestBytes = 256 * 1024;
 
+// At most this many variables in a request's "env".
+inline constexpr size_t kMaxRequestVariables = 512;
+
+struct GpuSlice {
+  int index = 0;
+  int count = 1;
+  bool operator==(const GpuSlice&) const = default;
+};
+
 struct ExecRequest {
   std::string credential;
   std::string command;
+  std::map<std::string, std::string> env = {};
+  std::string cwd = {};  // empty: the service's own
+  std::optional<GpuSlice> gpus = {};
+  bool stream = false;
 };
 
 struct ExecAnswer {
@@ -42,6 +62,11 @@ std::string EncodeRequest(const ExecRequest& request);
 StatusOr<ExecRequest> DecodeRequest(std::string_view line);
 
 std::string EncodeAnswer(const ExecAnswer& answer);
+// A frame of a streamed session: "KIND N\n" and N bytes (KIND: out, err, end).
+std::string EncodeFrame(std::string_view kind, std::string_view payload);
+// The GPUs of `slice` among `visible` (a CUDA_VISIBLE_DEVICES value); kInvalidArgument when the
+// slice lies past them.
+StatusOr<std::string> SliceGpus(std::string_view visible, const GpuSlice& slice);
 StatusOr<ExecAnswer> DecodeAnswer(std::string_view line);
 
 }  // namespace cohort::exec

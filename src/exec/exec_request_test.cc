@@ -20,7 +20,31 @@ TEST(ExecRequest, RoundTripsAndRefusesWhatIsNotARequest) {
             "request: credential: must be a string");
   EXPECT_EQ(refused(R"({"credential": "a", "command": ""})"), "request: command: is empty");
   EXPECT_EQ(refused(R"({"credential": "a", "command": "x", "user": "root"})"),
-            "request: user: unknown field; expected credential and command");
+            "request: user: unknown field; expected credential, command, env, cwd, gpus or stream");
+  EXPECT_EQ(refused(R"({"credential": "a", "command": "x", "env": {"A B": "1"}})"),
+            "request: env.A B: must be a variable name with a string value");
+  EXPECT_EQ(refused(R"({"credential": "a", "command": "x", "env": {"A": 1}})"),
+            "request: env.A: must be a variable name with a string value");
+  EXPECT_EQ(refused(R"({"credential": "a", "command": "x", "gpus": {"index": -1, "count": 1}})"),
+            "request: gpus: must be {\"index\": 0 to 1024, \"count\": 1 to 64}");
+  EXPECT_EQ(refused(R"({"credential": "a", "command": "x", "stream": "yes"})"),
+            "request: stream: must be true or false");
+
+  ExecRequest full{"c", "srun-task", {{"SLURM_PROCID", "7"}}, "/work", GpuSlice{3, 2}, true};
+  auto again = DecodeRequest(EncodeRequest(full));
+  ASSERT_TRUE(again.ok()) << again.status().ToString();
+  EXPECT_EQ(again->env, full.env);
+  EXPECT_EQ(again->cwd, "/work");
+  EXPECT_EQ(again->gpus, full.gpus);
+  EXPECT_TRUE(again->stream);
+}
+
+TEST(ExecRequest, AGpuSliceIsItsShareOfTheTasksGpus) {
+  EXPECT_EQ(*SliceGpus("0,1,2,3", GpuSlice{0, 2}), "0,1");
+  EXPECT_EQ(*SliceGpus("0,1,2,3", GpuSlice{3, 1}), "3");
+  EXPECT_FALSE(SliceGpus("0,1,2,3", GpuSlice{2, 2}).ok());
+  EXPECT_FALSE(SliceGpus("", GpuSlice{0, 1}).ok());
+  EXPECT_EQ(EncodeFrame("out", "hi\n"), "out 3\nhi\n");
 }
 
 TEST(ExecAnswer, SaysHowTheCommandEndedAsAShellWould) {

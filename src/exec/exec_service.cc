@@ -14,6 +14,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <optional>
 #include <set>
 
 #include "exec/exec_request.h"
@@ -166,6 +167,19 @@ void EndGroup(pid_t group, Duration grace) {
   }
   std::string shown =
       request->command.size() > 160 ? request->command.substr(0, 160) + "..." : request->command;
+  std::optional<std::string> gpus;
+  if (request->gpus) {
+    const char* visible = ::getenv("CUDA_VISIBLE_DEVICES");
+    auto slice = SliceGpus(visible ? visible : "", *request->gpus);
+    if (!slice.ok()) answer(ExecAnswer::Refused(slice.status().message()));
+    gpus = *slice;
+  }
+  // Streamed: the command's output comes back through pipes; else it is the task's log.
+  int out_pipe[2] = {-1, -1};
+  int err_pipe[2] = {-1, -1};
+  if (request->stream && (::pipe2(out_pipe, O_CLOEXEC) != 0 || ::pipe2(err_pipe, O_CLOEXEC) != 0)) {
+    answer(ExecAnswer::Refused(fmt::format("cannot make pipes: {}", strerror(errno))));
+  }
   pid_t child = ::fork();
   if (child < 0) answer(ExecAnswer::Refused(fmt::format("cannot fork: {}", strerror(errno))));
   if (child == 0) {
@@ -174,16 +188,67 @@ void EndGroup(pid_t group, Duration grace) {
     DefaultSignals();
     int devnull = ::open("/dev/null", O_RDONLY);
     if (devnull >= 0) ::dup2(devnull, STDIN_FILENO);
+    if (request->stream) {
+      ::dup2(out_pipe[1], STDOUT_FILENO);
+      ::dup2(err_pipe[1], STDERR_FILENO);
+    }
     // Two workers on one machine are two MPI nodes: each keeps its temporary files, and Open
     // MPI its shared-memory segments, apart from the other's (docs/job-spec.md, "MPI").
     ::setenv("TMPDIR", tmp.c_str(), 1);
     ::setenv("OMPI_MCA_btl_vader_backing_directory", tmp.c_str(), 0);
+    for (const auto& [name, value] : request->env) ::setenv(name.c_str(), value.c_str(), 1);
+    if (gpus) ::setenv("CUDA_VISIBLE_DEVICES", gpus->c_str(), 1);
+    if (!request->cwd.empty() && ::chdir(request->cwd.c_str()) != 0) {
+      dprintf(STDERR_FILENO, "cohort-exec: cannot enter %s: %s\n", request->cwd.c_str(),
+              strerror(errno));
+      _exit(126);
+    }
     ::execl("/bin/sh", "sh", "-c", request->command.c_str(), static_cast<char*>(nullptr));
     dprintf(STDERR_FILENO, "cohort-exec: cannot run /bin/sh: %s\n", strerror(errno));
     _exit(127);
   }
   ::setpgid(child, child);
-  Say(fmt::format("running for {} (pid {}): {}", peer, child, shown));
+  for (int end : {out_pipe[1], err_pipe[1]}) {
+    if (end >= 0) ::close(end);
+  }
+  Say(fmt::format("running for {} (pid {}){}: {}", peer, child,
+                  request->stream ? ", its output to the caller" : "", shown));
+  // Relays what the command wrote on `pipe` as a frame of `kind`; closes the pipe at its end.
+  bool caller_gone = false;
+  auto relay = [&](int& pipe, const char* kind) {
+    if (pipe < 0) return;
+    char buffer[64 * 1024];
+    ssize_t n = ::read(pipe, buffer, sizeof(buffer));
+    if (n < 0 && (errno == EINTR || errno == EAGAIN)) return;
+    if (n <= 0) {
+      ::close(pipe);
+      pipe = -1;
+      return;
+    }
+    if (!SendAll(fd, EncodeFrame(kind, std::string_view(buffer, static_cast<size_t>(n))))) {
+      caller_gone = true;
+    }
+  };
+  auto finish = [&](const ExecAnswer& a) {
+    if (!request->stream) answer(a);
+    // What is already in the pipes goes first; whatever still holds them open (a process that
+    // left the command's group) is not waited for.
+    for (auto [pipe, kind] : {std::pair{&out_pipe[0], "out"}, std::pair{&err_pipe[0], "err"}}) {
+      if (*pipe < 0) continue;
+      ::fcntl(*pipe, F_SETFL, O_NONBLOCK);
+      char buffer[64 * 1024];
+      ssize_t n;
+      while (!caller_gone && (n = ::read(*pipe, buffer, sizeof(buffer))) > 0) {
+        caller_gone =
+            !SendAll(fd, EncodeFrame(kind, std::string_view(buffer, static_cast<size_t>(n))));
+      }
+      ::close(*pipe);
+      *pipe = -1;
+    }
+    SendAll(fd, EncodeFrame("end", EncodeAnswer(a)));
+    ::close(fd);
+    _exit(0);
+  };
   while (true) {
     int status;
     pid_t done = ::waitpid(child, &status, WNOHANG);
@@ -192,14 +257,19 @@ void EndGroup(pid_t group, Duration grace) {
       ExecAnswer a;
       if (WIFEXITED(status)) a.exit_code = WEXITSTATUS(status);
       if (WIFSIGNALED(status)) a.signal = WTERMSIG(status);
-      answer(a);
+      finish(a);
     }
-    bool hung_up = g_stop != 0;
-    pollfd p{fd, POLLIN | POLLRDHUP, 0};
-    if (!hung_up && ::poll(&p, 1, 100) > 0) {
-      char discard[512];
-      hung_up = (p.revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0 ||
-                ::recv(fd, discard, sizeof(discard), MSG_DONTWAIT) == 0;
+    pollfd p[3] = {{fd, POLLIN | POLLRDHUP, 0}, {out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
+    bool hung_up = g_stop != 0 || caller_gone;
+    if (!hung_up && ::poll(p, 3, 100) > 0) {
+      if (p[1].revents != 0) relay(out_pipe[0], "out");
+      if (p[2].revents != 0) relay(err_pipe[0], "err");
+      if (p[0].revents != 0) {
+        char discard[512];
+        hung_up = (p[0].revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0 ||
+                  ::recv(fd, discard, sizeof(discard), MSG_DONTWAIT) == 0;
+      }
+      hung_up = hung_up || caller_gone;
     }
     if (hung_up) {
       Say(fmt::format("{} went away: ending pid {}", peer, child));

@@ -3,8 +3,9 @@
 // the task: its account, GPUs, memory limit, environment and log, and nothing it starts outlives
 // the task (its supervisor sees to that). On the task's port it takes one request per connection
 // (exec/exec_request.h), runs it once the caller has shown the job's credential
-// ($COHORT_JOB_CREDENTIAL, auth/job_credential.h), and answers with how it ended. A caller that
-// hangs up ends its command.
+// ($COHORT_JOB_CREDENTIAL, auth/job_credential.h), and answers with how it ended; its output goes
+// to the task's log, or back to the caller as it comes when the request streams it (srun). A
+// caller that hangs up ends its command.
 //
 // Why a process per connection and plain sockets: the service runs inside every worker of every
 // MPI job and starts a handful of commands (one mpirun daemon per worker), so it must start fast

@@ -14,12 +14,14 @@
 
 #include "exec/exec_request.h"
 #include "exec/exec_service.h"
+#include "exec/exec_session.h"
 #include "os/process.h"
 
 namespace cohort::exec {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 using ::testing::StartsWith;
 
 constexpr const char* kCredential = "6a6f62206372656465";
@@ -64,7 +66,8 @@ class ExecServiceTest : public ::testing::Test {
 
   // A service on a port of its own, its output in `log`; the client's environment names it "w".
   int StartService(const std::string& log, std::vector<std::string> command = {},
-                   const std::string& credential = kCredential) {
+                   const std::string& credential = kCredential,
+                   std::map<std::string, std::string> env = {}) {
     int port = FreePort();
     std::vector<std::string> argv = {COHORT_EXEC_PATH, "serve", "--port", std::to_string(port)};
     if (!command.empty()) {
@@ -74,6 +77,7 @@ class ExecServiceTest : public ::testing::Test {
     SpawnOptions options;
     options.output = log;
     options.env = {{"COHORT_JOB_CREDENTIAL", credential}, {"TMPDIR", dir_.string()}};
+    options.env.insert(env.begin(), env.end());
     auto pid = Spawn(argv, options);
     EXPECT_TRUE(pid.ok()) << pid.status().ToString();
     services_.push_back(*pid);
@@ -214,6 +218,60 @@ TEST_F(ExecServiceTest, WithACommandOfItsOwnTheServiceEndsWithItsStatus) {
       {COHORT_EXEC_PATH, "serve", "--port", std::to_string(port), "--", "sh", "-c", "exit 5"},
       options);
   EXPECT_EQ(status, 5);
+}
+
+// What srun asks of a node's service: its output back as it comes, variables of its own, a
+// working directory and a slice of the task's GPUs.
+TEST_F(ExecServiceTest, AStreamedCommandsOutputComesBackWithItsOwnVariablesDirectoryAndGpus) {
+  std::string log = (dir_ / "service.log").string();
+  int port = StartService(log, {}, kCredential, {{"CUDA_VISIBLE_DEVICES", "4,5,6,7"}});
+  Endpoint here{"127.0.0.1", port};
+  std::string out, err;
+  OutputSink sink{[&](std::string_view d) { out.append(d); },
+                  [&](std::string_view d) { err.append(d); }};
+  ExecRequest request;
+  request.credential = kCredential;
+  request.command =
+      "echo rank $SLURM_PROCID in $(pwd) on $CUDA_VISIBLE_DEVICES; echo oops >&2; exit 4";
+  request.env = {{"SLURM_PROCID", "3"}};
+  request.cwd = dir_.string();
+  request.gpus = GpuSlice{1, 2};
+  request.stream = true;
+  ExecAnswer answer = RunSession(here, request, std::chrono::seconds(5), sink);
+  EXPECT_EQ(answer.error, "");
+  EXPECT_EQ(answer.ExitStatus(), 4);
+  EXPECT_EQ(out, "rank 3 in " + dir_.string() + " on 6,7\n");
+  EXPECT_EQ(err, "oops\n");
+  EXPECT_THAT(Slurp(log), Not(HasSubstr("\noops\n"))) << "streamed output is not the task's log";
+
+  // 8 MiB of output arrives whole, a chunk at a time.
+  out.clear();
+  request.command = "head -c 8388608 /dev/zero";
+  request.gpus.reset();
+  size_t chunks = 0;
+  sink.out = [&](std::string_view d) {
+    out.append(d);
+    ++chunks;
+  };
+  answer = RunSession(here, request, std::chrono::seconds(5), sink);
+  EXPECT_EQ(answer.ExitStatus(), 0);
+  EXPECT_EQ(out.size(), 8u << 20);
+  EXPECT_GT(chunks, 1u);
+
+  // GPUs past the task's are refused, and nothing runs.
+  request.command = "touch " + (dir_ / "ran").string();
+  request.gpus = GpuSlice{2, 2};
+  answer = RunSession(here, request, std::chrono::seconds(5), sink);
+  EXPECT_THAT(answer.error, HasSubstr("this task has 4 GPUs (4,5,6,7); GPUs 4 to 5 of it are "
+                                      "not there"));
+  EXPECT_FALSE(std::filesystem::exists(dir_ / "ran"));
+  // A directory that is not there fails the command as a shell would.
+  request.gpus.reset();
+  request.cwd = (dir_ / "nowhere").string();
+  err.clear();
+  answer = RunSession(here, request, std::chrono::seconds(5), sink);
+  EXPECT_EQ(answer.ExitStatus(), 126);
+  EXPECT_THAT(err, HasSubstr("cannot enter"));
 }
 
 // A stranger who reaches the port holds a session for at most the request timeout, and no more

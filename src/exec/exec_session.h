@@ -1,0 +1,28 @@
+// One command run in a task of the job through its exec service (exec/exec_service.h), from
+// the caller's side: connect (again while the service is not listening yet), send the request,
+// and wait for the answer, passing streamed output on as it comes. What `cohort-exec NAME ...`
+// and srun each do per command.
+#pragma once
+
+#include <functional>
+#include <string_view>
+
+#include "common/time.h"
+#include "exec/exec_endpoints.h"
+#include "exec/exec_request.h"
+
+namespace cohort::exec {
+
+// Where a streamed command's output goes: `out` its stdout, `err` its stderr, a chunk at a time
+// as it arrives (not cut at lines).
+struct OutputSink {
+  std::function<void(std::string_view)> out;
+  std::function<void(std::string_view)> err;
+};
+
+// The command's end, or ExecAnswer::Refused saying why it did not run or why its end is unknown
+// (the connection closed first).
+ExecAnswer RunSession(const Endpoint& endpoint, const ExecRequest& request, Duration connect_for,
+                      const OutputSink& sink = {});
+
+}  // namespace cohort::exec
