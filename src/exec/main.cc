@@ -6,10 +6,12 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "exec/exec_client.h"
 #include "exec/exec_service.h"
+#include "exec/srun.h"
 
 namespace {
 
@@ -36,6 +38,12 @@ int Usage(const char* why) {
 
 int main(int argc, char** argv) {
   std::vector<std::string> args(argv + 1, argv + argc);
+  // The same binary is srun and scontrol in a Slurm job's task tools (tools/slurm/).
+  std::string_view program = argv[0];
+  program =
+      program.substr(program.rfind('/') == std::string_view::npos ? 0 : program.rfind('/') + 1);
+  if (program == "srun") return cohort::exec::RunSrun(args);
+  if (program == "scontrol") return cohort::exec::RunScontrol(args);
   if (args.empty()) return Usage("name a task and a command, or serve");
   if (args[0] == "--help" || args[0] == "-h") {
     fmt::print("{}", kUsage);

@@ -7,6 +7,7 @@
 #include <numeric>
 
 #include "common/status.h"
+#include "common/strings.h"
 #include "slurm/hostlist.h"
 
 namespace cohort::slurm {
@@ -126,17 +127,12 @@ Environment BatchScriptEnvironment(const SlurmJobInfo& job, const SlurmBatchPlac
   return env;
 }
 
-Environment StepTaskEnvironment(const SlurmJobInfo& job, const SlurmStepTask& task) {
-  CheckJob(job);
+Environment StepVariables(const SlurmStepTask& task, int cpus_on_node) {
   COHORT_CHECK(!task.nodes.empty() && task.tasks_per_node.size() == task.nodes.size());
   COHORT_CHECK(task.node_index >= 0 && static_cast<size_t>(task.node_index) < task.nodes.size());
   COHORT_CHECK(task.procid >= 0 && task.procid < Sum(task.tasks_per_node));
   COHORT_CHECK(task.localid >= 0 && task.localid < task.tasks_per_node[task.node_index]);
-  const std::string& node = task.nodes[task.node_index];
-  const auto in_job = std::find(job.nodes.begin(), job.nodes.end(), node);
-  COHORT_CHECK(in_job != job.nodes.end());
-
-  Environment env = JobVariables(job);
+  Environment env;
   const std::string step_id = std::to_string(task.step_id);
   const std::string nodelist = CompressHostlist(task.nodes);
   const std::string num_nodes = std::to_string(task.nodes.size());
@@ -153,11 +149,53 @@ Environment StepTaskEnvironment(const SlurmJobInfo& job, const SlurmStepTask& ta
   env["SLURM_NPROCS"] = num_tasks;
   env["SLURM_STEP_TASKS_PER_NODE"] = tasks_per_node;
   env["SLURM_TASKS_PER_NODE"] = tasks_per_node;
-  AddProcess(
-      {node, task.node_index, task.procid, task.localid,
-       job.cpus_per_node[in_job - job.nodes.begin()], task.gpus_on_node, task.cuda_visible_devices},
-      env);
+  AddProcess({task.nodes[task.node_index], task.node_index, task.procid, task.localid, cpus_on_node,
+              task.gpus_on_node, task.cuda_visible_devices},
+             env);
   return env;
+}
+
+Environment StepTaskEnvironment(const SlurmJobInfo& job, const SlurmStepTask& task) {
+  CheckJob(job);
+  COHORT_CHECK(task.node_index >= 0 && static_cast<size_t>(task.node_index) < task.nodes.size());
+  const std::string& node = task.nodes[task.node_index];
+  const auto in_job = std::find(job.nodes.begin(), job.nodes.end(), node);
+  COHORT_CHECK(in_job != job.nodes.end());
+  Environment env = JobVariables(job);
+  for (auto& [name, value] : StepVariables(task, job.cpus_per_node[in_job - job.nodes.begin()])) {
+    env[name] = std::move(value);
+  }
+  return env;
+}
+
+StatusOr<std::vector<int>> ParseCountsPerNode(std::string_view text) {
+  std::vector<int> counts;
+  for (const std::string& part : Split(text, ',')) {
+    int count = 0;
+    int64_t times = 1;
+    size_t open = part.find("(x");
+    std::string number = open == std::string::npos ? part : part.substr(0, open);
+    auto value = ParseInteger(number, 0, 65536);
+    if (open != std::string::npos) {
+      auto repeat = part.back() == ')' ? ParseInteger(part.substr(open + 2, part.size() - open - 3),
+                                                      1, static_cast<int64_t>(kMaxHostlistNames))
+                                       : std::nullopt;
+      if (!repeat) value.reset();
+      times = repeat.value_or(0);
+    }
+    if (!value) {
+      return Status::InvalidArgument(
+          fmt::format("\"{}\" is not a count per node (e.g. 2(x3),1)", part));
+    }
+    count = static_cast<int>(*value);
+    if (counts.size() + static_cast<size_t>(times) > kMaxHostlistNames) {
+      return Status::InvalidArgument(
+          fmt::format("more than {} counts per node", kMaxHostlistNames));
+    }
+    counts.insert(counts.end(), static_cast<size_t>(times), count);
+  }
+  if (counts.empty()) return Status::InvalidArgument("no count per node");
+  return counts;
 }
 
 }  // namespace cohort::slurm

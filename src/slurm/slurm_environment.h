@@ -14,8 +14,10 @@
 #include <map>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "common/status.h"
 #include "common/time.h"
 
 namespace cohort::slurm {
@@ -90,7 +92,17 @@ std::map<std::string, std::string> BatchScriptEnvironment(const SlurmJobInfo& jo
 std::map<std::string, std::string> StepTaskEnvironment(const SlurmJobInfo& job,
                                                        const SlurmStepTask& task);
 
+// What a step task's environment has over the job's, the batch script's: the step's and the
+// process's variables alone (StepTaskEnvironment is the job's and these), which srun sends with
+// each task to the node's exec service, whose own environment is the job's. `cpus_on_node`: the
+// job's CPUs on the task's node.
+// REQUIRES: as StepTaskEnvironment's for the step.
+std::map<std::string, std::string> StepVariables(const SlurmStepTask& task, int cpus_on_node);
+
 // Counts per node in Slurm's form: {2, 2, 2, 1} -> "2(x3),1".
 std::string CountsPerNode(const std::vector<int>& counts);
+// The counts of that form again, each from 0 to 65536, at most kMaxHostlistNames in all;
+// kInvalidArgument naming the part that is not a count.
+StatusOr<std::vector<int>> ParseCountsPerNode(std::string_view text);
 
 }  // namespace cohort::slurm

@@ -163,5 +163,34 @@ TEST(StepTaskEnvironmentDeathTest, RefusesATaskOutsideItsStep) {
   EXPECT_DEATH(StepTaskEnvironment(Job(), task), "check failed");
 }
 
+TEST(SlurmEnvironment, CountsPerNodeReadBackAndNonsenseIsRefused) {
+  for (const std::vector<int>& counts :
+       {std::vector<int>{2, 2, 2, 1}, std::vector<int>{4}, std::vector<int>{1, 3, 3, 0}}) {
+    auto back = ParseCountsPerNode(CountsPerNode(counts));
+    ASSERT_TRUE(back.ok()) << back.status().ToString();
+    EXPECT_EQ(*back, counts);
+  }
+  for (const char* bad : {"", "x", "2(x)", "2(x3", "2(3)", "-1", "2(x0)", "2(x70000)"}) {
+    EXPECT_EQ(ParseCountsPerNode(bad).status().code(), StatusCode::kInvalidArgument) << bad;
+  }
+}
+
+TEST(SlurmEnvironment, AStepTasksVariablesAreTheJobsWithTheStepsOver) {
+  SlurmStepTask task;
+  task.step_id = 2;
+  task.nodes = {"gpu1", "gpu2"};
+  task.tasks_per_node = {2, 1};
+  task.node_index = 1;
+  task.procid = 2;
+  task.localid = 0;
+  auto step = StepVariables(task, 8);
+  EXPECT_EQ(step.at("SLURM_PROCID"), "2");
+  EXPECT_EQ(step.at("SLURM_NODEID"), "1");
+  EXPECT_EQ(step.at("SLURMD_NODENAME"), "gpu2");
+  EXPECT_EQ(step.at("SLURM_STEP_TASKS_PER_NODE"), "2,1");
+  EXPECT_EQ(step.at("SLURM_NTASKS"), "3");
+  EXPECT_EQ(step.count("SLURM_JOB_ID"), 0u) << "the job's variables are the service's own";
+}
+
 }  // namespace
 }  // namespace cohort::slurm

@@ -1,0 +1,343 @@
+#include "exec/srun.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/file.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+#include "common/strings.h"
+#include "exec/exec_session.h"
+#include "slurm/hostlist.h"
+#include "slurm/slurm_environment.h"
+
+namespace cohort::exec {
+namespace {
+
+constexpr const char* kSrunUsage =
+    "Usage: srun [-n NTASKS] [-N NODES] [--ntasks-per-node N] [-c CPUS] [--gpus-per-task N] "
+    "[-l] COMMAND [ARGS...]\n"
+    "Runs COMMAND as a step of this Cohort Slurm job: NTASKS tasks (default: the job's) over its "
+    "first NODES nodes, each with SLURM_PROCID, SLURM_LOCALID and SLURM_NODEID, their output on "
+    "this one's (-l: each line labelled with its task), the exit status the worst of theirs.\n";
+
+std::string Env(const char* name) {
+  const char* value = ::getenv(name);
+  return value ? value : "";
+}
+
+int Fail(const std::string& why) {
+  fmt::print(stderr, "srun: error: {}\n", why);
+  return 1;
+}
+
+struct SrunOptions {
+  std::optional<int> ntasks;
+  std::optional<int> nodes;
+  std::optional<int> ntasks_per_node;
+  std::optional<int> cpus_per_task;
+  std::optional<int> gpus_per_task;
+  bool label = false;
+  std::vector<std::string> command;
+};
+
+// "--name=value", "--name value", "-Xvalue", "-X value": the value, or nullopt if `args[i]` is
+// not this option; moves `i` past what it used.
+std::optional<std::string> OptionValue(const std::vector<std::string>& args, size_t& i,
+                                       std::string_view long_name, std::string_view short_name) {
+  const std::string& a = args[i];
+  for (std::string_view name : {long_name, short_name}) {
+    if (name.empty() || a.rfind(name, 0) != 0) continue;
+    std::string rest = a.substr(name.size());
+    if (rest.empty()) {
+      if (i + 1 >= args.size()) return std::nullopt;
+      return args[++i];
+    }
+    if (name.size() > 2 && rest[0] == '=') return rest.substr(1);
+    if (name.size() == 2) return rest;
+  }
+  return std::nullopt;
+}
+
+StatusOr<SrunOptions> ParseSrun(const std::vector<std::string>& args) {
+  SrunOptions o;
+  size_t i = 0;
+  auto count = [&](const std::string& name, const std::string& text) -> StatusOr<int> {
+    auto value = ParseInteger(text, 1, 65536);
+    if (!value)
+      return Status::InvalidArgument(fmt::format("{}: \"{}\" is not a count", name, text));
+    return static_cast<int>(*value);
+  };
+  for (; i < args.size(); ++i) {
+    const std::string& a = args[i];
+    if (a == "--") {
+      ++i;
+      break;
+    }
+    if (a.empty() || a[0] != '-') break;
+    if (a == "-l" || a == "--label") {
+      o.label = true;
+      continue;
+    }
+    if (a == "-u" || a == "--unbuffered") continue;  // output is relayed as it comes anyway
+    struct Counted {
+      std::string_view long_name, short_name;
+      std::optional<int>* into;
+    };
+    bool matched = false;
+    for (Counted c : {Counted{"--ntasks", "-n", &o.ntasks}, Counted{"--nodes", "-N", &o.nodes},
+                      Counted{"--ntasks-per-node", "", &o.ntasks_per_node},
+                      Counted{"--cpus-per-task", "-c", &o.cpus_per_task},
+                      Counted{"--gpus-per-task", "", &o.gpus_per_task}}) {
+      size_t at = i;
+      // --ntasks-per-node starts with --ntasks: the longer name first.
+      if (c.long_name == "--ntasks" && a.rfind("--ntasks-", 0) == 0) continue;
+      auto value = OptionValue(args, at, c.long_name, c.short_name);
+      if (!value) continue;
+      COHORT_ASSIGN_OR_RETURN(*c.into, count(std::string(c.long_name), *value));
+      i = at;
+      matched = true;
+      break;
+    }
+    if (!matched) {
+      return Status::InvalidArgument(
+          fmt::format("unknown option \"{}\": Cohort's srun takes -n, -N, --ntasks-per-node, -c, "
+                      "--gpus-per-task and -l",
+                      a));
+    }
+  }
+  o.command.assign(args.begin() + static_cast<std::ptrdiff_t>(i), args.end());
+  if (o.command.empty()) return Status::InvalidArgument("no command to run");
+  return o;
+}
+
+// A word as /bin/sh reads it back.
+std::string ShellQuoted(const std::string& word) {
+  std::string out = "'";
+  for (char c : word) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return out + "'";
+}
+
+// This job's next step id: counted in a file of the batch script's private TMPDIR (its exec
+// service's), under a lock, so that steps started at once get ids of their own.
+int NextStepId() {
+  std::string dir = Env("TMPDIR");
+  int fd = ::open(((dir.empty() ? "/tmp" : dir) + "/cohort-srun-steps").c_str(),
+                  O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (fd < 0) return 0;
+  ::flock(fd, LOCK_EX);
+  char text[32] = {};
+  ssize_t n = ::pread(fd, text, sizeof(text) - 1, 0);
+  int id = n > 0 ? std::atoi(text) : 0;
+  std::string next = std::to_string(id + 1);
+  if (::pwrite(fd, next.data(), next.size(), 0) < 0 ||
+      ::ftruncate(fd, static_cast<off_t>(next.size())) != 0) {
+    // Another step may get this id too: it only names the step.
+  }
+  ::close(fd);
+  return id;
+}
+
+// Lines of the tasks' output onto srun's own, whole lines at a time, labelled with -l.
+class Output {
+ public:
+  explicit Output(bool label) : label_(label) {}
+  OutputSink For(int task) {
+    return OutputSink{[this, task](std::string_view d) { Add(task, 0, d); },
+                      [this, task](std::string_view d) { Add(task, 1, d); }};
+  }
+  void Flush(int task) {
+    std::lock_guard lock(mu_);
+    for (int channel : {0, 1}) {
+      std::string& rest = pending_[{task, channel}];
+      if (!rest.empty()) Write(task, channel, rest + "\n");
+      rest.clear();
+    }
+  }
+
+ private:
+  void Add(int task, int channel, std::string_view data) {
+    std::lock_guard lock(mu_);
+    std::string& pending = pending_[{task, channel}];
+    pending.append(data);
+    size_t end = pending.rfind('\n');
+    if (end == std::string::npos) {
+      if (pending.size() < 64 * 1024) return;  // a line that long goes out as it is
+      end = pending.size() - 1;
+    }
+    Write(task, channel, pending.substr(0, end + 1));
+    pending.erase(0, end + 1);
+  }
+  void Write(int task, int channel, const std::string& lines) {
+    FILE* to = channel == 0 ? stdout : stderr;
+    if (!label_) {
+      std::fwrite(lines.data(), 1, lines.size(), to);
+    } else {
+      for (const std::string& line :
+           Split(std::string_view(lines).substr(0, lines.size() - 1), '\n')) {
+        fmt::print(to, "{}: {}\n", task, line);
+      }
+    }
+    std::fflush(to);
+  }
+  bool label_;
+  std::mutex mu_;
+  std::map<std::pair<int, int>, std::string> pending_;
+};
+
+}  // namespace
+
+int RunSrun(const std::vector<std::string>& args) {
+  if (!args.empty() && (args[0] == "--help" || args[0] == "-h")) {
+    fmt::print("{}", kSrunUsage);
+    return 0;
+  }
+  auto options = ParseSrun(args);
+  if (!options.ok()) return Fail(options.status().message() + "\n" + kSrunUsage);
+  const std::string nodelist = Env("SLURM_JOB_NODELIST");
+  const std::string credential = Env("COHORT_JOB_CREDENTIAL");
+  if (nodelist.empty() || credential.empty()) {
+    return Fail(
+        "not inside a Cohort Slurm job ($SLURM_JOB_NODELIST or $COHORT_JOB_CREDENTIAL is not "
+        "set): run srun in a script that `cohort sbatch` started");
+  }
+  auto job_nodes = slurm::ExpandHostlist(nodelist);
+  if (!job_nodes.ok()) return Fail("SLURM_JOB_NODELIST: " + job_nodes.status().message());
+  std::vector<int> job_tasks(job_nodes->size(), 1);
+  if (std::string text = Env("SLURM_TASKS_PER_NODE"); !text.empty()) {
+    auto counts = slurm::ParseCountsPerNode(text);
+    if (!counts.ok() || counts->size() != job_nodes->size()) {
+      return Fail("SLURM_TASKS_PER_NODE: does not give a count for each node of the job");
+    }
+    job_tasks = *counts;
+  }
+  // The step's nodes: the job's first N; its tasks over them, a block each, the first nodes
+  // taking one more where they do not divide evenly (Slurm's block distribution).
+  const int nodes = options->nodes.value_or(static_cast<int>(job_nodes->size()));
+  if (nodes > static_cast<int>(job_nodes->size())) {
+    return Fail(fmt::format("-N {}: the job has {} node{}", nodes, job_nodes->size(),
+                            job_nodes->size() == 1 ? "" : "s"));
+  }
+  std::vector<int> per_node(static_cast<size_t>(nodes), 0);
+  if (options->ntasks_per_node) {
+    std::fill(per_node.begin(), per_node.end(), *options->ntasks_per_node);
+  } else {
+    std::copy_n(job_tasks.begin(), nodes, per_node.begin());
+  }
+  int total = 0;
+  for (int n : per_node) total += n;
+  if (options->ntasks) {
+    if (*options->ntasks < nodes) {
+      return Fail(fmt::format("-n {}: fewer tasks than the step's {} nodes; add -N {}",
+                              *options->ntasks, nodes, *options->ntasks));
+    }
+    for (int i = 0; i < nodes; ++i) {
+      per_node[static_cast<size_t>(i)] = *options->ntasks / nodes + (i < *options->ntasks % nodes);
+    }
+    total = *options->ntasks;
+  }
+  std::vector<std::string> step_nodes(job_nodes->begin(), job_nodes->begin() + nodes);
+  const std::string endpoints = Env("COHORT_EXEC_ENDPOINTS");
+  std::vector<Endpoint> where;
+  for (const auto& node : step_nodes) {
+    auto endpoint = FindEndpoint(endpoints, node);
+    if (!endpoint.ok()) return Fail(fmt::format("node {}: {}", node, endpoint.status().message()));
+    where.push_back(*endpoint);
+  }
+  const int step_id = NextStepId();
+  const int cpus_on_node =
+      static_cast<int>(ParseInteger(Env("SLURM_CPUS_ON_NODE"), 1, 1 << 20).value_or(1));
+  std::vector<std::string> quoted;
+  for (const auto& word : options->command) quoted.push_back(ShellQuoted(word));
+  char cwd[4096];
+  const std::string here = ::getcwd(cwd, sizeof(cwd)) ? cwd : "";
+
+  Output output(options->label);
+  std::vector<ExecAnswer> answers(static_cast<size_t>(total));
+  std::vector<std::thread> threads;
+  int procid = 0;
+  for (int node = 0; node < nodes; ++node) {
+    for (int local = 0; local < per_node[static_cast<size_t>(node)]; ++local, ++procid) {
+      slurm::SlurmStepTask task;
+      task.step_id = step_id;
+      task.nodes = step_nodes;
+      task.tasks_per_node = per_node;
+      task.node_index = node;
+      task.procid = procid;
+      task.localid = local;
+      task.gpus_on_node = options->gpus_per_task.value_or(0);
+      ExecRequest request;
+      request.credential = credential;
+      request.command = Join(quoted, " ");
+      request.env = slurm::StepVariables(task, cpus_on_node);
+      if (options->cpus_per_task) {
+        request.env["SLURM_CPUS_PER_TASK"] = std::to_string(*options->cpus_per_task);
+      }
+      if (options->gpus_per_task) request.gpus = GpuSlice{local, *options->gpus_per_task};
+      request.cwd = here;
+      request.stream = true;
+      threads.emplace_back([&, request, endpoint = where[static_cast<size_t>(node)], procid] {
+        answers[static_cast<size_t>(procid)] =
+            RunSession(endpoint, request, std::chrono::seconds(60), output.For(procid));
+        output.Flush(procid);
+      });
+    }
+  }
+  for (auto& t : threads) t.join();
+  int worst = 0;
+  procid = 0;
+  for (int node = 0; node < nodes; ++node) {
+    for (int local = 0; local < per_node[static_cast<size_t>(node)]; ++local, ++procid) {
+      const ExecAnswer& a = answers[static_cast<size_t>(procid)];
+      const std::string& name = step_nodes[static_cast<size_t>(node)];
+      if (!a.error.empty()) {
+        fmt::print(stderr, "srun: error: {}: task {}: {}\n", name, procid, a.error);
+      } else if (a.signal) {
+        fmt::print(stderr, "srun: error: {}: task {}: Killed by signal {}\n", name, procid,
+                   *a.signal);
+      } else if (a.exit_code.value_or(0) != 0) {
+        fmt::print(stderr, "srun: error: {}: task {}: Exited with exit code {}\n", name, procid,
+                   *a.exit_code);
+      }
+      worst = std::max(worst, a.ExitStatus());
+    }
+  }
+  return worst;
+}
+
+int RunScontrol(const std::vector<std::string>& args) {
+  if (args.size() >= 2 && args[0] == "show" && args[1] == "hostnames") {
+    std::string list = args.size() > 2 ? args[2] : Env("SLURM_JOB_NODELIST");
+    if (list.empty()) {
+      fmt::print(stderr, "scontrol: error: no hostlist given and $SLURM_JOB_NODELIST is not set\n");
+      return 1;
+    }
+    auto names = slurm::ExpandHostlist(list);
+    if (!names.ok()) {
+      fmt::print(stderr, "scontrol: error: {}\n", names.status().message());
+      return 1;
+    }
+    for (const auto& name : *names) fmt::print("{}\n", name);
+    return 0;
+  }
+  if (args.size() == 3 && args[0] == "show" && args[1] == "hostlist") {
+    auto names = slurm::ExpandHostlist(args[2]);
+    if (!names.ok()) {
+      fmt::print(stderr, "scontrol: error: {}\n", names.status().message());
+      return 1;
+    }
+    fmt::print("{}\n", slurm::CompressHostlist(*names));
+    return 0;
+  }
+  fmt::print(stderr,
+             "scontrol: error: Cohort's scontrol does `show hostnames [LIST]` and `show hostlist "
+             "LIST` only\n");
+  return 1;
+}
+
+}  // namespace cohort::exec
