@@ -108,24 +108,61 @@ ExecAnswer ReadFrames(int fd, const OutputSink& sink) {
 
 }  // namespace
 
+void SessionCancel::Cancel() {
+  std::lock_guard lock(mu_);
+  cancelled_ = true;
+  if (fd_ >= 0) ::shutdown(fd_, SHUT_RDWR);
+}
+
+bool SessionCancel::cancelled() const {
+  std::lock_guard lock(mu_);
+  return cancelled_;
+}
+
+// A session's socket, known to its SessionCancel while it is open.
+class SessionConnection {
+ public:
+  SessionConnection(int fd, SessionCancel* cancel) : fd_(fd), cancel_(cancel) {
+    if (!cancel_) return;
+    std::lock_guard lock(cancel_->mu_);
+    cancel_->fd_ = fd_;
+    if (cancel_->cancelled_) ::shutdown(fd_, SHUT_RDWR);
+  }
+  ~SessionConnection() {
+    if (cancel_) {
+      std::lock_guard lock(cancel_->mu_);
+      cancel_->fd_ = -1;
+    }
+    ::close(fd_);
+  }
+  int fd() const { return fd_; }
+
+ private:
+  int fd_;
+  SessionCancel* cancel_;
+};
+
 ExecAnswer RunSession(const Endpoint& endpoint, const ExecRequest& request, Duration connect_for,
-                      const OutputSink& sink) {
+                      const OutputSink& sink, SessionCancel* cancel) {
   std::string why;
-  int fd = Connect(endpoint, std::chrono::steady_clock::now() + connect_for, &why);
-  if (fd < 0) return ExecAnswer::Refused(why + " (is its task running?)");
+  int connected = Connect(endpoint, std::chrono::steady_clock::now() + connect_for, &why);
+  if (connected < 0) return ExecAnswer::Refused(why + " (is its task running?)");
+  SessionConnection connection(connected, cancel);
+  const int fd = connection.fd();
   std::string text = EncodeRequest(request);
   for (size_t sent = 0; sent < text.size();) {
     ssize_t n = ::send(fd, text.data() + sent, text.size() - sent, MSG_NOSIGNAL);
     if (n < 0 && errno == EINTR) continue;
     if (n <= 0) {
-      ::close(fd);
       return ExecAnswer::Refused(fmt::format("cannot send the request: {}", strerror(errno)));
     }
     sent += static_cast<size_t>(n);
   }
   // The answer comes when the command ends, however long it runs.
   ExecAnswer answer = request.stream ? ReadFrames(fd, sink) : ReadAnswerLine(fd);
-  ::close(fd);
+  if (cancel && cancel->cancelled() && !answer.error.empty()) {
+    return ExecAnswer::Refused("cancelled by the caller");
+  }
   return answer;
 }
 

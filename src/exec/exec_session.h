@@ -5,6 +5,7 @@
 #pragma once
 
 #include <functional>
+#include <mutex>
 #include <string_view>
 
 #include "common/time.h"
@@ -20,9 +21,23 @@ struct OutputSink {
   std::function<void(std::string_view)> err;
 };
 
+// Ends a session from another thread (srun --kill-on-bad-exit): its caller hangs up, and the
+// service ends the command as it does for any caller that goes away.
+class SessionCancel {
+ public:
+  void Cancel();
+  bool cancelled() const;
+
+ private:
+  friend class SessionConnection;
+  mutable std::mutex mu_;
+  int fd_ = -1;  // the session's socket while it is open
+  bool cancelled_ = false;
+};
+
 // The command's end, or ExecAnswer::Refused saying why it did not run or why its end is unknown
-// (the connection closed first).
+// (the connection closed first, or `cancel` was used).
 ExecAnswer RunSession(const Endpoint& endpoint, const ExecRequest& request, Duration connect_for,
-                      const OutputSink& sink = {});
+                      const OutputSink& sink = {}, SessionCancel* cancel = nullptr);
 
 }  // namespace cohort::exec

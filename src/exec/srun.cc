@@ -21,7 +21,7 @@ namespace {
 
 constexpr const char* kSrunUsage =
     "Usage: srun [-n NTASKS] [-N NODES] [--ntasks-per-node N] [-c CPUS] [--gpus-per-task N] "
-    "[-l] COMMAND [ARGS...]\n"
+    "[-K] [-l] COMMAND [ARGS...]\n"
     "Runs COMMAND as a step of this Cohort Slurm job: NTASKS tasks (default: the job's) over its "
     "first NODES nodes, each with SLURM_PROCID, SLURM_LOCALID and SLURM_NODEID, their output on "
     "this one's (-l: each line labelled with its task), the exit status the worst of theirs.\n";
@@ -43,6 +43,7 @@ struct SrunOptions {
   std::optional<int> cpus_per_task;
   std::optional<int> gpus_per_task;
   bool label = false;
+  bool kill_on_bad_exit = false;
   std::vector<std::string> command;
 };
 
@@ -85,6 +86,14 @@ StatusOr<SrunOptions> ParseSrun(const std::vector<std::string>& args) {
       continue;
     }
     if (a == "-u" || a == "--unbuffered") continue;  // output is relayed as it comes anyway
+    if (a == "-K" || a == "--kill-on-bad-exit" || a == "-K1" || a == "--kill-on-bad-exit=1") {
+      o.kill_on_bad_exit = true;
+      continue;
+    }
+    if (a == "-K0" || a == "--kill-on-bad-exit=0") {
+      o.kill_on_bad_exit = false;
+      continue;
+    }
     struct Counted {
       std::string_view long_name, short_name;
       std::optional<int>* into;
@@ -259,6 +268,18 @@ int RunSrun(const std::vector<std::string>& args) {
 
   Output output(options->label);
   std::vector<ExecAnswer> answers(static_cast<size_t>(total));
+  // -K: the first task that fails ends the others.
+  std::vector<SessionCancel> cancels(static_cast<size_t>(total));
+  auto ended = [&](int procid) {
+    const ExecAnswer& a = answers[static_cast<size_t>(procid)];
+    if (!options->kill_on_bad_exit || a.ExitStatus() == 0 ||
+        cancels[static_cast<size_t>(procid)].cancelled()) {
+      return;
+    }
+    for (int other = 0; other < total; ++other) {
+      if (other != procid) cancels[static_cast<size_t>(other)].Cancel();
+    }
+  };
   std::vector<std::thread> threads;
   int procid = 0;
   for (int node = 0; node < nodes; ++node) {
@@ -283,8 +304,10 @@ int RunSrun(const std::vector<std::string>& args) {
       request.stream = true;
       threads.emplace_back([&, request, endpoint = where[static_cast<size_t>(node)], procid] {
         answers[static_cast<size_t>(procid)] =
-            RunSession(endpoint, request, std::chrono::seconds(60), output.For(procid));
+            RunSession(endpoint, request, std::chrono::seconds(60), output.For(procid),
+                       &cancels[static_cast<size_t>(procid)]);
         output.Flush(procid);
+        ended(procid);
       });
     }
   }
@@ -295,6 +318,14 @@ int RunSrun(const std::vector<std::string>& args) {
     for (int local = 0; local < per_node[static_cast<size_t>(node)]; ++local, ++procid) {
       const ExecAnswer& a = answers[static_cast<size_t>(procid)];
       const std::string& name = step_nodes[static_cast<size_t>(node)];
+      if (cancels[static_cast<size_t>(procid)].cancelled() && !a.error.empty()) {
+        // Ended for another task's failure (-K): that one's status is srun's.
+        fmt::print(stderr,
+                   "srun: error: {}: task {}: ended: another task failed "
+                   "(--kill-on-bad-exit)\n",
+                   name, procid);
+        continue;
+      }
       if (!a.error.empty()) {
         fmt::print(stderr, "srun: error: {}: task {}: {}\n", name, procid, a.error);
       } else if (a.signal) {

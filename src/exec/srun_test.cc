@@ -148,6 +148,30 @@ TEST_F(SrunTest, TasksSpreadAsSlurmsBlockDistributionAndTheWorstStatusIsSrunsOwn
   EXPECT_THAT(err, HasSubstr("srun: error: gpu2: task 3: Exited with exit code 3"));
 }
 
+TEST_F(SrunTest, WithKillOnBadExitTheFirstFailureEndsTheOtherTasks) {
+  std::string out, err;
+  auto started = std::chrono::steady_clock::now();
+  // Task 0 fails at once; the others would sleep for a minute, each leaving its pid behind.
+  EXPECT_EQ(Srun({"-K", "sh", "-c",
+                  "if [ $SLURM_PROCID = 0 ]; then exit 3; fi; echo $$ > " + dir_.string() +
+                      "/pid.$SLURM_PROCID; exec sleep 60"},
+                 &out, &err),
+            3);
+  EXPECT_LT(std::chrono::steady_clock::now() - started, std::chrono::seconds(30));
+  EXPECT_THAT(err, HasSubstr("srun: error: gpu1: task 0: Exited with exit code 3"));
+  EXPECT_THAT(err, HasSubstr("ended: another task failed (--kill-on-bad-exit)"));
+  for (int task = 1; task < 4; ++task) {
+    pid_t pid = ReadPidFile((dir_ / ("pid." + std::to_string(task))).string());
+    if (pid <= 0) continue;  // ended before it started its sleep
+    bool gone = false;
+    for (int i = 0; i < 400 && !gone; ++i) {
+      gone = ::kill(pid, 0) != 0;
+      if (!gone) std::this_thread::sleep_for(std::chrono::milliseconds(25));
+    }
+    EXPECT_TRUE(gone) << "task " << task << " still sleeps";
+  }
+}
+
 TEST_F(SrunTest, OutsideAJobOrWithAnUnknownOptionItSaysWhy) {
   std::string out, err;
   EXPECT_EQ(Srun({"--mpi=pmix", "hostname"}, &out, &err), 1);
