@@ -15,6 +15,7 @@
 #include "exec/exec_request.h"
 #include "exec/exec_service.h"
 #include "exec/exec_session.h"
+#include "exec/exec_test_support.h"
 #include "os/process.h"
 
 namespace cohort::exec {
@@ -26,24 +27,8 @@ using ::testing::StartsWith;
 
 constexpr const char* kCredential = "6a6f62206372656465";
 
-int FreePort() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-  socklen_t length = sizeof(addr);
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &length);
-  ::close(fd);
-  return ntohs(addr.sin_port);
-}
-
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using testing::FreePort;
+using testing::Slurp;
 
 bool Alive(pid_t pid) { return ::kill(pid, 0) == 0; }
 

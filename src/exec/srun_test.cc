@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "common/strings.h"
+#include "exec/exec_test_support.h"
 #include "os/process.h"
 
 namespace cohort::exec {
@@ -25,24 +26,8 @@ using ::testing::HasSubstr;
 
 constexpr const char* kCredential = "736c75726d2d6a6f62";
 
-int FreePort() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr));
-  socklen_t length = sizeof(addr);
-  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &length);
-  ::close(fd);
-  return ntohs(addr.sin_port);
-}
-
-std::string Slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
+using testing::FreePort;
+using testing::Slurp;
 
 std::string ToolsDir() {
   std::string exec = COHORT_EXEC_PATH;
