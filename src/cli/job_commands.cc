@@ -358,7 +358,20 @@ Json RunSpec(const RunOptions& o) {
     }
     group["env"] = env;
   }
-  Json spec{{"name", name}, {"framework", o.framework}, {"tasks", Json::array({group})}};
+  Json tasks = Json::array({group});
+  if (o.framework == "mpi") {
+    // The command is mpirun's, in a launcher of its own; --replicas, --gpus, --cpus and --memory
+    // size the workers, which hold the ranks (docs/job-spec.md, "MPI").
+    Json launcher{{"role", "launcher"},
+                  {"resources", Json{{"gpus", 0}, {"cpus", "0.5"}, {"memory", "512Mi"}}},
+                  {"command", o.command}};
+    if (group.contains("workdir")) launcher["workdir"] = group["workdir"];
+    if (group.contains("env")) launcher["env"] = group["env"];
+    group.erase("command");
+    group.erase("workdir");
+    tasks = Json::array({launcher, group});
+  }
+  Json spec{{"name", name}, {"framework", o.framework}, {"tasks", tasks}};
   if (!o.team.empty()) spec["team"] = o.team;
   if (!o.priority.empty()) {
     // A number goes as a number; anything else as text, which the spec's checks name if wrong.
@@ -721,7 +734,11 @@ void AddJobCommands(CLI::App& app, GlobalOptions& g) {
       ->capture_default_str();
   r->add_option("--cpus", run->cpus, "CPUs per task, e.g. 4 or 0.5 (default 1)");
   r->add_option("--memory", run->memory, "Memory per task, e.g. 16Gi (default 1Gi)");
-  r->add_option("--framework", run->framework, NameList(kFrameworkNames))->capture_default_str();
+  r->add_option("--framework", run->framework,
+                NameList(kFrameworkNames) +
+                    "; with mpi the command runs in a launcher of its own and --replicas "
+                    "workers (--gpus, --cpus, --memory each) hold the ranks")
+      ->capture_default_str();
   r->add_option("--priority", run->priority, NameList(kPriorityNames, ", ") + " or an integer");
   r->add_option("--max-runtime", run->max_runtime, "Longest an attempt may run, e.g. 2h");
   r->add_option("--max-attempts", run->max_attempts,

@@ -81,6 +81,31 @@ TEST(Mpi, FourRanksOnTwoAgentsAllreduceThroughCohortExecWithNoSshd) {
   EXPECT_THAT(cluster.EventsText(id), HasSubstr("the launcher succeeded; stopping the workers"));
 }
 
+// `cohort run --framework mpi`: the command is mpirun's, in a launcher; --replicas workers.
+TEST(Mpi, CohortRunMakesTheLauncherAndTheWorkers) {
+  ASSERT_TRUE(HaveMpi());
+  LocalCluster cluster("mpirun");
+  cluster.StartMaster();
+  cluster.StartAgent("node-a", 2);
+  cluster.StartAgent("node-b", 2);
+  auto run = cluster.Cohort(
+      {"run", "--framework", "mpi", "--replicas", "2", "--gpus", "1", "--env",
+       "OMPI_ALLOW_RUN_AS_ROOT=1", "--env", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1", "--no-context",
+       "--", "mpirun", "/usr/bin/python3", "-c",
+       "from mpi4py import MPI; c = MPI.COMM_WORLD; s = c.allreduce(c.Get_rank() + 1); "
+       "print(f'rank {c.Get_rank()} of {c.Get_size()}: sum {s}')"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  JobId id = std::stoll(run.out);
+  Job job = cluster.WaitForState(id, JobState::kSucceeded, std::chrono::seconds(120));
+  ASSERT_EQ(job.state, JobState::kSucceeded) << cluster.EventsText(id) << cluster.Logs(id);
+  EXPECT_EQ(job.spec.tasks.size(), 2u);
+  EXPECT_EQ(job.spec.tasks[0].role, "launcher");
+  EXPECT_EQ(job.spec.tasks[1].replicas, 2);
+  std::string launcher = cluster.Logs(id, "launcher/0");
+  EXPECT_THAT(launcher, HasSubstr("rank 0 of 2: sum 3"));
+  EXPECT_THAT(launcher, HasSubstr("rank 1 of 2: sum 3"));
+}
+
 TEST(Mpi, ARankThatFailsFailsTheWholeGang) {
   ASSERT_TRUE(HaveMpi());
   LocalCluster cluster("mpifail");
