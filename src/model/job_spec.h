@@ -69,6 +69,9 @@ struct TaskGroupSpec {
   // into the task's environment when it builds the task's launch. No name is in both maps.
   std::map<std::string, std::string> env_secrets;
   std::string workdir;  // empty: the task's own scratch directory on the agent
+  // No two replicas of this group on one node (Slurm's --nodes: one task per machine); replicas
+  // of the job's other groups may share nodes with them. The rule is MayShareNode (plan.h).
+  bool distinct_nodes = false;
 
   bool elastic() const { return max_replicas > replicas; }
 };

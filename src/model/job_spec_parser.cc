@@ -53,8 +53,8 @@ using Fields = std::span<const std::string_view>;
 constexpr std::array<std::string_view, 13> kJobFields = {
     "name",         "team",        "priority", "framework", "tasks", "restart",   "max_runtime",
     "grace_period", "constraints", "datasets", "context",   "array", "depends_on"};
-constexpr std::array<std::string_view, 6> kTaskFields = {"role",    "replicas", "resources",
-                                                         "command", "env",      "workdir"};
+constexpr std::array<std::string_view, 7> kTaskFields = {
+    "role", "replicas", "resources", "command", "env", "workdir", "distinct_nodes"};
 constexpr std::array<std::string_view, 3> kResourceFields = {"gpus", "cpus", "memory"};
 constexpr std::array<std::string_view, 5> kRestartFields = {"max_attempts", "on", "backoff",
                                                             "max_backoff", "fence"};
@@ -313,6 +313,14 @@ class Validator {
     }
     if (const Json* e = Find(v, "env")) Env(*e, ChildPath(path, "env"), &group);
     if (const Json* w = Find(v, "workdir")) Workdir(*w, ChildPath(path, "workdir"), &group.workdir);
+    if (const Json* d = Find(v, "distinct_nodes")) {
+      if (!d->is_boolean()) {
+        Error(ChildPath(path, "distinct_nodes"),
+              fmt::format("must be true or false, got {}", DescribeSpecValue(*d)));
+      } else {
+        group.distinct_nodes = d->get<bool>();
+      }
+    }
     return group;
   }
 
@@ -1082,6 +1090,8 @@ Json ToJson(const JobSpec& spec) {
       group["env"] = std::move(env);
     }
     if (!g.workdir.empty()) group["workdir"] = g.workdir;
+    // Only when set, so that the canonical form of every other spec stays as it was.
+    if (g.distinct_nodes) group["distinct_nodes"] = true;
     tasks.push_back(std::move(group));
   }
   const bool named = spec.priority == kPriorityLow || spec.priority == kPriorityNormal ||

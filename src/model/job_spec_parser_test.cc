@@ -144,6 +144,7 @@ void ExpectSameSpec(const JobSpec& a, const JobSpec& b) {
     EXPECT_EQ(a.tasks[i].env, b.tasks[i].env);
     EXPECT_EQ(a.tasks[i].env_secrets, b.tasks[i].env_secrets);
     EXPECT_EQ(a.tasks[i].workdir, b.tasks[i].workdir);
+    EXPECT_EQ(a.tasks[i].distinct_nodes, b.tasks[i].distinct_nodes);
   }
 }
 
@@ -281,6 +282,34 @@ TEST(JobSpecParser, AJobMayAskToBeFenced) {
               ElementsAre("restart.fence: must be true or false, got \"yes\""));
   EXPECT_THAT(Errors(WithJob("restart: {fence: 1}")),
               ElementsAre("restart.fence: must be true or false, got 1"));
+}
+
+TEST(JobSpecParser, ATaskGroupMayAskForANodePerReplica) {
+  EXPECT_FALSE(Parse(kMinimalYaml).tasks[0].distinct_nodes);
+  JobSpec spec = Parse(R"(name: mpi-like
+tasks:
+  - role: node
+    replicas: 4
+    resources: {gpus: 8}
+    distinct_nodes: true
+    command: [srun-like, train.py]
+  - role: helper
+    command: [python3, helper.py]
+)");
+  EXPECT_TRUE(spec.tasks[0].distinct_nodes);
+  EXPECT_FALSE(spec.tasks[1].distinct_nodes) << "only the group that says so";
+  EXPECT_EQ(ToJson(spec)["tasks"][0]["distinct_nodes"], true);
+  ExpectRoundTrip(spec);
+  EXPECT_FALSE(ToJson(Parse(kMinimalYaml))["tasks"][0].contains("distinct_nodes"))
+      << "the canonical form of a job without it is as it was";
+  EXPECT_FALSE(Parse(WithTask("distinct_nodes: false")).tasks[0].distinct_nodes);
+  EXPECT_THAT(Errors(WithTask("distinct_nodes: \"yes\"")),
+              ElementsAre("tasks[0].distinct_nodes: must be true or false, got \"yes\""));
+  EXPECT_THAT(Errors(WithTask("distinct_nodes: 1")),
+              ElementsAre("tasks[0].distinct_nodes: must be true or false, got 1"));
+  EXPECT_THAT(Errors(WithJob("distinct_nodes: true")),
+              ElementsAre("distinct_nodes: unknown field; it belongs in a task group, an entry "
+                          "of tasks"));
 }
 
 TEST(JobSpecParser, RestartPolicyErrorsNameTheField) {
@@ -527,7 +556,7 @@ tasks:
 TEST(JobSpecErrors, UnknownFieldWithoutCloseMatchListsTheFields) {
   EXPECT_THAT(Errors(WithTask("image: pytorch:2.3")),
               ElementsAre("tasks[0].image: unknown field; expected one of: role, replicas, "
-                          "resources, command, env, workdir"));
+                          "resources, command, env, workdir, distinct_nodes"));
   EXPECT_THAT(Errors(WithJob("owner: me")),
               ElementsAre("owner: unknown field; expected one of: name, team, priority, "
                           "framework, tasks, restart, max_runtime, grace_period, constraints, "
