@@ -1,4 +1,6 @@
 #include <algorithm>
+#include <string_view>
+#include <utility>
 
 #include "common/status.h"
 #include "model/plan.h"
@@ -61,6 +63,28 @@ Resources GiveFree(NodeCapacity& node, const Resources& resources, const std::ve
   node.free += give;
   COHORT_CHECK(node.free.FitsIn(node.total));
   return give;
+}
+
+bool AnyOnDistinctNodes(const std::vector<TaskRequest>& tasks) {
+  return std::any_of(tasks.begin(), tasks.end(),
+                     [](const TaskRequest& t) { return t.distinct_nodes; });
+}
+
+bool KeepsDistinctNodes(const std::vector<TaskRequest>& tasks,
+                        const std::vector<TaskPlacement>& placement) {
+  if (!AnyOnDistinctNodes(tasks)) return true;
+  // (node, task) of the tasks that need a node apart, by node: neighbours are on one node.
+  std::vector<std::pair<std::string_view, size_t>> apart;
+  for (size_t t = 0; t < tasks.size() && t < placement.size(); ++t) {
+    if (tasks[t].distinct_nodes) apart.emplace_back(placement[t].node_id, t);
+  }
+  std::sort(apart.begin(), apart.end());
+  for (size_t i = 0; i < apart.size(); ++i) {
+    for (size_t j = i + 1; j < apart.size() && apart[j].first == apart[i].first; ++j) {
+      if (!MayShareNode(tasks[apart[i].second], tasks[apart[j].second])) return false;
+    }
+  }
+  return true;
 }
 
 }  // namespace cohort

@@ -50,5 +50,29 @@ TEST(CopyCapacity, TheSameNodeWithNewLabelsGetsThem) {
   EXPECT_EQ(to, from);
 }
 
+TEST(DistinctNodes, OnlyTwoReplicasOfOneGroupThatWantsNodesApartMayNotShareOne) {
+  TaskRequest worker0{"worker", 0, Resources{1, 1000, 0}, true};
+  TaskRequest worker1{"worker", 1, Resources{1, 1000, 0}, true};
+  TaskRequest node0{"node", 0, Resources{1, 1000, 0}, true};
+  TaskRequest launcher{"launcher", 0, Resources{0, 1000, 0}};
+  TaskRequest plain0{"plain", 0, Resources{1, 1000, 0}};
+  TaskRequest plain1{"plain", 1, Resources{1, 1000, 0}};
+  EXPECT_FALSE(MayShareNode(worker0, worker1));
+  EXPECT_TRUE(MayShareNode(worker0, node0)) << "replicas of another group";
+  EXPECT_TRUE(MayShareNode(worker0, launcher));
+  EXPECT_TRUE(MayShareNode(plain0, plain1)) << "a group without distinct_nodes packs";
+
+  EXPECT_FALSE(AnyOnDistinctNodes({plain0, plain1, launcher}));
+  EXPECT_TRUE(AnyOnDistinctNodes({plain0, worker1}));
+
+  std::vector<TaskRequest> job = {worker0, worker1, node0, launcher};
+  EXPECT_TRUE(KeepsDistinctNodes(job, {{"a", {0}}, {"b", {0}}, {"a", {1}}, {"a", {}}}));
+  EXPECT_TRUE(KeepsDistinctNodes(job, {{"a", {0}}, {"b", {0}}, {"b", {1}}, {"b", {}}}))
+      << "node/0 and the launcher beside worker/1";
+  EXPECT_FALSE(KeepsDistinctNodes(job, {{"b", {0}}, {"b", {1}}, {"a", {0}}, {"a", {}}}))
+      << "worker/0 and worker/1 on b";
+  EXPECT_TRUE(KeepsDistinctNodes({plain0, plain1}, {{"a", {0}}, {"a", {1}}}));
+}
+
 }  // namespace
 }  // namespace cohort

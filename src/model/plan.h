@@ -64,7 +64,17 @@ struct TaskRequest {
   std::string role;
   int index = 0;
   Resources resources;
+  // Its group's replicas each need a node of their own (TaskGroupSpec::distinct_nodes).
+  bool distinct_nodes = false;
 };
+
+// Whether two tasks of one job may run on the same node: not two replicas of a group whose
+// replicas each need a node of their own (TaskGroupSpec::distinct_nodes). The one rule: the
+// scheduler packs by it (CapacityIndex::Place, elastic growth), and the cluster state refuses a
+// placement or a growth that breaks it (cluster::ClusterState::Start, Grow).
+inline bool MayShareNode(const TaskRequest& a, const TaskRequest& b) {
+  return !(a.distinct_nodes && b.distinct_nodes && a.role == b.role);
+}
 
 // What a job's tasks need together.
 inline Resources TotalOf(const std::vector<TaskRequest>& tasks) {
@@ -77,6 +87,13 @@ struct TaskPlacement {
   std::string node_id;
   std::vector<int> gpus;
 };
+
+// Whether some of `tasks` need a node apart from the others of their group: without such a task
+// there is nothing to check.
+bool AnyOnDistinctNodes(const std::vector<TaskRequest>& tasks);
+// Whether `placement` (by task) keeps MayShareNode for every two of `tasks` on one node.
+bool KeepsDistinctNodes(const std::vector<TaskRequest>& tasks,
+                        const std::vector<TaskPlacement>& placement);
 
 // What jobs like this one cost before they ended (scheduler/runtime_history.h): the default
 // policy orders jobs by it. Never the job's own run time, which no one knows before it ends.
@@ -119,6 +136,8 @@ struct RunningJob {
     int max = 0;
     Resources per_replica;
     int next_index = 0;  // indices are never reused within an attempt
+    // A new replica goes only to a node without one of the group's (TaskRequest::distinct_nodes).
+    bool distinct_nodes = false;
   };
   std::vector<ElasticGroup> elastic;
   Constraints constraints;  // where its replicas may run
