@@ -214,9 +214,15 @@ bool CapacityIndex::FillBins(const std::vector<TaskRequest>& tasks, const Constr
   });
   for (size_t t : order) {
     const Resources& need = tasks[t].resources;
+    // A replica of a group whose replicas need a node each joins no bin that holds another.
+    const bool apart = tasks[t].distinct_nodes;
     Bin* target = nullptr;
     for (auto& bin : bins) {
       if (!(bin.used + need).FitsIn(nodes_[bin.node].free)) continue;
+      if (apart && !std::all_of(bin.tasks.begin(), bin.tasks.end(),
+                                [&](size_t u) { return MayShareNode(tasks[u], tasks[t]); })) {
+        continue;
+      }
       if (!target || Leftover(nodes_[bin.node].free, bin.used + need) <
                          Leftover(nodes_[target->node].free, target->used + need)) {
         target = &bin;

@@ -73,7 +73,8 @@ class CapacityIndex {
   // already uses; within a node, a task takes GPUs of one NVLink (else PCIe switch, else
   // socket) group when it can, from the group it fills most tightly. Nodes of
   // constraints.preferred_nodes (that hold the job's datasets) are opened before any other, and
-  // best fit keeps a part of the gang on one.
+  // best fit keeps a part of the gang on one. No two tasks that may not share a node
+  // (MayShareNode: replicas of a group with distinct_nodes) go on one.
   std::optional<std::vector<TaskPlacement>> Place(const std::vector<TaskRequest>& tasks,
                                                   const Constraints& constraints = {}) const;
 
@@ -126,8 +127,9 @@ class CapacityIndex {
 
   // Place(), step by step. A bin is the part of the gang on one node.
   struct Bin;
-  // First-fit decreasing into bins, each on a node of its own (`used`, in bin order); false if
-  // some task fits nowhere.
+  // First-fit decreasing into bins, each on a node of its own (`used`, in bin order); a task
+  // joins no bin with one it may not share a node with (MayShareNode); false if some task fits
+  // nowhere.
   bool FillBins(const std::vector<TaskRequest>& tasks, const Constraints& constraints,
                 std::vector<Bin>& bins, std::vector<size_t>& used) const;
   // The largest unused node that holds `need`; among the largest, one in a rack the gang

@@ -108,6 +108,22 @@ void ElasticReplicas::Grow() {
   }
 }
 
+Constraints ElasticReplicas::KeptApart(const RunningJob& r, const std::string& role) const {
+  Constraints apart = r.constraints;
+  auto add_nodes = [&](const RunningJob& part) {
+    for (size_t t = 0; t < part.tasks.size() && t < part.placement.size(); ++t) {
+      if (part.tasks[t].role == role) apart.excluded_nodes.insert(part.placement[t].node_id);
+    }
+  };
+  add_nodes(r);
+  // Replicas on their way out still run where they are: the state lists them as a stopping job
+  // of their own with the same id (cluster::ClusterState::View).
+  for (const RunningJob* other : s_.running) {
+    if (other != &r && other->job_id == r.job_id) add_nodes(*other);
+  }
+  return apart;
+}
+
 void ElasticReplicas::GrowJob(const RunningJob& r) {
   Growth growth;
   growth.job_id = r.job_id;
@@ -116,15 +132,20 @@ void ElasticReplicas::GrowJob(const RunningJob& r) {
         static_cast<int>(std::count_if(r.tasks.begin(), r.tasks.end(),
                                        [&](const TaskRequest& t) { return t.role == group.role; }));
     int next_index = group.next_index;
+    // A group whose replicas need a node each grows only onto nodes without one of them.
+    std::optional<Constraints> apart;
     for (int k = current; k < group.max; ++k) {
       const Usage& team = s_.order.TeamUsage(r.team);
       if (team.max_gpus && team.held.gpus + group.per_replica.gpus > *team.max_gpus) break;
-      std::vector<TaskRequest> one = {TaskRequest{group.role, next_index, group.per_replica}};
-      auto placement = s_.unreserved.Place(one, r.constraints);
+      if (group.distinct_nodes && !apart) apart = KeptApart(r, group.role);
+      std::vector<TaskRequest> one = {
+          TaskRequest{group.role, next_index, group.per_replica, group.distinct_nodes}};
+      auto placement = s_.unreserved.Place(one, apart ? *apart : r.constraints);
       if (!placement) break;
       s_.free.Take(one, *placement);
       s_.unreserved.Take(one, *placement);
       s_.order.Grew(r.team, group.per_replica);
+      if (apart) apart->excluded_nodes.insert((*placement)[0].node_id);
       growth.tasks.push_back(one[0]);
       growth.placement.push_back((*placement)[0]);
       ++next_index;

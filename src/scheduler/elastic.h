@@ -24,7 +24,8 @@ class ElasticReplicas {
   bool TryShrink(const PendingJob& job);
 
   // Elastic jobs grow into GPUs that nobody else wants now (not free for a waiting job, not
-  // held for a reservation), one replica at a time, up to their maximum and their team's limit.
+  // held for a reservation), one replica at a time, up to their maximum and their team's limit;
+  // a group with distinct_nodes only onto nodes that hold none of its replicas.
   void Grow();
 
   // Surplus replicas of elastic jobs (above their minimum, past the minimum run time), one
@@ -40,6 +41,9 @@ class ElasticReplicas {
   void ShrinkFor(const PendingJob& job, const std::vector<const RunningJob*>& chosen,
                  const std::optional<std::vector<TaskPlacement>>& placement);
   void GrowJob(const RunningJob& r);
+  // The job's constraints, keeping it off every node where a replica of `role` runs, those on
+  // their way out included: where a group with distinct_nodes may grow.
+  Constraints KeptApart(const RunningJob& r, const std::string& role) const;
 
   PassState& s_;
   std::optional<std::vector<RunningJob>> surplus_;

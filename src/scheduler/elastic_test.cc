@@ -97,6 +97,34 @@ TEST(Elastic, GrowthRespectsTheTeamLimit) {
   EXPECT_EQ(plan.growths[0].tasks.size(), 1u);
 }
 
+TEST(Elastic, AGroupWithDistinctNodesGrowsOnlyOntoNodesWithoutOneOfItsReplicas) {
+  ClusterSnapshot c;
+  AddNodes(c, "n", 3, 8);
+  RunningJob& r = Elastic(c, 10, 1, 1, 4, "n-0", Minutes(0));
+  r.tasks[0].distinct_nodes = true;
+  r.elastic[0].distinct_nodes = true;
+  Plan plan = RunScheduler(c, {}, {}, Minutes(30));
+  ASSERT_EQ(plan.growths.size(), 1u);
+  const Growth& g = plan.growths[0];
+  ASSERT_EQ(g.tasks.size(), 2u) << "one replica each on n-1 and n-2: below its maximum of 4, "
+                                   "though n-0 has 7 GPUs free";
+  EXPECT_EQ(g.placement[0].node_id, "n-1");
+  EXPECT_EQ(g.placement[1].node_id, "n-2");
+  EXPECT_TRUE(g.tasks[0].distinct_nodes);
+  EXPECT_TRUE(g.tasks[1].distinct_nodes);
+
+  // A replica on its way out (a stopping job of its own with the same id, as the cluster state
+  // lists it) still runs on its node: nothing grows there either.
+  PendingJob leaving = Job(10, 1, 1, 0, 0, "t");
+  leaving.tasks[0].index = 1;
+  leaving.tasks[0].distinct_nodes = true;
+  StartRunning(c, leaving, {"n-1"}, Minutes(0)).stopping = true;
+  plan = RunScheduler(c, {}, {}, Minutes(30));
+  ASSERT_EQ(plan.growths.size(), 1u);
+  ASSERT_EQ(plan.growths[0].tasks.size(), 1u);
+  EXPECT_EQ(plan.growths[0].placement[0].node_id, "n-2");
+}
+
 // The stage's own functions (elastic.h).
 
 TEST(ElasticReplicas, SurplusIsEachReplicaAboveTheMinimumPastItsMinimumRunTime) {

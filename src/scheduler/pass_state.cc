@@ -8,6 +8,21 @@ namespace cohort::scheduler {
 
 std::string Gpus(int64_t n) { return fmt::format("{} GPU{}", n, n == 1 ? "" : "s"); }
 
+std::vector<DistinctGroup> DistinctGroupsOf(const std::vector<TaskRequest>& tasks) {
+  std::vector<DistinctGroup> groups;
+  for (const auto& t : tasks) {
+    if (!t.distinct_nodes) continue;
+    auto g = std::find_if(groups.begin(), groups.end(),
+                          [&](const DistinctGroup& d) { return d.role == t.role; });
+    if (g == groups.end()) g = groups.insert(groups.end(), DistinctGroup{t.role, 0, {}});
+    ++g->replicas;
+    g->per_replica.gpus = std::max(g->per_replica.gpus, t.resources.gpus);
+    g->per_replica.milli_cpus = std::max(g->per_replica.milli_cpus, t.resources.milli_cpus);
+    g->per_replica.memory_bytes = std::max(g->per_replica.memory_bytes, t.resources.memory_bytes);
+  }
+  return groups;
+}
+
 PassState::PassState(const SchedulerConfig& config, const SchedulingInput& in, PassResidue* residue,
                      Indexes& indexes)
     : config(config),
@@ -29,8 +44,12 @@ PassState::PassState(const SchedulerConfig& config, const SchedulingInput& in, P
 
 void PassState::ReadNodes() {
   for (const auto& n : in.cluster.nodes) {
-    if (std::find(shapes.begin(), shapes.end(), n.total) == shapes.end()) {
+    auto shape = std::find(shapes.begin(), shapes.end(), n.total);
+    if (shape == shapes.end()) {
       shapes.push_back(n.total);
+      shape_nodes.push_back(1);
+    } else {
+      ++shape_nodes[static_cast<size_t>(shape - shapes.begin())];
     }
     largest_node.gpus = std::max(largest_node.gpus, n.total.gpus);
     largest_node.milli_cpus = std::max(largest_node.milli_cpus, n.total.milli_cpus);
@@ -117,10 +136,38 @@ void PassState::Wait(const PendingJob& job, std::string reason, bool unschedulab
 }
 
 const std::string& PassState::Busy(const PendingJob& job) {
+  const std::string& text = BusyText(job);
+  if (!in.reasons || !AnyOnDistinctNodes(job.tasks)) return text;
+  apart_text_ = text;
+  for (const DistinctGroup& g : DistinctGroupsOf(job.tasks)) {
+    size_t room = NodesWithRoomFor(g.per_replica, job.constraints);
+    if (room >= g.replicas) continue;
+    apart_text_ += fmt::format(
+        "; its {} {} replicas need a node each (distinct_nodes), and {} {} "
+        "room for one",
+        g.replicas, g.role, room, room == 1 ? "node has" : "nodes have");
+  }
+  return apart_text_;
+}
+
+size_t PassState::NodesWithRoomFor(const Resources& r, const Constraints& constraints) {
+  auto count = [&] {
+    return static_cast<size_t>(std::count_if(
+        free.nodes().begin(), free.nodes().end(),
+        [&](const NodeCapacity& n) { return r.FitsIn(n.free) && Meets(n, constraints); }));
+  };
+  if (!constraints.empty()) return count();
+  auto it = room_for_.find(r);
+  if (it == room_for_.end()) it = room_for_.emplace(r, count()).first;
+  return it->second;
+}
+
+const std::string& PassState::BusyText(const PendingJob& job) {
   static const std::string kNoText;
   if (!in.reasons) return kNoText;
   if (busy_texts_free_ != free.free_gpus()) {
     busy_texts_.clear();
+    room_for_.clear();
     busy_texts_free_ = free.free_gpus();
   }
   Resources need = TotalOf(job.tasks);

@@ -9,6 +9,7 @@
 #include <optional>
 #include <set>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -41,6 +42,16 @@ struct TeamHold {
   std::vector<TaskPlacement> placement;
   std::string team;
 };
+
+// A group of a job whose replicas need a node each (TaskRequest::distinct_nodes).
+struct DistinctGroup {
+  std::string_view role;  // points into the job's tasks
+  size_t replicas = 0;
+  Resources per_replica;  // the most any of them needs
+};
+// The groups of `tasks` whose replicas need a node each, in the order of their first task; none
+// for a job without distinct_nodes.
+std::vector<DistinctGroup> DistinctGroupsOf(const std::vector<TaskRequest>& tasks);
 
 // What stopping jobs will give back.
 struct Coming {
@@ -80,7 +91,9 @@ struct PassState {
   void Wait(const PendingJob& job, std::string reason, bool unschedulable = false,
             std::optional<Timestamp> reserved = std::nullopt);
   // "waiting for resources: ..." Formatting a line for each of 100,000 waiting jobs would cost
-  // more than scheduling them: jobs of one shape share their text until capacity changes.
+  // more than scheduling them: jobs of one shape share their text until capacity changes. A job
+  // with a group whose replicas need a node each is also told, if so, that fewer nodes have
+  // room for one of them than it has replicas.
   const std::string& Busy(const PendingJob& job);
 
   const SchedulerConfig& config;
@@ -96,7 +109,8 @@ struct PassState {
   Plan plan;
 
   // The nodes.
-  std::vector<Resources> shapes;  // their distinct capacities
+  std::vector<Resources> shapes;    // their distinct capacities
+  std::vector<size_t> shape_nodes;  // how many nodes have each
   Resources largest_node;
   Resources cluster_total;
 
@@ -129,9 +143,18 @@ struct PassState {
   // The lowest priority of each team's running jobs, and what stopping jobs give back.
   void ReadRunning();
 
-  // Reason texts by job shape, valid while the free capacity they quote does not change.
+  // Busy() for a job of any shape, the text cached by shape.
+  const std::string& BusyText(const PendingJob& job);
+  // Nodes with room now for `r` that meet `constraints`.
+  size_t NodesWithRoomFor(const Resources& r, const Constraints& constraints);
+
+  // Reason texts by job shape, valid while the free capacity they quote does not change; the
+  // same for the nodes with room for one replica of a group with distinct_nodes (jobs without
+  // constraints).
   std::map<std::pair<Resources, size_t>, std::string> busy_texts_;
+  std::map<Resources, size_t> room_for_;
   int64_t busy_texts_free_ = -1;
+  std::string apart_text_;  // Busy() of the last job with distinct_nodes
 };
 
 }  // namespace cohort::scheduler

@@ -12,6 +12,7 @@ namespace {
 
 using ::testing::ElementsAre;
 using ::testing::HasSubstr;
+using ::testing::Not;
 using namespace testing;  // NOLINT: the builders
 using testing::Job;       // not cohort::Job
 
@@ -155,6 +156,99 @@ TEST(Constraints, ExcludedNodesAreNotUsedAndAJobOnlyTheyCouldHoldWaitsSayingSo) 
   EXPECT_TRUE(plan.placements.empty());
   EXPECT_EQ(ReasonFor(plan, 3)->reason,
             "waits: it is kept off node n-1 for now, and no other ready node could hold it");
+}
+
+// Every replica of `job` needs a node of its own (TaskGroupSpec::distinct_nodes).
+PendingJob Apart(PendingJob job) {
+  for (auto& t : job.tasks) t.distinct_nodes = true;
+  return job;
+}
+
+TEST(DistinctNodes, AGangWhoseReplicasNeedANodeEachWaitsForAsManyNodes) {
+  ClusterSnapshot c;
+  AddNodes(c, "n", 2, 8);
+  // Without the rule, three 1-GPU replicas pack onto one node.
+  Plan plan = RunScheduler(c, {Job(1, 3, 1)});
+  ASSERT_EQ(plan.placements.size(), 1u);
+  EXPECT_EQ(NodesOf(plan.placements[0]).size(), 1u);
+
+  // With it, two nodes that could hold all three are not enough, and it waits, saying why.
+  plan = RunScheduler(c, {Apart(Job(1, 3, 1))});
+  EXPECT_TRUE(plan.placements.empty());
+  ASSERT_NE(ReasonFor(plan, 1), nullptr);
+  EXPECT_EQ(ReasonFor(plan, 1)->reason,
+            "unschedulable: needs 3 distinct nodes for worker (distinct_nodes: one replica on "
+            "each), but only 2 ready nodes can hold one");
+  EXPECT_TRUE(ReasonFor(plan, 1)->unschedulable);
+
+  // A third node that cannot hold a replica (2 GPUs each) does not count.
+  AddNodes(c, "small", 1, 1);
+  plan = RunScheduler(c, {Apart(Job(1, 3, 2))});
+  EXPECT_TRUE(plan.placements.empty());
+  EXPECT_THAT(ReasonFor(plan, 1)->reason, HasSubstr("only 2 ready nodes can hold one"));
+
+  // Nor one that does not meet the job's constraints.
+  AddNodes(c, "m", 1, 8);
+  for (auto& n : c.nodes) n.gpu_model = n.node_id.starts_with("m") ? "A100" : "H100";
+  PendingJob h100 = Apart(Job(1, 3, 2));
+  h100.constraints.gpu_model = "H100";
+  plan = RunScheduler(c, {h100});
+  EXPECT_TRUE(plan.placements.empty());
+  EXPECT_THAT(ReasonFor(plan, 1)->reason,
+              HasSubstr("only 2 ready nodes that meet its constraints can hold one"));
+  EXPECT_TRUE(ReasonFor(plan, 1)->unschedulable);
+
+  // With a third node that can, it starts, one replica on each.
+  plan = RunScheduler(c, {Apart(Job(1, 3, 2))});
+  ASSERT_EQ(plan.placements.size(), 1u);
+  EXPECT_EQ(NodesOf(plan.placements[0]), (std::set<std::string>{"n-0", "n-1", "m-0"}));
+}
+
+TEST(DistinctNodes, AGangThatWaitsForRoomSaysHowFewNodesHaveRoomForOneReplica) {
+  ClusterSnapshot c;
+  AddNodes(c, "n", 3, 8);
+  Occupy(c, "n-2", 8);
+  Plan plan = RunScheduler(c, {Apart(Job(1, 3, 1))});
+  EXPECT_TRUE(plan.placements.empty());
+  ASSERT_NE(ReasonFor(plan, 1), nullptr);
+  EXPECT_FALSE(ReasonFor(plan, 1)->unschedulable) << "n-2 is busy, not missing";
+  EXPECT_THAT(ReasonFor(plan, 1)->reason,
+              HasSubstr("; its 3 worker replicas need a node each (distinct_nodes), and 2 nodes "
+                        "have room for one"));
+  // The same gang without the rule starts (on one node), and another gang's reason is as it was.
+  plan = RunScheduler(c, {Job(1, 3, 1), Job(2, 3, 8)});
+  EXPECT_THAT(PlacedIds(plan), ElementsAre(1));
+  EXPECT_THAT(ReasonFor(plan, 2)->reason, Not(HasSubstr("distinct_nodes")));
+}
+
+TEST(DistinctNodes, ReplicasApartStillTakeTheNodesTheyFillMostTightly) {
+  ClusterSnapshot c;
+  AddNodes(c, "n", 4, 8);
+  Occupy(c, "n-1", 7);
+  Occupy(c, "n-3", 7);
+  // Two 1-GPU replicas: the odd GPUs of n-1 and n-3, leaving n-0 and n-2 whole for 8-GPU gangs.
+  Plan plan = RunScheduler(c, {Apart(Job(1, 2, 1))});
+  ASSERT_EQ(plan.placements.size(), 1u);
+  EXPECT_EQ(NodesOf(plan.placements[0]), (std::set<std::string>{"n-1", "n-3"}));
+}
+
+TEST(DistinctNodes, OnlyReplicasOfTheSameGroupAreKeptApart) {
+  ClusterSnapshot c;
+  AddNodes(c, "n", 2, 4);
+  // Two groups with distinct_nodes and a launcher without: each node gets one replica of each
+  // group, and the launcher shares a node with them.
+  PendingJob job = Apart(Job(1, 2, 2));
+  for (int i = 0; i < 2; ++i)
+    job.tasks.push_back(TaskRequest{"node", i, Resources{2, 1000, kGi}, true});
+  job.tasks.push_back(TaskRequest{"launcher", 0, Resources{0, 1000, kGi}});
+  // Another job's replicas apart may share nodes with this one's.
+  Plan plan = RunScheduler(c, {job, Apart(Job(2, 2, 0))});
+  ASSERT_EQ(plan.placements.size(), 2u);
+  const JobPlacement& p = plan.placements[0];
+  ASSERT_EQ(p.tasks.size(), 5u);
+  EXPECT_NE(p.tasks[0].node_id, p.tasks[1].node_id);
+  EXPECT_NE(p.tasks[2].node_id, p.tasks[3].node_id);
+  EXPECT_NE(plan.placements[1].tasks[0].node_id, plan.placements[1].tasks[1].node_id);
 }
 
 }  // namespace

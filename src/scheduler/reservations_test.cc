@@ -11,8 +11,10 @@
 namespace cohort::scheduler {
 namespace {
 
+using ::testing::ElementsAre;
 using ::testing::HasSubstr;
 using ::testing::SizeIs;
+using ::testing::UnorderedElementsAre;
 using namespace testing;  // NOLINT: the builders
 using testing::Job;       // not cohort::Job
 
@@ -99,6 +101,47 @@ TEST(Reservations, WithoutKnownEndsOneJobHoldsTheNodesClosestToFitting) {
   ASSERT_THAT(h.state.plan.waiting, SizeIs(2));
   EXPECT_THAT(h.state.plan.waiting[1].reason, ::testing::Not(HasSubstr("holding")))
       << "one job drains nodes at a time";
+}
+
+// A reservation is a placement too (CapacityIndex::Place): replicas of a group with
+// distinct_nodes are reserved on nodes of their own, whether ends are known or not.
+TEST(Reservations, ReplicasThatNeedANodeEachAreReservedOnNodesApart) {
+  PendingJob packed = Job(1, 2, 2);
+  PendingJob apart = Job(2, 2, 2);
+  for (auto& t : apart.tasks) t.distinct_nodes = true;
+  {
+    PassHarness h(KnownEnds(), {packed});
+    Reservations reservations(h.state);
+    reservations.Reserve(h.job(0));
+    ASSERT_THAT(h.state.plan.waiting, SizeIs(1));
+    EXPECT_EQ(h.state.plan.waiting[0].reserved_start, Minutes(20)) << "both on n-1";
+    EXPECT_THAT(h.state.plan.waiting[0].reserved_nodes, ElementsAre("n-1"));
+  }
+  {
+    PassHarness h(KnownEnds(), {apart});
+    Reservations reservations(h.state);
+    reservations.Reserve(h.job(0));
+    ASSERT_THAT(h.state.plan.waiting, SizeIs(1));
+    EXPECT_EQ(h.state.plan.waiting[0].reserved_start, Minutes(50)) << "n-0 ends at minute 50";
+    EXPECT_THAT(h.state.plan.waiting[0].reserved_nodes, UnorderedElementsAre("n-0", "n-1"));
+  }
+  // Without known ends, the nodes held are apart too.
+  ClusterSnapshot c;
+  AddNodes(c, "n", 2, 4);
+  StartRunning(c, Job(10, 1, 4), {"n-0"}, Minutes(0));
+  StartRunning(c, Job(11, 1, 2), {"n-1"}, Minutes(0));
+  {
+    PassHarness h(c, {packed}, {}, Minutes(5));
+    Reservations reservations(h.state);
+    reservations.Reserve(h.job(0));
+    EXPECT_THAT(h.state.plan.waiting[0].reason, HasSubstr("holding n-1 for it"));
+  }
+  {
+    PassHarness h(c, {apart}, {}, Minutes(5));
+    Reservations reservations(h.state);
+    reservations.Reserve(h.job(0));
+    EXPECT_THAT(h.state.plan.waiting[0].reason, HasSubstr("holding n-0, n-1 for it"));
+  }
 }
 
 TEST(Reservations, AJobStartedThisPassEndsAtItsMaxRuntime) {

@@ -112,6 +112,37 @@ class Pass {
       return fmt::format("unschedulable: needs {} in all, but the cluster has {}", need.ToString(),
                          s_.cluster_total.ToString());
     }
+    if (AnyOnDistinctNodes(job.tasks)) return TooFewNodesApart(job);
+    return std::nullopt;
+  }
+
+  // Unschedulable() for a job with a group whose replicas need a node each: fewer nodes could
+  // ever hold one of them than it has replicas.
+  std::optional<std::string> TooFewNodesApart(const PendingJob& job) const {
+    Constraints lasting = job.constraints;  // nodes it is kept off for now count (KeptOff)
+    lasting.excluded_nodes.clear();
+    for (const DistinctGroup& g : DistinctGroupsOf(job.tasks)) {
+      size_t nodes = 0;
+      if (lasting.empty()) {
+        // Nodes come in few shapes: counting by shape is counting every node.
+        for (size_t i = 0; i < s_.shapes.size(); ++i) {
+          if (g.per_replica.FitsIn(s_.shapes[i])) nodes += s_.shape_nodes[i];
+        }
+      } else {
+        nodes = static_cast<size_t>(std::count_if(
+            s_.in.cluster.nodes.begin(), s_.in.cluster.nodes.end(), [&](const NodeCapacity& n) {
+              return g.per_replica.FitsIn(n.total) && Meets(n, lasting);
+            }));
+      }
+      if (nodes >= g.replicas) continue;
+      const char* which = lasting.empty() ? ""
+                          : nodes == 1    ? " that meets its constraints"
+                                          : " that meet its constraints";
+      return fmt::format(
+          "unschedulable: needs {} distinct nodes for {} (distinct_nodes: one replica on each), "
+          "but only {} ready node{}{} can hold one",
+          g.replicas, g.role, nodes, nodes == 1 ? "" : "s", which);
+    }
     return std::nullopt;
   }
 
