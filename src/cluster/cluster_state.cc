@@ -141,7 +141,10 @@ void ClusterState::Release(Holding& h, size_t t) {
 
 bool ClusterState::Start(const PendingJob& job, const std::vector<TaskPlacement>& placement,
                          Timestamp now) {
-  if (jobs_.count(job.job_id) || !Fits(job.tasks, placement)) return false;
+  if (jobs_.count(job.job_id) || !Fits(job.tasks, placement) ||
+      !KeepsDistinctNodes(job.tasks, placement)) {
+    return false;
+  }
   Holding& h = jobs_[job.job_id];
   h.job = RunningFrom(job, placement, now);
   Take(h, 0);
@@ -166,9 +169,35 @@ bool ClusterState::Grow(const Growth& growth, Timestamp now) {
   if (it == jobs_.end() || it->second.job.stopping) return false;
   if (!Fits(growth.tasks, growth.placement)) return false;
   Holding& h = it->second;
+  // New replicas of a group with distinct_nodes (as the job's own records say, not the growth)
+  // go only where none of its replicas is, those on their way out included.
+  const bool any_apart =
+      AnyOnDistinctNodes(h.job.tasks) ||
+      std::any_of(h.job.elastic.begin(), h.job.elastic.end(),
+                  [](const RunningJob::ElasticGroup& g) { return g.distinct_nodes; });
+  auto apart = [&](const std::string& role) {
+    if (!any_apart) return false;
+    for (const auto& g : h.job.elastic) {
+      if (g.role == role && g.distinct_nodes) return true;
+    }
+    return std::any_of(h.job.tasks.begin(), h.job.tasks.end(),
+                       [&](const TaskRequest& t) { return t.role == role && t.distinct_nodes; });
+  };
+  if (any_apart) {
+    std::vector<TaskRequest> tasks = h.job.tasks;
+    std::vector<TaskPlacement> placement = h.job.placement;
+    for (size_t t = 0; t < growth.tasks.size(); ++t) {
+      tasks.push_back(growth.tasks[t]);
+      tasks.back().distinct_nodes = apart(growth.tasks[t].role);
+      placement.push_back(growth.placement[t]);
+    }
+    if (!KeepsDistinctNodes(tasks, placement)) return false;
+  }
   size_t first = h.job.tasks.size();
   for (size_t t = 0; t < growth.tasks.size(); ++t) {
+    bool distinct = apart(growth.tasks[t].role);
     h.job.tasks.push_back(growth.tasks[t]);
+    h.job.tasks.back().distinct_nodes = distinct;
     h.job.placement.push_back(growth.placement[t]);
     h.job.task_started.push_back(now);
     for (auto& g : h.job.elastic) {

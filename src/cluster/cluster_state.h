@@ -59,14 +59,17 @@ class ClusterState {
 
   // --- Jobs that hold resources ---
   // Starts `job` (its tasks on `placement`, started `now`) if every resource is still free on a
-  // ready node; otherwise changes nothing and returns false. Also false for a job that already
-  // holds resources. Starting a job ends its claim.
+  // ready node and no two replicas of a group with distinct_nodes share a node
+  // (KeepsDistinctNodes); otherwise changes nothing and returns false. Also false for a job that
+  // already holds resources. Starting a job ends its claim.
   bool Start(const PendingJob& job, const std::vector<TaskPlacement>& placement, Timestamp now);
   // Takes back a job that holds resources, as it was when it was last running: used to rebuild
   // the state from durable records (tasks on nodes that are gone or not ready are kept and hold
   // nothing there). Replaces any job with the same id.
   void Restore(RunningJob job, const std::vector<bool>& leaving = {});
-  // New replicas for a running elastic job, with the same re-check as Start.
+  // New replicas for a running elastic job, with the same re-check as Start: a replica of a
+  // group with distinct_nodes (as the job's records say) only on a node where none of the
+  // group's replicas is, one on its way out included.
   bool Grow(const Growth& growth, Timestamp now);
   // The job is being stopped (SIGTERM, grace, SIGKILL): it still holds its resources, and the
   // scheduler counts them as on their way back. `for_job`: the job it was preempted for.

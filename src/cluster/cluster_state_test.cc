@@ -207,6 +207,63 @@ TEST_F(ClusterStateTest, ElasticJobsGrowWithTheSameCheckAndLeavingReplicasStopOn
   EXPECT_FALSE(state_.Grow(Growth{1, {grow.tasks[1]}, {{"a", {3}}}}, Minutes(4)));
 }
 
+TEST_F(ClusterStateTest, APlacementWithTwoReplicasOfAGroupWithDistinctNodesOnOneNodeIsRefused) {
+  PendingJob apart = Job(1, 2, 1);
+  for (auto& t : apart.tasks) t.distinct_nodes = true;
+  EXPECT_FALSE(state_.Start(apart, {{"a", {0}}, {"a", {1}}}, Minutes(0)));
+  EXPECT_FALSE(state_.Holds(1));
+  EXPECT_THAT(NodeIn(state_.Snapshot(), "a").free_gpus, ElementsAre(0, 1, 2, 3));
+
+  // Through Apply, as a plan made elsewhere would come: refused, and the plan is not consistent.
+  Plan plan;
+  plan.placements = {{1, {{"a", {0}}, {"a", {1}}}}};
+  Applied applied = state_.Apply(plan, {apart}, Minutes(0));
+  EXPECT_TRUE(applied.placements.empty());
+  EXPECT_FALSE(applied.consistent);
+  EXPECT_FALSE(state_.Holds(1));
+
+  // The same placement of a job without the rule is fine; the job with it, on two nodes, too.
+  EXPECT_TRUE(state_.Start(Job(2, 2, 1), {{"a", {0}}, {"a", {1}}}, Minutes(0)));
+  plan.placements = {{1, {{"a", {2}}, {"b", {0}}}}};
+  applied = state_.Apply(plan, {apart}, Minutes(0));
+  ASSERT_EQ(applied.placements.size(), 1u);
+  EXPECT_TRUE(applied.consistent);
+  EXPECT_TRUE(state_.Holds(1));
+}
+
+TEST_F(ClusterStateTest, AGroupWithDistinctNodesGrowsOnlyWhereNoneOfItsReplicasIs) {
+  state_.UpsertNode(IdleNode("c", 4), true);
+  PendingJob elastic = Job(1, 1, 1);
+  elastic.tasks[0].distinct_nodes = true;
+  const Resources one_gpu = elastic.tasks[0].resources;
+  elastic.elastic = {RunningJob::ElasticGroup{"worker", 1, 4, one_gpu, 1, true}};
+  ASSERT_TRUE(state_.Start(elastic, {{"a", {0}}}, Minutes(0)));
+  // The growth need not say distinct_nodes: the job's own records do.
+  TaskRequest second{"worker", 1, one_gpu};
+  TaskRequest third{"worker", 2, one_gpu};
+  EXPECT_FALSE(state_.Grow(Growth{1, {second}, {{"a", {1}}}}, Minutes(1))) << "beside worker/0";
+  EXPECT_FALSE(state_.Grow(Growth{1, {second, third}, {{"b", {0}}, {"b", {1}}}}, Minutes(1)))
+      << "two new ones on one node";
+  ASSERT_TRUE(state_.Grow(Growth{1, {second}, {{"b", {0}}}}, Minutes(1)));
+  EXPECT_TRUE(state_.FindJob(1)->tasks[1].distinct_nodes);
+
+  // A replica on its way out still runs where it is.
+  state_.MarkLeaving(1, "worker", {1});
+  Plan plan;
+  plan.growths = {Growth{1, {third}, {{"b", {1}}}}};
+  Applied applied = state_.Apply(plan, {}, Minutes(2));
+  EXPECT_TRUE(applied.growths.empty());
+  EXPECT_FALSE(applied.consistent);
+  EXPECT_TRUE(state_.Grow(Growth{1, {third}, {{"c", {0}}}}, Minutes(2)));
+  EXPECT_EQ(state_.FindJob(1)->tasks.size(), 3u);
+
+  // A group without the rule grows beside its replicas, as before.
+  PendingJob packed = Job(2, 1, 1);
+  packed.elastic = {RunningJob::ElasticGroup{"worker", 1, 4, one_gpu, 1}};
+  ASSERT_TRUE(state_.Start(packed, {{"c", {1}}}, Minutes(0)));
+  EXPECT_TRUE(state_.Grow(Growth{2, {second}, {{"c", {2}}}}, Minutes(1)));
+}
+
 TEST_F(ClusterStateTest, RestoreRebuildsFromRecordsAndTakesWhatTheyHold) {
   RunningJob r = cluster::RunningFrom(Job(4, 2, 2), {{"a", {2, 3}}, {"gone", {0, 1}}}, Minutes(0));
   state_.Restore(r);
