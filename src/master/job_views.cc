@@ -7,9 +7,16 @@ namespace cohort::master {
 std::vector<TaskRequest> TaskRequestsOf(const Job& job) {
   std::vector<TaskRequest> tasks;
   for (const auto& g : job.spec.tasks) {
-    for (int i = 0; i < g.replicas; ++i) tasks.push_back(TaskRequest{g.role, i, g.resources});
+    for (int i = 0; i < g.replicas; ++i) {
+      tasks.push_back(TaskRequest{g.role, i, g.resources, g.distinct_nodes});
+    }
   }
   return tasks;
+}
+
+bool DistinctNodes(const Job& job, const std::string& role) {
+  return std::any_of(job.spec.tasks.begin(), job.spec.tasks.end(),
+                     [&](const TaskGroupSpec& g) { return g.role == role && g.distinct_nodes; });
 }
 
 Duration AttainedService(const Job& job) {
@@ -26,8 +33,8 @@ std::vector<RunningJob::ElasticGroup> ElasticGroupsOf(const Job& job) {
     for (const auto& t : job.tasks) {
       if (t.role == g.role) next = std::max(next, t.index + 1);
     }
-    groups.push_back(
-        RunningJob::ElasticGroup{g.role, g.replicas, g.max_replicas, g.resources, next});
+    groups.push_back(RunningJob::ElasticGroup{g.role, g.replicas, g.max_replicas, g.resources, next,
+                                              g.distinct_nodes});
   }
   return groups;
 }

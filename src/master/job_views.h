@@ -3,6 +3,7 @@
 // cluster core and explanations.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "model/job.h"
@@ -13,6 +14,9 @@ namespace cohort::master {
 
 // One request per replica of every task group, in rank order.
 std::vector<TaskRequest> TaskRequestsOf(const Job& job);
+// Whether the replicas of the job's group `role` each need a node of their own
+// (TaskGroupSpec::distinct_nodes).
+bool DistinctNodes(const Job& job, const std::string& role);
 // GPU time a job has received in its ended attempts (least-attained-service policy).
 Duration AttainedService(const Job& job);
 // Its elastic groups; indices are never reused within an attempt.

@@ -49,6 +49,27 @@ TEST_P(MasterTest, SubmittedGangIsPlacedAndRuns) {
   EXPECT_TRUE(nodes.at(0).gpu_holders.empty());
 }
 
+TEST_P(MasterTest, ReplicasOfAGroupWithDistinctNodesAreEachPlacedOnANodeOfTheirOwn) {
+  AddNode("a", 8);
+  AddNode("b", 8);
+  JobSpec apart = MakeSpec(2, 1);
+  apart.tasks[0].distinct_nodes = true;
+  auto job = master_->Submit(apart, "ada");
+  ASSERT_TRUE(job.ok()) << job.status().ToString();
+  JobId packed = Submit(2, 1);  // the same gang without the rule: on one node
+  RunPosted();
+  const Job& placed = GetJob(job->id);
+  ASSERT_EQ(placed.state, JobState::kStarting) << placed.message;
+  ASSERT_EQ(placed.tasks.size(), 2u);
+  EXPECT_NE(placed.tasks[0].node_id, placed.tasks[1].node_id);
+  ASSERT_EQ(GetJob(packed).tasks.size(), 2u);
+  EXPECT_EQ(GetJob(packed).tasks[0].node_id, GetJob(packed).tasks[1].node_id);
+
+  Start();  // a new master on the same data directory: the spec keeps the rule
+  EXPECT_TRUE(GetJob(job->id).spec.tasks[0].distinct_nodes);
+  EXPECT_FALSE(GetJob(packed).spec.tasks[0].distinct_nodes);
+}
+
 TEST_P(MasterTest, PendingGangHoldsNothingAndStartsWhenANodeJoins) {
   AddNode("a", 2);
   JobId big = Submit(2, 2);  // 4 GPUs: does not fit on a

@@ -75,7 +75,8 @@ void SchedulingLoop::RestoreHolding(const Job& job) {
   Timestamp started_at = job.placed_at.value_or(job.submitted_at);
   for (const auto& t : job.tasks) {
     if (IsTerminal(t.state)) continue;
-    as_started.tasks.push_back(TaskRequest{t.role, t.index, t.resources});
+    as_started.tasks.push_back(
+        TaskRequest{t.role, t.index, t.resources, DistinctNodes(job, t.role)});
     placement.push_back(TaskPlacement{t.node_id, t.gpus});
     task_started.push_back(t.started_at.value_or(started_at));
     leaving.push_back(t.scaled_down);
