@@ -65,11 +65,6 @@ Resources GiveFree(NodeCapacity& node, const Resources& resources, const std::ve
   return give;
 }
 
-bool AnyOnDistinctNodes(const std::vector<TaskRequest>& tasks) {
-  return std::any_of(tasks.begin(), tasks.end(),
-                     [](const TaskRequest& t) { return t.distinct_nodes; });
-}
-
 bool KeepsDistinctNodes(const std::vector<TaskRequest>& tasks,
                         const std::vector<TaskPlacement>& placement) {
   if (!AnyOnDistinctNodes(tasks)) return true;

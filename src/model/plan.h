@@ -8,6 +8,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "model/job.h"
@@ -61,11 +62,17 @@ Resources GiveFree(NodeCapacity& node, const Resources& resources, const std::ve
                    bool partial = false);
 
 struct TaskRequest {
+  TaskRequest() = default;
+  TaskRequest(std::string role, int index, Resources resources, bool distinct_nodes = false)
+      : role(std::move(role)), index(index), distinct_nodes(distinct_nodes), resources(resources) {}
+
   std::string role;
   int index = 0;
-  Resources resources;
-  // Its group's replicas each need a node of their own (TaskGroupSpec::distinct_nodes).
+  // Its group's replicas each need a node of their own (TaskGroupSpec::distinct_nodes). In the
+  // padding after `index`, so that a request stays 64 bytes as before (after `resources` it made
+  // 72): passes and snapshots walk and copy every running task.
   bool distinct_nodes = false;
+  Resources resources;
 };
 
 // Whether two tasks of one job may run on the same node: not two replicas of a group whose
@@ -89,8 +96,13 @@ struct TaskPlacement {
 };
 
 // Whether some of `tasks` need a node apart from the others of their group: without such a task
-// there is nothing to check.
-bool AnyOnDistinctNodes(const std::vector<TaskRequest>& tasks);
+// there is nothing to check. Inline: a pass asks it of every waiting job.
+inline bool AnyOnDistinctNodes(const std::vector<TaskRequest>& tasks) {
+  for (const auto& t : tasks) {
+    if (t.distinct_nodes) return true;
+  }
+  return false;
+}
 // Whether `placement` (by task) keeps MayShareNode for every two of `tasks` on one node.
 bool KeepsDistinctNodes(const std::vector<TaskRequest>& tasks,
                         const std::vector<TaskPlacement>& placement);

@@ -136,8 +136,13 @@ void PassState::Wait(const PendingJob& job, std::string reason, bool unschedulab
 }
 
 const std::string& PassState::Busy(const PendingJob& job) {
+  if (!AnyOnDistinctNodes(job.tasks)) return BusyText(job);
+  return BusyApartText(job);
+}
+
+const std::string& PassState::BusyApartText(const PendingJob& job) {
   const std::string& text = BusyText(job);
-  if (!in.reasons || !AnyOnDistinctNodes(job.tasks)) return text;
+  if (!in.reasons) return text;
   apart_text_ = text;
   for (const DistinctGroup& g : DistinctGroupsOf(job.tasks)) {
     size_t room = NodesWithRoomFor(g.per_replica, job.constraints);

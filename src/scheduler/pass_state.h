@@ -143,8 +143,9 @@ struct PassState {
   // The lowest priority of each team's running jobs, and what stopping jobs give back.
   void ReadRunning();
 
-  // Busy() for a job of any shape, the text cached by shape.
+  // Busy() for a job of any shape, the text cached by shape; and for a job with distinct_nodes.
   const std::string& BusyText(const PendingJob& job);
+  const std::string& BusyApartText(const PendingJob& job);
   // Nodes with room now for `r` that meet `constraints`.
   size_t NodesWithRoomFor(const Resources& r, const Constraints& constraints);
 
