@@ -13,7 +13,8 @@
 #    A directory under src/ that is not in the table fails: add new modules to it.
 # 2. Links: cohort_scheduler and cohort_cluster link only the model, common and the third-party
 #    libraries that those use; cohort_dispatch only those and the scheduler and cluster;
-#    cohort_framework, cohort_sweep and cohort_slurm only the model and common; cohort_model links
+#    cohort_sweep and cohort_slurm only the model and common, cohort_framework only those and
+#    cohort_slurm (the SLURM_* variables of a Slurm job); cohort_model links
 #    no module but common, cohort_metrics none but common and its generated protobuf code, and
 #    cohort_common none.
 #    (The build itself links each pure library whole with nothing but what it may use:
@@ -39,7 +40,7 @@ declare -A allowed=(
   [data]="store model os common"
   [scheduler]="model common"
   [cluster]="model common"
-  [framework]="model common"
+  [framework]="slurm model common"
   [sweep]="model common"
   [slurm]="model common"
   [auth]="model common"
@@ -52,7 +53,7 @@ declare -A allowed=(
   [agent]="client metrics store model os common"
   [sim]="sweep scheduler cluster dispatch model common"
   [dispatch]="scheduler cluster model common"
-  [cli]="client data sim sweep scheduler cluster dispatch model os tls common"
+  [cli]="client data sim sweep slurm scheduler cluster dispatch model os tls common"
   [cohortd]="*"
 )
 
@@ -148,7 +149,7 @@ if [ -n "$build_dir" ]; then
   check_links cohort_scheduler required exact "$pure_links"
   check_links cohort_cluster optional exact "$pure_links"
   check_links cohort_dispatch optional exact "$pure_links cohort_scheduler cohort_cluster"
-  check_links cohort_framework optional exact "$pure_links"
+  check_links cohort_framework optional exact "$pure_links cohort_slurm"
   check_links cohort_sweep optional exact "$pure_links"
   check_links cohort_slurm optional exact "$pure_links"
 fi

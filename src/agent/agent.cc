@@ -345,13 +345,15 @@ void Agent::Launch(const TaskLaunch& given, Duration node_timeout) {
     }
     std::vector<std::string> command = launch.command;
     std::string path_prefix;
-    if (launch.tools || launch.exec_service) {
+    if (launch.tools || launch.slurm_tools || launch.exec_service) {
       if (config_.tools_dir.empty()) {
         return NotStarted(t, "refused to start",
                           "this agent has no task tools (cohort-exec in tools/ beside cohortd), "
-                          "which an MPI job's tasks need");
+                          "which the tasks of MPI and Slurm jobs need");
       }
       path_prefix = config_.tools_dir;
+      // srun and scontrol are cohort-exec under their names, in a directory of their own.
+      if (launch.slurm_tools) path_prefix = config_.tools_dir + "/slurm:" + path_prefix;
     }
     if (launch.exec_service) {
       // The task's command, if any, runs beside the service, which ends with it.

@@ -92,6 +92,11 @@ std::string ShortDuration(Duration d);
 
 void AddClusterCommands(CLI::App& app, GlobalOptions& g);
 void AddJobCommands(CLI::App& app, GlobalOptions& g);
+// cohort sbatch (sbatch_command.cc).
+void AddSbatchCommand(CLI::App& app, GlobalOptions& g);
+// Waits until the job ends (or `timeout_s` passes, if positive), showing its state on a
+// terminal; kDeadlineExceeded on the timeout.
+StatusOr<Job> WaitForJobEnd(client::CohortClient& c, JobId id, double timeout_s);
 void AddNodeCommands(CLI::App& app, GlobalOptions& g);
 void AddTeamCommands(CLI::App& app, GlobalOptions& g);
 void AddAccountingCommands(CLI::App& app, GlobalOptions& g);

@@ -707,6 +707,10 @@ int RunWait(const GlobalOptions& g, const WaitOptions& o) {
 
 }  // namespace
 
+StatusOr<Job> WaitForJobEnd(client::CohortClient& c, JobId id, double timeout_s) {
+  return WaitForEnd(c, id, timeout_s);
+}
+
 void AddJobCommands(CLI::App& app, GlobalOptions& g) {
   auto submit = std::make_shared<SubmitOptions>();
   auto* s = app.add_subcommand("submit", "Submit a job spec (YAML or JSON); prints the job id");

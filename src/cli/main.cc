@@ -24,6 +24,7 @@ int main(int argc, char** argv) {
       ->envname("COHORT_CA_FILE");
   cohort::cli::AddClusterCommands(app, global);
   cohort::cli::AddJobCommands(app, global);
+  cohort::cli::AddSbatchCommand(app, global);
   cohort::cli::AddArtifactCommands(app, global);
   cohort::cli::AddNodeCommands(app, global);
   cohort::cli::AddTeamCommands(app, global);

@@ -318,6 +318,9 @@ int Serve(const ServeOptions& options) {
     if (main_child == 0) {
       ::close(listener);
       DefaultSignals();
+      // The private TMPDIR too, as the commands the service runs: a Slurm job's srun counts
+      // its steps there.
+      ::setenv("TMPDIR", tmp.c_str(), 1);
       std::vector<char*> argv;
       for (const auto& word : options.command) argv.push_back(const_cast<char*>(word.c_str()));
       argv.push_back(nullptr);

@@ -11,6 +11,7 @@
 
 #include "exec/exec_client.h"
 #include "exec/exec_service.h"
+#include "exec/slurm_batch.h"
 #include "exec/srun.h"
 
 namespace {
@@ -27,7 +28,16 @@ constexpr const char* kUsage =
     "  cohort-exec serve [--port PORT] [-- COMMAND [ARGS...]]\n"
     "      Serve such commands on PORT ($COHORT_TASK_PORT by default), running COMMAND beside\n"
     "      (the service ends with it, with its status), or until stopped. The agent runs this as\n"
-    "      the command of an MPI job's workers.\n";
+    "      the command of an MPI job's workers.\n"
+    "  cohort-exec batch [-- ARGS...]\n"
+    "      Run the batch script of a Slurm job that `cohort sbatch` started, with ARGS, as\n"
+    "      slurmstepd would: by the interpreter its \"#!\" line names, its output into the\n"
+    "      job's --output (and --error) file and this task's log, --signal sent when due, and\n"
+    "      SIGTERM, SIGINT, SIGHUP, SIGUSR1, SIGUSR2 and SIGCONT passed on to it. The exit\n"
+    "      status is the script's. Reads $COHORT_SLURM_SCRIPT, $COHORT_SLURM_OUTPUT,\n"
+    "      $COHORT_SLURM_ERROR, $COHORT_SLURM_INPUT, $COHORT_SLURM_OPEN_MODE and\n"
+    "      $COHORT_SLURM_SIGNAL, which Cohort sets; the agent runs it beside `serve` on the\n"
+    "      job's first node.\n";
 
 int Usage(const char* why) {
   fmt::print(stderr, "cohort-exec: {}\n{}", why, kUsage);
@@ -44,7 +54,7 @@ int main(int argc, char** argv) {
       program.substr(program.rfind('/') == std::string_view::npos ? 0 : program.rfind('/') + 1);
   if (program == "srun") return cohort::exec::RunSrun(args);
   if (program == "scontrol") return cohort::exec::RunScontrol(args);
-  if (args.empty()) return Usage("name a task and a command, or serve");
+  if (args.empty()) return Usage("name a task and a command, or serve, or batch");
   if (args[0] == "--help" || args[0] == "-h") {
     fmt::print("{}", kUsage);
     return 0;
@@ -66,6 +76,20 @@ int main(int argc, char** argv) {
     }
     options.command.assign(args.begin() + static_cast<std::ptrdiff_t>(i), args.end());
     return cohort::exec::Serve(options);
+  }
+  if (args[0] == "batch") {
+    // `batch -- ARGS`: everything after "--" is the script's, even words that look like options.
+    size_t first = 1;
+    if (first < args.size() && args[first] == "--") {
+      ++first;
+    } else if (first < args.size()) {
+      return Usage(fmt::format("batch: unknown argument \"{}\"; the script's arguments go after "
+                               "\"--\"",
+                               args[first])
+                       .c_str());
+    }
+    return cohort::exec::BatchMain(
+        std::vector<std::string>(args.begin() + static_cast<std::ptrdiff_t>(first), args.end()));
   }
   cohort::exec::RunOptions options;
   size_t i = 0;

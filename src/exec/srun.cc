@@ -6,7 +6,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
+#include <iterator>
+#include <map>
 #include <mutex>
 #include <optional>
 #include <thread>
@@ -15,6 +18,8 @@
 #include "exec/exec_session.h"
 #include "slurm/hostlist.h"
 #include "slurm/slurm_environment.h"
+
+extern char** environ;
 
 namespace cohort::exec {
 namespace {
@@ -34,6 +39,45 @@ std::string Env(const char* name) {
 int Fail(const std::string& why) {
   fmt::print(stderr, "srun: error: {}\n", why);
   return 1;
+}
+
+// What of srun's own environment its tasks get: all of it, as Slurm's default --export=ALL (the
+// batch script's `export MASTER_ADDR=...` reaches every task), but what each node's service sets
+// for its own node and task (the node's name and GPUs, Cohort's variables of the serving task,
+// its private TMPDIR) and the shell's own bookkeeping.
+std::map<std::string, std::string> ExportedEnvironment() {
+  static constexpr std::string_view kNodes[] = {"SLURMD_NODENAME",
+                                                "SLURM_NODEID",
+                                                "SLURM_PROCID",
+                                                "SLURM_LOCALID",
+                                                "SLURM_CPUS_ON_NODE",
+                                                "SLURM_GPUS_ON_NODE",
+                                                "SLURM_TOPOLOGY_ADDR",
+                                                "CUDA_VISIBLE_DEVICES",
+                                                "TMPDIR",
+                                                "OMPI_MCA_btl_vader_backing_directory",
+                                                "PWD",
+                                                "OLDPWD",
+                                                "SHLVL",
+                                                "_"};
+  std::map<std::string, std::string> env;
+  for (char** e = environ; e && *e; ++e) {
+    std::string_view entry = *e;
+    const size_t eq = entry.find('=');
+    if (eq == std::string_view::npos) continue;
+    std::string_view name = entry.substr(0, eq);
+    // Not a variable a task could be given (bash's exported functions, "BASH_FUNC_f%%").
+    const bool plain = !name.empty() && !std::isdigit(static_cast<unsigned char>(name[0])) &&
+                       std::all_of(name.begin(), name.end(), [](char c) {
+                         return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+                       });
+    if (!plain || name.starts_with("COHORT_") ||
+        std::find(std::begin(kNodes), std::end(kNodes), name) != std::end(kNodes)) {
+      continue;
+    }
+    env.emplace(name, entry.substr(eq + 1));
+  }
+  return env;
 }
 
 struct SrunOptions {
@@ -136,8 +180,11 @@ std::string ShellQuoted(const std::string& word) {
 // service's), under a lock, so that steps started at once get ids of their own.
 int NextStepId() {
   std::string dir = Env("TMPDIR");
-  int fd = ::open(((dir.empty() ? "/tmp" : dir) + "/cohort-srun-steps").c_str(),
-                  O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  // Named by the job and attempt too: where TMPDIR is shared, each attempt counts its own.
+  const std::string name =
+      fmt::format("/cohort-srun-steps-{}-{}", Env("SLURM_JOB_ID"), Env("COHORT_ATTEMPT"));
+  int fd =
+      ::open(((dir.empty() ? "/tmp" : dir) + name).c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
   if (fd < 0) return 0;
   ::flock(fd, LOCK_EX);
   char text[32] = {};
@@ -208,6 +255,18 @@ int RunSrun(const std::vector<std::string>& args) {
   }
   auto options = ParseSrun(args);
   if (!options.ok()) return Fail(options.status().message() + "\n" + kSrunUsage);
+  // As Slurm's srun, what the job asked for per task is each step's default: sbatch's
+  // --gpus-per-task ("1", or "a100:1") and --cpus-per-task reach srun as these variables.
+  if (!options->gpus_per_task) {
+    std::string text = Env("SLURM_GPUS_PER_TASK");
+    text = text.substr(text.rfind(':') == std::string::npos ? 0 : text.rfind(':') + 1);
+    if (auto n = ParseInteger(text, 1, 64)) options->gpus_per_task = static_cast<int>(*n);
+  }
+  if (!options->cpus_per_task) {
+    if (auto n = ParseInteger(Env("SLURM_CPUS_PER_TASK"), 1, 1 << 20)) {
+      options->cpus_per_task = static_cast<int>(*n);
+    }
+  }
   const std::string nodelist = Env("SLURM_JOB_NODELIST");
   const std::string credential = Env("COHORT_JOB_CREDENTIAL");
   if (nodelist.empty() || credential.empty()) {
@@ -266,6 +325,13 @@ int RunSrun(const std::vector<std::string>& args) {
   char cwd[4096];
   const std::string here = ::getcwd(cwd, sizeof(cwd)) ? cwd : "";
 
+  const std::map<std::string, std::string> exported = ExportedEnvironment();
+  if (exported.size() + 64 > kMaxRequestVariables) {
+    return Fail(
+        fmt::format("the environment has {} variables; srun passes at most {} to its "
+                    "tasks",
+                    exported.size(), kMaxRequestVariables - 64));
+  }
   Output output(options->label);
   std::vector<ExecAnswer> answers(static_cast<size_t>(total));
   // -K: the first task that fails ends the others.
@@ -295,7 +361,10 @@ int RunSrun(const std::vector<std::string>& args) {
       ExecRequest request;
       request.credential = credential;
       request.command = Join(quoted, " ");
-      request.env = slurm::StepVariables(task, cpus_on_node);
+      request.env = exported;
+      for (auto& [name, value] : slurm::StepVariables(task, cpus_on_node)) {
+        request.env[name] = std::move(value);
+      }
       if (options->cpus_per_task) {
         request.env["SLURM_CPUS_PER_TASK"] = std::to_string(*options->cpus_per_task);
       }

@@ -33,6 +33,19 @@ void AddDeepSpeed(const Job& job, const Task& self, std::map<std::string, std::s
 
 void AddJax(const Job& job, const Task& self, std::map<std::string, std::string>& env);
 
+// A Slurm job's node names, one per task in rank order (SLURM_JOB_NODELIST): the tasks' hosts,
+// or their nodes' ids when two tasks share a host.
+std::vector<std::string> SlurmNodeNames(const Job& job);
+// "NAME=host:port,..." for every task of a Slurm job, by those names: where srun's tasks go.
+std::string SlurmExecEndpoints(const Job& job);
+// The batch script's SLURM_* variables (slurm/slurm_environment.h) on every node; on the first,
+// what `cohort-exec batch` reads besides: COHORT_SLURM_OUTPUT, _ERROR, _INPUT, _OPEN_MODE and
+// _SIGNAL.
+void AddSlurm(const Job& job, const Task& self, std::map<std::string, std::string>& env);
+std::string SlurmScript(const Job& job);
+// `cohort-exec batch -- ARGS`: the first node's command.
+std::vector<std::string> SlurmBatchCommand(const Job& job);
+
 // The tasks not being taken away, in rank order, and the first of them.
 std::vector<const Task*> ActiveTasks(const Job& job);
 

@@ -151,6 +151,9 @@ std::map<std::string, std::string> TaskEnvironment(const Job& job, size_t task,
     case Framework::kDeepSpeed:
       AddDeepSpeed(job, self, env);
       break;
+    case Framework::kSlurm:
+      AddSlurm(job, self, env);
+      break;
   }
   return env;
 }
@@ -167,6 +170,9 @@ std::vector<TaskFile> TaskFiles(const Job& job, size_t task) {
     case Framework::kDeepSpeed:
       return {
           TaskFile{"deepspeed-hostfile", DeepSpeedHostfile(job), {"COHORT_DEEPSPEED_HOSTFILE"}}};
+    case Framework::kSlurm:
+      if (ActiveTasks(job).front() != &job.tasks[task]) break;
+      return {TaskFile{"slurm-script", SlurmScript(job), {"COHORT_SLURM_SCRIPT"}}};
     case Framework::kNone:
     case Framework::kPyTorch:
     case Framework::kTensorFlow:
@@ -178,11 +184,51 @@ std::vector<TaskFile> TaskFiles(const Job& job, size_t task) {
 
 TaskTools TaskToolsOf(const Job& job, size_t task) {
   COHORT_CHECK(task < job.tasks.size());
+  if (job.spec.framework == Framework::kSlurm) {
+    return TaskTools{.tools = true, .slurm_tools = true, .exec_service = true};
+  }
   if (job.spec.framework != Framework::kMpi) return {};
   return TaskTools{.tools = true, .exec_service = job.tasks[task].role == "worker"};
 }
 
-bool UsesJobCredential(const JobSpec& spec) { return spec.framework == Framework::kMpi; }
+std::vector<std::string> TaskCommand(const Job& job, size_t task) {
+  COHORT_CHECK(task < job.tasks.size());
+  const Task& self = job.tasks[task];
+  if (job.spec.framework == Framework::kSlurm) {
+    if (ActiveTasks(job).front() == &self) return SlurmBatchCommand(job);
+    return {};
+  }
+  for (const auto& g : job.spec.tasks) {
+    if (g.role == self.role) return g.command;
+  }
+  return {};
+}
+
+bool UsesJobCredential(const JobSpec& spec) {
+  return spec.framework == Framework::kMpi || spec.framework == Framework::kSlurm;
+}
+
+std::optional<std::string> SuccessEndsJob(const Job& job, const Task& task) {
+  switch (job.spec.framework) {
+    case Framework::kMpi:
+      // The job is its mpirun. Its workers only hold the ranks, which have ended with it.
+      if (task.role == "launcher") return "the launcher succeeded; stopping the workers";
+      break;
+    case Framework::kSlurm:
+      // The job is its batch script; the other nodes only serve its steps.
+      if (ActiveTasks(job).front() == &task) {
+        return "the batch script succeeded; stopping the job's other nodes";
+      }
+      break;
+    case Framework::kNone:
+    case Framework::kPyTorch:
+    case Framework::kTensorFlow:
+    case Framework::kJax:
+    case Framework::kDeepSpeed:
+      break;
+  }
+  return std::nullopt;
+}
 
 int64_t EnvironmentBytesBound(const JobSpec& spec, const std::vector<Task>& tasks,
                               const JobDirectories& dirs) {
@@ -202,6 +248,25 @@ int64_t EnvironmentBytesBound(const JobSpec& spec, const std::vector<Task>& task
   if (spec.framework == Framework::kTensorFlow) {
     bytes += endpoints + 64;
     for (const auto& g : spec.tasks) bytes += static_cast<int64_t>(g.role.size()) + 6;
+  }
+  if (spec.framework == Framework::kSlurm && spec.slurm) {
+    // The batch script and its arguments (slurm/slurm_environment.h: about 2 KiB of names and
+    // numbers, and the file names of --output, --error and --input, each at most a path expanded
+    // to twice its length), the node list in SLURM_JOB_NODELIST and SLURM_NODELIST, and an
+    // endpoint per node ("name=host:port,": name and host are each a host or a node id).
+    bytes += static_cast<int64_t>(spec.slurm->script.size()) + 4 * 1024;
+    for (const auto& arg : spec.slurm->args) bytes += static_cast<int64_t>(arg.size()) + 1;
+    bytes += 2 * static_cast<int64_t>(spec.slurm->output.size() + spec.slurm->error.size() +
+                                      spec.slurm->input.size()) +
+             3 * 64;
+    bytes += static_cast<int64_t>(spec.slurm->job_name.size() + spec.slurm->submit_dir.size() +
+                                  spec.slurm->submit_host.size());
+    for (const auto& t : tasks) {
+      if (t.scaled_down) continue;
+      const int64_t name = std::max<int64_t>(static_cast<int64_t>(t.host.size()),
+                                             static_cast<int64_t>(t.node_id.size()));
+      bytes += 3 * name + static_cast<int64_t>(t.host.size()) + 16;
+    }
   }
   if (spec.framework == Framework::kMpi || spec.framework == Framework::kDeepSpeed) {
     // A hostfile line per task ("[cohort-jobID-]ROLE-INDEX slots=N\n": an index and N of at

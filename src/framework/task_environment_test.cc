@@ -4,6 +4,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include "framework/frameworks.h"
+#include "model/limits.h"
+
 namespace cohort::framework {
 namespace {
 
@@ -182,14 +185,150 @@ TEST(TaskEnvironment, DeepSpeedGetsItsHostfileAndItsLaunchersVariables) {
   EXPECT_EQ(files[0].env, (std::vector<std::string>{"COHORT_DEEPSPEED_HOSTFILE"}));
 }
 
+// A Slurm job of `nodes` node tasks, one per host (10.0.0.<rank>), 2 GPUs and 8 CPUs each.
+Job SlurmJob(int nodes) {
+  Job job = PlacedJob(Framework::kSlurm, {{"node", nodes}});
+  for (auto& t : job.tasks) {
+    t.node_id = "node-" + std::to_string(t.rank);
+    t.host = "10.0.0." + std::to_string(t.rank);
+    t.gpus = {2, 3};
+    t.resources.milli_cpus = 8000;
+  }
+  job.user = "ada";
+  job.spec.name = "train";
+  job.spec.tasks[0].workdir = "/home/ada/proj";
+  job.spec.max_runtime = std::chrono::minutes(10);
+  SlurmSection s;
+  s.script = "#!/bin/bash\nsrun hostname\n";
+  s.args = {"--epochs", "3"};
+  s.job_name = "my train";
+  s.tasks_per_node = std::vector<int>(static_cast<size_t>(nodes), 2);
+  s.tasks_asked = true;
+  s.ntasks_per_node = 2;
+  s.gpus_per_task = "1";
+  s.submit_dir = "/home/ada/proj";
+  s.submit_host = "login1";
+  s.partition = "research";
+  s.output = "logs/%x-%j.out";
+  s.error = "/tmp/%j.err";
+  s.signal = SlurmSignal{.number = 10, .before_end = std::chrono::seconds(120)};
+  job.spec.slurm = s;
+  return job;
+}
+
+TEST(TaskEnvironment, ASlurmJobsNodesGetTheBatchScriptsVariablesAndTheFirstRunsIt) {
+  Job job = SlurmJob(3);
+  auto first = TaskEnvironment(job, 0, kDirs);
+  EXPECT_EQ(first["SLURM_JOB_ID"], "42");
+  EXPECT_EQ(first["SLURM_JOB_NAME"], "my train");
+  EXPECT_EQ(first["SLURM_JOB_NODELIST"], "10.0.0.[0-2]");
+  EXPECT_EQ(first["SLURM_JOB_NUM_NODES"], "3");
+  EXPECT_EQ(first["SLURM_TASKS_PER_NODE"], "2(x3)");
+  EXPECT_EQ(first["SLURM_NTASKS"], "6");
+  EXPECT_EQ(first["SLURM_JOB_CPUS_PER_NODE"], "8(x3)");
+  EXPECT_EQ(first["SLURM_GPUS_ON_NODE"], "2");
+  EXPECT_EQ(first["SLURM_SUBMIT_DIR"], "/home/ada/proj");
+  EXPECT_EQ(first["SLURM_SUBMIT_HOST"], "login1");
+  EXPECT_EQ(first["SLURM_JOB_PARTITION"], "research");
+  EXPECT_EQ(first["SLURMD_NODENAME"], "10.0.0.0");
+  EXPECT_EQ(first["CUDA_VISIBLE_DEVICES"], "2,3");
+  EXPECT_EQ(first["COHORT_EXEC_ENDPOINTS"],
+            "10.0.0.0=10.0.0.0:30000,10.0.0.1=10.0.0.1:30001,10.0.0.2=10.0.0.2:30002");
+  // What `cohort-exec batch` reads: the files by Slurm's patterns, relative to the workdir.
+  EXPECT_EQ(first["COHORT_SLURM_OUTPUT"], "/home/ada/proj/logs/my train-42.out");
+  EXPECT_EQ(first["COHORT_SLURM_ERROR"], "/tmp/42.err");
+  EXPECT_EQ(first.count("COHORT_SLURM_INPUT"), 0u);
+  EXPECT_EQ(first["COHORT_SLURM_OPEN_MODE"], "truncate");
+  EXPECT_EQ(first["COHORT_SLURM_SIGNAL"], "10@480");  // 10 min less 120 s
+  auto files = TaskFiles(job, 0);
+  ASSERT_EQ(files.size(), 1u);
+  EXPECT_EQ(files[0].content, "#!/bin/bash\nsrun hostname\n");
+  EXPECT_EQ(files[0].env, (std::vector<std::string>{"COHORT_SLURM_SCRIPT"}));
+  EXPECT_EQ(TaskCommand(job, 0),
+            (std::vector<std::string>{"cohort-exec", "batch", "--", "--epochs", "3"}));
+  TaskTools tools = TaskToolsOf(job, 0);
+  EXPECT_TRUE(tools.tools && tools.slurm_tools && tools.exec_service);
+  EXPECT_TRUE(UsesJobCredential(job.spec));
+  EXPECT_EQ(SuccessEndsJob(job, job.tasks[0]),
+            "the batch script succeeded; stopping the job's other nodes");
+
+  // The others serve srun with the job's variables as their node sees them, and run nothing.
+  auto third = TaskEnvironment(job, 2, kDirs);
+  EXPECT_EQ(third["SLURMD_NODENAME"], "10.0.0.2");
+  EXPECT_EQ(third["SLURM_NODEID"], "2");
+  EXPECT_EQ(third["SLURM_JOB_NODELIST"], "10.0.0.[0-2]");
+  EXPECT_EQ(third.count("COHORT_SLURM_OUTPUT"), 0u);
+  EXPECT_TRUE(TaskFiles(job, 2).empty());
+  EXPECT_TRUE(TaskCommand(job, 2).empty());
+  EXPECT_TRUE(TaskToolsOf(job, 2).exec_service);
+  EXPECT_EQ(SuccessEndsJob(job, job.tasks[2]), std::nullopt);
+  // Other frameworks: the group's command.
+  Job mpi = PlacedJob(Framework::kMpi, {{"launcher", 1}, {"worker", 1}});
+  mpi.spec.tasks[0].command = {"mpirun", "prog"};
+  EXPECT_EQ(TaskCommand(mpi, 0), (std::vector<std::string>{"mpirun", "prog"}));
+  EXPECT_EQ(SuccessEndsJob(mpi, mpi.tasks[0]), "the launcher succeeded; stopping the workers");
+  EXPECT_EQ(SuccessEndsJob(mpi, mpi.tasks[1]), std::nullopt);
+}
+
+TEST(TaskEnvironment, SlurmNodesThatShareAnAddressAreNamedByTheirNodes) {
+  Job job = SlurmJob(2);
+  job.tasks[1].host = job.tasks[0].host;  // two agents on one machine
+  EXPECT_EQ(SlurmNodeNames(job), (std::vector<std::string>{"node-0", "node-1"}));
+  auto env = TaskEnvironment(job, 0, kDirs);
+  EXPECT_EQ(env["SLURM_JOB_NODELIST"], "node-[0-1]");
+  EXPECT_EQ(env["COHORT_EXEC_ENDPOINTS"], "node-0=10.0.0.0:30000,node-1=10.0.0.0:30001");
+}
+
+TEST(TaskEnvironment, ASlurmArrayJobKnowsItsArrayAndAppendsWhenAsked) {
+  Job job = SlurmJob(1);
+  job.spec.array = ArraySpec{.indices = {0, 2, 4}};
+  job.array = ArrayElement{.id = 40, .index = 2, .count = 3};
+  job.spec.slurm->array_step = 2;
+  job.spec.slurm->output = "out-%A_%a.txt";
+  job.spec.slurm->append = true;
+  job.spec.slurm->signal->batch_only = true;
+  job.spec.max_runtime = std::chrono::seconds(60);  // shorter than the warning: at once
+  auto env = TaskEnvironment(job, 0, kDirs);
+  EXPECT_EQ(env["SLURM_ARRAY_JOB_ID"], "40");
+  EXPECT_EQ(env["SLURM_ARRAY_TASK_ID"], "2");
+  EXPECT_EQ(env["SLURM_ARRAY_TASK_COUNT"], "3");
+  EXPECT_EQ(env["SLURM_ARRAY_TASK_MAX"], "4");
+  EXPECT_EQ(env["SLURM_ARRAY_TASK_STEP"], "2");
+  EXPECT_EQ(env["COHORT_SLURM_OUTPUT"], "/home/ada/proj/out-40_2.txt");
+  EXPECT_EQ(env["COHORT_SLURM_OPEN_MODE"], "append");
+  EXPECT_EQ(env["COHORT_SLURM_SIGNAL"], "B:10@0");
+  job.spec.max_runtime.reset();  // no time limit: no warning either, as in Slurm
+  EXPECT_EQ(TaskEnvironment(job, 0, kDirs).count("COHORT_SLURM_SIGNAL"), 0u);
+}
+
 // What bounds a node's desired state counts Cohort's variables by EnvironmentBytesBound: it must
 // never be below what TaskEnvironment adds, with every field at its longest, and stay close.
 TEST(TaskEnvironment, TheBoundOfWhatItAddsHoldsForTheLongestFields) {
-  for (Framework framework : {Framework::kNone, Framework::kPyTorch, Framework::kTensorFlow,
-                              Framework::kMpi, Framework::kJax, Framework::kDeepSpeed}) {
+  for (Framework framework :
+       {Framework::kNone, Framework::kPyTorch, Framework::kTensorFlow, Framework::kMpi,
+        Framework::kJax, Framework::kDeepSpeed, Framework::kSlurm}) {
     Job job = framework == Framework::kMpi
                   ? PlacedJob(framework, {{"worker", 1000}, {"launcher", 1}})
                   : PlacedJob(framework, {{std::string(32, 'w'), 1000}, {"ps", 24}});
+    if (framework == Framework::kSlurm) {
+      // The longest of each field a section may hold, with every variable set.
+      job = SlurmJob(1024);
+      SlurmSection& s = *job.spec.slurm;
+      s.script = "#!" + std::string(kMaxSlurmJobScriptBytes - 2, 's');
+      s.job_name = std::string(kMaxSlurmTextLength, 'j');
+      s.submit_dir = "/" + std::string(kMaxWorkdirLength - 1, 'd');
+      s.submit_host = std::string(kMaxAddressLength, 'h');
+      s.output = std::string(kMaxWorkdirLength - 2, 'o') + "%x";
+      s.error = std::string(kMaxWorkdirLength - 2, 'e') + "%x";
+      s.input = std::string(kMaxWorkdirLength - 2, 'i') + "%u";
+      s.gpus = s.gpus_per_node = s.gpus_per_task = std::string(kMaxSlurmTextLength, 'g');
+      s.partition = s.account = s.qos = std::string(kMaxSlurmTextLength, 'p');
+      s.cpus_per_task = s.cpus_per_gpu = s.ntasks_per_node = 1 << 20;
+      s.mem_per_node = s.mem_per_cpu = s.mem_per_gpu = kMaxTaskMemoryBytes;
+      s.tasks_per_node.assign(1024, 65536);
+      job.user = std::string(64, 'u');
+      job.spec.array = ArraySpec{.indices = {0, kMaxArrayIndex}};
+    }
     job.id = 9'000'000'000'000'000'000;
     job.attempt = 2'000'000'000;
     job.spec.name = std::string(128, 'n');
@@ -202,6 +341,12 @@ TEST(TaskEnvironment, TheBoundOfWhatItAddsHoldsForTheLongestFields) {
       t.gpus.clear();
       for (int g = 0; g < 64; ++g) t.gpus.push_back(g);
     }
+    if (framework == Framework::kSlurm) {
+      // Addresses that differ in letters: a node list that no hostlist compresses.
+      for (auto& t : job.tasks) {
+        for (int i = 0, n = t.rank; i < 3; ++i, n /= 26) t.host[252 - i] = char('a' + n % 26);
+      }
+    }
     const JobDirectories dirs{std::string(4096, 'c'), std::string(4096, 'o'),
                               std::string(4096, 'l')};
     int64_t bound = EnvironmentBytesBound(job.spec, job.tasks, dirs);
@@ -210,7 +355,8 @@ TEST(TaskEnvironment, TheBoundOfWhatItAddsHoldsForTheLongestFields) {
       for (const auto& [name, value] : TaskEnvironment(job, i, dirs)) {
         added += static_cast<int64_t>(name.size() + value.size());
       }
-      for (const auto& [name, value] : job.spec.tasks[i < 1000 ? 0 : 1].env) {
+      const size_t group = framework == Framework::kSlurm ? 0 : (i < 1000 ? 0 : 1);
+      for (const auto& [name, value] : job.spec.tasks[group].env) {
         added -= static_cast<int64_t>(name.size() + value.size());
       }
       for (const auto& file : TaskFiles(job, i)) {
@@ -219,7 +365,9 @@ TEST(TaskEnvironment, TheBoundOfWhatItAddsHoldsForTheLongestFields) {
         for (const auto& name : file.env) added += static_cast<int64_t>(name.size());
       }
       EXPECT_GE(bound, added) << FrameworkName(framework) << " task " << i;
-      // Close: a few KiB, and a few bytes a task where each task has a line of a hostfile.
+      // Close: a few KiB, and a few bytes a task where each task has a line of a hostfile. (The
+      // bound is what the most any one task adds: in a Slurm job, its first, with the script.)
+      if (framework == Framework::kSlurm && i != 0) continue;
       EXPECT_LE(bound, added + 4 * 1024 + 32 * static_cast<int64_t>(job.tasks.size()))
           << FrameworkName(framework) << " task " << i;
     }

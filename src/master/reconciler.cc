@@ -139,10 +139,9 @@ void Reconciler::ApplyTaskReport(Job& job, Task& task, const TaskReport& report,
     } else if (workers_done && job.spec.framework == Framework::kTensorFlow) {
       lifecycle_.Stop(job, JobState::kSucceeded,
                       "every worker succeeded; stopping parameter servers", events);
-    } else if (task.role == "launcher" && job.spec.framework == Framework::kMpi) {
-      // MPI: the job is its mpirun. Its workers only hold the ranks, which have ended with it.
-      lifecycle_.Stop(job, JobState::kSucceeded, "the launcher succeeded; stopping the workers",
-                      events);
+    } else if (auto why = framework::SuccessEndsJob(job, task)) {
+      // MPI's launcher, a Slurm job's batch script: the other tasks only serve it.
+      lifecycle_.Stop(job, JobState::kSucceeded, *why, events);
     }
     return;
   }
@@ -322,15 +321,15 @@ StatusOr<DesiredState> Reconciler::DesiredFor(const std::string& node_id) {
       TaskLaunch launch;
       launch.id = job.IdOf(t);
       for (const auto& g : job.spec.tasks) {
-        if (g.role != t.role) continue;
-        launch.command = g.command;
-        launch.workdir = g.workdir;
+        if (g.role == t.role) launch.workdir = g.workdir;
       }
+      launch.command = framework::TaskCommand(job, i);
       launch.env = framework::TaskEnvironment(job, i, dirs);
       secrets_.Inject(job, t.role, launch.env);
       launch.files = framework::TaskFiles(job, i);
       framework::TaskTools tools = framework::TaskToolsOf(job, i);
       launch.tools = tools.tools;
+      launch.slurm_tools = tools.slurm_tools;
       launch.exec_service = tools.exec_service;
       if (framework::UsesJobCredential(job.spec)) {
         launch.env["COHORT_JOB_CREDENTIAL"] =

@@ -77,6 +77,9 @@ struct TaskLaunch {
   // Cohort's task tools (`cohort-exec`) first on the task's PATH: what mpirun's remote launch
   // calls (docs/job-spec.md, "MPI").
   bool tools = false;
+  // srun and scontrol too (tools/slurm/, before them): what a Slurm job's batch script calls
+  // (docs/slurm.md).
+  bool slurm_tools = false;
   // The command runs under `cohort-exec serve`, which starts commands inside this task for the
   // holders of its job's credential on the task's port; with no command, the task only serves,
   // until it is stopped.

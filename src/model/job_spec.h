@@ -14,13 +14,14 @@
 #include "model/job_array.h"
 #include "model/job_dependency.h"
 #include "model/resources.h"
+#include "model/slurm_section.h"
 
 namespace cohort {
 
 // The rendezvous environment injected into every task (src/framework).
 // What the tasks are told of each other (docs/job-spec.md, "Frameworks"): framework/ gives each
 // its variables and files.
-enum class Framework { kNone, kPyTorch, kTensorFlow, kMpi, kJax, kDeepSpeed };
+enum class Framework { kNone, kPyTorch, kTensorFlow, kMpi, kJax, kDeepSpeed, kSlurm };
 inline constexpr auto kFrameworkNames = std::to_array<EnumName<Framework>>({
     {Framework::kNone, "none"},
     {Framework::kPyTorch, "pytorch"},
@@ -28,6 +29,7 @@ inline constexpr auto kFrameworkNames = std::to_array<EnumName<Framework>>({
     {Framework::kMpi, "mpi"},
     {Framework::kJax, "jax"},
     {Framework::kDeepSpeed, "deepspeed"},
+    {Framework::kSlurm, "slurm"},
 });
 const char* FrameworkName(Framework f);
 std::optional<Framework> ParseFramework(std::string_view name);
@@ -169,6 +171,8 @@ struct JobSpec {
   std::optional<ArraySpec> array = {};
   // Jobs that must end the way each says before this one may start ("Dependencies").
   std::vector<Dependency> depends_on = {};
+  // A Slurm batch job's script and settings (framework slurm, docs/slurm.md); none otherwise.
+  std::optional<SlurmSection> slurm = {};
 
   // At the start (the minimum of elastic groups).
   int TotalReplicas() const;

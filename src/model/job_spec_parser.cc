@@ -50,9 +50,9 @@ std::string DurationText(Duration d) {
 }
 
 using Fields = std::span<const std::string_view>;
-constexpr std::array<std::string_view, 13> kJobFields = {
-    "name",         "team",        "priority", "framework", "tasks", "restart",   "max_runtime",
-    "grace_period", "constraints", "datasets", "context",   "array", "depends_on"};
+constexpr std::array<std::string_view, 14> kJobFields = {
+    "name",         "team",        "priority", "framework", "tasks", "restart",    "max_runtime",
+    "grace_period", "constraints", "datasets", "context",   "array", "depends_on", "slurm"};
 constexpr std::array<std::string_view, 7> kTaskFields = {
     "role", "replicas", "resources", "command", "env", "workdir", "distinct_nodes"};
 constexpr std::array<std::string_view, 3> kResourceFields = {"gpus", "cpus", "memory"};
@@ -78,10 +78,13 @@ std::vector<std::string_view> FrameworkReservedEnv(Framework framework) {
     case Framework::kNone:
     case Framework::kPyTorch:
     case Framework::kTensorFlow:
+    case Framework::kSlurm:  // SLURM_*: by its prefix (kSlurmEnvPrefixes)
       break;
   }
   return {};
 }
+// What a Slurm job's tasks get from Cohort as Slurm would set it (framework/slurm.cc).
+constexpr std::array<std::string_view, 2> kSlurmEnvPrefixes = {"SLURM_", "SLURMD_"};
 constexpr std::array<std::string_view, 2> kMpiRoles = {"launcher", "worker"};
 
 constexpr std::array<std::string_view, 4> kTensorFlowRoles = {"chief", "worker", "ps", "evaluator"};
@@ -181,6 +184,7 @@ class Validator {
     if (const Json* v = Find(doc, "context")) ContextField(*v, &spec.context);
     if (const Json* v = Find(doc, "array")) ArrayField(*v, &spec.array);
     if (const Json* v = Find(doc, "depends_on")) DependsOnField(*v, &spec.depends_on);
+    if (const Json* v = Find(doc, "slurm")) spec.slurm = ParseSlurmSection(*v, errors_);
 
     CrossChecks(doc, spec);
     return spec;
@@ -308,7 +312,13 @@ class Validator {
     // An MPI job's workers need no command of their own: mpirun starts the ranks in them.
     const Json* command = Find(v, "command");
     bool optional = framework_ == Framework::kMpi && group.role == "worker";
-    if (!optional || (command && !(command->is_array() && command->empty()))) {
+    if (framework_ == Framework::kSlurm) {
+      // Its tasks serve srun; the first runs slurm.script besides.
+      if (command && !(command->is_array() && command->empty())) {
+        Error(ChildPath(path, "command"),
+              "a Slurm job's tasks have no command: the first node runs slurm.script");
+      }
+    } else if (!optional || (command && !(command->is_array() && command->empty()))) {
       Command(v, path, &group.command);
     }
     if (const Json* e = Find(v, "env")) Env(*e, ChildPath(path, "env"), &group);
@@ -320,6 +330,13 @@ class Validator {
       } else {
         group.distinct_nodes = d->get<bool>();
       }
+    }
+    if (framework_ == Framework::kSlurm) {
+      // A Slurm job's tasks are its nodes.
+      if (const Json* d = Find(v, "distinct_nodes"); d && *d == false) {
+        Error(ChildPath(path, "distinct_nodes"), "a Slurm job has one task per node: it is true");
+      }
+      group.distinct_nodes = true;
     }
     return group;
   }
@@ -518,7 +535,10 @@ class Validator {
         Error(p, "is set by Cohort and cannot be set in the spec");
         continue;
       }
-      if (Contains(FrameworkReservedEnv(framework_), name)) {
+      if (Contains(FrameworkReservedEnv(framework_), name) ||
+          (framework_ == Framework::kSlurm &&
+           std::any_of(kSlurmEnvPrefixes.begin(), kSlurmEnvPrefixes.end(),
+                       [&](std::string_view prefix) { return name.starts_with(prefix); }))) {
         Error(p, fmt::format("is set by Cohort in a job of framework {} and cannot be set in the "
                              "spec",
                              FrameworkName(framework_)));
@@ -970,6 +990,7 @@ class Validator {
                 fmt::format("an MPI job has 1 launcher, got {}", g.replicas));
         }
       }
+      if (spec.framework == Framework::kSlurm) SlurmGroupChecks(g, path);
       if (spec.framework == Framework::kTensorFlow) {
         if (!Contains(kTensorFlowRoles, g.role)) {
           Error(ChildPath(path, "role"),
@@ -990,11 +1011,49 @@ class Validator {
         }
       }
     }
+    SlurmChecks(spec);
     if (total > kMaxTasks) {
       Error("tasks",
             fmt::format("the job has {} tasks in all; at most {} are allowed", total, kMaxTasks));
     }
     for (auto& problem : JobSizeProblems(spec)) errors_.push_back(std::move(problem));
+  }
+
+  // A Slurm job is an allocation of nodes (docs/slurm.md): one group of `node` tasks, one per
+  // machine, fixed in number.
+  void SlurmGroupChecks(const TaskGroupSpec& g, const std::string& path) {
+    if (g.role != "node") {
+      Error(ChildPath(path, "role"),
+            fmt::format("\"{}\" is not the role of a Slurm job; its one task group is node, a "
+                        "task per node of the allocation",
+                        g.role));
+    }
+    if (g.elastic()) {
+      Error(ChildPath(path, "replicas"),
+            "a Slurm job's nodes are fixed in number: --nodes MIN-MAX takes the minimum");
+    }
+  }
+
+  void SlurmChecks(const JobSpec& spec) {
+    if (spec.framework != Framework::kSlurm) {
+      if (spec.slurm) {
+        Error("slurm", fmt::format("is for jobs of framework slurm (cohort sbatch), not {}",
+                                   FrameworkName(spec.framework)));
+      }
+      return;
+    }
+    if (!spec.slurm) Error("slurm", "required field is missing: a Slurm job's batch script");
+    if (spec.tasks.size() > 1) {
+      Error("tasks",
+            fmt::format("a Slurm job has one task group (node), got {}", spec.tasks.size()));
+    }
+    if (spec.tasks.empty() || !spec.slurm) return;
+    const auto& counts = spec.slurm->tasks_per_node;
+    if (!counts.empty() && static_cast<int>(counts.size()) != spec.tasks[0].replicas) {
+      Error("slurm.tasks_per_node",
+            fmt::format("lists {} nodes; the job has {} (tasks[0].replicas)", counts.size(),
+                        spec.tasks[0].replicas));
+    }
   }
 
   // Runs a units parser; a throw from inside it (std::stod on absurd input) becomes `fallback`.
@@ -1129,6 +1188,7 @@ Json ToJson(const JobSpec& spec) {
     }
     doc["depends_on"] = std::move(depends);
   }
+  if (spec.slurm) doc["slurm"] = ToJson(*spec.slurm);
   return doc;
 }
 

@@ -560,7 +560,7 @@ TEST(JobSpecErrors, UnknownFieldWithoutCloseMatchListsTheFields) {
   EXPECT_THAT(Errors(WithJob("owner: me")),
               ElementsAre("owner: unknown field; expected one of: name, team, priority, "
                           "framework, tasks, restart, max_runtime, grace_period, constraints, "
-                          "datasets, context, array, depends_on"));
+                          "datasets, context, array, depends_on, slurm"));
   EXPECT_THAT(Errors(WithTask("resources: {disk: 10Gi}")),
               ElementsAre("tasks[0].resources.disk: unknown field; expected one of: gpus, cpus, "
                           "memory"));
@@ -605,7 +605,7 @@ grace_period: 2h
                   "priority: \"urgent\" is not a priority; use low, normal, high or an integer "
                   "from -1000 to 1000",
                   "framework: \"ray\" is not a framework; use none, pytorch, tensorflow, mpi, "
-                  "jax or deepspeed",
+                  "jax, deepspeed or slurm",
                   "tasks[0].role: \"Worker\" is not a valid role: use 1 to 32 lowercase letters, "
                   "digits, '_' or '-', starting with a letter",
                   "tasks[0].replicas: must be an integer from 1 to 1024, got 0",
@@ -645,8 +645,8 @@ TEST(JobSpecErrors, WrongTypeForEveryField) {
        "priority: a list is not a priority; use low, normal, high or an integer from -1000 to "
        "1000"},
       {WithJob("framework: true"),
-       "framework: true is not a framework; use none, pytorch, tensorflow, mpi, jax or "
-       "deepspeed"},
+       "framework: true is not a framework; use none, pytorch, tensorflow, mpi, jax, "
+       "deepspeed or slurm"},
       {"name: x\ntasks: {role: w}", "tasks: must be a list of task groups, got a mapping"},
       {"name: x\ntasks: worker", "tasks: must be a list of task groups, got \"worker\""},
       {"name: x\ntasks: [worker]",
@@ -1093,6 +1093,109 @@ tasks: [{role: worker, replicas: {min: 1, max: 4}, command: [x]}]
 )");
   ASSERT_FALSE(tf.ok());
   EXPECT_THAT(tf.status().details()[0], ::testing::HasSubstr("elastic replicas need"));
+}
+
+constexpr std::string_view kSlurmYaml = R"yaml(name: train
+framework: slurm
+tasks:
+  - role: node
+    replicas: 2
+    resources: {gpus: 2, cpus: 8, memory: 16Gi}
+    workdir: /home/ada/proj
+slurm:
+  script: "#!/bin/bash\nsrun python3 train.py\n"
+  script_name: train.sh
+  args: [--epochs, "3"]
+  job_name: my train
+  tasks_per_node: [2, 2]
+  tasks_asked: true
+  ntasks_per_node: 2
+  cpus_per_task: 4
+  gpus_per_task: "1"
+  mem_per_node: 17179869184
+  submit_dir: /home/ada/proj
+  submit_host: login1
+  partition: research
+  qos: high
+  array_step: 2
+  output: logs/%x-%j.out
+  error: logs/%x-%j.err
+  open_mode: append
+  signal: {number: 10, before_end: 90s, batch_only: true}
+)yaml";
+
+TEST(JobSpecParser, ASlurmJobHoldsItsScriptAndSettingsAndRoundTrips) {
+  JobSpec spec = Parse(kSlurmYaml);
+  ASSERT_TRUE(spec.slurm.has_value());
+  EXPECT_EQ(spec.framework, Framework::kSlurm);
+  EXPECT_TRUE(spec.tasks[0].distinct_nodes) << "a Slurm job's tasks are its nodes";
+  EXPECT_TRUE(spec.tasks[0].command.empty());
+  const SlurmSection& s = *spec.slurm;
+  EXPECT_EQ(s.script, "#!/bin/bash\nsrun python3 train.py\n");
+  EXPECT_EQ(s.args, (std::vector<std::string>{"--epochs", "3"}));
+  EXPECT_EQ(s.job_name, "my train");
+  EXPECT_EQ(s.tasks_per_node, (std::vector<int>{2, 2}));
+  EXPECT_EQ(s.cpus_per_task, 4);
+  EXPECT_EQ(s.gpus_per_task, "1");
+  EXPECT_EQ(s.mem_per_node, 16 * kGi);
+  EXPECT_TRUE(s.append);
+  ASSERT_TRUE(s.signal.has_value());
+  EXPECT_EQ(s.signal->number, 10);
+  EXPECT_EQ(s.signal->before_end, 90s);
+  EXPECT_TRUE(s.signal->batch_only);
+  ExpectRoundTrip(spec);
+  auto back = ParseJobSpecJson(ToJson(spec));
+  ASSERT_TRUE(back.ok());
+  EXPECT_EQ(back->slurm, spec.slurm);
+  EXPECT_FALSE(ToJson(Parse(kMinimalYaml)).contains("slurm")) << "other jobs' form unchanged";
+}
+
+TEST(JobSpecParser, ASlurmJobIsOneGroupOfNodesWithAScriptAndNoCommand) {
+  auto with = [](std::string_view from, std::string_view to) {
+    std::string text(kSlurmYaml);
+    size_t at = text.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    return text.replace(at, from.size(), to);
+  };
+  EXPECT_THAT(Errors(with("role: node", "role: worker")),
+              ElementsAre(HasSubstr("tasks[0].role: \"worker\" is not the role of a Slurm job")));
+  EXPECT_THAT(Errors(with("    workdir: /home/ada/proj\n",
+                          "    workdir: /home/ada/proj\n    command: [hostname]\n")),
+              ElementsAre("tasks[0].command: a Slurm job's tasks have no command: the first "
+                          "node runs slurm.script"));
+  EXPECT_THAT(Errors(with("replicas: 2", "replicas: {min: 2, max: 3}")),
+              ElementsAre(HasSubstr("tasks[0].replicas: a Slurm job's nodes are fixed")));
+  EXPECT_THAT(Errors(with("tasks_per_node: [2, 2]", "tasks_per_node: [2, 2, 2]")),
+              ElementsAre("slurm.tasks_per_node: lists 3 nodes; the job has 2 "
+                          "(tasks[0].replicas)"));
+  EXPECT_THAT(Errors(with("script: \"#!/bin/bash\\n", "script: \"echo hi\\n")),
+              ElementsAre(HasSubstr("slurm.script: must start with a \"#!\" line")));
+  EXPECT_THAT(Errors(with("  qos: high\n", "  qos: high\n  nodelist: a\n")),
+              ElementsAre(HasSubstr("slurm.nodelist: unknown field")));
+  EXPECT_THAT(Errors(with("open_mode: append", "open_mode: sometimes")),
+              ElementsAre("slurm.open_mode: must be append or truncate, got \"sometimes\""));
+  EXPECT_THAT(Errors(with("number: 10", "number: 99")),
+              ElementsAre("slurm.signal.number: must be from 1 to 64, got 99"));
+  EXPECT_THAT(Errors(with("before_end: 90s", "before_end: 1.5s")),
+              ElementsAre(HasSubstr("slurm.signal.before_end: must be whole seconds")));
+  EXPECT_THAT(Errors(with("submit_dir: /home/ada/proj", "submit_dir: proj")),
+              ElementsAre(HasSubstr("slurm.submit_dir: must be an absolute path")));
+  EXPECT_THAT(Errors(with("    workdir: /home/ada/proj\n",
+                          "    workdir: /home/ada/proj\n    env: {SLURM_JOB_ID: \"1\"}\n")),
+              ElementsAre(HasSubstr("tasks[0].env.SLURM_JOB_ID: is set by Cohort in a job of "
+                                    "framework slurm")));
+  std::string no_section(kSlurmYaml.substr(0, kSlurmYaml.find("slurm:\n")));
+  EXPECT_THAT(Errors(no_section), ElementsAre(HasSubstr("slurm: required field is missing")));
+  EXPECT_THAT(Errors(WithJob("slurm: {script: \"#!/bin/sh\\n\"}\n")),
+              ElementsAre("slurm: is for jobs of framework slurm (cohort sbatch), not none"));
+  // Other jobs may name their variables SLURM_*.
+  EXPECT_THAT(Errors(WithTask("env: {SLURM_JOB_ID: \"1\"}")), ElementsAre("<no error>"));
+  std::string big = "#!/bin/sh\n" + std::string(kMaxSlurmJobScriptBytes, '#');
+  Json doc = ToJson(Parse(kSlurmYaml));
+  doc["slurm"]["script"] = big;
+  EXPECT_THAT(JsonErrors(doc.dump()),
+              ElementsAre(fmt::format("slurm.script: is {} bytes; at most {} are allowed",
+                                      big.size(), kMaxSlurmJobScriptBytes)));
 }
 
 }  // namespace

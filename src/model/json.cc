@@ -803,6 +803,7 @@ Json ToJson(const TaskLaunch& l) {
               {"context_key", l.context_key},
               {"files", TaskFilesJson(l.files)},
               {"tools", l.tools},
+              {"slurm_tools", l.slurm_tools},
               {"exec_service", l.exec_service}};
 }
 
@@ -842,6 +843,7 @@ StatusOr<TaskLaunch> TaskLaunchFromJson(const Json& j) {
     l.context_key = ValueOr<std::string>(j, "context_key", "");
     if (auto it = j.find("files"); it != j.end() && !it->is_null()) l.files = TaskFilesFrom(*it);
     l.tools = ValueOr<bool>(j, "tools", false);
+    l.slurm_tools = ValueOr<bool>(j, "slurm_tools", false);
     l.exec_service = ValueOr<bool>(j, "exec_service", false);
     return l;
   });

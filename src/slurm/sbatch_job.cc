@@ -13,6 +13,7 @@
 #include "model/spec_fields.h"
 #include "slurm/ascii.h"
 #include "slurm/filename_pattern.h"
+#include "slurm/slurm_job.h"
 
 namespace cohort::slurm {
 namespace {
@@ -489,32 +490,8 @@ StatusOr<SbatchJob> SbatchToJob(const SbatchOptions& options, const SbatchScript
 }
 
 SlurmJobInfo SlurmJobInfoOf(const SbatchJob& job) {
-  const SlurmSettings& s = job.slurm;
-  SlurmJobInfo info;
-  info.job_name = s.job_name;
-  info.tasks_per_node = s.tasks_per_node;
-  info.cpus_per_node.assign(s.tasks_per_node.size(), s.cpus_per_node);
-  info.tasks_asked = s.tasks_asked;
-  info.ntasks_per_node = s.ntasks_per_node;
-  info.cpus_per_task = s.cpus_per_task;
-  info.cpus_per_gpu = s.cpus_per_gpu;
-  if (s.asked_gpus) info.gpus = s.asked_gpus->ToString();
-  if (s.asked_gpus_per_node) info.gpus_per_node = s.asked_gpus_per_node->ToString();
-  if (s.asked_gpus_per_task) info.gpus_per_task = s.asked_gpus_per_task->ToString();
-  info.mem_per_node = s.mem_per_node;
-  info.mem_per_cpu = s.mem_per_cpu;
-  info.mem_per_gpu = s.mem_per_gpu;
-  info.submit_dir = s.submit_dir;
-  info.partition = s.partition;
-  if (!s.account.empty()) info.account = s.account;
-  if (!s.qos.empty()) info.qos = s.qos;
-  info.time_limit = s.time_limit;
-  if (const auto& array = job.spec.array; array && !array->indices.empty()) {
-    info.array = SlurmArrayInfo{.count = static_cast<int>(array->indices.size()),
-                                .min = array->indices.front(),
-                                .max = array->indices.back(),
-                                .step = s.array_step};
-  }
+  SlurmJobInfo info = SlurmJobInfoOf(SlurmSectionOf(job, {}, "", ""), job.spec);
+  info.cpus_per_node.assign(info.tasks_per_node.size(), job.slurm.cpus_per_node);
   return info;
 }
 

@@ -7,6 +7,7 @@
 
 #include "model/job_spec_parser.h"
 #include "slurm/filename_pattern.h"
+#include "slurm/slurm_job.h"
 
 namespace cohort::slurm {
 namespace {
@@ -490,6 +491,40 @@ TEST(SlurmJobInfoOf, SetsOnlyWhatTheJobAskedFor) {
   EXPECT_FALSE(info.qos.has_value());
   EXPECT_EQ(info.partition, "");
   EXPECT_EQ(SlurmJobInfoOf(Job({"--gres=gpu:2"})).gpus_per_node, std::nullopt);  // as Slurm
+}
+
+TEST(SlurmJobSpec, IsAJobOfFrameworkSlurmWithItsScriptThatTheModelAccepts) {
+  SbatchJob job = LlmJob();
+  job.slurm.export_env.variables = {
+      {"EPOCHS", "3"}, {"HOME_DIR", std::nullopt}, {"NOT_SET", std::nullopt}};
+  SlurmSection section = SlurmSectionOf(job, kScript, std::string(kLlmScript), "login1");
+  EXPECT_EQ(section.script, kLlmScript);
+  EXPECT_EQ(section.script_name, "llm/train.sh");
+  EXPECT_THAT(section.args, ElementsAre("--epochs", "3"));
+  EXPECT_EQ(section.job_name, "llm");
+  EXPECT_THAT(section.tasks_per_node, ElementsAre(4, 4));
+  EXPECT_EQ(section.gpus_per_node, "4");
+  EXPECT_EQ(section.output, "logs/%x-%A_%a.out");
+  EXPECT_EQ(section.submit_host, "login1");
+  JobSpec spec = SlurmJobSpec(job, section, {{"HOME_DIR", "/home/ada"}, {"OTHER", "x"}});
+  EXPECT_EQ(spec.framework, Framework::kSlurm);
+  EXPECT_TRUE(spec.tasks[0].command.empty());
+  EXPECT_EQ(spec.tasks[0].workdir, "/home/ada/proj");
+  // Only what --export names; a name the submitter has no value for is left out, as in Slurm.
+  EXPECT_EQ(spec.tasks[0].env,
+            (std::map<std::string, std::string>{{"EPOCHS", "3"}, {"HOME_DIR", "/home/ada"}}));
+  auto parsed = ParseJobSpecJson(ToJson(spec));
+  ASSERT_TRUE(parsed.ok()) << parsed.status().ToString();
+  EXPECT_EQ(parsed->slurm, spec.slurm);
+  EXPECT_TRUE(parsed->tasks[0].distinct_nodes);
+  // What the tasks' variables come from is what sbatch decided.
+  const SlurmJobInfo from_section = SlurmJobInfoOf(*parsed->slurm, *parsed);
+  const SlurmJobInfo from_options = SlurmJobInfoOf(job);
+  EXPECT_EQ(from_section.gpus_per_node, from_options.gpus_per_node);
+  EXPECT_EQ(from_section.mem_per_node, from_options.mem_per_node);
+  EXPECT_EQ(from_section.tasks_per_node, from_options.tasks_per_node);
+  EXPECT_EQ(from_section.array->count, 10);
+  EXPECT_EQ(from_section.time_limit, hours(24));
 }
 
 }  // namespace
