@@ -18,6 +18,7 @@
 #include <set>
 
 #include "exec/exec_request.h"
+#include "exec/pipe_chunk.h"
 
 namespace cohort::exec {
 namespace {
@@ -216,18 +217,9 @@ void EndGroup(pid_t group, Duration grace) {
   // Relays what the command wrote on `pipe` as a frame of `kind`; closes the pipe at its end.
   bool caller_gone = false;
   auto relay = [&](int& pipe, const char* kind) {
-    if (pipe < 0) return;
     char buffer[64 * 1024];
-    ssize_t n = ::read(pipe, buffer, sizeof(buffer));
-    if (n < 0 && (errno == EINTR || errno == EAGAIN)) return;
-    if (n <= 0) {
-      ::close(pipe);
-      pipe = -1;
-      return;
-    }
-    if (!SendAll(fd, EncodeFrame(kind, std::string_view(buffer, static_cast<size_t>(n))))) {
-      caller_gone = true;
-    }
+    std::string_view chunk = ReadChunk(pipe, buffer);
+    if (!chunk.empty() && !SendAll(fd, EncodeFrame(kind, chunk))) caller_gone = true;
   };
   auto finish = [&](const ExecAnswer& a) {
     if (!request->stream) answer(a);

@@ -14,6 +14,7 @@
 #include <cstring>
 
 #include "common/strings.h"
+#include "exec/pipe_chunk.h"
 
 extern char** environ;
 
@@ -158,16 +159,11 @@ struct Relay {
   // error) the pipe is closed.
   void Pass() {
     char buffer[64 * 1024];
-    ssize_t n = ::read(pipe, buffer, sizeof(buffer));
-    if (n < 0 && (errno == EINTR || errno == EAGAIN)) return;
-    if (n <= 0) {
-      ::close(pipe);
-      pipe = -1;
-      return;
-    }
-    file->Write(buffer, static_cast<size_t>(n));
+    std::string_view chunk = ReadChunk(pipe, buffer);
+    if (chunk.empty()) return;
+    file->Write(chunk.data(), chunk.size());
     // A log that is gone loses this chunk and no more: the file and the exit status still count.
-    WriteAll(log, buffer, static_cast<size_t>(n));
+    WriteAll(log, chunk.data(), chunk.size());
   }
 };
 

@@ -6,8 +6,10 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <deque>
 #include <filesystem>
+#include <tuple>
 
 #include "master/master.h"
 #include "master/master_parts_test_fixture.h"
@@ -126,6 +128,22 @@ class MasterTest : public ::testing::TestWithParam<bool> {
   }
 
   const Job& GetJob(JobId id) { return **master_->GetJob(id); }
+
+  // Every launch of the job in the desired states of `nodes`, in task order.
+  std::vector<TaskLaunch> LaunchesOf(JobId id, const std::vector<std::string>& nodes) {
+    std::vector<TaskLaunch> out;
+    for (const auto& node : nodes) {
+      auto desired = master_->nodes().DesiredFor(node);
+      EXPECT_TRUE(desired.ok());
+      for (const auto& t : desired->tasks) {
+        if (t.id.job == id) out.push_back(t);
+      }
+    }
+    std::sort(out.begin(), out.end(), [](const TaskLaunch& a, const TaskLaunch& b) {
+      return std::tie(a.id.role, a.id.index) < std::tie(b.id.role, b.id.index);
+    });
+    return out;
+  }
 
   // What the agent on `node` reports with every desired task in `state` (and the desired
   // version applied).

@@ -37,18 +37,7 @@ class MpiJobsTest : public MasterTest {
 
   std::map<std::string, AgentReport> running_;  // what each node reported last
 
-  // Every launch of the job, on every node.
-  std::vector<TaskLaunch> Launches(JobId id) {
-    std::vector<TaskLaunch> out;
-    for (const char* node : {"a", "b"}) {
-      auto desired = master_->nodes().DesiredFor(node);
-      EXPECT_TRUE(desired.ok());
-      for (const auto& t : desired->tasks) {
-        if (t.id.job == id) out.push_back(t);
-      }
-    }
-    return out;
-  }
+  std::vector<TaskLaunch> Launches(JobId id) { return LaunchesOf(id, {"a", "b"}); }
 };
 
 TEST_P(MpiJobsTest, ItsLaunchesCarryTheHostfileTheToolsTheServiceAndOneCredential) {

@@ -37,19 +37,7 @@ class SlurmJobsTest : public MasterTest {
     return job.ok() ? job->id : 0;
   }
 
-  std::vector<TaskLaunch> Launches(JobId id) {
-    std::vector<TaskLaunch> out;
-    for (const char* node : {"a", "b"}) {
-      auto desired = master_->nodes().DesiredFor(node);
-      EXPECT_TRUE(desired.ok());
-      for (const auto& t : desired->tasks) {
-        if (t.id.job == id) out.push_back(t);
-      }
-    }
-    std::sort(out.begin(), out.end(),
-              [](const TaskLaunch& a, const TaskLaunch& b) { return a.id.index < b.id.index; });
-    return out;
-  }
+  std::vector<TaskLaunch> Launches(JobId id) { return LaunchesOf(id, {"a", "b"}); }
 };
 
 TEST_P(SlurmJobsTest, TheFirstNodeRunsTheScriptAndEveryNodeServesSrunWithSlurmsTools) {
