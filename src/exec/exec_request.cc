@@ -174,4 +174,20 @@ StatusOr<ExecAnswer> DecodeAnswer(std::string_view line) {
   return answer;
 }
 
+std::string EncodeSignal(int number) { return fmt::format("signal {}\n", number); }
+
+std::optional<int> DecodeSignal(std::string_view line) {
+  constexpr std::string_view kPrefix = "signal ";
+  if (!line.starts_with(kPrefix)) return std::nullopt;
+  line.remove_prefix(kPrefix.size());
+  if (line.empty() || line.size() > 2) return std::nullopt;
+  int number = 0;
+  for (char c : line) {
+    if (c < '0' || c > '9') return std::nullopt;
+    number = number * 10 + (c - '0');
+  }
+  if (number < 1 || number > 64) return std::nullopt;
+  return number;
+}
+
 }  // namespace cohort::exec

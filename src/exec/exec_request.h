@@ -10,6 +10,9 @@
 // becomes the task's GPUs I*C to I*C+C-1), and "stream": true, which sends the command's output
 // back to the caller instead of to the task's log, as frames ("out N\n" or "err N\n" and N
 // bytes), the answer last as a frame "end N\n" (what srun needs, docs/slurm.md).
+//
+// While the command runs, the caller may send lines "signal N\n" (N from 1 to 64): the service
+// sends signal N to the command's process group, as srun passes on the signals it gets.
 #pragma once
 
 #include <map>
@@ -68,5 +71,12 @@ std::string EncodeFrame(std::string_view kind, std::string_view payload);
 // slice lies past them.
 StatusOr<std::string> SliceGpus(std::string_view visible, const GpuSlice& slice);
 StatusOr<ExecAnswer> DecodeAnswer(std::string_view line);
+
+// "signal N\n", and back: what a caller sends to have the service signal its command. Not one
+// (another line, a number out of 1 to 64): nothing.
+std::string EncodeSignal(int number);
+std::optional<int> DecodeSignal(std::string_view line);
+// The longest such line, the newline included: the service keeps no more of what a caller sends.
+inline constexpr size_t kMaxSignalLineBytes = 16;
 
 }  // namespace cohort::exec

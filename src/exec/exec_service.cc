@@ -128,6 +128,21 @@ void EndGroup(pid_t group, Duration grace) {
   ::kill(-group, SIGKILL);
 }
 
+// One byte more of what the caller sent while its command runs: each whole "signal N" line
+// signals the command's group (srun passing on a signal); anything else, and any line longer
+// than one could be, is dropped.
+void PassSignal(char c, pid_t child, const std::string& peer, std::string& line) {
+  if (c != '\n') {
+    if (line.size() < kMaxSignalLineBytes) line.push_back(c);
+    return;
+  }
+  if (auto number = DecodeSignal(line)) {
+    Say(fmt::format("{} sends signal {} to pid {}", peer, *number, child));
+    ::kill(-child, *number);
+  }
+  line.clear();
+}
+
 // One connection, in a process of its own: the request, the command, the answer.
 [[noreturn]] void Handle(int fd, const ServeOptions& options, const std::string& tmp) {
   DefaultSignals();
@@ -241,6 +256,7 @@ void EndGroup(pid_t group, Duration grace) {
     ::close(fd);
     _exit(0);
   };
+  std::string signal_line;  // what the caller has sent of its next "signal N" line
   while (true) {
     int status;
     pid_t done = ::waitpid(child, &status, WNOHANG);
@@ -257,9 +273,10 @@ void EndGroup(pid_t group, Duration grace) {
       if (p[1].revents != 0) relay(out_pipe[0], "out");
       if (p[2].revents != 0) relay(err_pipe[0], "err");
       if (p[0].revents != 0) {
-        char discard[512];
-        hung_up = (p[0].revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0 ||
-                  ::recv(fd, discard, sizeof(discard), MSG_DONTWAIT) == 0;
+        char received[512];
+        ssize_t n = ::recv(fd, received, sizeof(received), MSG_DONTWAIT);
+        hung_up = (p[0].revents & (POLLRDHUP | POLLHUP | POLLERR)) != 0 || n == 0;
+        for (ssize_t i = 0; i < n; ++i) PassSignal(received[i], child, peer, signal_line);
       }
       hung_up = hung_up || caller_gone;
     }

@@ -114,6 +114,14 @@ void SessionCancel::Cancel() {
   if (fd_ >= 0) ::shutdown(fd_, SHUT_RDWR);
 }
 
+void SessionCancel::Signal(int number) {
+  std::lock_guard lock(mu_);
+  if (fd_ < 0 || cancelled_) return;
+  const std::string line = EncodeSignal(number);
+  // A few bytes: the socket's buffer takes them whole, or the session is ending anyway.
+  (void)::send(fd_, line.data(), line.size(), MSG_NOSIGNAL | MSG_DONTWAIT);
+}
+
 bool SessionCancel::cancelled() const {
   std::lock_guard lock(mu_);
   return cancelled_;

@@ -21,12 +21,16 @@ struct OutputSink {
   std::function<void(std::string_view)> err;
 };
 
-// Ends a session from another thread (srun --kill-on-bad-exit): its caller hangs up, and the
-// service ends the command as it does for any caller that goes away.
+// Ends or signals a session from another thread (srun --kill-on-bad-exit, a signal to srun):
+// its caller hangs up, and the service ends the command as it does for any caller that goes
+// away; or asks the service to signal the command.
 class SessionCancel {
  public:
   void Cancel();
   bool cancelled() const;
+  // Has the service send signal `number` to the command's group (EncodeSignal), if the session
+  // is open; what srun does with the signals it gets.
+  void Signal(int number);
 
  private:
   friend class SessionConnection;

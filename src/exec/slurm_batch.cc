@@ -9,9 +9,14 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <vector>
 
 #include "common/strings.h"
 #include "exec/pipe_chunk.h"
@@ -166,6 +171,24 @@ struct Relay {
     WriteAll(log, chunk.data(), chunk.size());
   }
 };
+
+// The script's steps: the processes of its group that are srun (by their argv[0], as the script
+// ran them), each of which passes a signal on to its tasks on every node.
+std::vector<pid_t> StepsOf(pid_t group) {
+  std::vector<pid_t> steps;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc", ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.empty() || !std::all_of(name.begin(), name.end(), ::isdigit)) continue;
+    const pid_t pid = static_cast<pid_t>(std::atol(name.c_str()));
+    if (pid == group || ::getpgid(pid) != group) continue;
+    std::ifstream cmdline(entry.path() / "cmdline");
+    std::string argv0;
+    std::getline(cmdline, argv0, '\0');
+    if (std::filesystem::path(argv0).filename() == "srun") steps.push_back(pid);
+  }
+  return steps;
+}
 
 int StatusOfWait(int status) {
   if (WIFEXITED(status)) return WEXITSTATUS(status);
@@ -372,11 +395,16 @@ int RunBatch(const BatchSettings& settings, const std::vector<std::string>& args
     }
     if (signal_due && Clock::now() >= signal_at) {
       signal_due = false;
-      if (!result) {
-        const bool script_only = settings.signal->script_only;
-        BatchSay(fmt::format("sending signal {} to the script{} (--signal)",
-                             settings.signal->number, script_only ? "" : "'s process group"));
-        ::kill(script_only ? child : -child, settings.signal->number);
+      if (!result && settings.signal->script_only) {
+        BatchSay(fmt::format("sending signal {} to the script (--signal=B:...)",
+                             settings.signal->number));
+        ::kill(child, settings.signal->number);
+      } else if (!result) {
+        // As Slurm: to the job's steps, not the batch shell (which B: is for).
+        const std::vector<pid_t> steps = StepsOf(child);
+        BatchSay(fmt::format("sending signal {} to the script's {} running srun step{} (--signal)",
+                             settings.signal->number, steps.size(), steps.size() == 1 ? "" : "s"));
+        for (pid_t step : steps) ::kill(step, settings.signal->number);
       }
     }
     int status;

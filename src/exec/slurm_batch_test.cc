@@ -310,22 +310,27 @@ TEST_F(SlurmBatchTest, SignalBReachesTheScriptAlone) {
       "while :; do sleep 0.05; done\n");
   EXPECT_EQ(Run({{"COHORT_SLURM_OUTPUT", "o.txt"}, {"COHORT_SLURM_SIGNAL", "B:10@1"}}), 7);
   EXPECT_EQ(File("o.txt"), "script got USR1\n");
-  EXPECT_THAT(LogErr(), HasSubstr("sending signal 10 to the script (--signal)"));
+  EXPECT_THAT(LogErr(), HasSubstr("sending signal 10 to the script (--signal=B:...)"));
 }
 
-TEST_F(SlurmBatchTest, SignalWithoutBReachesTheScriptsProcessGroup) {
+// Without B:, as in Slurm, the signal goes to the job's steps (the script's srun commands, which
+// pass it on to their tasks), not to the batch shell.
+TEST_F(SlurmBatchTest, SignalWithoutBReachesTheScriptsStepsAndNotTheScript) {
+  // A stand-in for srun: a shell run under that name, as a script runs srun.
+  std::filesystem::create_symlink("/bin/sh", dir_ / "srun");
   Script(
       "#!/bin/sh\n"
-      "(trap 'echo child got USR1; exit 0' USR1; while :; do sleep 0.05; done) &\n"
-      "bg=$!\n"
       "trap 'echo script got USR1' USR1\n"
-      "wait $bg\n"
-      "wait $bg\n"
+      "\"$COHORT_TEST_DIR/srun\" -c \"trap 'echo step got USR1; exit 0' USR1; "
+      "while :; do sleep 0.05; done\" &\n"
+      "(trap 'echo other got USR1' USR1; sleep 2) &\n"
+      "wait $!\n"
       "exit 7\n");
   EXPECT_EQ(Run({{"COHORT_SLURM_OUTPUT", "o.txt"}, {"COHORT_SLURM_SIGNAL", "10@1"}}), 7);
-  EXPECT_THAT(File("o.txt"), HasSubstr("script got USR1\n"));
-  EXPECT_THAT(File("o.txt"), HasSubstr("child got USR1\n"));
-  EXPECT_THAT(LogErr(), HasSubstr("sending signal 10 to the script's process group"));
+  EXPECT_THAT(File("o.txt"), HasSubstr("step got USR1\n"));
+  EXPECT_THAT(File("o.txt"), Not(HasSubstr("script got USR1")));
+  EXPECT_THAT(File("o.txt"), Not(HasSubstr("other got USR1"))) << "not a step: left alone";
+  EXPECT_THAT(LogErr(), HasSubstr("sending signal 10 to the script's 1 running srun step"));
 }
 
 TEST_F(SlurmBatchTest, ASignalAtZeroSecondsIsSentAtOnce) {

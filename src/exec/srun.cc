@@ -2,10 +2,12 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <signal.h>
 #include <sys/file.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cctype>
 #include <cstdlib>
 #include <iterator>
@@ -346,6 +348,24 @@ int RunSrun(const std::vector<std::string>& args) {
       if (other != procid) cancels[static_cast<size_t>(other)].Cancel();
     }
   };
+  // Signals to srun go to every task of the step, as Slurm's srun passes them on (a batch
+  // script's --signal, scancel --signal, Ctrl-C): taken by a thread of their own, blocked
+  // everywhere else (the session threads inherit the mask).
+  sigset_t forwarded;
+  sigemptyset(&forwarded);
+  for (int s : {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2, SIGCONT, SIGALRM}) {
+    sigaddset(&forwarded, s);
+  }
+  ::pthread_sigmask(SIG_BLOCK, &forwarded, nullptr);
+  std::atomic<bool> step_done = false;
+  std::thread forwarder([&] {
+    const timespec tick{0, 100'000'000};
+    while (!step_done) {
+      int number = ::sigtimedwait(&forwarded, nullptr, &tick);
+      if (number <= 0) continue;
+      for (auto& cancel : cancels) cancel.Signal(number);
+    }
+  });
   std::vector<std::thread> threads;
   int procid = 0;
   for (int node = 0; node < nodes; ++node) {
@@ -360,7 +380,9 @@ int RunSrun(const std::vector<std::string>& args) {
       task.gpus_on_node = options->gpus_per_task.value_or(0);
       ExecRequest request;
       request.credential = credential;
-      request.command = Join(quoted, " ");
+      // exec: the task is the command itself, not a shell around it, so that the signals srun
+      // passes on reach the program (Lightning's SIGUSR1) rather than end a shell.
+      request.command = "exec " + Join(quoted, " ");
       request.env = exported;
       for (auto& [name, value] : slurm::StepVariables(task, cpus_on_node)) {
         request.env[name] = std::move(value);
@@ -381,6 +403,8 @@ int RunSrun(const std::vector<std::string>& args) {
     }
   }
   for (auto& t : threads) t.join();
+  step_done = true;
+  forwarder.join();
   int worst = 0;
   procid = 0;
   for (int node = 0; node < nodes; ++node) {

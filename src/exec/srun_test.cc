@@ -180,5 +180,34 @@ TEST_F(SrunTest, ScontrolExpandsAndCompressesHostlists) {
   EXPECT_THAT(err, HasSubstr("`show hostnames [LIST]` and `show hostlist LIST` only"));
 }
 
+// What the batch script exports reaches every task (Slurm's --export=ALL), but not what is the
+// node's; a signal to srun reaches every task, which srun then waits for.
+TEST_F(SrunTest, TasksGetTheScriptsVariablesAndTheSignalsSrunGets) {
+  const std::string dir = dir_.string();
+  env_["MASTER_ADDR"] = "gpu1";
+  env_["SLURMD_NODENAME"] = "login";  // the batch host's: each task gets its own node's
+  std::ofstream(dir_ / "signal.sh")
+      << "\"$@\" > " << dir << "/out 2> " << dir << "/err &\n"
+      << "srun=$!\n"
+      << "while [ $(ls " << dir << "/ready.* 2>/dev/null | wc -l) -lt 4 ]; do sleep 0.05; done\n"
+      << "kill -USR1 $srun\n"
+      << "wait $srun\n";
+  SpawnOptions options;
+  options.env = env_;
+  int status = RunToCompletion(
+      {"/bin/sh", (dir_ / "signal.sh").string(), ToolsDir() + "/slurm/srun", "-l", "sh", "-c",
+       fmt::format("trap 'echo got USR1 with $MASTER_ADDR on $SLURMD_NODENAME; exit 0' USR1; "
+                   "touch {}/ready.$SLURM_PROCID; while :; do sleep 0.05; done",
+                   dir)},
+      options);
+  std::string out = Slurp((dir_ / "out").string());
+  EXPECT_EQ(status, 0) << out << Slurp((dir_ / "err").string());
+  for (const char* line : {"0: got USR1 with gpu1 on gpu1", "1: got USR1 with gpu1 on gpu1",
+                           "2: got USR1 with gpu1 on gpu2", "3: got USR1 with gpu1 on gpu2"}) {
+    EXPECT_THAT(out, HasSubstr(line));
+  }
+  EXPECT_THAT(Slurp((dir_ / "gpu2.log").string()), HasSubstr("sends signal 10"));
+}
+
 }  // namespace
 }  // namespace cohort::exec

@@ -171,5 +171,28 @@ TEST(Slurm, AnArrayWritesAFilePerIndexAndIsKilledByTheIdSbatchPrinted) {
   EXPECT_EQ(killed.state, JobState::kKilled);
 }
 
+// Lightning's auto-requeue pattern: --signal=USR1@T reaches the steps' tasks on every node
+// (through srun) T seconds before the time limit, and not the batch shell.
+TEST(Slurm, SignalReachesEveryTaskOfTheRunningStepBeforeTheTimeLimit) {
+  SlurmCluster c("slurmsignal");
+  WriteScript(c.submit_dir + "/warned.sh", R"sh(#!/bin/bash
+#SBATCH --nodes=2 --time=1 --signal=USR1@57
+trap 'echo the batch shell got USR1' USR1
+srun --label sh -c 'trap "echo warned on $SLURMD_NODENAME; exit 0" USR1; while :; do sleep 0.1; done'
+echo "step ended: $?"
+)sh");
+  auto sbatch = c.cluster.Cohort({"sbatch", "--parsable", "warned.sh"}, c.submit_dir);
+  ASSERT_EQ(sbatch.exit_code, 0) << sbatch.err;
+  const JobId id = std::stoll(sbatch.out);
+  Job job = c.cluster.WaitForState(id, JobState::kSucceeded, std::chrono::seconds(40));
+  ASSERT_EQ(job.state, JobState::kSucceeded) << c.cluster.EventsText(id) << c.cluster.Logs(id);
+  const std::string output = ReadAll(fmt::format("{}/slurm-{}.out", c.submit_dir, id));
+  EXPECT_THAT(output, HasSubstr("0: warned on 127.0.0."));
+  EXPECT_THAT(output, HasSubstr("1: warned on 127.0.0."));
+  EXPECT_THAT(output, HasSubstr("step ended: 0"));
+  EXPECT_THAT(output, Not(HasSubstr("the batch shell got USR1")));
+  EXPECT_THAT(c.cluster.Logs(id, "node/0"), HasSubstr("sending signal 10 to the script's 1"));
+}
+
 }  // namespace
 }  // namespace cohort::testing
