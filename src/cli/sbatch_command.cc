@@ -16,6 +16,7 @@
 #include "model/job_spec_parser.h"
 #include "model/slurm_section.h"
 #include "slurm/batch_script.h"
+#include "slurm/sbatch_environment.h"
 #include "slurm/sbatch_job.h"
 #include "slurm/sbatch_options.h"
 #include "slurm/slurm_job.h"
@@ -47,6 +48,8 @@ constexpr const char* kHelp =
     "  --parsable        print only the job's id\n"
     "  -W, --wait        return when the job ends: exit 0 if it succeeded\n"
     "  -Q, --quiet       no warnings and no \"Submitted batch job\" line\n"
+    "sbatch's input variables (SBATCH_PARTITION, SBATCH_TIMELIMIT, ...) count as options between\n"
+    "the script's and the command line's.\n"
     "Without SCRIPT (or with -), the script is read from standard input; --wrap=COMMAND makes\n"
     "one that runs COMMAND with /bin/sh.\n";
 
@@ -166,7 +169,12 @@ int RunSbatch(const GlobalOptions& g, const std::vector<std::string>& args) {
                                                               directives.status().message()),
                                                   directives.status().details()));
   }
-  slurm::SbatchParse merged = slurm::MergeSbatchOptions(*directives, *command_line);
+  // SBATCH_* variables stand between the script and the command line, as in Slurm.
+  const std::map<std::string, std::string> submit_env = SubmitterEnvironment();
+  auto variables = slurm::ParseSbatchEnvironment(submit_env);
+  if (!variables.ok()) return Fail("sbatch", variables.status());
+  slurm::SbatchParse merged =
+      slurm::MergeSbatchOptions(slurm::MergeSbatchOptions(*directives, *variables), *command_line);
   script->info.interpreter = read->interpreter;
   auto unknown_warnings = slurm::CheckUnknown(merged, ignore_unknown);
   if (!unknown_warnings.ok()) return Fail("sbatch", unknown_warnings.status());
@@ -180,7 +188,7 @@ int RunSbatch(const GlobalOptions& g, const std::vector<std::string>& args) {
   }
   SlurmSection section =
       slurm::SlurmSectionOf(*job, script->info, std::move(script->text), HostName());
-  JobSpec spec = slurm::SlurmJobSpec(*job, std::move(section), SubmitterEnvironment());
+  JobSpec spec = slurm::SlurmJobSpec(*job, std::move(section), submit_env);
   Json doc = ToJson(spec);
   // With no --partition, the master puts the job in the submitter's team, as `cohort run`.
   if (!job->names_team) doc.erase("team");

@@ -186,6 +186,7 @@ void Override(std::optional<T>& a, const std::optional<T>& b) {
 }  // namespace
 
 std::string Origin::ToString() const {
+  if (!variable.empty()) return "$" + variable;
   return command_line() ? "command line" : fmt::format("line {}", line);
 }
 

@@ -19,6 +19,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/status.h"
@@ -32,11 +33,13 @@ namespace cohort::slurm {
 
 // Where an option was written: a line of the script, or the command line.
 struct Origin {
-  int line = 0;  // from 1; 0: the command line
+  int line = 0;               // from 1; 0: the command line, or the variable below
+  std::string variable = {};  // an input variable of sbatch's: "SBATCH_PARTITION"
   static Origin CommandLine() { return Origin{}; }
   static Origin ScriptLine(int line) { return Origin{line}; }
-  bool command_line() const { return line == 0; }
-  std::string ToString() const;  // "line 4", "command line"
+  static Origin Variable(std::string name) { return Origin{0, std::move(name)}; }
+  bool command_line() const { return line == 0 && variable.empty(); }
+  std::string ToString() const;  // "line 4", "command line", "$SBATCH_PARTITION"
   bool operator==(const Origin&) const = default;
 };
 
