@@ -63,5 +63,17 @@ TEST(ExecAnswer, SaysHowTheCommandEndedAsAShellWould) {
   EXPECT_FALSE(DecodeAnswer("{}").ok());
 }
 
+TEST(ExecSignal, OnlyASignalLineFrom1To64IsOne) {
+  EXPECT_EQ(EncodeSignal(10), "signal 10\n");
+  EXPECT_EQ(DecodeSignal("signal 10"), 10);
+  EXPECT_EQ(DecodeSignal("signal 1"), 1);
+  EXPECT_EQ(DecodeSignal("signal 64"), 64);
+  for (const char* line : {"signal 0", "signal 65", "signal -1", "signal 9x", "signal ", "signal",
+                           "signal 010", "kill 9", " signal 9", "signal 999999999999"}) {
+    EXPECT_EQ(DecodeSignal(line), std::nullopt) << line;
+  }
+  EXPECT_LE(EncodeSignal(64).size(), kMaxSignalLineBytes);
+}
+
 }  // namespace
 }  // namespace cohort::exec
