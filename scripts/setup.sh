@@ -39,6 +39,10 @@ test_packages=(
   # framework: mpi (examples/mpi-allreduce, tests/integration/frameworks_test.cc): Open MPI's
   # mpirun and mpi4py, whose ranks start in workers through cohort-exec.
   openmpi-bin python3-mpi4py
+  # Tasks in images (docs/runtimes.md, tests/integration/containers_test.cc): rootful podman with
+  # runc (crun refuses hybrid cgroups) and catatonit as the containers' init; a real registry on
+  # loopback, and buildah with busybox-static to build the test image without network.
+  podman runc crun catatonit buildah docker-registry busybox-static
 )
 packages=("${demo_packages[@]}")
 case "${1:-}" in

@@ -154,6 +154,12 @@ Agent::Agent(AgentConfig config, GpuInventory gpus, AgentDeps deps)
   config_.node.gpus = std::move(gpus.gpus);
   config_.node.gpu_links = std::move(gpus.links);
   config_.node.gpu_source = gpus.source;
+  // The scheduler places tasks in images only on nodes that say they run them.
+  std::erase_if(config_.node.labels,
+                [](const auto& l) { return l.first.starts_with(kReservedLabelPrefix); });
+  if (config_.containers) {
+    config_.node.labels[std::string(kRuntimeLabel)] = std::string(kPodmanRuntime);
+  }
 }
 
 Agent::~Agent() = default;
@@ -250,6 +256,16 @@ void Agent::AdoptExistingTasks() {
       t.exit = *exit;
     } else if (!launcher_.IsSupervisorOf(t.supervisor, dir)) {
       t.exit = TaskExit{std::nullopt, std::nullopt, false, {}, {}};
+      // Its supervisor died (killed, or the machine rebooted) before it removed the container,
+      // which may still run under conmon.
+      if (auto spec = ParseJson(ReadFileOrEmpty(dir + "/spec.json"));
+          spec.ok() && spec->is_object() && spec->contains("container")) {
+        if (auto c = ContainerTaskFromJson((*spec)["container"]); c.ok()) {
+          int status = launcher_.RunCleanup(PodmanRemoveCommand(*c));
+          spdlog::info("task {}: its supervisor is gone: removed container {} (status {})",
+                       t.id.ToString(), c->name, status);
+        }
+      }
     }
     spdlog::info("adopted task {} ({})", t.id.ToString(), t.exit ? "ended" : "running");
     tasks_[t.id] = std::move(t);
@@ -365,6 +381,20 @@ void Agent::Launch(const TaskLaunch& given, Duration node_timeout) {
     if (command.empty()) {
       return NotStarted(t, "refused to start", "the task has no command");
     }
+    std::optional<ContainerTask> container;
+    if (!launch.image.empty()) {
+      if (!config_.containers) {
+        return NotStarted(t, "refused to start",
+                          fmt::format("the task runs in image {}, and this node runs no "
+                                      "containers (cohortd agent --runtime podman)",
+                                      launch.image));
+      }
+      container = ContainerTaskFor(*config_.containers, config_.node.instance, launch, t.dir,
+                                   *job_dirs, config_.data_dir + "/cache");
+      if (env.count("CUDA_VISIBLE_DEVICES") && !launch.gpus.empty()) {
+        env["CUDA_VISIBLE_DEVICES"] = ContainerVisibleDevices(launch.gpus, config_.node.gpus);
+      }
+    }
     Json spec{{"command", command},
               {"env", env},
               {"workdir", launch.workdir},
@@ -378,6 +408,7 @@ void Agent::Launch(const TaskLaunch& given, Duration node_timeout) {
               {"job_dirs", *job_dirs},
               {"fence_after_ms", ToMillis(t.fence_after)}};
     if (!path_prefix.empty()) spec["path_prefix"] = path_prefix;
+    if (container) spec["container"] = ToJson(*container);
     if (checkpoints_in_store) {
       CheckpointSyncSpec sync;
       sync.dir = launch.checkpoint_dir;
@@ -409,7 +440,8 @@ void Agent::Launch(const TaskLaunch& given, Duration node_timeout) {
       inputs.context_key = context_key;
       spec["inputs"] = ToJson(inputs);
     }
-    if (memory_cgroups_ && launch.memory_limit_bytes > 0) {
+    // A container's memory limit is podman's (ContainerTask::memory_bytes).
+    if (memory_cgroups_ && launch.memory_limit_bytes > 0 && !container) {
       spec["memory"] = TaskMemoryJson(TaskMemorySpec{
           launch.memory_limit_bytes, memory_cgroups_->version(), memory_cgroups_->parent()});
     }

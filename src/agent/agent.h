@@ -37,6 +37,7 @@
 #include "agent/artifact_uploads.h"
 #include "agent/checkpoint_throttle.h"
 #include "agent/checkpoint_watch.h"
+#include "agent/container_runtime.h"
 #include "agent/gpu_probe.h"
 #include "agent/gpu_sampler.h"
 #include "agent/master_client.h"
@@ -84,6 +85,9 @@ struct AgentConfig {
   // Cohort's task tools (`cohort-exec`, exec/), put first on the PATH of the tasks whose launch
   // asks for them: tools/ beside cohortd. Empty: this agent has none, and refuses such tasks.
   std::string tools_dir;
+  // How tasks in images run on this node (--runtime, docs/runtimes.md); none: this node runs
+  // none, and its tasks refuse them.
+  std::optional<ContainerRuntime> containers = {};
 };
 
 // What the agent acts through. Each must outlive the agent.

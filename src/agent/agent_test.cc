@@ -42,6 +42,7 @@ class FakeMaster final : public MasterClient {
     ++registrations_;
     if (!register_error_.ok()) return register_error_;
     registered_.insert(info.id);
+    last_registration_ = info;
     return desired_[info.id];
   }
 
@@ -107,6 +108,10 @@ class FakeMaster final : public MasterClient {
   // Answers the next Sync with `answer` instead of the node's desired state once (an answer
   // that crossed a newer one on the other connection).
   void AnswerNextSyncWith(DesiredState answer) { next_answer_ = std::move(answer); }
+  NodeInfo last_registration() {
+    std::lock_guard lock(mu_);
+    return last_registration_;
+  }
   void ForgetNodes() { registered_.clear(); }  // as a master that restarted without them
   void FailRegister(Status s) { register_error_ = std::move(s); }
   void FailSync(Status s) { sync_error_ = std::move(s); }
@@ -140,6 +145,7 @@ class FakeMaster final : public MasterClient {
   std::map<std::string, DesiredState> desired_;
   std::optional<DesiredState> next_answer_;
   std::set<std::string> registered_;
+  NodeInfo last_registration_;
   Status register_error_ = Status::Ok();
   Status sync_error_ = Status::Ok();
   Status ship_error_ = Status::Ok();
@@ -634,6 +640,66 @@ TEST_F(AgentTest, WritesATasksFilesAndServesThroughItsToolsWhereItsLaunchSaysSo)
   ASSERT_TRUE(bare->Step().ok());
   EXPECT_THAT(ReadFileOrEmpty(TaskDir(late) + "/output.log"),
               ::testing::HasSubstr("this agent has no task tools"));
+}
+
+TEST_F(AgentTest, ATaskInAnImageGetsItsContainerAndANodeWithoutARuntimeRefusesIt) {
+  TaskId id{9, 1, "worker", 0};
+  TaskLaunch l = Launch(id);
+  l.image = "127.0.0.1:5000/team/pytorch:2.1";
+  l.image_insecure = true;
+  l.gpus = {1};
+  l.env["CUDA_VISIBLE_DEVICES"] = "1";
+  l.memory_limit_bytes = int64_t{2} << 30;
+  l.workdir = "/shared/project";
+  master_.Want(kNode, Desired(1, {l}));
+  config_.node.labels = {{"rack", "r1"}, {"cohort.runtime", "forged"}};
+  config_.containers = ContainerRuntime{"/usr/bin/podman", "runc", 20000, 4096, "/dev/nvidia"};
+  auto agent = NewAgent();
+  ASSERT_TRUE(agent->Step().ok());
+  EXPECT_EQ(master_.last_registration().labels,
+            (std::map<std::string, std::string>{{"cohort.runtime", "podman"}, {"rack", "r1"}}))
+      << "the runtime's label is the agent's to give";
+
+  auto spec = ParseJson(ReadFileOrEmpty(TaskDir(id) + "/spec.json"));
+  ASSERT_TRUE(spec.ok());
+  ASSERT_TRUE(spec->contains("container"));
+  auto c = ContainerTaskFromJson((*spec)["container"]);
+  ASSERT_TRUE(c.ok()) << c.status().message();
+  EXPECT_EQ(c->image, l.image);
+  EXPECT_TRUE(c->insecure);
+  EXPECT_THAT(c->name, ::testing::MatchesRegex("cohort-[0-9a-f]{12}-9\\.1\\.worker\\.0"))
+      << "named by the agent's instance and the task";
+  EXPECT_EQ(c->oci_runtime, "runc");
+  EXPECT_EQ(c->memory_bytes, int64_t{2} << 30);
+  EXPECT_FALSE(spec->contains("memory")) << "podman's --memory, not the agent's cgroup";
+  ASSERT_GE(c->mounts.size(), 2u);
+  EXPECT_EQ(c->mounts.front(), (ContainerMount{TaskDir(id), false}));
+  EXPECT_EQ(c->mounts.back(), (ContainerMount{"/shared/project", false}));
+  // No GPU is known to this agent by UUID: the index stands.
+  EXPECT_EQ((*spec)["env"]["CUDA_VISIBLE_DEVICES"], "1");
+
+  // An agent that runs no containers refuses the task, saying why.
+  TaskId later{10, 1, "worker", 0};
+  TaskLaunch m = Launch(later);
+  m.image = l.image;
+  master_.Want(kNode, Desired(2, {l, m}));
+  agent.reset();
+  config_.containers.reset();
+  auto bare = NewAgent();
+  ASSERT_TRUE(bare->Step().ok());
+  EXPECT_EQ(master_.last_registration().labels,
+            (std::map<std::string, std::string>{{"rack", "r1"}}));
+  EXPECT_THAT(
+      ReadFileOrEmpty(TaskDir(later) + "/output.log"),
+      ::testing::HasSubstr("this node runs no containers (cohortd agent --runtime podman)"));
+}
+
+TEST(ContainerRuntime, InsideAContainerGpusAreNamedByUuid) {
+  std::vector<Gpu> gpus = {{0, "GPU-aaa", "A100", 0, "", -1},
+                           {1, "GPU-bbb", "A100", 0, "", -1},
+                           {2, "", "A100", 0, "", -1}};
+  EXPECT_EQ(ContainerVisibleDevices({1, 0}, gpus), "GPU-bbb,GPU-aaa");
+  EXPECT_EQ(ContainerVisibleDevices({2}, gpus), "2") << "an unknown UUID: the index";
 }
 
 TEST_F(AgentTest, RefusesADataDirectoryOthersMayWriteIn) {

@@ -34,6 +34,12 @@ class FakeTaskLauncher final : public TaskLauncher {
   void SignalProcessGroup(pid_t pgid, int signal) override;
   bool SupervisorExited(pid_t pid, bool adopted) override;
   bool IsSupervisorOf(pid_t pid, const std::string& task_dir) override;
+  // Records `argv`; returns 0.
+  int RunCleanup(const std::vector<std::string>& argv) override {
+    cleanups_.push_back(argv);
+    return 0;
+  }
+  const std::vector<std::vector<std::string>>& cleanups() const { return cleanups_; }
 
   // What the agents asked for.
   struct Signal {
@@ -65,6 +71,7 @@ class FakeTaskLauncher final : public TaskLauncher {
   void IgnoreSigterm(pid_t supervisor);
 
  private:
+  std::vector<std::vector<std::string>> cleanups_;
   struct Supervisor {
     std::string task_dir;
     Timestamp started_at;

@@ -73,4 +73,8 @@ bool ProcessTaskLauncher::IsSupervisorOf(pid_t pid, const std::string& task_dir)
          cmdline.find(task_dir) != std::string::npos;
 }
 
+int ProcessTaskLauncher::RunCleanup(const std::vector<std::string>& argv) {
+  return RunToCompletion(argv);
+}
+
 }  // namespace cohort::agent

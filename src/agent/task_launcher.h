@@ -44,6 +44,10 @@ class TaskLauncher {
   // Whether `pid` is alive and is the supervisor of `task_dir`. An adopted task's supervisor.pid
   // may name a process that ended while no agent was running, or whose pid has been reused.
   virtual bool IsSupervisorOf(pid_t pid, const std::string& task_dir) = 0;
+
+  // Runs `argv` to its end: the cleanup of a task whose supervisor died before it could clean up
+  // (`podman rm --force` of its container, agent/container_task.h). Returns its exit status.
+  virtual int RunCleanup(const std::vector<std::string>& argv) = 0;
 };
 
 // Supervisors as real processes, children of this one.
@@ -61,6 +65,7 @@ class ProcessTaskLauncher final : public TaskLauncher {
   void SignalProcessGroup(pid_t pgid, int signal) override;
   bool SupervisorExited(pid_t pid, bool adopted) override;
   bool IsSupervisorOf(pid_t pid, const std::string& task_dir) override;
+  int RunCleanup(const std::vector<std::string>& argv) override;
 
  private:
   explicit ProcessTaskLauncher(std::vector<std::string> command) : command_(std::move(command)) {}

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <signal.h>
+#include <sys/fsuid.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -12,16 +13,19 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <sstream>
 #include <vector>
 
 #include "agent/base_environment.h"
 #include "agent/checkpoint_sync.h"
+#include "agent/container_task.h"
 #include "agent/output_file.h"
 #include "agent/task_inputs.h"
 #include "agent/task_memory.h"
 #include "common/strings.h"
+#include "common/units.h"
 #include "model/json.h"
 #include "model/workdir.h"
 #include "os/credentials.h"
@@ -53,6 +57,7 @@ struct TaskSpec {
   std::optional<TaskMemorySpec> memory;  // the limit the agent enforces; none: unlimited
   std::optional<CheckpointSyncSpec> checkpoints;  // where the job's checkpoints go between attempts
   std::optional<TaskInputsSpec> inputs;           // datasets and code to fetch before it starts
+  std::optional<ContainerTask> container;         // runs in this image (docs/runtimes.md)
 };
 
 StatusOr<TaskSpec> ReadSpec(const std::string& dir) {
@@ -82,6 +87,9 @@ StatusOr<TaskSpec> ReadSpec(const std::string& dir) {
     if (doc.contains("inputs")) {
       COHORT_ASSIGN_OR_RETURN(spec.inputs, TaskInputsSpecFromJson(doc["inputs"]));
     }
+    if (doc.contains("container")) {
+      COHORT_ASSIGN_OR_RETURN(spec.container, ContainerTaskFromJson(doc["container"]));
+    }
     if (spec.command.empty()) return Status::InvalidArgument("spec.json: empty command");
     return spec;
   } catch (const std::exception& e) {
@@ -105,9 +113,12 @@ struct OutputTrimmer {
 };
 
 // Every process of the task gets `sig` once: its process group as a whole, then those that left
-// it (a second SIGTERM would run a checkpoint handler twice).
-void SignalAll(int self, int main_pgid, int sig) {
+// it (a second SIGTERM would run a checkpoint handler twice). A container's processes are
+// reached through podman, which passes the signal on to its init (`only_group`), except SIGKILL,
+// which podman cannot pass on.
+void SignalAll(int self, int main_pgid, int sig, bool only_group = false) {
   if (main_pgid > 0) ::kill(-main_pgid, sig);
+  if (only_group) return;
   for (int pid : Descendants(self)) {
     if (main_pgid > 0 && ::getpgid(pid) == main_pgid) continue;
     ::kill(pid, sig);
@@ -278,6 +289,131 @@ void MakeRelativeWorkdir(const std::string& workdir) {
   FailToExec(args[0], env["PATH"], spec.user, err);
 }
 
+// Exec of `podman run` for a task in a container (container_task.h), in the child. podman stays
+// root, as rootful podman must; the command inside runs as the account.
+[[noreturn]] void ExecContainer(const TaskSpec& spec, const std::string& dir, int log_fd,
+                                const sigset_t& old_mask) {
+  const ContainerTask& c = *spec.container;
+  ::setpgid(0, 0);
+  ::dup2(log_fd, STDOUT_FILENO);
+  ::dup2(log_fd, STDERR_FILENO);
+  int devnull = ::open("/dev/null", O_RDONLY);
+  if (devnull >= 0) ::dup2(devnull, STDIN_FILENO);
+  for (int s = 1; s < NSIG; ++s) ::signal(s, SIG_DFL);
+  ::sigprocmask(SIG_SETMASK, &old_mask, nullptr);
+  std::string scratch = dir + "/work";
+  if (::chdir(scratch.c_str()) != 0) Fail("cannot enter the working directory", scratch);
+  if (!spec.workdir.empty() && spec.workdir[0] != '/') {
+    // Made as the account, which owns it, as for a bare task; podman would make it root's.
+    if (::geteuid() == 0) {
+      ::setfsgid(spec.gid);
+      ::setfsuid(spec.uid);
+    }
+    MakeRelativeWorkdir(spec.workdir);
+    if (::geteuid() == 0) {
+      ::setfsuid(0);
+      ::setfsgid(0);
+    }
+  }
+  const std::string workdir = ResolveWorkdir(scratch, spec.workdir);
+  // The base environment without the node's PATH and shell, which are the image's; HOME is the
+  // scratch directory, the one home the account has inside.
+  const char* tz = ::getenv("TZ");
+  std::map<std::string, std::string> env = TaskEnvironment(
+      TaskEnvironmentInputs{spec.user, spec.home, spec.shell, tz ? tz : "", spec.env});
+  env.erase("PATH");
+  env.erase("SHELL");
+  env["HOME"] = scratch;
+  // A file, never podman's own environment: a task's variable (CONTAINERS_CONF, say) must not
+  // steer podman, which runs as root.
+  auto content = ContainerEnvFile(env);
+  if (!content.ok()) FailToStart(std::nullopt, content.status().message(), 126);
+  const std::string env_file = dir + "/container.env";
+  if (Status s = WriteFileAtomically(env_file, *content, 0600, Durability::kProcessCrash);
+      !s.ok()) {
+    FailToStart(std::nullopt, s.message(), 126);
+  }
+  std::vector<std::string> args =
+      PodmanRunCommand(c, spec.uid, spec.gid, workdir, env_file, spec.command);
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  ::execv(argv[0], argv.data());
+  FailToStart(
+      std::nullopt,
+      fmt::format("cannot run podman ({}) for the task's container: {}", c.podman, strerror(errno)),
+      126);
+}
+
+// Runs one podman command to its end as the supervisor, its output in `output_file`; gives up
+// (SIGKILL) when `stopped` says so or `limit` has passed. Returns its exit status, -1 if it
+// could not be started or was given up.
+int RunPodman(const std::vector<std::string>& argv, const std::string& output_file,
+              const std::function<bool()>& stopped, Duration limit, const Clock& clock) {
+  (void)::unlink(output_file.c_str());
+  SpawnOptions options;
+  options.output = output_file;
+  auto pid = Spawn(argv, options);
+  if (!pid.ok()) return -1;
+  Timestamp give_up = clock.Now() + limit;
+  while (true) {
+    int status;
+    pid_t done = ::waitpid(*pid, &status, WNOHANG);
+    if (done == *pid) return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+    if (done < 0) return -1;
+    if ((stopped && stopped()) || clock.Now() >= give_up) {
+      ::kill(-*pid, SIGKILL);
+      ::waitpid(*pid, &status, 0);
+      return -1;
+    }
+    ::usleep(20'000);
+  }
+}
+
+// The task's image in the node's store before the task starts: pulled, its progress in the
+// task's output. An empty string once it is there; otherwise why not, and `kind` where no retry
+// helps.
+std::string PrepareImage(const ContainerTask& c, const std::string& dir, int log_fd,
+                         const std::function<bool()>& stopped, const Clock& clock,
+                         std::optional<StartFailure>* kind) {
+  const std::string out = dir + "/pull.log";
+  if (RunPodman(PodmanImageExistsCommand(c), out, stopped, std::chrono::minutes(1), clock) == 0) {
+    return "";
+  }
+  if (stopped()) return "";
+  dprintf(log_fd, "cohort: pulling image %s\n", c.image.c_str());
+  Timestamp began = clock.Now();
+  int status = RunPodman(PodmanPullCommand(c), out, stopped, kMaxImagePull, clock);
+  std::string said = ReadFileOrEmpty(out);
+  if (said.size() > 64 * 1024) said = said.substr(said.size() - 64 * 1024);
+  (void)!::write(log_fd, said.data(), said.size());
+  if (status == 0) {
+    dprintf(log_fd, "cohort: pulled image %s in %s\n", c.image.c_str(),
+            FormatDuration(clock.Now() - began).c_str());
+    return "";
+  }
+  if (stopped()) return "";
+  if (status < 0) {
+    return fmt::format("cannot pull image {}: no answer within {}", c.image,
+                       FormatDuration(kMaxImagePull));
+  }
+  ContainerStartProblem problem = PullProblemOf(said, c);
+  *kind = problem.kind;
+  return problem.message;
+}
+
+// What podman and the container's init wrote before the command would have run: the start of
+// the task's output from `from`.
+std::string OutputFrom(const std::string& dir, off_t from) {
+  int fd = ::open((dir + "/output.log").c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return "";
+  std::string text(8192, '\0');
+  ssize_t n = ::pread(fd, text.data(), text.size(), from);
+  ::close(fd);
+  text.resize(n > 0 ? static_cast<size_t>(n) : 0);
+  return text;
+}
+
 // The supervisor and its task (which inherits it) yield the CPU to the agent (docs/reliability.md,
 // "The agent outlives its own tasks"). Not fatal: the task runs all the same.
 void RunBelowTheAgent() {
@@ -404,9 +540,22 @@ int RunTaskSupervisor(const std::string& dir) {
     inputs = std::move(*fetched);
   }
 
+  if (spec->container) {
+    std::optional<StartFailure> kind;
+    std::string problem = PrepareImage(*spec->container, dir, log_fd, stopped, clock, &kind);
+    if (!problem.empty()) dprintf(log_fd, "cohort: %s\n", problem.c_str());
+    if (!problem.empty() || stopped()) {
+      ::close(log_fd);
+      TaskExit exit{126, std::nullopt, stopped(), {}, {}, problem, kind};
+      return finish(exit);
+    }
+  }
+
   std::string memory_warning;
   std::optional<TaskMemoryLimit> memory;
-  if (spec->memory) memory = TaskMemoryLimit::Prepare(*spec->memory, dir, &memory_warning);
+  // A container's limit is podman's (--memory).
+  if (spec->memory && !spec->container)
+    memory = TaskMemoryLimit::Prepare(*spec->memory, dir, &memory_warning);
   if (!memory_warning.empty()) {
     fmt::print(stderr, "run-task: the task's memory limit is not enforced: {}\n", memory_warning);
   }
@@ -416,6 +565,7 @@ int RunTaskSupervisor(const std::string& dir) {
     if (memory) (void)memory->Finish(false);
     return finish(TaskExit{126, std::nullopt, false, {}, {}});
   }
+  const off_t output_before = ::lseek(log_fd, 0, SEEK_END);
   pid_t child = ::fork();
   if (child < 0) {
     dprintf(log_fd, "cohort: cannot start the task: %s\n", strerror(errno));
@@ -424,6 +574,7 @@ int RunTaskSupervisor(const std::string& dir) {
   }
   if (child == 0) {
     g_setup_error_fd = setup_error[1];
+    if (spec->container) ExecContainer(*spec, dir, log_fd, old_mask);
     ExecTask(*spec, dir, log_fd, old_mask, memory ? memory->join_file() : nullptr);
   }
   ::close(setup_error[1]);
@@ -454,7 +605,7 @@ int RunTaskSupervisor(const std::string& dir) {
     if ((sig == SIGTERM || sig == SIGINT) && !stopping) {
       stopping = true;
       kill_at = clock.Now() + spec->grace_period;
-      SignalAll(self, child, SIGTERM);
+      SignalAll(self, child, SIGTERM, spec->container.has_value());
     }
     if (kill_at && clock.Now() >= *kill_at) {
       SignalAll(self, child, SIGKILL);
@@ -481,6 +632,17 @@ int RunTaskSupervisor(const std::string& dir) {
     ReapAll();
     if (!HasChildren()) break;
     ::usleep(10'000);
+  }
+  if (spec->container) {
+    // podman run --rm removes its container when it ends; one that podman could not see to its
+    // end (killed after the grace period) may still be there.
+    const std::string out = dir + "/podman-rm.log";
+    if (int status = RunPodman(PodmanRemoveCommand(*spec->container), out, nullptr,
+                               std::chrono::minutes(1), clock);
+        status != 0) {
+      fmt::print(stderr, "run-task: cannot remove container {} (status {}): {}\n",
+                 spec->container->name, status, ReadFileOrEmpty(out));
+    }
   }
   // The task's checkpoints, for its next attempt: unless it succeeded, its newest one first.
   if (checkpoints) {
@@ -521,6 +683,13 @@ int RunTaskSupervisor(const std::string& dir) {
     }
   }
   ::close(setup_error[0]);
+  if (spec->container && exit.message.empty() && exit.exit_code && *exit.exit_code != 0) {
+    if (auto problem = ContainerStartProblemOf(*exit.exit_code, OutputFrom(dir, output_before),
+                                               *spec->container, spec->command)) {
+      exit.message = problem->message;
+      exit.start_failure = problem->kind;
+    }
+  }
   exit.stopped = stopping;
   return finish(exit);
 }

@@ -108,6 +108,24 @@ void AddAgentCommand(CLI::App& app, AgentOptions& o) {
                   "The node's dataset cache keeps at most this much of the datasets that no "
                   "task reads, least recently used evicted first (docs/data.md, \"Datasets\")")
       ->capture_default_str();
+  cmd->add_option("--runtime", o.runtime,
+                  "How tasks whose job names an image run (docs/runtimes.md): podman (rootful; "
+                  "the agent must run as root), auto (podman where it is installed and the agent "
+                  "is root) or none (this node refuses them)")
+      ->capture_default_str();
+  cmd->add_option("--oci-runtime", o.oci_runtime,
+                  "podman's OCI runtime: runc, crun, or auto (crun on unified cgroup v2, runc on "
+                  "a v1 or hybrid layout, which crun refuses)")
+      ->capture_default_str();
+  cmd->add_option("--container-nproc", o.container_nproc,
+                  "RLIMIT_NPROC (and the pids limit) inside each container: the processes and "
+                  "threads of the job's account")
+      ->check(CLI::Range(int64_t{64}, int64_t{1} << 22))
+      ->capture_default_str();
+  cmd->add_option("--gpu-device-prefix", o.gpu_device_prefix,
+                  "A GPU's device node is this prefix and its index; a container gets those of "
+                  "its task's GPUs (tests with --gpus point it at stand-in nodes)")
+      ->capture_default_str();
   cmd->add_option("--log-level", o.log_level, "trace, debug, info, warn or error")
       ->capture_default_str();
 }
@@ -164,6 +182,10 @@ int RunAgent(const AgentOptions& o) {
     if (eq == std::string::npos || eq == 0) {
       return fail(fmt::format("--label: \"{}\" is not KEY=VALUE", label));
     }
+    if (label.starts_with(kReservedLabelPrefix)) {
+      return fail(fmt::format("--label: \"{}\": labels under \"{}\" are the agent's own", label,
+                              kReservedLabelPrefix));
+    }
     node.labels[label.substr(0, eq)] = label.substr(eq + 1);
   }
 
@@ -198,6 +220,17 @@ int RunAgent(const AgentOptions& o) {
                                                             : cache_size.status().message()));
   }
   config.dataset_cache_bytes = *cache_size;
+  auto containers = agent::FindContainerRuntime(o.runtime, o.oci_runtime, o.container_nproc);
+  if (!containers.ok()) return fail(containers.status().message());
+  config.containers = *containers;
+  if (config.containers) {
+    config.containers->gpu_device_prefix = o.gpu_device_prefix;
+    spdlog::info("tasks in images run with {} --runtime {} (nofile {}, nproc {})",
+                 config.containers->podman, config.containers->oci_runtime,
+                 config.containers->nofile, config.containers->nproc);
+  } else {
+    spdlog::info("this node runs no tasks in images (--runtime {})", o.runtime);
+  }
 
   std::unique_ptr<agent::GpuProbe> probe;
   if (o.gpus >= 0) {

@@ -17,6 +17,8 @@ struct MasterOptions {
   std::string data_dir;
   std::string listen = "127.0.0.1:7420";
   std::string storage_root;
+  std::vector<std::string> image_registries;           // TLS-checked, the first the default
+  std::vector<std::string> insecure_image_registries;  // plain HTTP or unchecked certificates
   std::string store;                // a directory or s3://BUCKET/PREFIX; empty: <data-dir>/store
   std::string store_config;         // an S3 store's connection file (0600)
   std::string store_quota = "1Ti";  // per team; "0": none
@@ -79,6 +81,10 @@ struct AgentOptions {
   // How a job's checkpoints go to the store (agent/checkpoint_sync.h).
   std::string checkpoint_prompt_bytes = "64Mi";
   std::string dataset_cache_size = "100Gi";
+  std::string runtime = "auto";
+  std::string oci_runtime = "auto";
+  int64_t container_nproc = 4096;
+  std::string gpu_device_prefix = "/dev/nvidia";
   std::string checkpoint_interval = "5m";
   std::string checkpoint_final_limit = "2m";
 };

@@ -16,6 +16,7 @@
 #include "common/strings.h"
 #include "common/units.h"
 #include "master/master.h"
+#include "model/image_reference.h"
 #include "os/disk_space.h"
 #include "os/durable_file.h"
 #include "os/file_limit.h"
@@ -74,6 +75,13 @@ void AddMasterCommand(CLI::App& app, MasterOptions& o) {
   cmd->add_option("--storage-root", o.storage_root,
                   "Where jobs' checkpoints and outputs go; every node must see it at the same "
                   "path (default <data-dir>/storage)");
+  cmd->add_option("--image-registry", o.image_registries,
+                  "HOST[:PORT] of a registry that tasks' images may come from (repeatable; "
+                  "docs/runtimes.md); the first is the default for an image that names none");
+  cmd->add_option("--insecure-image-registry", o.insecure_image_registries,
+                  "HOST[:PORT] of a registry reached over plain HTTP or without checking its "
+                  "certificate (a registry on loopback; repeatable); the default when no "
+                  "--image-registry is given");
   cmd->add_option("--store", o.store,
                   "Where jobs' outputs go once they end (docs/data.md): a directory every node "
                   "sees at the same path (agents write to it directly; default "
@@ -362,6 +370,17 @@ int RunMaster(const MasterOptions& o) {
     if (ec) {
       fmt::print(stderr, "cohortd master: cannot create {}: {}\n", dir, ec.message());
       return 1;
+    }
+  }
+  for (const auto& [names, insecure] :
+       {std::pair{&o.image_registries, false}, std::pair{&o.insecure_image_registries, true}}) {
+    for (const std::string& host : *names) {
+      if (Status valid = ValidateImageRegistry(host); !valid.ok()) {
+        fmt::print(stderr, "cohortd master: --{}image-registry: {}\n", insecure ? "insecure-" : "",
+                   valid.message());
+        return 2;
+      }
+      config.image_registries.push_back(ImageRegistry{host, insecure});
     }
   }
   if (auto key = JobCredentialKey(config.data_dir); key.ok()) {

@@ -6,6 +6,7 @@
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <set>
 
 #include "common/strings.h"
 #include "common/units.h"
@@ -42,7 +43,7 @@ std::vector<std::string> DrainedNodesFor(const Job& job, const NodeRegistry& nod
   for (const auto& [id, entry] : nodes.all()) {
     const Node& n = entry.node;
     if (!n.drained || n.state != NodeState::kReady) continue;
-    const Constraints& c = job.spec.constraints;
+    const Constraints c = PlacementConstraints(job.spec);
     bool eligible = std::all_of(n.info.gpus.begin(), n.info.gpus.end(), [&](const Gpu& g) {
       return c.gpu_model.empty() || g.model == c.gpu_model;
     });
@@ -144,6 +145,23 @@ StatusOr<Explanation> Master::Explain(JobId id) const {
                     ? std::string("no node's cache holds its datasets yet")
                     : fmt::format("placement prefers the nodes that hold its datasets: {}",
                                   Join({holding.begin(), holding.end()}, ", ")));
+  }
+  if (job.spec.UsesImages()) {
+    std::vector<std::string> runtimes;
+    for (const auto& [id, entry] : nodes_.all()) {
+      auto it = entry.node.info.labels.find(std::string(kRuntimeLabel));
+      if (it != entry.node.info.labels.end() && it->second == kPodmanRuntime)
+        runtimes.push_back(id);
+    }
+    std::set<std::string> images;
+    for (const auto& g : job.spec.tasks) {
+      if (!g.image.empty()) images.insert(g.image);
+    }
+    d.push_back(fmt::format(
+        "its tasks run in image {}: only nodes whose agent runs containers ({}={}, cohortd agent "
+        "--runtime podman) can hold them: {}",
+        Join({images.begin(), images.end()}, ", "), kRuntimeLabel, kPodmanRuntime,
+        runtimes.empty() ? std::string("none has registered") : Join(runtimes, ", ")));
   }
   for (const auto& [node, until] : job.excluded_nodes) {
     if (until <= now) continue;

@@ -72,6 +72,7 @@ StatusOr<Job> JobLifecycle::Submit(JobSpec spec, std::string user, std::string r
   COHORT_RETURN_IF_ERROR(CheckQueueCaps(user, spec.team, count));
   COHORT_RETURN_IF_ERROR(secrets_.CheckReferences(spec, user));
   COHORT_RETURN_IF_ERROR(CheckDependencies(spec));
+  COHORT_RETURN_IF_ERROR(QualifyImages(config_.image_registries, spec));
   Job job;
   job.spec = std::move(spec);
   job.user = std::move(user);
@@ -437,7 +438,7 @@ void JobLifecycle::CannotStart(Job& job, const std::string& node_id, StartFailur
   for (const auto& [node, until] : job.excluded_nodes) {
     if (until == kExcludedForGood) excluded.push_back(node);
   }
-  Constraints where = job.spec.constraints;
+  Constraints where = PlacementConstraints(job.spec);
   where.excluded_nodes.insert(excluded.begin(), excluded.end());
   bool left = std::any_of(nodes_.all().begin(), nodes_.all().end(), [&](const auto& entry) {
     const NodeInfo& n = entry.second.node.info;

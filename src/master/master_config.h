@@ -9,6 +9,7 @@
 #include "common/status.h"
 #include "common/time.h"
 #include "master/advisor.h"
+#include "master/image_registries.h"
 #include "master/log_store.h"
 #include "model/store_access.h"
 #include "scheduler/runtime_history.h"
@@ -71,6 +72,9 @@ struct MasterConfig {
   // master` keeps in <data_dir>/job-credential.key; empty: the master makes one for its own life
   // (tests), and a restart changes the credentials of running jobs.
   std::string job_credential_key;
+  // Where task images come from (docs/runtimes.md): the first is the default for references that
+  // name no registry; none: jobs that name an image are refused.
+  std::vector<ImageRegistry> image_registries;
 };
 
 // The object store's directory when none is given (--store): <data_dir>/store.

@@ -321,7 +321,10 @@ StatusOr<DesiredState> Reconciler::DesiredFor(const std::string& node_id) {
       TaskLaunch launch;
       launch.id = job.IdOf(t);
       for (const auto& g : job.spec.tasks) {
-        if (g.role == t.role) launch.workdir = g.workdir;
+        if (g.role != t.role) continue;
+        launch.workdir = g.workdir;
+        launch.image = g.image;
+        launch.image_insecure = FromInsecureRegistry(config_.image_registries, g.image);
       }
       launch.command = framework::TaskCommand(job, i);
       launch.env = framework::TaskEnvironment(job, i, dirs);

@@ -106,7 +106,7 @@ PendingJob SchedulingLoop::PendingOf(const Job& job) const {
   if (!job.history.empty() && job.history.back().finished_at) {
     p.waiting_since = *job.history.back().finished_at;
   }
-  p.constraints = job.spec.constraints;
+  p.constraints = PlacementConstraints(job.spec);
   p.constraints.preferred_nodes = staging_.PreferredNodes(job);
   Timestamp now = clock_.Now();
   for (const auto& [node, until] : job.excluded_nodes) {

@@ -84,6 +84,11 @@ struct TaskLaunch {
   // holders of its job's credential on the task's port; with no command, the task only serves,
   // until it is stopped.
   bool exec_service = false;
+  // The container image the task runs in (docs/runtimes.md), fully qualified; empty: a bare
+  // process. `image_insecure`: its registry is reached over plain HTTP or without checking its
+  // certificate (`cohortd master --insecure-image-registry`).
+  std::string image = {};
+  bool image_insecure = false;
 };
 inline constexpr size_t kMaxTaskFiles = 8;
 

@@ -1,5 +1,7 @@
 #include "model/job_spec.h"
 
+#include "model/node.h"
+
 #include <algorithm>
 
 namespace cohort {
@@ -67,6 +69,16 @@ int JobSpec::TotalReplicas() const {
   int n = 0;
   for (const auto& g : tasks) n += g.replicas;
   return n;
+}
+
+bool JobSpec::UsesImages() const {
+  return std::any_of(tasks.begin(), tasks.end(), [](const auto& g) { return !g.image.empty(); });
+}
+
+Constraints PlacementConstraints(const JobSpec& spec) {
+  Constraints where = spec.constraints;
+  if (spec.UsesImages()) where.labels[std::string(kRuntimeLabel)] = std::string(kPodmanRuntime);
+  return where;
 }
 
 bool JobSpec::elastic() const {

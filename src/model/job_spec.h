@@ -74,6 +74,9 @@ struct TaskGroupSpec {
   // No two replicas of this group on one node (Slurm's --nodes: one task per machine); replicas
   // of the job's other groups may share nodes with them. The rule is MayShareNode (plan.h).
   bool distinct_nodes = false;
+  // The container image its tasks run in (model/image_reference.h, docs/runtimes.md), as the
+  // master qualified it with the cluster's registry; empty: a bare process on the node.
+  std::string image = {};
 
   bool elastic() const { return max_replicas > replicas; }
 };
@@ -176,8 +179,15 @@ struct JobSpec {
 
   // At the start (the minimum of elastic groups).
   int TotalReplicas() const;
+  // Whether a task group names an image.
+  bool UsesImages() const;
   Resources TotalResources() const;
   bool elastic() const;
 };
+
+// Where the job's tasks may run: its spec's constraints, and for a job whose tasks run in images,
+// only the nodes whose agent runs containers (kRuntimeLabel). The one rule for the scheduler,
+// the master and `cohort why`.
+Constraints PlacementConstraints(const JobSpec& spec);
 
 }  // namespace cohort

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "common/units.h"
+#include "model/image_reference.h"
 #include "model/job_size.h"
 #include "model/json_errors.h"
 #include "model/limits.h"
@@ -53,8 +54,8 @@ using Fields = std::span<const std::string_view>;
 constexpr std::array<std::string_view, 14> kJobFields = {
     "name",         "team",        "priority", "framework", "tasks", "restart",    "max_runtime",
     "grace_period", "constraints", "datasets", "context",   "array", "depends_on", "slurm"};
-constexpr std::array<std::string_view, 7> kTaskFields = {
-    "role", "replicas", "resources", "command", "env", "workdir", "distinct_nodes"};
+constexpr std::array<std::string_view, 8> kTaskFields = {
+    "role", "replicas", "resources", "command", "env", "workdir", "distinct_nodes", "image"};
 constexpr std::array<std::string_view, 3> kResourceFields = {"gpus", "cpus", "memory"};
 constexpr std::array<std::string_view, 5> kRestartFields = {"max_attempts", "on", "backoff",
                                                             "max_backoff", "fence"};
@@ -331,6 +332,7 @@ class Validator {
         group.distinct_nodes = d->get<bool>();
       }
     }
+    if (const Json* image = Find(v, "image")) Image(*image, ChildPath(path, "image"), &group.image);
     if (framework_ == Framework::kSlurm) {
       // A Slurm job's tasks are its nodes.
       if (const Json* d = Find(v, "distinct_nodes"); d && *d == false) {
@@ -339,6 +341,28 @@ class Validator {
       group.distinct_nodes = true;
     }
     return group;
+  }
+
+  void Image(const Json& v, const std::string& path, std::string* out) {
+    if (!v.is_string()) {
+      Error(path, fmt::format("must be an image reference such as registry.example.com/team/"
+                              "pytorch:2.1, got {}",
+                              DescribeSpecValue(v)));
+      return;
+    }
+    auto ref = ParseImageReference(v.get_ref<const std::string&>());
+    if (!ref.ok()) {
+      Error(path, ref.status().message());
+      return;
+    }
+    // Their tasks run Cohort's own tools (cohort-exec, srun), host programs that an image lacks.
+    if (framework_ == Framework::kMpi || framework_ == Framework::kSlurm) {
+      Error(path, fmt::format("the tasks of a {} job run on the node itself; containers are for "
+                              "the other frameworks (docs/runtimes.md)",
+                              FrameworkName(framework_)));
+      return;
+    }
+    *out = ref->ToString();
   }
 
   void Role(const Json& obj, const std::string& path, std::string* out) {
@@ -1151,6 +1175,7 @@ Json ToJson(const JobSpec& spec) {
     if (!g.workdir.empty()) group["workdir"] = g.workdir;
     // Only when set, so that the canonical form of every other spec stays as it was.
     if (g.distinct_nodes) group["distinct_nodes"] = true;
+    if (!g.image.empty()) group["image"] = g.image;
     tasks.push_back(std::move(group));
   }
   const bool named = spec.priority == kPriorityLow || spec.priority == kPriorityNormal ||

@@ -554,9 +554,9 @@ tasks:
 }
 
 TEST(JobSpecErrors, UnknownFieldWithoutCloseMatchListsTheFields) {
-  EXPECT_THAT(Errors(WithTask("image: pytorch:2.3")),
-              ElementsAre("tasks[0].image: unknown field; expected one of: role, replicas, "
-                          "resources, command, env, workdir, distinct_nodes"));
+  EXPECT_THAT(Errors(WithTask("volumes: [/data]")),
+              ElementsAre("tasks[0].volumes: unknown field; expected one of: role, replicas, "
+                          "resources, command, env, workdir, distinct_nodes, image"));
   EXPECT_THAT(Errors(WithJob("owner: me")),
               ElementsAre("owner: unknown field; expected one of: name, team, priority, "
                           "framework, tasks, restart, max_runtime, grace_period, constraints, "
@@ -1196,6 +1196,36 @@ TEST(JobSpecParser, ASlurmJobIsOneGroupOfNodesWithAScriptAndNoCommand) {
   EXPECT_THAT(JsonErrors(doc.dump()),
               ElementsAre(fmt::format("slurm.script: is {} bytes; at most {} are allowed",
                                       big.size(), kMaxSlurmJobScriptBytes)));
+}
+
+}  // namespace
+}  // namespace cohort
+
+namespace cohort {
+namespace {
+
+TEST(JobSpecParser, ATaskGroupMayRunInAnImage) {
+  JobSpec spec = Parse(R"(
+name: in-image
+tasks:
+  - role: worker
+    image: registry.example.com:5000/team/pytorch:2.1
+    command: [python3, train.py]
+)");
+  EXPECT_EQ(spec.tasks[0].image, "registry.example.com:5000/team/pytorch:2.1");
+  ExpectRoundTrip(spec);
+  EXPECT_FALSE(ToJson(Parse(kMinimalYaml))["tasks"][0].contains("image"))
+      << "other jobs' form unchanged";
+}
+
+TEST(JobSpecParser, AnImageIsAReferenceAndNotForMpiOrSlurmTasks) {
+  EXPECT_THAT(Errors("name: x\ntasks:\n  - role: w\n    image: Team/X\n    command: [echo]\n"),
+              ElementsAre(HasSubstr("tasks[0].image: \"Team/X\" is not an image reference")));
+  EXPECT_THAT(Errors("name: x\ntasks:\n  - role: w\n    image: [a]\n    command: [echo]\n"),
+              ElementsAre(HasSubstr("tasks[0].image: must be an image reference")));
+  EXPECT_THAT(Errors("name: x\nframework: mpi\ntasks:\n  - role: launcher\n    image: a/b\n"
+                     "    command: [mpirun, x]\n  - role: worker\n    replicas: 2\n"),
+              ElementsAre(HasSubstr("tasks[0].image: the tasks of a mpi job run on the node")));
 }
 
 }  // namespace

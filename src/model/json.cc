@@ -804,7 +804,9 @@ Json ToJson(const TaskLaunch& l) {
               {"files", TaskFilesJson(l.files)},
               {"tools", l.tools},
               {"slurm_tools", l.slurm_tools},
-              {"exec_service", l.exec_service}};
+              {"exec_service", l.exec_service},
+              {"image", l.image},
+              {"image_insecure", l.image_insecure}};
 }
 
 StatusOr<TaskLaunch> TaskLaunchFromJson(const Json& j) {
@@ -845,6 +847,8 @@ StatusOr<TaskLaunch> TaskLaunchFromJson(const Json& j) {
     l.tools = ValueOr<bool>(j, "tools", false);
     l.slurm_tools = ValueOr<bool>(j, "slurm_tools", false);
     l.exec_service = ValueOr<bool>(j, "exec_service", false);
+    l.image = ValueOr<std::string>(j, "image", "");
+    l.image_insecure = ValueOr<bool>(j, "image_insecure", false);
     return l;
   });
 }

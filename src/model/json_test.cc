@@ -164,12 +164,12 @@ TEST(AgentProtocolJson, AReportNamesTheKindOfAStartFailure) {
   auto back = TaskReportFromJson(doc);
   ASSERT_TRUE(back.ok()) << back.status().ToString();
   EXPECT_EQ(back->start_failure, StartFailure::kProgram);
-  for (StartFailure kind : {StartFailure::kWorkdir, StartFailure::kAccount}) {
+  for (StartFailure kind : {StartFailure::kWorkdir, StartFailure::kAccount, StartFailure::kImage}) {
     r.start_failure = kind;
     EXPECT_EQ(TaskReportFromJson(ToJson(r))->start_failure, kind) << StartFailureName(kind);
   }
   // A kind a newer agent knows and this master does not: an ordinary failure, retried.
-  doc["start_failure"] = "image";
+  doc["start_failure"] = "quota";
   back = TaskReportFromJson(doc);
   ASSERT_TRUE(back.ok());
   EXPECT_EQ(back->start_failure, std::nullopt);

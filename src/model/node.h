@@ -51,6 +51,13 @@ struct PortRange {
   int last = 30999;
 };
 
+// The label an agent that runs tasks in containers gives its node (`cohortd agent --runtime`):
+// its value names the runtime ("podman"). Labels under "cohort." are the agent's own; an admin's
+// --label may not set them.
+inline constexpr std::string_view kRuntimeLabel = "cohort.runtime";
+inline constexpr std::string_view kReservedLabelPrefix = "cohort.";
+inline constexpr std::string_view kPodmanRuntime = "podman";
+
 struct NodeInfo {
   std::string id;       // unique name, e.g. the host name
   std::string address;  // how tasks on other nodes reach this node

@@ -15,6 +15,7 @@ StartFailureScope ScopeOf(StartFailure f) {
       return StartFailureScope::kNode;
     case StartFailure::kProgram:
     case StartFailure::kWorkdir:
+    case StartFailure::kImage:  // every node pulls from the same registry
       break;
   }
   return StartFailureScope::kEverywhere;

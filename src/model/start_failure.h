@@ -16,11 +16,13 @@ enum class StartFailure {
   kProgram,  // the command's program is not found, or is not executable
   kWorkdir,  // the task's workdir does not exist
   kAccount,  // the job's user has no Unix account on the node
+  kImage,    // the task's image does not exist in its registry
 };
 inline constexpr auto kStartFailureNames = std::to_array<EnumName<StartFailure>>({
     {StartFailure::kProgram, "program"},
     {StartFailure::kWorkdir, "workdir"},
     {StartFailure::kAccount, "account"},
+    {StartFailure::kImage, "image"},
 });
 const char* StartFailureName(StartFailure f);
 // None for a name this build does not know (a newer agent's): the master then treats the end as

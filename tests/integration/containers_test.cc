@@ -1,0 +1,391 @@
+// Issue 31, items 1, 3 and 7: tasks in OCI images through Debian's podman (rootful, runc on this
+// machine's hybrid cgroups), pulled from a real registry: Debian's docker-registry on loopback,
+// holding an image built here without network (buildah from scratch and busybox-static).
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+#include <gmock/gmock.h>
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <mutex>
+#include <regex>
+
+#include "common/strings.h"
+#include "model/json.h"
+#include "os/process.h"
+#include "store/directory_store.h"
+#include "tests/integration/local_cluster.h"
+
+namespace cohort::testing {
+namespace {
+
+using ::testing::HasSubstr;
+using ::testing::Not;
+
+constexpr const char* kPodman = "/usr/bin/podman";
+constexpr const char* kBuildah = "/usr/bin/buildah";
+constexpr const char* kRegistry = "/usr/bin/docker-registry";
+constexpr const char* kBusybox = "/bin/busybox";
+// Built once per test process, in the node's image store.
+constexpr const char* kLocalImage = "localhost/cohort-test-busybox:1";
+
+int FreePort() {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof(addr);
+  int port = 0;
+  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
+      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
+    port = ntohs(addr.sin_port);
+  }
+  ::close(fd);
+  return port;
+}
+
+CommandResult Run(const std::vector<std::string>& args) {
+  CommandResult r = RunCommand(args);
+  EXPECT_EQ(r.exit_code, 0) << Join(args, " ") << ": " << r.out << r.err;
+  return r;
+}
+
+// A 2 MB image of busybox-static, every applet linked in /bin: no network, a few seconds.
+void BuildImageOnce() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    if (RunCommand({kPodman, "image", "exists", kLocalImage}).exit_code == 0) return;
+    std::string ctr = std::string(Trim(Run({kBuildah, "from", "scratch"}).out));
+    std::string root = std::string(Trim(Run({kBuildah, "mount", ctr}).out));
+    std::filesystem::create_directories(root + "/bin");
+    std::filesystem::create_directories(root + "/tmp");
+    std::filesystem::copy_file(kBusybox, root + "/bin/busybox");
+    for (const std::string& applet : Split(Run({kBusybox, "--list"}).out, '\n')) {
+      if (applet.empty() || applet == "busybox") continue;
+      std::filesystem::create_symlink("busybox", root + "/bin/" + applet);
+    }
+    Run({kBuildah, "unmount", ctr});
+    Run({kBuildah, "config", "--cmd", "/bin/sh", "--env", "PATH=/bin", ctr});
+    Run({kBuildah, "commit", "--rm", "--quiet", ctr, kLocalImage});
+  });
+}
+
+// Debian's docker-registry on a loopback port, its storage in `dir`, with the test image pushed
+// as cohort/busybox:1. Debian's own /etc/docker/registry/config.yml asks for an htpasswd file
+// the package does not make: the registry gets a configuration of its own.
+class Registry {
+ public:
+  explicit Registry(const std::string& dir) : dir_(dir), port_(FreePort()) {
+    std::filesystem::create_directories(dir_);
+    std::ofstream(dir_ + "/config.yml") << fmt::format(
+        "version: 0.1\nlog:\n  level: warn\nstorage:\n  filesystem:\n    rootdirectory: {}/data\n"
+        "http:\n  addr: 127.0.0.1:{}\n",
+        dir_, port_);
+    auto pid = Spawn({kRegistry, "serve", dir_ + "/config.yml"},
+                     SpawnOptions{dir_ + "/registry.log", /*new_session=*/false, {}});
+    EXPECT_TRUE(pid.ok()) << pid.status().ToString();
+    pid_ = pid.ok() ? *pid : 0;
+    EXPECT_TRUE(WaitFor([&] {
+      return RunCommand({"/usr/bin/curl", "-sf", fmt::format("http://{}/v2/", host())}).exit_code ==
+             0;
+    })) << ReadFileOrEmpty(dir_ + "/registry.log");
+    BuildImageOnce();
+    Run({kPodman, "push", "--quiet", "--tls-verify=false", kLocalImage, image()});
+  }
+  ~Registry() {
+    // The node's copies of what the tests pulled, by this registry's (random) port.
+    for (const std::string& name : pulled_) RunCommand({kPodman, "rmi", "--force", name});
+    if (pid_ <= 0) return;
+    ::kill(pid_, SIGTERM);
+    if (!WaitFor([&] { return ::waitpid(pid_, nullptr, WNOHANG) == pid_; },
+                 std::chrono::seconds(10))) {
+      ::kill(pid_, SIGKILL);
+      ::waitpid(pid_, nullptr, 0);
+    }
+  }
+  std::string host() const { return fmt::format("127.0.0.1:{}", port_); }
+  // The pushed image, qualified.
+  std::string image() {
+    std::string name = host() + "/cohort/busybox:1";
+    pulled_.insert(name);
+    return name;
+  }
+
+ private:
+  std::string dir_;
+  int port_;
+  pid_t pid_ = 0;
+  std::set<std::string> pulled_;
+};
+
+// Stand-ins for a node's GPU device nodes (character devices, as /dev/null), so that a
+// container's --device can be seen: only its own GPUs' appear inside.
+std::string FakeGpuDevices(const std::string& dir, int gpus) {
+  std::filesystem::create_directories(dir);
+  for (int i = 0; i < gpus; ++i) {
+    std::string node = fmt::format("{}/nvidia{}", dir, i);
+    EXPECT_EQ(::mknod(node.c_str(), S_IFCHR | 0666, makedev(1, 3)), 0) << node;
+  }
+  return dir + "/nvidia";
+}
+
+// Two agents at 127.0.0.2 and .3 with 2 GPUs each that run tasks in images, a master that pulls
+// from the registry, and jobs of a Cohort user mapped to the account nobody (65534).
+class ContainerCluster {
+ public:
+  explicit ContainerCluster(const std::string& name)
+      : cluster(name), registry(cluster.dir() + "/registry") {
+    cluster.StartMaster({"--insecure-image-registry", registry.host()});
+    for (const auto& [node, address] :
+         {std::pair{"node-a", "127.0.0.2"}, {"node-b", "127.0.0.3"}}) {
+      std::string prefix = FakeGpuDevices(cluster.dir() + "/dev-" + node, 2);
+      cluster.StartAgent(
+          node, 2, {"--address", address, "--runtime", "podman", "--gpu-device-prefix", prefix});
+    }
+    auto mapped = cluster.client().UpdateUser(TestAccount(), Json{{"uid", 65534}, {"gid", 65534}});
+    EXPECT_TRUE(mapped.ok()) << mapped.status().ToString();
+  }
+  void StartAgent(const std::string& node) {
+    cluster.StartAgent(
+        node, 2,
+        {"--address", node == "node-a" ? "127.0.0.2" : "127.0.0.3", "--runtime", "podman",
+         "--gpu-device-prefix", cluster.dir() + "/dev-" + node + "/nvidia"});
+  }
+  // The UUID of GPU `index` of `node`, as its agent reported it.
+  std::string GpuUuid(const std::string& node, int index) {
+    auto nodes = cluster.client().Nodes();
+    if (!nodes.ok()) return "";
+    for (const Json& n : nodes->at("nodes")) {
+      if (n.value("id", "") != node) continue;
+      for (const Json& g : n.at("gpus")) {
+        if (g.value("index", -1) == index) return g.value("uuid", "");
+      }
+    }
+    return "";
+  }
+  LocalCluster cluster;
+  Registry registry;
+};
+
+// The containers on the machine of job `id` of `cluster`, whose agents' instances name them.
+std::string ContainersOf(LocalCluster& cluster, JobId id) {
+  std::string names;
+  for (const char* node : {"node-a", "node-b"}) {
+    std::string instance(Trim(ReadFileOrEmpty(cluster.AgentDir(node) + "/instance")));
+    if (instance.empty()) continue;
+    names += RunCommand({kPodman, "ps", "--all", "--format", "{{.Names}}", "--filter",
+                         fmt::format("name=^cohort-{}-{}\\.", instance.substr(0, 12), id)})
+                 .out;
+  }
+  return names;
+}
+
+TEST(Containers, TwoReplicasRunInTheImageWithTheirOwnGpusAndTheJobsEnvironment) {
+  ASSERT_EQ(::geteuid(), 0) << "the agent runs rootful podman: the tests run as root";
+  ContainerCluster c("containers");
+  // No registry named: the cluster's default.
+  JobId id = c.cluster.Submit(fmt::format(R"yaml(
+name: in-image
+framework: pytorch
+tasks:
+  - role: worker
+    replicas: 2
+    distinct_nodes: true
+    image: cohort/busybox:1
+    resources: {{gpus: 1, cpus: 0.5, memory: 256Mi}}
+    env: {{NODES_DEVICES: "{}"}}
+    command:
+      - sh
+      - -c
+      - |
+        echo "rank=$RANK uid=$(id -u) gid=$(id -g) cuda=$CUDA_VISIBLE_DEVICES"
+        echo "devices=$(ls $NODES_DEVICES/dev-node-* | tr '\n' ' ')"
+        echo "pid1=$(tr '\0' ' ' < /proc/1/cmdline)"
+        echo "rendezvous=$MASTER_ADDR:$MASTER_PORT world=$WORLD_SIZE home=$HOME"
+        echo "node-python=$(test -e /usr/bin/python3 && echo yes || echo no)"
+        echo "from rank $RANK" > "$COHORT_OUTPUT_DIR/rank-$RANK.txt"
+)yaml",
+                                          c.cluster.dir()));
+  Job job = c.cluster.WaitForState(id, JobState::kSucceeded, std::chrono::seconds(120));
+  ASSERT_EQ(job.state, JobState::kSucceeded) << c.cluster.EventsText(id) << c.cluster.Logs(id);
+  EXPECT_EQ(job.spec.tasks[0].image, c.registry.host() + "/cohort/busybox:1")
+      << "qualified with the cluster's registry when it was submitted";
+  ASSERT_EQ(job.tasks.size(), 2u);
+  EXPECT_NE(job.tasks[0].node_id, job.tasks[1].node_id);
+  for (int rank = 0; rank < 2; ++rank) {
+    const Task& t = job.tasks[rank];
+    ASSERT_EQ(t.gpus.size(), 1u);
+    std::string log = c.cluster.Logs(id, fmt::format("worker/{}", rank));
+    EXPECT_THAT(log, HasSubstr("cohort: pulling image " + job.spec.tasks[0].image)) << log;
+    EXPECT_THAT(log, HasSubstr(fmt::format("rank={} uid=65534 gid=65534 cuda={}", rank,
+                                           c.GpuUuid(t.node_id, t.gpus[0]))))
+        << "the job's account, and its GPU by UUID, which means the same inside: " << log;
+    EXPECT_THAT(log, HasSubstr(fmt::format("devices=nvidia{} \n", t.gpus[0])))
+        << "only its own GPU's device node: " << log;
+    EXPECT_THAT(log, HasSubstr("pid1=/run/podman-init --")) << log;
+    EXPECT_THAT(log, HasSubstr("rendezvous=127.0.0.2:")) << "host network: " << log;
+    EXPECT_THAT(log, HasSubstr("world=2 home=/")) << log;
+    EXPECT_THAT(log, HasSubstr("/work\n")) << "HOME is the task's scratch directory: " << log;
+    EXPECT_THAT(log, HasSubstr("node-python=no")) << "the image's files, not the node's: " << log;
+  }
+  // The outputs the tasks wrote inside became the job's artifacts.
+  Job stored = c.cluster.WaitForJob(
+      id, [](const Job& j) { return j.artifacts && j.artifacts->state == UploadState::kStored; },
+      std::chrono::seconds(30));
+  ASSERT_TRUE(stored.artifacts) << c.cluster.EventsText(id);
+  EXPECT_GE(stored.artifacts->files_total, 1) << c.cluster.EventsText(id);
+  // Nothing of either container is left on the node.
+  EXPECT_EQ(ContainersOf(c.cluster, id), "");
+}
+
+TEST(Containers, AKilledTaskGetsSigtermInsideAndItsContainerIsRemoved) {
+  ASSERT_EQ(::geteuid(), 0);
+  ContainerCluster c("containers-kill");
+  // One handles SIGTERM; the other ignores it, and is killed after its grace period.
+  JobId polite = c.cluster.Submit(R"(
+name: polite
+tasks:
+  - role: main
+    image: cohort/busybox:1
+    command: [sh, -c, 'trap "echo got TERM; exit 0" TERM; echo ready; while true; do sleep 0.1; done']
+)");
+  JobId stubborn = c.cluster.Submit(R"(
+name: stubborn
+grace_period: 1s
+tasks:
+  - role: main
+    image: cohort/busybox:1
+    command: [sh, -c, 'trap "" TERM; echo ready; while true; do sleep 0.1; done']
+)");
+  for (JobId id : {polite, stubborn}) {
+    ASSERT_TRUE(WaitFor([&] { return c.cluster.Logs(id).find("ready") != std::string::npos; },
+                        std::chrono::seconds(90)))
+        << c.cluster.EventsText(id) << c.cluster.Logs(id);
+    EXPECT_NE(ContainersOf(c.cluster, id), "") << "running in a container";
+    ASSERT_TRUE(c.cluster.client().Kill(id).ok());
+  }
+  for (JobId id : {polite, stubborn}) {
+    Job job = c.cluster.WaitForState(id, JobState::kKilled, std::chrono::seconds(30));
+    EXPECT_EQ(job.state, JobState::kKilled) << c.cluster.EventsText(id);
+    EXPECT_EQ(ContainersOf(c.cluster, id), "")
+        << "the container is gone, even the one podman could not stop";
+  }
+  EXPECT_THAT(c.cluster.Logs(polite), HasSubstr("got TERM"));
+}
+
+TEST(Containers, AnAgentThatRestartsAdoptsTasksInContainersAsItAdoptsBareOnes) {
+  ASSERT_EQ(::geteuid(), 0);
+  ContainerCluster c("containers-restart");
+  JobId id = c.cluster.Submit(R"(
+name: survivor
+tasks:
+  - role: main
+    image: cohort/busybox:1
+    command: [sh, -c, 'echo start; while [ ! -e "$HOME/go" ]; do sleep 0.1; done; echo end']
+)");
+  Job before = c.cluster.WaitForJob(
+      id, [](const Job& j) { return j.state == JobState::kRunning && j.tasks[0].pid != 0; },
+      std::chrono::seconds(90));
+  ASSERT_TRUE(WaitFor([&] { return c.cluster.Logs(id).find("start") != std::string::npos; },
+                      std::chrono::seconds(60)))
+      << c.cluster.Logs(id);
+  const std::string node = before.tasks[0].node_id;
+  c.cluster.StopAgent(node);
+  EXPECT_NE(ContainersOf(c.cluster, id), "") << "it runs on without its agent";
+  c.StartAgent(node);
+  // The task's scratch directory, its HOME: the same path inside and out.
+  const std::string go = fmt::format("{}/tasks/{}.1.main.0/work/go", c.cluster.AgentDir(node), id);
+  std::ofstream(go) << "go\n";
+  Job after = c.cluster.WaitForState(id, JobState::kSucceeded, std::chrono::seconds(60));
+  EXPECT_EQ(after.state, JobState::kSucceeded) << c.cluster.EventsText(id);
+  EXPECT_EQ(after.attempt, 1) << "the attempt must not run twice";
+  EXPECT_EQ(after.tasks[0].pid, before.tasks[0].pid) << "the same podman, adopted";
+  EXPECT_THAT(c.cluster.Logs(id), HasSubstr("start\nend\n"));
+  EXPECT_EQ(ContainersOf(c.cluster, id), "");
+}
+
+TEST(Containers, AMissingImageOrProgramFailsTheJobWithTheRuntimesReason) {
+  ASSERT_EQ(::geteuid(), 0);
+  ContainerCluster c("containers-bad");
+  JobId missing = c.cluster.Submit(R"(
+name: no-such-image
+tasks:
+  - role: main
+    image: cohort/no-such-image:1
+    command: ["true"]
+)");
+  JobId bad_program = c.cluster.Submit(R"(
+name: no-such-program
+tasks:
+  - role: main
+    image: cohort/busybox:1
+    command: [/opt/train.py]
+)");
+  Job m = c.cluster.WaitForState(missing, JobState::kFailed, std::chrono::seconds(90));
+  EXPECT_EQ(m.state, JobState::kFailed) << c.cluster.EventsText(missing);
+  EXPECT_EQ(m.attempt, 1) << "no retry makes the registry have it";
+  EXPECT_THAT(c.cluster.EventsText(missing),
+              HasSubstr("cannot pull image " + c.registry.host() +
+                        "/cohort/no-such-image:1 (the registry does not have it)"));
+  EXPECT_THAT(c.cluster.EventsText(missing), HasSubstr("manifest unknown"));
+
+  Job p = c.cluster.WaitForState(bad_program, JobState::kFailed, std::chrono::seconds(90));
+  EXPECT_EQ(p.state, JobState::kFailed) << c.cluster.EventsText(bad_program);
+  EXPECT_EQ(p.attempt, 1);
+  EXPECT_THAT(c.cluster.EventsText(bad_program),
+              HasSubstr("program \"/opt/train.py\" is not in the image"));
+
+  // A registry the cluster does not pull from, or a malformed reference: refused at once.
+  for (const auto& [image, said] :
+       {std::pair<std::string, std::string>{
+            "registry.example.com/team/x:1",
+            "tasks[0].image: registry registry.example.com is not one this cluster pulls "
+            "from (" +
+                c.registry.host() + ")"},
+        std::pair<std::string, std::string>{"Team/X", "not an image reference"}}) {
+    auto r = c.cluster.client().Submit(fmt::format(
+        "name: refused\ntasks:\n  - role: main\n    image: {}\n    command: [echo]\n", image));
+    ASSERT_FALSE(r.ok()) << image;
+    EXPECT_THAT(r.status().ToString(), HasSubstr(said)) << image;
+  }
+}
+
+TEST(Containers, ANodeWithoutARuntimeIsNeverGivenImageJobsAndWhySaysSo) {
+  LocalCluster cluster("containers-none");
+  cluster.StartMaster({"--insecure-image-registry", "127.0.0.1:5999"});
+  cluster.StartAgent("node-a", 1, {"--runtime", "none"});
+  JobId id = cluster.Submit(R"(
+name: needs-podman
+tasks:
+  - role: main
+    image: cohort/busybox:1
+    command: ["true"]
+)");
+  std::string why;
+  ASSERT_TRUE(WaitFor([&] {
+    auto r = cluster.Cohort({"why", std::to_string(id)});
+    why = r.out;
+    return why.find("the scheduler says") != std::string::npos;
+  })) << why;
+  EXPECT_THAT(why, HasSubstr("no ready node has label cohort.runtime=podman")) << why;
+  EXPECT_THAT(why, HasSubstr("only nodes whose agent runs containers")) << why;
+  EXPECT_EQ(cluster.client().GetJob(id)->state, JobState::kPending);
+  auto label = cluster.Cohort({"node", "list"});
+  // An admin cannot claim the runtime with a label of their own.
+  CommandResult refused = RunCommand({BinDir() + "/cohortd", "agent", "--label",
+                                      "cohort.runtime=podman", "--master", cluster.url()});
+  EXPECT_EQ(refused.exit_code, 2);
+  EXPECT_THAT(refused.err, HasSubstr("labels under \"cohort.\" are the agent's own"));
+}
+
+}  // namespace
+}  // namespace cohort::testing
