@@ -20,6 +20,7 @@
 
 #include "agent/checkpoint_sync.h"
 #include "agent/dataset_prefetcher.h"
+#include "agent/image_cache.h"
 #include "agent/job_directories.h"
 #include "agent/output_file.h"
 #include "agent/task_inputs.h"
@@ -244,6 +245,7 @@ void Agent::AdoptExistingTasks() {
       t.grace_period = std::chrono::milliseconds(spec->value("grace_period_ms", int64_t{30000}));
       t.fence_after = std::chrono::milliseconds(spec->value("fence_after_ms", int64_t{0}));
       t.checkpoints_in_store = spec->contains("checkpoints");
+      t.in_image = spec->contains("container");
     }
     t.store_json = ReadFileOrEmpty(dir + "/" + kStoreAccessFile);
     if (auto upload = ParseJson(ReadFileOrEmpty(dir + "/" + kUploadFile));
@@ -256,20 +258,38 @@ void Agent::AdoptExistingTasks() {
       t.exit = *exit;
     } else if (!launcher_.IsSupervisorOf(t.supervisor, dir)) {
       t.exit = TaskExit{std::nullopt, std::nullopt, false, {}, {}};
-      // Its supervisor died (killed, or the machine rebooted) before it removed the container,
-      // which may still run under conmon.
-      if (auto spec = ParseJson(ReadFileOrEmpty(dir + "/spec.json"));
-          spec.ok() && spec->is_object() && spec->contains("container")) {
-        if (auto c = ContainerTaskFromJson((*spec)["container"]); c.ok()) {
-          int status = launcher_.RunCleanup(PodmanRemoveCommand(*c));
-          spdlog::info("task {}: its supervisor is gone: removed container {} (status {})",
-                       t.id.ToString(), c->name, status);
-        }
-      }
+      RemoveLeftContainer(t);
     }
     spdlog::info("adopted task {} ({})", t.id.ToString(), t.exit ? "ended" : "running");
     tasks_[t.id] = std::move(t);
   }
+}
+
+void Agent::RemoveLeftContainer(const LocalTask& t) {
+  if (!t.in_image) return;
+  auto spec = ParseJson(ReadFileOrEmpty(t.dir + "/spec.json"));
+  if (!spec.ok() || !spec->is_object() || !spec->contains("container")) return;
+  auto c = ContainerTaskFromJson((*spec)["container"]);
+  if (!c.ok()) return;
+  int status = launcher_.RunCleanup(PodmanRemoveCommand(*c));
+  spdlog::info("task {}: its supervisor is gone: removed its container {} (status {})",
+               t.id.ToString(), c->name, status);
+}
+
+void Agent::FillCachedImages(AgentReport& report) {
+  if (!config_.containers || config_.containers->cache_dir.empty()) return;
+  std::vector<std::string> images;
+  for (const CachedImage& i :
+       CachedImages(config_.containers->cache_dir, kMaxCachedImagesPerReport)) {
+    images.push_back(i.image);
+  }
+  const Timestamp now = clock_.Now();
+  if (images_sent_ && *images_sent_ == images && now - images_sent_at_ < std::chrono::minutes(1)) {
+    return;
+  }
+  report.cached_images = images;
+  images_sent_ = std::move(images);
+  images_sent_at_ = now;
 }
 
 void Agent::NotStarted(LocalTask& t, const char* what, const std::string& why,
@@ -409,6 +429,7 @@ void Agent::Launch(const TaskLaunch& given, Duration node_timeout) {
               {"fence_after_ms", ToMillis(t.fence_after)}};
     if (!path_prefix.empty()) spec["path_prefix"] = path_prefix;
     if (container) spec["container"] = ToJson(*container);
+    t.in_image = container.has_value();
     if (checkpoints_in_store) {
       CheckpointSyncSpec sync;
       sync.dir = launch.checkpoint_dir;
@@ -668,6 +689,13 @@ AgentReport Agent::BuildReport() {
       }
     }
     r.restored_from = t.restored_from;
+    if (t.in_image && !(t.image_pull && t.image_pull->finished)) {
+      // Written by its supervisor every second while it pulls (agent/container_task.h).
+      if (auto parsed = ParseJson(ReadFileOrEmpty(t.dir + "/" + kImagePullFile)); parsed.ok()) {
+        if (auto pull = ImagePullFromJson(*parsed); pull.ok()) t.image_pull = std::move(*pull);
+      }
+    }
+    r.image_pull = t.image_pull;
     report.tasks.push_back(std::move(r));
   }
   for (const auto& [index, samples] : gpu_samples_) {
@@ -678,6 +706,7 @@ AgentReport Agent::BuildReport() {
   // The rest waits for a later report: those ahead of it end and are forgotten.
   if (report.uploads.size() > kMaxUploadsPerReport) report.uploads.resize(kMaxUploadsPerReport);
   prefetcher_->Fill(report, clock_.Now());
+  FillCachedImages(report);
   return report;
 }
 
@@ -790,6 +819,7 @@ bool Agent::CheckTasks(bool* more) {
     } else {
       spdlog::error("task {}: its supervisor ended without recording an exit", id.ToString());
       t.exit = TaskExit{std::nullopt, std::nullopt, t.stop_sent_at.has_value(), t.started_at, now};
+      RemoveLeftContainer(t);
     }
     spdlog::info("task {} ended: {}", id.ToString(),
                  t.exit->signal ? fmt::format("signal {}", *t.exit->signal)

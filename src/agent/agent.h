@@ -168,6 +168,9 @@ class Agent {
     bool checkpoints_in_store = false;
     std::string store_json;
     std::optional<RestoredCheckpoint> restored_from;
+    // It runs in an image; its pull as its supervisor last recorded it (kImagePullFile).
+    bool in_image = false;
+    std::optional<ImagePull> image_pull;
   };
   // What one round ships of one task's output, worked on without the lock.
   struct Shipment {
@@ -204,6 +207,11 @@ class Agent {
   // Deletes at most `most` directories of forgotten tasks, without the lock; returns true if
   // some are left.
   bool DiscardForgotten(size_t most);
+  // A task's container, where its supervisor died (killed, or the machine rebooted) before it
+  // could remove it: it may still run under conmon.
+  void RemoveLeftContainer(const LocalTask& t);
+  // The image cache's images, when they changed or a minute after they were last sent.
+  void FillCachedImages(AgentReport& report);
   // Records a task that the agent `what` ("refused to start"): `why` goes to its output and
   // its report.
   void NotStarted(LocalTask& t, const char* what, const std::string& why,
@@ -289,6 +297,9 @@ class Agent {
   std::unique_ptr<ArtifactUploads> uploads_;
   // Fetches datasets into the node's cache ahead of the jobs that read them.
   std::unique_ptr<DatasetPrefetcher> prefetcher_;
+  // The images of the node's image cache last reported, and when (AgentReport::cached_images).
+  std::optional<std::vector<std::string>> images_sent_;
+  Timestamp images_sent_at_{};
   std::atomic<bool> registered_{false};
   std::atomic<int64_t> master_log_limit_{0};  // from the master's answers; 0 until one says
 };

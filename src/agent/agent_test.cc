@@ -653,7 +653,8 @@ TEST_F(AgentTest, ATaskInAnImageGetsItsContainerAndANodeWithoutARuntimeRefusesIt
   l.workdir = "/shared/project";
   master_.Want(kNode, Desired(1, {l}));
   config_.node.labels = {{"rack", "r1"}, {"cohort.runtime", "forged"}};
-  config_.containers = ContainerRuntime{"/usr/bin/podman", "runc", 20000, 4096, "/dev/nvidia"};
+  config_.containers =
+      ContainerRuntime{"/usr/bin/podman", "runc", 20000, 4096, "/dev/nvidia", "", 0};
   auto agent = NewAgent();
   ASSERT_TRUE(agent->Step().ok());
   EXPECT_EQ(master_.last_registration().labels,
@@ -677,6 +678,13 @@ TEST_F(AgentTest, ATaskInAnImageGetsItsContainerAndANodeWithoutARuntimeRefusesIt
   EXPECT_EQ(c->mounts.back(), (ContainerMount{"/shared/project", false}));
   // No GPU is known to this agent by UUID: the index stands.
   EXPECT_EQ((*spec)["env"]["CUDA_VISIBLE_DEVICES"], "1");
+
+  // Its supervisor killed before it could remove the container: the agent removes it.
+  EXPECT_TRUE(launcher_.cleanups().empty());
+  launcher_.SignalSupervisor(Supervisor(id), SIGKILL);
+  ASSERT_TRUE(agent->Step().ok());
+  ASSERT_EQ(launcher_.cleanups().size(), 1u);
+  EXPECT_EQ(launcher_.cleanups()[0], PodmanRemoveCommand(*c));
 
   // An agent that runs no containers refuses the task, saying why.
   TaskId later{10, 1, "worker", 0};

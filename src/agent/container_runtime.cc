@@ -107,6 +107,8 @@ ContainerTask ContainerTaskFor(const ContainerRuntime& runtime, const std::strin
   c.nofile = runtime.nofile;
   c.nproc = runtime.nproc;
   c.memory_bytes = launch.memory_limit_bytes;
+  c.cache_dir = runtime.cache_dir;
+  c.cache_bytes = runtime.cache_bytes;
   c.mounts.push_back(ContainerMount{task_dir, false});
   for (const auto& d : job_dirs) c.mounts.push_back(ContainerMount{d, false});
   // Dataset versions are links from the task's data directory into the node's cache.

@@ -25,6 +25,10 @@ struct ContainerRuntime {
   // The prefix of a GPU's device node, its index appended: /dev/nvidia (--gpu-device-prefix, for
   // fake GPUs in tests).
   std::string gpu_device_prefix = "/dev/nvidia";
+  // The node's image cache (agent/image_cache.h): <agent data>/images, and its bound
+  // (--image-cache-size; 0: none).
+  std::string cache_dir;
+  int64_t cache_bytes = 0;
 };
 
 // The default RLIMIT_NPROC of containers (--container-nproc): 4,096 processes and threads of the

@@ -3,6 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <cctype>
+#include <cstdlib>
+#include <utility>
 
 namespace cohort::agent {
 namespace {
@@ -49,7 +52,9 @@ Json ToJson(const ContainerTask& c) {
               {"nproc", c.nproc},
               {"memory_bytes", c.memory_bytes},
               {"mounts", std::move(mounts)},
-              {"devices", c.devices}};
+              {"devices", c.devices},
+              {"cache_dir", c.cache_dir},
+              {"cache_bytes", c.cache_bytes}};
 }
 
 StatusOr<ContainerTask> ContainerTaskFromJson(const Json& j) {
@@ -68,6 +73,8 @@ StatusOr<ContainerTask> ContainerTaskFromJson(const Json& j) {
           ContainerMount{m.at("path").get<std::string>(), m.value("read_only", false)});
     }
     c.devices = j.value("devices", std::vector<std::string>{});
+    c.cache_dir = j.value("cache_dir", "");
+    c.cache_bytes = j.value("cache_bytes", int64_t{0});
     if (c.podman.empty() || c.image.empty() || c.name.empty()) {
       return Status::InvalidArgument("container: podman, image and name must be set");
     }
@@ -212,5 +219,108 @@ ContainerStartProblem PullProblemOf(std::string_view output, const ContainerTask
                                            absent ? " (the registry does not have it)" : "", said),
                                absent ? std::optional(StartFailure::kImage) : std::nullopt};
 }
+
+namespace {
+
+// "29.0MiB" -> bytes; -1 if it is not a size.
+int64_t SizeOf(std::string_view text) {
+  size_t unit = 0;
+  while (unit < text.size() &&
+         (std::isdigit(static_cast<unsigned char>(text[unit])) || text[unit] == '.')) {
+    ++unit;
+  }
+  if (unit == 0) return -1;
+  double value = std::strtod(std::string(text.substr(0, unit)).c_str(), nullptr);
+  std::string_view suffix = text.substr(unit);
+  double scale = suffix == "B" || suffix == "b"     ? 1.0
+                 : suffix == "KiB"                  ? 1024.0
+                 : suffix == "MiB"                  ? 1024.0 * 1024
+                 : suffix == "GiB"                  ? 1024.0 * 1024 * 1024
+                 : suffix == "TiB"                  ? 1024.0 * 1024 * 1024 * 1024
+                 : suffix == "kB" || suffix == "KB" ? 1000.0
+                 : suffix == "MB"                   ? 1e6
+                 : suffix == "GB"                   ? 1e9
+                                                    : -1;
+  if (scale < 0) return -1;
+  return static_cast<int64_t>(value * scale);
+}
+
+// The text without terminal escape sequences (ESC [ ... letter).
+std::string WithoutEscapes(std::string_view text) {
+  std::string out;
+  for (size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '\x1b' && i + 1 < text.size() && text[i + 1] == '[') {
+      i += 2;
+      while (i < text.size() && !std::isalpha(static_cast<unsigned char>(text[i]))) ++i;
+      continue;
+    }
+    out += text[i];
+  }
+  return out;
+}
+
+}  // namespace
+
+void PullProgressReader::Feed(std::string_view output) {
+  partial_ += output;
+  size_t start = 0;
+  for (size_t i = 0; i < partial_.size(); ++i) {
+    if (partial_[i] != '\r' && partial_[i] != '\n') continue;
+    Line(std::string_view(partial_).substr(start, i - start));
+    start = i + 1;
+  }
+  partial_.erase(0, start);
+  // A line longer than any podman draws: not podman's; dropped rather than kept growing.
+  if (partial_.size() > 4096) partial_.clear();
+}
+
+void PullProgressReader::Line(std::string_view raw) {
+  std::string line = WithoutEscapes(raw);
+  while (!line.empty() && line.back() == ' ') line.pop_back();
+  if (line.empty()) return;
+  constexpr std::string_view kBlob = "Copying blob ";
+  if (line.rfind(kBlob, 0) == 0) {
+    std::string_view rest = std::string_view(line).substr(kBlob.size());
+    size_t space = rest.find(' ');
+    std::string id(rest.substr(0, space));
+    auto& [done, total] = blobs_[id];
+    if (space == std::string_view::npos) return;
+    rest = rest.substr(space + 1);
+    if (rest.rfind("done", 0) == 0) {
+      done = total;
+      return;
+    }
+    if (rest.rfind("skipped", 0) == 0) {
+      blobs_.erase(id);
+      return;
+    }
+    size_t slash = rest.rfind(" / ");
+    size_t bar_end = rest.rfind("] ", slash);
+    if (slash == std::string_view::npos || bar_end == std::string_view::npos) return;
+    int64_t d = SizeOf(rest.substr(bar_end + 2, slash - bar_end - 2));
+    std::string_view after = rest.substr(slash + 3);
+    int64_t t = SizeOf(after.substr(0, after.find(' ')));
+    if (d >= 0) done = d;
+    if (t >= 0) total = t;
+    return;
+  }
+  if (line == "…" || line.rfind("Copying config", 0) == 0) return;
+  if (lines_.size() + line.size() + 1 > kMaxKeptText) return;
+  lines_ += line + "\n";
+}
+
+int64_t PullProgressReader::done_bytes() const {
+  int64_t sum = 0;
+  for (const auto& [id, b] : blobs_) sum += b.first;
+  return sum;
+}
+
+int64_t PullProgressReader::total_bytes() const {
+  int64_t sum = 0;
+  for (const auto& [id, b] : blobs_) sum += b.second;
+  return sum;
+}
+
+std::string PullProgressReader::TakeLines() { return std::exchange(lines_, {}); }
 
 }  // namespace cohort::agent

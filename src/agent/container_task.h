@@ -18,6 +18,7 @@
 
 #include "common/status.h"
 #include "common/time.h"
+#include "model/image_pull.h"
 #include "model/json.h"
 #include "model/start_failure.h"
 
@@ -41,6 +42,9 @@ struct ContainerTask {
   int64_t memory_bytes = 0;  // the memory limit (and /dev/shm's size); 0: none
   std::vector<ContainerMount> mounts;
   std::vector<std::string> devices;  // device nodes: the task's GPUs and NVIDIA's control nodes
+  // The node's image cache (agent/image_cache.h) and its bound in bytes (0: none).
+  std::string cache_dir = {};
+  int64_t cache_bytes = 0;
   bool operator==(const ContainerTask&) const = default;
 };
 
@@ -84,6 +88,37 @@ std::optional<ContainerStartProblem> ContainerStartProblemOf(
 // Why a pull failed, from podman's output: kImage where the registry says the image does not
 // exist (no retry helps), with podman's own words in `message`.
 ContainerStartProblem PullProblemOf(std::string_view output, const ContainerTask& c);
+
+// What `podman pull` draws on a terminal (its only form with byte counts): one line per layer,
+// "Copying blob 8332a06c466a [=====>----] 29.0MiB / 143.1MiB", redrawn with carriage returns and
+// cursor moves, ending "done" or "skipped: already exists". Fed the output as it comes; keeps the
+// bytes of each layer, and the other lines (for the task's output, and for why a pull failed).
+class PullProgressReader {
+ public:
+  void Feed(std::string_view output);
+  // Bytes of the layers being fetched: done, and the total of those whose size is known.
+  int64_t done_bytes() const;
+  int64_t total_bytes() const;
+  // The lines that are not progress ("Trying to pull ...", "Error: ..."), complete
+  // lines only; taken (the reader forgets them). At most kMaxKeptText bytes are kept between
+  // takes.
+  std::string TakeLines();
+
+  static constexpr size_t kMaxKeptText = 64 * 1024;
+
+ private:
+  void Line(std::string_view line);
+
+  std::string partial_;
+  std::string lines_;
+  std::map<std::string, std::pair<int64_t, int64_t>> blobs_;  // id -> done, total
+};
+
+// The supervisor's record of its task's pull, in the task's directory, which the agent reports
+// (TaskReport::image_pull): written every second while it runs, and when it ends. Absent where
+// the node had the image.
+// In the form of model/json.h's ToJson(const ImagePull&).
+inline constexpr char kImagePullFile[] = "image-pull.json";
 
 // How long a pull may take before the task fails (a registry that stalls must not hold GPUs for
 // ever).

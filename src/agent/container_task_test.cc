@@ -23,6 +23,8 @@ ContainerTask Task() {
   c.memory_bytes = int64_t{1} << 30;
   c.mounts = {{"/var/lib/cohort/tasks/7.2-worker-1", false}, {"/data/cache", true}};
   c.devices = {"/dev/nvidia1", "/dev/nvidiactl"};
+  c.cache_dir = "/var/lib/cohort/agent/images";
+  c.cache_bytes = int64_t{200} << 30;
   return c;
 }
 
@@ -150,6 +152,47 @@ TEST(ContainerTask, APullOfAnImageTheRegistryLacksFailsForGood) {
       c);
   EXPECT_EQ(down.kind, std::nullopt) << "a registry that is down may be up for the next attempt";
   EXPECT_THAT(down.message, HasSubstr("connection refused"));
+}
+
+}  // namespace
+}  // namespace cohort::agent
+
+namespace cohort::agent {
+namespace {
+
+// As podman drew it on a 200-column terminal (carriage returns, cursor moves, redraws).
+constexpr std::string_view kDrawn =
+    "Trying to pull 127.0.0.1:5055/cohort-big:1...\r\n"
+    "Getting image source signatures\r\n"
+    "Copying blob 8332a06c466a [=======>-----] 29.0MiB / 143.1MiB\r\n"
+    "Copying blob 7d65cc8b24a1 .                \r\n"
+    "\x1b[2A\x1b[JCopying blob 8332a06c466a [===========>-] 120.4MiB / 143.1MiB\r\n"
+    "Copying blob 7d65cc8b24a1 skipped: already exists  \r\n"
+    "Copying blob 0aa1 [>----] 512.0KiB / 2.0GiB\r\n";
+
+TEST(PullProgressReader, AddsTheLayersBeingFetched) {
+  PullProgressReader reader;
+  reader.Feed(kDrawn.substr(0, 100));  // in pieces, as a terminal gives it
+  reader.Feed(kDrawn.substr(100));
+  EXPECT_EQ(reader.done_bytes(), int64_t(120.4 * 1024 * 1024) + 512 * 1024);
+  EXPECT_EQ(reader.total_bytes(), int64_t(143.1 * 1024 * 1024) + (int64_t{2} << 30));
+  EXPECT_EQ(reader.TakeLines(),
+            "Trying to pull 127.0.0.1:5055/cohort-big:1...\nGetting image source signatures\n");
+  EXPECT_EQ(reader.TakeLines(), "") << "taken once";
+  reader.Feed(
+      "\x1b[3A\x1b[JCopying blob 8332a06c466a done  \r\nCopying blob 0aa1 done\r\n"
+      "Writing manifest to image destination\r\nError: something\r\n");
+  EXPECT_EQ(reader.done_bytes(), reader.total_bytes());
+  EXPECT_EQ(reader.TakeLines(), "Writing manifest to image destination\nError: something\n");
+}
+
+TEST(PullProgressReader, KeepsItsTextBounded) {
+  PullProgressReader reader;
+  for (int i = 0; i < 10000; ++i) reader.Feed("a line that is not progress at all\n");
+  EXPECT_LE(reader.TakeLines().size(), PullProgressReader::kMaxKeptText);
+  reader.Feed(std::string(1 << 20, 'x'));  // no line end: not podman's
+  reader.Feed("\n");
+  EXPECT_EQ(reader.TakeLines(), "");
 }
 
 }  // namespace

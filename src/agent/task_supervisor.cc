@@ -2,7 +2,10 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <poll.h>
+#include <pty.h>
 #include <signal.h>
+#include <sys/file.h>
 #include <sys/fsuid.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -15,12 +18,14 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <set>
 #include <sstream>
 #include <vector>
 
 #include "agent/base_environment.h"
 #include "agent/checkpoint_sync.h"
 #include "agent/container_task.h"
+#include "agent/image_cache.h"
 #include "agent/output_file.h"
 #include "agent/task_inputs.h"
 #include "agent/task_memory.h"
@@ -370,26 +375,171 @@ int RunPodman(const std::vector<std::string>& argv, const std::string& output_fi
   }
 }
 
+// The pull's state for the agent, which reports it (agent/container_task.h, ImagePull); a
+// failure to write it only leaves the pull unreported.
+void WritePullState(const std::string& dir, const ImagePull& pull) {
+  (void)WriteFileAtomically(dir + "/" + kImagePullFile, ToJson(pull).dump(), 0644,
+                            Durability::kProcessCrash);
+}
+
+// `podman pull` on a terminal of its own, the only way it says how many bytes it has: its
+// lines go to the task's output (without the progress bars), its bytes to the pull state every
+// second. Returns its exit status, or -1 if it could not be started or was given up (stopped, or
+// over kMaxImagePull); `said` gets its lines.
+int RunPull(const ContainerTask& c, const std::string& dir, int log_fd,
+            const std::function<bool()>& stopped, const Clock& clock, std::string* said) {
+  std::vector<std::string> args = PodmanPullCommand(c);
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  // Wide enough that podman draws every layer's sizes rather than an ellipsis.
+  winsize size{};
+  size.ws_col = 200;
+  size.ws_row = 50;
+  int pty = -1;
+  pid_t pid = ::forkpty(&pty, nullptr, nullptr, &size);
+  if (pid < 0) return -1;
+  if (pid == 0) {
+    for (int s = 1; s < NSIG; ++s) ::signal(s, SIG_DFL);
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    ::execv(argv[0], argv.data());
+    dprintf(STDERR_FILENO, "Error: cannot run %s: %s\n", argv[0], strerror(errno));
+    _exit(127);
+  }
+  PullProgressReader reader;
+  ImagePull pull{c.image};
+  const Timestamp began = clock.Now();
+  Timestamp next_state = began;
+  const Timestamp give_up = began + kMaxImagePull;
+  auto take_lines = [&] {
+    std::string lines = reader.TakeLines();
+    if (said->size() < PullProgressReader::kMaxKeptText) *said += lines;
+    (void)!::write(log_fd, lines.data(), lines.size());
+  };
+  int status = 0;
+  bool ended = false;
+  bool given_up = false;
+  while (!ended) {
+    pollfd p{pty, POLLIN, 0};
+    if (::poll(&p, 1, 200) > 0) {
+      char buf[16384];
+      ssize_t n = ::read(pty, buf, sizeof(buf));
+      if (n > 0) reader.Feed(std::string_view(buf, static_cast<size_t>(n)));
+    }
+    take_lines();
+    if (::waitpid(pid, &status, WNOHANG) == pid) ended = true;
+    const Timestamp now = clock.Now();
+    if (!ended && (stopped() || now >= give_up)) {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, &status, 0);
+      ended = given_up = true;
+    }
+    if (now >= next_state && !ended) {
+      pull.done_bytes = reader.done_bytes();
+      pull.total_bytes = reader.total_bytes();
+      pull.took = now - began;
+      WritePullState(dir, pull);
+      next_state = now + std::chrono::seconds(1);
+    }
+  }
+  // What was left in the terminal when podman exited.
+  char buf[16384];
+  ssize_t n;
+  while ((n = ::read(pty, buf, sizeof(buf))) > 0) reader.Feed(std::string_view(buf, n));
+  reader.Feed("\n");
+  take_lines();
+  ::close(pty);
+  if (given_up) return -1;
+  const int exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  // Finished only when pulled: a failed pull's reason comes with the task's end.
+  if (exit_status == 0) {
+    pull.done_bytes = reader.done_bytes();
+    pull.total_bytes = reader.total_bytes();
+    pull.took = clock.Now() - began;
+    pull.finished = true;
+    WritePullState(dir, pull);
+  }
+  return exit_status;
+}
+
+// Keeps the node's image cache within its bound after a pull (agent/image_cache.h): the least
+// recently used images Cohort pulled go, never this task's, nor one a container uses (podman
+// refuses). One supervisor at a time (a lock in the cache directory). Problems go to the
+// supervisor's log: the task runs all the same.
+void EvictImages(const ContainerTask& c, const std::string& dir, const Clock& clock) {
+  if (c.cache_dir.empty() || c.cache_bytes <= 0) return;
+  int lock = ::open((c.cache_dir + "/.lock").c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+  if (lock < 0 || ::flock(lock, LOCK_EX) != 0) {
+    fmt::print(stderr, "run-task: the image cache is not bounded now: {}: {}\n", c.cache_dir,
+               strerror(errno));
+    if (lock >= 0) ::close(lock);
+    return;
+  }
+  const std::string out = dir + "/podman.log";
+  std::map<std::string, int64_t> sizes;
+  if (RunPodman({c.podman, "images", "--format", "json"}, out, nullptr, std::chrono::minutes(1),
+                clock) == 0) {
+    sizes = ImageSizesFromPodman(ReadFileOrEmpty(out));
+  }
+  // The names containers run, which podman would only untag where an image has several: in use.
+  std::set<std::string> keep = {c.image};
+  if (RunPodman({c.podman, "ps", "--all", "--format", "{{.Image}}"}, out, nullptr,
+                std::chrono::minutes(1), clock) == 0) {
+    for (const std::string& name : Split(ReadFileOrEmpty(out), '\n')) {
+      if (!name.empty()) keep.insert(name);
+    }
+  } else {
+    fmt::print(stderr, "run-task: the image cache is not bounded now: podman ps: {}\n",
+               ReadFileOrEmpty(out));
+    ::close(lock);
+    return;
+  }
+  std::vector<CachedImage> cached = CachedImages(c.cache_dir);
+  for (const CachedImage& image : cached) {
+    // Removed by someone else (an admin's podman rmi): nothing left to account for.
+    if (!sizes.empty() && !sizes.count(image.image)) ForgetImage(c.cache_dir, image.image);
+  }
+  for (const std::string& image : ImagesToEvict(cached, sizes, c.cache_bytes, keep)) {
+    int status = RunPodman({c.podman, "rmi", image}, out, nullptr, std::chrono::minutes(1), clock);
+    if (status == 0) {
+      ForgetImage(c.cache_dir, image);
+      fmt::print(stderr, "run-task: image cache over {}: removed {}\n",
+                 FormatByteSizeApprox(c.cache_bytes), image);
+    } else {
+      fmt::print(stderr, "run-task: image cache: {} stays (in use?): {}\n", image,
+                 ReadFileOrEmpty(out));
+    }
+  }
+  ::close(lock);
+}
+
 // The task's image in the node's store before the task starts: pulled, its progress in the
-// task's output. An empty string once it is there; otherwise why not, and `kind` where no retry
-// helps.
+// task's output and its pull state. An empty string once it is there; otherwise why not, and
+// `kind` where no retry helps.
 std::string PrepareImage(const ContainerTask& c, const std::string& dir, int log_fd,
                          const std::function<bool()>& stopped, const Clock& clock,
                          std::optional<StartFailure>* kind) {
-  const std::string out = dir + "/pull.log";
+  const std::string out = dir + "/podman.log";
   if (RunPodman(PodmanImageExistsCommand(c), out, stopped, std::chrono::minutes(1), clock) == 0) {
+    // Used now: the last image the cache would let go.
+    if (!c.cache_dir.empty()) (void)RecordImageUse(c.cache_dir, c.image, /*only_if_recorded=*/true);
     return "";
   }
   if (stopped()) return "";
   dprintf(log_fd, "cohort: pulling image %s\n", c.image.c_str());
   Timestamp began = clock.Now();
-  int status = RunPodman(PodmanPullCommand(c), out, stopped, kMaxImagePull, clock);
-  std::string said = ReadFileOrEmpty(out);
-  if (said.size() > 64 * 1024) said = said.substr(said.size() - 64 * 1024);
-  (void)!::write(log_fd, said.data(), said.size());
+  std::string said;
+  int status = RunPull(c, dir, log_fd, stopped, clock, &said);
   if (status == 0) {
     dprintf(log_fd, "cohort: pulled image %s in %s\n", c.image.c_str(),
             FormatDuration(clock.Now() - began).c_str());
+    if (Status recorded = c.cache_dir.empty() ? Status::Ok() : RecordImageUse(c.cache_dir, c.image);
+        !recorded.ok()) {
+      fmt::print(stderr, "run-task: {}\n", recorded.message());
+    }
+    EvictImages(c, dir, clock);
     return "";
   }
   if (stopped()) return "";

@@ -122,6 +122,11 @@ void AddAgentCommand(CLI::App& app, AgentOptions& o) {
                   "threads of the job's account")
       ->check(CLI::Range(int64_t{64}, int64_t{1} << 22))
       ->capture_default_str();
+  cmd->add_option("--image-cache-size", o.image_cache_size,
+                  "The images this node pulled for tasks take at most about this much of "
+                  "podman's store: after a pull, the least recently used go, never one a "
+                  "container uses (docs/runtimes.md, \"The image cache\"); 0: no bound")
+      ->capture_default_str();
   cmd->add_option("--gpu-device-prefix", o.gpu_device_prefix,
                   "A GPU's device node is this prefix and its index; a container gets those of "
                   "its task's GPUs (tests with --gpus point it at stand-in nodes)")
@@ -225,6 +230,10 @@ int RunAgent(const AgentOptions& o) {
   config.containers = *containers;
   if (config.containers) {
     config.containers->gpu_device_prefix = o.gpu_device_prefix;
+    auto image_cache = ParseByteSize(o.image_cache_size);
+    if (!image_cache.ok()) return fail("--image-cache-size: " + image_cache.status().message());
+    config.containers->cache_dir = config.data_dir + "/images";
+    config.containers->cache_bytes = *image_cache;
     spdlog::info("tasks in images run with {} --runtime {} (nofile {}, nproc {})",
                  config.containers->podman, config.containers->oci_runtime,
                  config.containers->nofile, config.containers->nproc);

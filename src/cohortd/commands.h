@@ -85,6 +85,7 @@ struct AgentOptions {
   std::string oci_runtime = "auto";
   int64_t container_nproc = 4096;
   std::string gpu_device_prefix = "/dev/nvidia";
+  std::string image_cache_size = "200Gi";
   std::string checkpoint_interval = "5m";
   std::string checkpoint_final_limit = "2m";
 };

@@ -162,6 +162,11 @@ StatusOr<Explanation> Master::Explain(JobId id) const {
         "--runtime podman) can hold them: {}",
         Join({images.begin(), images.end()}, ", "), kRuntimeLabel, kPodmanRuntime,
         runtimes.empty() ? std::string("none has registered") : Join(runtimes, ", ")));
+    std::set<std::string> holding = scheduling_.NodesHoldingImages(job);
+    d.push_back(holding.empty()
+                    ? std::string("no node holds its images yet: the first pull holds its GPUs")
+                    : fmt::format("placement prefers the nodes that hold its images: {}",
+                                  Join({holding.begin(), holding.end()}, ", ")));
   }
   for (const auto& [node, until] : job.excluded_nodes) {
     if (until <= now) continue;

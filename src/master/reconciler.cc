@@ -221,6 +221,9 @@ StatusOr<DesiredState> Reconciler::Sync(const std::string& node_id, const AgentR
         task_samples[r.id] = r.samples;
         RecordTaskReport(ends, job, t, r);
         if (r.checkpoint_at && NoteCheckpoint(job, *r.checkpoint_at)) ends.changed.insert(job.id);
+        if (r.image_pull && NoteImagePull(job, t, node_id, *r.image_pull, ends.events[job.id])) {
+          ends.changed.insert(job.id);
+        }
         if (r.restored_from && !job.restored_from) {
           job.restored_from = r.restored_from;
           ends.events[job.id].push_back(
@@ -230,8 +233,10 @@ StatusOr<DesiredState> Reconciler::Sync(const std::string& node_id, const AgentR
       }
     }
   }
+  std::erase_if(pulls_announced_, [&](const auto& p) { return !jobs_.IsActive(p.first.job); });
   resources_.Record(node_id, RegisteredGpuSamples(entry, report), task_samples);
   scheduling_.NoteDatasets(node_id, report.cached_datasets, report.prefetch_failures);
+  scheduling_.NoteImages(node_id, report.cached_images);
   // Tasks this agent has applied but no longer reports: it lost them.
   for (JobId id : jobs_.active()) {
     Job& job = jobs_.At(id);
@@ -366,6 +371,37 @@ StatusOr<DesiredState> Reconciler::DesiredFor(const std::string& node_id) {
   desired.prefetch = scheduling_.staging().PrefetchFor(
       node_id, [&](const Job& job) { return artifacts_.AccessFor(job); });
   return desired;
+}
+
+bool Reconciler::NoteImagePull(Job& job, const Task& task, const std::string& node_id,
+                               const ImagePull& pull, std::vector<JobEvent>& events) {
+  const TaskId id = job.IdOf(task);
+  auto [seen, first] = pulls_announced_.try_emplace(id);
+  bool changed = false;
+  const std::string who = fmt::format("{}/{} on {}", task.role, task.index, node_id);
+  if (first && !pull.finished) {
+    events.push_back(
+        jobs_.Event(job, "image", fmt::format("{}: pulling image {}", who, pull.image)));
+    changed = true;
+  }
+  if (pull.finished && !seen->second.ended) {
+    seen->second.ended = true;
+    events.push_back(
+        jobs_.Event(job, "image", fmt::format("{}: {}", who, DescribeImagePull(pull))));
+    changed = true;
+  }
+  const Timestamp now = clock_.Now();
+  if (job.state == JobState::kStarting &&
+      (first || pull.finished || now - seen->second.messaged >= kPullMessageEvery)) {
+    std::string message =
+        fmt::format("attempt {} starting: {}: {}", job.attempt, who, DescribeImagePull(pull));
+    if (job.message != message) {
+      job.message = std::move(message);
+      seen->second.messaged = now;
+      changed = true;
+    }
+  }
+  return changed;
 }
 
 std::optional<uint64_t> Reconciler::VersionOf(const std::string& node_id) const {

@@ -111,6 +111,11 @@ class Reconciler {
   // kept if newer than the job's last, and handed to the cluster core (master/checkpoints.cc).
   // True if the job changed and must be written.
   bool NoteCheckpoint(Job& job, Timestamp at);
+  // A task's image pull as its agent reported it (docs/runtimes.md, "Pulling"): the job's
+  // message while it starts, and two events per task, when the pull is first heard of and when
+  // it is done. True if the job changed and must be written.
+  bool NoteImagePull(Job& job, const Task& task, const std::string& node_id, const ImagePull& pull,
+                     std::vector<JobEvent>& events);
   void SetNodeState(NodeRegistry::Entry& entry, NodeState state);
   // Writes the node's record as `change` leaves it, then keeps it (nothing changes if the store
   // refuses), and tells the cluster core whether it is schedulable. kNotFound for an unknown id.
@@ -131,6 +136,16 @@ class Reconciler {
   // When each active job's last checkpoint was last taken (its attempt, the master's clock): the
   // bound on how often an agent's reports make the master write a job (NoteCheckpoint).
   std::map<JobId, std::pair<int, Timestamp>> checkpoint_taken_at_;
+  // The pulls of active jobs' tasks already announced: whether their end was, and when the job's
+  // message last showed their progress (at most every kPullMessageEvery, so that a long pull
+  // does not make the master write its job at every report). Entries of jobs no longer active
+  // go at the next sync.
+  struct PullSeen {
+    bool ended = false;
+    Timestamp messaged{};
+  };
+  static constexpr Duration kPullMessageEvery = std::chrono::seconds(5);
+  std::map<TaskId, PullSeen> pulls_announced_;
 };
 
 }  // namespace cohort::master

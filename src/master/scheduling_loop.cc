@@ -108,6 +108,9 @@ PendingJob SchedulingLoop::PendingOf(const Job& job) const {
   }
   p.constraints = PlacementConstraints(job.spec);
   p.constraints.preferred_nodes = staging_.PreferredNodes(job);
+  // A node that holds its images starts it without a pull (docs/runtimes.md).
+  for (const std::string& node : NodesHoldingImages(job))
+    p.constraints.preferred_nodes.insert(node);
   Timestamp now = clock_.Now();
   for (const auto& [node, until] : job.excluded_nodes) {
     if (until > now) p.constraints.excluded_nodes.insert(node);
@@ -157,6 +160,25 @@ void SchedulingLoop::NoteDatasets(const std::string& node_id,
                                   const std::map<std::string, std::string>& failures) {
   staging_.NoteReport(node_id, cached, failures);
   if (cached || !failures.empty()) SettleStaging();
+}
+
+void SchedulingLoop::NoteImages(const std::string& node_id,
+                                const std::optional<std::vector<std::string>>& cached) {
+  if (!cached) return;
+  node_images_[node_id] = std::set<std::string>(cached->begin(), cached->end());
+}
+
+std::set<std::string> SchedulingLoop::NodesHoldingImages(const Job& job) const {
+  std::set<std::string> images;
+  for (const auto& g : job.spec.tasks) {
+    if (!g.image.empty()) images.insert(g.image);
+  }
+  std::set<std::string> holding;
+  if (images.empty()) return holding;
+  for (const auto& [node, held] : node_images_) {
+    if (std::includes(held.begin(), held.end(), images.begin(), images.end())) holding.insert(node);
+  }
+  return holding;
 }
 
 std::optional<std::string> SchedulingLoop::WaitsForOthers(const Job& job, int offered) const {

@@ -9,6 +9,7 @@
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <utility>
 #include <vector>
 
@@ -89,8 +90,18 @@ class SchedulingLoop {
   void NoteDatasets(const std::string& node_id,
                     const std::optional<std::vector<std::string>>& cached,
                     const std::map<std::string, std::string>& failures);
-  // The node was removed: what its cache held is forgotten.
-  void ForgetNodeDatasets(const std::string& node_id) { staging_.ForgetNode(node_id); }
+  // What a node's agent reported of its image cache (AgentReport::cached_images): placement
+  // prefers the nodes that hold a job's images (docs/runtimes.md, "The image cache").
+  void NoteImages(const std::string& node_id,
+                  const std::optional<std::vector<std::string>>& cached);
+  // The nodes whose image caches hold every image the job's tasks run in; none for a job that
+  // runs none.
+  std::set<std::string> NodesHoldingImages(const Job& job) const;
+  // The node was removed: what its caches held is forgotten.
+  void ForgetNodeDatasets(const std::string& node_id) {
+    staging_.ForgetNode(node_id);
+    node_images_.erase(node_id);
+  }
   // Which nodes hold which datasets, and the jobs held back while theirs are fetched.
   const DatasetStaging& staging() const { return staging_; }
   // Everything that places: nodes, free capacity, jobs that hold resources, claims.
@@ -142,6 +153,7 @@ class SchedulingLoop {
   std::shared_ptr<bool> alive_ = std::make_shared<bool>(true);
   cluster::ClusterState cluster_;
   DatasetStaging staging_{jobs_};
+  std::map<std::string, std::set<std::string>> node_images_;  // node -> the images it holds
   dispatch::Dispatcher dispatcher_;
   bool schedule_posted_ = false;
   std::map<JobId, PendingReason> last_reasons_;  // from the last pass, for pending jobs

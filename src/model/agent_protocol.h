@@ -12,6 +12,7 @@
 
 #include "common/time.h"
 #include "model/dataset.h"
+#include "model/image_pull.h"
 #include "model/job.h"
 #include "model/resource_samples.h"
 #include "model/restored_checkpoint.h"
@@ -119,6 +120,9 @@ struct TaskReport {
   std::optional<Timestamp> checkpoint_at = {};
   // The checkpoint the task started from, once its supervisor has restored one.
   std::optional<RestoredCheckpoint> restored_from = {};
+  // Its image's pull onto the node, while it runs and once it is done; none where the node had
+  // the image, or the task runs none.
+  std::optional<ImagePull> image_pull = {};
 };
 
 struct AgentReport {
@@ -135,6 +139,10 @@ struct AgentReport {
   // kMaxCachedDatasetsPerReport, most recently used first; sent when they change and every
   // minute, unset otherwise (the master keeps what it was last told).
   std::optional<std::vector<std::string>> cached_datasets = {};
+  // The images its image cache holds (agent/image_cache.h), qualified references, at most
+  // kMaxCachedImagesPerReport, most recently used first; sent when they change and every minute,
+  // unset otherwise (the master keeps what it was last told).
+  std::optional<std::vector<std::string>> cached_images = {};
   // Fetches ahead of placement (DesiredState::prefetch) that failed since the last report, by
   // version id: why.
   std::map<std::string, std::string> prefetch_failures = {};
@@ -142,6 +150,7 @@ struct AgentReport {
 
 // The most cached versions one report names, and the most prefetches one desired state asks.
 inline constexpr size_t kMaxCachedDatasetsPerReport = 512;
+inline constexpr size_t kMaxCachedImagesPerReport = 256;
 inline constexpr size_t kMaxPrefetchesPerNode = 64;
 // The longest reason a report gives for a failed fetch ahead (longer ones are cut).
 inline constexpr size_t kMaxPrefetchFailureBytes = 1024;

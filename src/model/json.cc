@@ -1,5 +1,7 @@
 #include "model/json.h"
 
+#include "model/image_reference.h"
+
 #include <fmt/format.h>
 #include <algorithm>
 #include <cctype>
@@ -853,6 +855,32 @@ StatusOr<TaskLaunch> TaskLaunchFromJson(const Json& j) {
   });
 }
 
+Json ToJson(const ImagePull& pull) {
+  return Json{{"image", pull.image},
+              {"done_bytes", pull.done_bytes},
+              {"total_bytes", pull.total_bytes},
+              {"finished", pull.finished},
+              {"took_ms", ToMillis(pull.took)}};
+}
+
+StatusOr<ImagePull> ImagePullFromJson(const Json& j) {
+  return Decode<ImagePull>("image_pull", [&] {
+    ImagePull pull;
+    pull.image = At<std::string>(j, "image");
+    pull.done_bytes = ValueOr<int64_t>(j, "done_bytes", 0);
+    pull.total_bytes = ValueOr<int64_t>(j, "total_bytes", 0);
+    pull.finished = ValueOr<bool>(j, "finished", false);
+    const int64_t took_ms = ValueOr<int64_t>(j, "took_ms", 0);
+    // Bounded: the master puts the name in a job's message and events.
+    if (pull.image.size() > kMaxImageReferenceLength || pull.done_bytes < 0 ||
+        pull.total_bytes < 0 || took_ms < 0 || took_ms > kMaxGraceMs) {
+      throw std::runtime_error("image too long, or a size or time out of range");
+    }
+    pull.took = std::chrono::milliseconds(took_ms);
+    return pull;
+  });
+}
+
 Json ToJson(const TaskReport& r) {
   Json j{{"task", ToJson(r.id)},
          {"state", TaskStateName(r.state)},
@@ -865,6 +893,7 @@ Json ToJson(const TaskReport& r) {
   if (r.start_failure) j["start_failure"] = StartFailureName(*r.start_failure);
   if (r.checkpoint_at) j["checkpoint_at"] = FormatTimestamp(*r.checkpoint_at);
   if (r.restored_from) j["restored_from"] = ToJson(*r.restored_from);
+  if (r.image_pull) j["image_pull"] = ToJson(*r.image_pull);
   if (!r.samples.empty()) {
     Json samples = Json::array();
     for (const auto& s : r.samples) samples.push_back(ToJson(s));
@@ -893,6 +922,11 @@ StatusOr<TaskReport> TaskReportFromJson(const Json& j) {
     if (auto it = j.find("restored_from"); it != j.end() && !it->is_null()) {
       r.restored_from = RestoredCheckpointFrom(*it);
     }
+    if (auto it = j.find("image_pull"); it != j.end() && !it->is_null()) {
+      auto pull = ImagePullFromJson(*it);
+      if (!pull.ok()) throw std::runtime_error(pull.status().message());
+      r.image_pull = std::move(*pull);
+    }
     r.samples = SamplesFrom<TaskSample>(j, "samples", TaskSampleFrom);
     return r;
   });
@@ -914,6 +948,7 @@ Json ToJson(const AgentReport& r) {
     j["uploads"] = uploads;
   }
   if (r.cached_datasets) j["cached_datasets"] = *r.cached_datasets;
+  if (r.cached_images) j["cached_images"] = *r.cached_images;
   if (!r.prefetch_failures.empty()) j["prefetch_failures"] = r.prefetch_failures;
   return j;
 }
@@ -965,6 +1000,19 @@ StatusOr<AgentReport> AgentReportFromJson(const Json& j) {
           throw std::runtime_error("cached_datasets: each must be 32 lowercase hex digits");
         }
         r.cached_datasets->push_back(id.get<std::string>());
+      }
+    }
+    if (auto it = j.find("cached_images"); it != j.end() && !it->is_null()) {
+      if (!it->is_array() || it->size() > kMaxCachedImagesPerReport) {
+        throw std::runtime_error(fmt::format(
+            "cached_images: must be a list of at most {} references", kMaxCachedImagesPerReport));
+      }
+      r.cached_images.emplace();
+      for (const auto& image : *it) {
+        if (!image.is_string() || !ParseImageReference(image.get_ref<const std::string&>()).ok()) {
+          throw std::runtime_error("cached_images: each must be an image reference");
+        }
+        r.cached_images->push_back(image.get<std::string>());
       }
     }
     if (auto it = j.find("prefetch_failures"); it != j.end() && !it->is_null()) {

@@ -36,6 +36,9 @@ StatusOr<RestoredCheckpoint> RestoredCheckpointFromJson(const Json& j);
 StatusOr<UploadProgress> UploadProgressFromJson(const Json& j);
 Json ToJson(const TaskLaunch& launch);
 StatusOr<TaskLaunch> TaskLaunchFromJson(const Json& j);
+// A task's image pull, as agents report it and supervisors record it (agent/container_task.h).
+Json ToJson(const ImagePull& pull);
+StatusOr<ImagePull> ImagePullFromJson(const Json& j);
 Json ToJson(const TaskReport& report);
 StatusOr<TaskReport> TaskReportFromJson(const Json& j);
 Json ToJson(const AgentReport& report);

@@ -574,3 +574,43 @@ TEST(UploadProgressJson, AnIdBeyondItsBoundIsRefusedAndALongReasonIsCut) {
 
 }  // namespace
 }  // namespace cohort
+
+namespace cohort {
+namespace {
+
+TEST(AgentProtocolJson, ATaskReportCarriesItsImagePullWithinBounds) {
+  TaskReport r;
+  r.id = TaskId{3, 1, "worker", 0};
+  r.image_pull = ImagePull{"127.0.0.1:5000/team/pytorch:2.1", 120 << 20, 800 << 20, false,
+                           std::chrono::seconds(14)};
+  auto back = TaskReportFromJson(ToJson(r));
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->image_pull, r.image_pull);
+  EXPECT_EQ(DescribeImagePull(*r.image_pull),
+            "pulling image 127.0.0.1:5000/team/pytorch:2.1: 120Mi of 800Mi (14s)");
+  Json doc = ToJson(r);
+  doc["image_pull"]["image"] = std::string(600, 'a');
+  EXPECT_FALSE(TaskReportFromJson(doc).ok()) << "a name longer than any reference";
+  doc = ToJson(r);
+  doc["image_pull"]["done_bytes"] = -1;
+  EXPECT_FALSE(TaskReportFromJson(doc).ok());
+}
+
+TEST(AgentProtocolJson, AReportNamesTheImagesItsCacheHoldsWithinBounds) {
+  AgentReport r;
+  r.cached_images = std::vector<std::string>{"127.0.0.1:5000/a:1",
+                                             "r.example.com/b@sha256:" + std::string(64, 'c')};
+  auto back = AgentReportFromJson(ToJson(r));
+  ASSERT_TRUE(back.ok()) << back.status().ToString();
+  EXPECT_EQ(back->cached_images, r.cached_images);
+  EXPECT_FALSE(AgentReportFromJson(ToJson(AgentReport{})).value().cached_images.has_value());
+  Json doc = ToJson(r);
+  doc["cached_images"].push_back("Not A Reference");
+  EXPECT_FALSE(AgentReportFromJson(doc).ok());
+  doc["cached_images"] = Json::array();
+  for (size_t i = 0; i <= kMaxCachedImagesPerReport; ++i) doc["cached_images"].push_back("a/b");
+  EXPECT_FALSE(AgentReportFromJson(doc).ok());
+}
+
+}  // namespace
+}  // namespace cohort

@@ -53,7 +53,7 @@ int FreePort() {
   return port;
 }
 
-CommandResult Run(const std::vector<std::string>& args) {
+CommandResult MustRun(const std::vector<std::string>& args) {
   CommandResult r = RunCommand(args);
   EXPECT_EQ(r.exit_code, 0) << Join(args, " ") << ": " << r.out << r.err;
   return r;
@@ -64,18 +64,18 @@ void BuildImageOnce() {
   static std::once_flag once;
   std::call_once(once, [] {
     if (RunCommand({kPodman, "image", "exists", kLocalImage}).exit_code == 0) return;
-    std::string ctr = std::string(Trim(Run({kBuildah, "from", "scratch"}).out));
-    std::string root = std::string(Trim(Run({kBuildah, "mount", ctr}).out));
+    std::string ctr = std::string(Trim(MustRun({kBuildah, "from", "scratch"}).out));
+    std::string root = std::string(Trim(MustRun({kBuildah, "mount", ctr}).out));
     std::filesystem::create_directories(root + "/bin");
     std::filesystem::create_directories(root + "/tmp");
     std::filesystem::copy_file(kBusybox, root + "/bin/busybox");
-    for (const std::string& applet : Split(Run({kBusybox, "--list"}).out, '\n')) {
+    for (const std::string& applet : Split(MustRun({kBusybox, "--list"}).out, '\n')) {
       if (applet.empty() || applet == "busybox") continue;
       std::filesystem::create_symlink("busybox", root + "/bin/" + applet);
     }
-    Run({kBuildah, "unmount", ctr});
-    Run({kBuildah, "config", "--cmd", "/bin/sh", "--env", "PATH=/bin", ctr});
-    Run({kBuildah, "commit", "--rm", "--quiet", ctr, kLocalImage});
+    MustRun({kBuildah, "unmount", ctr});
+    MustRun({kBuildah, "config", "--cmd", "/bin/sh", "--env", "PATH=/bin", ctr});
+    MustRun({kBuildah, "commit", "--rm", "--quiet", ctr, kLocalImage});
   });
 }
 
@@ -99,7 +99,7 @@ class Registry {
              0;
     })) << ReadFileOrEmpty(dir_ + "/registry.log");
     BuildImageOnce();
-    Run({kPodman, "push", "--quiet", "--tls-verify=false", kLocalImage, image()});
+    MustRun({kPodman, "push", "--quiet", "--tls-verify=false", kLocalImage, image()});
   }
   ~Registry() {
     // The node's copies of what the tests pulled, by this registry's (random) port.
@@ -113,6 +113,8 @@ class Registry {
     }
   }
   std::string host() const { return fmt::format("127.0.0.1:{}", port_); }
+  // Removed from the node's store when the registry goes.
+  void Pulled(const std::string& image) { pulled_.insert(image); }
   // The pushed image, qualified.
   std::string image() {
     std::string name = host() + "/cohort/busybox:1";
@@ -142,23 +144,28 @@ std::string FakeGpuDevices(const std::string& dir, int gpus) {
 // from the registry, and jobs of a Cohort user mapped to the account nobody (65534).
 class ContainerCluster {
  public:
-  explicit ContainerCluster(const std::string& name)
-      : cluster(name), registry(cluster.dir() + "/registry") {
+  // `agent_args` for both agents; node-a carries label zone=a, node-b zone=b.
+  explicit ContainerCluster(const std::string& name, std::vector<std::string> agent_args = {})
+      : cluster(name), registry(cluster.dir() + "/registry"), agent_args_(std::move(agent_args)) {
     cluster.StartMaster({"--insecure-image-registry", registry.host()});
-    for (const auto& [node, address] :
-         {std::pair{"node-a", "127.0.0.2"}, {"node-b", "127.0.0.3"}}) {
-      std::string prefix = FakeGpuDevices(cluster.dir() + "/dev-" + node, 2);
-      cluster.StartAgent(
-          node, 2, {"--address", address, "--runtime", "podman", "--gpu-device-prefix", prefix});
+    for (const char* node : {"node-a", "node-b"}) {
+      FakeGpuDevices(cluster.dir() + "/dev-" + node, 2);
+      StartAgent(node);
     }
     auto mapped = cluster.client().UpdateUser(TestAccount(), Json{{"uid", 65534}, {"gid", 65534}});
     EXPECT_TRUE(mapped.ok()) << mapped.status().ToString();
   }
   void StartAgent(const std::string& node) {
-    cluster.StartAgent(
-        node, 2,
-        {"--address", node == "node-a" ? "127.0.0.2" : "127.0.0.3", "--runtime", "podman",
-         "--gpu-device-prefix", cluster.dir() + "/dev-" + node + "/nvidia"});
+    std::vector<std::string> args = {"--address",
+                                     node == "node-a" ? "127.0.0.2" : "127.0.0.3",
+                                     "--label",
+                                     node == "node-a" ? "zone=a" : "zone=b",
+                                     "--runtime",
+                                     "podman",
+                                     "--gpu-device-prefix",
+                                     cluster.dir() + "/dev-" + node + "/nvidia"};
+    args.insert(args.end(), agent_args_.begin(), agent_args_.end());
+    cluster.StartAgent(node, 2, args);
   }
   // The UUID of GPU `index` of `node`, as its agent reported it.
   std::string GpuUuid(const std::string& node, int index) {
@@ -172,8 +179,24 @@ class ContainerCluster {
     }
     return "";
   }
+  // A test that fails mid-way leaves tasks running: their containers go with the cluster.
+  ~ContainerCluster() {
+    for (const char* node : {"node-a", "node-b"}) {
+      std::string instance(Trim(ReadFileOrEmpty(cluster.AgentDir(node) + "/instance")));
+      if (instance.empty()) continue;
+      std::string names = RunCommand({kPodman, "ps", "--all", "--format", "{{.Names}}", "--filter",
+                                      "name=^cohort-" + instance.substr(0, 12) + "-"})
+                              .out;
+      for (const std::string& name : Split(names, '\n')) {
+        if (!name.empty()) RunCommand({kPodman, "rm", "--force", "--time", "0", name});
+      }
+    }
+  }
   LocalCluster cluster;
   Registry registry;
+
+ private:
+  std::vector<std::string> agent_args_;
 };
 
 // The containers on the machine of job `id` of `cluster`, whose agents' instances name them.
@@ -225,7 +248,6 @@ tasks:
     const Task& t = job.tasks[rank];
     ASSERT_EQ(t.gpus.size(), 1u);
     std::string log = c.cluster.Logs(id, fmt::format("worker/{}", rank));
-    EXPECT_THAT(log, HasSubstr("cohort: pulling image " + job.spec.tasks[0].image)) << log;
     EXPECT_THAT(log, HasSubstr(fmt::format("rank={} uid=65534 gid=65534 cuda={}", rank,
                                            c.GpuUuid(t.node_id, t.gpus[0]))))
         << "the job's account, and its GPU by UUID, which means the same inside: " << log;
@@ -237,6 +259,13 @@ tasks:
     EXPECT_THAT(log, HasSubstr("/work\n")) << "HOME is the task's scratch directory: " << log;
     EXPECT_THAT(log, HasSubstr("node-python=no")) << "the image's files, not the node's: " << log;
   }
+  // Both nodes are this machine, with one podman store: the first task pulled the image, the
+  // other may have found it there.
+  EXPECT_THAT(c.cluster.Logs(id, "worker/0") + c.cluster.Logs(id, "worker/1"),
+              HasSubstr("cohort: pulling image " + job.spec.tasks[0].image));
+  EXPECT_THAT(c.cluster.EventsText(id),
+              ::testing::ContainsRegex("image: worker/[01] on node-[ab]: pulled image " +
+                                       c.registry.host() + "/cohort/busybox:1"));
   // The outputs the tasks wrote inside became the job's artifacts.
   Job stored = c.cluster.WaitForJob(
       id, [](const Job& j) { return j.artifacts && j.artifacts->state == UploadState::kStored; },
@@ -311,6 +340,59 @@ tasks:
   EXPECT_EQ(after.tasks[0].pid, before.tasks[0].pid) << "the same podman, adopted";
   EXPECT_THAT(c.cluster.Logs(id), HasSubstr("start\nend\n"));
   EXPECT_EQ(ContainersOf(c.cluster, id), "");
+}
+
+TEST(Containers, TheImageCacheKeepsItsBoundNeverEvictsAnImageInUseAndPlacementPrefersItsNodes) {
+  ASSERT_EQ(::geteuid(), 0);
+  // A bound of one byte: after each pull, every other image Cohort pulled goes if it can.
+  ContainerCluster c("containers-cache", {"--image-cache-size", "1"});
+  std::vector<std::string> images;
+  for (int tag = 2; tag <= 4; ++tag) {
+    images.push_back(fmt::format("{}/cohort/busybox:{}", c.registry.host(), tag));
+    MustRun({kPodman, "push", "--quiet", "--tls-verify=false", kLocalImage, images.back()});
+    c.registry.Pulled(images.back());
+  }
+  auto exists = [](const std::string& image) {
+    return RunCommand({kPodman, "image", "exists", image}).exit_code == 0;
+  };
+  auto spec = [](const std::string& name, const std::string& image, const std::string& command) {
+    return fmt::format(
+        "name: {}\nconstraints: {{labels: {{zone: b}}}}\ntasks:\n  - role: main\n    image: {}\n"
+        "    command: [sh, -c, '{}']\n",
+        name, image, command);
+  };
+  // On node-b: one that runs until told, in image :2; meanwhile another pulls :3.
+  JobId holding = c.cluster.Submit(
+      spec("holding", images[0], "echo up; while [ ! -e $HOME/go ]; do sleep 0.1; done"));
+  ASSERT_TRUE(WaitFor([&] { return c.cluster.Logs(holding).find("up") != std::string::npos; },
+                      std::chrono::seconds(90)))
+      << c.cluster.EventsText(holding) << c.cluster.Logs(holding);
+  JobId second = c.cluster.Submit(spec("second", images[1], "true"));
+  Job done = c.cluster.WaitForState(second, JobState::kSucceeded, std::chrono::seconds(90));
+  ASSERT_EQ(done.state, JobState::kSucceeded) << c.cluster.EventsText(second);
+  EXPECT_TRUE(exists(images[0])) << "in use by a running container: never evicted";
+  std::ofstream(fmt::format("{}/tasks/{}.1.main.0/work/go", c.cluster.AgentDir("node-b"), holding))
+      << "go\n";
+  ASSERT_EQ(c.cluster.WaitForState(holding, JobState::kSucceeded, std::chrono::seconds(30)).state,
+            JobState::kSucceeded);
+  // A third pull: the two older images, in use no more, go; the newest stays.
+  JobId third = c.cluster.Submit(spec("third", images[2], "true"));
+  ASSERT_EQ(c.cluster.WaitForState(third, JobState::kSucceeded, std::chrono::seconds(90)).state,
+            JobState::kSucceeded)
+      << c.cluster.EventsText(third);
+  EXPECT_FALSE(exists(images[0]));
+  EXPECT_FALSE(exists(images[1]));
+  EXPECT_TRUE(exists(images[2]));
+
+  // node-b reported that it holds :4 with the third job's end; a job free to run anywhere goes
+  // there.
+  JobId anywhere = c.cluster.Submit(fmt::format(
+      "name: anywhere\ntasks:\n  - role: main\n    image: {}\n    command: [\"true\"]\n",
+      images[2]));
+  Job placed = c.cluster.WaitForState(anywhere, JobState::kSucceeded, std::chrono::seconds(60));
+  ASSERT_EQ(placed.state, JobState::kSucceeded) << c.cluster.EventsText(anywhere);
+  EXPECT_EQ(placed.tasks[0].node_id, "node-b") << "the node that holds its image";
+  EXPECT_THAT(c.cluster.Logs(anywhere), Not(HasSubstr("pulling image")));
 }
 
 TEST(Containers, AMissingImageOrProgramFailsTheJobWithTheRuntimesReason) {
