@@ -390,12 +390,20 @@ bool Reconciler::NoteImagePull(Job& job, const Task& task, const std::string& no
         jobs_.Event(job, "image", fmt::format("{}: {}", who, DescribeImagePull(pull))));
     changed = true;
   }
-  const Timestamp now = clock_.Now();
-  if (job.state == JobState::kStarting &&
-      (first || pull.finished || now - seen->second.messaged >= kPullMessageEvery)) {
-    std::string message =
-        fmt::format("attempt {} starting: {}: {}", job.attempt, who, DescribeImagePull(pull));
-    if (job.message != message) {
+  // The job's message shows the pull while it lasts: the task counts as running from its
+  // supervisor's start, so the job may be RUNNING while its image comes.
+  if (job.state == JobState::kStarting || job.state == JobState::kRunning) {
+    const Timestamp now = clock_.Now();
+    const char* phase = job.state == JobState::kRunning ? "running" : "starting";
+    const bool showing = job.message.find(": pulling image ") != std::string::npos;
+    std::string message;
+    if (!pull.finished && (first || !showing || now - seen->second.messaged >= kPullMessageEvery)) {
+      message =
+          fmt::format("attempt {} {}: {}: {}", job.attempt, phase, who, DescribeImagePull(pull));
+    } else if (pull.finished && showing) {
+      message = fmt::format("attempt {} {}", job.attempt, phase);
+    }
+    if (!message.empty() && message != job.message) {
       job.message = std::move(message);
       seen->second.messaged = now;
       changed = true;

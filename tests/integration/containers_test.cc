@@ -2,9 +2,7 @@
 // machine's hybrid cgroups), pulled from a real registry: Debian's docker-registry on loopback,
 // holding an image built here without network (buildah from scratch and busybox-static).
 #include <fcntl.h>
-#include <netinet/in.h>
 #include <signal.h>
-#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <sys/wait.h>
@@ -38,21 +36,6 @@ constexpr const char* kBusybox = "/bin/busybox";
 // Built once per test process, in the node's image store.
 constexpr const char* kLocalImage = "localhost/cohort-test-busybox:1";
 
-int FreePort() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t len = sizeof(addr);
-  int port = 0;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
-    port = ntohs(addr.sin_port);
-  }
-  ::close(fd);
-  return port;
-}
-
 CommandResult MustRun(const std::vector<std::string>& args) {
   CommandResult r = RunCommand(args);
   EXPECT_EQ(r.exit_code, 0) << Join(args, " ") << ": " << r.out << r.err;
@@ -84,7 +67,7 @@ void BuildImageOnce() {
 // the package does not make: the registry gets a configuration of its own.
 class Registry {
  public:
-  explicit Registry(const std::string& dir) : dir_(dir), port_(FreePort()) {
+  explicit Registry(const std::string& dir) : dir_(dir), port_(FreeLoopbackPort()) {
     std::filesystem::create_directories(dir_);
     std::ofstream(dir_ + "/config.yml") << fmt::format(
         "version: 0.1\nlog:\n  level: warn\nstorage:\n  filesystem:\n    rootdirectory: {}/data\n"

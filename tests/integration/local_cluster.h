@@ -33,6 +33,10 @@ CommandResult RunCommand(const std::vector<std::string>& args,
                          const std::map<std::string, std::string>& env = {},
                          const std::string& cwd = "");
 
+// A port of 127.0.0.1 free now (bound, read, released), for a server a test starts. Never 9090,
+// where a Prometheus that Debian's package started as a service may listen.
+int FreeLoopbackPort();
+
 // Polls `condition` every 20 ms until it holds or `timeout` passes.
 bool WaitFor(const std::function<bool()>& condition,
              std::chrono::milliseconds timeout = std::chrono::seconds(20));

@@ -28,24 +28,6 @@ constexpr const char* kPrometheus = "/usr/bin/prometheus";
 constexpr int kAgents = 2;
 constexpr int kGpusPerAgent = 2;
 
-// A port of 127.0.0.1 free now: bound, read, released. Never 9090, where a Prometheus that
-// Debian's package started as a service may listen.
-int FreePort() {
-  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  addr.sin_port = 0;
-  socklen_t len = sizeof(addr);
-  int port = 0;
-  if (::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof(addr)) == 0 &&
-      ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &len) == 0) {
-    port = ntohs(addr.sin_port);
-  }
-  ::close(fd);
-  return port;
-}
-
 std::string UrlEncode(std::string_view text) {
   std::string out;
   for (unsigned char c : text) {
@@ -63,7 +45,7 @@ class PrometheusServer {
  public:
   PrometheusServer(const std::string& dir, const std::string& master_target,
                    const std::string& token_file)
-      : dir_(dir), port_(FreePort()) {
+      : dir_(dir), port_(FreeLoopbackPort()) {
     std::filesystem::create_directories(dir_);
     std::ofstream(dir_ + "/prometheus.yml") << fmt::format(R"(global:
   scrape_interval: 1s
