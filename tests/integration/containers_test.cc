@@ -450,6 +450,21 @@ tasks:
                                       "cohort.runtime=podman", "--master", cluster.url()});
   EXPECT_EQ(refused.exit_code, 2);
   EXPECT_THAT(refused.err, HasSubstr("labels under \"cohort.\" are the agent's own"));
+  // A master names its registries as image references name them: HOST[:PORT].
+  for (const auto& [flag, registry, said] :
+       {std::tuple{"--image-registry", "https://registry.example.com", "port \"//registry"},
+        std::tuple{"--insecure-image-registry", "127.0.0.1:99999", "port \"99999\""},
+        std::tuple{"--image-registry", "reg/istry", "is not a registry HOST[:PORT]"}}) {
+    // Bounded: a master that took the flag would serve until killed.
+    CommandResult master =
+        RunCommand({"/usr/bin/timeout", "20", BinDir() + "/cohortd", "master", "--data-dir",
+                    cluster.dir() + "/refused-master", "--listen", "127.0.0.1:0", flag, registry});
+    EXPECT_EQ(master.exit_code, 2) << registry;
+    EXPECT_THAT(master.err, HasSubstr(fmt::format("cohortd master: {}: \"{}\" is not a registry",
+                                                  flag, registry)))
+        << master.err;
+    EXPECT_THAT(master.err, HasSubstr(said)) << master.err;
+  }
 }
 
 }  // namespace
