@@ -21,12 +21,13 @@ export function alignLines(lines, axis) {
   return [rows.map((r) => r[0]), ...ys];
 }
 
-// The x axis spans the data. Points that all share one x (a burst of lines written in one
-// instant, on the time axis) get 1 either side: uPlot would widen that zero-width range to
-// 1,000 days. Read from the data, as uPlot has already widened `min` and `max` by then.
+// The x axis spans the data, and at least 2 (seconds, on the time axis): points written in one
+// burst share an instant, or lie milliseconds apart, and uPlot would widen a zero-width range to
+// 1,000 days, or draw milliseconds as if they were the run. Read from the data, as uPlot has
+// already widened `min` and `max` by then.
 export function xRange(u, min, max) {
   const xs = u.data[0];
-  if (!xs.length || xs[xs.length - 1] > xs[0]) return [min, max];
+  if (!xs.length || xs[xs.length - 1] - xs[0] >= 2) return [min, max];
   const middle = (xs[0] + xs[xs.length - 1]) / 2;
   return [middle - 1, middle + 1];
 }
