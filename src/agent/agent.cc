@@ -278,12 +278,16 @@ void Agent::RemoveLeftContainer(const LocalTask& t) {
 
 void Agent::FillCachedImages(AgentReport& report) {
   if (!config_.containers || config_.containers->cache_dir.empty()) return;
+  // A listing of the cache's records at most every few seconds, not at every exchange.
+  const Timestamp now = clock_.Now();
+  if (images_sent_ && !images_changed_ && now - images_listed_at_ < kImageListingEvery) return;
+  images_listed_at_ = now;
+  images_changed_ = false;
   std::vector<std::string> images;
   for (const CachedImage& i :
        CachedImages(config_.containers->cache_dir, kMaxCachedImagesPerReport)) {
     images.push_back(i.image);
   }
-  const Timestamp now = clock_.Now();
   if (images_sent_ && *images_sent_ == images && now - images_sent_at_ < std::chrono::minutes(1)) {
     return;
   }
@@ -692,7 +696,11 @@ AgentReport Agent::BuildReport() {
     if (t.in_image && !(t.image_pull && t.image_pull->finished)) {
       // Written by its supervisor every second while it pulls (agent/container_task.h).
       if (auto parsed = ParseJson(ReadFileOrEmpty(t.dir + "/" + kImagePullFile)); parsed.ok()) {
-        if (auto pull = ImagePullFromJson(*parsed); pull.ok()) t.image_pull = std::move(*pull);
+        if (auto pull = ImagePullFromJson(*parsed); pull.ok()) {
+          // A finished pull is the image cache changing: its records are listed anew.
+          if (pull->finished) images_changed_ = true;
+          t.image_pull = std::move(*pull);
+        }
       }
     }
     r.image_pull = t.image_pull;

@@ -300,6 +300,9 @@ class Agent {
   // The images of the node's image cache last reported, and when (AgentReport::cached_images).
   std::optional<std::vector<std::string>> images_sent_;
   Timestamp images_sent_at_{};
+  Timestamp images_listed_at_{};
+  bool images_changed_ = false;  // a task's pull finished since the last listing
+  static constexpr Duration kImageListingEvery = std::chrono::seconds(5);
   std::atomic<bool> registered_{false};
   std::atomic<int64_t> master_log_limit_{0};  // from the master's answers; 0 until one says
 };

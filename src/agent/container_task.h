@@ -115,8 +115,9 @@ class PullProgressReader {
 };
 
 // The supervisor's record of its task's pull, in the task's directory, which the agent reports
-// (TaskReport::image_pull): written every second while it runs, and when it ends. Absent where
-// the node had the image.
+// (TaskReport::image_pull): written every second while it runs, and once the pulled image is in
+// the cache's records (a finished pull tells the agent to list them). Absent where the node had
+// the image.
 // In the form of model/json.h's ToJson(const ImagePull&).
 inline constexpr char kImagePullFile[] = "image-pull.json";
 

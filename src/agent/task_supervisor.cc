@@ -387,7 +387,8 @@ void WritePullState(const std::string& dir, const ImagePull& pull) {
 // second. Returns its exit status, or -1 if it could not be started or was given up (stopped, or
 // over kMaxImagePull); `said` gets its lines.
 int RunPull(const ContainerTask& c, const std::string& dir, int log_fd,
-            const std::function<bool()>& stopped, const Clock& clock, std::string* said) {
+            const std::function<bool()>& stopped, const Clock& clock, std::string* said,
+            ImagePull* pulled) {
   std::vector<std::string> args = PodmanPullCommand(c);
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
@@ -453,13 +454,14 @@ int RunPull(const ContainerTask& c, const std::string& dir, int log_fd,
   ::close(pty);
   if (given_up) return -1;
   const int exit_status = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  // Finished only when pulled: a failed pull's reason comes with the task's end.
+  // Finished only when pulled: a failed pull's reason comes with the task's end. The caller
+  // writes it, once the image is in the cache's records.
   if (exit_status == 0) {
     pull.done_bytes = reader.done_bytes();
     pull.total_bytes = reader.total_bytes();
     pull.took = clock.Now() - began;
     pull.finished = true;
-    WritePullState(dir, pull);
+    *pulled = pull;
   }
   return exit_status;
 }
@@ -531,7 +533,8 @@ std::string PrepareImage(const ContainerTask& c, const std::string& dir, int log
   dprintf(log_fd, "cohort: pulling image %s\n", c.image.c_str());
   Timestamp began = clock.Now();
   std::string said;
-  int status = RunPull(c, dir, log_fd, stopped, clock, &said);
+  ImagePull pulled;
+  int status = RunPull(c, dir, log_fd, stopped, clock, &said, &pulled);
   if (status == 0) {
     dprintf(log_fd, "cohort: pulled image %s in %s\n", c.image.c_str(),
             FormatDuration(clock.Now() - began).c_str());
@@ -540,6 +543,8 @@ std::string PrepareImage(const ContainerTask& c, const std::string& dir, int log
       fmt::print(stderr, "run-task: {}\n", recorded.message());
     }
     EvictImages(c, dir, clock);
+    // Last: an agent that reads it finished lists the cache's records, which now hold the image.
+    WritePullState(dir, pulled);
     return "";
   }
   if (stopped()) return "";

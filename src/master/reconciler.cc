@@ -329,7 +329,9 @@ StatusOr<DesiredState> Reconciler::DesiredFor(const std::string& node_id) {
         if (g.role != t.role) continue;
         launch.workdir = g.workdir;
         launch.image = g.image;
-        launch.image_insecure = FromInsecureRegistry(config_.image_registries, g.image);
+        // Bare tasks, the many, parse nothing here.
+        launch.image_insecure =
+            !g.image.empty() && FromInsecureRegistry(config_.image_registries, g.image);
       }
       launch.command = framework::TaskCommand(job, i);
       launch.env = framework::TaskEnvironment(job, i, dirs);

@@ -450,6 +450,20 @@ tasks:
                                       "cohort.runtime=podman", "--master", cluster.url()});
   EXPECT_EQ(refused.exit_code, 2);
   EXPECT_THAT(refused.err, HasSubstr("labels under \"cohort.\" are the agent's own"));
+  // An agent's runtime flags are checked before it joins.
+  for (const auto& [args, said] :
+       {std::pair<std::vector<std::string>, std::string>{{"--runtime", "docker"},
+                                                         "--runtime: \"docker\" is not a runtime"},
+        {{"--oci-runtime", "kata"}, "--oci-runtime: \"kata\" is not one"},
+        {{"--runtime", "podman", "--image-cache-size", "lots"}, "--image-cache-size: "}}) {
+    std::vector<std::string> agent = {
+        "/usr/bin/timeout", "20",          BinDir() + "/cohortd", "agent",
+        "--master",         cluster.url(), "--data-dir",          cluster.dir() + "/refused-agent"};
+    agent.insert(agent.end(), args.begin(), args.end());
+    CommandResult r = RunCommand(agent);
+    EXPECT_EQ(r.exit_code, 2) << said << ": " << r.err;
+    EXPECT_THAT(r.err, HasSubstr(said));
+  }
   // A master names its registries as image references name them: HOST[:PORT].
   for (const auto& [flag, registry, said] :
        {std::tuple{"--image-registry", "https://registry.example.com", "port \"//registry"},
