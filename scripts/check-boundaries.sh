@@ -14,7 +14,8 @@
 # 2. Links: cohort_scheduler and cohort_cluster link only the model, common and the third-party
 #    libraries that those use; cohort_dispatch only those and the scheduler and cluster;
 #    cohort_sweep and cohort_slurm only the model and common, cohort_framework only those and
-#    cohort_slurm (the SLURM_* variables of a Slurm job); cohort_model links
+#    cohort_slurm (the SLURM_* variables of a Slurm job); the terminal's libraries no module at
+#    all (its server is linked static into any image); cohort_model links
 #    no module but common, cohort_metrics none but common and its generated protobuf code, and
 #    cohort_common none.
 #    (The build itself links each pure library whole with nothing but what it may use:
@@ -34,6 +35,7 @@ declare -A allowed=(
   [common]=""
   [os]="common"
   [exec]="slurm model os common"
+  [terminal]=""
   [tls]="os common"
   [model]="common"
   [metrics]="common"
@@ -48,12 +50,12 @@ declare -A allowed=(
   [store]="model os common"
   [testing]="*"
   [master]="sweep scheduler cluster dispatch state framework auth store model os common"
-  [api]="master sweep scheduler cluster dispatch state framework auth store model tls os common"
+  [api]="master sweep scheduler cluster dispatch state framework auth store model terminal tls os common"
   [client]="model tls common"
   [agent]="client metrics store model os common"
   [sim]="sweep scheduler cluster dispatch model common"
   [dispatch]="scheduler cluster model common"
-  [cli]="client data sim sweep slurm scheduler cluster dispatch model os tls common"
+  [cli]="client data sim sweep slurm scheduler cluster dispatch model terminal os tls common"
   [cohortd]="*"
 )
 
@@ -152,6 +154,9 @@ if [ -n "$build_dir" ]; then
   check_links cohort_framework optional exact "$pure_links cohort_slurm"
   check_links cohort_sweep optional exact "$pure_links"
   check_links cohort_slurm optional exact "$pure_links"
+  # The terminal server is linked static into any image: nothing of Cohort's, not even common.
+  check_links cohort_terminal_protocol optional exact "cohort_warnings nlohmann_json::nlohmann_json"
+  check_links cohort_terminal_server optional exact "cohort_terminal_protocol cohort_warnings"
 fi
 
 # --- 3. calls in the pure modules ----------------------------------------------------------------

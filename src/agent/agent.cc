@@ -402,6 +402,18 @@ void Agent::Launch(const TaskLaunch& given, Duration node_timeout) {
       served.insert(served.end(), command.begin(), command.end());
       command = std::move(served);
     }
+    if (launch.terminal) {
+      // A shell session's task is the agent's terminal server (terminal/terminal_server.h),
+      // linked static so that it runs in the task's image as well as on the node.
+      if (config_.tools_dir.empty() ||
+          ::access((config_.tools_dir + "/" + kTerminalProgram).c_str(), X_OK) != 0) {
+        return NotStarted(t, "refused to start",
+                          fmt::format("this agent has no {} in tools/ beside cohortd, which "
+                                      "shell sessions need",
+                                      kTerminalProgram));
+      }
+      command = {config_.tools_dir + "/" + kTerminalProgram, "serve"};
+    }
     if (command.empty()) {
       return NotStarted(t, "refused to start", "the task has no command");
     }
@@ -415,6 +427,8 @@ void Agent::Launch(const TaskLaunch& given, Duration node_timeout) {
       }
       container = ContainerTaskFor(*config_.containers, config_.node.instance, launch, t.dir,
                                    *job_dirs, config_.data_dir + "/cache");
+      // The terminal server runs inside from where it lies on the node, mounted read-only.
+      if (launch.terminal) container->mounts.push_back(ContainerMount{command[0], true});
       if (env.count("CUDA_VISIBLE_DEVICES") && !launch.gpus.empty()) {
         env["CUDA_VISIBLE_DEVICES"] = ContainerVisibleDevices(launch.gpus, config_.node.gpus);
       }

@@ -85,10 +85,14 @@ struct AgentConfig {
   // Cohort's task tools (`cohort-exec`, exec/), put first on the PATH of the tasks whose launch
   // asks for them: tools/ beside cohortd. Empty: this agent has none, and refuses such tasks.
   std::string tools_dir;
+  // (Also the terminal server of shell sessions, kTerminalProgram.)
   // How tasks in images run on this node (--runtime, docs/runtimes.md); none: this node runs
   // none, and its tasks refuse them.
   std::optional<ContainerRuntime> containers = {};
 };
+
+// The terminal server of shell sessions' tasks, in tools_dir (terminal/terminal_server.h).
+inline constexpr const char* kTerminalProgram = "cohort-terminal";
 
 // What the agent acts through. Each must outlive the agent.
 struct AgentDeps {

@@ -642,6 +642,52 @@ TEST_F(AgentTest, WritesATasksFilesAndServesThroughItsToolsWhereItsLaunchSaysSo)
               ::testing::HasSubstr("this agent has no task tools"));
 }
 
+// A shell session's task runs the agent's terminal server: from tools/ on the node, and mounted
+// read-only at the same path into the task's image.
+TEST_F(AgentTest, ASessionsTaskRunsTheTerminalServerOnTheNodeOrInItsImage) {
+  const std::string tools = (fs::path(dir_) / "tools").string();
+  fs::create_directories(tools);
+  std::ofstream(tools + "/cohort-terminal") << "#!/bin/sh\n";
+  fs::permissions(tools + "/cohort-terminal", fs::perms::owner_all);
+  TaskId bare{10, 1, "shell", 0};
+  TaskLaunch b = Launch(bare);
+  b.command.clear();
+  b.terminal = true;
+  TaskId boxed{11, 1, "shell", 0};
+  TaskLaunch i = Launch(boxed);
+  i.command.clear();
+  i.terminal = true;
+  i.image = "127.0.0.1:5000/team/cuda:12";
+  master_.Want(kNode, Desired(1, {b, i}));
+  config_.tools_dir = tools;
+  config_.containers =
+      ContainerRuntime{"/usr/bin/podman", "runc", 20000, 4096, "/dev/nvidia", "", 0};
+  auto agent = NewAgent();
+  ASSERT_TRUE(agent->Step().ok());
+  auto spec = ParseJson(ReadFileOrEmpty(TaskDir(bare) + "/spec.json"));
+  ASSERT_TRUE(spec.ok());
+  EXPECT_EQ((*spec)["command"], (Json{tools + "/cohort-terminal", "serve"}));
+  auto in_image = ParseJson(ReadFileOrEmpty(TaskDir(boxed) + "/spec.json"));
+  ASSERT_TRUE(in_image.ok());
+  EXPECT_EQ((*in_image)["command"], (Json{tools + "/cohort-terminal", "serve"}));
+  auto c = ContainerTaskFromJson((*in_image)["container"]);
+  ASSERT_TRUE(c.ok());
+  EXPECT_THAT(c->mounts, ::testing::Contains(ContainerMount{tools + "/cohort-terminal", true}));
+
+  // An agent without it refuses sessions, saying what is missing.
+  TaskId late{12, 1, "shell", 0};
+  TaskLaunch l = Launch(late);
+  l.command.clear();
+  l.terminal = true;
+  master_.Want(kNode, Desired(2, {b, i, l}));
+  agent.reset();
+  config_.tools_dir.clear();
+  auto without = NewAgent();
+  ASSERT_TRUE(without->Step().ok());
+  EXPECT_THAT(ReadFileOrEmpty(TaskDir(late) + "/output.log"),
+              ::testing::HasSubstr("this agent has no cohort-terminal in tools/"));
+}
+
 TEST_F(AgentTest, ATaskInAnImageGetsItsContainerAndANodeWithoutARuntimeRefusesIt) {
   TaskId id{9, 1, "worker", 0};
   TaskLaunch l = Launch(id);

@@ -219,6 +219,8 @@ std::vector<Cell> Matrix() {
       {"GET", "/api/v1/jobs", "/api/v1/jobs", "",                           {401, 200, 200, 200, 200, 200, 403, 403}},
       {"GET", "/api/v1/jobs/{id}", "/api/v1/jobs/1", "",                    {401, 200, 200, 200, 200, 200, 403, 403}},
       {"POST", "/api/v1/jobs/{id}/kill", "/api/v1/jobs/1/kill", "",         {401, 200, 200, 403, 403, 403, 403, 403}},
+      // Only the owner and cluster admins; job 1 is no session, and the matrix sends no upgrade.
+      {"GET", "/api/v1/jobs/{id}/terminal", "/api/v1/jobs/1/terminal", "",  {401, 400, 403, 403, 403, 403, 403, 403}},
       {"GET", "/api/v1/arrays/{id}", "/api/v1/arrays/ARRAY", "",            {401, 200, 200, 200, 200, 403, 403, 403}},
       {"POST", "/api/v1/arrays/{id}/kill", "/api/v1/arrays/ARRAY/kill", "", {401, 200, 200, 403, 403, 403, 403, 403}},
       {"POST", "/api/v1/sweeps", "/api/v1/sweeps", World::SweepSpecText(),  {401, 201, 201, 201, 403, 403, 403, 403}},

@@ -3,7 +3,9 @@
 #include "model/metric.h"
 
 #include <fmt/format.h>
+
 #include <spdlog/spdlog.h>
+#include <boost/algorithm/string/predicate.hpp>
 
 #include <algorithm>
 #include <boost/asio/post.hpp>
@@ -17,6 +19,7 @@
 #include "api/log_stream.h"
 #include "api/resource_json.h"
 #include "api/router.h"
+#include "api/terminal_relay.h"
 #include "auth/token.h"
 #include "common/strings.h"
 #include "model/dataset.h"
@@ -162,6 +165,7 @@ std::vector<Router<ApiServer::Handler, Access>::Route> ApiServer::Routes() {
       {"GET", "/api/v1/jobs", &ApiServer::ListJobs, A::kUser},
       {"GET", "/api/v1/jobs/{id}", &ApiServer::GetJob, A::kUser},
       {"POST", "/api/v1/jobs/{id}/kill", &ApiServer::KillJob, A::kUser},
+      {"GET", "/api/v1/jobs/{id}/terminal", &ApiServer::AttachTerminal, A::kUser},
       {"GET", "/api/v1/arrays/{id}", &ApiServer::GetArray, A::kUser},
       {"POST", "/api/v1/arrays/{id}/kill", &ApiServer::KillArray, A::kUser},
       {"POST", "/api/v1/sweeps", &ApiServer::SubmitSweep, A::kUser, kMaxSpecBytes},
@@ -665,6 +669,64 @@ StatusOr<HttpResponse> ApiServer::KillJob(const Call& call) {
   }
   COHORT_ASSIGN_OR_RETURN(auto job, master_.Kill(id, call.caller.Describe()));
   return JsonResponse(200, ToJson(*job));
+}
+
+// Switches the connection to the session's terminal (docs/api.md, "Terminals"), relayed to
+// its task; the attach is audited (audit_hook.cc) whether it is let in or not.
+Status ApiServer::AttachTerminal(const Call& call) {
+  COHORT_ASSIGN_OR_RETURN(JobId id, JobIdParam(call));
+  COHORT_ASSIGN_OR_RETURN(const Job* job, master_.GetJob(id));
+  // A shell runs as the job's user: not even an admin of its team gets one.
+  if (!call.caller.admin && call.caller.name != job->user) {
+    return Status::PermissionDenied(
+        fmt::format("{} may not attach to session {} of user {}: only its owner and cluster "
+                    "admins may",
+                    call.caller.Describe(), id, job->user));
+  }
+  COHORT_RETURN_IF_ERROR(CheckQuery(call.request, {"cols", "rows", "term"}));
+  const auto& headers = call.request.headers;
+  auto upgrade = headers.find("upgrade");
+  auto connection = headers.find("connection");
+  if (upgrade == headers.end() || !boost::iequals(upgrade->second, kTerminalProtocol) ||
+      connection == headers.end() || !boost::icontains(connection->second, "upgrade")) {
+    return Status::InvalidArgument(
+        fmt::format("GET {} switches the connection to the {} protocol: send Connection: "
+                    "Upgrade and Upgrade: {} (cohort shell --attach {} does)",
+                    call.request.path, kTerminalProtocol, kTerminalProtocol, id));
+  }
+  COHORT_ASSIGN_OR_RETURN(auto cols, QueryInt(call.request, "cols", 80, 1, 10000));
+  COHORT_ASSIGN_OR_RETURN(auto rows, QueryInt(call.request, "rows", 24, 1, 10000));
+  std::string term;
+  if (auto it = call.request.query.find("term"); it != call.request.query.end()) {
+    if (!terminal::ValidTerm(it->second)) {
+      return Status::InvalidArgument(fmt::format(
+          "query parameter term: must be a terminal type such as xterm-256color (1 to {} "
+          "letters, digits and .+-_)",
+          terminal::kMaxTermLength));
+    }
+    term = it->second;
+  }
+  COHORT_ASSIGN_OR_RETURN(master::SessionTerminal where, master_.TerminalOf(id));
+  TerminalTarget target{
+      where.node, where.host, where.port,
+      terminal::Hello{std::move(where.credential), call.caller.name, term,
+                      terminal::WindowSize{static_cast<int>(cols), static_cast<int>(rows)}}};
+  spdlog::info("{} attaches to the terminal of session {} on node {}", call.caller.Describe(), id,
+               where.node);
+  call.responder->Upgrade(
+      std::string(kTerminalProtocol),
+      [this, id, target = std::move(target)](std::shared_ptr<ByteChannel> person) mutable {
+        TerminalRelay::Start(ioc_, std::move(person), std::move(target),
+                             TerminalRelay::Callbacks{
+                                 .on_input = nullptr,
+                                 .on_end =
+                                     [id](const std::string& why) {
+                                       spdlog::info("a terminal of session {} detached: {}", id,
+                                                    why);
+                                     },
+                             });
+      });
+  return Status::Ok();
 }
 
 StatusOr<HttpResponse> ApiServer::JobEvents(const Call& call) {

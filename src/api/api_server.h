@@ -41,6 +41,9 @@ HttpResponse ErrorResponse(const Status& status);
 // a handler answers at once or a long poll or a thread answers later.
 void SendAnswer(Responder& responder, StatusOr<HttpResponse> answer);
 
+// What a request to a session's terminal asks to switch to (Upgrade: cohort-terminal).
+inline constexpr std::string_view kTerminalProtocol = "cohort-terminal";
+
 // Log streams that may follow one job at once.
 inline constexpr int kMaxFollowersPerJob = 64;
 
@@ -132,6 +135,7 @@ class ApiServer final : public master::MasterListener {
 
   // The route's {id}; kInvalidArgument if it is not a job id.
   static StatusOr<JobId> JobIdParam(const Call& call);
+  Status AttachTerminal(const Call& call);
   // The route's job, if the caller may read it; otherwise kInvalidArgument, kNotFound or
   // kPermissionDenied. Routes that show a job's contents (events, explain, logs, metrics, usage)
   // start here.

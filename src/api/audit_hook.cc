@@ -24,6 +24,10 @@ std::string Bounded(std::string_view text, size_t max) {
 }  // namespace
 
 bool IsAudited(const HttpRequest& request) {
+  // An attach to a session's shell is a GET, and recorded: who got a shell in whose job.
+  if (request.method == "GET" && MatchPath("/api/v1/jobs/{id}/terminal", request.path)) {
+    return true;
+  }
   if (request.method == "GET" || request.method == "HEAD") return false;
   if (request.method == "POST" && (MatchPath("/api/v1/agents/{node}/sync", request.path) ||
                                    MatchPath("/api/v1/agents/{node}/logs/{task}", request.path))) {
@@ -55,7 +59,7 @@ state::AuditEntry BeginEntry(const HttpRequest& request, const PathParams& param
 
 AuditOutcome OutcomeOf(const AuditedCall& call, const HttpResponse& response) {
   AuditOutcome out{call.target, ""};
-  bool ok = response.status / 100 == 2;
+  bool ok = response.status / 100 == 2 || response.status == 101;
   // Only routes without a parameter name their target in the answer; only those are read.
   if (ok && call.target.empty() && call.method == "POST" &&
       (call.path == "/api/v1/jobs" || call.path == "/api/v1/agents/register")) {
@@ -113,6 +117,13 @@ void AuditingResponder::StartStream(int status, std::string content_type) {
   Status s = Complete(head);
   if (!s.ok()) return ForwardingResponder::Send(ErrorResponse(s));
   ForwardingResponder::StartStream(status, std::move(content_type));
+}
+
+void AuditingResponder::Upgrade(std::string protocol,
+                                std::function<void(std::shared_ptr<ByteChannel>)> then) {
+  Status s = Complete(HttpResponse{101, "", ""});
+  if (!s.ok()) return ForwardingResponder::Send(ErrorResponse(s));
+  ForwardingResponder::Upgrade(std::move(protocol), std::move(then));
 }
 
 }  // namespace cohort::api

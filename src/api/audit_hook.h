@@ -19,7 +19,8 @@
 
 namespace cohort::api {
 
-// Every method but GET and HEAD, except agents' syncs and log uploads (several a second from
+// Every method but GET and HEAD (save attaching to a session's terminal, a GET that switches
+// protocols), except agents' syncs and log uploads (several a second from
 // every agent, and changing nothing an admin did) and datasets' chunks (asked about and uploaded
 // by the thousand, no one's until a recorded commit names them); agents' registrations are
 // recorded.
@@ -58,6 +59,8 @@ class AuditingResponder final : public ForwardingResponder {
 
   void Send(HttpResponse response) override;
   void StartStream(int status, std::string content_type) override;
+  void Upgrade(std::string protocol,
+               std::function<void(std::shared_ptr<ByteChannel>)> then) override;
 
  private:
   // Writes the outcome once; the error to answer with instead, if that failed.

@@ -75,7 +75,9 @@ struct ServerShared {
 
 // One connection, over plain TCP (PlainStream) or TLS (TlsStream).
 template <typename Stream>
-class Session : public Responder, public std::enable_shared_from_this<Session<Stream>> {
+class Session : public Responder,
+                public ByteChannel,
+                public std::enable_shared_from_this<Session<Stream>> {
   static constexpr bool kTls = std::is_same_v<Stream, TlsStream>;
 
  public:
@@ -184,6 +186,76 @@ class Session : public Responder, public std::enable_shared_from_this<Session<St
   void OnClose(std::function<void()> callback) override {
     if (closed_) return callback();
     on_close_.push_back(std::move(callback));
+  }
+
+  void Upgrade(std::string protocol,
+               std::function<void(std::shared_ptr<ByteChannel>)> then) override {
+    if (responded_ || closed_) return;
+    responded_ = true;
+    auto res = std::make_shared<http::response<http::empty_body>>(http::status::switching_protocols,
+                                                                  version_);
+    res->set(http::field::server, "cohort");
+    res->set(http::field::connection, "Upgrade");
+    res->set(http::field::upgrade, protocol);
+    Tcp().expires_after(shared_->limits.idle_timeout);  // the answer's write only
+    http::async_write(
+        stream_, *res,
+        [self = shared_from_this(), res, then = std::move(then)](beast::error_code ec, size_t) {
+          if (ec) return self->Close();
+          self->Tcp().expires_never();
+          self->raw_read_ = std::make_unique<char[]>(kReadChunk);
+          then(self);
+        });
+  }
+
+  // ByteChannel, once upgraded.
+  void Read(std::function<void(std::string_view)> done) override {
+    if (closed_ || !raw_read_) return done({});
+    if (buffer_.size() > 0) {
+      // What the client sent right behind its request, read with it.
+      std::string early(static_cast<const char*>(buffer_.data().data()), buffer_.size());
+      buffer_.consume(buffer_.size());
+      return done(early);
+    }
+    stream_.async_read_some(
+        net::buffer(raw_read_.get(), kReadChunk),
+        [self = shared_from_this(), done = std::move(done)](beast::error_code ec, size_t n) {
+          if (ec || n == 0) {
+            self->Close();
+            return done({});
+          }
+          done(std::string_view(self->raw_read_.get(), n));
+        });
+  }
+
+  void Write(std::string data, std::function<void(bool)> done) override {
+    if (closed_) {
+      if (done) done(false);
+      return;
+    }
+    raw_writes_.push_back(
+        Chunk{std::make_shared<std::string>(std::move(data)), std::move(done), false});
+    if (!writing_) WriteRawNext();
+  }
+
+  void Close() override {
+    if (closed_) return;
+    closed_ = true;
+    deadline_.cancel();
+    // No TLS close_notify: every response is delimited by its length or its last chunk, and
+    // waiting for the peer's close_notify could hold the connection.
+    beast::error_code ec;
+    Tcp().socket().shutdown(tcp::socket::shutdown_both, ec);
+    Tcp().close();
+    Release();
+    for (auto* queue : {&chunks_, &raw_writes_}) {
+      for (auto& c : *queue) {
+        if (c.done) c.done(false);
+      }
+      queue->clear();
+    }
+    auto callbacks = std::move(on_close_);
+    for (auto& callback : callbacks) callback();
   }
 
  private:
@@ -505,22 +577,18 @@ class Session : public Responder, public std::enable_shared_from_this<Session<St
                      });
   }
 
-  void Close() {
-    if (closed_) return;
-    closed_ = true;
-    deadline_.cancel();
-    // No TLS close_notify: every response is delimited by its length or its last chunk, and
-    // waiting for the peer's close_notify could hold the connection.
-    beast::error_code ec;
-    Tcp().socket().shutdown(tcp::socket::shutdown_both, ec);
-    Tcp().close();
-    Release();
-    for (auto& c : chunks_) {
-      if (c.done) c.done(false);
-    }
-    chunks_.clear();
-    auto callbacks = std::move(on_close_);
-    for (auto& callback : callbacks) callback();
+  void WriteRawNext() {
+    if (raw_writes_.empty() || writing_ || closed_) return;
+    writing_ = true;
+    Chunk chunk = std::move(raw_writes_.front());
+    raw_writes_.pop_front();
+    net::async_write(stream_, net::buffer(*chunk.data),
+                     [self = shared_from_this(), chunk](beast::error_code ec, size_t) {
+                       self->writing_ = false;
+                       if (chunk.done) chunk.done(!ec);
+                       if (ec) return self->Close();
+                       self->WriteRawNext();
+                     });
   }
 
   // Gives the connection's place back (a handler may hold the session after its socket closed).
@@ -551,6 +619,9 @@ class Session : public Responder, public std::enable_shared_from_this<Session<St
   std::deque<Chunk> chunks_;
   std::vector<std::function<void()>> on_close_;
   char probe_[512];
+  // Once upgraded: the read buffer, and what is written raw.
+  std::unique_ptr<char[]> raw_read_;
+  std::deque<Chunk> raw_writes_;
 };
 
 // Accepting fails this way when the process or the system is out of file descriptors or

@@ -40,6 +40,20 @@ struct HttpResponse {
   std::vector<std::pair<std::string, std::string>> headers = {};  // more fields, e.g. Allow
 };
 
+// A connection that switched protocols (Responder::Upgrade): bytes both ways, in the order
+// written. Used from the server's event loop only.
+class ByteChannel {
+ public:
+  virtual ~ByteChannel() = default;
+  // `done` gets the next bytes the peer sends (at most 16 KiB), or an empty view once it has
+  // closed or failed, after which the channel is closed. One read at a time.
+  virtual void Read(std::function<void(std::string_view)> done) = 0;
+  // Writes `data` after what was written before it; `done(false)` if the peer went away.
+  virtual void Write(std::string data, std::function<void(bool)> done) = 0;
+  virtual void Close() = 0;
+  virtual bool closed() const = 0;
+};
+
 class Responder {
  public:
   virtual ~Responder() = default;
@@ -58,6 +72,17 @@ class Responder {
   // The request carried a valid credential: when connections run short, its connection is closed
   // to make room only after every stranger's that may be, and only while idle.
   virtual void MarkAuthenticated() {}
+  // Answers 101 Switching Protocols to `protocol` (an HTTP/1.1 upgrade, RFC 9110 7.8) and then
+  // hands the connection to `then`, which owns it from there: no timeouts but its own, never
+  // closed to make room for others. A responder that cannot upgrade answers 501.
+  virtual void Upgrade(std::string protocol,
+                       std::function<void(std::shared_ptr<ByteChannel>)> then) {
+    (void)then;
+    Send(HttpResponse{501, "application/json",
+                      "{\"error\": {\"code\": \"unimplemented\", \"message\": \"this server "
+                      "cannot switch to " +
+                          protocol + "\"}}"});
+  }
 };
 
 // Passes everything on to another responder: the base of responders that watch an answer go by
@@ -76,6 +101,10 @@ class ForwardingResponder : public Responder {
   bool closed() const override { return inner_->closed(); }
   void OnClose(std::function<void()> callback) override { inner_->OnClose(std::move(callback)); }
   void MarkAuthenticated() override { inner_->MarkAuthenticated(); }
+  void Upgrade(std::string protocol,
+               std::function<void(std::shared_ptr<ByteChannel>)> then) override {
+    inner_->Upgrade(std::move(protocol), std::move(then));
+  }
 
  protected:
   Responder& inner() { return *inner_; }

@@ -16,9 +16,11 @@
 #include <atomic>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <cctype>
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <future>
 #include <optional>
 #include <sstream>
@@ -52,6 +54,26 @@ Handler EchoHandler(boost::asio::io_context& ioc,
       unanswered->waiting.push_back(std::move(responder));
       ++unanswered->received;
       return;
+    }
+    if (request.path == "/upgrade") {
+      // Switches to a protocol that answers every piece it gets in capitals.
+      return responder->Upgrade("shout", [](std::shared_ptr<ByteChannel> channel) {
+        auto loop = std::make_shared<std::function<void()>>();
+        *loop = [channel, loop] {
+          channel->Read([channel, loop](std::string_view data) {
+            if (data.empty()) {
+              *loop = nullptr;  // the peer closed: the loop lets go of itself
+              return;
+            }
+            std::string upper(data);
+            for (char& c : upper) c = static_cast<char>(std::toupper(c));
+            channel->Write(std::move(upper), [loop](bool ok) {
+              if (ok && *loop) (*loop)();
+            });
+          });
+        };
+        (*loop)();
+      });
     }
     if (request.path == "/login") responder->MarkAuthenticated();
     if (request.path == "/wait") {
@@ -638,6 +660,34 @@ TEST(HttpServerConnections, OutOfFileDescriptorsAnIdleConnectionGivesWayToANewCl
   EXPECT_TRUE(ClosedByServer(idle[0])) << "the one idle the longest gave way";
   EXPECT_FALSE(ClosedByServer(idle.back()));
   for (int fd : idle) ::close(fd);
+}
+
+TEST(HttpServer, AnUpgradedConnectionCarriesRawBytesBothWaysWithoutTheRequestTimeouts) {
+  ServerThread server;
+  int fd = Connect(server.port());
+  // Bytes sent right behind the request reach the new protocol too.
+  SendAll(fd,
+          "GET /upgrade HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\nUpgrade: shout\r\n\r\n"
+          "early");
+  std::string seen;
+  char buf[4096];
+  while (seen.find("EARLY") == std::string::npos) {
+    ssize_t n = ::recv(fd, buf, sizeof(buf), 0);
+    ASSERT_GT(n, 0) << seen;
+    seen.append(buf, static_cast<size_t>(n));
+  }
+  EXPECT_THAT(seen, StartsWith("HTTP/1.1 101 Switching Protocols\r\n"));
+  EXPECT_THAT(seen, HasSubstr("Upgrade: shout\r\n"));
+  EXPECT_THAT(seen, HasSubstr("Connection: Upgrade\r\n"));
+  // Quiet for longer than the header timeout (300 ms): an upgraded connection has none.
+  std::this_thread::sleep_for(700ms);
+  SendAll(fd, "late");
+  ssize_t n = ::recv(fd, buf, sizeof(buf), 0);
+  ASSERT_EQ(n, 4);
+  EXPECT_EQ(std::string(buf, 4), "LATE");
+  EXPECT_EQ(server.connections(), 1u);
+  ::close(fd);
+  EXPECT_TRUE(Eventually([&] { return server.connections() == 0; }));
 }
 
 }  // namespace

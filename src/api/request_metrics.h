@@ -56,6 +56,11 @@ class TimedResponder final : public ForwardingResponder {
     Done(status);
     ForwardingResponder::StartStream(status, std::move(content_type));
   }
+  void Upgrade(std::string protocol,
+               std::function<void(std::shared_ptr<ByteChannel>)> then) override {
+    Done(101);
+    ForwardingResponder::Upgrade(std::move(protocol), std::move(then));
+  }
 
  private:
   void Done(int status) {

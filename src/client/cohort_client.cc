@@ -264,6 +264,21 @@ StatusOr<Job> CohortClient::Kill(JobId id) {
   return JobFromJson(doc);
 }
 
+StatusOr<std::unique_ptr<UpgradedConnection>> CohortClient::AttachTerminal(
+    JobId id, int cols, int rows, const std::string& term) {
+  std::string target = fmt::format("/api/v1/jobs/{}/terminal?cols={}&rows={}", id, cols, rows);
+  // A $TERM the master would refuse is not sent: the shell gets "xterm" instead.
+  if (!term.empty() && term.size() <= 64 &&
+      term.find_first_not_of(
+          "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.+-_") ==
+          std::string::npos) {
+    target += "&term=" + term;
+  }
+  COHORT_ASSIGN_OR_RETURN(UpgradeResult result, http_->Upgrade(target, "cohort-terminal"));
+  if (result.connection) return std::move(result.connection);
+  return StatusFromErrorBody(result.answer.status, result.answer.body);
+}
+
 StatusOr<Json> CohortClient::GetArray(JobId id) {
   return Call("GET", fmt::format("/api/v1/arrays/{}", id));
 }

@@ -88,6 +88,11 @@ class CohortClient {
   // Returns once the job's version exceeds `version`, or after `timeout` with the job as it is.
   StatusOr<Job> WaitJob(JobId id, uint64_t version, Duration timeout);
   StatusOr<Job> Kill(JobId id);
+  // Attaches to the terminal of shell session `id` (GET /api/v1/jobs/{id}/terminal, switched to
+  // the cohort-terminal protocol: terminal/terminal_frame.h), for a terminal of `cols` x `rows`
+  // of type `term` (may be empty). The connection holds this client's until it is destroyed.
+  StatusOr<std::unique_ptr<UpgradedConnection>> AttachTerminal(JobId id, int cols, int rows,
+                                                               const std::string& term);
   // An array's jobs (GET /api/v1/arrays/{id}), and killing them all.
   StatusOr<Json> GetArray(JobId id);
   StatusOr<Json> KillArray(JobId id);

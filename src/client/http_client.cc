@@ -169,6 +169,25 @@ struct HttpClient::Impl {
     return Status::Unavailable(fmt::format("{}{}: {}", base_url, target, ec.message()));
   }
 
+  // Sends `req` and reads the answer's header into `parser`, within 30 s.
+  template <typename Parser>
+  beast::error_code SendAndReadHeader(http::request<http::string_body>& req, Parser& parser) {
+    Tcp().expires_after(std::chrono::seconds(30));
+    beast::error_code ec = WithStream([&](auto& stream) {
+      return Run([&](auto handler) {
+        http::async_write(stream, req,
+                          [handler](beast::error_code e, size_t) mutable { handler(e); });
+      });
+    });
+    if (ec) return ec;
+    return WithStream([&](auto& stream) {
+      return Run([&](auto handler) {
+        http::async_read_header(stream, buffer, parser,
+                                [handler](beast::error_code e, size_t) mutable { handler(e); });
+      });
+    });
+  }
+
   http::request<http::string_body> MakeRequest(std::string_view method, std::string_view target,
                                                std::string_view body,
                                                std::string_view content_type) {
@@ -312,23 +331,10 @@ StatusOr<HttpResult> HttpClient::Stream(std::string_view target,
   COHORT_RETURN_IF_ERROR(d.Connect(std::chrono::seconds(10)));
   auto req = d.MakeRequest("GET", target, {}, {});
   req.keep_alive(false);
-  d.Tcp().expires_after(std::chrono::seconds(30));
-  beast::error_code ec = d.WithStream([&](auto& stream) {
-    return d.Run([&](auto handler) {
-      http::async_write(stream, req,
-                        [handler](beast::error_code e, size_t) mutable { handler(e); });
-    });
-  });
-  if (ec) return d.Failure(ec, target);
   http::response_parser<http::buffer_body> parser;
   // Not boost::none: Beast 1.74 compares a Content-Length against an empty limit as "too big".
   parser.body_limit(std::numeric_limits<std::uint64_t>::max());
-  ec = d.WithStream([&](auto& stream) {
-    return d.Run([&](auto handler) {
-      http::async_read_header(stream, d.buffer, parser,
-                              [handler](beast::error_code e, size_t) mutable { handler(e); });
-    });
-  });
+  beast::error_code ec = d.SendAndReadHeader(req, parser);
   if (ec) return d.Failure(ec, target);
   HttpResult result;
   result.status = static_cast<int>(parser.get().result_int());
@@ -356,6 +362,96 @@ StatusOr<HttpResult> HttpClient::Stream(std::string_view target,
       result.body.append(buf, n);
     }
   }
+  d.Drop();
+  return result;
+}
+
+namespace {
+
+class Upgraded final : public UpgradedConnection {
+ public:
+  explicit Upgraded(HttpClient::Impl& d) : d_(d) {}
+  ~Upgraded() override { d_.Drop(); }
+
+  StatusOr<std::string> ReadSome(size_t max) override {
+    std::string out;
+    if (d_.buffer.size() > 0) {
+      size_t n = std::min(max, d_.buffer.size());
+      out.assign(static_cast<const char*>(d_.buffer.data().data()), n);
+      d_.buffer.consume(n);
+      return out;
+    }
+    if (!d_.connected()) return out;
+    out.resize(max);
+    size_t got = 0;
+    beast::error_code ec = d_.WithStream([&](auto& stream) {
+      return d_.Run([&](auto handler) {
+        stream.async_read_some(net::buffer(out.data(), out.size()),
+                               [handler, &got](beast::error_code e, size_t n) mutable {
+                                 got = n;
+                                 handler(e);
+                               });
+      });
+    });
+    out.resize(got);
+    if (ec == net::error::eof || ec == net::ssl::error::stream_truncated) return std::string();
+    if (ec) return d_.Failure(ec, "");
+    return out;
+  }
+
+  Status Write(std::string_view data) override {
+    if (!d_.connected()) return Status::Unavailable("the connection is closed");
+    beast::error_code ec = d_.WithStream([&](auto& stream) {
+      return d_.Run([&](auto handler) {
+        net::async_write(stream, net::buffer(data.data(), data.size()),
+                         [handler](beast::error_code e, size_t) mutable { handler(e); });
+      });
+    });
+    if (ec) return d_.Failure(ec, "");
+    return Status::Ok();
+  }
+
+  int fd() override { return d_.connected() ? d_.Tcp().socket().native_handle() : -1; }
+
+  bool HasBuffered() override {
+    if (d_.buffer.size() > 0) return true;
+    return d_.secure && SSL_pending(d_.secure->native_handle()) > 0;
+  }
+
+ private:
+  HttpClient::Impl& d_;
+};
+
+}  // namespace
+
+StatusOr<UpgradeResult> HttpClient::Upgrade(std::string_view target, std::string_view protocol) {
+  Impl& d = *impl_;
+  d.cancel_requested = false;
+  d.Drop();  // the upgraded connection is a new one of its own
+  COHORT_RETURN_IF_ERROR(d.Connect(std::chrono::seconds(10)));
+  auto req = d.MakeRequest("GET", target, {}, {});
+  req.set(http::field::connection, "Upgrade");
+  req.set(http::field::upgrade, beast::string_view(protocol.data(), protocol.size()));
+  http::response_parser<http::string_body> parser;
+  parser.body_limit(1024 * 1024);
+  beast::error_code ec = d.SendAndReadHeader(req, parser);
+  if (ec) return d.Failure(ec, target);
+  UpgradeResult result;
+  result.answer.status = static_cast<int>(parser.get().result_int());
+  result.answer.content_type = std::string(parser.get()[http::field::content_type]);
+  if (result.answer.status == 101) {
+    d.Tcp().expires_never();
+    result.connection = std::make_unique<Upgraded>(d);
+    return result;
+  }
+  ec = d.WithStream([&](auto& stream) {
+    return d.Run([&](auto handler) {
+      http::async_read(stream, d.buffer, parser,
+                       [handler](beast::error_code e, size_t) mutable { handler(e); });
+    });
+  });
+  if (ec) return d.Failure(ec, target);
+  result.answer.body = std::move(parser.get().body());
   d.Drop();
   return result;
 }

@@ -40,6 +40,26 @@ struct TlsOptions {
 // later cannot make one fail. kInvalidArgument naming the file if it cannot be used.
 StatusOr<TlsOptions> LoadTls(std::string_view base_url, TlsOptions tls);
 
+// A connection the server switched to another protocol (HttpClient::Upgrade): raw bytes both
+// ways, blocking. Not thread-safe; its HttpClient must outlive it.
+class UpgradedConnection {
+ public:
+  virtual ~UpgradedConnection() = default;
+  // Some bytes, at most `max`, once they come; empty once the server has closed.
+  virtual StatusOr<std::string> ReadSome(size_t max) = 0;
+  virtual Status Write(std::string_view data) = 0;
+  // The socket, to wait on with poll(); bytes may already wait above it (HasBuffered: read
+  // with the answer, or deciphered by TLS) where poll cannot see them.
+  virtual int fd() = 0;
+  virtual bool HasBuffered() = 0;
+};
+
+struct UpgradeResult {
+  // The answer, when the server did not switch (connection is null then).
+  HttpResult answer;
+  std::unique_ptr<UpgradedConnection> connection;
+};
+
 class HttpClient {
  public:
   // `base_url`: "http://host:port" or "https://host:port". InvalidArgument for anything else, or
@@ -61,6 +81,10 @@ class HttpClient {
   StatusOr<HttpResult> Stream(std::string_view target,
                               const std::function<bool(std::string_view)>& on_data);
 
+  // GET `target` asking the server to switch to `protocol` (Connection: Upgrade): the
+  // connection once it answers 101, which owns this client's connection from then on.
+  StatusOr<UpgradeResult> Upgrade(std::string_view target, std::string_view protocol);
+
   // Sends `name: value` with every request and stream from now on (an empty value: no longer).
   // Not while a request is in progress.
   void SetHeader(std::string name, std::string value);
@@ -72,8 +96,10 @@ class HttpClient {
 
   const std::string& base_url() const;
 
- private:
+  // The implementation's (named here so that the upgraded connection can hold it).
   struct Impl;
+
+ private:
   explicit HttpClient(std::unique_ptr<Impl> impl);
   std::unique_ptr<Impl> impl_;
 };

@@ -17,6 +17,7 @@
 #include "exec/exec_session.h"
 #include "exec/exec_test_support.h"
 #include "os/process.h"
+#include "testing/free_port.h"
 
 namespace cohort::exec {
 namespace {
@@ -27,7 +28,7 @@ using ::testing::StartsWith;
 
 constexpr const char* kCredential = "6a6f62206372656465";
 
-using testing::FreePort;
+using cohort::testing::FreePort;
 using testing::Slurp;
 
 bool Alive(pid_t pid) { return ::kill(pid, 0) == 0; }

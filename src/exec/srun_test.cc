@@ -18,6 +18,7 @@
 #include "common/strings.h"
 #include "exec/exec_test_support.h"
 #include "os/process.h"
+#include "testing/free_port.h"
 
 namespace cohort::exec {
 namespace {
@@ -26,7 +27,7 @@ using ::testing::HasSubstr;
 
 constexpr const char* kCredential = "736c75726d2d6a6f62";
 
-using testing::FreePort;
+using cohort::testing::FreePort;
 using testing::Slurp;
 
 std::string ToolsDir() {

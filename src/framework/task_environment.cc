@@ -184,6 +184,7 @@ std::vector<TaskFile> TaskFiles(const Job& job, size_t task) {
 
 TaskTools TaskToolsOf(const Job& job, size_t task) {
   COHORT_CHECK(task < job.tasks.size());
+  if (job.spec.session) return TaskTools{.terminal = true};
   if (job.spec.framework == Framework::kSlurm) {
     return TaskTools{.tools = true, .slurm_tools = true, .exec_service = true};
   }
@@ -205,7 +206,8 @@ std::vector<std::string> TaskCommand(const Job& job, size_t task) {
 }
 
 bool UsesJobCredential(const JobSpec& spec) {
-  return spec.framework == Framework::kMpi || spec.framework == Framework::kSlurm;
+  return spec.framework == Framework::kMpi || spec.framework == Framework::kSlurm ||
+         spec.session.has_value();
 }
 
 std::optional<std::string> SuccessEndsJob(const Job& job, const Task& task) {

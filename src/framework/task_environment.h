@@ -36,11 +36,12 @@ std::vector<TaskFile> TaskFiles(const Job& job, size_t task);
 // What of Cohort's own the agent gives a task besides its environment (TaskLaunch::tools,
 // slurm_tools, exec_service): an MPI job's tasks get `cohort-exec` on their PATH, and its workers
 // serve the launcher's mpirun through it; a Slurm job's tasks get srun and scontrol too, and all
-// of them serve srun.
+// of them serve srun. A session's task is the agent's terminal server (a shell's).
 struct TaskTools {
   bool tools = false;
   bool slurm_tools = false;
   bool exec_service = false;
+  bool terminal = false;
 };
 TaskTools TaskToolsOf(const Job& job, size_t task);
 
@@ -49,7 +50,7 @@ TaskTools TaskToolsOf(const Job& job, size_t task);
 std::vector<std::string> TaskCommand(const Job& job, size_t task);
 
 // Whether the tasks of jobs of this spec hold the job's credential (COHORT_JOB_CREDENTIAL), which
-// their exec services ask of a caller: those of jobs that serve.
+// their exec services (and a session's terminal server) ask of a caller: those of jobs that serve.
 bool UsesJobCredential(const JobSpec& spec);
 
 // When this task's success is the job's, while its other tasks still run (they only serve it):

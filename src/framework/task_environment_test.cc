@@ -156,6 +156,18 @@ TEST(TaskEnvironment, AnMpiLauncherReachesEachWorkerByANameOfItsOwn) {
   EXPECT_FALSE(TaskToolsOf(PlacedJob(Framework::kPyTorch, {{"worker", 2}}), 0).tools);
 }
 
+TEST(TaskEnvironment, ASessionsTaskIsTheTerminalServerAndHoldsTheJobsCredential) {
+  Job job = PlacedJob(Framework::kNone, {{"shell", 1}});
+  job.spec.session = SessionSpec{};
+  job.spec.tasks[0].command.clear();
+  const TaskTools tools = TaskToolsOf(job, 0);
+  EXPECT_TRUE(tools.terminal);
+  EXPECT_FALSE(tools.tools || tools.exec_service || tools.slurm_tools);
+  EXPECT_TRUE(TaskCommand(job, 0).empty()) << "the agent's terminal server is its command";
+  EXPECT_TRUE(UsesJobCredential(job.spec));
+  EXPECT_FALSE(TaskToolsOf(PlacedJob(Framework::kNone, {{"main", 1}}), 0).terminal);
+}
+
 TEST(TaskEnvironment, JaxProcessesMeetAtTheFirstTasksPort) {
   Job job = PlacedJob(Framework::kJax, {{"worker", 3}});
   auto env = TaskEnvironment(job, 2, kDirs);

@@ -80,6 +80,14 @@ struct MasterDeps {
   std::unique_ptr<store::StoreAccessIssuer> store_access = nullptr;
 };
 
+// Where a shell session's terminal server listens, and what opens it (Master::TerminalOf).
+struct SessionTerminal {
+  std::string node;
+  std::string host;
+  int port = 0;
+  std::string credential;
+};
+
 class Master {
  public:
   // A scheduling pass is posted to `loop` after whatever changed the cluster, so that many
@@ -100,6 +108,10 @@ class Master {
   StatusOr<const Job*> Kill(JobId id, const std::string& by) { return lifecycle_.Kill(id, by); }
   // kNotFound for an unknown id.
   StatusOr<const Job*> GetJob(JobId id) const { return jobs_.Get(id); }
+  // Where the terminal of session `id` is served (its running task's node, address and port),
+  // and the job's credential that opens it (docs/runtimes.md, "Shells"): kFailedPrecondition
+  // for a job that is no shell session or has ended, kUnavailable while it is not running yet.
+  StatusOr<SessionTerminal> TerminalOf(JobId id) const;
   // The jobs of an array, in index order (docs/job-spec.md, "Arrays"); null for an id that is no
   // array's.
   const std::vector<JobId>* ArrayJobs(JobId array) const { return jobs_.ArrayJobs(array); }

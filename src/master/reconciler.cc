@@ -341,6 +341,7 @@ StatusOr<DesiredState> Reconciler::DesiredFor(const std::string& node_id) {
       launch.tools = tools.tools;
       launch.slurm_tools = tools.slurm_tools;
       launch.exec_service = tools.exec_service;
+      launch.terminal = tools.terminal;
       if (framework::UsesJobCredential(job.spec)) {
         launch.env["COHORT_JOB_CREDENTIAL"] =
             auth::JobCredential(config_.job_credential_key, job.id, job.attempt);

@@ -85,6 +85,10 @@ struct TaskLaunch {
   // holders of its job's credential on the task's port; with no command, the task only serves,
   // until it is stopped.
   bool exec_service = false;
+  // The task is an interactive shell (a session, model/session_spec.h): its command is the
+  // agent's `cohort-terminal serve` (terminal/terminal_server.h), inside the task's image too,
+  // which serves the job's terminal to the master on the task's port.
+  bool terminal = false;
   // The container image the task runs in (docs/runtimes.md), fully qualified; empty: a bare
   // process. `image_insecure`: its registry is reached over plain HTTP or without checking its
   // certificate (`cohortd master --insecure-image-registry`).

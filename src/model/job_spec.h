@@ -14,6 +14,7 @@
 #include "model/job_array.h"
 #include "model/job_dependency.h"
 #include "model/resources.h"
+#include "model/session_spec.h"
 #include "model/slurm_section.h"
 
 namespace cohort {
@@ -176,6 +177,9 @@ struct JobSpec {
   std::vector<Dependency> depends_on = {};
   // A Slurm batch job's script and settings (framework slurm, docs/slurm.md); none otherwise.
   std::optional<SlurmSection> slurm = {};
+  // An interactive session (`cohort shell`, docs/runtimes.md): its one task runs what Cohort
+  // starts for the kind, not a command of its own; none: a job that runs its commands.
+  std::optional<SessionSpec> session = {};
 
   // At the start (the minimum of elastic groups).
   int TotalReplicas() const;

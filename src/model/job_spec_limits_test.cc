@@ -224,7 +224,7 @@ TEST(JobSpecLimits, UnknownFieldsStayErrorsAtEveryLevel) {
       Errors(doc),
       ElementsAre("owner: unknown field; expected one of: name, team, priority, framework, "
                   "tasks, restart, max_runtime, grace_period, constraints, datasets, context, "
-                  "array, depends_on, slurm",
+                  "array, depends_on, slurm, session",
                   "tasks[0].resources.tpus: unknown field; did you mean \"gpus\"?",
                   "restart.delay: unknown field; expected one of: max_attempts, on, backoff, "
                   "max_backoff, fence",

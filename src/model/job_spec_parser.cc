@@ -51,9 +51,10 @@ std::string DurationText(Duration d) {
 }
 
 using Fields = std::span<const std::string_view>;
-constexpr std::array<std::string_view, 14> kJobFields = {
-    "name",         "team",        "priority", "framework", "tasks", "restart",    "max_runtime",
-    "grace_period", "constraints", "datasets", "context",   "array", "depends_on", "slurm"};
+constexpr std::array<std::string_view, 15> kJobFields = {
+    "name",    "team",        "priority",     "framework",   "tasks",
+    "restart", "max_runtime", "grace_period", "constraints", "datasets",
+    "context", "array",       "depends_on",   "slurm",       "session"};
 constexpr std::array<std::string_view, 8> kTaskFields = {
     "role", "replicas", "resources", "command", "env", "workdir", "distinct_nodes", "image"};
 constexpr std::array<std::string_view, 3> kResourceFields = {"gpus", "cpus", "memory"};
@@ -142,6 +143,9 @@ class Validator {
     if (const Json* v = Find(doc, "priority")) Priority(*v, &spec.priority);
     if (const Json* v = Find(doc, "framework")) FrameworkField(*v, &spec.framework);
     framework_ = spec.framework;
+    // Read before the tasks: a session's task has no command of its own.
+    if (const Json* v = Find(doc, "session")) spec.session = ParseSessionSection(*v, errors_);
+    session_ = spec.session.has_value();
 
     if (const Json* v = Find(doc, "tasks")) {
       if (!v->is_array()) {
@@ -313,7 +317,12 @@ class Validator {
     // An MPI job's workers need no command of their own: mpirun starts the ranks in them.
     const Json* command = Find(v, "command");
     bool optional = framework_ == Framework::kMpi && group.role == "worker";
-    if (framework_ == Framework::kSlurm) {
+    if (session_) {
+      if (command && !(command->is_array() && command->empty())) {
+        Error(ChildPath(path, "command"),
+              "a session's task runs the shell Cohort starts; it has no command of its own");
+      }
+    } else if (framework_ == Framework::kSlurm) {
       // Its tasks serve srun; the first runs slurm.script besides.
       if (command && !(command->is_array() && command->empty())) {
         Error(ChildPath(path, "command"),
@@ -1036,6 +1045,7 @@ class Validator {
       }
     }
     SlurmChecks(spec);
+    SessionChecks(spec);
     if (total > kMaxTasks) {
       Error("tasks",
             fmt::format("the job has {} tasks in all; at most {} are allowed", total, kMaxTasks));
@@ -1080,6 +1090,23 @@ class Validator {
     }
   }
 
+  // A session is one task on one node that people reach interactively: one group of one
+  // replica, of no framework, run once.
+  void SessionChecks(const JobSpec& spec) {
+    if (!spec.session) return;
+    if (spec.framework != Framework::kNone) {
+      Error("session", fmt::format("a session is a task of its own, not one of framework {}",
+                                   FrameworkName(spec.framework)));
+    }
+    if (spec.tasks.size() > 1) {
+      Error("tasks", fmt::format("a session has one task group, got {}", spec.tasks.size()));
+    }
+    if (!spec.tasks.empty() && (spec.tasks[0].replicas != 1 || spec.tasks[0].elastic())) {
+      Error("tasks[0].replicas", "a session has one task: 1");
+    }
+    if (spec.array) Error("array", "a session is one job, not an array");
+  }
+
   // Runs a units parser; a throw from inside it (std::stod on absurd input) becomes `fallback`.
   template <typename F>
   static auto Guarded(F&& f, const std::string& fallback) -> decltype(f()) {
@@ -1092,6 +1119,7 @@ class Validator {
 
   std::vector<std::string> errors_;
   Framework framework_ = Framework::kNone;  // the job's, once read: some checks depend on it
+  bool session_ = false;                    // the job is a session (its `session` section)
   std::string base_dir_;  // relative workdirs are taken relative to it; empty: kept relative
 };
 
@@ -1214,6 +1242,7 @@ Json ToJson(const JobSpec& spec) {
     doc["depends_on"] = std::move(depends);
   }
   if (spec.slurm) doc["slurm"] = ToJson(*spec.slurm);
+  if (spec.session) doc["session"] = ToJson(*spec.session);
   return doc;
 }
 

@@ -560,7 +560,7 @@ TEST(JobSpecErrors, UnknownFieldWithoutCloseMatchListsTheFields) {
   EXPECT_THAT(Errors(WithJob("owner: me")),
               ElementsAre("owner: unknown field; expected one of: name, team, priority, "
                           "framework, tasks, restart, max_runtime, grace_period, constraints, "
-                          "datasets, context, array, depends_on, slurm"));
+                          "datasets, context, array, depends_on, slurm, session"));
   EXPECT_THAT(Errors(WithTask("resources: {disk: 10Gi}")),
               ElementsAre("tasks[0].resources.disk: unknown field; expected one of: gpus, cpus, "
                           "memory"));
@@ -1226,6 +1226,52 @@ TEST(JobSpecParser, AnImageIsAReferenceAndNotForMpiOrSlurmTasks) {
   EXPECT_THAT(Errors("name: x\nframework: mpi\ntasks:\n  - role: launcher\n    image: a/b\n"
                      "    command: [mpirun, x]\n  - role: worker\n    replicas: 2\n"),
               ElementsAre(HasSubstr("tasks[0].image: the tasks of a mpi job run on the node")));
+}
+
+TEST(JobSpecParser, ASessionIsOneTaskWithoutACommandAndRoundTrips) {
+  JobSpec spec = Parse(R"(
+name: shell
+tasks: [{role: shell, resources: {gpus: 1}, image: registry.example.com/cuda:12}]
+session: {kind: shell, idle_timeout: 20m}
+)");
+  ASSERT_TRUE(spec.session.has_value());
+  EXPECT_EQ(spec.session->kind, SessionKind::kShell);
+  EXPECT_EQ(spec.session->idle_timeout, std::chrono::minutes(20));
+  EXPECT_TRUE(spec.tasks[0].command.empty());
+  ExpectRoundTrip(spec);
+  JobSpec no_timeout = Parse("name: s\ntasks: [{role: shell}]\nsession: {kind: shell}\n");
+  EXPECT_FALSE(no_timeout.session->idle_timeout.has_value());
+  ExpectRoundTrip(no_timeout);
+  EXPECT_FALSE(ToJson(Parse(kMinimalYaml)).contains("session")) << "other jobs' form unchanged";
+}
+
+TEST(JobSpecParser, BadSessionsAreRefusedNamingTheField) {
+  auto errors = [](const std::string& session, const std::string& rest = "") {
+    return Errors("name: s\ntasks: [{role: shell" + rest + "}]\nsession: " + session + "\n");
+  };
+  EXPECT_THAT(errors("{kind: notebok}"),
+              ElementsAre(HasSubstr("session.kind: must be shell, got \"notebok\"")));
+  EXPECT_THAT(errors("{idle_timeout: 5m}"),
+              ElementsAre(HasSubstr("session.kind: required field is missing")));
+  EXPECT_THAT(errors("{kind: shell, idle_timeout: soon}"),
+              ElementsAre(HasSubstr("session.idle_timeout: must be a duration")));
+  EXPECT_THAT(errors("{kind: shell, idle_timeout: 30d}"),
+              ElementsAre(HasSubstr("session.idle_timeout: must be from 1s to 7d")));
+  EXPECT_THAT(errors("{kind: shell, idle_timeout: 500ms}"),
+              ElementsAre(HasSubstr("session.idle_timeout: must be from 1s to 7d")));
+  EXPECT_THAT(errors("{kind: shell, idle_timout: 5m}"),
+              ElementsAre(HasSubstr("session.idle_timout: unknown field; did you mean "
+                                    "\"idle_timeout\"")));
+  EXPECT_THAT(errors("shell"), ElementsAre(HasSubstr("session: must be a mapping")));
+  EXPECT_THAT(errors("{kind: shell}", ", command: [bash]"),
+              ElementsAre(HasSubstr("tasks[0].command: a session's task runs the shell")));
+  EXPECT_THAT(errors("{kind: shell}", ", replicas: 2"),
+              ElementsAre(HasSubstr("tasks[0].replicas: a session has one task")));
+  EXPECT_THAT(Errors("name: s\nframework: pytorch\ntasks: [{role: shell}]\nsession: {kind: "
+                     "shell}\n"),
+              ElementsAre(HasSubstr("session: a session is a task of its own")));
+  EXPECT_THAT(Errors("name: s\ntasks: [{role: a}, {role: b}]\nsession: {kind: shell}\n"),
+              ElementsAre(HasSubstr("tasks: a session has one task group, got 2")));
 }
 
 }  // namespace

@@ -807,6 +807,7 @@ Json ToJson(const TaskLaunch& l) {
               {"tools", l.tools},
               {"slurm_tools", l.slurm_tools},
               {"exec_service", l.exec_service},
+              {"terminal", l.terminal},
               {"image", l.image},
               {"image_insecure", l.image_insecure}};
 }
@@ -849,6 +850,7 @@ StatusOr<TaskLaunch> TaskLaunchFromJson(const Json& j) {
     l.tools = ValueOr<bool>(j, "tools", false);
     l.slurm_tools = ValueOr<bool>(j, "slurm_tools", false);
     l.exec_service = ValueOr<bool>(j, "exec_service", false);
+    l.terminal = ValueOr<bool>(j, "terminal", false);
     l.image = ValueOr<std::string>(j, "image", "");
     l.image_insecure = ValueOr<bool>(j, "image_insecure", false);
     return l;

@@ -22,6 +22,7 @@
 #include "os/process.h"
 #include "store/directory_store.h"
 #include "tests/integration/local_cluster.h"
+#include "tests/integration/pty_cohort.h"
 
 namespace cohort::testing {
 namespace {
@@ -257,6 +258,29 @@ tasks:
   EXPECT_GE(stored.artifacts->files_total, 1) << c.cluster.EventsText(id);
   // Nothing of either container is left on the node.
   EXPECT_EQ(ContainersOf(c.cluster, id), "");
+}
+
+TEST(Containers, AShellSessionRunsInTheImageAsTheJobsUserWithItsGpu) {
+  ASSERT_EQ(::geteuid(), 0);
+  ContainerCluster c("containers-shell");
+  PtyCohort shell(c.cluster,
+                  {"shell", "--gpus", "1", "--cpus", "0.1", "--image", "cohort/busybox:1"},
+                  c.cluster.admin_token());
+  ASSERT_TRUE(shell.WaitFor("attached to session", std::chrono::seconds(90))) << shell.seen();
+  const JobId id = std::atoll(shell.seen().c_str() + shell.seen().find("session ") + 8);
+  EXPECT_NE(ContainersOf(c.cluster, id), "") << "running in a container";
+  // The image's busybox shell (its $SHELL unset: /bin/sh), as nobody, with the GPU's UUID and a
+  // terminal of the window's size; the terminal server is the one file mounted from the node.
+  shell.Type("id -u; readlink /bin/sh; echo \"cuda=$CUDA_VISIBLE_DEVICES\"; stty size\r");
+  EXPECT_TRUE(shell.WaitFor("\n65534")) << shell.seen();
+  EXPECT_TRUE(shell.WaitFor("\nbusybox")) << shell.seen();
+  EXPECT_TRUE(shell.WaitFor("cuda=GPU-")) << shell.seen();
+  EXPECT_TRUE(shell.WaitFor("30 100")) << shell.seen();
+  shell.Type("exit 4\r");
+  EXPECT_EQ(shell.WaitExit(), 4) << shell.seen();
+  Job ended = c.cluster.WaitForState(id, JobState::kFailed);
+  EXPECT_THAT(ended.message, HasSubstr("exit"));
+  EXPECT_TRUE(WaitFor([&] { return ContainersOf(c.cluster, id).empty(); }));
 }
 
 TEST(Containers, AKilledTaskGetsSigtermInsideAndItsContainerIsRemoved) {
