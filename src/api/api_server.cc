@@ -716,17 +716,28 @@ Status ApiServer::AttachTerminal(const Call& call) {
   call.responder->Upgrade(
       std::string(kTerminalProtocol),
       [this, id, target = std::move(target)](std::shared_ptr<ByteChannel> person) mutable {
-        TerminalRelay::Start(ioc_, std::move(person), std::move(target),
-                             TerminalRelay::Callbacks{
-                                 .on_input = nullptr,
-                                 .on_end =
-                                     [id](const std::string& why) {
-                                       spdlog::info("a terminal of session {} detached: {}", id,
-                                                    why);
-                                     },
-                             });
+        // An attach is use, as every key typed is (master/idle_sessions.h).
+        master_.NoteSessionInput(id);
+        auto relay = TerminalRelay::Start(
+            ioc_, std::move(person), std::move(target),
+            TerminalRelay::Callbacks{
+                .on_input = [this, id] { master_.NoteSessionInput(id); },
+                .on_end =
+                    [id](const std::string& why) {
+                      spdlog::info("a terminal of session {} detached: {}", id, why);
+                    },
+            });
+        std::erase_if(terminals_, [](const auto& entry) { return entry.second.expired(); });
+        terminals_.emplace(id, relay);
       });
   return Status::Ok();
+}
+
+void ApiServer::OnSessionNotice(JobId id, const std::string& text) {
+  auto [begin, end] = terminals_.equal_range(id);
+  for (auto it = begin; it != end; ++it) {
+    if (auto relay = it->second.lock(); relay && !relay->closed()) relay->Notice(text);
+  }
 }
 
 StatusOr<HttpResponse> ApiServer::JobEvents(const Call& call) {

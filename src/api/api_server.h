@@ -6,6 +6,7 @@
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/steady_timer.hpp>
+#include <map>
 #include <memory>
 #include <optional>
 #include <string>
@@ -19,6 +20,7 @@
 #include "api/request_metrics.h"
 #include "api/router.h"
 #include "api/store_reads.h"
+#include "api/terminal_relay.h"
 #include "api/wait_list.h"
 #include "auth/principal.h"
 #include "auth/sessions.h"
@@ -89,6 +91,8 @@ class ApiServer final : public master::MasterListener {
 
   void OnJobChanged(JobId id) override;
   void OnNodeChanged(const std::string& node_id) override;
+  // To every terminal attached to the session.
+  void OnSessionNotice(JobId id, const std::string& text) override;
 
   // Every route as (method, pattern): for the access matrix test, which must cover each.
   static std::vector<std::pair<std::string_view, std::string_view>> RouteList();
@@ -261,8 +265,10 @@ class ApiServer final : public master::MasterListener {
   master::Master& master_;
   HttpServer http_;
   Router<Handler, Access> router_;
-  WaitList<JobId> job_waiters_;         // GET /jobs/{id}?wait_version=
-  ChangeStreams change_streams_;        // GET /events
+  WaitList<JobId> job_waiters_;   // GET /jobs/{id}?wait_version=
+  ChangeStreams change_streams_;  // GET /events
+  // The terminals attached to each session (GET /jobs/{id}/terminal), as many as connections.
+  std::multimap<JobId, std::weak_ptr<TerminalRelay>> terminals_;
   WaitList<std::string> node_waiters_;  // agents' syncs, by node
   Subscribers<JobId> job_changes_;      // log streams following a job
   FollowerCount followers_{kMaxFollowersPerJob};

@@ -45,6 +45,10 @@ struct MasterOptions {
   std::string tls_key;
   std::string audit_retention = "90d";
   std::string idle_gpu_after = "30m";
+  // Interactive sessions (master/session_policy.h).
+  std::string max_idle_timeout = "30m";
+  std::string session_warning = "5m";
+  std::string interactive_priority = "normal";
   std::string advice_window = "2m";
   std::string sign_in_code_ttl = "2m";  // the dashboard's one-time sign-in codes
   std::string session_ttl = "12h";      // the dashboard's sessions

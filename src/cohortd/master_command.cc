@@ -195,6 +195,20 @@ void AddMasterCommand(CLI::App& app, MasterOptions& o) {
                 "Start a job on the nodes chosen for it even where their caches lack its "
                 "datasets, its tasks pulling them with its GPUs held, rather than hold it back "
                 "while those nodes fetch them (docs/data.md, \"Placement and the pull\")");
+  cmd->add_option("--max-idle-timeout", o.max_idle_timeout,
+                  "End an interactive session (cohort shell) whose GPUs have been idle with no "
+                  "input this long; also the longest idle timeout a session may ask for "
+                  "(docs/runtimes.md, \"Idle sessions\")")
+      ->capture_default_str();
+  cmd->add_option("--session-warning", o.session_warning,
+                  "Warn a session's terminal this long before it is ended for idleness or "
+                  "preempted (at most half its idle timeout)")
+      ->capture_default_str();
+  cmd->add_option("--interactive-priority", o.interactive_priority,
+                  "The priority sessions run at, whatever they ask (low, normal, high or an "
+                  "integer from -1000 to 1000); they count against their team's quota like any "
+                  "job")
+      ->capture_default_str();
   cmd->add_flag("--reclaim-idle-gpus", o.reclaim_idle_gpus,
                 "Take back the GPUs of a job that leaves them idle for --idle-gpu-after: it "
                 "ends FAILED, or, if its restart.on includes preempted, is requeued once, kept "
@@ -293,6 +307,27 @@ int RunMaster(const MasterOptions& o) {
       return 2;
     }
   }
+  auto max_idle_timeout = ParseDuration(o.max_idle_timeout);
+  auto session_warning = ParseDuration(o.session_warning);
+  for (auto [flag, value] : {std::pair{"--max-idle-timeout", &max_idle_timeout},
+                             std::pair{"--session-warning", &session_warning}}) {
+    if (!value->ok() || **value < std::chrono::seconds(1) || **value > kMaxSessionIdleTimeout) {
+      fmt::print(stderr, "cohortd master: {}: {}\n", flag,
+                 value->ok() ? "must be from 1s to 7d" : value->status().message());
+      return 2;
+    }
+  }
+  std::optional<int> interactive_priority = ParsePriorityName(o.interactive_priority);
+  if (!interactive_priority) {
+    interactive_priority = ParseInt(o.interactive_priority, kMinPriority, kMaxPriority);
+  }
+  if (!interactive_priority) {
+    fmt::print(stderr,
+               "cohortd master: --interactive-priority: \"{}\" is not a priority; use low, "
+               "normal, high or an integer from {} to {}\n",
+               o.interactive_priority, kMinPriority, kMaxPriority);
+    return 2;
+  }
   auto sign_in_code_ttl = ParseDuration(o.sign_in_code_ttl);
   auto session_ttl = ParseDuration(o.session_ttl);
   for (auto [flag, value, most] :
@@ -339,6 +374,9 @@ int RunMaster(const MasterOptions& o) {
   config.advisor.idle_after = *idle_gpu_after;
   config.advisor.window = *advice_window;
   config.reclaim_idle_gpus = o.reclaim_idle_gpus;
+  config.sessions.max_idle_timeout = *max_idle_timeout;
+  config.sessions.warning = *session_warning;
+  config.sessions.priority = *interactive_priority;
   config.stage_datasets = !o.no_dataset_staging;
   config.store_quota_per_team = *store_quota;
   const bool s3 = o.store.rfind("s3://", 0) == 0;

@@ -28,14 +28,6 @@ class ImageJobsTest : public MasterPartsTest {
     spec.tasks[0].image = image;
     return spec;
   }
-  std::string EventsText(JobId id) {
-    std::string text;
-    auto events = parts_->jobs.Events(id);
-    EXPECT_TRUE(events.ok());
-    if (!events.ok()) return text;
-    for (const auto& e : *events) text += e.type + ": " + e.message + "\n";
-    return text;
-  }
   // The agent on `node` reports its task running, with `pull`.
   void ReportPull(const std::string& node, const ImagePull& pull) {
     AgentReport report = ReportOf(node, TaskState::kRunning);

@@ -64,16 +64,6 @@ class JobAdviceTest : public MasterPartsTest {
     }
   }
 
-  std::string EventsText(JobId id) {
-    std::string text;
-    auto events = parts_->jobs.Events(id);
-    EXPECT_TRUE(events.ok());
-    if (events.ok()) {
-      for (const auto& e : *events) text += e.type + ": " + e.message + "\n";
-    }
-    return text;
-  }
-
   ResourceHistory resources_;
   std::optional<JobAdvice> advice_;  // over the parts SetUp makes
 };

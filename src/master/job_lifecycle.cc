@@ -1,4 +1,5 @@
 #include "master/job_lifecycle.h"
+#include "master/session_policy.h"
 
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
@@ -73,6 +74,7 @@ StatusOr<Job> JobLifecycle::Submit(JobSpec spec, std::string user, std::string r
   COHORT_RETURN_IF_ERROR(secrets_.CheckReferences(spec, user));
   COHORT_RETURN_IF_ERROR(CheckDependencies(spec));
   COHORT_RETURN_IF_ERROR(QualifyImages(config_.image_registries, spec));
+  COHORT_RETURN_IF_ERROR(ApplySessionPolicy(config_.sessions, spec));
   Job job;
   job.spec = std::move(spec);
   job.user = std::move(user);
@@ -603,6 +605,52 @@ int JobLifecycle::AssignPort(NodeRegistry::Entry& entry) {
 }
 
 void JobLifecycle::Preempt(const Preemption& preemption) {
+  const Job& victim = jobs_.At(preemption.victim);
+  const Duration warning = WarningOf(config_.sessions, victim.spec);
+  // A session is never preempted without a warning first: its people hear of it now, and it
+  // stops when the warning is over (PreemptWarnedSessions).
+  if (victim.spec.session && warning > Duration::zero()) {
+    const Timestamp now = clock_.Now();
+    auto [it, added] =
+        warned_preemptions_.try_emplace(victim.id, WarnedPreemption{preemption, now + warning});
+    if (!added) return;
+    std::string text = fmt::format("to be preempted for job {} in {}: {}", preemption.for_job,
+                                   FormatDuration(warning), preemption.reason);
+    spdlog::info("session {}: {}", victim.id, text);
+    jobs_.Commit(jobs_.At(victim.id), {jobs_.Event(victim, "warning", text)});
+    if (session_notify_) session_notify_(victim.id, text + "; save your work");
+    return;
+  }
+  PreemptNow(preemption);
+}
+
+void JobLifecycle::PreemptWarnedSessions(Timestamp now) {
+  for (auto it = warned_preemptions_.begin(); it != warned_preemptions_.end();) {
+    const Job* job = jobs_.Find(it->first);
+    if (!job || job->state != JobState::kRunning) {
+      it = warned_preemptions_.erase(it);  // it ended or stopped meanwhile
+      continue;
+    }
+    if (it->second.due > now) {
+      ++it;
+      continue;
+    }
+    Preemption preemption = it->second.preemption;
+    it = warned_preemptions_.erase(it);
+    PreemptNow(preemption);
+  }
+}
+
+void JobLifecycle::EndIdleSession(Job& job, const std::string& reason,
+                                  std::vector<JobEvent>& events) {
+  size_t first_event = events.size();
+  Stop(job, JobState::kKilled, reason, events);
+  if (events.size() > first_event) events.back().type = "reclaimed";
+  spdlog::info("session {}: {}", job.id, reason);
+  FinishIfStopped(job, events);
+}
+
+void JobLifecycle::PreemptNow(const Preemption& preemption) {
   Job& job = jobs_.At(preemption.victim);
   std::vector<JobEvent> events;
   ++job.preemptions;

@@ -6,6 +6,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -85,6 +87,16 @@ class JobLifecycle final : public DecisionTaker {
                    std::vector<JobEvent>& events);
   // Stops the jobs that have run past their max_runtime.
   void StopOverdue(Timestamp now);
+  // Ends a session idle for its idle timeout (master/idle_sessions.h): it stops, and ends KILLED
+  // with `reason`; a session is never restarted.
+  void EndIdleSession(Job& job, const std::string& reason, std::vector<JobEvent>& events);
+  // The preemptions of sessions whose warning (SessionPolicy::warning) is over, carried out;
+  // those whose session ended meanwhile, forgotten.
+  void PreemptWarnedSessions(Timestamp now);
+  // Where a session's people hear what is coming: a line to its terminal.
+  void SetSessionNotify(std::function<void(JobId, const std::string&)> notify) {
+    session_notify_ = std::move(notify);
+  }
 
   // Where the job's checkpoints, outputs and logs go on the storage root.
   framework::JobDirectories DirectoriesOf(const Job& job) const;
@@ -119,6 +131,8 @@ class JobLifecycle final : public DecisionTaker {
                           const std::string& node_id) const;
   // The next free port of the node's range; 0 if none.
   int AssignPort(NodeRegistry::Entry& node);
+  // The scheduler's decision carried out: the victim stops, to be requeued or to fail.
+  void PreemptNow(const Preemption& preemption);
 
   const MasterConfig& config_;
   JobBook& jobs_;
@@ -128,6 +142,14 @@ class JobLifecycle final : public DecisionTaker {
   const Teams& teams_;
   const TaskSecrets& secrets_;
   const Clock& clock_;
+  std::function<void(JobId, const std::string&)> session_notify_;
+  // Sessions the scheduler preempted, warned and not yet stopped: the decision and when its
+  // warning is over. The scheduler's cluster counts each as stopping already.
+  struct WarnedPreemption {
+    Preemption preemption;
+    Timestamp due;
+  };
+  std::map<JobId, WarnedPreemption> warned_preemptions_;
 };
 
 }  // namespace cohort::master

@@ -21,6 +21,12 @@ class MasterListener {
   virtual ~MasterListener() = default;
   virtual void OnJobChanged(JobId id) = 0;
   virtual void OnNodeChanged(const std::string& node_id) = 0;
+  // A line for the people at a session's terminal (a warning before it ends): no state change,
+  // so it is heard at once, whatever batch is open.
+  virtual void OnSessionNotice(JobId id, const std::string& text) {
+    (void)id;
+    (void)text;
+  }
 };
 
 class Journal {
@@ -32,6 +38,7 @@ class Journal {
 
   state::StateStore& store() { return store_; }
   void SetListener(MasterListener* listener) { listener_ = listener; }
+  MasterListener* listener() const { return listener_; }
 
   // Writes made while one lives are one transaction of the store (StateStore::BeginBatch),
   // committed with one fsync when the outermost ends: a pass that starts many jobs, or an

@@ -44,6 +44,7 @@ Master::Master(MasterConfig config, MasterDeps deps, const Clock& clock, EventLo
       reconciler_(config_, jobs_, nodes_, scheduling_, lifecycle_, journal_, accounts_,
                   task_secrets_, artifacts_, clock_),
       advice_(config_, jobs_, reconciler_.resources(), lifecycle_, clock_),
+      idle_sessions_(config_.sessions, jobs_, reconciler_.resources(), lifecycle_),
       sweeps_(jobs_, lifecycle_, journal_, metrics_->store(), clock_, loop_),
       audit_(*store_, clock_, config_.audit_retention),
       usage_(*store_, clock_) {
@@ -52,6 +53,12 @@ Master::Master(MasterConfig config, MasterDeps deps, const Clock& clock, EventLo
   scheduling_.SetDatasetStaging(config_.stage_datasets);
   jobs_.SetTrialEndListener([this](const Job& job) { sweeps_.TrialJobEnded(job); });
   jobs_.SetDependencyEndListener([this](const Job& job) { lifecycle_.DependencyEnded(job); });
+  // Warnings to sessions' terminals go straight to whoever listens (the API's relays).
+  auto notify = [this](JobId id, const std::string& text) {
+    if (MasterListener* listener = journal_.listener()) listener->OnSessionNotice(id, text);
+  };
+  lifecycle_.SetSessionNotify(notify);
+  idle_sessions_.SetNotify(notify);
 }
 
 Master::~Master() = default;
@@ -127,6 +134,8 @@ void Master::Tick() {
   Journal::Batch batch(journal_);
   reconciler_.CheckTimeouts();
   advice_.Tick(now);
+  idle_sessions_.Tick(now);
+  lifecycle_.PreemptWarnedSessions(now);
   lifecycle_.StopOverdue(now);
   sweeps_.Tick();
   scheduling_.OnTick(now);

@@ -24,6 +24,7 @@
 #include "master/artifacts.h"
 #include "master/audit.h"
 #include "master/event_loop.h"
+#include "master/idle_sessions.h"
 #include "master/job_advice.h"
 #include "master/job_book.h"
 #include "master/job_lifecycle.h"
@@ -112,6 +113,9 @@ class Master {
   // and the job's credential that opens it (docs/runtimes.md, "Shells"): kFailedPrecondition
   // for a job that is no shell session or has ended, kUnavailable while it is not running yet.
   StatusOr<SessionTerminal> TerminalOf(JobId id) const;
+  // Someone typed into session `id`'s terminal, or attached to it: it is in use
+  // (master/idle_sessions.h).
+  void NoteSessionInput(JobId id) { idle_sessions_.NoteInput(id, clock_.Now()); }
   // The jobs of an array, in index order (docs/job-spec.md, "Arrays"); null for an id that is no
   // array's.
   const std::vector<JobId>* ArrayJobs(JobId array) const { return jobs_.ArrayJobs(array); }
@@ -223,6 +227,7 @@ class Master {
   Artifacts artifacts_;
   Reconciler reconciler_;
   JobAdvice advice_;
+  IdleSessions idle_sessions_;
   Sweeps sweeps_;
   AuditLog audit_;
   UsageReports usage_;

@@ -11,6 +11,7 @@
 #include "master/advisor.h"
 #include "master/image_registries.h"
 #include "master/log_store.h"
+#include "master/session_policy.h"
 #include "model/store_access.h"
 #include "scheduler/runtime_history.h"
 
@@ -52,6 +53,8 @@ struct MasterConfig {
   // others may have them (JobLifecycle::ReclaimIdle).
   AdvisorConfig advisor;
   bool reclaim_idle_gpus = false;
+  // Interactive sessions' idle timeout, warning and priority (master/session_policy.h).
+  SessionPolicy sessions;
   // A job placed on nodes whose caches lack its datasets is held back, its GPUs free, while
   // they fetch them, and a waiting job's are fetched ahead to the nodes of its reservation
   // (master/dataset_staging.h); false: tasks pull them with their GPUs held

@@ -181,6 +181,16 @@ class MasterPartsTest : public ::testing::Test {
 
   Job& job(JobId id) { return parts_->jobs.At(id); }
 
+  // The job's events, one "type: message" line each.
+  std::string EventsText(JobId id) {
+    std::string text;
+    auto events = parts_->jobs.Events(id);
+    EXPECT_TRUE(events.ok());
+    if (!events.ok()) return text;
+    for (const auto& e : *events) text += e.type + ": " + e.message + "\n";
+    return text;
+  }
+
   // What the agent on `node` reports with every task it should run in `state`, having applied
   // the desired version.
   AgentReport ReportOf(const std::string& node, TaskState state,

@@ -206,14 +206,14 @@ TEST(TerminalServer, CtrlCInterruptsTheForegroundCommandNotTheShell) {
   ServerProcess server;
   Connection c(server.port());
   c.Hello();
-  c.Type("sleep 60; echo slept\n");
+  c.Type("sleep 60; echo slept-$((0))\n");
   std::this_thread::sleep_for(300ms);
   auto start = std::chrono::steady_clock::now();
   c.Type("\x03");
-  c.Type("echo still-here\n");
-  EXPECT_TRUE(c.WaitFor("still-here\r\n", 10s)) << c.output();
+  c.Type("echo still-$((1+1))\n");
+  EXPECT_TRUE(c.WaitFor("still-2\r\n", 10s)) << c.output();
   EXPECT_LT(std::chrono::steady_clock::now() - start, 8s);
-  EXPECT_THAT(c.output(), Not(HasSubstr("\nslept")));  // only the command line says it
+  EXPECT_THAT(c.output(), Not(HasSubstr("slept-0")));  // the line typed says slept-$((0))
   EXPECT_EQ(server.WaitExit(100ms), -1);               // the server and its shell run on
 }
 
@@ -222,15 +222,15 @@ TEST(TerminalServer, AReattachFindsTheSameShellAndWhatItWroteMeanwhile) {
   {
     Connection first(server.port());
     first.Hello();
-    first.Type("X=kept-42; echo set\n");
-    ASSERT_TRUE(first.WaitFor("set\r\n")) << first.output();
+    first.Type("X=kept-42; echo set-$((1+1))\n");
+    ASSERT_TRUE(first.WaitFor("set-2\r\n")) << first.output();
     // Written while nobody is attached.
-    first.Type("sleep 0.5; echo written-while-away\n");
+    first.Type("sleep 0.5; echo away-$((6*7))\n");
   }  // the connection drops
   std::this_thread::sleep_for(1500ms);
   Connection second(server.port());
   second.Hello();
-  EXPECT_TRUE(second.WaitFor("written-while-away")) << second.output();
+  EXPECT_TRUE(second.WaitFor("away-42")) << second.output();
   second.Type("echo x=$X\n");
   EXPECT_TRUE(second.WaitFor("x=kept-42")) << second.output();
 }
@@ -239,27 +239,27 @@ TEST(TerminalServer, ANewAttachDetachesTheOldOneAndSaysSo) {
   ServerProcess server;
   Connection first(server.port());
   first.Hello();
-  first.Type("echo one\n");
-  ASSERT_TRUE(first.WaitFor("one\r\n"));
+  first.Type("echo one-$((0+1))\n");
+  ASSERT_TRUE(first.WaitFor("one-1\r\n"));
   Connection second(server.port());
   second.Hello();
   EXPECT_TRUE(first.WaitClosed());
   EXPECT_TRUE(HasFrame(first.others(), FrameType::kNotice, "attached from another terminal"));
-  second.Type("echo two\n");
-  EXPECT_TRUE(second.WaitFor("two\r\n"));
+  second.Type("echo two-$((1+1))\n");
+  EXPECT_TRUE(second.WaitFor("two-2\r\n"));
 }
 
 TEST(TerminalServer, AWrongCredentialOrNoHelloIsRefusedAndGetsNoShell) {
   ServerProcess server;
   Connection wrong(server.port());
   wrong.Hello("not-the-credential");
-  wrong.Type("echo leaked\n");
+  wrong.Type("echo leaked-$((1+1))\n");
   EXPECT_TRUE(wrong.WaitClosed());
   EXPECT_TRUE(HasFrame(wrong.others(), FrameType::kRefused, "the credential is not this job's"));
   EXPECT_THAT(wrong.output(), Not(HasSubstr("leaked")));
 
   Connection input_first(server.port());
-  input_first.Type("echo leaked\n");
+  input_first.Type("echo leaked-$((1+1))\n");
   EXPECT_TRUE(input_first.WaitClosed());
   EXPECT_TRUE(HasFrame(input_first.others(), FrameType::kRefused, "first frame must be a hello"));
 
@@ -271,8 +271,8 @@ TEST(TerminalServer, AWrongCredentialOrNoHelloIsRefusedAndGetsNoShell) {
   // The server still serves the holder of the credential.
   Connection right(server.port());
   right.Hello();
-  right.Type("echo fine\n");
-  EXPECT_TRUE(right.WaitFor("fine\r\n"));
+  right.Type("echo fine-$((1+1))\n");
+  EXPECT_TRUE(right.WaitFor("fine-2\r\n"));
 }
 
 TEST(TerminalServer, AConnectionThatSaysNothingIsClosedAfterTheHelloTimeout) {
@@ -287,9 +287,9 @@ TEST(TerminalServer, TheShellsExitEndsTheServerWithItsStatus) {
   ServerProcess server;
   Connection c(server.port());
   c.Hello();
-  c.Type("echo bye; exit 3\n");
+  c.Type("echo bye-$((1+1)); exit 3\n");
   EXPECT_TRUE(c.WaitClosed());
-  EXPECT_THAT(c.output(), HasSubstr("bye"));
+  EXPECT_THAT(c.output(), HasSubstr("bye-2"));
   EXPECT_TRUE(HasFrame(c.others(), FrameType::kExit, "3"));
   EXPECT_EQ(server.WaitExit(5s), 3);
 }
@@ -298,8 +298,8 @@ TEST(TerminalServer, SigtermHangsUpTheShellAndEnds) {
   ServerProcess server;
   Connection c(server.port());
   c.Hello();
-  c.Type("echo ready\n");
-  ASSERT_TRUE(c.WaitFor("ready\r\n"));
+  c.Type("echo ready-$((1+1))\n");
+  ASSERT_TRUE(c.WaitFor("ready-2\r\n"));
   ::kill(server.pid(), SIGTERM);
   EXPECT_TRUE(c.WaitClosed());
   EXPECT_TRUE(HasFrame(c.others(), FrameType::kNotice, "the session is being stopped"));

@@ -75,18 +75,19 @@ TEST(Shell, ATerminalThroughTheMasterWithResizeCtrlCAndReattachAfterADroppedConn
   EXPECT_TRUE(shell.WaitFor("43 132")) << shell.seen();
 
   // Ctrl-C interrupts the shell's command, not the shell, nor `cohort shell`.
-  shell.Type("sleep 60; echo slept\r");
+  shell.Type("sleep 60; echo slept-$((0))\r");
   std::this_thread::sleep_for(500ms);
   const auto interrupted = std::chrono::steady_clock::now();
   shell.Type("\x03");
-  shell.Type("echo after-interrupt\r");
-  EXPECT_TRUE(shell.WaitFor("after-interrupt\r\n")) << shell.seen();
+  shell.Type("echo after-$((6*7))\r");
+  EXPECT_TRUE(shell.WaitFor("after-42")) << shell.seen();
   EXPECT_LT(std::chrono::steady_clock::now() - interrupted, 20s);
-  EXPECT_THAT(shell.seen(), Not(HasSubstr("\nslept")));  // only the command line says it
+  // Its output would be "slept-0"; the line typed says "slept-$((0))".
+  EXPECT_THAT(shell.seen(), Not(HasSubstr("slept-0"))) << shell.seen();
 
   // The connection drops (the client is killed): the session and its shell run on.
-  shell.Type("KEPT=value-42; echo set\r");
-  ASSERT_TRUE(shell.WaitFor("set\r\n")) << shell.seen();
+  shell.Type("KEPT=value-42; echo set-$((1+1))\r");
+  ASSERT_TRUE(shell.WaitFor("set-2")) << shell.seen();
   shell.Kill();
   std::this_thread::sleep_for(1s);
   EXPECT_EQ(cluster.client().GetJob(id)->state, JobState::kRunning);
@@ -94,7 +95,7 @@ TEST(Shell, ATerminalThroughTheMasterWithResizeCtrlCAndReattachAfterADroppedConn
   PtyCohort again(cluster, {"shell", "--attach", std::to_string(id)}, cluster.admin_token());
   ASSERT_TRUE(again.WaitFor("attached to session")) << again.seen();
   // The last of what it wrote comes first, then the same shell answers.
-  EXPECT_TRUE(again.WaitFor("set")) << again.seen();
+  EXPECT_TRUE(again.WaitFor("set-2")) << again.seen();
   again.Type("echo kept=$KEPT\r");
   EXPECT_TRUE(again.WaitFor("kept=value-42")) << again.seen();
 
@@ -116,8 +117,9 @@ TEST(Shell, OnlyItsOwnerAndAdminsMayAttachAndEveryTryIsAudited) {
   PtyCohort shell(cluster, {"shell", "--gpus", "0", "--cpus", "0.1"}, ada);
   ASSERT_TRUE(shell.WaitFor("attached to session")) << shell.seen();
   const JobId id = SessionId(shell.seen());
-  shell.Type("echo ada-here\r");
-  ASSERT_TRUE(shell.WaitFor("\nada-here\r\n")) << shell.seen();  // the shell's, not an echo
+  // $((...)): what the shell prints is not what it echoes of the line typed.
+  shell.Type("echo ada-$((40+2))\r");
+  ASSERT_TRUE(shell.WaitFor("ada-42")) << shell.seen();
 
   PtyCohort stranger(cluster, {"shell", "--attach", std::to_string(id)}, bob);
   EXPECT_EQ(stranger.WaitExit(), 1);
@@ -128,8 +130,8 @@ TEST(Shell, OnlyItsOwnerAndAdminsMayAttachAndEveryTryIsAudited) {
   PtyCohort admin(cluster, {"shell", "--attach", std::to_string(id)}, cluster.admin_token());
   ASSERT_TRUE(admin.WaitFor("attached to session")) << admin.seen();
   EXPECT_TRUE(shell.WaitFor("attached from another terminal")) << shell.seen();
-  admin.Type("echo admin-here\r");
-  EXPECT_TRUE(admin.WaitFor("admin-here\r\n")) << admin.seen();
+  admin.Type("echo admin-$((6*7))\r");
+  EXPECT_TRUE(admin.WaitFor("admin-42")) << admin.seen();
 
   const auto audit = TerminalAudit(cluster, id);
   std::vector<std::string> expected = {"101 " + TestAccount(), "101 ada", "403 bob"};
