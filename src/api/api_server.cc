@@ -714,7 +714,7 @@ Status ApiServer::AttachTerminal(const Call& call) {
   spdlog::info("{} attaches to the terminal of session {} on node {}", call.caller.Describe(), id,
                where.node);
   call.responder->Upgrade(
-      std::string(kTerminalProtocol),
+      std::string(kTerminalProtocol), {},
       [this, id, target = std::move(target)](std::shared_ptr<ByteChannel> person) mutable {
         // An attach is use, as every key typed is (master/idle_sessions.h).
         master_.NoteSessionInput(id);

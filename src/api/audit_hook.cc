@@ -120,10 +120,11 @@ void AuditingResponder::StartStream(int status, std::string content_type) {
 }
 
 void AuditingResponder::Upgrade(std::string protocol,
+                                std::vector<std::pair<std::string, std::string>> headers,
                                 std::function<void(std::shared_ptr<ByteChannel>)> then) {
   Status s = Complete(HttpResponse{101, "", ""});
   if (!s.ok()) return ForwardingResponder::Send(ErrorResponse(s));
-  ForwardingResponder::Upgrade(std::move(protocol), std::move(then));
+  ForwardingResponder::Upgrade(std::move(protocol), std::move(headers), std::move(then));
 }
 
 }  // namespace cohort::api

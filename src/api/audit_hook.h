@@ -59,7 +59,7 @@ class AuditingResponder final : public ForwardingResponder {
 
   void Send(HttpResponse response) override;
   void StartStream(int status, std::string content_type) override;
-  void Upgrade(std::string protocol,
+  void Upgrade(std::string protocol, std::vector<std::pair<std::string, std::string>> headers,
                std::function<void(std::shared_ptr<ByteChannel>)> then) override;
 
  private:

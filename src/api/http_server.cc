@@ -127,7 +127,7 @@ class Session : public Responder,
         static_cast<http::status>(response.status), version_);
     res->set(http::field::server, "cohort");
     res->set(http::field::content_type, response.content_type);
-    for (const auto& [name, value] : response.headers) res->set(name, value);
+    for (const auto& [name, value] : response.headers) res->insert(name, value);
     res->keep_alive(keep_alive_);
     res->body() = std::move(response.body);
     res->prepare_payload();
@@ -188,7 +188,7 @@ class Session : public Responder,
     on_close_.push_back(std::move(callback));
   }
 
-  void Upgrade(std::string protocol,
+  void Upgrade(std::string protocol, std::vector<std::pair<std::string, std::string>> headers,
                std::function<void(std::shared_ptr<ByteChannel>)> then) override {
     if (responded_ || closed_) return;
     responded_ = true;
@@ -197,6 +197,7 @@ class Session : public Responder,
     res->set(http::field::server, "cohort");
     res->set(http::field::connection, "Upgrade");
     res->set(http::field::upgrade, protocol);
+    for (const auto& [name, value] : headers) res->insert(name, value);
     Tcp().expires_after(shared_->limits.idle_timeout);  // the answer's write only
     http::async_write(
         stream_, *res,

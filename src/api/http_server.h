@@ -72,11 +72,14 @@ class Responder {
   // The request carried a valid credential: when connections run short, its connection is closed
   // to make room only after every stranger's that may be, and only while idle.
   virtual void MarkAuthenticated() {}
-  // Answers 101 Switching Protocols to `protocol` (an HTTP/1.1 upgrade, RFC 9110 7.8) and then
+  // Answers 101 Switching Protocols to `protocol` (an HTTP/1.1 upgrade, RFC 9110 7.8), with
+  // `headers` besides (a WebSocket's Sec-WebSocket-Accept), and then
   // hands the connection to `then`, which owns it from there: no timeouts but its own, never
   // closed to make room for others. A responder that cannot upgrade answers 501.
   virtual void Upgrade(std::string protocol,
+                       std::vector<std::pair<std::string, std::string>> headers,
                        std::function<void(std::shared_ptr<ByteChannel>)> then) {
+    (void)headers;
     (void)then;
     Send(HttpResponse{501, "application/json",
                       "{\"error\": {\"code\": \"unimplemented\", \"message\": \"this server "
@@ -101,9 +104,9 @@ class ForwardingResponder : public Responder {
   bool closed() const override { return inner_->closed(); }
   void OnClose(std::function<void()> callback) override { inner_->OnClose(std::move(callback)); }
   void MarkAuthenticated() override { inner_->MarkAuthenticated(); }
-  void Upgrade(std::string protocol,
+  void Upgrade(std::string protocol, std::vector<std::pair<std::string, std::string>> headers,
                std::function<void(std::shared_ptr<ByteChannel>)> then) override {
-    inner_->Upgrade(std::move(protocol), std::move(then));
+    inner_->Upgrade(std::move(protocol), std::move(headers), std::move(then));
   }
 
  protected:

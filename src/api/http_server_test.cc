@@ -57,23 +57,24 @@ Handler EchoHandler(boost::asio::io_context& ioc,
     }
     if (request.path == "/upgrade") {
       // Switches to a protocol that answers every piece it gets in capitals.
-      return responder->Upgrade("shout", [](std::shared_ptr<ByteChannel> channel) {
-        auto loop = std::make_shared<std::function<void()>>();
-        *loop = [channel, loop] {
-          channel->Read([channel, loop](std::string_view data) {
-            if (data.empty()) {
-              *loop = nullptr;  // the peer closed: the loop lets go of itself
-              return;
-            }
-            std::string upper(data);
-            for (char& c : upper) c = static_cast<char>(std::toupper(c));
-            channel->Write(std::move(upper), [loop](bool ok) {
-              if (ok && *loop) (*loop)();
-            });
+      return responder->Upgrade(
+          "shout", {{"X-Shout", "yes"}}, [](std::shared_ptr<ByteChannel> channel) {
+            auto loop = std::make_shared<std::function<void()>>();
+            *loop = [channel, loop] {
+              channel->Read([channel, loop](std::string_view data) {
+                if (data.empty()) {
+                  *loop = nullptr;  // the peer closed: the loop lets go of itself
+                  return;
+                }
+                std::string upper(data);
+                for (char& c : upper) c = static_cast<char>(std::toupper(c));
+                channel->Write(std::move(upper), [loop](bool ok) {
+                  if (ok && *loop) (*loop)();
+                });
+              });
+            };
+            (*loop)();
           });
-        };
-        (*loop)();
-      });
     }
     if (request.path == "/login") responder->MarkAuthenticated();
     if (request.path == "/wait") {
@@ -678,6 +679,7 @@ TEST(HttpServer, AnUpgradedConnectionCarriesRawBytesBothWaysWithoutTheRequestTim
   }
   EXPECT_THAT(seen, StartsWith("HTTP/1.1 101 Switching Protocols\r\n"));
   EXPECT_THAT(seen, HasSubstr("Upgrade: shout\r\n"));
+  EXPECT_THAT(seen, HasSubstr("X-Shout: yes\r\n"));
   EXPECT_THAT(seen, HasSubstr("Connection: Upgrade\r\n"));
   // Quiet for longer than the header timeout (300 ms): an upgraded connection has none.
   std::this_thread::sleep_for(700ms);

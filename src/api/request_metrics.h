@@ -56,10 +56,10 @@ class TimedResponder final : public ForwardingResponder {
     Done(status);
     ForwardingResponder::StartStream(status, std::move(content_type));
   }
-  void Upgrade(std::string protocol,
+  void Upgrade(std::string protocol, std::vector<std::pair<std::string, std::string>> headers,
                std::function<void(std::shared_ptr<ByteChannel>)> then) override {
     Done(101);
-    ForwardingResponder::Upgrade(std::move(protocol), std::move(then));
+    ForwardingResponder::Upgrade(std::move(protocol), std::move(headers), std::move(then));
   }
 
  private:

@@ -1,0 +1,233 @@
+#include "api/http_proxy.h"
+
+#include <fmt/format.h>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <array>
+#include <boost/algorithm/string/predicate.hpp>
+#include <boost/asio.hpp>
+#include <boost/beast/core.hpp>
+#include <boost/beast/http.hpp>
+#include <cctype>
+#include <nlohmann/json.hpp>
+
+#include "common/units.h"
+
+namespace cohort::api {
+namespace {
+
+namespace beast = boost::beast;
+namespace http = beast::http;
+namespace net = boost::asio;
+using tcp = net::ip::tcp;
+
+constexpr size_t kChunk = 16 * 1024;
+
+std::string ErrorJson(std::string_view code, std::string_view message) {
+  return nlohmann::json{{"error", {{"code", code}, {"message", message}}}}.dump();
+}
+
+class ProxyCall : public std::enable_shared_from_this<ProxyCall> {
+ public:
+  ProxyCall(net::io_context& ioc, const HttpRequest& request, std::shared_ptr<Responder> responder,
+            ProxyTarget target, ProxyLimits limits, std::function<void()> on_client_bytes)
+      : resolver_(ioc),
+        stream_(ioc),
+        responder_(std::move(responder)),
+        target_(std::move(target)),
+        limits_(limits),
+        on_client_bytes_(std::move(on_client_bytes)) {
+    BuildRequest(request);
+  }
+
+  void Start() {
+    resolver_.async_resolve(
+        target_.host, std::to_string(target_.port),
+        [self = shared_from_this()](beast::error_code ec, tcp::resolver::results_type results) {
+          if (ec) return self->Fail(502, "cannot reach", ec.message());
+          self->stream_.expires_after(self->limits_.connect_timeout);
+          self->stream_.async_connect(results, [self](beast::error_code ec, const tcp::endpoint&) {
+            if (ec) return self->Fail(502, "cannot reach", ec.message());
+            self->Forward();
+          });
+        });
+  }
+
+ private:
+  void BuildRequest(const HttpRequest& in) {
+    request_.method_string(in.method);
+    request_.target(target_.path);
+    request_.version(11);
+    for (const auto& [name, value] : in.headers) {
+      if (IsHopByHopHeader(name) || name == "host" || name == "authorization" ||
+          name == "content-length") {
+        continue;
+      }
+      request_.insert(name, value);
+    }
+    request_.set(http::field::host, fmt::format("{}:{}", target_.host, target_.port));
+    for (const auto& [name, value] : target_.add_headers) request_.set(name, value);
+    if (auto it = in.headers.find("upgrade"); it != in.headers.end()) {
+      auto connection = in.headers.find("connection");
+      if (connection != in.headers.end() && boost::icontains(connection->second, "upgrade")) {
+        upgrade_ = it->second;
+        request_.set(http::field::connection, "Upgrade");
+        request_.set(http::field::upgrade, upgrade_);
+      }
+    }
+    request_.body() = in.body;
+    if (!in.body.empty() || in.method == "POST" || in.method == "PUT" || in.method == "PATCH") {
+      request_.prepare_payload();
+    }
+  }
+
+  void Forward() {
+    stream_.expires_after(limits_.answer_timeout);
+    http::async_write(stream_, request_, [self = shared_from_this()](beast::error_code ec, size_t) {
+      if (ec) return self->Fail(502, "lost", ec.message());
+      self->parser_.body_limit(self->limits_.max_response_bytes);
+      http::async_read_header(
+          self->stream_, self->buffer_, self->parser_, [self](beast::error_code ec, size_t) {
+            if (ec) return self->ReadFailed(ec);
+            if (!self->upgrade_.empty() && self->parser_.get().result_int() == 101) {
+              return self->Switch();
+            }
+            http::async_read(self->stream_, self->buffer_, self->parser_,
+                             [self](beast::error_code ec, size_t) {
+                               if (ec) return self->ReadFailed(ec);
+                               self->Answer();
+                             });
+          });
+    });
+  }
+
+  void ReadFailed(const beast::error_code& ec) {
+    if (ec == beast::error::timeout) {
+      return Fail(504, "did not answer",
+                  fmt::format("within {}", FormatDuration(limits_.answer_timeout)));
+    }
+    if (ec == http::error::body_limit) {
+      return Fail(502, "answered too much",
+                  fmt::format("more than {} bytes, the proxy's limit", limits_.max_response_bytes));
+    }
+    Fail(502, "lost", ec.message());
+  }
+
+  std::vector<std::pair<std::string, std::string>> AnswerHeaders(bool keep_length) const {
+    std::vector<std::pair<std::string, std::string>> headers;
+    for (const auto& field : parser_.get()) {
+      std::string name(field.name_string());
+      std::string lower = name;
+      std::transform(lower.begin(), lower.end(), lower.begin(), ::tolower);
+      if (IsHopByHopHeader(lower) || lower == "content-type" || lower == "server" ||
+          (!keep_length && lower == "content-length")) {
+        continue;
+      }
+      headers.emplace_back(name, std::string(field.value()));
+    }
+    return headers;
+  }
+
+  void Answer() {
+    auto& res = parser_.get();
+    HttpResponse answer;
+    answer.status = static_cast<int>(res.result_int());
+    answer.content_type = std::string(res[http::field::content_type]);
+    answer.body = std::move(res.body());
+    answer.headers = AnswerHeaders(false);
+    Close();
+    responder_->Send(std::move(answer));
+  }
+
+  // The backend switched protocols: so does the client's connection, and the bytes flow.
+  void Switch() {
+    stream_.expires_never();
+    auto self = shared_from_this();
+    responder_->Upgrade(upgrade_, AnswerHeaders(true), [self](std::shared_ptr<ByteChannel> client) {
+      self->client_ = std::move(client);
+      // What the backend sent behind its 101 header.
+      if (self->buffer_.size() > 0) {
+        std::string early = beast::buffers_to_string(self->buffer_.data());
+        self->buffer_.consume(self->buffer_.size());
+        self->client_->Write(std::move(early), nullptr);
+      }
+      self->FromClient();
+      self->FromBackend();
+    });
+  }
+
+  void FromClient() {
+    client_->Read([self = shared_from_this()](std::string_view data) {
+      if (data.empty()) return self->Close();
+      if (self->on_client_bytes_) self->on_client_bytes_();
+      auto chunk = std::make_shared<std::string>(data);
+      net::async_write(self->stream_, net::buffer(*chunk),
+                       [self, chunk](beast::error_code ec, size_t) {
+                         if (ec) return self->Close();
+                         self->FromClient();
+                       });
+    });
+  }
+
+  void FromBackend() {
+    stream_.async_read_some(
+        net::buffer(read_buffer_), [self = shared_from_this()](beast::error_code ec, size_t n) {
+          if (ec) return self->Close();
+          self->client_->Write(std::string(self->read_buffer_.data(), n), [self](bool ok) {
+            if (!ok) return self->Close();
+            self->FromBackend();
+          });
+        });
+  }
+
+  void Fail(int status, std::string_view what, const std::string& detail) {
+    Close();
+    std::string message =
+        fmt::format("{} ({}:{}) {}: {}", target_.name, target_.host, target_.port, what, detail);
+    spdlog::info("proxy: {}", message);
+    responder_->Send(
+        HttpResponse{status, "application/json",
+                     ErrorJson(status == 504 ? "deadline_exceeded" : "unavailable", message)});
+  }
+
+  void Close() {
+    if (closed_) return;
+    closed_ = true;
+    beast::error_code ignored;
+    stream_.socket().shutdown(tcp::socket::shutdown_both, ignored);
+    stream_.close();
+    if (client_) client_->Close();
+  }
+
+  tcp::resolver resolver_;
+  beast::tcp_stream stream_;
+  std::shared_ptr<Responder> responder_;
+  ProxyTarget target_;
+  ProxyLimits limits_;
+  std::function<void()> on_client_bytes_;
+  http::request<http::string_body> request_;
+  std::string upgrade_;  // the protocol asked for; empty: a plain request
+  beast::flat_buffer buffer_;
+  http::response_parser<http::string_body> parser_;
+  std::shared_ptr<ByteChannel> client_;
+  std::array<char, kChunk> read_buffer_;
+  bool closed_ = false;
+};
+
+}  // namespace
+
+bool IsHopByHopHeader(std::string_view name) {
+  return name == "connection" || name == "keep-alive" || name == "proxy-connection" ||
+         name == "proxy-authenticate" || name == "proxy-authorization" || name == "te" ||
+         name == "trailer" || name == "transfer-encoding" || name == "upgrade";
+}
+
+void Proxy(net::io_context& ioc, const HttpRequest& request, std::shared_ptr<Responder> responder,
+           ProxyTarget target, ProxyLimits limits, std::function<void()> on_client_bytes) {
+  auto call = std::make_shared<ProxyCall>(ioc, request, std::move(responder), std::move(target),
+                                          limits, std::move(on_client_bytes));
+  call->Start();
+}
+
+}  // namespace cohort::api
