@@ -3,6 +3,8 @@
 // answers for a backend that is gone, slow or says too much.
 #include "api/http_proxy.h"
 
+#include "api/shout_test_fixture.h"
+
 #include <arpa/inet.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
@@ -34,24 +36,7 @@ uint64_t AnyBody(std::string_view, std::string_view) { return 1 << 20; }
 Handler Backend(boost::asio::io_context& ioc) {
   return [&ioc](HttpRequest request, std::shared_ptr<Responder> responder) {
     if (request.path == "/ws") {
-      return responder->Upgrade("shout", {{"Sec-Test", "accepted"}},
-                                [](std::shared_ptr<ByteChannel> channel) {
-                                  auto loop = std::make_shared<std::function<void()>>();
-                                  *loop = [channel, loop] {
-                                    channel->Read([channel, loop](std::string_view data) {
-                                      if (data.empty()) {
-                                        *loop = nullptr;
-                                        return;
-                                      }
-                                      std::string upper(data);
-                                      for (char& c : upper) c = static_cast<char>(std::toupper(c));
-                                      channel->Write(std::move(upper), [loop](bool ok) {
-                                        if (ok && *loop) (*loop)();
-                                      });
-                                    });
-                                  };
-                                  (*loop)();
-                                });
+      return responder->Upgrade("shout", {{"Sec-Test", "accepted"}}, ServeShout);
     }
     if (request.path == "/slow") {
       auto timer = std::make_shared<boost::asio::steady_timer>(ioc, 5s);

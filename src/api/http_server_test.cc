@@ -1,6 +1,7 @@
 // The HTTP server's limits, against raw sockets: what a client that sends too much, too slowly
 // or too often gets, and that the server keeps serving everyone else.
 #include "api/http_server.h"
+#include "api/shout_test_fixture.h"
 
 #include <arpa/inet.h>
 #include <fmt/format.h>
@@ -57,24 +58,7 @@ Handler EchoHandler(boost::asio::io_context& ioc,
     }
     if (request.path == "/upgrade") {
       // Switches to a protocol that answers every piece it gets in capitals.
-      return responder->Upgrade(
-          "shout", {{"X-Shout", "yes"}}, [](std::shared_ptr<ByteChannel> channel) {
-            auto loop = std::make_shared<std::function<void()>>();
-            *loop = [channel, loop] {
-              channel->Read([channel, loop](std::string_view data) {
-                if (data.empty()) {
-                  *loop = nullptr;  // the peer closed: the loop lets go of itself
-                  return;
-                }
-                std::string upper(data);
-                for (char& c : upper) c = static_cast<char>(std::toupper(c));
-                channel->Write(std::move(upper), [loop](bool ok) {
-                  if (ok && *loop) (*loop)();
-                });
-              });
-            };
-            (*loop)();
-          });
+      return responder->Upgrade("shout", {{"X-Shout", "yes"}}, ServeShout);
     }
     if (request.path == "/login") responder->MarkAuthenticated();
     if (request.path == "/wait") {
