@@ -37,6 +37,7 @@ class PtyCohort {
       ::setenv("COHORT_TOKEN", token.c_str(), 1);
       ::setenv("XDG_CONFIG_HOME", (cluster.dir() + "/config").c_str(), 1);
       ::setenv("TERM", "xterm-256color", 1);
+      if (!cluster.ca_file().empty()) ::setenv("COHORT_CA_FILE", cluster.ca_file().c_str(), 1);
       std::vector<char*> argv;
       for (auto& a : args) argv.push_back(a.data());
       argv.push_back(nullptr);

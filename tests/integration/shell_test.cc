@@ -156,6 +156,23 @@ tasks: [{role: main, resources: {gpus: 0, cpus: 0.1}, command: [sleep, "60"]}]
   EXPECT_THAT(not_a_session.seen(), HasSubstr("is not a shell session"));
 }
 
+// Over HTTPS the terminal is the TLS connection switched: bytes the TLS layer holds already
+// are read before waiting on the socket.
+TEST(Shell, ATerminalOverTls) {
+  LocalCluster cluster("shell-tls", LocalClusterOptions{.tls = true});
+  cluster.StartMaster();
+  cluster.StartAgent("gpu-node", 1);
+  PtyCohort shell(cluster, {"shell", "--gpus", "1", "--cpus", "0.1"}, cluster.admin_token());
+  ASSERT_TRUE(shell.WaitFor("attached to session")) << shell.seen();
+  EXPECT_THAT(cluster.url(), ::testing::StartsWith("https://"));
+  for (int i = 0; i < 3; ++i) {
+    shell.Type(fmt::format("echo tls-$((100+{}))\r", i));
+    EXPECT_TRUE(shell.WaitFor(fmt::format("tls-{}", 100 + i))) << shell.seen();
+  }
+  shell.Type("exit 7\r");
+  EXPECT_EQ(shell.WaitExit(), 7) << shell.seen();
+}
+
 TEST(Shell, BadSessionOptionsAreRefusedBeforeAnythingRuns) {
   LocalCluster cluster("shell-options");
   cluster.StartMaster();
