@@ -46,6 +46,13 @@ std::string SlurmScript(const Job& job);
 // `cohort-exec batch -- ARGS`: the first node's command.
 std::vector<std::string> SlurmBatchCommand(const Job& job);
 
+// A notebook session's Jupyter (docs/runtimes.md, "Notebooks"): Debian's jupyter-notebook on
+// the task's port, under the path the master proxies (NotebookBasePath), its token the job's
+// credential ($JUPYTER_TOKEN, which the master sends with every request it forwards).
+std::vector<std::string> NotebookCommand(const Job& job, const Task& self);
+// "/api/v1/jobs/12/notebook/": where the master serves job 12's notebook.
+std::string NotebookBasePath(JobId job);
+
 // The tasks not being taken away, in rank order, and the first of them.
 std::vector<const Task*> ActiveTasks(const Job& job);
 

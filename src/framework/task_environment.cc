@@ -184,7 +184,7 @@ std::vector<TaskFile> TaskFiles(const Job& job, size_t task) {
 
 TaskTools TaskToolsOf(const Job& job, size_t task) {
   COHORT_CHECK(task < job.tasks.size());
-  if (job.spec.session) return TaskTools{.terminal = true};
+  if (job.spec.session) return TaskTools{.terminal = job.spec.session->kind == SessionKind::kShell};
   if (job.spec.framework == Framework::kSlurm) {
     return TaskTools{.tools = true, .slurm_tools = true, .exec_service = true};
   }
@@ -198,6 +198,9 @@ std::vector<std::string> TaskCommand(const Job& job, size_t task) {
   if (job.spec.framework == Framework::kSlurm) {
     if (ActiveTasks(job).front() == &self) return SlurmBatchCommand(job);
     return {};
+  }
+  if (job.spec.session && job.spec.session->kind == SessionKind::kNotebook) {
+    return NotebookCommand(job, self);
   }
   for (const auto& g : job.spec.tasks) {
     if (g.role == self.role) return g.command;

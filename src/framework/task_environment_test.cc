@@ -1,5 +1,7 @@
 #include "framework/task_environment.h"
 
+#include <fmt/format.h>
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -166,6 +168,19 @@ TEST(TaskEnvironment, ASessionsTaskIsTheTerminalServerAndHoldsTheJobsCredential)
   EXPECT_TRUE(TaskCommand(job, 0).empty()) << "the agent's terminal server is its command";
   EXPECT_TRUE(UsesJobCredential(job.spec));
   EXPECT_FALSE(TaskToolsOf(PlacedJob(Framework::kNone, {{"main", 1}}), 0).terminal);
+}
+
+TEST(TaskEnvironment, ANotebookSessionRunsJupyterOnItsPortUnderTheMastersPath) {
+  Job job = PlacedJob(Framework::kNone, {{"notebook", 1}});
+  job.spec.session = SessionSpec{SessionKind::kNotebook, std::nullopt};
+  job.spec.tasks[0].command.clear();
+  const std::vector<std::string> command = TaskCommand(job, 0);
+  ASSERT_FALSE(command.empty());
+  EXPECT_EQ(command[0], "jupyter-notebook");
+  EXPECT_THAT(command, ::testing::Contains(fmt::format("--port={}", job.tasks[0].port)));
+  EXPECT_THAT(command, ::testing::Contains("--NotebookApp.base_url=/api/v1/jobs/42/notebook/"));
+  EXPECT_FALSE(TaskToolsOf(job, 0).terminal) << "no terminal server: Jupyter is the task";
+  EXPECT_TRUE(UsesJobCredential(job.spec));
 }
 
 TEST(TaskEnvironment, JaxProcessesMeetAtTheFirstTasksPort) {

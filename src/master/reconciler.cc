@@ -345,6 +345,10 @@ StatusOr<DesiredState> Reconciler::DesiredFor(const std::string& node_id) {
       if (framework::UsesJobCredential(job.spec)) {
         launch.env["COHORT_JOB_CREDENTIAL"] =
             auth::JobCredential(config_.job_credential_key, job.id, job.attempt);
+        // A notebook's Jupyter takes it as its token: the master sends it with what it proxies.
+        if (job.spec.session && job.spec.session->kind == SessionKind::kNotebook) {
+          launch.env["JUPYTER_TOKEN"] = launch.env["COHORT_JOB_CREDENTIAL"];
+        }
       }
       launch.gpus = t.gpus;
       launch.grace_period = job.spec.grace_period;

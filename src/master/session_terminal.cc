@@ -9,7 +9,7 @@ namespace cohort::master {
 
 StatusOr<SessionTerminal> Master::TerminalOf(JobId id) const {
   COHORT_ASSIGN_OR_RETURN(const Job* job, jobs_.Get(id));
-  if (!job->spec.session) {
+  if (!job->spec.session || job->spec.session->kind != SessionKind::kShell) {
     return Status::FailedPrecondition(fmt::format(
         "job {} is not a shell session: it has no terminal (cohort shell starts one)", id));
   }

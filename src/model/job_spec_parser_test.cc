@@ -1250,7 +1250,7 @@ TEST(JobSpecParser, BadSessionsAreRefusedNamingTheField) {
     return Errors("name: s\ntasks: [{role: shell" + rest + "}]\nsession: " + session + "\n");
   };
   EXPECT_THAT(errors("{kind: notebok}"),
-              ElementsAre(HasSubstr("session.kind: must be shell, got \"notebok\"")));
+              ElementsAre(HasSubstr("session.kind: must be shell or notebook, got \"notebok\"")));
   EXPECT_THAT(errors("{idle_timeout: 5m}"),
               ElementsAre(HasSubstr("session.kind: required field is missing")));
   EXPECT_THAT(errors("{kind: shell, idle_timeout: soon}"),

@@ -18,6 +18,8 @@ std::string_view SessionKindName(SessionKind kind) {
   switch (kind) {
     case SessionKind::kShell:
       return "shell";
+    case SessionKind::kNotebook:
+      return "notebook";
   }
   return "shell";
 }
@@ -28,9 +30,9 @@ SessionSpec ParseSessionSection(const nlohmann::json& v, std::vector<std::string
     errors.push_back(fmt::format("session.{}: {}", field, reason));
   };
   if (!v.is_object()) {
-    errors.push_back(
-        fmt::format("session: must be a mapping with kind (shell) and idle_timeout, got {}",
-                    DescribeSpecValue(v)));
+    errors.push_back(fmt::format(
+        "session: must be a mapping with kind (shell or notebook) and idle_timeout, got {}",
+        DescribeSpecValue(v)));
     return out;
   }
   for (const auto& [key, value] : v.items()) {
@@ -39,9 +41,13 @@ SessionSpec ParseSessionSection(const nlohmann::json& v, std::vector<std::string
     }
   }
   if (auto it = v.find("kind"); it == v.end()) {
-    error("kind", "required field is missing: shell");
-  } else if (!it->is_string() || it->get_ref<const std::string&>() != "shell") {
-    error("kind", fmt::format("must be shell, got {}", DescribeSpecValue(*it)));
+    error("kind", "required field is missing: shell or notebook");
+  } else if (it->is_string() && it->get_ref<const std::string&>() == "shell") {
+    out.kind = SessionKind::kShell;
+  } else if (it->is_string() && it->get_ref<const std::string&>() == "notebook") {
+    out.kind = SessionKind::kNotebook;
+  } else {
+    error("kind", fmt::format("must be shell or notebook, got {}", DescribeSpecValue(*it)));
   }
   if (auto it = v.find("idle_timeout"); it != v.end()) {
     StatusOr<Duration> d = it->is_string() ? ParseDuration(it->get_ref<const std::string&>())

@@ -1,6 +1,7 @@
 // The `session` section of a job spec (docs/runtimes.md, "Shells"): the job is an interactive
 // session on GPUs rather than a program that runs to its end. Its one task runs what Cohort
-// starts for the kind (a shell for `cohort shell`), which people reach through the master, and
+// starts for the kind (a shell for `cohort shell`, Jupyter for `cohort notebook`), which people
+// reach through the master, and
 // it ends when they leave it, or when its GPUs have been idle with no input for its idle
 // timeout. `cohort shell` fills it in; a person rarely writes one.
 #pragma once
@@ -16,7 +17,9 @@
 
 namespace cohort {
 
-enum class SessionKind { kShell };
+// A shell (`cohort shell`: the agent's terminal server) or a notebook (`cohort notebook`:
+// Jupyter, reached through the master's proxy).
+enum class SessionKind { kShell, kNotebook };
 
 std::string_view SessionKindName(SessionKind kind);
 
