@@ -43,6 +43,9 @@ test_packages=(
   # runc (crun refuses hybrid cgroups) and catatonit as the containers' init; a real registry on
   # loopback, and buildah with busybox-static to build the test image without network.
   podman runc crun catatonit buildah docker-registry busybox-static
+  # Notebook sessions (docs/runtimes.md, tests/integration/notebook_test.cc): Debian's Jupyter as
+  # the task, and its tornado as the test's WebSocket client.
+  jupyter-notebook
 )
 packages=("${demo_packages[@]}")
 case "${1:-}" in

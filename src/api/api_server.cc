@@ -102,10 +102,12 @@ Json TeamJson(const master::TeamStatus& t) {
               {"pending_jobs", t.pending_jobs}};
 }
 
-// What the master serves while read-only: reads, and agents' syncs (heard, not applied).
+// What the master serves while read-only: reads, agents' syncs (heard, not applied), and
+// notebooks (what they write goes to their node, not to the master).
 bool ServedWhileReadOnly(std::string_view method, std::string_view route) {
   return method == "GET" || method == "HEAD" ||
-         (method == "POST" && route == "/api/v1/agents/{node}/sync");
+         (method == "POST" && route == "/api/v1/agents/{node}/sync") ||
+         route == "/api/v1/jobs/{id}/notebook/{path...}";
 }
 
 }  // namespace
@@ -166,6 +168,17 @@ std::vector<Router<ApiServer::Handler, Access>::Route> ApiServer::Routes() {
       {"GET", "/api/v1/jobs/{id}", &ApiServer::GetJob, A::kUser},
       {"POST", "/api/v1/jobs/{id}/kill", &ApiServer::KillJob, A::kUser},
       {"GET", "/api/v1/jobs/{id}/terminal", &ApiServer::AttachTerminal, A::kUser},
+      {"POST", "/api/v1/jobs/{id}/notebook-link", &ApiServer::CreateNotebookLink, A::kUser},
+      // Public: the notebook's cookie, or its owner's token, is checked by the handler.
+      {"GET", "/api/v1/jobs/{id}/notebook", &ApiServer::ServeNotebook, A::kPublic},
+      {"GET", "/api/v1/jobs/{id}/notebook/{path...}", &ApiServer::ServeNotebook, A::kPublic},
+      {"POST", "/api/v1/jobs/{id}/notebook/{path...}", &ApiServer::ServeNotebook, A::kPublic,
+       kNotebookBodyLimit},
+      {"PUT", "/api/v1/jobs/{id}/notebook/{path...}", &ApiServer::ServeNotebook, A::kPublic,
+       kNotebookBodyLimit},
+      {"PATCH", "/api/v1/jobs/{id}/notebook/{path...}", &ApiServer::ServeNotebook, A::kPublic,
+       kNotebookBodyLimit},
+      {"DELETE", "/api/v1/jobs/{id}/notebook/{path...}", &ApiServer::ServeNotebook, A::kPublic},
       {"GET", "/api/v1/arrays/{id}", &ApiServer::GetArray, A::kUser},
       {"POST", "/api/v1/arrays/{id}/kill", &ApiServer::KillArray, A::kUser},
       {"POST", "/api/v1/sweeps", &ApiServer::SubmitSweep, A::kUser, kMaxSpecBytes},
@@ -294,6 +307,10 @@ void ApiServer::OnJobChanged(JobId id) {
   // Log streams only schedule a step when woken, so they may be told at once.
   job_changes_.Notify(id);
   change_streams_.JobChanged(id);
+  if (terminals_.count(id) > 0 || notebook_sockets_.count(id) > 0 ||
+      session_notices_.count(id) > 0) {
+    net::post(ioc_, [this, id] { CloseEndedSession(id); });
+  }
   if (!job_waiters_.Has(id)) return;
   net::post(ioc_, [this, id] {
     auto job = master_.GetJob(id);
@@ -706,7 +723,8 @@ Status ApiServer::AttachTerminal(const Call& call) {
     }
     term = it->second;
   }
-  COHORT_ASSIGN_OR_RETURN(master::SessionTerminal where, master_.TerminalOf(id));
+  COHORT_ASSIGN_OR_RETURN(master::SessionEndpoint where,
+                          master_.SessionEndpointOf(id, SessionKind::kShell));
   TerminalTarget target{
       where.node, where.host, where.port,
       terminal::Hello{std::move(where.credential), call.caller.name, term,
@@ -733,7 +751,32 @@ Status ApiServer::AttachTerminal(const Call& call) {
   return Status::Ok();
 }
 
+// A session that ended (killed, idle, its node lost) takes its people with it: a terminal or
+// kernel whose node vanished without a word would otherwise wait on a dead connection.
+void ApiServer::CloseEndedSession(JobId id) {
+  auto job = master_.GetJob(id);
+  if (job.ok() && !IsTerminal((*job)->state)) return;
+  std::string why = job.ok()
+                        ? fmt::format("session {} has ended ({})", id, JobStateName((*job)->state))
+                        : fmt::format("session {} is gone", id);
+  auto [begin, end] = terminals_.equal_range(id);
+  for (auto it = begin; it != end; ++it) {
+    if (auto relay = it->second.lock(); relay && !relay->closed()) {
+      relay->Notice(why);
+      relay->Close(why);
+    }
+  }
+  terminals_.erase(id);
+  auto [first, last] = notebook_sockets_.equal_range(id);
+  for (auto it = first; it != last; ++it) {
+    if (auto socket = it->second.lock()) socket->Close();
+  }
+  notebook_sockets_.erase(id);
+  session_notices_.erase(id);
+}
+
 void ApiServer::OnSessionNotice(JobId id, const std::string& text) {
+  session_notices_[id] = SessionNotice{text, master_.Now()};
   auto [begin, end] = terminals_.equal_range(id);
   for (auto it = begin; it != end; ++it) {
     if (auto relay = it->second.lock(); relay && !relay->closed()) relay->Notice(text);

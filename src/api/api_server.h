@@ -15,6 +15,7 @@
 
 #include "api/change_stream.h"
 #include "api/failure_limiter.h"
+#include "api/http_proxy.h"
 #include "api/http_server.h"
 #include "api/log_stream.h"
 #include "api/request_metrics.h"
@@ -45,6 +46,14 @@ void SendAnswer(Responder& responder, StatusOr<HttpResponse> answer);
 
 // What a request to a session's terminal asks to switch to (Upgrade: cohort-terminal).
 inline constexpr std::string_view kTerminalProtocol = "cohort-terminal";
+
+// The cookie that lets a browser into one notebook (api/notebook_routes.cc), and the query
+// parameter of a link that sets it.
+inline constexpr std::string_view kNotebookCookie = "cohort_notebook";
+inline constexpr std::string_view kNotebookLinkParam = "cohort_link";
+// The most body bytes a request to a notebook may carry (a notebook saved, a file uploaded), and
+// the most its answer may (ProxyLimits).
+inline constexpr uint64_t kNotebookBodyLimit = 16 * 1024 * 1024;
 
 // Log streams that may follow one job at once.
 inline constexpr int kMaxFollowersPerJob = 64;
@@ -93,6 +102,8 @@ class ApiServer final : public master::MasterListener {
   void OnNodeChanged(const std::string& node_id) override;
   // To every terminal attached to the session.
   void OnSessionNotice(JobId id, const std::string& text) override;
+  // Closes the terminals and notebook sockets of session `id` once it has ended.
+  void CloseEndedSession(JobId id);
 
   // Every route as (method, pattern): for the access matrix test, which must cover each.
   static std::vector<std::pair<std::string_view, std::string_view>> RouteList();
@@ -140,6 +151,17 @@ class ApiServer final : public master::MasterListener {
   // The route's {id}; kInvalidArgument if it is not a job id.
   static StatusOr<JobId> JobIdParam(const Call& call);
   Status AttachTerminal(const Call& call);
+  // Notebooks (notebook_routes.cc, docs/runtimes.md "Notebooks"): a one-time link for the
+  // owner; everything under the notebook's path, proxied to its Jupyter once the caller is let
+  // in (by the link's cookie or the owner's token).
+  StatusOr<HttpResponse> CreateNotebookLink(const Call& call);
+  Status ServeNotebook(const Call& call);
+  StatusOr<HttpResponse> OpenNotebookLink(const Call& call, const Job& job,
+                                          const std::string& code);
+  Status CheckNotebookCaller(const Call& call, const Job& job);
+  // The latest notice of the session (master::MasterListener::OnSessionNotice) as its page's
+  // banner asks for it.
+  HttpResponse NotebookNotice(const Job& job) const;
   // The route's job, if the caller may read it; otherwise kInvalidArgument, kNotFound or
   // kPermissionDenied. Routes that show a job's contents (events, explain, logs, metrics, usage)
   // start here.
@@ -269,6 +291,15 @@ class ApiServer final : public master::MasterListener {
   ChangeStreams change_streams_;  // GET /events
   // The terminals attached to each session (GET /jobs/{id}/terminal), as many as connections.
   std::multimap<JobId, std::weak_ptr<TerminalRelay>> terminals_;
+  // The WebSockets open to each notebook (its kernels' channels), closed when it ends.
+  std::multimap<JobId, std::weak_ptr<ProxiedCall>> notebook_sockets_;
+  // The newest notice of each running session (an idle or preemption warning, or its lifting),
+  // for its notebook page's banner; forgotten when the session ends.
+  struct SessionNotice {
+    std::string text;
+    Timestamp at;
+  };
+  std::map<JobId, SessionNotice> session_notices_;
   WaitList<std::string> node_waiters_;  // agents' syncs, by node
   Subscribers<JobId> job_changes_;      // log streams following a job
   FollowerCount followers_{kMaxFollowersPerJob};
@@ -280,6 +311,11 @@ class ApiServer final : public master::MasterListener {
   bool tls_ = false;     // the scheme of the sign-in links the API hands out
   auth::SignInCodes sign_in_codes_{auth::SignInCodeLimits{}};
   auth::Sessions sessions_{auth::SessionLimits{}};
+  // A notebook link's code, and the pass (the cookie) it is exchanged for: each bound to one
+  // notebook and its owner ("JOB/USER"), apart from the dashboard's, so neither opens anything
+  // else.
+  auth::SignInCodes notebook_codes_{auth::SignInCodeLimits{}};
+  auth::Sessions notebook_passes_{auth::SessionLimits{}};
   bool stopped_ = false;
   // The one caller of master_.objects() (not thread-safe), off the event loop.
   std::unique_ptr<StoreReads> store_reads_;

@@ -29,6 +29,9 @@ bool IsAudited(const HttpRequest& request) {
     return true;
   }
   if (request.method == "GET" || request.method == "HEAD") return false;
+  // A notebook's own traffic (saves, kernels) is its owner's work on the node, not a change to
+  // the cluster; the link that let the browser in is recorded (POST .../notebook-link).
+  if (MatchPath("/api/v1/jobs/{id}/notebook/{path...}", request.path)) return false;
   if (request.method == "POST" && (MatchPath("/api/v1/agents/{node}/sync", request.path) ||
                                    MatchPath("/api/v1/agents/{node}/logs/{task}", request.path))) {
     return false;

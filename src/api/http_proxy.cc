@@ -28,10 +28,11 @@ std::string ErrorJson(std::string_view code, std::string_view message) {
   return nlohmann::json{{"error", {{"code", code}, {"message", message}}}}.dump();
 }
 
-class ProxyCall : public std::enable_shared_from_this<ProxyCall> {
+class ProxyCall final : public ProxiedCall, public std::enable_shared_from_this<ProxyCall> {
  public:
   ProxyCall(net::io_context& ioc, const HttpRequest& request, std::shared_ptr<Responder> responder,
-            ProxyTarget target, ProxyLimits limits, std::function<void()> on_client_bytes)
+            ProxyTarget target, ProxyLimits limits,
+            std::function<void(std::string_view)> on_client_bytes)
       : resolver_(ioc),
         stream_(ioc),
         responder_(std::move(responder)),
@@ -160,7 +161,7 @@ class ProxyCall : public std::enable_shared_from_this<ProxyCall> {
   void FromClient() {
     client_->Read([self = shared_from_this()](std::string_view data) {
       if (data.empty()) return self->Close();
-      if (self->on_client_bytes_) self->on_client_bytes_();
+      if (self->on_client_bytes_) self->on_client_bytes_(data);
       auto chunk = std::make_shared<std::string>(data);
       net::async_write(self->stream_, net::buffer(*chunk),
                        [self, chunk](beast::error_code ec, size_t) {
@@ -191,7 +192,8 @@ class ProxyCall : public std::enable_shared_from_this<ProxyCall> {
                      ErrorJson(status == 504 ? "deadline_exceeded" : "unavailable", message)});
   }
 
-  void Close() {
+ public:
+  void Close() override {
     if (closed_) return;
     closed_ = true;
     beast::error_code ignored;
@@ -200,12 +202,15 @@ class ProxyCall : public std::enable_shared_from_this<ProxyCall> {
     if (client_) client_->Close();
   }
 
+  bool closed() const override { return closed_; }
+
+ private:
   tcp::resolver resolver_;
   beast::tcp_stream stream_;
   std::shared_ptr<Responder> responder_;
   ProxyTarget target_;
   ProxyLimits limits_;
-  std::function<void()> on_client_bytes_;
+  std::function<void(std::string_view)> on_client_bytes_;
   http::request<http::string_body> request_;
   std::string upgrade_;  // the protocol asked for; empty: a plain request
   beast::flat_buffer buffer_;
@@ -223,11 +228,14 @@ bool IsHopByHopHeader(std::string_view name) {
          name == "trailer" || name == "transfer-encoding" || name == "upgrade";
 }
 
-void Proxy(net::io_context& ioc, const HttpRequest& request, std::shared_ptr<Responder> responder,
-           ProxyTarget target, ProxyLimits limits, std::function<void()> on_client_bytes) {
+std::shared_ptr<ProxiedCall> Proxy(net::io_context& ioc, const HttpRequest& request,
+                                   std::shared_ptr<Responder> responder, ProxyTarget target,
+                                   ProxyLimits limits,
+                                   std::function<void(std::string_view)> on_client_bytes) {
   auto call = std::make_shared<ProxyCall>(ioc, request, std::move(responder), std::move(target),
                                           limits, std::move(on_client_bytes));
   call->Start();
+  return call;
 }
 
 }  // namespace cohort::api

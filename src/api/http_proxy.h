@@ -9,8 +9,8 @@
 //     as they were, up to `limits.max_response_bytes`: more is a 502 saying so.
 //   - An upgrade (a WebSocket: Jupyter's kernel channels) is forwarded; once the backend answers
 //     101, the client's connection is switched with the backend's headers and the bytes are
-//     spliced both ways, one chunk in flight per direction; `on_client_bytes` hears of every
-//     chunk the client sends (a session's input).
+//     spliced both ways, one chunk in flight per direction; `on_client_bytes` sees every
+//     chunk the client sends (a session's input) before it goes on.
 //   - A backend that cannot be reached, or does not answer within the limits, is a 502 or 504
 //     naming it.
 #pragma once
@@ -43,9 +43,19 @@ struct ProxyLimits {
   Duration answer_timeout = std::chrono::seconds(60);
 };
 
-void Proxy(boost::asio::io_context& ioc, const HttpRequest& request,
-           std::shared_ptr<Responder> responder, ProxyTarget target, ProxyLimits limits = {},
-           std::function<void()> on_client_bytes = nullptr);
+// One forwarded call, and the connection it may switch to: closing it cuts both sides.
+class ProxiedCall {
+ public:
+  virtual ~ProxiedCall() = default;
+  virtual void Close() = 0;
+  virtual bool closed() const = 0;
+};
+
+// The call keeps itself alive while it runs; the handle may outlive it.
+std::shared_ptr<ProxiedCall> Proxy(boost::asio::io_context& ioc, const HttpRequest& request,
+                                   std::shared_ptr<Responder> responder, ProxyTarget target,
+                                   ProxyLimits limits = {},
+                                   std::function<void(std::string_view)> on_client_bytes = nullptr);
 
 // Whether a header is the connection's own (RFC 9110 7.6.1), never forwarded by a proxy.
 bool IsHopByHopHeader(std::string_view lower_case_name);

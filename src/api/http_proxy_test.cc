@@ -85,7 +85,8 @@ class ProxyTest : public ::testing::Test {
       ProxyLimits limits;
       limits.max_response_bytes = 1 << 20;
       limits.answer_timeout = 1s;
-      Proxy(ioc_, request, responder, target, limits, [this] { ++client_chunks_; });
+      Proxy(ioc_, request, responder, target, limits,
+            [this](std::string_view) { ++client_chunks_; });
     };
   }
 

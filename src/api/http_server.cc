@@ -431,6 +431,7 @@ class Session : public Responder,
     if (target.size() > limits().max_target_bytes) return RefuseLongTarget();
     request_ = HttpRequest{};
     request_.method = std::string(req.method_string());
+    request_.target = std::string(target);
     size_t q = target.find('?');
     request_.path = PercentDecode(target.substr(0, q), false);
     if (q != std::string_view::npos) request_.query = ParseQuery(target.substr(q + 1));

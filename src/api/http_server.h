@@ -27,6 +27,7 @@ namespace cohort::api {
 struct HttpRequest {
   std::string method;  // "GET", "POST", ...
   std::string path;    // decoded, without the query
+  std::string target;  // as the request line had it: path and query, still encoded
   std::map<std::string, std::string> query;
   std::map<std::string, std::string> headers;  // lower-case names
   std::string body;

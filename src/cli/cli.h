@@ -94,6 +94,8 @@ void AddClusterCommands(CLI::App& app, GlobalOptions& g);
 void AddJobCommands(CLI::App& app, GlobalOptions& g);
 // cohort shell (shell_command.cc).
 void AddShellCommand(CLI::App& app, GlobalOptions& g);
+// cohort notebook (notebook_command.cc).
+void AddNotebookCommand(CLI::App& app, GlobalOptions& g);
 // cohort sbatch (sbatch_command.cc).
 void AddSbatchCommand(CLI::App& app, GlobalOptions& g);
 // Waits until the job ends (or `timeout_s` passes, if positive), showing its state on a

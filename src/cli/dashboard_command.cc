@@ -2,10 +2,8 @@
 // (docs/security.md, "Dashboard sign-in"), opened in the desktop's browser when there is one.
 #include <fmt/format.h>
 
-#include <cstdlib>
-
 #include "cli/cli.h"
-#include "os/process.h"
+#include "cli/session_jobs.h"
 
 namespace cohort::cli {
 namespace {
@@ -14,21 +12,6 @@ struct DashboardOptions {
   bool no_open = false;
   std::string output = "table";
 };
-
-bool HasDesktop() {
-  for (const char* name : {"DISPLAY", "WAYLAND_DISPLAY"}) {
-    const char* value = std::getenv(name);
-    if (value && *value) return true;
-  }
-  return false;
-}
-
-// Hands the link to xdg-open, not waiting for the browser. Whether it was handed over.
-bool OpenInBrowser(const std::string& url) {
-  auto xdg_open = FindOnPath("xdg-open");
-  if (!xdg_open) return false;
-  return Spawn({*xdg_open, url}, SpawnOptions{"/dev/null", true, {}}).ok();
-}
 
 int RunDashboard(const GlobalOptions& g, const DashboardOptions& o) {
   auto c = Connect(g);

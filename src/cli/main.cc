@@ -26,6 +26,7 @@ int main(int argc, char** argv) {
   cohort::cli::AddJobCommands(app, global);
   cohort::cli::AddSbatchCommand(app, global);
   cohort::cli::AddShellCommand(app, global);
+  cohort::cli::AddNotebookCommand(app, global);
   cohort::cli::AddArtifactCommands(app, global);
   cohort::cli::AddNodeCommands(app, global);
   cohort::cli::AddTeamCommands(app, global);

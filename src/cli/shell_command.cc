@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "cli/cli.h"
+#include "cli/session_jobs.h"
 #include "terminal/terminal_frame.h"
 
 namespace cohort::cli {
@@ -26,15 +27,8 @@ using terminal::FrameReader;
 using terminal::FrameType;
 
 struct ShellOptions {
-  int gpus = 1;
-  std::string cpus;
-  std::string memory;
-  std::string image;
-  std::string team;
-  std::string name = "shell";
-  std::string idle_timeout;
+  SessionOptions session = SessionOptions::Of("shell");
   std::string attach;
-  bool no_wait = false;
 };
 
 // The write end of a pipe that SIGWINCH writes a byte to, so that the poll loop sees resizes.
@@ -83,41 +77,6 @@ void WriteAll(int fd, std::string_view data) {
     if (n <= 0) return;
     data.remove_prefix(static_cast<size_t>(n));
   }
-}
-
-Json SessionSpec(const ShellOptions& o) {
-  Json resources{{"gpus", o.gpus}};
-  if (!o.cpus.empty()) resources["cpus"] = o.cpus;
-  if (!o.memory.empty()) resources["memory"] = o.memory;
-  Json group{{"role", "shell"}, {"resources", resources}};
-  if (!o.image.empty()) group["image"] = o.image;
-  Json session{{"kind", "shell"}};
-  if (!o.idle_timeout.empty()) session["idle_timeout"] = o.idle_timeout;
-  // A session is not started again: a new shell would have lost the old one's state anyway.
-  Json spec{{"name", o.name},
-            {"tasks", Json::array({group})},
-            {"session", session},
-            {"restart", Json{{"on", Json::array()}}}};
-  if (!o.team.empty()) spec["team"] = o.team;
-  return spec;
-}
-
-// Waits until the session runs, saying on stderr what it waits for; the job once it runs, or
-// an error once it has ended.
-StatusOr<Job> WaitUntilRunning(client::CohortClient& c, JobId id) {
-  Progress progress;
-  COHORT_ASSIGN_OR_RETURN(Job job, c.GetJob(id));
-  while (job.state != JobState::kRunning) {
-    if (IsTerminal(job.state)) {
-      progress.Done();
-      return Status::FailedPrecondition(
-          fmt::format("session {} ended ({}): {}", id, JobStateName(job.state), job.message));
-    }
-    progress.Update(fmt::format("session {} {}: {}", id, JobStateName(job.state), job.message));
-    COHORT_ASSIGN_OR_RETURN(job, c.WaitJob(id, job.version, std::chrono::seconds(30)));
-  }
-  progress.Done();
-  return job;
 }
 
 // The relay: this terminal's keys and size to the session, its output here. The shell's exit
@@ -214,7 +173,7 @@ int RunShell(const GlobalOptions& g, const ShellOptions& o) {
     if (!resolved.ok()) return Fail("shell", resolved.status());
     id = *resolved;
   } else {
-    auto job = (*c)->Submit(SessionSpec(o).dump());
+    auto job = (*c)->Submit(SessionSpec(o.session).dump());
     if (!job.ok()) return Fail("shell", job.status());
     id = job->id;
     fmt::print(stderr, "session {} submitted (cohort status {}; cohort kill {} ends it)\n", id, id,
@@ -266,16 +225,7 @@ void AddShellCommand(CLI::App& app, GlobalOptions& g) {
       "(docs/runtimes.md). The session runs until its shell exits or it is killed (cohort kill\n"
       "JOB); a dropped connection leaves it running: cohort shell --attach JOB. Sessions whose\n"
       "GPUs sit idle with no input are warned, then ended.");
-  s->add_option("--gpus", o->gpus, "GPUs")->check(CLI::Range(0, 1024))->capture_default_str();
-  s->add_option("--cpus", o->cpus, "CPUs, e.g. 4 or 0.5 (default 1)");
-  s->add_option("--memory", o->memory, "Memory, e.g. 16Gi (default 1Gi)");
-  s->add_option("--image", o->image,
-                "Run the shell in this container image (a registry the cluster pulls from)");
-  s->add_option("--team", o->team, "Team (default: your team)");
-  s->add_option("--name", o->name, "The session's job name")->capture_default_str();
-  s->add_option("--idle-timeout", o->idle_timeout,
-                "End the session after its GPUs have been idle with no input this long, e.g. 20m "
-                "(default and longest: the cluster's, 30m unless an admin set another)");
+  AddSessionOptions(s, o->session);
   s->add_option("--attach", o->attach,
                 "Attach to a session that runs already (after a dropped connection)");
   s->callback([&g, o] { Finish(RunShell(g, *o)); });

@@ -124,6 +124,12 @@ StatusOr<Json> CohortClient::CreateToken(const Json& request) {
 StatusOr<Json> CohortClient::CreateSignInCode() {
   return Call("POST", "/api/v1/auth/signin-codes");
 }
+StatusOr<Json> CohortClient::NotebookLink(JobId id) {
+  return Call("POST", fmt::format("/api/v1/jobs/{}/notebook-link", id));
+}
+StatusOr<Json> CohortClient::NotebookStatus(JobId id) {
+  return Call("GET", fmt::format("/api/v1/jobs/{}/notebook/api/status", id));
+}
 StatusOr<Json> CohortClient::RevokeToken(const std::string& id) {
   return Call("DELETE", "/api/v1/tokens/" + id);
 }

@@ -94,6 +94,10 @@ class CohortClient {
   StatusOr<std::unique_ptr<UpgradedConnection>> AttachTerminal(JobId id, int cols, int rows,
                                                                const std::string& term);
   // An array's jobs (GET /api/v1/arrays/{id}), and killing them all.
+  // A one-time link that lets a browser into notebook `id` ({job, path, url, expires_at}), and
+  // its Jupyter's /api/status through the master (kUnavailable until Jupyter answers).
+  StatusOr<Json> NotebookLink(JobId id);
+  StatusOr<Json> NotebookStatus(JobId id);
   StatusOr<Json> GetArray(JobId id);
   StatusOr<Json> KillArray(JobId id);
   // Every event of the job, read a page at a time.

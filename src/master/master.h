@@ -81,8 +81,10 @@ struct MasterDeps {
   std::unique_ptr<store::StoreAccessIssuer> store_access = nullptr;
 };
 
-// Where a shell session's terminal server listens, and what opens it (Master::TerminalOf).
-struct SessionTerminal {
+// Where a session's task serves its person (a shell's terminal server, a notebook's Jupyter),
+// and what opens it (Master::SessionEndpointOf).
+struct SessionEndpoint {
+  std::string user;  // the job's
   std::string node;
   std::string host;
   int port = 0;
@@ -109,10 +111,11 @@ class Master {
   StatusOr<const Job*> Kill(JobId id, const std::string& by) { return lifecycle_.Kill(id, by); }
   // kNotFound for an unknown id.
   StatusOr<const Job*> GetJob(JobId id) const { return jobs_.Get(id); }
-  // Where the terminal of session `id` is served (its running task's node, address and port),
-  // and the job's credential that opens it (docs/runtimes.md, "Shells"): kFailedPrecondition
-  // for a job that is no shell session or has ended, kUnavailable while it is not running yet.
-  StatusOr<SessionTerminal> TerminalOf(JobId id) const;
+  // Where session `id`'s task serves it (its running task's node, address and port), and the
+  // job's credential that opens it (docs/runtimes.md, "Shells", "Notebooks"):
+  // kFailedPrecondition for a job that is no session of `kind` or has ended, kUnavailable while
+  // it is not running yet.
+  StatusOr<SessionEndpoint> SessionEndpointOf(JobId id, SessionKind kind) const;
   // Someone typed into session `id`'s terminal, or attached to it: it is in use
   // (master/idle_sessions.h).
   void NoteSessionInput(JobId id) { idle_sessions_.NoteInput(id, clock_.Now()); }

@@ -1,0 +1,43 @@
+// What `cohort shell` and `cohort notebook` share (docs/runtimes.md): the session's job spec
+// from their options, the options themselves, and the wait until it runs.
+#pragma once
+
+#include <CLI/CLI.hpp>
+#include <string>
+
+#include "cli/cli.h"
+
+namespace cohort::cli {
+
+struct SessionOptions {
+  // A session of `kind`, named after it.
+  static SessionOptions Of(std::string kind) {
+    SessionOptions o;
+    o.kind = kind;
+    o.name = std::move(kind);
+    return o;
+  }
+  std::string kind;  // "shell", "notebook"
+  int gpus = 1;
+  std::string cpus;
+  std::string memory;
+  std::string image;
+  std::string team;
+  std::string name;
+  std::string idle_timeout;
+};
+
+// --gpus, --cpus, --memory, --image, --team, --name, --idle-timeout.
+void AddSessionOptions(CLI::App* cmd, SessionOptions& o);
+// A job of one task (role = the kind) with a `session` section, never started again.
+Json SessionSpec(const SessionOptions& o);
+// Waits until the session runs, saying on stderr what it waits for; the job once it runs, or
+// an error once it has ended.
+StatusOr<Job> WaitUntilRunning(client::CohortClient& c, JobId id);
+
+// Whether this process runs on a desktop ($DISPLAY or $WAYLAND_DISPLAY set), and hands `url` to
+// xdg-open there, not waiting for the browser: whether it was handed over.
+bool HasDesktop();
+bool OpenInBrowser(const std::string& url);
+
+}  // namespace cohort::cli
