@@ -1,5 +1,7 @@
 #include "api/job_pages.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cstdint>
 
@@ -16,6 +18,10 @@ std::string QueryText(const HttpRequest& request, const std::string& name) {
 bool Matches(const Job& job, const JobListQuery& query) {
   if (!query.team.empty() && job.spec.team != query.team) return false;
   if (!query.user.empty() && job.user != query.user) return false;
+  if (query.sessions_only && !job.spec.session) return false;
+  if (query.session_kind && job.spec.session && job.spec.session->kind != *query.session_kind) {
+    return false;
+  }
   return query.name.empty() || job.spec.name.find(query.name) != std::string::npos;
 }
 
@@ -61,6 +67,16 @@ StatusOr<JobListQuery> JobPageFrom(const HttpRequest& request) {
   query.team = QueryText(request, "team");
   query.user = QueryText(request, "user");
   query.name = QueryText(request, "name");
+  if (std::string session = QueryText(request, "session"); !session.empty()) {
+    query.sessions_only = true;
+    if (session != "any") {
+      query.session_kind = ParseSessionKind(session);
+      if (!query.session_kind) {
+        return Status::InvalidArgument(fmt::format(
+            "session: \"{}\" is no kind of session; use shell, notebook or any", session));
+      }
+    }
+  }
   return query;
 }
 

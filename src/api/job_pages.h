@@ -1,4 +1,4 @@
-// GET /api/v1/jobs (docs/api.md, "List"): filters by team, user and name, and pages. Every
+// GET /api/v1/jobs (docs/api.md, "List"): filters by team, user, name and session, and pages. Every
 // answer is a page, bounded in jobs (kMaxJobPage; kDefaultJobPage without `limit`) and in bytes
 // (kMaxPageBytes), with `next` when more remain: the master never builds every job into one
 // answer.
@@ -32,6 +32,9 @@ struct JobListQuery {
   std::string team;  // exactly this team
   std::string user;  // exactly this user
   std::string name;  // names that contain this
+  // Sessions only (docs/runtimes.md): of this kind, or of any kind.
+  std::optional<SessionKind> session_kind;
+  bool sessions_only = false;
 };
 
 // kInvalidArgument naming the parameter for a `before` or `after` that is not a job id, for both

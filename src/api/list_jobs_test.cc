@@ -118,6 +118,23 @@ TEST_F(JobPages, FiltersCombineAndApplyBeforeTheLimit) {
   EXPECT_TRUE(Select(all_, Query({{"before", ""}, {"team", "nosuch"}})).jobs.empty());
 }
 
+// The dashboard's sessions list: sessions only, of one kind or any.
+TEST_F(JobPages, SessionsAreSelectedByKindOrAll) {
+  store_[2].spec.session = SessionSpec{SessionKind::kShell, std::nullopt};     // job 3
+  store_[5].spec.session = SessionSpec{SessionKind::kNotebook, std::nullopt};  // job 6
+  EXPECT_EQ(Ids(Select(all_, Query({{"before", ""}, {"session", "any"}}))),
+            (std::vector<JobId>{6, 3}));
+  EXPECT_EQ(Ids(Select(all_, Query({{"before", ""}, {"session", "notebook"}}))),
+            (std::vector<JobId>{6}));
+  EXPECT_EQ(Ids(Select(all_, Query({{"before", ""}, {"session", "shell"}, {"user", "ada"}}))),
+            (std::vector<JobId>{3}));
+  HttpRequest request;
+  request.query = {{"session", "desktop"}};
+  auto refused = JobPageFrom(request);
+  ASSERT_FALSE(refused.ok());
+  EXPECT_THAT(refused.status().message(), HasSubstr("session: \"desktop\" is no kind of session"));
+}
+
 // Without a cursor (the first form): the most recent `limit`, oldest first, filters or not,
 // with the `before` of the older ones when some remain.
 TEST_F(JobPages, WithoutACursorTheMostRecentComeInSubmissionOrder) {

@@ -24,6 +24,13 @@ std::string_view SessionKindName(SessionKind kind) {
   return "shell";
 }
 
+std::optional<SessionKind> ParseSessionKind(std::string_view name) {
+  for (SessionKind kind : {SessionKind::kShell, SessionKind::kNotebook}) {
+    if (SessionKindName(kind) == name) return kind;
+  }
+  return std::nullopt;
+}
+
 SessionSpec ParseSessionSection(const nlohmann::json& v, std::vector<std::string>& errors) {
   SessionSpec out;
   auto error = [&](std::string_view field, std::string_view reason) {
@@ -42,10 +49,9 @@ SessionSpec ParseSessionSection(const nlohmann::json& v, std::vector<std::string
   }
   if (auto it = v.find("kind"); it == v.end()) {
     error("kind", "required field is missing: shell or notebook");
-  } else if (it->is_string() && it->get_ref<const std::string&>() == "shell") {
-    out.kind = SessionKind::kShell;
-  } else if (it->is_string() && it->get_ref<const std::string&>() == "notebook") {
-    out.kind = SessionKind::kNotebook;
+  } else if (auto kind = it->is_string() ? ParseSessionKind(it->get_ref<const std::string&>())
+                                         : std::nullopt) {
+    out.kind = *kind;
   } else {
     error("kind", fmt::format("must be shell or notebook, got {}", DescribeSpecValue(*it)));
   }

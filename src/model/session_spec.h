@@ -22,6 +22,8 @@ namespace cohort {
 enum class SessionKind { kShell, kNotebook };
 
 std::string_view SessionKindName(SessionKind kind);
+// "shell", "notebook"; nothing for another name.
+std::optional<SessionKind> ParseSessionKind(std::string_view name);
 
 // The longest idle timeout a spec may ask for; a cluster's own maximum
 // (`cohortd master --max-idle-timeout`) is usually shorter, and the master refuses more.

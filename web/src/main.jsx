@@ -15,12 +15,14 @@ import { JobPage } from './pages/job.jsx';
 import { TeamsPage } from './pages/teams.jsx';
 import { SweepsPage } from './pages/sweeps.jsx';
 import { SweepPage } from './pages/sweep.jsx';
+import { SessionsPage } from './pages/sessions.jsx';
 
 const PAGES = [
   ['cluster', 'Cluster'],
   ['queue', 'Queue'],
   ['jobs', 'Jobs'],
   ['sweeps', 'Sweeps'],
+  ['sessions', 'Sessions'],
   ['teams', 'Teams'],
 ];
 
@@ -30,6 +32,7 @@ function Page({ route, me }) {
   if (first === 'jobs') return <JobsPage params={route.params} />;
   if (first === 'sweeps' && second) return <SweepPage id={second} />;
   if (first === 'sweeps') return <SweepsPage />;
+  if (first === 'sessions') return <SessionsPage me={me} params={route.params} />;
   if (first === 'queue') return <QueuePage />;
   if (first === 'teams') return <TeamsPage />;
   return <ClusterPage />;

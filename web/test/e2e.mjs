@@ -9,7 +9,8 @@
 // follows a sweep of 3 trials on its pages (leaderboard best first, a chart line per trial,
 // a trial's job page linking back, pause, resume and kill from its buttons) and a sweep of 21
 // trials whose chart keeps the best 20,
-// and saves a screenshot of each page. Then: a link used twice and an expired one are refused,
+// opens a notebook session from the Sessions page (Jupyter through the master, in a new tab)
+// and stops it, and saves a screenshot of each page. Then: a link used twice and an expired one are refused,
 // signing out revokes the session (in every tab, and on the master), and no code or session is
 // in the master's log.
 //   node test/e2e.mjs --bin-dir build/bin --web-dir build/web --artifacts build/web-artifacts
@@ -394,6 +395,34 @@ try {
   check(asked.length === 2 && asked[0].startsWith(`Pause sweep ${sweep.id}`) && asked[1].startsWith(`Kill sweep ${sweep.id}`),
     `sweep: pause and kill asked first, resume did not: ${asked.join(' | ')}`);
   console.log(`sweeps: shown, paused, resumed, killed, and ${MANY_TRIALS} trials run, in ${((Date.now() - sweepStarted) / 1000).toFixed(1)} s`);
+
+  // Sessions: a notebook listed with its buttons; Open lets this browser into Jupyter through
+  // the master (a new tab, by a one-time link); Stop ends it.
+  const notebookStarted = Date.now();
+  const notebook = await cluster.api('POST', '/jobs', {
+    name: 'my-notebook', session: { kind: 'notebook' }, restart: { on: [] },
+    tasks: [{ role: 'notebook', resources: { gpus: 0, cpus: 0.5 } }],
+  });
+  await waitFor('the notebook to run', async () => (await cluster.api('GET', `/jobs/${notebook.id}`)).state === 'RUNNING', 30000);
+  await waitFor('its Jupyter to answer', () => cluster.api('GET', `/jobs/${notebook.id}/notebook/api/status`).then(() => true, () => false), 60000, 250);
+  await visit('sessions', `tr[data-job="${notebook.id}"][data-state="RUNNING"] [data-testid=open-notebook]`, 'sessions');
+  check((await page.textContent(`tr[data-job="${notebook.id}"]`)).includes('notebook'), 'sessions: the notebook is listed with its kind');
+  const [jupyter] = await Promise.all([context.waitForEvent('page'), page.click(`tr[data-job="${notebook.id}"] [data-testid=open-notebook]`)]);
+  await jupyter.waitForURL(`**/api/v1/jobs/${notebook.id}/notebook/tree**`, { timeout: 30000 });
+  await jupyter.waitForSelector('#notebook_list', { timeout: 30000 });
+  const banner = await jupyter.$('#cohort-session-notice');
+  check(banner !== null, "sessions: Jupyter's tree, through the master, with Cohort's notice bar");
+  const notebookCookie = (await context.cookies(`${cluster.url}/api/v1/jobs/${notebook.id}/notebook/`)).find((c) => c.name === 'cohort_notebook');
+  check(notebookCookie?.httpOnly && notebookCookie.sameSite === 'Strict' && notebookCookie.path === `/api/v1/jobs/${notebook.id}/notebook/`,
+    `sessions: the notebook's pass is an HttpOnly, SameSite=Strict cookie of its path only (${notebookCookie?.path})`);
+  check(await jupyter.evaluate(() => document.cookie.includes('cohort_notebook')) === false, "sessions: the notebook's pages cannot read the pass");
+  await jupyter.screenshot({ path: join(artifacts, 'notebook.png'), fullPage: true });
+  await jupyter.close();
+  await page.click(`tr[data-job="${notebook.id}"] [data-testid=stop-session]`);
+  await waitFor('the notebook to be KILLED', async () => (await cluster.api('GET', `/jobs/${notebook.id}`)).state === 'KILLED', 30000);
+  await page.waitForSelector(`[data-testid=ended-sessions] tr[data-job="${notebook.id}"][data-state="KILLED"]`, { timeout: 10000 });
+  check(dialogs.some((d) => d.startsWith(`Stop session ${notebook.id}`)), 'sessions: Stop asked first');
+  console.log(`sessions: a notebook listed, opened in Jupyter and stopped, in ${((Date.now() - notebookStarted) / 1000).toFixed(1)} s`);
 
   for (const e of errors) console.log(`  ${e}`);
   check(errors.length === 0, `no console or page errors (${errors.length})`);
