@@ -636,8 +636,8 @@ Status ApiServer::SubmitJob(const Call& call) {
 
 StatusOr<HttpResponse> ApiServer::ListJobs(const Call& call) {
   const HttpRequest& request = call.request;
-  COHORT_RETURN_IF_ERROR(
-      CheckQuery(request, {"state", "team", "user", "name", "session", "limit", "before", "after"}));
+  COHORT_RETURN_IF_ERROR(CheckQuery(
+      request, {"state", "team", "user", "name", "session", "limit", "before", "after"}));
   master::JobFilter filter;
   if (auto it = request.query.find("state"); it != request.query.end() && !it->second.empty()) {
     filter.state = ParseJobState(it->second);
