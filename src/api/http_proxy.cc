@@ -12,6 +12,7 @@
 #include <cctype>
 #include <nlohmann/json.hpp>
 
+#include "api/keep_alive.h"
 #include "common/units.h"
 
 namespace cohort::api {
@@ -50,6 +51,7 @@ class ProxyCall final : public ProxiedCall, public std::enable_shared_from_this<
           self->stream_.expires_after(self->limits_.connect_timeout);
           self->stream_.async_connect(results, [self](beast::error_code ec, const tcp::endpoint&) {
             if (ec) return self->Fail(502, "cannot reach", ec.message());
+            KeepAlive(self->stream_.socket());
             self->Forward();
           });
         });

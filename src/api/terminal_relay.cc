@@ -1,5 +1,7 @@
 #include "api/terminal_relay.h"
 
+#include "api/keep_alive.h"
+
 #include <fmt/format.h>
 #include <spdlog/spdlog.h>
 
@@ -68,6 +70,7 @@ class Relay final : public TerminalRelay, public std::enable_shared_from_this<Re
           }
           if (ec) return self->Refuse(self->Unreachable(ec));
           self->connected_ = true;
+          KeepAlive(self->task_);
           self->timer_.cancel();
           self->ToTask(EncodeFrame(FrameType::kHello, terminal::EncodeHello(self->target_.hello)),
                        [self] {

@@ -301,17 +301,29 @@ void LocalCluster::StopAgent(const std::string& name) {
   agents_.erase(it);
 }
 
-void LocalCluster::KillMachine(const std::string& name) {
+std::vector<pid_t> LocalCluster::MachineProcesses(const std::string& name) {
   auto it = agents_.find(name);
-  ASSERT_NE(it, agents_.end());
-  // Stop everything first so that nothing reacts to the others' deaths, then kill.
-  std::vector<pid_t> doomed = ProcessTree(it->second.pid);
+  if (it == agents_.end()) return {};
+  std::vector<pid_t> all = ProcessTree(it->second.pid);
   std::error_code ec;
   for (const auto& entry : std::filesystem::directory_iterator(AgentDir(name) + "/tasks", ec)) {
     pid_t supervisor = ReadPidFile(entry.path().string() + "/supervisor.pid");
     if (supervisor <= 0) continue;
-    for (pid_t p : ProcessTree(supervisor)) doomed.push_back(p);
+    for (pid_t p : ProcessTree(supervisor)) all.push_back(p);
   }
+  return all;
+}
+
+void LocalCluster::FreezeMachine(const std::string& name) {
+  ASSERT_TRUE(agents_.count(name));
+  for (pid_t p : MachineProcesses(name)) ::kill(p, SIGSTOP);
+}
+
+void LocalCluster::KillMachine(const std::string& name) {
+  auto it = agents_.find(name);
+  ASSERT_NE(it, agents_.end());
+  // Stop everything first so that nothing reacts to the others' deaths, then kill.
+  std::vector<pid_t> doomed = MachineProcesses(name);
   for (pid_t p : doomed) ::kill(p, SIGSTOP);
   for (pid_t p : doomed) ::kill(p, SIGKILL);
   ASSERT_TRUE(Reap(it->second.pid, std::chrono::seconds(10)));

@@ -83,6 +83,9 @@ class LocalCluster {
   // The machine died: SIGKILL to the agent and to every task it started (their supervisors'
   // process trees), all at once. The agent's data directory is left as it was.
   void KillMachine(const std::string& name);
+  // The machine froze or its network went: SIGSTOP to the agent and every task it started, so
+  // that their sockets stay open and say nothing. KillMachine ends them.
+  void FreezeMachine(const std::string& name);
 
   const std::string& url() const { return url_; }
   // The token of the cluster admin that the master made on its first start.
@@ -122,6 +125,8 @@ class LocalCluster {
   };
   pid_t Spawn(const std::vector<std::string>& args, const std::string& log,
               const std::map<std::string, std::string>& env);
+  // The agent's processes and those of every task it started (their supervisors' trees).
+  std::vector<pid_t> MachineProcesses(const std::string& name);
   int first_port_;
   std::string dir_;
   std::string url_;

@@ -108,6 +108,29 @@ TEST(Shell, ATerminalThroughTheMasterWithResizeCtrlCAndReattachAfterADroppedConn
   EXPECT_EQ(TerminalAudit(cluster, id), (std::vector<std::string>{admin, admin}));
 }
 
+// A node that goes silent (frozen, partitioned: its sockets say nothing) is lost, the session
+// with it, and the master closes its terminals with a word: `cohort shell` does not wait on a
+// dead connection.
+TEST(Shell, WhenItsNodeFreezesTheSessionEndsAndItsTerminalIsToldAndClosed) {
+  LocalCluster cluster("shell-frozen-node");
+  cluster.StartMaster({"--node-timeout", "3s"});
+  cluster.StartAgent("gpu-node", 1);
+  PtyCohort shell(cluster, {"shell", "--gpus", "1"}, cluster.admin_token());
+  ASSERT_TRUE(shell.WaitFor("attached to session")) << shell.seen();
+  const JobId id = SessionId(shell.seen());
+  shell.Type("echo alive-$((40+2))\r");
+  ASSERT_TRUE(shell.WaitFor("alive-42")) << shell.seen();
+  cluster.FreezeMachine("gpu-node");
+  Job ended = cluster.WaitForJob(
+      id, [](const Job& j) { return IsTerminal(j.state); }, std::chrono::seconds(30));
+  EXPECT_TRUE(IsTerminal(ended.state)) << JobStateName(ended.state);
+  EXPECT_TRUE(
+      shell.WaitFor(fmt::format("session {} has ended ({})", id, JobStateName(ended.state))))
+      << shell.seen();
+  EXPECT_NE(shell.WaitExit(std::chrono::seconds(10)), -1) << "cohort shell is not left waiting";
+  cluster.KillMachine("gpu-node");
+}
+
 TEST(Shell, OnlyItsOwnerAndAdminsMayAttachAndEveryTryIsAudited) {
   LocalCluster cluster("shell-access");
   cluster.StartMaster();
