@@ -290,6 +290,11 @@ Status ApiServer::ServeNotebook(const Call& call) {
   // The request line as the browser sent it: Jupyter serves the same path (its base_url), and
   // names with spaces or '%' stay as they were encoded.
   std::string target = request.target.empty() ? request.path : request.target;
+  // ".../notebook" without its slash is the notebook's root, which Jupyter serves at base_url.
+  if (rest.empty() && !request.path.ends_with('/')) {
+    size_t query = target.find('?');
+    target = base + (query == std::string::npos ? "" : target.substr(query));
+  }
   ProxyTarget to{fmt::format("the notebook of job {} on node {}", id, where.node),
                  where.host,
                  where.port,

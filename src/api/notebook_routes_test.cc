@@ -189,6 +189,12 @@ TEST_F(NotebookRoutes, ALinkLetsTheOwnersBrowserInAndJupyterSeesOnlyItsOwnToken)
                              id)));
   EXPECT_THAT(Header(tree, "Set-Cookie"), HasSubstr("_xsrf=2|abc"));
 
+  // The notebook's root without its slash is Jupyter's root all the same.
+  ASSERT_EQ(
+      Request("GET", fmt::format("/api/v1/jobs/{}/notebook?x=1", id), {{"cookie", cookie}}).status,
+      201);
+  EXPECT_EQ(seen_.back().target, fmt::format("/api/v1/jobs/{}/notebook/?x=1", id));
+
   // The owner's token works too (a script); it is not forwarded either.
   HttpResponse saved =
       Request("PUT", fmt::format("/api/v1/jobs/{}/notebook/api/contents/a.ipynb", id),
