@@ -46,20 +46,9 @@ Status WaitForJupyter(client::CohortClient& c, JobId id, const std::string& node
 int RunNotebook(const GlobalOptions& g, const NotebookOptions& o) {
   auto c = Connect(g);
   if (!c.ok()) return Fail("notebook", c.status());
-  JobId id = 0;
-  if (!o.open.empty()) {
-    auto resolved = ResolveJob(**c, o.open);
-    if (!resolved.ok()) return Fail("notebook", resolved.status());
-    id = *resolved;
-  } else {
-    auto job = (*c)->Submit(SessionSpec(o.session).dump());
-    if (!job.ok()) return Fail("notebook", job.status());
-    id = job->id;
-    fmt::print(stderr, "notebook {} submitted (cohort status {}; cohort kill {} ends it)\n", id, id,
-               id);
-  }
-  auto running = WaitUntilRunning(**c, id);
+  auto running = RunningSession(**c, o.open, o.session);
   if (!running.ok()) return Fail("notebook", running.status());
+  const JobId id = running->id;
   const std::string node = running->tasks.empty() ? "?" : running->tasks.front().node_id;
   if (Status up = WaitForJupyter(**c, id, node); !up.ok()) return Fail("notebook", up);
   auto link = (*c)->NotebookLink(id);

@@ -40,7 +40,17 @@ Json SessionSpec(const SessionOptions& o) {
   return spec;
 }
 
-StatusOr<Job> WaitUntilRunning(client::CohortClient& c, JobId id) {
+StatusOr<Job> RunningSession(client::CohortClient& c, const std::string& existing,
+                             const SessionOptions& o) {
+  JobId id = 0;
+  if (!existing.empty()) {
+    COHORT_ASSIGN_OR_RETURN(id, ResolveJob(c, existing));
+  } else {
+    COHORT_ASSIGN_OR_RETURN(Job submitted, c.Submit(SessionSpec(o).dump()));
+    id = submitted.id;
+    fmt::print(stderr, "{} {} submitted (cohort status {}; cohort kill {} ends it)\n",
+               o.kind == "shell" ? "session" : o.kind, id, id, id);
+  }
   Progress progress;
   COHORT_ASSIGN_OR_RETURN(Job job, c.GetJob(id));
   while (job.state != JobState::kRunning) {

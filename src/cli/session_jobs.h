@@ -31,9 +31,11 @@ struct SessionOptions {
 void AddSessionOptions(CLI::App* cmd, SessionOptions& o);
 // A job of one task (role = the kind) with a `session` section, never started again.
 Json SessionSpec(const SessionOptions& o);
-// Waits until the session runs, saying on stderr what it waits for; the job once it runs, or
-// an error once it has ended.
-StatusOr<Job> WaitUntilRunning(client::CohortClient& c, JobId id);
+// The session a command works on: the one `existing` names (--attach, --open), else a new one
+// submitted as `o` says (said on stderr); then waited for until it runs (what it waits for said
+// on stderr). The job once it runs, or an error (one once it has ended).
+StatusOr<Job> RunningSession(client::CohortClient& c, const std::string& existing,
+                             const SessionOptions& o);
 
 // Whether this process runs on a desktop ($DISPLAY or $WAYLAND_DISPLAY set), and hands `url` to
 // xdg-open there, not waiting for the browser: whether it was handed over.

@@ -167,20 +167,9 @@ StatusOr<std::optional<int>> Relay(client::UpgradedConnection& conn, const std::
 int RunShell(const GlobalOptions& g, const ShellOptions& o) {
   auto c = Connect(g);
   if (!c.ok()) return Fail("shell", c.status());
-  JobId id = 0;
-  if (!o.attach.empty()) {
-    auto resolved = ResolveJob(**c, o.attach);
-    if (!resolved.ok()) return Fail("shell", resolved.status());
-    id = *resolved;
-  } else {
-    auto job = (*c)->Submit(SessionSpec(o.session).dump());
-    if (!job.ok()) return Fail("shell", job.status());
-    id = job->id;
-    fmt::print(stderr, "session {} submitted (cohort status {}; cohort kill {} ends it)\n", id, id,
-               id);
-  }
-  auto running = WaitUntilRunning(**c, id);
+  auto running = RunningSession(**c, o.attach, o.session);
   if (!running.ok()) return Fail("shell", running.status());
+  const JobId id = running->id;
   // The terminal's connection is one of its own, so that the first client stays free to ask
   // the master how the session ended.
   auto t = Connect(g);
