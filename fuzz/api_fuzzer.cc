@@ -103,7 +103,8 @@ class CheckingResponder final : public api::Responder {
     }
   }
 
-  void StartStream(int status, std::string content_type) override {
+  void StartStream(int status, std::string content_type,
+                   std::vector<std::pair<std::string, std::string>> headers = {}) override {
     FUZZ_CHECK(!sent_ && !streaming_);
     FUZZ_CHECK(status == 200);
     streaming_ = true;

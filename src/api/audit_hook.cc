@@ -115,11 +115,12 @@ void AuditingResponder::Send(HttpResponse response) {
   ForwardingResponder::Send(s.ok() ? std::move(response) : ErrorResponse(s));
 }
 
-void AuditingResponder::StartStream(int status, std::string content_type) {
+void AuditingResponder::StartStream(int status, std::string content_type,
+                                    std::vector<std::pair<std::string, std::string>> headers) {
   HttpResponse head{status, content_type, ""};
   Status s = Complete(head);
   if (!s.ok()) return ForwardingResponder::Send(ErrorResponse(s));
-  ForwardingResponder::StartStream(status, std::move(content_type));
+  ForwardingResponder::StartStream(status, std::move(content_type), std::move(headers));
 }
 
 void AuditingResponder::Upgrade(std::string protocol,

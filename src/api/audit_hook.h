@@ -58,7 +58,8 @@ class AuditingResponder final : public ForwardingResponder {
   AuditingResponder(std::shared_ptr<Responder> inner, AuditedCall call, Finish finish);
 
   void Send(HttpResponse response) override;
-  void StartStream(int status, std::string content_type) override;
+  void StartStream(int status, std::string content_type,
+                   std::vector<std::pair<std::string, std::string>> headers = {}) override;
   void Upgrade(std::string protocol, std::vector<std::pair<std::string, std::string>> headers,
                std::function<void(std::shared_ptr<ByteChannel>)> then) override;
 

@@ -14,7 +14,10 @@ using ::testing::HasSubstr;
 class SlowClient final : public Responder {
  public:
   void Send(HttpResponse response) override { status = response.status; }
-  void StartStream(int s, std::string) override { status = s; }
+  void StartStream(int s, std::string,
+                   std::vector<std::pair<std::string, std::string>> = {}) override {
+    status = s;
+  }
   void WriteChunk(std::string data, std::function<void(bool)> done) override {
     body += data;
     ++chunks;

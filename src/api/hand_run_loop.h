@@ -42,19 +42,24 @@ class RecordingResponder final : public Responder {
   void Send(HttpResponse response) override {
     if (++answers == 1) this->response = std::move(response);
   }
-  void StartStream(int status, std::string content_type) override {
-    if (++answers == 1) response = HttpResponse{status, std::move(content_type), ""};
+  void StartStream(int status, std::string content_type,
+                   std::vector<std::pair<std::string, std::string>> headers = {}) override {
+    if (++answers == 1)
+      response = HttpResponse{status, std::move(content_type), "", std::move(headers)};
   }
   void WriteChunk(std::string data, std::function<void(bool)> done) override {
     response.body += data;
     done(true);
   }
-  void EndStream() override {}
+  void EndStream() override { ended = true; }
+  void AbortStream() override { aborted = true; }
   bool closed() const override { return false; }
   void MarkAuthenticated() override { authenticated = true; }
 
   int answers = 0;
   HttpResponse response;
+  bool ended = false;          // a stream's end
+  bool aborted = false;        // a stream cut short
   bool authenticated = false;  // the server said the request carried a valid credential
 };
 

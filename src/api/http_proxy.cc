@@ -10,7 +10,9 @@
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
 #include <cctype>
+#include <limits>
 #include <nlohmann/json.hpp>
+#include <optional>
 
 #include "api/keep_alive.h"
 #include "common/units.h"
@@ -89,20 +91,91 @@ class ProxyCall final : public ProxiedCall, public std::enable_shared_from_this<
     stream_.expires_after(limits_.answer_timeout);
     http::async_write(stream_, request_, [self = shared_from_this()](beast::error_code ec, size_t) {
       if (ec) return self->Fail(502, "lost", ec.message());
-      self->parser_.body_limit(self->limits_.max_response_bytes);
-      http::async_read_header(
-          self->stream_, self->buffer_, self->parser_, [self](beast::error_code ec, size_t) {
-            if (ec) return self->ReadFailed(ec);
-            if (!self->upgrade_.empty() && self->parser_.get().result_int() == 101) {
-              return self->Switch();
-            }
-            http::async_read(self->stream_, self->buffer_, self->parser_,
-                             [self](beast::error_code ec, size_t) {
-                               if (ec) return self->ReadFailed(ec);
-                               self->Answer();
-                             });
-          });
+      // No bound while the header is read: a large answer is streamed (ReadWhole bounds the rest).
+      // The largest number, not boost::none, which Boost 1.74's parser compares as below any
+      // length (every answer with a Content-Length would be "too large").
+      self->head_parser_.body_limit(std::numeric_limits<std::uint64_t>::max());
+      http::async_read_header(self->stream_, self->buffer_, self->head_parser_,
+                              [self](beast::error_code ec, size_t) {
+                                if (ec) return self->ReadFailed(ec);
+                                self->head_ = self->head_parser_.get().base();
+                                if (!self->upgrade_.empty() && self->head_.result_int() == 101) {
+                                  return self->Switch();
+                                }
+                                if (self->AnswerWhole()) return self->ReadWhole();
+                                self->Stream();
+                              });
     });
+  }
+
+  // Whether the answer is read whole and sent as one (kept-alive) response: one with no body or
+  // a known length within the bound, or of a type the caller rewrites (ProxyLimits::whole_types,
+  // bounded all the same). Any other is relayed as it arrives.
+  bool AnswerWhole() const {
+    if (head_parser_.is_done()) return true;
+    auto length = head_parser_.content_length();
+    if (length && *length <= limits_.max_response_bytes) return true;
+    const std::string type(head_[http::field::content_type]);
+    return std::any_of(limits_.whole_types.begin(), limits_.whole_types.end(),
+                       [&](const std::string& t) { return boost::istarts_with(type, t); });
+  }
+
+  void ReadWhole() {
+    if (auto length = head_parser_.content_length();
+        length && *length > limits_.max_response_bytes) {
+      return Fail(502, "answered too much", TooMuch());
+    }
+    whole_parser_.emplace(std::move(head_parser_));
+    whole_parser_->body_limit(limits_.max_response_bytes);
+    if (whole_parser_->is_done()) return Answer();
+    http::async_read(stream_, buffer_, *whole_parser_,
+                     [self = shared_from_this()](beast::error_code ec, size_t) {
+                       if (ec) return self->ReadFailed(ec);
+                       self->Answer();
+                     });
+  }
+
+  // A large answer (a file downloaded) goes on as chunks as they come, one at a time: the
+  // master holds one chunk of it, however large it is.
+  void Stream() {
+    responder_->StartStream(static_cast<int>(head_.result_int()),
+                            std::string(head_[http::field::content_type]), AnswerHeaders(false));
+    streamed_parser_.emplace(std::move(head_parser_));
+    streamed_parser_->body_limit(std::numeric_limits<std::uint64_t>::max());
+    ReadChunk();
+  }
+
+  void ReadChunk() {
+    auto& parser = *streamed_parser_;
+    if (parser.is_done()) {
+      responder_->EndStream();
+      return Close();
+    }
+    parser.get().body().data = read_buffer_.data();
+    parser.get().body().size = read_buffer_.size();
+    stream_.expires_after(limits_.answer_timeout);
+    http::async_read_some(
+        stream_, buffer_, parser, [self = shared_from_this()](beast::error_code ec, size_t) {
+          if (ec == http::error::need_buffer) ec = {};
+          if (ec) {
+            // Cut short: so is the client's answer, which must not look complete.
+            spdlog::info("proxy: {} ({}:{}) broke off an answer: {}", self->target_.name,
+                         self->target_.host, self->target_.port, ec.message());
+            self->responder_->AbortStream();
+            return self->Close();
+          }
+          const size_t got = self->read_buffer_.size() - self->streamed_parser_->get().body().size;
+          if (got == 0) return self->ReadChunk();
+          self->responder_->WriteChunk(std::string(self->read_buffer_.data(), got),
+                                       [self](bool ok) {
+                                         if (!ok) return self->Close();
+                                         self->ReadChunk();
+                                       });
+        });
+  }
+
+  std::string TooMuch() const {
+    return fmt::format("more than {} bytes, the proxy's limit", limits_.max_response_bytes);
   }
 
   void ReadFailed(const beast::error_code& ec) {
@@ -110,16 +183,13 @@ class ProxyCall final : public ProxiedCall, public std::enable_shared_from_this<
       return Fail(504, "did not answer",
                   fmt::format("within {}", FormatDuration(limits_.answer_timeout)));
     }
-    if (ec == http::error::body_limit) {
-      return Fail(502, "answered too much",
-                  fmt::format("more than {} bytes, the proxy's limit", limits_.max_response_bytes));
-    }
+    if (ec == http::error::body_limit) return Fail(502, "answered too much", TooMuch());
     Fail(502, "lost", ec.message());
   }
 
   std::vector<std::pair<std::string, std::string>> AnswerHeaders(bool keep_length) const {
     std::vector<std::pair<std::string, std::string>> headers;
-    for (const auto& field : parser_.get()) {
+    for (const auto& field : head_) {
       std::string name(field.name_string());
       std::string lower = name;
       std::transform(lower.begin(), lower.end(), lower.begin(), ::tolower);
@@ -133,11 +203,10 @@ class ProxyCall final : public ProxiedCall, public std::enable_shared_from_this<
   }
 
   void Answer() {
-    auto& res = parser_.get();
     HttpResponse answer;
-    answer.status = static_cast<int>(res.result_int());
-    answer.content_type = std::string(res[http::field::content_type]);
-    answer.body = std::move(res.body());
+    answer.status = static_cast<int>(head_.result_int());
+    answer.content_type = std::string(head_[http::field::content_type]);
+    answer.body = std::move(whole_parser_->get().body());
     answer.headers = AnswerHeaders(false);
     Close();
     responder_->Send(std::move(answer));
@@ -216,7 +285,11 @@ class ProxyCall final : public ProxiedCall, public std::enable_shared_from_this<
   http::request<http::string_body> request_;
   std::string upgrade_;  // the protocol asked for; empty: a plain request
   beast::flat_buffer buffer_;
-  http::response_parser<http::string_body> parser_;
+  // The answer's header is read first; then its body whole or as it comes.
+  http::response_parser<http::empty_body> head_parser_;
+  http::response_header<> head_;
+  std::optional<http::response_parser<http::string_body>> whole_parser_;
+  std::optional<http::response_parser<http::buffer_body>> streamed_parser_;
   std::shared_ptr<ByteChannel> client_;
   std::array<char, kChunk> read_buffer_;
   bool closed_ = false;

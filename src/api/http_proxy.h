@@ -5,8 +5,12 @@
 //   - The request goes with its method, body and headers, less the hop-by-hop ones and the
 //     caller's Authorization (a Cohort credential never reaches the backend), to
 //     `target.path` on the backend, with `target.add_headers` (the backend's own credential).
-//   - A plain answer comes back whole, its status, body and headers (Set-Cookie, Location, ...)
-//     as they were, up to `limits.max_response_bytes`: more is a 502 saying so.
+//   - A plain answer comes back with its status, body and headers (Set-Cookie, Location, ...) as
+//     they were: whole when it has no body or a known length up to `limits.max_response_bytes`;
+//     otherwise (a large file, a length not said) relayed as chunks as they arrive, the master
+//     holding one at a time, and cut short (not ended) if the backend breaks off. An answer of
+//     one of `limits.whole_types` is always whole (a responder that rewrites it sees all of it),
+//     and more than the bound is a 502 saying so.
 //   - An upgrade (a WebSocket: Jupyter's kernel channels) is forwarded; once the backend answers
 //     101, the client's connection is switched with the backend's headers and the bytes are
 //     spliced both ways, one chunk in flight per direction; `on_client_bytes` sees every
@@ -38,6 +42,8 @@ struct ProxyTarget {
 
 struct ProxyLimits {
   uint64_t max_response_bytes = 16 * 1024 * 1024;
+  // Content types ("text/html") answered whole, within max_response_bytes, whatever their size.
+  std::vector<std::string> whole_types;
   Duration connect_timeout = std::chrono::seconds(10);
   // From the request's write to the whole answer (or a 101).
   Duration answer_timeout = std::chrono::seconds(60);

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include <fmt/format.h>
+#include <algorithm>
 #include <atomic>
 #include <boost/asio/post.hpp>
 #include <boost/asio/steady_timer.hpp>
@@ -31,7 +32,8 @@ using namespace std::chrono_literals;
 
 uint64_t AnyBody(std::string_view, std::string_view) { return 1 << 20; }
 
-// The backend: /echo answers what it got, with two cookies; /big answers 2 MiB; /slow never;
+// The backend: /echo answers what it got, with two cookies; /big answers 2 MiB of text, /bightml
+// 2 MiB of HTML; /broken starts an answer and breaks it off; /slow never answers;
 // /ws switches to a protocol that answers every chunk in capitals.
 Handler Backend(boost::asio::io_context& ioc) {
   return [&ioc](HttpRequest request, std::shared_ptr<Responder> responder) {
@@ -45,8 +47,16 @@ Handler Backend(boost::asio::io_context& ioc) {
       });
       return;
     }
-    if (request.path == "/big") {
-      return responder->Send(HttpResponse{200, "text/plain", std::string(2 << 20, 'x')});
+    if (request.path == "/big" || request.path == "/bightml") {
+      return responder->Send(HttpResponse{200,
+                                          request.path == "/big" ? "text/plain" : "text/html",
+                                          std::string(2 << 20, 'x'),
+                                          {{"Content-Disposition", "attachment"}}});
+    }
+    if (request.path == "/broken") {
+      responder->StartStream(200, "application/octet-stream");
+      responder->WriteChunk("the first part", nullptr);
+      return responder->AbortStream();
     }
     std::string seen = request.method + " " + request.path + "?" +
                        (request.query.count("q") ? request.query["q"] : "") +
@@ -84,6 +94,7 @@ class ProxyTest : public ::testing::Test {
       if (request.query.count("q")) target.path += "?q=" + request.query["q"];
       ProxyLimits limits;
       limits.max_response_bytes = 1 << 20;
+      limits.whole_types = {"text/html"};
       limits.answer_timeout = 1s;
       Proxy(ioc_, request, responder, target, limits,
             [this](std::string_view) { ++client_chunks_; });
@@ -165,9 +176,25 @@ TEST_F(ProxyTest, AnUpgradeIsSplicedBothWaysWithTheBackendsHeaders) {
   ::close(fd);
 }
 
-TEST_F(ProxyTest, AGoneSlowOrTooTalkativeBackendIsAnswered) {
+// An answer larger than the bound (a file downloaded) is relayed chunk by chunk, whole; one that
+// breaks off is cut short for the client too, never ended as if complete.
+TEST_F(ProxyTest, ALargeAnswerIsRelayedAsItComesAndABrokenOneIsCutShort) {
   std::string big = Exchange("GET /p/big HTTP/1.1\r\nHost: m\r\nConnection: close\r\n\r\n");
-  EXPECT_THAT(big, StartsWith("HTTP/1.1 502"));
+  EXPECT_THAT(big, StartsWith("HTTP/1.1 200"));
+  EXPECT_THAT(big, HasSubstr("Transfer-Encoding: chunked"));
+  EXPECT_THAT(big, HasSubstr("Content-Disposition: attachment"));
+  const std::string body = big.substr(big.find("\r\n\r\n"));
+  EXPECT_EQ(std::count(body.begin(), body.end(), 'x'), 2 << 20) << "every byte of the 2 MiB";
+  EXPECT_TRUE(big.ends_with("\r\n0\r\n\r\n")) << "and its end";
+  std::string broken = Exchange("GET /p/broken HTTP/1.1\r\nHost: m\r\nConnection: close\r\n\r\n");
+  EXPECT_THAT(broken, StartsWith("HTTP/1.1 200"));
+  EXPECT_THAT(broken, HasSubstr("the first part"));
+  EXPECT_FALSE(broken.ends_with("0\r\n\r\n")) << "cut short, not ended: " << broken;
+}
+
+TEST_F(ProxyTest, AGoneSlowOrTooTalkativeBackendIsAnswered) {
+  std::string big = Exchange("GET /p/bightml HTTP/1.1\r\nHost: m\r\nConnection: close\r\n\r\n");
+  EXPECT_THAT(big, StartsWith("HTTP/1.1 502")) << big.substr(0, 300);
   EXPECT_THAT(big, HasSubstr("the test backend (127.0.0.1:"));
   EXPECT_THAT(big, HasSubstr("answered too much: more than 1048576 bytes"));
   std::string slow = Exchange("GET /p/slow HTTP/1.1\r\nHost: m\r\nConnection: close\r\n\r\n");

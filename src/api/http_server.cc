@@ -138,7 +138,8 @@ class Session : public Responder,
                       });
   }
 
-  void StartStream(int status, std::string content_type) override {
+  void StartStream(int status, std::string content_type,
+                   std::vector<std::pair<std::string, std::string>> headers = {}) override {
     if (responded_ || closed_) return;
     responded_ = true;
     streaming_ = true;
@@ -146,7 +147,10 @@ class Session : public Responder,
                                                                  version_);
     header_->set(http::field::server, "cohort");
     header_->set(http::field::content_type, content_type);
-    header_->set(http::field::cache_control, "no-cache");
+    for (const auto& [name, value] : headers) header_->insert(name, value);
+    if (header_->find(http::field::cache_control) == header_->end()) {
+      header_->set(http::field::cache_control, "no-cache");
+    }
     header_->keep_alive(false);  // the stream ends the connection
     header_->chunked(true);
     serializer_ = std::make_shared<http::response_serializer<http::empty_body>>(*header_);
@@ -174,6 +178,12 @@ class Session : public Responder,
   void EndStream() override {
     if (closed_) return;
     chunks_.push_back(Chunk{nullptr, nullptr, true});
+    if (!writing_) WriteNext();
+  }
+
+  void AbortStream() override {
+    if (closed_) return;
+    chunks_.push_back(Chunk{nullptr, nullptr, true, true});
     if (!writing_) WriteNext();
   }
 
@@ -264,6 +274,7 @@ class Session : public Responder,
     std::shared_ptr<std::string> data;
     std::function<void(bool)> done;
     bool last;
+    bool aborted = false;  // the stream's end without its last chunk (AbortStream)
   };
 
   using std::enable_shared_from_this<Session<Stream>>::shared_from_this;
@@ -563,6 +574,10 @@ class Session : public Responder,
     Chunk chunk = std::move(chunks_.front());
     chunks_.pop_front();
     auto self = shared_from_this();
+    if (chunk.aborted) {
+      writing_ = false;
+      return Close();
+    }
     if (chunk.last) {
       net::async_write(stream_, http::make_chunk_last(), [self](beast::error_code, size_t) {
         self->writing_ = false;

@@ -60,11 +60,17 @@ class Responder {
   virtual ~Responder() = default;
   // Sends a whole response. Only the first call has an effect.
   virtual void Send(HttpResponse response) = 0;
-  // Starts a chunked response; then WriteChunk any number of times and EndStream once.
-  virtual void StartStream(int status, std::string content_type) = 0;
+  // Starts a chunked response, with `headers` besides (a proxied answer's own); then WriteChunk
+  // any number of times and EndStream once, or AbortStream.
+  virtual void StartStream(int status, std::string content_type,
+                           std::vector<std::pair<std::string, std::string>> headers = {}) = 0;
   // `done(true)` once the chunk is written; `done(false)` if the client went away.
   virtual void WriteChunk(std::string data, std::function<void(bool)> done) = 0;
   virtual void EndStream() = 0;
+  // Ends a stream that cannot be finished (what it relays broke off): the connection closes
+  // after what was written, without the last chunk, so the client sees the answer cut short
+  // rather than complete. A responder that cannot tell does nothing.
+  virtual void AbortStream() {}
   virtual bool closed() const = 0;
   // `callback` runs once when the connection closes (at once if it has), during a stream even
   // while nothing is being written: how a follower of a silent job learns that its reader left.
@@ -95,13 +101,15 @@ class ForwardingResponder : public Responder {
  public:
   explicit ForwardingResponder(std::shared_ptr<Responder> inner) : inner_(std::move(inner)) {}
   void Send(HttpResponse response) override { inner_->Send(std::move(response)); }
-  void StartStream(int status, std::string content_type) override {
-    inner_->StartStream(status, std::move(content_type));
+  void StartStream(int status, std::string content_type,
+                   std::vector<std::pair<std::string, std::string>> headers = {}) override {
+    inner_->StartStream(status, std::move(content_type), std::move(headers));
   }
   void WriteChunk(std::string data, std::function<void(bool)> done) override {
     inner_->WriteChunk(std::move(data), std::move(done));
   }
   void EndStream() override { inner_->EndStream(); }
+  void AbortStream() override { inner_->AbortStream(); }
   bool closed() const override { return inner_->closed(); }
   void OnClose(std::function<void()> callback) override { inner_->OnClose(std::move(callback)); }
   void MarkAuthenticated() override { inner_->MarkAuthenticated(); }

@@ -27,7 +27,10 @@ using ::testing::StartsWith;
 class RecordingResponder final : public Responder {
  public:
   void Send(HttpResponse response) override { sent_status = response.status; }
-  void StartStream(int status, std::string) override { sent_status = status; }
+  void StartStream(int status, std::string,
+                   std::vector<std::pair<std::string, std::string>> = {}) override {
+    sent_status = status;
+  }
   void WriteChunk(std::string data, std::function<void(bool)> done) override {
     ++chunks;
     largest_chunk = std::max(largest_chunk, data.size());

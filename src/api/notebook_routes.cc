@@ -302,6 +302,7 @@ Status ApiServer::ServeNotebook(const Call& call) {
                  {{"Authorization", "token " + where.credential}}};
   ProxyLimits limits;
   limits.max_response_bytes = kNotebookBodyLimit;
+  limits.whole_types = {"text/html"};  // for the banner (BannerResponder)
   auto frames = std::make_shared<WebSocketFrames>();
   auto proxied = Proxy(ioc_, forwarded, std::make_shared<BannerResponder>(call.responder, base),
                        std::move(to), limits, [this, id, frames](std::string_view bytes) {

@@ -52,9 +52,10 @@ class TimedResponder final : public ForwardingResponder {
     Done(response.status);
     ForwardingResponder::Send(std::move(response));
   }
-  void StartStream(int status, std::string content_type) override {
+  void StartStream(int status, std::string content_type,
+                   std::vector<std::pair<std::string, std::string>> headers = {}) override {
     Done(status);
-    ForwardingResponder::StartStream(status, std::move(content_type));
+    ForwardingResponder::StartStream(status, std::move(content_type), std::move(headers));
   }
   void Upgrade(std::string protocol, std::vector<std::pair<std::string, std::string>> headers,
                std::function<void(std::shared_ptr<ByteChannel>)> then) override {

@@ -15,7 +15,8 @@ using ::testing::ElementsAre;
 class FakeResponder : public Responder {
  public:
   void Send(HttpResponse response) override { sent.push_back(response.body); }
-  void StartStream(int, std::string) override {}
+  void StartStream(int, std::string,
+                   std::vector<std::pair<std::string, std::string>> = {}) override {}
   void WriteChunk(std::string, std::function<void(bool)>) override {}
   void EndStream() override {}
   bool closed() const override { return false; }

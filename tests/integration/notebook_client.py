@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """A browser's part in tests/integration/notebook_test.cc: opens a notebook's one-time link with a
 cookie jar, as a browser would, and uses Jupyter through the master: its tree page, a kernel
-started over its REST API, code run over the kernel's WebSocket. Then, touching nothing, watches
+started over its REST API, code run over the kernel's WebSocket, a 20 MiB file it wrote
+downloaded. Then, touching nothing, watches
 the page's notices (cohort-session) until the session is warned and ended for being idle.
 
 Prints one "step: result" line per step; the C++ test checks them. Exits non-zero with the reason
@@ -71,7 +72,7 @@ def main():
     cookie_header = "; ".join(f"{c.name}={c.value}" for c in jar)
     ws_url = master.replace("http", "ws", 1) + base + f"api/kernels/{kernel}/channels"
 
-    async def run_code():
+    async def run_code(code):
         request = httpclient.HTTPRequest(ws_url, headers={"Cookie": cookie_header})
         conn = await websocket.websocket_connect(request)
         msg_id = uuid.uuid4().hex
@@ -79,7 +80,7 @@ def main():
             "header": {"msg_id": msg_id, "username": "test", "session": uuid.uuid4().hex,
                        "msg_type": "execute_request", "version": "5.3"},
             "parent_header": {}, "metadata": {}, "channel": "shell",
-            "content": {"code": "print(6 * 7)", "silent": False, "store_history": False,
+            "content": {"code": code, "silent": False, "store_history": False,
                         "user_expressions": {}, "allow_stdin": False},
         }))
         deadline = time.time() + 60
@@ -95,8 +96,22 @@ def main():
                 return m["content"]["text"].strip()
         return "no output"
 
-    output = ioloop.IOLoop.current().run_sync(run_code, timeout=90)
+    output = ioloop.IOLoop.current().run_sync(lambda: run_code("print(6 * 7)"), timeout=90)
     print(f"output: {output}", flush=True)
+
+    # A file larger than what the master holds of one answer (16 MiB), made by the kernel in the
+    # notebook's directory and downloaded through the master: relayed as it comes, whole.
+    size = 20 * 1024 * 1024
+    made = ioloop.IOLoop.current().run_sync(
+        lambda: run_code(f"print(open('big.bin', 'wb').write(bytes(range(256)) * {size // 256}))"),
+        timeout=90)
+    status, _ = 0, None
+    request = urllib.request.Request(master + base + "files/big.bin")
+    with browser.open(request, timeout=60) as answer:
+        data = answer.read()
+        status = answer.status
+    intact = data == bytes(range(256)) * (size // 256)
+    print(f"download: {status} {len(data)} bytes intact={intact} (made {made})", flush=True)
 
     if not watch_idle:
         return

@@ -60,6 +60,8 @@ TEST(Notebooks, ALinkOpensJupyterThroughTheMasterItsKernelRunsAndAnIdleOneEnds) 
   EXPECT_THAT(seen, HasSubstr("tree: 200 jupyter=True banner=True"));
   EXPECT_THAT(seen, HasSubstr("kernel: started"));
   EXPECT_THAT(seen, HasSubstr("output: 42")) << "code ran in the kernel, through the master";
+  EXPECT_THAT(seen, HasSubstr("download: 200 20971520 bytes intact=True"))
+      << "a file larger than an answer the master holds, relayed as it came";
   EXPECT_THAT(seen, HasSubstr("warned: idle for"));
   EXPECT_THAT(seen, HasSubstr("this session ends in"));
   EXPECT_THAT(seen, HasSubstr("ended: this session has ended (KILLED: ended: idle for 20s"));
