@@ -26,6 +26,11 @@ namespace net = boost::asio;
 using tcp = net::ip::tcp;
 
 constexpr size_t kChunk = 16 * 1024;
+// A relayed answer's chunk, and the most read from the backend at once: each costs a round of
+// reads and writes, and a client's decoding.
+constexpr size_t kStreamChunk = 256 * 1024;
+// The most read at once of an answer read whole.
+constexpr size_t kWholeReadSize = 64 * 1024;
 
 std::string ErrorJson(std::string_view code, std::string_view message) {
   return nlohmann::json{{"error", {{"code", code}, {"message", message}}}}.dump();
@@ -127,6 +132,7 @@ class ProxyCall final : public ProxiedCall, public std::enable_shared_from_this<
     }
     whole_parser_.emplace(std::move(head_parser_));
     whole_parser_->body_limit(limits_.max_response_bytes);
+    buffer_.reserve(kWholeReadSize);  // reads of this size, not of the room a header left
     if (whole_parser_->is_done()) return Answer();
     http::async_read(stream_, buffer_, *whole_parser_,
                      [self = shared_from_this()](beast::error_code ec, size_t) {
@@ -141,6 +147,9 @@ class ProxyCall final : public ProxiedCall, public std::enable_shared_from_this<
     responder_->StartStream(static_cast<int>(head_.result_int()),
                             std::string(head_[http::field::content_type]), AnswerHeaders(false));
     streamed_parser_.emplace(std::move(head_parser_));
+    // Beast reads as much as the buffer has room for (at least 512 bytes): the few hundred bytes
+    // a header left room for made a download through the master 100,000 reads of 600 bytes.
+    buffer_.reserve(kStreamChunk);
     streamed_parser_->body_limit(std::numeric_limits<std::uint64_t>::max());
     ReadChunk();
   }
@@ -151,8 +160,9 @@ class ProxyCall final : public ProxiedCall, public std::enable_shared_from_this<
       responder_->EndStream();
       return Close();
     }
-    parser.get().body().data = read_buffer_.data();
-    parser.get().body().size = read_buffer_.size();
+    stream_buffer_.resize(kStreamChunk);
+    parser.get().body().data = stream_buffer_.data();
+    parser.get().body().size = stream_buffer_.size();
     stream_.expires_after(limits_.answer_timeout);
     http::async_read_some(
         stream_, buffer_, parser, [self = shared_from_this()](beast::error_code ec, size_t) {
@@ -164,9 +174,10 @@ class ProxyCall final : public ProxiedCall, public std::enable_shared_from_this<
             self->responder_->AbortStream();
             return self->Close();
           }
-          const size_t got = self->read_buffer_.size() - self->streamed_parser_->get().body().size;
+          const size_t got =
+              self->stream_buffer_.size() - self->streamed_parser_->get().body().size;
           if (got == 0) return self->ReadChunk();
-          self->responder_->WriteChunk(std::string(self->read_buffer_.data(), got),
+          self->responder_->WriteChunk(std::string(self->stream_buffer_.data(), got),
                                        [self](bool ok) {
                                          if (!ok) return self->Close();
                                          self->ReadChunk();
@@ -292,6 +303,7 @@ class ProxyCall final : public ProxiedCall, public std::enable_shared_from_this<
   std::optional<http::response_parser<http::buffer_body>> streamed_parser_;
   std::shared_ptr<ByteChannel> client_;
   std::array<char, kChunk> read_buffer_;
+  std::vector<char> stream_buffer_;  // a relayed answer's chunk (kStreamChunk)
   bool closed_ = false;
 };
 
