@@ -122,6 +122,16 @@ async def kernel_round_trips(way, kernel, count, setup_code=None):
     return times
 
 
+def download(way, path, size):
+    """MB/s of one GET of `path`, which must answer `size` bytes."""
+    start = time.perf_counter()
+    body = way.get(path)
+    seconds = time.perf_counter() - start
+    if len(body) != size:
+        raise RuntimeError(f"{way.name}: {path}: {len(body)} bytes of {size}")
+    return size / 1e6 / seconds
+
+
 def percentile(values, p):
     values = sorted(values)
     return values[min(len(values) - 1, int(round(p / 100 * (len(values) - 1))))]
@@ -174,18 +184,8 @@ def main():
                     lambda way=way: kernel_round_trips(way, kernel, 20))
         for _ in range(args.runs):
             for way in ways:
-                start = time.perf_counter()
-                body = way.get("files/big.bin")
-                seconds = time.perf_counter() - start
-                if len(body) != size:
-                    raise RuntimeError(f"{way.name}: downloaded {len(body)} bytes of {size}")
-                results[way.name]["download_mb_s"].append(size / 1e6 / seconds)
-                start = time.perf_counter()
-                body = way.get("files/mid.bin")
-                seconds = time.perf_counter() - start
-                if len(body) != MID:
-                    raise RuntimeError(f"{way.name}: downloaded {len(body)} bytes of {MID}")
-                results[way.name]["mid_mb_s"].append(MID / 1e6 / seconds)
+                results[way.name]["download_mb_s"].append(download(way, "files/big.bin", size))
+                results[way.name]["mid_mb_s"].append(download(way, "files/mid.bin", MID))
         cluster.cli("kill", str(job_id))
 
     summary = {}
