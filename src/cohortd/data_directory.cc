@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "common/strings.h"
+#include "os/durable_file.h"
 #include "state/sqlite_maintenance.h"
 
 namespace cohort::cohortd {
